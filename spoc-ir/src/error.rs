@@ -1,0 +1,20 @@
+//! Errors of the IR layer.
+
+/// An IR-level error: a kernel that fails validation, bytes that do not decode, or helpers that
+/// do not link.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IrError {
+    /// The kernel is ill-formed; `function` names the helper when the fault is inside one.
+    #[error("invalid IR in kernel `{kernel}`{}: {message}", function.as_ref().map(|f| format!(", helper `{f}`")).unwrap_or_default())]
+    Invalid {
+        kernel: String,
+        function: Option<String>,
+        message: String,
+    },
+    /// Serialized IR could not be read.
+    #[error("cannot decode embedded IR: {0}")]
+    Decode(String),
+    /// Helper functions could not be linked into a kernel.
+    #[error("cannot link helper functions into kernel `{kernel}`: {message}")]
+    Link { kernel: String, message: String },
+}

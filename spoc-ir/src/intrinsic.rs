@@ -1,0 +1,309 @@
+//! Intrinsics: thread and block indices, math, atomics and warp operations.
+//!
+//! Every intrinsic has a path and a name ([`Intrinsic::path`], [`Intrinsic::name`]) — the names a
+//! backend's intrinsic registry is keyed by — and a signature that [`crate::validate`] checks.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A grid axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+impl Axis {
+    /// 0, 1 or 2.
+    pub fn index(self) -> usize {
+        match self {
+            Axis::X => 0,
+            Axis::Y => 1,
+            Axis::Z => 2,
+        }
+    }
+    /// `"x"`, `"y"` or `"z"`.
+    pub fn letter(self) -> &'static str {
+        ["x", "y", "z"][self.index()]
+    }
+}
+
+/// Math functions on `f32`/`f64` (and, for `Abs`, `Min`, `Max`, on integers), written in a kernel
+/// as Rust's methods (`x.sqrt()`, `a.max(b)`, `x.mul_add(a, b)`). `Sqrt` is correctly rounded on
+/// every backend; the transcendentals may differ by a few ULP per backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MathFn {
+    // unary
+    Sqrt,
+    Rsqrt,
+    Recip,
+    Abs,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Exp,
+    Exp2,
+    Ln,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Signum,
+    // binary
+    Min,
+    Max,
+    Powf,
+    Atan2,
+    Hypot,
+    Copysign,
+    /// `x.powi(n)`: the second argument is `i32`.
+    Powi,
+    // ternary
+    /// `x.mul_add(a, b)` = `x * a + b` with one rounding (a fused multiply-add).
+    MulAdd,
+}
+
+impl MathFn {
+    /// Number of arguments, the receiver included.
+    pub fn arity(self) -> usize {
+        use MathFn::*;
+        match self {
+            Min | Max | Powf | Atan2 | Hypot | Copysign | Powi => 2,
+            MulAdd => 3,
+            _ => 1,
+        }
+    }
+    /// The Rust method name (`"sqrt"`, `"mul_add"`, …).
+    pub fn name(self) -> &'static str {
+        use MathFn::*;
+        match self {
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Recip => "recip",
+            Abs => "abs",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Trunc => "trunc",
+            Exp => "exp",
+            Exp2 => "exp2",
+            Ln => "ln",
+            Log2 => "log2",
+            Log10 => "log10",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Signum => "signum",
+            Min => "min",
+            Max => "max",
+            Powf => "powf",
+            Atan2 => "atan2",
+            Hypot => "hypot",
+            Copysign => "copysign",
+            Powi => "powi",
+            MulAdd => "mul_add",
+        }
+    }
+    /// Every math function.
+    pub const ALL: [MathFn; 31] = {
+        use MathFn::*;
+        [
+            Sqrt, Rsqrt, Recip, Abs, Floor, Ceil, Round, Trunc, Exp, Exp2, Ln, Log2, Log10, Sin,
+            Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Signum, Min, Max, Powf, Atan2, Hypot,
+            Copysign, Powi, MulAdd,
+        ]
+    };
+    /// Looks a math function up by its Rust method name.
+    pub fn from_name(name: &str) -> Option<MathFn> {
+        MathFn::ALL.iter().copied().find(|m| m.name() == name)
+    }
+    /// True if the function is defined on integers too (`abs`, `min`, `max`).
+    pub fn allows_integers(self) -> bool {
+        matches!(self, MathFn::Abs | MathFn::Min | MathFn::Max)
+    }
+}
+
+/// Atomic read-modify-write operations. Each returns the value the element held before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AtomicOp {
+    Add,
+    Sub,
+    Min,
+    Max,
+    Exchange,
+    /// Arguments `(array, index, expected, new)`; returns the previous value.
+    CompareExchange,
+    And,
+    Or,
+    Xor,
+}
+
+impl AtomicOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Sub => "atomic_sub",
+            AtomicOp::Min => "atomic_min",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::Exchange => "atomic_exchange",
+            AtomicOp::CompareExchange => "atomic_compare_exchange",
+            AtomicOp::And => "atomic_and",
+            AtomicOp::Or => "atomic_or",
+            AtomicOp::Xor => "atomic_xor",
+        }
+    }
+}
+
+/// Warp shuffles. Arguments `(value, lane_or_delta)`; the second is `u32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ShuffleKind {
+    /// Read `value` from the given lane.
+    Index,
+    /// Read from lane `lane - delta`.
+    Up,
+    /// Read from lane `lane + delta`.
+    Down,
+    /// Read from lane `lane ^ mask`.
+    Xor,
+}
+
+/// Memory-fence scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FenceScope {
+    /// Orders memory accesses as seen by the threads of the block (`__threadfence_block`).
+    Block,
+    /// Orders memory accesses as seen by every thread of the device (`__threadfence`).
+    Device,
+}
+
+/// An intrinsic function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Intrinsic {
+    /// Thread index within the block (`threadIdx`), `u32`.
+    ThreadIdx(Axis),
+    /// Block index within the grid (`blockIdx`), `u32`.
+    BlockIdx(Axis),
+    /// Threads per block (`blockDim`), `u32`.
+    BlockDim(Axis),
+    /// Blocks per grid (`gridDim`), `u32`.
+    GridDim(Axis),
+    /// `block_idx * block_dim + thread_idx` (wrapping), `u32`.
+    GlobalId(Axis),
+    /// `grid_dim * block_dim` (wrapping), `u32`.
+    GlobalSize(Axis),
+    /// Threads per warp/subgroup, `u32`.
+    WarpSize,
+    /// Lane index within the warp, `u32`.
+    LaneId,
+    /// A math function.
+    Math(MathFn),
+    /// An atomic on an element of a global buffer or shared array: `(array, index, value…)`.
+    Atomic(AtomicOp),
+    /// A warp shuffle.
+    Shuffle(ShuffleKind),
+    /// `true` if the predicate holds on any active lane of the warp.
+    VoteAny,
+    /// `true` if the predicate holds on every active lane of the warp.
+    VoteAll,
+    /// A `u32` mask with bit `l` set for each active lane `l` whose predicate holds.
+    Ballot,
+}
+
+impl Intrinsic {
+    /// The module path the intrinsic belongs to in the kernel language.
+    pub fn path(self) -> &'static str {
+        match self {
+            Intrinsic::Math(_) => "core::float",
+            Intrinsic::Atomic(_) => "spoc::atomic",
+            Intrinsic::Shuffle(_)
+            | Intrinsic::VoteAny
+            | Intrinsic::VoteAll
+            | Intrinsic::Ballot
+            | Intrinsic::WarpSize
+            | Intrinsic::LaneId => "spoc::warp",
+            _ => "spoc::thread",
+        }
+    }
+
+    /// The intrinsic's name as written in a kernel (`"thread_idx_x"`, `"sqrt"`, `"atomic_add"`, …).
+    pub fn name(self) -> String {
+        match self {
+            Intrinsic::ThreadIdx(a) => format!("thread_idx_{}", a.letter()),
+            Intrinsic::BlockIdx(a) => format!("block_idx_{}", a.letter()),
+            Intrinsic::BlockDim(a) => format!("block_dim_{}", a.letter()),
+            Intrinsic::GridDim(a) => format!("grid_dim_{}", a.letter()),
+            Intrinsic::GlobalId(a) => format!("global_id_{}", a.letter()),
+            Intrinsic::GlobalSize(a) => format!("global_size_{}", a.letter()),
+            Intrinsic::WarpSize => "warp_size".into(),
+            Intrinsic::LaneId => "lane_id".into(),
+            Intrinsic::Math(m) => m.name().into(),
+            Intrinsic::Atomic(op) => op.name().into(),
+            Intrinsic::Shuffle(ShuffleKind::Index) => "shuffle".into(),
+            Intrinsic::Shuffle(ShuffleKind::Up) => "shuffle_up".into(),
+            Intrinsic::Shuffle(ShuffleKind::Down) => "shuffle_down".into(),
+            Intrinsic::Shuffle(ShuffleKind::Xor) => "shuffle_xor".into(),
+            Intrinsic::VoteAny => "vote_any".into(),
+            Intrinsic::VoteAll => "vote_all".into(),
+            Intrinsic::Ballot => "ballot".into(),
+        }
+    }
+
+    /// The index intrinsic called `name` (`"global_id_x"`, …), if any.
+    pub fn index_from_name(name: &str) -> Option<Intrinsic> {
+        let (stem, axis) = name.rsplit_once('_')?;
+        let axis = match axis {
+            "x" => Axis::X,
+            "y" => Axis::Y,
+            "z" => Axis::Z,
+            _ => return None,
+        };
+        Some(match stem {
+            "thread_idx" => Intrinsic::ThreadIdx(axis),
+            "block_idx" => Intrinsic::BlockIdx(axis),
+            "block_dim" => Intrinsic::BlockDim(axis),
+            "grid_dim" => Intrinsic::GridDim(axis),
+            "global_id" => Intrinsic::GlobalId(axis),
+            "global_size" => Intrinsic::GlobalSize(axis),
+            _ => return None,
+        })
+    }
+
+    /// True for the thread/block/grid index and size intrinsics.
+    pub fn is_index(self) -> bool {
+        matches!(
+            self,
+            Intrinsic::ThreadIdx(_)
+                | Intrinsic::BlockIdx(_)
+                | Intrinsic::BlockDim(_)
+                | Intrinsic::GridDim(_)
+                | Intrinsic::GlobalId(_)
+                | Intrinsic::GlobalSize(_)
+        )
+    }
+
+    /// True for warp-level operations (shuffles, votes, ballot, lane id, warp size).
+    pub fn is_warp(self) -> bool {
+        self.path() == "spoc::warp"
+    }
+}
+
+impl fmt::Display for Intrinsic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}::{}", self.path(), self.name())
+    }
+}

@@ -1,0 +1,82 @@
+//! # spoc-ir
+//!
+//! The intermediate representation every spoc kernel is lowered to by `#[kernel]` at compile time,
+//! and that every code generator and the Interpreter consume. It mirrors Sarek's IR in Rust form
+//! (DESIGN.md §3): element types, constants, operators, typed expressions, l-values, statements,
+//! declarations, helper functions and kernels.
+//!
+//! - [`validate`] checks a kernel before code generation or interpretation.
+//! - [`Kernel`]'s `Display` prints it as Rust-like text ([`mod@print`]).
+//! - [`Kernel::content_hash`] is a stable hash used as a compile-cache key.
+//! - [`Kernel::to_bytes`] / [`Kernel::from_bytes`] are how the macro embeds a kernel in the binary.
+
+mod error;
+mod expr;
+mod hash;
+mod intrinsic;
+mod kernel;
+pub mod link;
+pub mod print;
+mod stmt;
+mod types;
+pub mod validate;
+
+pub use error::IrError;
+pub use expr::{BinOp, Const, Expr, ExprKind, LValue, Pattern, UnOp, VarId};
+pub use hash::ContentHash;
+pub use intrinsic::{AtomicOp, Axis, FenceScope, Intrinsic, MathFn, ShuffleKind};
+pub use kernel::{Function, Kernel, Param, SharedDecl, VarDecl, VarKind};
+pub use stmt::{Block, ForDir, SrcLoc, Stmt, StmtKind};
+pub use types::{Field, MemSpace, RecordDef, ScalarType, Type, VariantCase, VariantDef};
+pub use validate::validate;
+
+/// Version of the serialized form; bumped whenever a node changes shape.
+pub const IR_FORMAT_VERSION: u32 = 1;
+
+impl Kernel {
+    /// Serializes the kernel (postcard, prefixed with [`IR_FORMAT_VERSION`]). Deterministic: equal
+    /// kernels give equal bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = IR_FORMAT_VERSION.to_le_bytes().to_vec();
+        out.extend(postcard::to_stdvec(self).expect("serializing an IR kernel cannot fail"));
+        out
+    }
+
+    /// Reads a kernel written by [`Kernel::to_bytes`].
+    ///
+    /// # Errors
+    /// [`IrError::Decode`] if the bytes are not a kernel of this IR version.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Kernel, IrError> {
+        decode(bytes)
+    }
+}
+
+impl Function {
+    /// Serializes the helper function, like [`Kernel::to_bytes`].
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = IR_FORMAT_VERSION.to_le_bytes().to_vec();
+        out.extend(postcard::to_stdvec(self).expect("serializing an IR function cannot fail"));
+        out
+    }
+
+    /// Reads a helper function written by [`Function::to_bytes`].
+    ///
+    /// # Errors
+    /// [`IrError::Decode`] if the bytes are not a function of this IR version.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Function, IrError> {
+        decode(bytes)
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, IrError> {
+    let (version, body) = bytes
+        .split_first_chunk::<4>()
+        .ok_or_else(|| IrError::Decode("input shorter than the version header".into()))?;
+    let version = u32::from_le_bytes(*version);
+    if version != IR_FORMAT_VERSION {
+        return Err(IrError::Decode(format!(
+            "IR format version {version}, this spoc-ir reads version {IR_FORMAT_VERSION} (rebuild the crate that defines the kernel)"
+        )));
+    }
+    postcard::from_bytes(body).map_err(|e| IrError::Decode(e.to_string()))
+}

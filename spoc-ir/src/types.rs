@@ -1,0 +1,211 @@
+//! Element and value types of the IR.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A scalar type. `F16` is a storage-only type: it can be loaded, stored and cast, not computed on.
+///
+/// The kernel language's `usize` is lowered to [`ScalarType::U32`]: indices and lengths are 32-bit
+/// unsigned, as CUDA's `threadIdx`/`blockDim` are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScalarType {
+    Bool,
+    I32,
+    I64,
+    U32,
+    U64,
+    F16,
+    F32,
+    F64,
+}
+
+impl ScalarType {
+    /// All scalar types, in declaration order.
+    pub const ALL: [ScalarType; 8] = [
+        ScalarType::Bool,
+        ScalarType::I32,
+        ScalarType::I64,
+        ScalarType::U32,
+        ScalarType::U64,
+        ScalarType::F16,
+        ScalarType::F32,
+        ScalarType::F64,
+    ];
+
+    /// Size in bytes of one value in memory (bool is one byte).
+    pub fn size_bytes(self) -> usize {
+        match self {
+            ScalarType::Bool => 1,
+            ScalarType::F16 => 2,
+            ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
+            ScalarType::I64 | ScalarType::U64 | ScalarType::F64 => 8,
+        }
+    }
+
+    /// True for the signed and unsigned integer types (not `bool`).
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            ScalarType::I32 | ScalarType::I64 | ScalarType::U32 | ScalarType::U64
+        )
+    }
+
+    /// True for `i32` and `i64`.
+    pub fn is_signed(self) -> bool {
+        matches!(self, ScalarType::I32 | ScalarType::I64)
+    }
+
+    /// True for `f16`, `f32` and `f64`.
+    pub fn is_float(self) -> bool {
+        matches!(self, ScalarType::F16 | ScalarType::F32 | ScalarType::F64)
+    }
+
+    /// True for types arithmetic is defined on (integers, `f32`, `f64`; not `bool`, not `f16`).
+    pub fn is_arithmetic(self) -> bool {
+        self.is_integer() || matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+
+    /// The Rust spelling of the type (`f16` for the storage type).
+    pub fn rust_name(self) -> &'static str {
+        match self {
+            ScalarType::Bool => "bool",
+            ScalarType::I32 => "i32",
+            ScalarType::I64 => "i64",
+            ScalarType::U32 => "u32",
+            ScalarType::U64 => "u64",
+            ScalarType::F16 => "f16",
+            ScalarType::F32 => "f32",
+            ScalarType::F64 => "f64",
+        }
+    }
+}
+
+impl fmt::Display for ScalarType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.rust_name())
+    }
+}
+
+/// Where an array lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MemSpace {
+    /// Device memory handed to the kernel as a buffer parameter (CUDA global, OpenCL `__global`,
+    /// Vulkan storage buffer).
+    Global,
+    /// Per-block memory shared by the threads of one block (CUDA `__shared__`, OpenCL `__local`,
+    /// Vulkan `Workgroup`).
+    Shared,
+    /// Per-thread memory (registers or private memory).
+    Local,
+}
+
+impl fmt::Display for MemSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemSpace::Global => "global",
+            MemSpace::Shared => "shared",
+            MemSpace::Local => "local",
+        })
+    }
+}
+
+/// The type of a value, variable or parameter.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Type {
+    /// No value (`()`): the result of statements and of helper functions without a return type.
+    Unit,
+    /// A scalar.
+    Scalar(ScalarType),
+    /// A record (struct) type, by name; defined in [`crate::Kernel::records`].
+    Record(String),
+    /// A variant (enum) type, by name; defined in [`crate::Kernel::variants`].
+    Variant(String),
+    /// An array. `len` is `None` for global buffers, whose length is known only at launch, and for
+    /// shared arrays sized at launch (dynamic shared memory).
+    Array {
+        elem: Box<Type>,
+        space: MemSpace,
+        len: Option<u32>,
+    },
+    /// A short vector of scalars (2, 3 or 4 lanes).
+    Vector { elem: ScalarType, lanes: u8 },
+}
+
+impl Type {
+    pub const BOOL: Type = Type::Scalar(ScalarType::Bool);
+    pub const I32: Type = Type::Scalar(ScalarType::I32);
+    pub const I64: Type = Type::Scalar(ScalarType::I64);
+    pub const U32: Type = Type::Scalar(ScalarType::U32);
+    pub const U64: Type = Type::Scalar(ScalarType::U64);
+    pub const F16: Type = Type::Scalar(ScalarType::F16);
+    pub const F32: Type = Type::Scalar(ScalarType::F32);
+    pub const F64: Type = Type::Scalar(ScalarType::F64);
+
+    /// A global buffer of `elem`.
+    pub fn global_array(elem: Type) -> Type {
+        Type::Array {
+            elem: Box::new(elem),
+            space: MemSpace::Global,
+            len: None,
+        }
+    }
+
+    /// The scalar type, if this is a scalar.
+    pub fn as_scalar(&self) -> Option<ScalarType> {
+        match self {
+            Type::Scalar(s) => Some(*s),
+            _ => None,
+        }
+    }
+
+    /// The element type and memory space, if this is an array.
+    pub fn as_array(&self) -> Option<(&Type, MemSpace, Option<u32>)> {
+        match self {
+            Type::Array { elem, space, len } => Some((elem, *space, *len)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Unit => f.write_str("()"),
+            Type::Scalar(s) => write!(f, "{s}"),
+            Type::Record(n) | Type::Variant(n) => f.write_str(n),
+            Type::Array { elem, space, len } => match len {
+                Some(n) => write!(f, "{space} [{elem}; {n}]"),
+                None => write!(f, "{space} [{elem}]"),
+            },
+            Type::Vector { elem, lanes } => write!(f, "{elem}x{lanes}"),
+        }
+    }
+}
+
+/// A record (struct) type: named fields in declaration order, laid out as `#[repr(C)]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RecordDef {
+    pub name: String,
+    pub fields: Vec<Field>,
+}
+
+/// One field of a record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Field {
+    pub name: String,
+    pub ty: Type,
+}
+
+/// A variant (enum) type: named cases, each with zero or more payload values.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct VariantDef {
+    pub name: String,
+    pub cases: Vec<VariantCase>,
+}
+
+/// One case of a variant type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct VariantCase {
+    pub name: String,
+    pub payload: Vec<Type>,
+}

@@ -1,0 +1,38 @@
+//! What `#[kernel]` generates for the runtime: a kernel's name, its IR and its native code.
+
+use crate::native::abi::NativeFn;
+use spoc_ir::{IrError, Kernel};
+
+/// A kernel as compiled into the program by `#[kernel]`: its name, an accessor for its IR
+/// (decoded, linked with its helpers and validated on first use, then kept for the life of the
+/// process) and its native per-thread code for the Native backend.
+///
+/// Obtain one from a kernel handle (`saxpy.def()`); build one by hand only for tests.
+#[derive(Clone, Copy)]
+pub struct KernelDef {
+    /// The kernel's Rust name.
+    pub name: &'static str,
+    /// Returns the kernel's IR.
+    pub ir: fn() -> Result<&'static Kernel, IrError>,
+    /// The native entry point, if the kernel has one.
+    pub native: Option<NativeFn>,
+}
+
+impl KernelDef {
+    /// The kernel's validated IR.
+    ///
+    /// # Errors
+    /// [`crate::Error::Ir`] if the embedded IR does not decode, link or validate.
+    pub fn kernel(&self) -> crate::Result<&'static Kernel> {
+        (self.ir)().map_err(crate::Error::from)
+    }
+}
+
+impl std::fmt::Debug for KernelDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelDef")
+            .field("name", &self.name)
+            .field("native", &self.native.is_some())
+            .finish()
+    }
+}
