@@ -1,7 +1,75 @@
-//! The validator (placeholder; filled in next).
+//! The validator: checks that a kernel is well-formed and well-typed before code generation or
+//! interpretation.
+//!
+//! [`validate`] returns the first fault it finds as [`IrError::Invalid`]; the message names the
+//! offending node as printed text and, when the statement has a [`crate::SrcLoc`], starts with
+//! `line N:`. The rules, which every code generator and the Interpreter may rely on:
+//!
+//! **Declarations.**
+//! - The kernel and every helper have a valid identifier as name; helper names are unique; record
+//!   and variant names are unique (one namespace), as are the fields of a record and the cases of a
+//!   variant; no record contains itself (directly or through other records).
+//! - Record fields and variant payloads are scalars, records or vectors.
+//! - Parameter names are unique identifiers; each [`crate::Param::var`] is a variable of the owner's
+//!   table, of kind `Param`, with the parameter's name and type.
+//! - Kernel parameters are scalars, vectors, records, or buffers (`global` arrays with no length) of
+//!   scalars, records or vectors. Helper parameters may be any non-unit type; a helper returns
+//!   `()`, a scalar, a record, a variant or a vector.
+//! - Each `Shared` variable is declared by exactly one [`crate::SharedDecl`], whose element type and
+//!   length match the variable's `shared` array type; at most one shared array is sized at launch.
+//!   Helpers have no shared variables.
+//! - Local variables (`let`, `for`, match bindings) are never `()` and hold only `local` arrays,
+//!   which have a length; array lengths are never 0; vectors have 2–4 lanes of a non-`bool` scalar.
+//!
+//! **Scopes.** Parameters (and the kernel's shared arrays) are visible everywhere. A local is
+//! declared by exactly one `let`, `for` or match binding, and is visible from there to the end of
+//! the enclosing block (the loop body, the match arm). Every use of a variable is in its scope.
+//!
+//! **Expressions.** Every `Expr::ty` is the type its node yields, by the typing rules documented on
+//! [`crate::ExprKind`], [`crate::BinOp`], [`crate::Intrinsic`] and [`crate::MathFn`]; in particular
+//! `f16` is storage-only (it may be loaded, stored, cast, passed and compared for nothing else), a
+//! `match` expression is exhaustive, a helper call passes a `global`/`shared` array of the right
+//! element type (a fixed-length array may go to a parameter without length), and a read-only buffer
+//! is never passed where `&mut [T]` is expected nor used as an atomic's target.
+//!
+//! **Statements.** Assignments target a mutable place of the value's type (a `let mut` local, a
+//! local declared without initializer, a `mut` parameter, an element of a `&mut [T]` buffer, of a
+//! shared array or of a `let mut` local array; never a `for` variable nor a whole buffer or shared
+//! array). Conditions are `bool`; `for` variables are integer locals, with `start`/`end` of that
+//! type and a `u32` step; `break`/`continue` are inside a loop; kernels `return;`, helpers return
+//! their type and a non-unit helper cannot reach the end of its body; `sync_threads()` is not
+//! allowed in helpers (yet).
+//!
+//! **Calls.** Every called helper exists in [`crate::Kernel::functions`], with matching arity and
+//! argument types, and helpers do not call each other recursively.
+
+mod decls;
+mod expr;
+mod graph;
+mod stmt;
+
 use crate::{IrError, Kernel};
 
-/// Checks that `kernel` is well-formed and well-typed.
-pub fn validate(_kernel: &Kernel) -> Result<(), IrError> {
+/// Checks that `kernel` is well-formed and well-typed (the rules are listed in the
+/// [module documentation](self)).
+///
+/// # Errors
+/// [`IrError::Invalid`] for the first fault found: `function` names the helper it is in, if any,
+/// and `message` names the offending node (and its source line when known).
+pub fn validate(kernel: &Kernel) -> Result<(), IrError> {
+    let invalid = |function: Option<&str>, message: String| IrError::Invalid {
+        kernel: kernel.name.clone(),
+        function: function.map(str::to_owned),
+        message,
+    };
+    decls::check_kernel_decls(kernel).map_err(|m| invalid(None, m))?;
+    for f in &kernel.functions {
+        decls::check_function_decls(kernel, f).map_err(|m| invalid(Some(&f.name), m))?;
+    }
+    stmt::check_kernel_body(kernel).map_err(|m| invalid(None, m))?;
+    for f in &kernel.functions {
+        stmt::check_function_body(kernel, f).map_err(|m| invalid(Some(&f.name), m))?;
+    }
+    graph::check_no_recursion(kernel).map_err(|(f, m)| invalid(Some(&f), m))?;
     Ok(())
 }
