@@ -1,1 +1,224 @@
-//! placeholder
+//! # spoc-codegen
+//!
+//! Code generators from spoc IR (DESIGN.md §4): one module per target.
+//!
+//! | [`Target`] | output | module |
+//! | --- | --- | --- |
+//! | `CudaPtx` | PTX text, written directly (PTX ISA 7.8) | [`ptx`] |
+//! | `CudaC` | CUDA C for NVRTC | [`c`] |
+//! | `Hip` | HIP C for hiprtc | [`c`] |
+//! | `OpenCl` | OpenCL C 1.2 | [`c`] |
+//! | `Vulkan` | SPIR-V words from a `naga::Module` | [`mod@naga`] |
+//! | `Metal` / `WebGpu` / `Glsl` | MSL / WGSL / GLSL from the same module | [`mod@naga`] |
+//! | `Native` / `Interpreter` | nothing (`Ok(None)`) | — |
+
+pub mod c;
+mod error;
+pub mod naga;
+pub mod names;
+pub mod ptx;
+
+pub use error::CodegenError;
+use spoc_ir::Kernel;
+
+/// A code-generation target: one per source-generating backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// PTX text for `cuModuleLoadData` (the default CUDA path).
+    CudaPtx,
+    /// CUDA C for NVRTC.
+    CudaC,
+    /// HIP C for hiprtc.
+    Hip,
+    /// OpenCL C 1.2.
+    OpenCl,
+    /// SPIR-V for Vulkan.
+    Vulkan,
+    /// Metal Shading Language.
+    Metal,
+    /// WGSL for WebGPU.
+    WebGpu,
+    /// GLSL compute (for inspection and GL users).
+    Glsl,
+    /// The Native backend runs the macro's Rust code: no source.
+    Native,
+    /// The Interpreter runs the IR: no source.
+    Interpreter,
+}
+
+impl Target {
+    /// Every target.
+    pub const ALL: [Target; 10] = [
+        Target::CudaPtx,
+        Target::CudaC,
+        Target::Hip,
+        Target::OpenCl,
+        Target::Vulkan,
+        Target::Metal,
+        Target::WebGpu,
+        Target::Glsl,
+        Target::Native,
+        Target::Interpreter,
+    ];
+
+    /// The backend name this target belongs to (`"CUDA/PTX"`, `"OpenCL"`, …).
+    pub fn backend_name(self) -> &'static str {
+        match self {
+            Target::CudaPtx => "CUDA/PTX",
+            Target::CudaC => "CUDA/C",
+            Target::Hip => "HIP",
+            Target::OpenCl => "OpenCL",
+            Target::Vulkan => "Vulkan",
+            Target::Metal => "Metal",
+            Target::WebGpu => "WebGPU",
+            Target::Glsl => "GLSL",
+            Target::Native => "Native",
+            Target::Interpreter => "Interpreter",
+        }
+    }
+
+    /// The file extension of generated source (`"ptx"`, `"cu"`, `"cl"`, `"spv"`, …).
+    pub fn file_extension(self) -> &'static str {
+        match self {
+            Target::CudaPtx => "ptx",
+            Target::CudaC => "cu",
+            Target::Hip => "hip",
+            Target::OpenCl => "cl",
+            Target::Vulkan => "spv",
+            Target::Metal => "metal",
+            Target::WebGpu => "wgsl",
+            Target::Glsl => "comp",
+            Target::Native | Target::Interpreter => "txt",
+        }
+    }
+}
+
+/// What a target device can do, as far as code generation cares. Defaults describe a capable
+/// device of the target ([`Capabilities::for_target`]); a backend passes its device's real values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// 64-bit floats.
+    pub fp64: bool,
+    /// 64-bit integer atomics.
+    pub int64_atomics: bool,
+    /// Float atomic add.
+    pub float_atomic_add: bool,
+    /// Warp / subgroup operations (shuffles, votes, ballot).
+    pub subgroups: bool,
+    /// CUDA compute capability (major, minor), for PTX's `.target`; `None` means sm_70.
+    pub compute_capability: Option<(u32, u32)>,
+}
+
+impl Capabilities {
+    /// Capabilities of a typical device of `target` (everything on for CUDA and HIP; OpenCL 1.2
+    /// and Vulkan without 64-bit atomics or subgroups unless the device says so).
+    pub fn for_target(target: Target) -> Capabilities {
+        let gpu_full = matches!(target, Target::CudaPtx | Target::CudaC | Target::Hip);
+        Capabilities {
+            fp64: !matches!(target, Target::Metal | Target::WebGpu),
+            int64_atomics: gpu_full,
+            float_atomic_add: gpu_full,
+            subgroups: gpu_full,
+            compute_capability: None,
+        }
+    }
+}
+
+/// Options of one code-generation request.
+#[derive(Clone, Debug)]
+pub struct Options<'a> {
+    /// Block size, embedded as the workgroup size where the target needs one (Vulkan, WGSL,
+    /// Metal, GLSL); `None` means (1, 1, 1) there and is ignored elsewhere.
+    pub block: Option<[u32; 3]>,
+    /// Record-buffer parameters to lower as Structure-of-Arrays (CUDA/PTX only; every other
+    /// source target refuses a non-empty list).
+    pub soa_params: &'a [&'a str],
+    /// The device's capabilities.
+    pub caps: Capabilities,
+}
+
+/// Generated code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Code {
+    /// Source text (PTX, CUDA C, HIP C, OpenCL C, MSL, WGSL, GLSL).
+    Text(String),
+    /// SPIR-V words.
+    SpirV(Vec<u32>),
+}
+
+/// The output of a code generator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub target: Target,
+    /// Entry-point name in the generated code.
+    pub entry: String,
+    pub code: Code,
+}
+
+impl Source {
+    /// The source text, or a disassembly-free placeholder for SPIR-V (`None`).
+    pub fn text(&self) -> Option<&str> {
+        match &self.code {
+            Code::Text(t) => Some(t),
+            Code::SpirV(_) => None,
+        }
+    }
+}
+
+/// Generates source for `target` with default capabilities (see [`generate_source_with`]).
+///
+/// # Errors
+/// As [`generate_source_with`].
+pub fn generate_source(
+    target: Target,
+    kernel: &Kernel,
+    block: Option<[u32; 3]>,
+    soa_params: &[&str],
+) -> Result<Option<Source>, CodegenError> {
+    generate_source_with(
+        target,
+        kernel,
+        &Options {
+            block,
+            soa_params,
+            caps: Capabilities::for_target(target),
+        },
+    )
+}
+
+/// Generates source for `target`. Native and Interpreter return `Ok(None)`.
+///
+/// # Errors
+/// - [`CodegenError::Invalid`] if the kernel does not validate;
+/// - [`CodegenError::FeatureNotSupported`] for a non-empty `soa_params` on any target but
+///   CUDA/PTX;
+/// - [`CodegenError::Unsupported`] naming the node, the target and the missing capability when
+///   the target cannot express a node (never wrong code).
+pub fn generate_source_with(
+    target: Target,
+    kernel: &Kernel,
+    opts: &Options<'_>,
+) -> Result<Option<Source>, CodegenError> {
+    if matches!(target, Target::Native | Target::Interpreter) {
+        return Ok(None);
+    }
+    spoc_ir::validate(kernel)?;
+    if target != Target::CudaPtx && !opts.soa_params.is_empty() {
+        return Err(CodegenError::FeatureNotSupported {
+            backend: target.backend_name().to_string(),
+            feature: format!(
+                "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
+                opts.soa_params.join(", ")
+            ),
+        });
+    }
+    let source = match target {
+        Target::CudaPtx => ptx::generate(kernel, opts)?,
+        Target::CudaC | Target::Hip | Target::OpenCl => c::generate(target, kernel, opts)?,
+        Target::Vulkan | Target::Metal | Target::WebGpu | Target::Glsl => {
+            naga::generate(target, kernel, opts)?
+        }
+        Target::Native | Target::Interpreter => unreachable!("handled above"),
+    };
+    Ok(Some(source))
+}

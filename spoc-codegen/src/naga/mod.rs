@@ -1,0 +1,18 @@
+//! SPIR-V, MSL, WGSL, GLSL through naga (placeholder; being written).
+use crate::{CodegenError, Options, Source, Target};
+use spoc_ir::Kernel;
+
+/// Generates SPIR-V / MSL / WGSL / GLSL for `kernel`.
+pub fn generate(
+    target: Target,
+    kernel: &Kernel,
+    _opts: &Options<'_>,
+) -> Result<Source, CodegenError> {
+    Err(CodegenError::FeatureNotSupported {
+        backend: target.backend_name().into(),
+        feature: format!(
+            "code generation (kernel `{}`): not written yet",
+            kernel.name
+        ),
+    })
+}

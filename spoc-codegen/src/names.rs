@@ -1,0 +1,194 @@
+//! Identifiers for generated code: the kernel's own names where possible.
+
+use spoc_ir::VarDecl;
+
+/// Words no generated identifier may be: the reserved words of C/C++, OpenCL C, CUDA, HIP, MSL,
+/// WGSL and GLSL that a Rust identifier could spell.
+const RESERVED: &[&str] = &[
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "half",
+    "kernel",
+    "global",
+    "local",
+    "constant",
+    "private",
+    "image2d_t",
+    "sampler_t",
+    "class",
+    "namespace",
+    "template",
+    "this",
+    "new",
+    "delete",
+    "operator",
+    "private",
+    "public",
+    "protected",
+    "virtual",
+    "friend",
+    "true",
+    "false",
+    "uint",
+    "ulong",
+    "uchar",
+    "ushort",
+    "size_t",
+    "ptrdiff_t",
+    "min",
+    "max",
+    "abs",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "pow",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "fma",
+    "var",
+    "let",
+    "fn",
+    "loop",
+    "vec2",
+    "vec3",
+    "vec4",
+    "mat2",
+    "mat3",
+    "mat4",
+    "ptr",
+    "array",
+    "atomic",
+    "texture",
+    "sampler",
+    "bitcast",
+    "override",
+    "workgroup",
+    "storage",
+    "uniform",
+    "in",
+    "out",
+    "inout",
+    "main",
+    "device",
+    "thread",
+    "threadgroup",
+    "select",
+    "all",
+    "any",
+    "mix",
+    "step",
+    "clamp",
+    "dot",
+    "length",
+    "distance",
+    "normalize",
+    "i32",
+    "u32",
+    "f32",
+    "f16",
+    "f64",
+    "i64",
+    "u64",
+    "asm",
+    "export",
+    "import",
+    "module",
+    "requires",
+    "concept",
+    "using",
+    "typename",
+    "mutable",
+    "explicit",
+    "noexcept",
+    "nullptr",
+    "static_assert",
+    "thread_local",
+    "alignas",
+    "alignof",
+    "decltype",
+    "constexpr",
+    "wchar_t",
+    "char16_t",
+    "char32_t",
+    "int2",
+    "int3",
+    "int4",
+    "float2",
+    "float3",
+    "float4",
+    "dim3",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+];
+
+/// True if `name` may not be used as an identifier in generated code.
+pub fn is_reserved(name: &str) -> bool {
+    RESERVED.contains(&name) || name.starts_with("__") || name.starts_with("gl_")
+}
+
+/// Identifiers for every variable of a table, indexed like it: the source name where it is free
+/// (shadowed names get `_1`, `_2`, … as [`spoc_ir::print::var_names`] gives them), with a `v_`
+/// prefix where the name is reserved in some target language. Distinct and deterministic.
+pub fn var_idents(vars: &[VarDecl]) -> Vec<String> {
+    let base = spoc_ir::print::var_names(vars);
+    let taken: std::collections::HashSet<String> = base.iter().cloned().collect();
+    base.into_iter()
+        .map(|n| {
+            if !is_reserved(&n) {
+                return n;
+            }
+            let mut cand = format!("v_{n}");
+            while taken.contains(&cand) {
+                cand.insert(0, 'v');
+            }
+            cand
+        })
+        .collect()
+}
+
+/// A helper function's identifier in generated code (`spoc_fn_<name>`), so it can never collide
+/// with a variable, a builtin or the kernel.
+pub fn function_ident(name: &str) -> String {
+    format!("spoc_fn_{name}")
+}
