@@ -292,18 +292,14 @@ impl<'a> Printer<'a> {
             }
             ExprKind::RecordLit { record, fields } => {
                 out.push_str(record);
-                let def = self
-                    .records
-                    .iter()
-                    .find(|r| &r.name == record)
-                    .filter(|r| r.fields.len() == fields.len());
+                let def = self.records.iter().find(|r| &r.name == record);
                 out.push_str(" {");
                 for (i, v) in fields.iter().enumerate() {
                     out.push_str(if i > 0 { ", " } else { " " });
-                    match def {
-                        Some(d) => out.push_str(&d.fields[i].name),
+                    match def.and_then(|d| d.fields.get(i)) {
+                        Some(f) => out.push_str(&f.name),
                         None => {
-                            let _ = write!(out, "{i}");
+                            let _ = write!(out, "#{i}");
                         }
                     }
                     out.push_str(": ");

@@ -60,7 +60,7 @@ pub fn validate(kernel: &Kernel) -> Result<(), IrError> {
     let invalid = |function: Option<&str>, message: String| IrError::Invalid {
         kernel: kernel.name.clone(),
         function: function.map(str::to_owned),
-        message,
+        message: articles(message),
     };
     decls::check_kernel_decls(kernel).map_err(|m| invalid(None, m))?;
     for f in &kernel.functions {
@@ -72,4 +72,22 @@ pub fn validate(kernel: &Kernel) -> Result<(), IrError> {
     }
     graph::check_no_recursion(kernel).map_err(|(f, m)| invalid(Some(&f), m))?;
     Ok(())
+}
+
+/// Messages say "a `{type}`"; this fixes the article before the types that read with a vowel
+/// sound (`an i32`, `an f32`).
+fn articles(mut message: String) -> String {
+    for t in ["i32", "i64", "f16", "f32", "f64"] {
+        message = message.replace(&format!(" a `{t}"), &format!(" an `{t}"));
+    }
+    message
+}
+
+/// `1 argument`, `2 arguments`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }

@@ -1,5 +1,6 @@
 //! Expression typing.
 
+use super::count;
 use super::decls::{is_plain_data, rust_buffer};
 use super::stmt::{exhaustive, Body, Check};
 use crate::{
@@ -119,7 +120,8 @@ impl<'k> Body<'k> {
                 self.expr(cond)?;
                 self.expr(then)?;
                 self.expr(els)?;
-                self.expect(cond, &Type::BOOL, "the condition")?;
+                let what = format!("the condition of `{}`", self.show(e));
+                self.expect(cond, &Type::BOOL, &what)?;
                 if then.ty != els.ty {
                     return Err(self.fail(format!(
                         "the branches of `{}` have different types, `{}` and `{}`",
@@ -191,14 +193,14 @@ impl<'k> Body<'k> {
                 };
                 if def.fields.len() != fields.len() {
                     return Err(self.fail(format!(
-                        "`{}` gives {} field values, but record `{record}` has {} fields",
+                        "`{}` gives {}, but record `{record}` has {}",
                         self.show(e),
-                        fields.len(),
-                        def.fields.len()
+                        count(fields.len(), "field value"),
+                        count(def.fields.len(), "field")
                     )));
                 }
                 for (d, v) in def.fields.iter().zip(fields) {
-                    let what = format!("field `{}` of `{record}`:", d.name);
+                    let what = format!("field `{}` of `{record}`", d.name);
                     self.expect(v, &d.ty, &what)?;
                 }
                 Ok(Type::Record(record.clone()))
@@ -226,14 +228,14 @@ impl<'k> Body<'k> {
                 };
                 if c.payload.len() != payload.len() {
                     return Err(self.fail(format!(
-                        "`{}` gives {} values, but `{variant}::{case}` carries {}",
+                        "`{}` gives {}, but `{variant}::{case}` carries {}",
                         self.show(e),
-                        payload.len(),
-                        c.payload.len()
+                        count(payload.len(), "value"),
+                        count(c.payload.len(), "value")
                     )));
                 }
                 for (i, (t, v)) in c.payload.iter().zip(payload).enumerate() {
-                    let what = format!("payload {i} of `{variant}::{case}`:");
+                    let what = format!("payload {i} of `{variant}::{case}`");
                     self.expect(v, t, &what)?;
                 }
                 Ok(Type::Variant(variant.clone()))
@@ -274,9 +276,9 @@ impl<'k> Body<'k> {
                 }
                 if !(2..=4).contains(&lanes.len()) {
                     return Err(self.fail(format!(
-                        "`{}` has {} lanes; vectors have 2, 3 or 4",
+                        "`{}` has {}; vectors have 2, 3 or 4",
                         self.show(e),
-                        lanes.len()
+                        count(lanes.len(), "lane")
                     )));
                 }
                 let elem = match lanes[0].ty.as_scalar() {
@@ -290,7 +292,7 @@ impl<'k> Body<'k> {
                     }
                 };
                 for l in &lanes[1..] {
-                    self.expect(l, &Type::Scalar(elem), "vector lane")?;
+                    self.expect(l, &Type::Scalar(elem), "a vector lane")?;
                 }
                 Ok(Type::Vector {
                     elem,
@@ -360,9 +362,9 @@ impl<'k> Body<'k> {
     fn arity(&self, e: &Expr, args: &[Expr], n: usize) -> Check {
         if args.len() != n {
             return Err(self.fail(format!(
-                "`{}` has {} arguments; it takes {n}",
+                "`{}` has {}; it takes {n}",
                 self.show(e),
-                args.len()
+                count(args.len(), "argument")
             )));
         }
         Ok(())
@@ -527,9 +529,9 @@ impl<'k> Body<'k> {
         };
         if f.params.len() != args.len() {
             return Err(self.fail(format!(
-                "`{}` passes {} arguments, but `{func}` takes {}",
+                "`{}` passes {}, but `{func}` takes {}",
                 self.show(e),
-                args.len(),
+                count(args.len(), "argument"),
                 f.params.len()
             )));
         }

@@ -1,5 +1,6 @@
 //! Function bodies: scopes, statements, places, patterns and return paths.
 
+use super::count;
 use super::decls::{kind_word, rust_buffer};
 use crate::print::Printer;
 use crate::{
@@ -218,7 +219,7 @@ impl<'k> Body<'k> {
     pub(super) fn expect(&self, e: &Expr, want: &Type, what: &str) -> Check {
         if e.ty != *want {
             return Err(self.fail(format!(
-                "{what} `{}` has type `{}`, but `{want}` is needed",
+                "{what} is `{}`, of type `{}`, but `{want}` is needed",
                 self.show(e),
                 e.ty
             )));
@@ -585,9 +586,9 @@ impl<'k> Body<'k> {
                 }
                 if !bindings.is_empty() && bindings.len() != c.payload.len() {
                     return Err(self.fail(format!(
-                        "pattern `{shown}` binds {} values, but `{variant}::{case}` carries {}",
-                        bindings.len(),
-                        c.payload.len()
+                        "pattern `{shown}` binds {}, but `{variant}::{case}` carries {}",
+                        count(bindings.len(), "value"),
+                        count(c.payload.len(), "value")
                     )));
                 }
                 for (b, t) in bindings.iter().zip(&c.payload) {
