@@ -1,0 +1,874 @@
+//! Running a compiled kernel: argument binding, the grid of blocks on the CPU cores, and the
+//! evaluation of statements and expressions for one thread.
+
+use super::compile::{
+    CExpr, CPath, CPattern, CStmt, ParamKind, Program, Special, Step, MAX_INDICES,
+};
+use super::error::{invalid, unsupported, Fault, InterpError, InterpErrorKind};
+use super::layout::Layout;
+use super::value::{self, Value};
+use crate::native::abi::{NativeArg, ScalarArg, ThreadCtx};
+use rayon::prelude::*;
+use spoc_ir::{AtomicOp, ForDir, ScalarType};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
+
+/// Helper calls nested deeper than this are refused (the validator rejects recursion; this
+/// keeps an unvalidated recursive kernel from exhausting memory).
+const MAX_CALL_DEPTH: u32 = 256;
+
+/// A global buffer bound to a launch.
+#[derive(Debug)]
+pub(crate) struct BufView {
+    ptr: *mut u8,
+    /// Length in elements.
+    len: usize,
+    elem_size: usize,
+    /// Element layout id (see [`Program::layouts`]).
+    elem: u32,
+    mutable: bool,
+    /// The kernel parameter's name.
+    name: Box<str>,
+}
+
+// SAFETY: a BufView is a view of memory the launch borrows for its duration (the contract of
+// `NativeArg`); every access is bounds-checked and done with atomic loads and stores.
+unsafe impl Send for BufView {}
+unsafe impl Sync for BufView {}
+
+/// One launch's bound arguments.
+struct Launch<'a> {
+    prog: &'a Program,
+    bufs: Vec<BufView>,
+    /// Initial values of the kernel's parameter slots.
+    params: Vec<(usize, Value)>,
+}
+
+/// The state of the thread being run.
+struct Thread {
+    /// Variable slots: the kernel's frame first, then one frame per active helper call.
+    stack: Vec<Value>,
+    /// Start of the current frame in `stack`.
+    base: usize,
+    depth: u32,
+    ctx: ThreadCtx,
+}
+
+/// What a statement asks of the enclosing ones.
+enum Flow {
+    Next,
+    Break,
+    Continue,
+    Return(Value),
+}
+
+fn bad_arg(param: &str, expected: impl Into<String>) -> InterpErrorKind {
+    InterpErrorKind::BadArgument {
+        param: param.to_string(),
+        expected: expected.into(),
+    }
+}
+
+fn scalar_arg(s: ScalarType, a: ScalarArg) -> Option<Value> {
+    Some(match (s, a) {
+        (ScalarType::Bool, ScalarArg::Bool(v)) => Value::Bool(v),
+        (ScalarType::I32, ScalarArg::I32(v)) => Value::I32(v),
+        (ScalarType::I64, ScalarArg::I64(v)) => Value::I64(v),
+        (ScalarType::U32, ScalarArg::U32(v)) => Value::U32(v),
+        (ScalarType::U64, ScalarArg::U64(v)) => Value::U64(v),
+        (ScalarType::F32, ScalarArg::F32(v)) => Value::F32(v),
+        (ScalarType::F64, ScalarArg::F64(v)) => Value::F64(v),
+        _ => return None,
+    })
+}
+
+/// Runs `prog` over `grid` x `block`.
+pub(crate) fn run(
+    prog: &Program,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[NativeArg],
+) -> Result<(), InterpError> {
+    let launch = bind(prog, args).map_err(|k| InterpError::launch(&prog.name, k))?;
+    let [gx, gy, gz] = grid.map(u64::from);
+    let nblocks = gx * gy * gz;
+    if nblocks == 0 || block.contains(&0) {
+        return Ok(());
+    }
+    let nslots = prog.kernel.nslots;
+    let err = (0..nblocks)
+        .into_par_iter()
+        .map_init(
+            || Thread {
+                stack: vec![Value::Unit; nslots],
+                base: 0,
+                depth: 0,
+                ctx: ThreadCtx {
+                    thread: [0; 3],
+                    block: [0; 3],
+                    block_dim: block,
+                    grid_dim: grid,
+                },
+            },
+            |th, b| {
+                th.ctx.block = [
+                    (b % gx) as u32,
+                    ((b / gx) % gy) as u32,
+                    (b / (gx * gy)) as u32,
+                ];
+                launch.run_block(th).err()
+            },
+        )
+        .find_map_first(|e| e);
+    match err {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Checks the arguments against the kernel's parameters and binds them.
+fn bind<'a>(prog: &'a Program, args: &[NativeArg]) -> Result<Launch<'a>, InterpErrorKind> {
+    if args.len() != prog.params.len() {
+        return Err(bad_arg(
+            "(argument list)",
+            format!("{} arguments, got {}", prog.params.len(), args.len()),
+        ));
+    }
+    let mut bufs = Vec::new();
+    let mut params = Vec::with_capacity(args.len());
+    for (p, a) in prog.params.iter().zip(args) {
+        let v = match (&p.kind, *a) {
+            (ParamKind::Scalar(s), NativeArg::Scalar(v)) => {
+                scalar_arg(*s, v).ok_or_else(|| bad_arg(&p.name, format!("a {s}, got {v:?}")))?
+            }
+            (
+                ParamKind::Buffer { elem, mutable },
+                NativeArg::Buffer {
+                    ptr,
+                    len,
+                    elem_bytes,
+                },
+            ) => {
+                let l = &prog.layouts[*elem as usize];
+                if elem_bytes != l.size() {
+                    return Err(bad_arg(
+                        &p.name,
+                        format!(
+                            "a buffer of {}-byte elements, got {elem_bytes}-byte elements",
+                            l.size()
+                        ),
+                    ));
+                }
+                if (ptr as usize) % l.align() != 0 {
+                    return Err(bad_arg(
+                        &p.name,
+                        format!("a buffer aligned to {} bytes", l.align()),
+                    ));
+                }
+                if len > u32::MAX as usize {
+                    return Err(bad_arg(&p.name, "a buffer of at most 2^32 - 1 elements"));
+                }
+                bufs.push(BufView {
+                    ptr,
+                    len,
+                    elem_size: elem_bytes,
+                    elem: *elem,
+                    mutable: *mutable,
+                    name: p.name.as_str().into(),
+                });
+                Value::Buffer((bufs.len() - 1) as u32)
+            }
+            (
+                ParamKind::Record(l),
+                NativeArg::Buffer {
+                    ptr,
+                    len,
+                    elem_bytes,
+                },
+            ) => {
+                if len < 1 || elem_bytes != l.size() || (ptr as usize) % l.align() != 0 {
+                    return Err(bad_arg(
+                        &p.name,
+                        format!(
+                            "a record: one element of {} bytes aligned to {}",
+                            l.size(),
+                            l.align()
+                        ),
+                    ));
+                }
+                // SAFETY: checked size and alignment of a buffer the launch borrows.
+                unsafe { l.load(ptr) }
+            }
+            (ParamKind::Scalar(s), NativeArg::Buffer { .. }) => {
+                return Err(bad_arg(&p.name, format!("a {s}, got a buffer")))
+            }
+            (_, NativeArg::Scalar(v)) => {
+                return Err(bad_arg(&p.name, format!("a buffer, got {v:?}")))
+            }
+        };
+        params.push((p.slot as usize, v));
+    }
+    Ok(Launch { prog, bufs, params })
+}
+
+fn oob(array: &str, index: u32, len: usize) -> Fault {
+    Box::new(InterpErrorKind::OutOfBounds {
+        array: array.to_string(),
+        index: index as u64,
+        len: len as u64,
+    })
+}
+
+/// Where a place lives.
+enum Loc<'v> {
+    Local(&'v Value),
+    /// Byte offset `off` in `buf`.
+    Global(&'v BufView, usize),
+}
+
+impl Launch<'_> {
+    /// Runs every thread of the block `th.ctx.block`, x fastest; stops at the first fault.
+    fn run_block(&self, th: &mut Thread) -> Result<(), InterpError> {
+        let [bx, by, bz] = th.ctx.block_dim;
+        for tz in 0..bz {
+            for ty in 0..by {
+                for tx in 0..bx {
+                    th.ctx.thread = [tx, ty, tz];
+                    if let Err(kind) = self.run_thread(th) {
+                        return Err(InterpError::thread(
+                            &self.prog.name,
+                            th.ctx.block,
+                            th.ctx.thread,
+                            *kind,
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn run_thread(&self, th: &mut Thread) -> Result<(), Fault> {
+        th.stack.truncate(self.prog.kernel.nslots);
+        th.base = 0;
+        th.depth = 0;
+        for (slot, v) in &self.params {
+            th.stack[*slot] = v.clone();
+        }
+        self.block(&self.prog.kernel.body, th)?;
+        Ok(())
+    }
+
+    fn block(&self, b: &[CStmt], th: &mut Thread) -> Result<Flow, Fault> {
+        for s in b {
+            match self.stmt(s, th)? {
+                Flow::Next => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// Runs a loop body; `Some(flow)` when the loop must stop with `flow`.
+    #[inline]
+    fn loop_body(&self, body: &[CStmt], th: &mut Thread) -> Result<Option<Flow>, Fault> {
+        Ok(match self.block(body, th)? {
+            Flow::Next | Flow::Continue => None,
+            Flow::Break => Some(Flow::Next),
+            r @ Flow::Return(_) => Some(r),
+        })
+    }
+
+    fn stmt(&self, s: &CStmt, th: &mut Thread) -> Result<Flow, Fault> {
+        match s {
+            CStmt::Let { slot, init } => {
+                if let Some(e) = init {
+                    let v = self.eval(e, th)?;
+                    th.stack[th.base + *slot as usize] = v;
+                }
+            }
+            CStmt::AssignVar { slot, value } => {
+                let v = self.eval(value, th)?;
+                th.stack[th.base + *slot as usize] = v;
+            }
+            CStmt::AssignPath { path, value } => {
+                // Rust evaluates the assigned value before the place.
+                let v = self.eval(value, th)?;
+                self.write_path(path, th, v)?;
+            }
+            CStmt::Block(b) => return self.block(b, th),
+            CStmt::If { cond, then, els } => {
+                return if self.eval(cond, th)?.as_bool()? {
+                    self.block(then, th)
+                } else {
+                    self.block(els, th)
+                }
+            }
+            CStmt::While { cond, body } => {
+                while self.eval(cond, th)?.as_bool()? {
+                    if let Some(f) = self.loop_body(body, th)? {
+                        return Ok(f);
+                    }
+                }
+            }
+            CStmt::For {
+                slot,
+                ty,
+                start,
+                end,
+                step,
+                dir,
+                body,
+            } => {
+                let int = |v: Value| {
+                    v.as_i128().ok_or_else(|| {
+                        invalid(format!(
+                            "a `for` bound is a {}, not an integer",
+                            v.type_name()
+                        ))
+                    })
+                };
+                let start = int(self.eval(start, th)?)?;
+                let end = int(self.eval(end, th)?)?;
+                let step = self.eval(step, th)?.as_index()?;
+                if step == 0 {
+                    return Err(Box::new(InterpErrorKind::ZeroStep));
+                }
+                let step = step as i128;
+                let slot = *slot as usize;
+                // i128 holds every value of the loop's type plus a step: no overflow.
+                match dir {
+                    ForDir::Up => {
+                        let mut i = start;
+                        while i < end {
+                            th.stack[th.base + slot] = Value::from_i128(*ty, i);
+                            if let Some(f) = self.loop_body(body, th)? {
+                                return Ok(f);
+                            }
+                            i += step;
+                        }
+                    }
+                    ForDir::Down => {
+                        let mut i = end - 1;
+                        while i >= start {
+                            th.stack[th.base + slot] = Value::from_i128(*ty, i);
+                            if let Some(f) = self.loop_body(body, th)? {
+                                return Ok(f);
+                            }
+                            i -= step;
+                        }
+                    }
+                }
+            }
+            CStmt::Match { scrutinee, arms } => {
+                let v = self.eval(scrutinee, th)?;
+                for (p, body) in arms.iter() {
+                    if self.matches(p, &v, th)? {
+                        return self.block(body, th);
+                    }
+                }
+            }
+            CStmt::Break => return Ok(Flow::Break),
+            CStmt::Continue => return Ok(Flow::Continue),
+            CStmt::Return(e) => {
+                let v = match e {
+                    Some(e) => self.eval(e, th)?,
+                    None => Value::Unit,
+                };
+                return Ok(Flow::Return(v));
+            }
+            CStmt::Expr(e) => {
+                self.eval(e, th)?;
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// Whether `v` matches `p`; binds a matching case's payload.
+    fn matches(&self, p: &CPattern, v: &Value, th: &mut Thread) -> Result<bool, Fault> {
+        Ok(match p {
+            CPattern::Wildcard => true,
+            CPattern::Int(k) => v.as_i128() == Some(*k),
+            CPattern::Range(lo, hi) => v.as_i128().is_some_and(|x| *lo <= x && x <= *hi),
+            CPattern::Or(ps) => {
+                for p in ps.iter() {
+                    if self.matches(p, v, th)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            CPattern::Case { case, bindings } => match v {
+                Value::Variant { case: c, payload } if c == case => {
+                    for (slot, x) in bindings.iter().zip(payload.iter()) {
+                        th.stack[th.base + *slot as usize] = x.clone();
+                    }
+                    true
+                }
+                Value::Variant { .. } => false,
+                other => {
+                    return Err(invalid(format!(
+                        "a variant pattern matched against a {}",
+                        other.type_name()
+                    )))
+                }
+            },
+        })
+    }
+
+    fn special(s: Special, c: &ThreadCtx) -> u32 {
+        match s {
+            Special::ThreadIdx(a) => c.thread[a],
+            Special::BlockIdx(a) => c.block[a],
+            Special::BlockDim(a) => c.block_dim[a],
+            Special::GridDim(a) => c.grid_dim[a],
+            Special::GlobalId(a) => c.global_id(a),
+            Special::GlobalSize(a) => c.global_size(a),
+            Special::LaneId => {
+                let [tx, ty, tz] = c.thread;
+                let [dx, dy, _] = c.block_dim;
+                let linear = tx.wrapping_add(dx.wrapping_mul(ty.wrapping_add(dy.wrapping_mul(tz))));
+                linear % super::WARP_SIZE
+            }
+        }
+    }
+
+    fn eval(&self, e: &CExpr, th: &mut Thread) -> Result<Value, Fault> {
+        Ok(match e {
+            CExpr::Const(v) => v.clone(),
+            CExpr::Var(s) => th.stack[th.base + *s as usize].clone(),
+            CExpr::Load(p) => return self.read_path(p, th),
+            CExpr::IndexOf { base, index, leaf } => {
+                let a = self.eval(base, th)?;
+                let i = self.eval(index, th)?.as_index()?;
+                match a {
+                    Value::Array(a) => match a.get(i as usize) {
+                        Some(v) => v.clone(),
+                        None => return Err(oob("(temporary array)", i, a.len())),
+                    },
+                    Value::Buffer(b) => {
+                        let buf = &self.bufs[b as usize];
+                        let leaf = leaf
+                            .as_ref()
+                            .ok_or_else(|| invalid("indexing a buffer value"))?;
+                        if *leaf != self.prog.layouts[buf.elem as usize] {
+                            return Err(invalid("buffer element type mismatch"));
+                        }
+                        if i as usize >= buf.len {
+                            return Err(oob(&buf.name, i, buf.len));
+                        }
+                        // SAFETY: in bounds; the layout is the buffer's, checked at binding.
+                        unsafe { leaf.load(buf.ptr.add(i as usize * buf.elem_size)) }
+                    }
+                    other => return Err(invalid(format!("indexing a {}", other.type_name()))),
+                }
+            }
+            CExpr::FieldOf { base, field } => match self.eval(base, th)? {
+                Value::Record(mut fs) if (*field as usize) < fs.len() => {
+                    std::mem::replace(&mut fs[*field as usize], Value::Unit)
+                }
+                other => return Err(invalid(format!("field of a {}", other.type_name()))),
+            },
+            CExpr::LenPath(p) => {
+                let mut idx = [0u32; MAX_INDICES];
+                self.eval_indices(p, th, &mut idx)?;
+                let len = match self.locate(p, &idx, &th.stack[th.base + p.root as usize])? {
+                    Loc::Local(Value::Array(a)) => a.len(),
+                    Loc::Local(Value::Buffer(b)) => self.bufs[*b as usize].len,
+                    _ => return Err(invalid("length of a value that is not an array")),
+                };
+                Value::U32(len as u32)
+            }
+            CExpr::LenOf(a) => match self.eval(a, th)? {
+                Value::Array(a) => Value::U32(a.len() as u32),
+                Value::Buffer(b) => Value::U32(self.bufs[b as usize].len as u32),
+                other => return Err(invalid(format!("length of a {}", other.type_name()))),
+            },
+            CExpr::Unary { op, operand } => {
+                let a = self.eval(operand, th)?;
+                return value::unary(*op, a);
+            }
+            CExpr::Binary { op, lhs, rhs } => {
+                let a = self.eval(lhs, th)?;
+                let b = self.eval(rhs, th)?;
+                return value::binary(*op, a, b);
+            }
+            CExpr::And(l, r) => {
+                if self.eval(l, th)?.as_bool()? {
+                    Value::Bool(self.eval(r, th)?.as_bool()?)
+                } else {
+                    Value::Bool(false)
+                }
+            }
+            CExpr::Or(l, r) => {
+                if self.eval(l, th)?.as_bool()? {
+                    Value::Bool(true)
+                } else {
+                    Value::Bool(self.eval(r, th)?.as_bool()?)
+                }
+            }
+            CExpr::Special(s) => Value::U32(Self::special(*s, &th.ctx)),
+            CExpr::Math1(f, a) => {
+                let a = self.eval(a, th)?;
+                return value::math1(*f, a);
+            }
+            CExpr::Math2(f, args) => {
+                let a = self.eval(&args[0], th)?;
+                let b = self.eval(&args[1], th)?;
+                return value::math2(*f, a, b);
+            }
+            CExpr::Math3(f, args) => {
+                let x = self.eval(&args[0], th)?;
+                let a = self.eval(&args[1], th)?;
+                let b = self.eval(&args[2], th)?;
+                return value::math3(*f, x, a, b);
+            }
+            CExpr::Atomic { op, path, operands } => return self.atomic(*op, path, operands, th),
+            CExpr::Cast { value, to } => {
+                let v = self.eval(value, th)?;
+                return value::cast(v, *to);
+            }
+            CExpr::Call { func, args } => return self.call(*func, args, th),
+            CExpr::Select { cond, then, els } => {
+                if self.eval(cond, th)?.as_bool()? {
+                    return self.eval(then, th);
+                } else {
+                    return self.eval(els, th);
+                }
+            }
+            CExpr::Match { scrutinee, arms } => {
+                let v = self.eval(scrutinee, th)?;
+                for (p, e) in arms.iter() {
+                    if self.matches(p, &v, th)? {
+                        return self.eval(e, th);
+                    }
+                }
+                return Err(invalid("no arm of a `match` expression matched"));
+            }
+            CExpr::Record(fields) => {
+                let mut vs = Vec::with_capacity(fields.len());
+                for f in fields.iter() {
+                    vs.push(self.eval(f, th)?);
+                }
+                Value::Record(vs.into_boxed_slice())
+            }
+            CExpr::Variant { case, payload } => {
+                let mut vs = Vec::with_capacity(payload.len());
+                for f in payload.iter() {
+                    vs.push(self.eval(f, th)?);
+                }
+                Value::Variant {
+                    case: *case,
+                    payload: vs.into_boxed_slice(),
+                }
+            }
+            CExpr::Repeat { value, len } => {
+                let v = self.eval(value, th)?;
+                Value::Array(vec![v; *len as usize].into_boxed_slice())
+            }
+        })
+    }
+
+    /// Calls helper `func`: a new frame above the caller's, arguments written straight into
+    /// the callee's parameter slots (nested calls in the arguments use the stack above it).
+    fn call(&self, func: u32, args: &[CExpr], th: &mut Thread) -> Result<Value, Fault> {
+        let f = &self.prog.functions[func as usize];
+        if th.depth >= MAX_CALL_DEPTH {
+            return Err(unsupported(format!(
+                "helper calls nested deeper than {MAX_CALL_DEPTH} (recursion?)"
+            )));
+        }
+        let new_base = th.stack.len();
+        th.stack.resize(new_base + f.nslots, Value::Unit);
+        for ((a, slot), elem) in args.iter().zip(f.params.iter()).zip(f.param_elems.iter()) {
+            let v = self.eval(a, th)?;
+            if let (Some(elem), Value::Buffer(b)) = (elem, &v) {
+                if self.bufs[*b as usize].elem != *elem {
+                    return Err(invalid("buffer passed to a helper of another element type"));
+                }
+            }
+            th.stack[new_base + *slot as usize] = v;
+        }
+        let saved = th.base;
+        th.base = new_base;
+        th.depth += 1;
+        let flow = self.block(&f.body, th)?;
+        th.depth -= 1;
+        th.base = saved;
+        th.stack.truncate(new_base);
+        Ok(match flow {
+            Flow::Return(v) => v,
+            _ => Value::Unit,
+        })
+    }
+
+    /// Evaluates the index expressions of `p`, in order, into `idx`.
+    ///
+    /// All indices of a place are evaluated before any is bounds-checked: when a later index
+    /// expression faults too, that fault is the one reported.
+    #[inline]
+    fn eval_indices(
+        &self,
+        p: &CPath,
+        th: &mut Thread,
+        idx: &mut [u32; MAX_INDICES],
+    ) -> Result<(), Fault> {
+        if p.nindex == 0 {
+            return Ok(());
+        }
+        let mut k = 0;
+        for s in p.steps.iter() {
+            if let Step::Index(e) = s {
+                idx[k] = self.eval(e, th)?.as_index()?;
+                k += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Walks `p` from its root value, bounds-checking each index.
+    fn locate<'v>(&'v self, p: &CPath, idx: &[u32], root: &'v Value) -> Result<Loc<'v>, Fault> {
+        let mut cur = Loc::Local(root);
+        let mut k = 0;
+        for s in p.steps.iter() {
+            cur = match (s, cur) {
+                (Step::Index(_), Loc::Local(Value::Array(a))) => {
+                    let i = idx[k];
+                    k += 1;
+                    match a.get(i as usize) {
+                        Some(v) => Loc::Local(v),
+                        None => return Err(oob(&p.name, i, a.len())),
+                    }
+                }
+                (Step::Index(_), Loc::Local(Value::Buffer(b))) => {
+                    let buf = &self.bufs[*b as usize];
+                    if Some(buf.elem) != p.elem {
+                        return Err(invalid("buffer element type mismatch"));
+                    }
+                    let i = idx[k];
+                    k += 1;
+                    if (i as usize) < buf.len {
+                        Loc::Global(buf, i as usize * buf.elem_size)
+                    } else {
+                        return Err(oob(&buf.name, i, buf.len));
+                    }
+                }
+                (Step::Field { index, .. }, Loc::Local(Value::Record(fs))) => {
+                    match fs.get(*index as usize) {
+                        Some(v) => Loc::Local(v),
+                        None => return Err(invalid("record value with too few fields")),
+                    }
+                }
+                (Step::Field { offset, .. }, Loc::Global(buf, off)) => {
+                    Loc::Global(buf, off + offset)
+                }
+                (Step::Index(_), Loc::Local(v)) => {
+                    return Err(invalid(format!("indexing a {}", v.type_name())))
+                }
+                (Step::Field { .. }, Loc::Local(v)) => {
+                    return Err(invalid(format!("field of a {}", v.type_name())))
+                }
+                (Step::Index(_), Loc::Global(..)) => {
+                    return Err(invalid("indexing an element of a buffer"))
+                }
+            };
+        }
+        Ok(cur)
+    }
+
+    fn read_path(&self, p: &CPath, th: &mut Thread) -> Result<Value, Fault> {
+        let mut idx = [0u32; MAX_INDICES];
+        self.eval_indices(p, th, &mut idx)?;
+        match self.locate(p, &idx, &th.stack[th.base + p.root as usize])? {
+            Loc::Local(v) => Ok(v.clone()),
+            Loc::Global(buf, off) => {
+                let leaf = p
+                    .leaf
+                    .as_ref()
+                    .ok_or_else(|| invalid("global place without layout"))?;
+                // SAFETY: `off` is an element start plus static field offsets of the buffer's
+                // own element layout (checked in `locate`), so it is in bounds and aligned.
+                Ok(unsafe { leaf.load(buf.ptr.add(off)) })
+            }
+        }
+    }
+
+    fn write_path(&self, p: &CPath, th: &mut Thread, v: Value) -> Result<(), Fault> {
+        let mut idx = [0u32; MAX_INDICES];
+        self.eval_indices(p, th, &mut idx)?;
+        let mut cur: &mut Value = &mut th.stack[th.base + p.root as usize];
+        let mut k = 0;
+        for (si, s) in p.steps.iter().enumerate() {
+            cur = match (s, cur) {
+                (Step::Index(_), Value::Array(a)) => {
+                    let i = idx[k];
+                    k += 1;
+                    let len = a.len();
+                    match a.get_mut(i as usize) {
+                        Some(x) => x,
+                        None => return Err(oob(&p.name, i, len)),
+                    }
+                }
+                (Step::Index(_), Value::Buffer(b)) => {
+                    let buf = &self.bufs[*b as usize];
+                    if Some(buf.elem) != p.elem {
+                        return Err(invalid("buffer element type mismatch"));
+                    }
+                    if !buf.mutable {
+                        return Err(invalid(format!("write to read-only buffer `{}`", buf.name)));
+                    }
+                    let i = idx[k];
+                    if i as usize >= buf.len {
+                        return Err(oob(&buf.name, i, buf.len));
+                    }
+                    let mut off = i as usize * buf.elem_size;
+                    for s in &p.steps[si + 1..] {
+                        match s {
+                            Step::Field { offset, .. } => off += offset,
+                            Step::Index(_) => {
+                                return Err(invalid("indexing an element of a buffer"))
+                            }
+                        }
+                    }
+                    let leaf = p
+                        .leaf
+                        .as_ref()
+                        .ok_or_else(|| invalid("global place without layout"))?;
+                    // SAFETY: as in `read_path`.
+                    return unsafe { leaf.store(buf.ptr.add(off), &v) };
+                }
+                (Step::Field { index, .. }, Value::Record(fs)) => {
+                    match fs.get_mut(*index as usize) {
+                        Some(x) => x,
+                        None => return Err(invalid("record value with too few fields")),
+                    }
+                }
+                (_, other) => {
+                    return Err(invalid(format!("assignment into a {}", other.type_name())))
+                }
+            };
+        }
+        *cur = v;
+        Ok(())
+    }
+
+    fn atomic(
+        &self,
+        op: AtomicOp,
+        p: &CPath,
+        operands: &[CExpr],
+        th: &mut Thread,
+    ) -> Result<Value, Fault> {
+        let mut idx = [0u32; MAX_INDICES];
+        self.eval_indices(p, th, &mut idx)?;
+        let a = self.eval(&operands[0], th)?;
+        let b = match operands.get(1) {
+            Some(e) => Some(self.eval(e, th)?),
+            None => None,
+        };
+        let (buf, off) = match self.locate(p, &idx, &th.stack[th.base + p.root as usize])? {
+            Loc::Global(buf, off) => (buf, off),
+            Loc::Local(_) => return Err(unsupported("atomics on a local array")),
+        };
+        if !buf.mutable {
+            return Err(invalid(format!(
+                "atomic on read-only buffer `{}`",
+                buf.name
+            )));
+        }
+        let s = match p.leaf {
+            Some(Layout::Scalar(s)) => s,
+            _ => return Err(invalid("atomic on a non-scalar element")),
+        };
+        // SAFETY: in bounds and aligned (see `read_path`).
+        unsafe { atomic_rmw(op, s, buf.ptr.add(off), a, b) }
+    }
+}
+
+/// An atomic read-modify-write at `p`; returns the previous value.
+///
+/// # Safety
+/// `p` is aligned to and valid for a `s`.
+unsafe fn atomic_rmw(
+    op: AtomicOp,
+    s: ScalarType,
+    p: *mut u8,
+    a: Value,
+    b: Option<Value>,
+) -> Result<Value, Fault> {
+    let mismatch = || {
+        invalid(format!(
+            "`{}` operands do not match a buffer of {s}",
+            op.name()
+        ))
+    };
+    macro_rules! int {
+        ($atomic:ty, $variant:ident) => {{
+            let x = match a {
+                Value::$variant(x) => x,
+                _ => return Err(mismatch()),
+            };
+            let at = <$atomic>::from_ptr(p.cast());
+            Value::$variant(match op {
+                AtomicOp::Add => at.fetch_add(x, SeqCst),
+                AtomicOp::Sub => at.fetch_sub(x, SeqCst),
+                AtomicOp::Min => at.fetch_min(x, SeqCst),
+                AtomicOp::Max => at.fetch_max(x, SeqCst),
+                AtomicOp::Exchange => at.swap(x, SeqCst),
+                AtomicOp::And => at.fetch_and(x, SeqCst),
+                AtomicOp::Or => at.fetch_or(x, SeqCst),
+                AtomicOp::Xor => at.fetch_xor(x, SeqCst),
+                AtomicOp::CompareExchange => {
+                    let n = match b {
+                        Some(Value::$variant(n)) => n,
+                        _ => return Err(mismatch()),
+                    };
+                    match at.compare_exchange(x, n, SeqCst, SeqCst) {
+                        Ok(v) | Err(v) => v,
+                    }
+                }
+            })
+        }};
+    }
+    macro_rules! float {
+        ($atomic:ty, $variant:ident, $f:ty) => {{
+            let x: $f = match a {
+                Value::$variant(x) => x,
+                _ => return Err(mismatch()),
+            };
+            let at = <$atomic>::from_ptr(p.cast());
+            let update = |g: fn($f, $f) -> $f| match at.fetch_update(SeqCst, SeqCst, |bits| {
+                Some(g(<$f>::from_bits(bits), x).to_bits())
+            }) {
+                Ok(v) | Err(v) => v,
+            };
+            let prev = match op {
+                AtomicOp::Add => update(|old, x| old + x),
+                AtomicOp::Sub => update(|old, x| old - x),
+                AtomicOp::Min => update(<$f>::min),
+                AtomicOp::Max => update(<$f>::max),
+                AtomicOp::Exchange => at.swap(x.to_bits(), SeqCst),
+                // Compares bit patterns, as CUDA's atomicCAS does.
+                AtomicOp::CompareExchange => {
+                    let n: $f = match b {
+                        Some(Value::$variant(n)) => n,
+                        _ => return Err(mismatch()),
+                    };
+                    match at.compare_exchange(x.to_bits(), n.to_bits(), SeqCst, SeqCst) {
+                        Ok(v) | Err(v) => v,
+                    }
+                }
+                AtomicOp::And | AtomicOp::Or | AtomicOp::Xor => return Err(mismatch()),
+            };
+            Value::$variant(<$f>::from_bits(prev))
+        }};
+    }
+    Ok(match s {
+        ScalarType::I32 => int!(AtomicI32, I32),
+        ScalarType::U32 => int!(AtomicU32, U32),
+        ScalarType::I64 => int!(AtomicI64, I64),
+        ScalarType::U64 => int!(AtomicU64, U64),
+        ScalarType::F32 => float!(AtomicU32, F32, f32),
+        ScalarType::F64 => float!(AtomicU64, F64, f64),
+        _ => return Err(mismatch()),
+    })
+}

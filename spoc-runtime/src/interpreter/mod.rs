@@ -1,0 +1,103 @@
+//! The IR Interpreter: runs a kernel's IR on the CPU. It is the reference backend: every other
+//! backend's results are compared with its, and it checks what GPUs do not — out-of-bounds
+//! accesses, integer division by zero and `step_by(0)` are errors naming the kernel, the faulting
+//! block and thread, and (for accesses) the array and the index.
+//!
+//! How it runs a launch:
+//! - the kernel is first prepared ([`CompiledKernel::new`]): variables become slot indices,
+//!   helpers, fields and cases are resolved, array accesses become place paths; nodes not run
+//!   yet are refused here, before any thread runs;
+//! - blocks run in parallel on the CPU cores (rayon); the threads of a block run one after
+//!   another in x-fastest order, each to completion. The first fault (lowest block index, then
+//!   first thread in that order) is returned;
+//! - global buffers are accessed through the launch's raw pointers, bounds-checked, with relaxed
+//!   atomic loads and stores; record elements use `#[repr(C)]` layout; atomics are real atomic
+//!   read-modify-writes (sequentially consistent).
+//!
+//! Not supported yet (an [`InterpErrorKind::Unsupported`] error, never a wrong result): block and
+//! warp barriers, shared-memory arrays, warp shuffles/votes/ballot, vector values, atomics on
+//! local arrays, local arrays passed by mutable reference to helpers.
+
+mod compile;
+mod error;
+mod exec;
+mod layout;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{InterpError, InterpErrorKind};
+
+use crate::native::abi::NativeArg;
+use spoc_ir::Kernel;
+
+/// Threads per warp as the Interpreter reports them (`warp_size()`), and the modulus of
+/// `lane_id()`.
+pub const WARP_SIZE: u32 = 32;
+
+/// A kernel prepared for interpretation; prepare once, launch many times.
+#[derive(Debug)]
+pub struct CompiledKernel {
+    prog: compile::Program,
+}
+
+impl CompiledKernel {
+    /// Prepares `kernel`.
+    ///
+    /// # Errors
+    /// [`InterpErrorKind::Unsupported`] for nodes the Interpreter does not run yet,
+    /// [`InterpErrorKind::InvalidKernel`] for IR that does not resolve (unknown variables,
+    /// helpers, fields, cases); both with block and thread `[0, 0, 0]`.
+    pub fn new(kernel: &Kernel) -> Result<CompiledKernel, InterpError> {
+        compile::compile(kernel)
+            .map(|prog| CompiledKernel { prog })
+            .map_err(|k| InterpError::launch(&kernel.name, *k))
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.prog.name
+    }
+
+    /// Runs the kernel over `grid` blocks of `block` threads (x, y, z) with `args`, one per
+    /// parameter in order: scalars by value, buffers (and records by value, as a one-element
+    /// buffer of their `#[repr(C)]` bytes) as host memory.
+    ///
+    /// `shared_mem_bytes` (dynamic shared memory) is accepted and unused: kernels that use shared
+    /// memory are refused when prepared. A grid or block with a zero dimension runs nothing.
+    ///
+    /// Every buffer argument must point to `len` live elements of `elem_bytes` bytes for the
+    /// whole call, writable if the parameter is `&mut`, not accessed by anything else meanwhile
+    /// (the contract of [`NativeArg`], which the runtime upholds).
+    ///
+    /// # Errors
+    /// [`InterpErrorKind::BadArgument`] before any thread runs if the arguments do not fit the
+    /// parameters (count, scalar type, element size, alignment, length over `u32::MAX`); else the
+    /// first fault of a thread, with its block and thread coordinates. Threads of other blocks
+    /// may have run (and written memory) when an error is returned.
+    pub fn execute(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_mem_bytes: usize,
+        args: &[NativeArg],
+    ) -> Result<(), InterpError> {
+        let _ = shared_mem_bytes;
+        exec::run(&self.prog, grid, block, args)
+    }
+}
+
+/// Prepares `kernel` and runs it once: [`CompiledKernel::new`] then [`CompiledKernel::execute`].
+///
+/// # Errors
+/// As those two.
+pub fn execute(
+    kernel: &Kernel,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_mem_bytes: usize,
+    args: &[NativeArg],
+) -> Result<(), InterpError> {
+    CompiledKernel::new(kernel)?.execute(grid, block, shared_mem_bytes, args)
+}

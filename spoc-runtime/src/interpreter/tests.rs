@@ -1,0 +1,1213 @@
+//! Tests of the Interpreter on hand-built IR kernels.
+
+use super::*;
+use crate::native::abi::ScalarArg;
+use spoc_ir::{
+    AtomicOp, Axis, BinOp, Const, Expr, ExprKind, Field, ForDir, Function, Intrinsic, LValue,
+    MathFn, MemSpace, Param, Pattern, RecordDef, ScalarType, Stmt, StmtKind, Type, UnOp, VarDecl,
+    VarId, VarKind,
+};
+
+// ---- IR builders -------------------------------------------------------------------------
+
+/// Builds the variable table and parameters of a kernel or helper.
+#[derive(Default)]
+struct B {
+    vars: Vec<VarDecl>,
+    params: Vec<Param>,
+}
+
+impl B {
+    fn decl(&mut self, name: &str, ty: Type, mutable: bool, kind: VarKind) -> Expr {
+        let id = VarId(self.vars.len() as u32);
+        self.vars.push(VarDecl {
+            name: name.into(),
+            ty: ty.clone(),
+            mutable,
+            kind,
+        });
+        Expr::var(id, ty)
+    }
+    fn param(&mut self, name: &str, ty: Type, mutable: bool) -> Expr {
+        let e = self.decl(name, ty.clone(), mutable, VarKind::Param);
+        self.params.push(Param {
+            var: id(&e),
+            name: name.into(),
+            ty,
+            mutable,
+        });
+        e
+    }
+    /// A `&[T]` parameter.
+    fn buf(&mut self, name: &str, elem: Type) -> Expr {
+        self.param(name, Type::global_array(elem), false)
+    }
+    /// A `&mut [T]` parameter.
+    fn buf_mut(&mut self, name: &str, elem: Type) -> Expr {
+        self.param(name, Type::global_array(elem), true)
+    }
+    fn local(&mut self, name: &str, ty: Type) -> Expr {
+        self.decl(name, ty, true, VarKind::Local)
+    }
+    fn kernel(self, name: &str, body: Vec<Stmt>) -> Kernel {
+        Kernel {
+            name: name.into(),
+            params: self.params,
+            vars: self.vars,
+            shared: vec![],
+            body,
+            records: vec![],
+            variants: vec![],
+            functions: vec![],
+        }
+    }
+    fn function(self, name: &str, ret: Type, body: Vec<Stmt>) -> Function {
+        Function {
+            name: name.into(),
+            params: self.params,
+            ret,
+            vars: self.vars,
+            body,
+        }
+    }
+}
+
+fn id(e: &Expr) -> VarId {
+    match e.kind {
+        ExprKind::Var(v) => v,
+        _ => panic!("not a variable"),
+    }
+}
+
+fn i32c(v: i32) -> Expr {
+    Expr::constant(Const::I32(v))
+}
+fn i64c(v: i64) -> Expr {
+    Expr::constant(Const::I64(v))
+}
+fn u32c(v: u32) -> Expr {
+    Expr::constant(Const::U32(v))
+}
+fn f32c(v: f32) -> Expr {
+    Expr::constant(Const::f32(v))
+}
+fn boolc(v: bool) -> Expr {
+    Expr::constant(Const::Bool(v))
+}
+
+fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+    let ty = if op.is_comparison() || op.is_logical() {
+        Type::BOOL
+    } else {
+        l.ty.clone()
+    };
+    Expr {
+        kind: ExprKind::Binary {
+            op,
+            lhs: Box::new(l),
+            rhs: Box::new(r),
+        },
+        ty,
+    }
+}
+fn add(l: Expr, r: Expr) -> Expr {
+    bin(BinOp::Add, l, r)
+}
+fn mul(l: Expr, r: Expr) -> Expr {
+    bin(BinOp::Mul, l, r)
+}
+fn lt(l: Expr, r: Expr) -> Expr {
+    bin(BinOp::Lt, l, r)
+}
+fn neg(e: Expr) -> Expr {
+    Expr {
+        ty: e.ty.clone(),
+        kind: ExprKind::Unary {
+            op: UnOp::Neg,
+            operand: Box::new(e),
+        },
+    }
+}
+fn idx(array: &Expr, i: Expr) -> Expr {
+    let elem = array.ty.as_array().expect("indexing an array").0.clone();
+    Expr {
+        kind: ExprKind::Index {
+            array: Box::new(array.clone()),
+            index: Box::new(i),
+        },
+        ty: elem,
+    }
+}
+fn field(base: Expr, name: &str, ty: Type) -> Expr {
+    Expr {
+        kind: ExprKind::Field {
+            base: Box::new(base),
+            field: name.into(),
+        },
+        ty,
+    }
+}
+fn len(array: &Expr) -> Expr {
+    Expr {
+        kind: ExprKind::Len(Box::new(array.clone())),
+        ty: Type::U32,
+    }
+}
+fn intr(i: Intrinsic, args: Vec<Expr>, ty: Type) -> Expr {
+    Expr {
+        kind: ExprKind::Intrinsic { intrinsic: i, args },
+        ty,
+    }
+}
+fn gid(a: Axis) -> Expr {
+    intr(Intrinsic::GlobalId(a), vec![], Type::U32)
+}
+fn math(f: MathFn, args: Vec<Expr>) -> Expr {
+    let ty = args[0].ty.clone();
+    intr(Intrinsic::Math(f), args, ty)
+}
+fn cast(e: Expr, to: ScalarType) -> Expr {
+    Expr {
+        kind: ExprKind::Cast {
+            value: Box::new(e),
+            to,
+        },
+        ty: Type::Scalar(to),
+    }
+}
+fn select(c: Expr, t: Expr, e: Expr) -> Expr {
+    Expr {
+        ty: t.ty.clone(),
+        kind: ExprKind::Select {
+            cond: Box::new(c),
+            then: Box::new(t),
+            els: Box::new(e),
+        },
+    }
+}
+fn call(f: &Function, args: Vec<Expr>) -> Expr {
+    Expr {
+        kind: ExprKind::Call {
+            func: f.name.clone(),
+            args,
+        },
+        ty: f.ret.clone(),
+    }
+}
+
+fn st(k: StmtKind) -> Stmt {
+    Stmt::new(k)
+}
+fn let_(v: &Expr, init: Expr) -> Stmt {
+    st(StmtKind::Let {
+        var: id(v),
+        init: Some(init),
+    })
+}
+fn set(v: &Expr, value: Expr) -> Stmt {
+    st(StmtKind::Assign {
+        target: LValue::Var(id(v)),
+        value,
+    })
+}
+/// `array[i] = value`.
+fn store(array: &Expr, i: Expr, value: Expr) -> Stmt {
+    st(StmtKind::Assign {
+        target: LValue::Index {
+            base: Box::new(LValue::Var(id(array))),
+            index: i,
+        },
+        value,
+    })
+}
+fn if_(cond: Expr, then: Vec<Stmt>, els: Option<Vec<Stmt>>) -> Stmt {
+    st(StmtKind::If { cond, then, els })
+}
+fn for_(v: &Expr, start: Expr, end: Expr, step: u32, dir: ForDir, body: Vec<Stmt>) -> Stmt {
+    st(StmtKind::For {
+        var: id(v),
+        start,
+        end,
+        step: u32c(step),
+        dir,
+        body,
+    })
+}
+fn ret(e: Expr) -> Stmt {
+    st(StmtKind::Return(Some(e)))
+}
+
+// ---- launch helpers ----------------------------------------------------------------------
+
+fn buf<T>(v: &mut [T]) -> NativeArg {
+    NativeArg::Buffer {
+        ptr: v.as_mut_ptr().cast(),
+        len: v.len(),
+        elem_bytes: std::mem::size_of::<T>(),
+    }
+}
+fn f32a(v: f32) -> NativeArg {
+    NativeArg::Scalar(ScalarArg::F32(v))
+}
+fn i32a(v: i32) -> NativeArg {
+    NativeArg::Scalar(ScalarArg::I32(v))
+}
+fn d1(n: u32) -> [u32; 3] {
+    [n, 1, 1]
+}
+
+// ---- kernels -----------------------------------------------------------------------------
+
+/// `fn saxpy(a: f32, x: &[f32], y: &mut [f32]) { let i = global_id_x(); if i < y.len() { y[i] = a * x[i] + y[i]; } }`
+fn saxpy() -> Kernel {
+    let mut b = B::default();
+    let a = b.param("a", Type::F32, false);
+    let x = b.buf("x", Type::F32);
+    let y = b.buf_mut("y", Type::F32);
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        if_(
+            lt(i.clone(), len(&y)),
+            vec![store(
+                &y,
+                i.clone(),
+                add(mul(a, idx(&x, i.clone())), idx(&y, i.clone())),
+            )],
+            None,
+        ),
+    ];
+    b.kernel("saxpy", body)
+}
+
+#[test]
+fn saxpy_f32() {
+    let n = 1000;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let mut xs = x.clone();
+    let mut y: Vec<f32> = (0..n).map(|i| 1.0 - i as f32).collect();
+    let expect: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.5 * x + y).collect();
+    execute(
+        &saxpy(),
+        d1(4),
+        d1(256),
+        0,
+        &[f32a(2.5), buf(&mut xs), buf(&mut y)],
+    )
+    .unwrap();
+    assert_eq!(y, expect);
+    assert_eq!(y[10], 2.5 * 5.0 + (1.0 - 10.0));
+}
+
+#[test]
+fn compiled_kernel_runs_twice() {
+    let k = CompiledKernel::new(&saxpy()).unwrap();
+    assert_eq!(k.name(), "saxpy");
+    let mut x = vec![1.0f32; 8];
+    let mut y = vec![0.0f32; 8];
+    for _ in 0..2 {
+        k.execute(d1(1), d1(8), 0, &[f32a(3.0), buf(&mut x), buf(&mut y)])
+            .unwrap();
+    }
+    assert_eq!(y, vec![6.0; 8]);
+}
+
+#[test]
+fn i32_arithmetic_wraps() {
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::I32);
+    let x = b.buf("x", Type::I32);
+    let min = || idx(&x, u32c(0)); // i32::MIN
+    let max = || idx(&x, u32c(1)); // i32::MAX
+    let results = vec![
+        add(max(), i32c(1)),
+        bin(BinOp::Sub, min(), i32c(1)),
+        mul(i32c(65536), i32c(65536)),
+        bin(BinOp::Div, min(), i32c(-1)),
+        bin(BinOp::Rem, min(), i32c(-1)),
+        neg(min()),
+        bin(BinOp::Shl, i32c(1), i32c(33)),
+        bin(BinOp::Shr, i32c(-8), u32c(1)),
+        bin(BinOp::Shl, i32c(1), i32c(-1)),
+        bin(BinOp::Rem, i32c(-7), i32c(2)),
+        bin(BinOp::Div, i32c(-7), i32c(2)),
+        math(MathFn::Abs, vec![min()]),
+    ];
+    let n = results.len();
+    let body = results
+        .into_iter()
+        .enumerate()
+        .map(|(k, e)| store(&out, u32c(k as u32), e))
+        .collect();
+    let k = b.kernel("wrap", body);
+    let mut o = vec![0i32; n];
+    let mut xs = vec![i32::MIN, i32::MAX];
+    execute(&k, d1(1), d1(1), 0, &[buf(&mut o), buf(&mut xs)]).unwrap();
+    assert_eq!(
+        o,
+        vec![
+            i32::MIN,
+            i32::MAX,
+            0,
+            i32::MIN,
+            0,
+            i32::MIN,
+            2,
+            -4,
+            i32::MIN,
+            -1,
+            -3,
+            i32::MIN
+        ]
+    );
+}
+
+#[test]
+fn unsigned_and_64_bit_operations() {
+    let mut b = B::default();
+    let o32 = b.buf_mut("o32", Type::U32);
+    let o64 = b.buf_mut("o64", Type::I64);
+    let body = vec![
+        store(&o32, u32c(0), bin(BinOp::Shr, u32c(0x8000_0000), u32c(31))),
+        store(&o32, u32c(1), bin(BinOp::Sub, u32c(0), u32c(1))),
+        store(&o32, u32c(2), bin(BinOp::BitXor, u32c(0xF0), u32c(0xFF))),
+        store(&o64, u32c(0), mul(i64c(1 << 40), i64c(1 << 30))),
+        store(&o64, u32c(1), bin(BinOp::Shr, i64c(-1 << 40), u32c(8))),
+        store(&o64, u32c(2), bin(BinOp::Shl, i64c(3), i64c(65))),
+    ];
+    let k = b.kernel("u", body);
+    let (mut a, mut c) = (vec![0u32; 3], vec![0i64; 3]);
+    execute(&k, d1(1), d1(1), 0, &[buf(&mut a), buf(&mut c)]).unwrap();
+    assert_eq!(a, vec![1, u32::MAX, 0x0F]);
+    assert_eq!(c, vec![(1i64 << 40).wrapping_mul(1 << 30), -1 << 32, 6]);
+}
+
+/// `out[i] = 100 / (i as i32 - 5)` over 8 threads in blocks of 4.
+#[test]
+fn division_by_zero_reports_block_and_thread() {
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::I32);
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(
+            &out,
+            i.clone(),
+            bin(
+                BinOp::Div,
+                i32c(100),
+                bin(BinOp::Sub, cast(i.clone(), ScalarType::I32), i32c(5)),
+            ),
+        ),
+    ];
+    let k = b.kernel("div", body);
+    let mut o = vec![0i32; 8];
+    let err = execute(&k, d1(2), d1(4), 0, &[buf(&mut o)]).unwrap_err();
+    assert_eq!(err.kind, InterpErrorKind::DivisionByZero);
+    assert_eq!(err.kernel, "div");
+    assert_eq!(err.block, [1, 0, 0]);
+    assert_eq!(err.thread, [1, 0, 0]);
+    assert_eq!(
+        err.to_string(),
+        "kernel `div`, block (1, 0, 0), thread (1, 0, 0): integer division or remainder by zero"
+    );
+    // Block 0 ran to completion before the fault in block 1 was reported.
+    assert_eq!(&o[..4], &[-20, -25, -33, -50]);
+    // Thread 0 of block 1 ran; thread 1 faulted before its store, and thread 2 never ran.
+    assert_eq!(&o[4..], &[-100, 0, 0, 0]);
+}
+
+/// `y[i] = x[i + 1]` with 4 threads and buffers of 4.
+#[test]
+fn out_of_bounds_read_names_buffer_and_index() {
+    let mut b = B::default();
+    let x = b.buf("x", Type::F32);
+    let y = b.buf_mut("y", Type::F32);
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, intr(Intrinsic::ThreadIdx(Axis::X), vec![], Type::U32)),
+        store(&y, i.clone(), idx(&x, add(i.clone(), u32c(1)))),
+    ];
+    let k = b.kernel("shift", body);
+    let (mut xs, mut ys) = (vec![1.0f32, 2.0, 3.0, 4.0], vec![0.0f32; 4]);
+    let err = execute(&k, d1(1), d1(4), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap_err();
+    assert_eq!(
+        err.kind,
+        InterpErrorKind::OutOfBounds {
+            array: "x".into(),
+            index: 4,
+            len: 4
+        }
+    );
+    assert_eq!((err.block, err.thread), ([0, 0, 0], [3, 0, 0]));
+    let msg = err.to_string();
+    assert!(msg.contains("thread (3, 0, 0)"), "{msg}");
+    assert!(
+        msg.contains("index 4 out of bounds for `x` of length 4"),
+        "{msg}"
+    );
+    assert_eq!(ys, vec![2.0, 3.0, 4.0, 0.0]);
+}
+
+#[test]
+fn out_of_bounds_write_and_local_array() {
+    // let mut a = [0i32; 3]; a[tid] = 7; out[tid] = a[tid]  with 4 threads: thread 3 faults.
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::I32);
+    let a = b.local(
+        "a",
+        Type::Array {
+            elem: Box::new(Type::I32),
+            space: MemSpace::Local,
+            len: Some(3),
+        },
+    );
+    let t = b.local("t", Type::U32);
+    let body = vec![
+        let_(&t, gid(Axis::X)),
+        let_(
+            &a,
+            Expr {
+                kind: ExprKind::ArrayRepeat {
+                    value: Box::new(i32c(0)),
+                    len: 3,
+                },
+                ty: a.ty.clone(),
+            },
+        ),
+        store(
+            &a,
+            t.clone(),
+            add(i32c(7), cast(t.clone(), ScalarType::I32)),
+        ),
+        store(
+            &out,
+            t.clone(),
+            add(idx(&a, t.clone()), cast(len(&a), ScalarType::I32)),
+        ),
+    ];
+    let k = b.kernel("local", body);
+    let mut o = vec![0i32; 4];
+    let err = execute(&k, d1(1), d1(4), 0, &[buf(&mut o)]).unwrap_err();
+    assert_eq!(
+        err.kind,
+        InterpErrorKind::OutOfBounds {
+            array: "a".into(),
+            index: 3,
+            len: 3
+        }
+    );
+    assert_eq!(err.thread, [3, 0, 0]);
+    assert_eq!(o, vec![10, 11, 12, 0]);
+}
+
+/// Records `for` iterations into `out` (`out[k] = v; k += 1`), returns the kernel.
+fn for_kernel(ty: Type, start: Expr, end: Expr, step: u32, dir: ForDir) -> Kernel {
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::I64);
+    let k = b.local("k", Type::U32);
+    let v = b.local("v", ty);
+    let body = vec![
+        let_(&k, u32c(0)),
+        for_(
+            &v,
+            start,
+            end,
+            step,
+            dir,
+            vec![
+                store(&out, k.clone(), cast(v.clone(), ScalarType::I64)),
+                set(&k, add(k.clone(), u32c(1))),
+            ],
+        ),
+        // Number of iterations in the last element.
+        store(&out, u32c(15), cast(k.clone(), ScalarType::I64)),
+    ];
+    b.kernel("for", body)
+}
+
+fn run_for(k: &Kernel) -> Vec<i64> {
+    let mut o = vec![0i64; 16];
+    execute(k, d1(1), d1(1), 0, &[buf(&mut o)]).unwrap();
+    let n = o[15] as usize;
+    o[..n].to_vec()
+}
+
+#[test]
+fn for_loops_up_down_and_step() {
+    let up = for_kernel(Type::I32, i32c(-5), i32c(5), 3, ForDir::Up);
+    assert_eq!(run_for(&up), vec![-5, -2, 1, 4]);
+    let down = for_kernel(Type::I32, i32c(-5), i32c(5), 3, ForDir::Down);
+    assert_eq!(run_for(&down), vec![4, 1, -2, -5]);
+    let down1 = for_kernel(Type::I32, i32c(-3), i32c(0), 1, ForDir::Down);
+    assert_eq!(run_for(&down1), vec![-1, -2, -3]);
+    let empty = for_kernel(Type::U32, u32c(5), u32c(2), 1, ForDir::Up);
+    assert_eq!(run_for(&empty), Vec::<i64>::new());
+    let empty_down = for_kernel(Type::U32, u32c(5), u32c(5), 1, ForDir::Down);
+    assert_eq!(run_for(&empty_down), Vec::<i64>::new());
+    // Near the ends of the type: no overflow, no extra iteration.
+    let top = for_kernel(Type::I32, i32c(i32::MAX - 3), i32c(i32::MAX), 2, ForDir::Up);
+    assert_eq!(
+        run_for(&top),
+        vec![i32::MAX as i64 - 3, i32::MAX as i64 - 1]
+    );
+    let bottom = for_kernel(
+        Type::I32,
+        i32c(i32::MIN),
+        i32c(i32::MIN + 3),
+        2,
+        ForDir::Down,
+    );
+    assert_eq!(run_for(&bottom), vec![i32::MIN as i64 + 2, i32::MIN as i64]);
+    let u = for_kernel(Type::U32, u32c(0), u32c(3), 1, ForDir::Down);
+    assert_eq!(run_for(&u), vec![2, 1, 0]);
+}
+
+#[test]
+fn for_step_zero_is_an_error() {
+    let k = for_kernel(Type::I32, i32c(0), i32c(4), 0, ForDir::Up);
+    let mut o = vec![0i64; 16];
+    let err = execute(&k, d1(1), d1(2), 0, &[buf(&mut o)]).unwrap_err();
+    assert_eq!(err.kind, InterpErrorKind::ZeroStep);
+    assert_eq!(err.thread, [0, 0, 0]);
+}
+
+/// `let mut i = 0; let mut s = 0; while true { i += 1; if i % 2 == 0 { continue } if i > 9 { break } s += i } out = [s, i]`
+#[test]
+fn while_with_break_and_continue() {
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::I32);
+    let i = b.local("i", Type::I32);
+    let s = b.local("s", Type::I32);
+    let body = vec![
+        let_(&i, i32c(0)),
+        let_(&s, i32c(0)),
+        st(StmtKind::While {
+            cond: boolc(true),
+            body: vec![
+                set(&i, add(i.clone(), i32c(1))),
+                if_(
+                    bin(BinOp::Eq, bin(BinOp::Rem, i.clone(), i32c(2)), i32c(0)),
+                    vec![st(StmtKind::Continue)],
+                    None,
+                ),
+                if_(
+                    bin(BinOp::Gt, i.clone(), i32c(9)),
+                    vec![st(StmtKind::Break)],
+                    None,
+                ),
+                set(&s, add(s.clone(), i.clone())),
+            ],
+        }),
+        store(&out, u32c(0), s.clone()),
+        store(&out, u32c(1), i.clone()),
+    ];
+    let k = b.kernel("loop", body);
+    let mut o = vec![0i32; 2];
+    execute(&k, d1(1), d1(1), 0, &[buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![1 + 3 + 5 + 7 + 9, 11]);
+}
+
+/// `out[i] = if d[i] == 0 { -1 } else { 10 / d[i] }`: the division is never evaluated for 0.
+#[test]
+fn select_evaluates_only_the_chosen_branch() {
+    let mut b = B::default();
+    let d = b.buf("d", Type::I32);
+    let out = b.buf_mut("out", Type::I32);
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(
+            &out,
+            i.clone(),
+            select(
+                bin(BinOp::Eq, idx(&d, i.clone()), i32c(0)),
+                i32c(-1),
+                bin(BinOp::Div, i32c(10), idx(&d, i.clone())),
+            ),
+        ),
+    ];
+    let k = b.kernel("sel", body);
+    let (mut ds, mut o) = (vec![0, 5, 0, 3], vec![7i32; 4]);
+    execute(&k, d1(2), d1(2), 0, &[buf(&mut ds), buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![-1, 2, -1, 3]);
+}
+
+/// `out[i] = i < x.len() && x[i] > 0`, and `||`, over more threads than `x` has elements.
+#[test]
+fn short_circuit_guards_out_of_bounds_read() {
+    let mut b = B::default();
+    let x = b.buf("x", Type::I32);
+    let and_out = b.buf_mut("and_out", Type::BOOL);
+    let or_out = b.buf_mut("or_out", Type::BOOL);
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(
+            &and_out,
+            i.clone(),
+            bin(
+                BinOp::LogicalAnd,
+                lt(i.clone(), len(&x)),
+                bin(BinOp::Gt, idx(&x, i.clone()), i32c(0)),
+            ),
+        ),
+        store(
+            &or_out,
+            i.clone(),
+            bin(
+                BinOp::LogicalOr,
+                bin(BinOp::Ge, i.clone(), len(&x)),
+                bin(BinOp::Eq, idx(&x, i.clone()), i32c(0)),
+            ),
+        ),
+    ];
+    let k = b.kernel("guard", body);
+    let mut xs = vec![3, 0, -2];
+    let (mut a, mut o) = (vec![false; 6], vec![false; 6]);
+    execute(
+        &k,
+        d1(2),
+        d1(3),
+        0,
+        &[buf(&mut xs), buf(&mut a), buf(&mut o)],
+    )
+    .unwrap();
+    assert_eq!(a, vec![true, false, false, false, false, false]);
+    assert_eq!(o, vec![false, true, false, true, true, true]);
+}
+
+#[test]
+fn casts_follow_rust_as() {
+    let mut b = B::default();
+    let oi = b.buf_mut("oi", Type::I32);
+    let ou = b.buf_mut("ou", Type::U32);
+    let of = b.buf_mut("of", Type::F32);
+    let fx = b.buf("fx", Type::F32);
+    let f = |k: u32| idx(&fx, u32c(k));
+    let to_i32 = vec![
+        cast(f(0), ScalarType::I32), // 3.9
+        cast(f(1), ScalarType::I32), // -3.9
+        cast(f(2), ScalarType::I32), // 1e10
+        cast(f(3), ScalarType::I32), // -1e10
+        cast(f(4), ScalarType::I32), // NaN
+        cast(f(5), ScalarType::I32), // inf
+        cast(i64c(0x1_0000_0005), ScalarType::I32),
+        cast(i64c(-1), ScalarType::I32),
+        cast(i64c(0x8000_0000), ScalarType::I32),
+        cast(boolc(true), ScalarType::I32),
+        cast(cast(f(2), ScalarType::F64), ScalarType::I32),
+    ];
+    let to_u32 = vec![
+        cast(f(1), ScalarType::U32), // -3.9 -> 0
+        cast(i32c(-1), ScalarType::U32),
+        cast(f(4), ScalarType::U32), // NaN -> 0
+        cast(f(2), ScalarType::U32), // 1e10 -> MAX
+    ];
+    let to_f32 = vec![
+        cast(u32c(16_777_217), ScalarType::F32),
+        cast(u32c(u32::MAX), ScalarType::F32),
+        cast(i64c(-(1 << 40) - 1), ScalarType::F32),
+        cast(Expr::constant(Const::f64(0.1)), ScalarType::F32),
+        cast(cast(f32c(65519.0), ScalarType::F16), ScalarType::F32),
+        cast(cast(f32c(65520.0), ScalarType::F16), ScalarType::F32),
+        cast(cast(f32c(1.0 / 3.0), ScalarType::F16), ScalarType::F32),
+    ];
+    let mut body = vec![];
+    for (k, e) in to_i32.into_iter().enumerate() {
+        body.push(store(&oi, u32c(k as u32), e));
+    }
+    for (k, e) in to_u32.into_iter().enumerate() {
+        body.push(store(&ou, u32c(k as u32), e));
+    }
+    for (k, e) in to_f32.into_iter().enumerate() {
+        body.push(store(&of, u32c(k as u32), e));
+    }
+    let k = b.kernel("casts", body);
+    let mut fxs = vec![3.9f32, -3.9, 1e10, -1e10, f32::NAN, f32::INFINITY];
+    let (mut a, mut u, mut c) = (vec![0i32; 11], vec![7u32; 4], vec![0f32; 7]);
+    execute(
+        &k,
+        d1(1),
+        d1(1),
+        0,
+        &[buf(&mut a), buf(&mut u), buf(&mut c), buf(&mut fxs)],
+    )
+    .unwrap();
+    assert_eq!(
+        a,
+        vec![
+            3,
+            -3,
+            i32::MAX,
+            i32::MIN,
+            0,
+            i32::MAX,
+            5,
+            -1,
+            i32::MIN,
+            1,
+            i32::MAX
+        ]
+    );
+    assert_eq!(u, vec![0, u32::MAX, 0, u32::MAX]);
+    assert_eq!(
+        c,
+        vec![
+            16_777_216.0,
+            4_294_967_296.0,
+            -1_099_511_627_776.0,
+            0.1f32,
+            65504.0,
+            f32::INFINITY,
+            0.333_251_95
+        ]
+    );
+}
+
+#[test]
+fn math_functions() {
+    let mut b = B::default();
+    let o = b.buf_mut("o", Type::F32);
+    let x = b.buf("x", Type::F32);
+    let v = |k: u32| idx(&x, u32c(k));
+    let results = vec![
+        math(MathFn::Sqrt, vec![v(0)]),                     // sqrt 2
+        math(MathFn::Rsqrt, vec![f32c(4.0)]),               // 0.5
+        math(MathFn::Min, vec![v(1), f32c(1.5)]),           // NaN.min(1.5) = 1.5
+        math(MathFn::Max, vec![f32c(-1.0), v(1)]),          // -1
+        math(MathFn::MulAdd, vec![v(2), v(2), f32c(-1.0)]), // fused
+        math(MathFn::Round, vec![f32c(-2.5)]),              // -3 (away from zero)
+        math(MathFn::Powi, vec![f32c(2.0), i32c(10)]),
+        math(MathFn::Signum, vec![f32c(-0.0)]),
+    ];
+    let n = results.len();
+    let body = results
+        .into_iter()
+        .enumerate()
+        .map(|(k, e)| store(&o, u32c(k as u32), e))
+        .collect();
+    let k = b.kernel("math", body);
+    // x * x - 1 loses the 2^-24 term when rounded before the subtraction.
+    let third = 1.0f32 + 2f32.powi(-12);
+    let mut xs = vec![2.0f32, f32::NAN, third];
+    let mut out = vec![0f32; n];
+    execute(&k, d1(1), d1(1), 0, &[buf(&mut out), buf(&mut xs)]).unwrap();
+    assert_eq!(
+        out,
+        vec![
+            2f32.sqrt(),
+            0.5,
+            1.5,
+            -1.0,
+            third.mul_add(third, -1.0),
+            -3.0,
+            1024.0,
+            -1.0
+        ]
+    );
+    // The fused result differs from the unfused one for this input.
+    assert_ne!(out[4], third * third - 1.0);
+    assert_eq!(out[4], 2f32.powi(-11) + 2f32.powi(-24));
+}
+
+/// `fn madd(a: f32, b: f32, c: f32) -> f32 { let t = a * b; return t + c; }` and
+/// `fn get(v: &[f32], i: u32) -> f32 { v[i] }`; `y[i] = madd(a, get(x, i), y[i])`.
+#[test]
+fn helper_function_call() {
+    let mut fb = B::default();
+    let pa = fb.param("a", Type::F32, false);
+    let pb = fb.param("b", Type::F32, false);
+    let pc = fb.param("c", Type::F32, false);
+    let t = fb.local("t", Type::F32);
+    let madd = fb.function(
+        "madd",
+        Type::F32,
+        vec![let_(&t, mul(pa, pb)), ret(add(t, pc))],
+    );
+    let mut gb = B::default();
+    let v = gb.buf("v", Type::F32);
+    let gi = gb.param("i", Type::U32, false);
+    let get = gb.function("get", Type::F32, vec![ret(idx(&v, gi))]);
+
+    let mut b = B::default();
+    let a = b.param("a", Type::F32, false);
+    let x = b.buf("x", Type::F32);
+    let y = b.buf_mut("y", Type::F32);
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(
+            &y,
+            i.clone(),
+            call(
+                &madd,
+                vec![
+                    a,
+                    call(&get, vec![x.clone(), i.clone()]),
+                    idx(&y, i.clone()),
+                ],
+            ),
+        ),
+    ];
+    let mut k = b.kernel("calls", body);
+    k.functions = vec![madd, get];
+
+    let mut xs: Vec<f32> = (0..6).map(|i| i as f32).collect();
+    let mut ys = vec![1.0f32; 6];
+    execute(
+        &k,
+        d1(2),
+        d1(3),
+        0,
+        &[f32a(2.0), buf(&mut xs), buf(&mut ys)],
+    )
+    .unwrap();
+    assert_eq!(ys, vec![1.0, 3.0, 5.0, 7.0, 9.0, 11.0]);
+
+    // A fault inside the helper names the kernel's buffer and the launching thread.
+    let mut short = vec![0.0f32; 4];
+    let err = execute(
+        &k,
+        d1(2),
+        d1(3),
+        0,
+        &[f32a(2.0), buf(&mut short), buf(&mut ys)],
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.kind,
+        InterpErrorKind::OutOfBounds {
+            array: "x".into(),
+            index: 4,
+            len: 4
+        }
+    );
+    assert_eq!((err.block, err.thread), ([1, 0, 0], [1, 0, 0]));
+}
+
+/// `out[gy * width + gx] = gx + 1000 * gy` on a 2-D grid.
+#[test]
+fn two_dimensional_launch() {
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let w = b.param("width", Type::U32, false);
+    let (gx, gy) = (b.local("gx", Type::U32), b.local("gy", Type::U32));
+    let body = vec![
+        let_(&gx, gid(Axis::X)),
+        let_(&gy, gid(Axis::Y)),
+        store(
+            &out,
+            add(mul(gy.clone(), w), gx.clone()),
+            add(gx.clone(), mul(u32c(1000), gy.clone())),
+        ),
+    ];
+    let k = b.kernel("grid2d", body);
+    let (width, height) = (8u32, 6u32);
+    let mut o = vec![0u32; (width * height) as usize];
+    execute(
+        &k,
+        [2, 3, 1],
+        [4, 2, 1],
+        0,
+        &[buf(&mut o), NativeArg::Scalar(ScalarArg::U32(width))],
+    )
+    .unwrap();
+    for y in 0..height {
+        for x in 0..width {
+            assert_eq!(o[(y * width + x) as usize], x + 1000 * y, "at ({x}, {y})");
+        }
+    }
+}
+
+#[test]
+fn index_intrinsics_in_3d() {
+    // out[linear global id] = block_idx_z * 100 + thread_idx_y * 10 + grid_dim_z
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let ii = |i: Intrinsic| intr(i, vec![], Type::U32);
+    let lin = add(
+        gid(Axis::X),
+        mul(
+            ii(Intrinsic::GlobalSize(Axis::X)),
+            add(
+                gid(Axis::Y),
+                mul(ii(Intrinsic::GlobalSize(Axis::Y)), gid(Axis::Z)),
+            ),
+        ),
+    );
+    let v = add(
+        add(
+            mul(ii(Intrinsic::BlockIdx(Axis::Z)), u32c(100)),
+            mul(ii(Intrinsic::ThreadIdx(Axis::Y)), u32c(10)),
+        ),
+        ii(Intrinsic::GridDim(Axis::Z)),
+    );
+    let k = b.kernel("ids", vec![store(&out, lin, v)]);
+    let mut o = vec![0u32; (2 * 2) * (3 * 2 * 2)];
+    execute(&k, [1, 2, 3], [2, 2, 1], 0, &[buf(&mut o)]).unwrap();
+    // (gx, gy, gz) -> index gx + 2 * (gy + 4 * gz)
+    for gz in 0..3u32 {
+        for gy in 0..4u32 {
+            for gx in 0..2u32 {
+                let want = gz * 100 + (gy % 2) * 10 + 3;
+                assert_eq!(o[(gx + 2 * (gy + 4 * gz)) as usize], want);
+            }
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Particle {
+    alive: bool,
+    x: f64,
+    n: i32,
+}
+
+/// `out[i].x = inp[i].x * 2.0; out[i].n = inp[i].n + 1; out[i].alive = !inp[i].alive`
+#[test]
+fn record_buffers_use_c_layout() {
+    let rec = RecordDef {
+        name: "Particle".into(),
+        fields: vec![
+            Field {
+                name: "alive".into(),
+                ty: Type::BOOL,
+            },
+            Field {
+                name: "x".into(),
+                ty: Type::F64,
+            },
+            Field {
+                name: "n".into(),
+                ty: Type::I32,
+            },
+        ],
+    };
+    let pt = Type::Record("Particle".into());
+    let mut b = B::default();
+    let inp = b.buf("inp", pt.clone());
+    let out = b.buf_mut("out", pt.clone());
+    let i = b.local("i", Type::U32);
+    let p = b.local("p", pt.clone());
+    let fld = |base: LValue, name: &str| LValue::Field {
+        base: Box::new(base),
+        field: name.into(),
+    };
+    let out_i = || LValue::Index {
+        base: Box::new(LValue::Var(id(&out))),
+        index: i.clone(),
+    };
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        // Whole-record copy first, then field updates (through a local and in place).
+        let_(&p, idx(&inp, i.clone())),
+        st(StmtKind::Assign {
+            target: fld(LValue::Var(id(&p)), "x"),
+            value: mul(
+                field(p.clone(), "x", Type::F64),
+                Expr::constant(Const::f64(2.0)),
+            ),
+        }),
+        st(StmtKind::Assign {
+            target: out_i(),
+            value: p.clone(),
+        }),
+        st(StmtKind::Assign {
+            target: fld(out_i(), "n"),
+            value: add(field(idx(&inp, i.clone()), "n", Type::I32), i32c(1)),
+        }),
+        st(StmtKind::Assign {
+            target: fld(out_i(), "alive"),
+            value: Expr {
+                kind: ExprKind::Unary {
+                    op: UnOp::Not,
+                    operand: Box::new(field(idx(&inp, i.clone()), "alive", Type::BOOL)),
+                },
+                ty: Type::BOOL,
+            },
+        }),
+    ];
+    let mut k = b.kernel("particles", body);
+    k.records = vec![rec];
+    assert_eq!(std::mem::size_of::<Particle>(), 24);
+    let mut ins: Vec<Particle> = (0..5)
+        .map(|i| Particle {
+            alive: i % 2 == 0,
+            x: i as f64 + 0.25,
+            n: 10 * i,
+        })
+        .collect();
+    let mut outs = vec![
+        Particle {
+            alive: false,
+            x: 0.0,
+            n: 0
+        };
+        5
+    ];
+    execute(&k, d1(1), d1(5), 0, &[buf(&mut ins), buf(&mut outs)]).unwrap();
+    for (i, o) in outs.iter().enumerate() {
+        let i = i as i32;
+        assert_eq!(
+            *o,
+            Particle {
+                alive: i % 2 != 0,
+                x: (i as f64 + 0.25) * 2.0,
+                n: 10 * i + 1
+            }
+        );
+    }
+}
+
+/// `old[i] = atomic_add(counter, 0, 1); atomic_add(fsum, 0, 0.5)` over 1000 threads.
+#[test]
+fn atomics_on_global_buffers() {
+    let mut b = B::default();
+    let counter = b.buf_mut("counter", Type::U32);
+    let fsum = b.buf_mut("fsum", Type::F32);
+    let old = b.buf_mut("old", Type::U32);
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        if_(
+            lt(i.clone(), len(&old)),
+            vec![
+                store(
+                    &old,
+                    i.clone(),
+                    intr(
+                        Intrinsic::Atomic(AtomicOp::Add),
+                        vec![counter.clone(), u32c(0), u32c(1)],
+                        Type::U32,
+                    ),
+                ),
+                st(StmtKind::Expr(intr(
+                    Intrinsic::Atomic(AtomicOp::Add),
+                    vec![fsum.clone(), u32c(0), f32c(0.5)],
+                    Type::F32,
+                ))),
+                st(StmtKind::Expr(intr(
+                    Intrinsic::Atomic(AtomicOp::Max),
+                    vec![counter.clone(), u32c(1), i.clone()],
+                    Type::U32,
+                ))),
+            ],
+            None,
+        ),
+    ];
+    let k = b.kernel("atomics", body);
+    let (mut c, mut f, mut o) = (vec![0u32; 2], vec![0f32; 1], vec![0u32; 1000]);
+    execute(
+        &k,
+        d1(8),
+        d1(128),
+        0,
+        &[buf(&mut c), buf(&mut f), buf(&mut o)],
+    )
+    .unwrap();
+    assert_eq!(c, vec![1000, 999]);
+    assert_eq!(f[0], 500.0);
+    o.sort_unstable();
+    assert_eq!(o, (0..1000).collect::<Vec<u32>>());
+}
+
+#[test]
+fn match_on_integers() {
+    // out[i] = match i { 0 => 10, 1 | 2 => 20, 3..=5 => 30, _ => 40 }
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::I32);
+    let i = b.local("i", Type::U32);
+    let m = Expr {
+        kind: ExprKind::Match {
+            scrutinee: Box::new(i.clone()),
+            arms: vec![
+                (Pattern::Int(Const::U32(0)), i32c(10)),
+                (
+                    Pattern::Or(vec![
+                        Pattern::Int(Const::U32(1)),
+                        Pattern::Int(Const::U32(2)),
+                    ]),
+                    i32c(20),
+                ),
+                (Pattern::Range(Const::U32(3), Const::U32(5)), i32c(30)),
+                (Pattern::Wildcard, i32c(40)),
+            ],
+        },
+        ty: Type::I32,
+    };
+    let k = b.kernel("m", vec![let_(&i, gid(Axis::X)), store(&out, i.clone(), m)]);
+    let mut o = vec![0i32; 8];
+    execute(&k, d1(1), d1(8), 0, &[buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![10, 20, 20, 30, 30, 30, 40, 40]);
+}
+
+#[test]
+fn bad_arguments_are_reported_before_running() {
+    let k = saxpy();
+    let mut x = vec![0.0f32; 4];
+    let mut y = vec![0.0f64; 4];
+    let err = execute(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x), buf(&mut y)]).unwrap_err();
+    assert!(matches!(
+        &err.kind,
+        InterpErrorKind::BadArgument { param, .. } if param == "y"
+    ));
+    assert!(
+        err.to_string()
+            .starts_with("kernel `saxpy`: bad argument `y`"),
+        "{err}"
+    );
+    let mut y = vec![0.0f32; 4];
+    let err = execute(&k, d1(1), d1(4), 0, &[i32a(1), buf(&mut x), buf(&mut y)]).unwrap_err();
+    assert!(matches!(
+        &err.kind,
+        InterpErrorKind::BadArgument { param, .. } if param == "a"
+    ));
+    let err = execute(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x)]).unwrap_err();
+    assert!(matches!(err.kind, InterpErrorKind::BadArgument { .. }));
+}
+
+#[test]
+fn barriers_and_shared_memory_are_unsupported() {
+    let mut k = saxpy();
+    k.body.push(st(StmtKind::Barrier));
+    let mut x = vec![0.0f32; 4];
+    let mut y = vec![5.0f32; 4];
+    let err = execute(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x), buf(&mut y)]).unwrap_err();
+    assert!(
+        matches!(err.kind, InterpErrorKind::Unsupported { .. }),
+        "{err}"
+    );
+    // Refused before running: nothing was written.
+    assert_eq!(y, vec![5.0; 4]);
+
+    let mut k = saxpy();
+    k.shared.push(spoc_ir::SharedDecl {
+        var: VarId(0),
+        elem: Type::F32,
+        len: Some(64),
+    });
+    let err = CompiledKernel::new(&k).unwrap_err();
+    assert!(
+        matches!(err.kind, InterpErrorKind::Unsupported { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn mutable_params_are_reset_for_each_thread() {
+    // fn k(mut a: i32, out: &mut [i32]) { a += thread_idx_x() as i32; out[tid] = a; }
+    let mut b = B::default();
+    let a = b.param("a", Type::I32, true);
+    let out = b.buf_mut("out", Type::I32);
+    let t = intr(Intrinsic::ThreadIdx(Axis::X), vec![], Type::U32);
+    let body = vec![
+        set(&a, add(a.clone(), cast(t.clone(), ScalarType::I32))),
+        store(&out, t, a.clone()),
+    ];
+    let k = b.kernel("reset", body);
+    let mut o = vec![0i32; 4];
+    execute(&k, d1(1), d1(4), 0, &[i32a(100), buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![100, 101, 102, 103]);
+}
