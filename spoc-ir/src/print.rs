@@ -171,7 +171,7 @@ impl<'a> Printer<'a> {
     /// Prints `e` so that a postfix (`.method()`, `[i]`, `.field`) can follow it unambiguously.
     fn postfix_operand(&self, out: &mut String, e: &Expr) {
         let needs_parens = match &e.kind {
-            ExprKind::Unary { .. } | ExprKind::Cast { .. } => true,
+            ExprKind::Unary { .. } => true,
             ExprKind::Const(c) => {
                 let mut s = String::new();
                 Self::constant(&mut s, *c);

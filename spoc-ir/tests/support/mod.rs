@@ -365,3 +365,172 @@ pub fn assert_invalid(k: &Kernel, words: &[&str]) -> String {
         Err(e) => panic!("expected IrError::Invalid, got {e:?}"),
     }
 }
+
+/// A block reduction: shared memory, a barrier, a downward `for`, an atomic.
+pub fn block_sum() -> Kernel {
+    let mut b = Builder::new();
+    let x = b.buf("x", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let tile = b.shared("tile", Type::F32, Some(256));
+    let t = b.local("t", Type::U32, false);
+    let s = b.local("s", Type::U32, false);
+    let acc = b.local("acc", Type::F32, true);
+    b.let_(t, intr(Intrinsic::ThreadIdx(Axis::X), vec![], Type::U32));
+    b.let_(acc, f32c(0.0));
+    b.push(stmt(if_(
+        bin(BinOp::Lt, gid_x(), len(b.v(x))),
+        vec![stmt(assign(lv(acc), b.at(x, gid_x())))],
+        None,
+    )));
+    b.push(stmt(assign(lidx(lv(tile), b.v(t)), b.v(acc))));
+    b.push(stmt(StmtKind::Barrier));
+    b.push(stmt(StmtKind::For {
+        var: s,
+        start: u32c(0),
+        end: u32c(8),
+        step: u32c(1),
+        dir: ForDir::Down,
+        body: vec![
+            stmt(if_(
+                bin(BinOp::Lt, b.v(t), bin(BinOp::Shl, u32c(1), b.v(s))),
+                vec![stmt(assign(
+                    lidx(lv(tile), b.v(t)),
+                    bin(
+                        BinOp::Add,
+                        b.at(tile, b.v(t)),
+                        b.at(
+                            tile,
+                            bin(BinOp::Add, b.v(t), bin(BinOp::Shl, u32c(1), b.v(s))),
+                        ),
+                    ),
+                ))],
+                None,
+            )),
+            stmt(StmtKind::Barrier),
+        ],
+    }));
+    b.push(stmt(if_(
+        bin(BinOp::Eq, b.v(t), u32c(0)),
+        vec![stmt(StmtKind::Expr(intr(
+            Intrinsic::Atomic(AtomicOp::Add),
+            vec![b.v(out), u32c(0), b.at(tile, u32c(0))],
+            Type::F32,
+        )))],
+        None,
+    )));
+    b.kernel("block_sum")
+}
+
+/// A kernel with a record, a variant, a helper, a `match` statement and a `match` expression.
+pub fn shapes_kernel() -> Kernel {
+    let point = Type::Record("Point".into());
+    let shape = Type::Variant("Shape".into());
+    // fn area(s: Shape) -> f32 { match s { Circle(r) => return r * r * 3.14, Rect(p) => return p.x * p.y, Empty => return 0.0 } }
+    let mut h = Builder::new();
+    let s = h.param("s", shape.clone(), false);
+    let r = h.local("r", Type::F32, false);
+    let p = h.local("p", point.clone(), false);
+    h.push(stmt(StmtKind::Match {
+        scrutinee: h.v(s),
+        arms: vec![
+            (
+                Pattern::Case {
+                    variant: "Shape".into(),
+                    case: "Circle".into(),
+                    bindings: vec![r],
+                },
+                vec![stmt(StmtKind::Return(Some(bin(
+                    BinOp::Mul,
+                    bin(BinOp::Mul, h.v(r), h.v(r)),
+                    f32c(3.5),
+                ))))],
+            ),
+            (
+                Pattern::Case {
+                    variant: "Shape".into(),
+                    case: "Rect".into(),
+                    bindings: vec![p],
+                },
+                vec![stmt(StmtKind::Return(Some(bin(
+                    BinOp::Mul,
+                    field(h.v(p), "x", Type::F32),
+                    field(h.v(p), "y", Type::F32),
+                ))))],
+            ),
+            (
+                Pattern::Case {
+                    variant: "Shape".into(),
+                    case: "Empty".into(),
+                    bindings: vec![],
+                },
+                vec![stmt(StmtKind::Return(Some(f32c(0.0))))],
+            ),
+        ],
+    }));
+    let area = h.function("area", Type::F32);
+
+    let mut b = Builder::new();
+    let pts = b.buf("pts", point.clone());
+    let kinds = b.buf("kinds", Type::I32);
+    let out = b.buf_mut("out", Type::F32);
+    let i = b.local("i", Type::U32, false);
+    let pt = b.local("pt", point.clone(), false);
+    let sh = b.local("sh", shape.clone(), false);
+    b.let_(i, gid_x());
+    b.let_(pt, b.at(pts, b.v(i)));
+    let mk = |case: &str, payload: Vec<Expr>| Expr {
+        kind: ExprKind::VariantLit {
+            variant: "Shape".into(),
+            case: case.into(),
+            payload,
+        },
+        ty: shape.clone(),
+    };
+    let scrut = b.at(kinds, b.v(i));
+    let sel = Expr {
+        kind: ExprKind::Match {
+            scrutinee: Box::new(scrut),
+            arms: vec![
+                (
+                    Pattern::Int(Const::I32(0)),
+                    mk("Circle", vec![field(b.v(pt), "x", Type::F32)]),
+                ),
+                (
+                    Pattern::Or(vec![
+                        Pattern::Int(Const::I32(1)),
+                        Pattern::Int(Const::I32(2)),
+                    ]),
+                    mk("Rect", vec![b.v(pt)]),
+                ),
+                (Pattern::Wildcard, mk("Empty", vec![])),
+            ],
+        },
+        ty: shape.clone(),
+    };
+    b.let_(sh, sel);
+    b.push(stmt(assign(
+        lidx(lv(out), b.v(i)),
+        call("area", vec![b.v(sh)], Type::F32),
+    )));
+    let mut k = b.kernel("areas");
+    k.records = vec![record("Point", &[("x", Type::F32), ("y", Type::F32)])];
+    k.variants = vec![VariantDef {
+        name: "Shape".into(),
+        cases: vec![
+            VariantCase {
+                name: "Circle".into(),
+                payload: vec![Type::F32],
+            },
+            VariantCase {
+                name: "Rect".into(),
+                payload: vec![point],
+            },
+            VariantCase {
+                name: "Empty".into(),
+                payload: vec![],
+            },
+        ],
+    }];
+    k.functions = vec![area];
+    k
+}

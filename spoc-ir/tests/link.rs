@@ -1,0 +1,142 @@
+//! Linking helper functions into kernels.
+
+mod support;
+
+use spoc_ir::link::{link_helpers, load_kernel, HelperIr, HelperRef};
+use spoc_ir::*;
+use std::sync::OnceLock;
+use support::*;
+
+/// `fn name(x: f32) -> f32 { return callee(x) * 2.0 }` (or `x * 2.0` without a callee).
+fn helper(name: &str, callees: &[&str], scale: f32) -> Function {
+    let mut h = Builder::new();
+    let x = h.param("x", Type::F32, false);
+    let mut value = h.v(x);
+    for c in callees {
+        value = call(c, vec![value], Type::F32);
+    }
+    h.push(stmt(StmtKind::Return(Some(bin(
+        BinOp::Mul,
+        value,
+        f32c(scale),
+    )))));
+    h.function(name, Type::F32)
+}
+
+macro_rules! helper_ref {
+    ($fn_name:ident, $name:expr, [$($callee:ident),*], $scale:expr) => {
+        fn $fn_name() -> Result<&'static HelperIr, IrError> {
+            static H: OnceLock<HelperIr> = OnceLock::new();
+            Ok(H.get_or_init(|| HelperIr {
+                function: helper($name, &[$(stringify!($callee)),*], $scale),
+                records: vec![record("Pair", &[("a", Type::F32), ("b", Type::F32)])],
+                callees: vec![$($callee as HelperRef),*],
+            }))
+        }
+    };
+}
+
+// a -> c, b -> c, a -> b: the diamond; c2 is another helper also named `c`.
+helper_ref!(c, "c", [], 2.0);
+helper_ref!(b, "b", [c], 3.0);
+helper_ref!(a, "a", [b, c], 4.0);
+helper_ref!(c2, "c", [], 5.0);
+helper_ref!(d, "d", [c2], 1.0);
+// even -> odd -> even: recursion, which linking tolerates and validation names.
+helper_ref!(even, "even", [odd], 1.0);
+helper_ref!(odd, "odd", [even], 1.0);
+
+fn failing() -> Result<&'static HelperIr, IrError> {
+    Err(IrError::Decode("bad helper bytes".into()))
+}
+
+/// saxpy, whose `a` is passed through `roots[0]`'s name before use.
+fn caller(root: &str) -> Kernel {
+    let mut k = saxpy();
+    let StmtKind::If { then, .. } = &mut k.body[1].kind else {
+        unreachable!()
+    };
+    let StmtKind::Assign { value, .. } = &mut then[0].kind else {
+        unreachable!()
+    };
+    *value = call(root, vec![value.clone()], Type::F32);
+    k
+}
+
+fn names(k: &Kernel) -> Vec<&str> {
+    let mut v: Vec<&str> = k.functions.iter().map(|f| f.name.as_str()).collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn transitive_helpers_are_added_once() {
+    let mut k = caller("a");
+    link_helpers(&mut k, &[a, b, c]).unwrap();
+    assert_eq!(names(&k), ["a", "b", "c"]);
+    assert_eq!(
+        k.records.len(),
+        1,
+        "the record every helper uses is added once"
+    );
+    assert_valid(&k);
+
+    // Linking again changes nothing.
+    let before = k.clone();
+    link_helpers(&mut k, &[a]).unwrap();
+    assert_eq!(k, before);
+}
+
+#[test]
+fn roots_reach_their_callees() {
+    let mut k = caller("a");
+    link_helpers(&mut k, &[a]).unwrap();
+    assert_eq!(names(&k), ["a", "b", "c"]);
+}
+
+#[test]
+fn two_different_helpers_with_one_name_are_rejected() {
+    let mut k = caller("a");
+    let e = link_helpers(&mut k, &[a, d]).unwrap_err();
+    match e {
+        IrError::Link { kernel, message } => {
+            assert_eq!(kernel, "saxpy");
+            assert!(
+                message.contains("two different helper functions are named `c`"),
+                "{message}"
+            );
+        }
+        other => panic!("expected a link error, got {other:?}"),
+    }
+}
+
+#[test]
+fn accessor_errors_propagate() {
+    let mut k = caller("a");
+    assert!(matches!(
+        link_helpers(&mut k, &[failing]),
+        Err(IrError::Decode(_))
+    ));
+}
+
+#[test]
+fn recursion_links_and_then_fails_validation() {
+    let mut k = caller("even");
+    link_helpers(&mut k, &[even]).unwrap();
+    assert_eq!(names(&k), ["even", "odd"]);
+    let e = validate(&k).unwrap_err();
+    assert!(
+        e.to_string().contains("recursion is not supported on GPUs"),
+        "{e}"
+    );
+}
+
+#[test]
+fn load_kernel_decodes_links_and_validates() {
+    let bytes = caller("a").to_bytes();
+    let k = load_kernel(&bytes, &[a]).unwrap();
+    assert_eq!(names(&k), ["a", "b", "c"]);
+    // Without its helpers the kernel does not validate.
+    let e = load_kernel(&bytes, &[]).unwrap_err();
+    assert!(e.to_string().contains("no helper function `a`"), "{e}");
+}
