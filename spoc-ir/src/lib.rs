@@ -5,7 +5,7 @@
 //! (DESIGN.md §3): element types, constants, operators, typed expressions, l-values, statements,
 //! declarations, helper functions and kernels.
 //!
-//! - [`validate`] checks a kernel before code generation or interpretation.
+//! - [`validate()`] checks a kernel before code generation or interpretation.
 //! - [`Kernel`]'s `Display` prints it as Rust-like text ([`mod@print`]).
 //! - [`Kernel::content_hash`] is a stable hash used as a compile-cache key.
 //! - [`Kernel::to_bytes`] / [`Kernel::from_bytes`] are how the macro embeds a kernel in the binary.

@@ -4,7 +4,7 @@
 //! [`HelperIr`] and the list of helpers it calls. When a kernel's IR is first needed, its own
 //! embedded body is completed with the transitive closure of the helpers it calls.
 
-use crate::{Function, IrError, Kernel, RecordDef};
+use crate::{Function, IrError, Kernel, RecordDef, VariantDef};
 
 /// A helper function's embedded IR, with the helpers it calls.
 pub struct HelperIr {
@@ -12,6 +12,8 @@ pub struct HelperIr {
     pub function: Function,
     /// Record types its signature or body uses.
     pub records: Vec<RecordDef>,
+    /// Variant types its signature or body uses.
+    pub variants: Vec<VariantDef>,
     /// Accessors of the helpers it calls directly.
     pub callees: Vec<HelperRef>,
 }
@@ -20,7 +22,7 @@ pub struct HelperIr {
 pub type HelperRef = fn() -> Result<&'static HelperIr, IrError>;
 
 /// Adds to `kernel.functions` (and `kernel.records`) every helper reachable from `roots`, each
-/// once. Recursion among helpers is left for [`crate::validate`] to report.
+/// once. Recursion among helpers is left for [`crate::validate()`] to report.
 ///
 /// # Errors
 /// [`IrError::Link`] if two different helpers share a name.
@@ -43,13 +45,29 @@ pub fn link_helpers(kernel: &mut Kernel, roots: &[HelperRef]) -> Result<(), IrEr
         }
         kernel.functions.push(helper.function.clone());
         for r in &helper.records {
-            if kernel.record(&r.name).is_none() {
-                kernel.records.push(r.clone());
+            match kernel.record(&r.name) {
+                None => kernel.records.push(r.clone()),
+                Some(existing) if existing == r => {}
+                Some(_) => return Err(conflict(kernel, "record", &r.name)),
+            }
+        }
+        for v in &helper.variants {
+            match kernel.variant(&v.name) {
+                None => kernel.variants.push(v.clone()),
+                Some(existing) if existing == v => {}
+                Some(_) => return Err(conflict(kernel, "variant", &v.name)),
             }
         }
         stack.extend(helper.callees.iter().copied());
     }
     Ok(())
+}
+
+fn conflict(kernel: &Kernel, what: &str, name: &str) -> IrError {
+    IrError::Link {
+        kernel: kernel.name.clone(),
+        message: format!("two different {what} types are named `{name}`; rename one"),
+    }
 }
 
 /// Decodes a kernel embedded by `#[kernel]`, links the helpers it calls and validates it.

@@ -30,6 +30,7 @@ macro_rules! helper_ref {
             Ok(H.get_or_init(|| HelperIr {
                 function: helper($name, &[$(stringify!($callee)),*], $scale),
                 records: vec![record("Pair", &[("a", Type::F32), ("b", Type::F32)])],
+                variants: vec![],
                 callees: vec![$($callee as HelperRef),*],
             }))
         }
