@@ -1,0 +1,196 @@
+//! What `#[kernel]` expands to: the kernel handle (a unit struct named after the fn) with its
+//! `DEF`, `launch`, `ir` and `name`, the embedded IR and the native entry point.
+
+use crate::lower::LoweredFn;
+use crate::native::HelperPaths;
+use crate::paths;
+use crate::types::Ty;
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+use spoc_ir::Kernel;
+
+/// The IR kernel of a lowered kernel fn.
+pub fn kernel_ir(name: &str, l: &LoweredFn) -> Kernel {
+    Kernel {
+        name: name.to_string(),
+        params: l.params.clone(),
+        vars: l.vars.clone(),
+        shared: Vec::new(),
+        body: l.body.clone(),
+        records: Vec::new(),
+        variants: Vec::new(),
+        functions: Vec::new(),
+    }
+}
+
+/// The launch-tuple element type of a parameter.
+fn launch_type(t: Ty) -> TokenStream {
+    match t {
+        Ty::Scalar(s) => {
+            let id = format_ident!("{}", s.name());
+            quote!(#id)
+        }
+        Ty::Buffer { elem, mutable } => {
+            let id = format_ident!("{}", elem.name());
+            if mutable {
+                quote!(&mut ::spoc::Buffer<#id>)
+            } else {
+                quote!(&::spoc::Buffer<#id>)
+            }
+        }
+        Ty::Unit | Ty::Var(_) => quote!(()),
+    }
+}
+
+fn launch_type_text(t: Ty) -> String {
+    match t {
+        Ty::Scalar(s) => s.name().to_string(),
+        Ty::Buffer { elem, mutable } => {
+            format!(
+                "&{}Buffer<{}>",
+                if mutable { "mut " } else { "" },
+                elem.name()
+            )
+        }
+        Ty::Unit | Ty::Var(_) => "()".into(),
+    }
+}
+
+/// The expansion of `#[kernel]` on `item`. `param_tys` are the checker types of the parameters.
+pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStream {
+    let ident = &item.sig.ident;
+    let name = crate::lower::ident_name(ident);
+    let vis = &item.vis;
+    let kernel = kernel_ir(&name, l);
+    let bytes = Literal::byte_string(&kernel.to_bytes());
+
+    let helpers: HelperPaths = paths::helper_paths(&l.helpers, false);
+    let modules: Vec<TokenStream> = l
+        .helpers
+        .iter()
+        .map(|h| paths::module_path(h, false))
+        .collect();
+    let native_fn = crate::native_entry::kernel_entry(&kernel, &helpers);
+    let native_def = if native_fn.is_some() {
+        quote!(if true #(&& #modules::HAS_NATIVE)* {
+            ::core::option::Option::Some(Self::__spoc_native as ::spoc::__private::NativeFn)
+        } else {
+            ::core::option::Option::None
+        })
+    } else {
+        quote!(::core::option::Option::None)
+    };
+
+    // The launch tuple.
+    let arg_names: Vec<syn::Ident> = l
+        .params
+        .iter()
+        .map(|p| format_ident!("__spoc_{}", p.name))
+        .collect();
+    let arg_tys: Vec<TokenStream> = param_tys.iter().map(|t| launch_type(*t)).collect();
+    let tuple_text = l
+        .params
+        .iter()
+        .zip(param_tys)
+        .map(|(p, t)| format!("{}: {}", p.name, launch_type_text(*t)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let tuple_text = if l.params.len() == 1 {
+        format!("({tuple_text},)")
+    } else {
+        format!("({tuple_text})")
+    };
+    let launch_doc = format!(
+        " Launch with `{name}.launch(&device, grid, block, {tuple_text})` (`Buffer` is `spoc::Buffer`)."
+    );
+    let docs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    let cfgs2 = &cfgs;
+    let has_docs = !docs.is_empty();
+    let sep = has_docs.then(|| quote!(#[doc = ""]));
+    let allow = crate::native_entry::allow_lints();
+
+    quote! {
+        #(#docs)*
+        #sep
+        #[doc = #launch_doc]
+        #(#cfgs)*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #ident;
+
+        #(#cfgs2)*
+        #allow
+        impl #ident {
+            /// The kernel's definition, as the runtime takes it.
+            pub const DEF: &'static ::spoc::__private::KernelDef = &::spoc::__private::KernelDef {
+                name: #name,
+                ir: Self::__spoc_ir,
+                native: #native_def,
+            };
+
+            /// The kernel's definition, as the runtime takes it.
+            pub fn def(&self) -> &'static ::spoc::__private::KernelDef {
+                Self::DEF
+            }
+
+            /// The kernel's name.
+            pub fn name(&self) -> &'static str {
+                #name
+            }
+
+            /// The kernel's IR, linked with its helpers and validated (once, on first use).
+            ///
+            /// # Errors
+            /// If the embedded IR does not decode, link or validate.
+            pub fn ir(&self) -> ::spoc::Result<&'static ::spoc::ir::Kernel> {
+                Self::DEF.kernel()
+            }
+
+            /// Launches the kernel on `dev` with `grid` blocks of `block` threads.
+            ///
+            /// # Errors
+            /// Whatever the runtime reports: a device or compile error, a launch error, or a
+            /// fault of a thread on backends that check.
+            pub fn launch(
+                &self,
+                dev: &::spoc::Device,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                args: ( #(#arg_tys,)* ),
+            ) -> ::spoc::Result<()> {
+                let ( #(#arg_names,)* ) = args;
+                ::spoc::__private::launch_def(
+                    dev,
+                    Self::DEF,
+                    grid,
+                    block,
+                    0,
+                    &mut [ #(::spoc::Arg::from(#arg_names)),* ],
+                )
+            }
+
+            #[doc(hidden)]
+            fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::Kernel, ::spoc::ir::IrError> {
+                static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
+                    ::std::sync::OnceLock::new();
+                const BYTES: &[u8] = #bytes;
+                IR.get_or_init(|| {
+                    ::spoc::ir::link::load_kernel(BYTES, &[ #(#modules::ir as ::spoc::ir::link::HelperRef),* ])
+                })
+                .as_ref()
+                .map_err(::core::clone::Clone::clone)
+            }
+
+            #native_fn
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! Calls: the index intrinsics (`global_id_x()`, …), `#[device]` helpers, and methods (`.len()`
+//! on buffers, the math of `f32`/`f64`, `abs`/`min`/`max` on integers).
+
+use crate::errors::Lowered;
+use crate::lower::{Deferred, HelperUse, Lowerer, TExpr};
+use crate::types::{Kind, Scalar, Ty};
+use spoc_ir::{Block, ExprKind, Intrinsic, MathFn};
+use syn::spanned::Spanned;
+
+/// Modules through which an intrinsic may be named (`spoc::intrinsics::global_id_x()`).
+const INTRINSIC_MODULES: [&str; 2] = ["intrinsics", "prelude"];
+
+/// The intrinsic-call name of `path`, if it names one of spoc's intrinsics.
+fn intrinsic_name(path: &syn::Path) -> Option<String> {
+    let last = path.segments.last()?.ident.to_string();
+    let n = path.segments.len();
+    let via_module =
+        n >= 2 && INTRINSIC_MODULES.contains(&path.segments[n - 2].ident.to_string().as_str());
+    (n == 1 || via_module).then_some(last)
+}
+
+impl Lowerer {
+    /// True for `sync_threads()`.
+    pub fn is_barrier_call(&self, c: &syn::ExprCall) -> bool {
+        match &*c.func {
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                intrinsic_name(&p.path).as_deref() == Some("sync_threads")
+            }
+            _ => false,
+        }
+    }
+
+    /// A call expression: an intrinsic, `f32::sqrt(x)`-style math, or a `#[device]` helper.
+    pub fn call(&mut self, c: &syn::ExprCall, pre: &mut Block) -> Lowered<TExpr> {
+        let span = c.span();
+        let syn::Expr::Path(fp) = &*c.func else {
+            return Err(self
+                .errs
+                .spanned(&c.func, "only named functions can be called in kernels"));
+        };
+        if fp.qself.is_some() {
+            return Err(self.errs.spanned(
+                fp,
+                "qualified paths (`<T as Trait>::f`) are not supported in kernels",
+            ));
+        }
+        let path = &fp.path;
+        if let Some(seg) = path.segments.iter().find(|s| !s.arguments.is_none()) {
+            return Err(self.errs.spanned(
+                &seg.arguments,
+                "generic arguments are not supported on calls in kernels",
+            ));
+        }
+        let Some(last) = path.segments.last() else {
+            return Err(self.errs.spanned(fp, "expected a function name"));
+        };
+        let name = crate::lower::ident_name(&last.ident);
+        if let Some(iname) = intrinsic_name(path) {
+            if iname == "sync_threads" {
+                return Err(self
+                    .errs
+                    .spanned(c, "`sync_threads()` is a statement; it has no value"));
+            }
+            if let Some(i) = Intrinsic::index_from_name(&iname) {
+                if !c.args.is_empty() {
+                    return Err(self
+                        .errs
+                        .spanned(&c.args, format!("`{iname}()` takes no arguments")));
+                }
+                return Ok(self.mk(
+                    ExprKind::Intrinsic {
+                        intrinsic: i,
+                        args: vec![],
+                    },
+                    Ty::USIZE,
+                    span,
+                ));
+            }
+        }
+        // `f32::sqrt(x)`, `f64::max(a, b)`: math through the type's path.
+        if path.segments.len() == 2 {
+            let ty = Scalar::from_name(&path.segments[0].ident.to_string());
+            if let (Some(ty), Some(m)) = (ty, MathFn::from_name(&name)) {
+                let mut args = c.args.iter();
+                let Some(recv) = args.next() else {
+                    return Err(self.errs.spanned(
+                        c,
+                        format!(
+                            "`{}::{name}` needs its receiver as first argument",
+                            ty.name()
+                        ),
+                    ));
+                };
+                let recv = self.scalar(recv, pre)?;
+                self.unify_at(Ty::Scalar(ty), recv.ty, recv.span, "mismatched types")?;
+                let rest: Vec<&syn::Expr> = args.collect();
+                return self.math(m, recv, &rest, span, pre);
+            }
+        }
+        if let Some(first) = path.segments.first() {
+            let head = first.ident.to_string();
+            let is_type_like = path.segments.iter().rev().skip(1).any(|s| {
+                s.ident
+                    .to_string()
+                    .starts_with(|ch: char| ch.is_ascii_uppercase())
+            });
+            if matches!(head.as_str(), "std" | "core" | "alloc") || is_type_like {
+                return Err(self.errs.spanned(
+                    fp,
+                    "only #[device] functions and spoc's intrinsics can be called in kernels (no `std` functions, no associated functions)",
+                ));
+            }
+        }
+        if name == self.own_name {
+            return Err(self.errs.spanned(
+                fp,
+                format!("recursion is not supported on GPUs: `{name}` calls itself; rewrite it as a loop"),
+            ));
+        }
+        self.record_helper(&name, path, span)?;
+        let mut args = Vec::new();
+        let mut ok = true;
+        for a in &c.args {
+            match self.value(a, pre) {
+                Ok(v) if self.tys.resolve(v.ty) == Ty::Unit => {
+                    self.errs
+                        .at(v.span, "this argument has no value (it is `()`)");
+                    ok = false;
+                }
+                Ok(v) => {
+                    if let Ty::Var(_) = self.tys.resolve(v.ty) {
+                        self.helper_args.push((v.ty, v.span));
+                    }
+                    args.push(v.e)
+                }
+                Err(_) => ok = false,
+            }
+        }
+        if !ok {
+            return Err(crate::errors::Failed);
+        }
+        let ty = self.tys.fresh(Kind::Any, span);
+        Ok(self.mk(ExprKind::Call { func: name, args }, ty, span))
+    }
+
+    fn record_helper(
+        &mut self,
+        name: &str,
+        path: &syn::Path,
+        span: proc_macro2::Span,
+    ) -> Lowered<()> {
+        let written = |p: &syn::Path| quote::quote!(#p).to_string();
+        if let Some(prev) = self.helpers.iter().find(|h| h.name == name) {
+            if written(&prev.path) != written(path) {
+                let (a, b) = (written(&prev.path), written(path));
+                return Err(self.errs.spanned(
+                    path,
+                    format!("two helpers named `{name}` are called (`{a}` and `{b}`); helpers are linked by name, so rename one"),
+                ));
+            }
+            return Ok(());
+        }
+        self.helpers.push(HelperUse {
+            name: name.to_string(),
+            path: path.clone(),
+            span,
+        });
+        Ok(())
+    }
+
+    /// `recv.method(args)`.
+    pub fn method_call(&mut self, m: &syn::ExprMethodCall, pre: &mut Block) -> Lowered<TExpr> {
+        let span = m.span();
+        if let Some(t) = &m.turbofish {
+            return Err(self.errs.spanned(
+                t,
+                "generic arguments are not supported on method calls in kernels",
+            ));
+        }
+        let method = m.method.to_string();
+        let recv = self.value(&m.receiver, pre)?;
+        if let Ty::Buffer { .. } = self.tys.resolve(recv.ty) {
+            if method == "len" && m.args.is_empty() {
+                return Ok(self.mk(ExprKind::Len(Box::new(recv.e)), Ty::USIZE, span));
+            }
+            return Err(self.errs.spanned(
+                &m.method,
+                format!("buffers support indexing (`x[i]`) and `.len()` only; `.{method}()` is not supported in kernels"),
+            ));
+        }
+        if let Ty::Unit = self.tys.resolve(recv.ty) {
+            return Err(self
+                .errs
+                .at(recv.span, "this expression has no value (it is `()`)"));
+        }
+        let Some(f) = MathFn::from_name(&method) else {
+            let msg = match method.as_str() {
+                "len" => "`.len()` is only defined on buffer parameters".to_string(),
+                "step_by" | "rev" => format!("`.{method}()` can only be used on the range of a `for` loop"),
+                _ => format!("unknown method `{method}` in a kernel; supported are `.len()` on buffers, the math methods of `f32`/`f64` (`sqrt`, `exp`, `ln`, `sin`, `powi`, `powf`, `mul_add`, `min`, `max`, …) and `abs`/`min`/`max` on integers"),
+            };
+            return Err(self.errs.spanned(&m.method, msg));
+        };
+        let args: Vec<&syn::Expr> = m.args.iter().collect();
+        self.math(f, recv, &args, span, pre)
+    }
+
+    /// A math intrinsic on `recv` with the remaining `args`.
+    fn math(
+        &mut self,
+        f: MathFn,
+        recv: TExpr,
+        args: &[&syn::Expr],
+        span: proc_macro2::Span,
+        pre: &mut Block,
+    ) -> Lowered<TExpr> {
+        let name = f.name();
+        if args.len() + 1 != f.arity() {
+            let n = f.arity() - 1;
+            return Err(self.errs.at(
+                span,
+                format!(
+                    "`.{name}()` takes {n} argument{}, {} given",
+                    if n == 1 { "" } else { "s" },
+                    args.len()
+                ),
+            ));
+        }
+        let (kind, what) = if f.allows_integers() {
+            (Kind::Numeric, "needs a number")
+        } else {
+            (Kind::Float, "is defined on `f32` and `f64` only")
+        };
+        self.constrain_at(recv.ty, kind, recv.span, &format!("`.{name}()` {what}"))?;
+        if f == MathFn::Abs {
+            self.deferred.push(Deferred::Signed {
+                ty: recv.ty,
+                span,
+                what: "`abs` (unsigned values are never negative)",
+            });
+        }
+        let ty = recv.ty;
+        let mut ir_args = vec![recv.e];
+        for a in args {
+            let v = self.scalar(a, pre)?;
+            let expected = if f == MathFn::Powi { Ty::I32 } else { ty };
+            self.unify_at(
+                expected,
+                v.ty,
+                v.span,
+                &format!("mismatched types in `.{name}()`"),
+            )?;
+            ir_args.push(v.e);
+        }
+        let kind = ExprKind::Intrinsic {
+            intrinsic: Intrinsic::Math(f),
+            args: ir_args,
+        };
+        Ok(self.mk(kind, ty, span))
+    }
+}

@@ -1,0 +1,525 @@
+//! Lowering of expressions (operators, literals, variables, casts, indexing, `if` values, block
+//! values). Statements an expression needs first (a block's `let`s, an `if` whose branches hold
+//! statements) are hoisted into `pre`, the block being built.
+
+use crate::errors::Lowered;
+use crate::lower::{Deferred, Lowerer, PendingLit, TExpr};
+use crate::types::{Kind, Scalar, Ty};
+use proc_macro2::Span;
+use spoc_ir::{BinOp, Block, Const, ExprKind, LValue, StmtKind, UnOp, VarId};
+use syn::spanned::Spanned;
+
+impl Lowerer {
+    /// A value of scalar type (not a buffer, not `()`).
+    pub fn scalar(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
+        let v = self.value(e, pre)?;
+        match self.tys.resolve(v.ty) {
+            Ty::Buffer { .. } => Err(self.errs.at(
+                v.span,
+                "a buffer cannot be used as a value; index it (`x[i]`), take its length (`x.len()`) or pass it to a #[device] function",
+            )),
+            Ty::Unit => Err(self.errs.at(v.span, "this expression has no value (it is `()`)")),
+            _ => Ok(v),
+        }
+    }
+
+    /// Any value, buffers included.
+    pub fn value(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
+        let span = e.span();
+        match e {
+            syn::Expr::Lit(l) => self.literal(&l.lit, false),
+            syn::Expr::Paren(p) => self.value(&p.expr, pre).map(|v| TExpr { span, ..v }),
+            syn::Expr::Group(g) => self.value(&g.expr, pre),
+            syn::Expr::Path(p) => self.path_value(p),
+            syn::Expr::Binary(b) => self.binary(b, pre),
+            syn::Expr::Unary(u) => self.unary(u, pre),
+            syn::Expr::Cast(c) => self.cast(c, pre),
+            syn::Expr::Index(ix) => self.index(ix, pre),
+            syn::Expr::If(i) => self.if_value(i, pre),
+            syn::Expr::Block(b) => {
+                if let Some(l) = &b.label {
+                    return Err(self
+                        .errs
+                        .spanned(l, "labeled blocks are not supported in kernels"));
+                }
+                self.value_block(&b.block, pre, "a block used as a value")
+            }
+            syn::Expr::Call(c) => self.call(c, pre),
+            syn::Expr::MethodCall(m) => self.method_call(m, pre),
+            syn::Expr::Macro(m) => Err(self.macro_error(&m.mac)),
+            _ => Err(self.unsupported(e)),
+        }
+    }
+
+    /// The error for an expression form kernels do not support.
+    fn unsupported(&mut self, e: &syn::Expr) -> crate::errors::Failed {
+        let msg = match e {
+            syn::Expr::Closure(_) => "closures are not supported in kernels; write a #[device] function and call it",
+            syn::Expr::Reference(_) => "references (`&x`) are not supported in kernels; use the value itself (buffers are passed by name)",
+            syn::Expr::Tuple(_) => "tuples are not supported in kernels; use one variable per value",
+            syn::Expr::Struct(_) => "struct literals are not supported in kernels yet (records are planned); use one variable per field",
+            syn::Expr::Match(_) => "`match` is not supported in kernels yet; use `if` / `else if` chains",
+            syn::Expr::Unsafe(_) => "`unsafe` is not allowed in kernels: every access in a kernel is checked",
+            syn::Expr::Async(_) | syn::Expr::Await(_) => "`async`/`.await` are not supported in kernels",
+            syn::Expr::Array(_) | syn::Expr::Repeat(_) => "arrays are not supported in kernels yet; use a buffer parameter",
+            syn::Expr::Range(_) => "ranges can only be used as the bounds of a `for` loop (`for i in a..b`)",
+            syn::Expr::Field(_) => "field access is not supported in kernels yet (records are planned)",
+            syn::Expr::Try(_) => "`?` is not supported in kernels",
+            syn::Expr::Let(_) => "`let` in a condition (`if let`, `while let`) is not supported in kernels",
+            syn::Expr::Assign(_) => "an assignment has no value; use it as a statement",
+            syn::Expr::While(_) | syn::Expr::Loop(_) | syn::Expr::ForLoop(_) => {
+                "a loop has no value in kernels; use it as a statement"
+            }
+            syn::Expr::Break(_) | syn::Expr::Continue(_) | syn::Expr::Return(_) => {
+                "`break`, `continue` and `return` can only be used as statements in kernels"
+            }
+            syn::Expr::Infer(_) => "`_` is not a value",
+            _ => "this expression is not supported in kernels",
+        };
+        self.errs.spanned(e, msg)
+    }
+
+    /// The error for a macro invocation.
+    pub fn macro_error(&mut self, mac: &syn::Macro) -> crate::errors::Failed {
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        let msg = if name == "vec" {
+            "`vec!` allocates, and kernels cannot allocate; take a `&mut [T]` buffer parameter instead".to_string()
+        } else {
+            format!("macros (`{name}!`) are not supported in kernels; write the code out, or call a #[device] function")
+        };
+        self.errs.spanned(mac, msg)
+    }
+
+    // ---- literals, variables, constants ----
+
+    /// A numeric or bool literal; `negated` folds a leading `-` into it.
+    pub fn literal(&mut self, lit: &syn::Lit, negated: bool) -> Lowered<TExpr> {
+        let span = lit.span();
+        let (digits, suffix, float) = match lit {
+            syn::Lit::Bool(b) => {
+                return Ok(self.mk(ExprKind::Const(Const::Bool(b.value)), Ty::BOOL, span))
+            }
+            syn::Lit::Int(i) => (i.base10_digits(), i.suffix(), false),
+            syn::Lit::Float(f) => (f.base10_digits(), f.suffix(), true),
+            syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => {
+                return Err(self.errs.at(span, "string literals are not supported in kernels: kernels compute on numbers and `bool`s"))
+            }
+            syn::Lit::Char(_) | syn::Lit::Byte(_) => {
+                return Err(self.errs.at(span, "character literals are not supported in kernels: kernels compute on numbers and `bool`s; write the code as an integer"))
+            }
+            _ => return Err(self.errs.at(span, "unsupported literal in a kernel")),
+        };
+        let ty = match suffix {
+            "" if float => self.tys.fresh(Kind::Float, span),
+            "" => self.tys.fresh(Kind::Int, span),
+            s => match Scalar::from_name(s) {
+                Some(sc) if sc != Scalar::Bool && (!float || sc.is_float()) => Ty::Scalar(sc),
+                _ => {
+                    return Err(self
+                        .errs
+                        .at(span, format!("invalid suffix `{s}` for a number literal")))
+                }
+            },
+        };
+        let idx = self.lits.len();
+        self.lits.push(PendingLit {
+            digits: digits.to_string(),
+            negated,
+            ty,
+            span,
+        });
+        Ok(TExpr {
+            e: spoc_ir::Expr {
+                kind: ExprKind::Const(Const::U64(idx as u64)),
+                ty: spoc_ir::Type::Record(format!("?lit{idx}")),
+            },
+            ty,
+            span,
+        })
+    }
+
+    /// The variable a single-name path refers to.
+    pub fn var_of_path(&mut self, p: &syn::ExprPath) -> Lowered<VarId> {
+        let Some(ident) = p.path.get_ident().filter(|_| p.qself.is_none()) else {
+            return Err(self.errs.spanned(p, "expected a variable name"));
+        };
+        let name = crate::lower::ident_name(ident);
+        self.lookup(&name).ok_or_else(|| {
+            self.errs
+                .spanned(ident, format!("cannot find value `{name}` in this scope"))
+        })
+    }
+
+    fn path_value(&mut self, p: &syn::ExprPath) -> Lowered<TExpr> {
+        let span = p.span();
+        if p.qself.is_none() && p.path.segments.len() > 1 {
+            return match crate::consts::lookup(&p.path) {
+                Some((c, s)) => Ok(self.mk(ExprKind::Const(c), Ty::Scalar(s), span)),
+                None => Err(self.errs.spanned(
+                    p,
+                    "unknown constant in a kernel: supported are `f32::MAX`-style bounds of scalar types and `std::f32::consts::PI`-style float constants",
+                )),
+            };
+        }
+        let id = self.var_of_path(p)?;
+        let ty = self.vars[id.0 as usize].ty;
+        Ok(self.mk(ExprKind::Var(id), ty, span))
+    }
+
+    // ---- operators ----
+
+    fn binary(&mut self, b: &syn::ExprBinary, pre: &mut Block) -> Lowered<TExpr> {
+        use syn::BinOp as S;
+        let op = match b.op {
+            S::Add(_) => BinOp::Add,
+            S::Sub(_) => BinOp::Sub,
+            S::Mul(_) => BinOp::Mul,
+            S::Div(_) => BinOp::Div,
+            S::Rem(_) => BinOp::Rem,
+            S::And(_) => return self.short_circuit(b, BinOp::LogicalAnd, pre),
+            S::Or(_) => return self.short_circuit(b, BinOp::LogicalOr, pre),
+            S::BitXor(_) => BinOp::BitXor,
+            S::BitAnd(_) => BinOp::BitAnd,
+            S::BitOr(_) => BinOp::BitOr,
+            S::Shl(_) => BinOp::Shl,
+            S::Shr(_) => BinOp::Shr,
+            S::Eq(_) => BinOp::Eq,
+            S::Lt(_) => BinOp::Lt,
+            S::Le(_) => BinOp::Le,
+            S::Ne(_) => BinOp::Ne,
+            S::Ge(_) => BinOp::Ge,
+            S::Gt(_) => BinOp::Gt,
+            _ => {
+                return Err(self.errs.spanned(
+                    b,
+                    "a compound assignment (`+=`, …) has no value; use it as a statement",
+                ))
+            }
+        };
+        let l = self.scalar(&b.left, pre);
+        let r = self.scalar(&b.right, pre);
+        let (l, r) = (l?, r?);
+        let span = b.span();
+        self.binary_op(op, l, r, span).map(|v| TExpr { span, ..v })
+    }
+
+    /// Type-checks `l op r` and builds it. `span` is where a type error is reported.
+    pub fn binary_op(&mut self, op: BinOp, l: TExpr, r: TExpr, span: Span) -> Lowered<TExpr> {
+        let sym = op.symbol();
+        let result = if op.is_shift() {
+            self.constrain_at(
+                l.ty,
+                Kind::Int,
+                l.span,
+                &format!("`{sym}` needs integer operands"),
+            )?;
+            self.constrain_at(
+                r.ty,
+                Kind::Int,
+                r.span,
+                &format!("`{sym}` needs integer operands"),
+            )?;
+            l.ty
+        } else {
+            if self.tys.unify(l.ty, r.ty).is_err() {
+                let (a, b) = (self.tys.show(l.ty), self.tys.show(r.ty));
+                return Err(self.errs.at(
+                    span,
+                    format!("mismatched types: `{sym}` needs operands of one type, found {a} and {b}; convert one with `as`"),
+                ));
+            }
+            let (kind, what) = match op {
+                BinOp::Eq | BinOp::Ne => (Kind::Any, "scalars"),
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                    (Kind::IntOrBool, "integers or `bool`s")
+                }
+                _ => (Kind::Numeric, "numbers"),
+            };
+            self.constrain_at(l.ty, kind, span, &format!("`{sym}` needs {what}"))?;
+            if op.is_comparison() {
+                Ty::BOOL
+            } else {
+                l.ty
+            }
+        };
+        let kind = ExprKind::Binary {
+            op,
+            lhs: Box::new(l.e),
+            rhs: Box::new(r.e),
+        };
+        Ok(self.mk(kind, result, span))
+    }
+
+    /// `a && b` / `a || b`. When `b` needs hoisted statements, they must run only if `b` is
+    /// evaluated: `let t = a; if t { …; t = b }` (`if !t` for `||`).
+    fn short_circuit(&mut self, b: &syn::ExprBinary, op: BinOp, pre: &mut Block) -> Lowered<TExpr> {
+        let span = b.span();
+        let sym = op.symbol();
+        let l = self.scalar(&b.left, pre);
+        let mut rpre = Block::new();
+        let r = self.scalar(&b.right, &mut rpre);
+        let (l, r) = (l?, r?);
+        let what = format!("mismatched types: `{sym}` needs `bool` operands");
+        self.unify_at(Ty::BOOL, l.ty, l.span, &what)?;
+        self.unify_at(Ty::BOOL, r.ty, r.span, &what)?;
+        if rpre.is_empty() {
+            let kind = ExprKind::Binary {
+                op,
+                lhs: Box::new(l.e),
+                rhs: Box::new(r.e),
+            };
+            return Ok(self.mk(kind, Ty::BOOL, span));
+        }
+        let t = self.temp(Ty::BOOL);
+        pre.push(self.stmt(
+            StmtKind::Let {
+                var: t,
+                init: Some(l.e),
+            },
+            span,
+        ));
+        let mut cond = self.mk(ExprKind::Var(t), Ty::BOOL, span);
+        if op == BinOp::LogicalOr {
+            cond = self.mk(
+                ExprKind::Unary {
+                    op: UnOp::Not,
+                    operand: Box::new(cond.e),
+                },
+                Ty::BOOL,
+                span,
+            );
+        }
+        rpre.push(self.stmt(
+            StmtKind::Assign {
+                target: LValue::Var(t),
+                value: r.e,
+            },
+            span,
+        ));
+        pre.push(self.stmt(
+            StmtKind::If {
+                cond: cond.e,
+                then: rpre,
+                els: None,
+            },
+            span,
+        ));
+        Ok(self.mk(ExprKind::Var(t), Ty::BOOL, span))
+    }
+
+    fn unary(&mut self, u: &syn::ExprUnary, pre: &mut Block) -> Lowered<TExpr> {
+        let span = u.span();
+        match u.op {
+            syn::UnOp::Neg(_) => {
+                if let syn::Expr::Lit(syn::ExprLit {
+                    lit: lit @ (syn::Lit::Int(_) | syn::Lit::Float(_)),
+                    ..
+                }) = &*u.expr
+                {
+                    let v = self.literal(lit, true)?;
+                    return Ok(TExpr { span, ..v });
+                }
+                let v = self.scalar(&u.expr, pre)?;
+                self.constrain_at(v.ty, Kind::Numeric, span, "cannot apply unary operator `-`")?;
+                self.deferred.push(Deferred::Signed {
+                    ty: v.ty,
+                    span,
+                    what: "unary operator `-`",
+                });
+                let kind = ExprKind::Unary {
+                    op: UnOp::Neg,
+                    operand: Box::new(v.e),
+                };
+                Ok(self.mk(kind, v.ty, span))
+            }
+            syn::UnOp::Not(_) => {
+                let v = self.scalar(&u.expr, pre)?;
+                self.constrain_at(
+                    v.ty,
+                    Kind::IntOrBool,
+                    span,
+                    "cannot apply unary operator `!`",
+                )?;
+                let kind = ExprKind::Unary {
+                    op: UnOp::Not,
+                    operand: Box::new(v.e),
+                };
+                Ok(self.mk(kind, v.ty, span))
+            }
+            _ => Err(self.errs.spanned(
+                u,
+                "`*` dereference is not supported: kernels have no references",
+            )),
+        }
+    }
+
+    fn cast(&mut self, c: &syn::ExprCast, pre: &mut Block) -> Lowered<TExpr> {
+        let span = c.span();
+        let v = self.scalar(&c.expr, pre);
+        let to = crate::sig::scalar_type(&c.ty, &mut self.errs);
+        let (v, to) = (v?, to?);
+        self.deferred.push(Deferred::Cast {
+            from: v.ty,
+            to,
+            span,
+        });
+        let kind = ExprKind::Cast {
+            value: Box::new(v.e),
+            to: to.ir(),
+        };
+        Ok(self.mk(kind, Ty::Scalar(to), span))
+    }
+
+    // ---- buffers ----
+
+    /// The buffer parameter `base` names: its variable, element type and mutability.
+    pub fn buffer_of(&mut self, base: &syn::Expr) -> Lowered<(VarId, Scalar, bool)> {
+        match base {
+            syn::Expr::Paren(p) => self.buffer_of(&p.expr),
+            syn::Expr::Path(p) => {
+                let id = self.var_of_path(p)?;
+                match self.vars[id.0 as usize].ty {
+                    Ty::Buffer { elem, mutable } => Ok((id, elem, mutable)),
+                    t => {
+                        let shown = self.tys.show(t);
+                        Err(self.errs.spanned(p, format!("cannot index into a value of type {shown}; only buffer parameters (`&[T]`, `&mut [T]`) can be indexed")))
+                    }
+                }
+            }
+            syn::Expr::Index(_) => Err(self.errs.spanned(
+                base,
+                "slices of slices are not supported; flatten the data into one buffer and index it as `x[row * width + col]`",
+            )),
+            _ => Err(self.errs.spanned(base, "only buffer parameters can be indexed (`x[i]`)")),
+        }
+    }
+
+    /// An index: a `usize` value.
+    pub fn index_expr(&mut self, index: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
+        if let syn::Expr::Range(_) = index {
+            return Err(self.errs.spanned(
+                index,
+                "slicing (`x[a..b]`) is not supported in kernels; index one element at a time",
+            ));
+        }
+        let i = self.scalar(index, pre)?;
+        self.unify_at(
+            Ty::USIZE,
+            i.ty,
+            i.span,
+            "mismatched types: buffers are indexed by `usize` (convert with `as usize`)",
+        )?;
+        Ok(i)
+    }
+
+    fn index(&mut self, ix: &syn::ExprIndex, pre: &mut Block) -> Lowered<TExpr> {
+        let span = ix.span();
+        let buf = self.buffer_of(&ix.expr);
+        let i = self.index_expr(&ix.index, pre);
+        let ((id, elem, _), i) = (buf?, i?);
+        let ty = self.vars[id.0 as usize].ty;
+        let array = self.mk(ExprKind::Var(id), ty, ix.expr.span());
+        let kind = ExprKind::Index {
+            array: Box::new(array.e),
+            index: Box::new(i.e),
+        };
+        Ok(self.mk(kind, Ty::Scalar(elem), span))
+    }
+
+    // ---- `if` as a value ----
+
+    fn if_value(&mut self, i: &syn::ExprIf, pre: &mut Block) -> Lowered<TExpr> {
+        let span = i.span();
+        let Some((_, els)) = &i.else_branch else {
+            return Err(self.errs.spanned(
+                i,
+                "`if` without `else` has no value; add an `else` branch or use it as a statement",
+            ));
+        };
+        if let syn::Expr::Let(l) = &*i.cond {
+            return Err(self.errs.spanned(
+                l,
+                "`if let` is not supported in kernels; write a plain `bool` condition",
+            ));
+        }
+        let cond = self.scalar(&i.cond, pre);
+        let mut then_pre = Block::new();
+        let then = self.value_block(
+            &i.then_branch,
+            &mut then_pre,
+            "a branch of an `if` used as a value",
+        );
+        let mut else_pre = Block::new();
+        let els = match &**els {
+            syn::Expr::Block(b) => self.value_block(
+                &b.block,
+                &mut else_pre,
+                "a branch of an `if` used as a value",
+            ),
+            e @ syn::Expr::If(_) => self.scalar(e, &mut else_pre),
+            e => Err(self.errs.spanned(e, "expected a block after `else`")),
+        };
+        let (cond, then, els) = (cond?, then?, els?);
+        self.unify_at(
+            Ty::BOOL,
+            cond.ty,
+            cond.span,
+            "mismatched types: the `if` condition must be a `bool`",
+        )?;
+        for b in [&then, &els] {
+            if let Ty::Buffer { .. } = self.tys.resolve(b.ty) {
+                return Err(self.errs.at(
+                    b.span,
+                    "an `if` cannot choose between buffers; index them in each branch",
+                ));
+            }
+        }
+        if self.tys.unify(then.ty, els.ty).is_err() {
+            let (a, b) = (self.tys.show(then.ty), self.tys.show(els.ty));
+            return Err(self.errs.at(
+                els.span,
+                format!("`if` and `else` have incompatible types: {a} and {b}"),
+            ));
+        }
+        let ty = then.ty;
+        if then_pre.is_empty() && else_pre.is_empty() {
+            let kind = ExprKind::Select {
+                cond: Box::new(cond.e),
+                then: Box::new(then.e),
+                els: Box::new(els.e),
+            };
+            return Ok(self.mk(kind, ty, span));
+        }
+        // Branches with statements: `let t; if c { …; t = a } else { …; t = b }`.
+        let t = self.temp(ty);
+        pre.push(self.stmt(StmtKind::Let { var: t, init: None }, span));
+        then_pre.push(self.stmt(
+            StmtKind::Assign {
+                target: LValue::Var(t),
+                value: then.e,
+            },
+            then.span,
+        ));
+        else_pre.push(self.stmt(
+            StmtKind::Assign {
+                target: LValue::Var(t),
+                value: els.e,
+            },
+            els.span,
+        ));
+        pre.push(self.stmt(
+            StmtKind::If {
+                cond: cond.e,
+                then: then_pre,
+                els: Some(else_pre),
+            },
+            span,
+        ));
+        Ok(self.mk(ExprKind::Var(t), ty, span))
+    }
+}

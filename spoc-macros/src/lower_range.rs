@@ -1,0 +1,93 @@
+//! The ranges a `for` loop may iterate: `a..b`, `(a..b).rev()`, `(a..b).step_by(s)` and
+//! `(a..b).rev().step_by(s)`.
+
+use crate::errors::{Errors, Lowered};
+
+/// A recognised `for` range, borrowing its parts from the source.
+pub struct RangeSpec<'a> {
+    pub start: &'a syn::Expr,
+    pub end: &'a syn::Expr,
+    pub step: Option<&'a syn::Expr>,
+    /// `.rev()`: from `end - 1` down to `start`.
+    pub down: bool,
+}
+
+const FORMS: &str =
+    "a `for` loop iterates over a range: `a..b`, `(a..b).rev()`, `(a..b).step_by(s)` or `(a..b).rev().step_by(s)`";
+
+fn strip(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}
+
+fn method<'a>(e: &'a syn::Expr, name: &str, args: usize) -> Option<&'a syn::ExprMethodCall> {
+    match strip(e) {
+        syn::Expr::MethodCall(m)
+            if m.method == name && m.args.len() == args && m.turbofish.is_none() =>
+        {
+            Some(m)
+        }
+        _ => None,
+    }
+}
+
+/// Recognises the iterable of a `for` loop.
+pub fn parse<'a>(e: &'a syn::Expr, errs: &mut Errors) -> Lowered<RangeSpec<'a>> {
+    if let Some(step) = method(e, "step_by", 1) {
+        let (inner, down) = match method(&step.receiver, "rev", 0) {
+            Some(rev) => (&*rev.receiver, true),
+            None => (&*step.receiver, false),
+        };
+        let (start, end) = half_open(inner, errs)?;
+        return Ok(RangeSpec {
+            start,
+            end,
+            step: step.args.first(),
+            down,
+        });
+    }
+    if let Some(rev) = method(e, "rev", 0) {
+        if method(&rev.receiver, "step_by", 1).is_some() {
+            return Err(errs.spanned(
+                e,
+                "`(a..b).step_by(s).rev()` is not supported (its first value depends on the step); write `(a..b).rev().step_by(s)` to count down from `b - 1`",
+            ));
+        }
+        let (start, end) = half_open(&rev.receiver, errs)?;
+        return Ok(RangeSpec {
+            start,
+            end,
+            step: None,
+            down: true,
+        });
+    }
+    let (start, end) = half_open(e, errs)?;
+    Ok(RangeSpec {
+        start,
+        end,
+        step: None,
+        down: false,
+    })
+}
+
+fn half_open<'a>(e: &'a syn::Expr, errs: &mut Errors) -> Lowered<(&'a syn::Expr, &'a syn::Expr)> {
+    let syn::Expr::Range(r) = strip(e) else {
+        return Err(errs.spanned(e, FORMS));
+    };
+    if let syn::RangeLimits::Closed(_) = r.limits {
+        return Err(errs.spanned(
+            r,
+            "inclusive ranges `a..=b` are not supported in kernels; write the half-open range `a..b + 1`",
+        ));
+    }
+    match (&r.start, &r.end) {
+        (Some(s), Some(t)) => Ok((s, t)),
+        _ => Err(errs.spanned(
+            r,
+            "a `for` range needs both ends (`a..b`); open ranges are not supported",
+        )),
+    }
+}

@@ -1,0 +1,139 @@
+//! The native entry points: a kernel's `NativeFn` (argument unpacking, then the per-thread body
+//! under `NativeLaunch::run`) and a helper's `native` function.
+
+use crate::native::{rust_scalar, rust_value_type, HelperPaths, Native};
+use proc_macro2::TokenStream;
+use quote::quote;
+use spoc_ir::{Function, Kernel, Param, Type};
+
+/// Lints the generated code may trip without anything being wrong.
+pub fn allow_lints() -> TokenStream {
+    quote!(#[allow(
+        unused_mut,
+        unused_variables,
+        unused_assignments,
+        unused_parens,
+        unused_braces,
+        unreachable_code,
+        non_snake_case,
+        clippy::all
+    )])
+}
+
+fn elem_of(p: &Param) -> Option<TokenStream> {
+    match &p.ty {
+        Type::Array { elem, .. } => rust_scalar(elem.as_scalar()?),
+        _ => None,
+    }
+}
+
+/// `fn __spoc_native(launch, args) -> Result<(), ThreadTrap>`, or `None` if the kernel uses
+/// something the Native backend cannot run yet.
+pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
+    let cx = Native {
+        vars: &k.vars,
+        helpers,
+    };
+    let body = cx.block(&k.body)?;
+    let mut names = Vec::new();
+    let mut unpack = Vec::new();
+    for (i, p) in k.params.iter().enumerate() {
+        let name = p.name.as_str();
+        names.push(cx.var(p.var));
+        let arg = quote!(__spoc_arg(#i, #name)?);
+        unpack.push(if p.is_buffer() {
+            let t = elem_of(p)?;
+            if p.mutable {
+                quote!(::spoc::__private::GlobalMut::<#t>::from_arg(#arg, #name)?)
+            } else {
+                quote!(::spoc::__private::GlobalRef::<#t>::from_arg(#arg, #name)?)
+            }
+        } else {
+            let t = rust_value_type(&p.ty)?;
+            quote!(#arg.scalar::<#t>(#name)?)
+        });
+    }
+    let allow = allow_lints();
+    Some(quote! {
+        #[doc(hidden)]
+        #allow
+        fn __spoc_native(
+            launch: &::spoc::__private::NativeLaunch,
+            args: &[::spoc::__private::NativeArg],
+        ) -> ::core::result::Result<(), ::spoc::__private::ThreadTrap> {
+            let __spoc_arg = |i: usize, param: &'static str| {
+                args.get(i).ok_or(::spoc::__private::Trap::BadArgument {
+                    param,
+                    expected: "an argument (too few were passed)",
+                })
+            };
+            let __spoc_unpack = || -> ::core::result::Result<_, ::spoc::__private::Trap> {
+                ::core::result::Result::Ok(( #(#unpack,)* ))
+            };
+            let ( #(#names,)* ) = __spoc_unpack().map_err(|trap| ::spoc::__private::ThreadTrap {
+                block: [0; 3],
+                thread: [0; 3],
+                trap,
+            })?;
+            launch.run(move |ctx: &::spoc::__private::ThreadCtx| -> ::core::result::Result<(), ::spoc::__private::Trap> {
+                #body
+                ::core::result::Result::Ok(())
+            })
+        }
+    })
+}
+
+/// A helper's `pub fn native(ctx, params…) -> Result<Ret, Trap>`. When its body cannot run
+/// natively, a stub with the same signature (never called: every kernel calling the helper then
+/// has no native entry point) and `HAS_NATIVE = false`.
+pub fn helper_entry(f: &Function, helpers: &HelperPaths) -> (TokenStream, bool) {
+    let cx = Native {
+        vars: &f.vars,
+        helpers,
+    };
+    let params: Option<Vec<TokenStream>> = f
+        .params
+        .iter()
+        .map(|p| {
+            let name = cx.var(p.var);
+            Some(if p.is_buffer() {
+                let t = elem_of(p)?;
+                if p.mutable {
+                    quote!(#name: ::spoc::__private::GlobalMut<#t>)
+                } else {
+                    quote!(#name: impl ::spoc::intrinsics::__native::ReadBuffer<#t>)
+                }
+            } else {
+                let t = rust_value_type(&p.ty)?;
+                quote!(#name: #t)
+            })
+        })
+        .collect();
+    let ret = rust_value_type(&f.ret);
+    let allow = allow_lints();
+    let (Some(params), Some(ret)) = (params, ret) else {
+        // Not even the signature is expressible: no native function at all.
+        return (quote!(), false);
+    };
+    let tail = (f.ret == Type::Unit).then(|| quote!(::core::result::Result::Ok(())));
+    let (body, native) = match cx.block(&f.body) {
+        Some(b) => (quote!(#b #tail), true),
+        None => {
+            let msg = format!(
+                "#[device] fn `{}` has no native code; kernels calling it have no native entry point",
+                f.name
+            );
+            (quote!(::core::unreachable!(#msg)), false)
+        }
+    };
+    let item = quote! {
+        #allow
+        pub fn native(
+            ctx: &::spoc::__private::ThreadCtx,
+            #(#params),*
+        ) -> ::core::result::Result<#ret, ::spoc::__private::Trap> {
+            #body
+        }
+    };
+    (item, native)
+}

@@ -1,0 +1,344 @@
+//! The end of lowering: defaulting of literal types, the checks that needed final types, and the
+//! substitution of every placeholder type and pending literal in the IR.
+
+use crate::errors::Errors;
+use crate::lower::{Deferred, LoweredFn, Lowerer, PendingLit};
+use crate::types::{Scalar, Ty};
+use spoc_ir::{Block, Const, Expr, ExprKind, LValue, Param, Stmt, StmtKind, Type, VarDecl};
+
+impl Lowerer {
+    /// Finishes inference and builds the lowered function.
+    ///
+    /// # Errors
+    /// Every error found while lowering, or, if there was none, while resolving types.
+    pub fn finish(mut self, mut params: Vec<Param>, mut body: Block) -> Result<LoweredFn, Errors> {
+        if !self.errs.is_empty() {
+            return Err(self.errs);
+        }
+        for (ty, span) in std::mem::take(&mut self.helper_args) {
+            if let Ty::Var(v) = self.tys.resolve(ty) {
+                let example = match self.tys.kind_of(v) {
+                    crate::types::Kind::Float => "`1.0f32`",
+                    _ => "`2usize`, `1i32`",
+                };
+                self.errs.at(
+                    span,
+                    format!("cannot infer the type of this argument: a #[device] function's parameter types are not visible to its callers; give the literal a suffix ({example}) or annotate a variable"),
+                );
+            }
+        }
+        if !self.errs.is_empty() {
+            return Err(self.errs);
+        }
+        for origin in self.tys.apply_defaults() {
+            self.errs.at(
+                origin,
+                "cannot infer the type of this call's result; annotate the type: `let r: f32 = foo(..);`",
+            );
+        }
+        if !self.errs.is_empty() {
+            return Err(self.errs);
+        }
+        self.run_deferred();
+        let mut errs = std::mem::take(&mut self.errs);
+        {
+            let mut z = Resolver {
+                l: &self,
+                errs: &mut errs,
+            };
+            z.block(&mut body);
+            for p in &mut params {
+                z.ty(&mut p.ty);
+            }
+        }
+        let vars = self
+            .vars
+            .iter()
+            .map(|v| VarDecl {
+                name: v.name.clone(),
+                ty: self.tys.ir_type(v.ty).unwrap_or(Type::Unit),
+                mutable: v.mutable,
+                kind: v.kind,
+            })
+            .collect();
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        Ok(LoweredFn {
+            params,
+            vars,
+            body,
+            ret: self.tys.ir_type(self.ret).unwrap_or(Type::Unit),
+            helpers: self.helpers,
+        })
+    }
+
+    fn run_deferred(&mut self) {
+        let deferred = std::mem::take(&mut self.deferred);
+        for d in deferred {
+            match d {
+                Deferred::Signed { ty, span, what } => {
+                    if let Ty::Scalar(s) = self.tys.resolve(ty) {
+                        if s.is_unsigned() {
+                            self.errs
+                                .at(span, format!("cannot apply {what} to type `{}`", s.name()));
+                        }
+                    }
+                }
+                Deferred::Cast { from, to, span } => {
+                    let Ty::Scalar(from) = self.tys.resolve(from) else {
+                        continue;
+                    };
+                    if to == Scalar::Bool && from != Scalar::Bool {
+                        self.errs.at(
+                            span,
+                            format!(
+                                "cannot cast `{}` as `bool`; compare instead: `x != 0`",
+                                from.name()
+                            ),
+                        );
+                    } else if from == Scalar::Bool && to.is_float() {
+                        self.errs.at(
+                            span,
+                            format!("casting `bool` as `{}` is invalid; cast to an integer first (`b as u32 as {0}`) or write `if b {{ 1.0 }} else {{ 0.0 }}`", to.name()),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Replaces placeholders with final types and pending literals with constants.
+struct Resolver<'a> {
+    l: &'a Lowerer,
+    errs: &'a mut Errors,
+}
+
+impl Resolver<'_> {
+    fn ty(&mut self, t: &mut Type) {
+        if let Type::Record(name) = t {
+            if let Some(v) = name.strip_prefix('?').and_then(|n| n.parse::<u32>().ok()) {
+                *t = self.l.tys.ir_type(Ty::Var(v)).unwrap_or(Type::Unit);
+            }
+        }
+    }
+
+    fn block(&mut self, b: &mut Block) {
+        for s in b {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &mut Stmt) {
+        match &mut s.kind {
+            StmtKind::Let { init, .. } => {
+                if let Some(e) = init {
+                    self.expr(e);
+                }
+            }
+            StmtKind::Assign { target, value } => {
+                self.lvalue(target);
+                self.expr(value);
+            }
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::If { cond, then, els } => {
+                self.expr(cond);
+                self.block(then);
+                if let Some(e) = els {
+                    self.block(e);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(cond);
+                self.block(body);
+            }
+            StmtKind::For {
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                self.expr(start);
+                self.expr(end);
+                self.expr(step);
+                self.block(body);
+            }
+            StmtKind::Match { scrutinee, arms } => {
+                self.expr(scrutinee);
+                for (_, b) in arms {
+                    self.block(b);
+                }
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
+            StmtKind::Pragma { body, .. } => self.block(body),
+            StmtKind::Return(None)
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Barrier
+            | StmtKind::WarpBarrier
+            | StmtKind::MemFence(_) => {}
+        }
+    }
+
+    fn lvalue(&mut self, lv: &mut LValue) {
+        match lv {
+            LValue::Var(_) => {}
+            LValue::Index { base, index } => {
+                self.lvalue(base);
+                self.expr(index);
+            }
+            LValue::Field { base, .. } => self.lvalue(base),
+        }
+    }
+
+    fn expr(&mut self, e: &mut Expr) {
+        if let Type::Record(name) = &e.ty {
+            if let Some(i) = name
+                .strip_prefix("?lit")
+                .and_then(|n| n.parse::<usize>().ok())
+            {
+                if let Some(c) = self.literal(i) {
+                    *e = Expr::constant(c);
+                }
+                return;
+            }
+        }
+        self.ty(&mut e.ty);
+        match &mut e.kind {
+            ExprKind::Const(_) | ExprKind::Var(_) => {}
+            ExprKind::Index { array, index } => {
+                self.expr(array);
+                self.expr(index);
+            }
+            ExprKind::Field { base, .. } => self.expr(base),
+            ExprKind::Unary { operand, .. } => self.expr(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            ExprKind::Intrinsic { args, .. }
+            | ExprKind::Call { args, .. }
+            | ExprKind::RecordLit { fields: args, .. }
+            | ExprKind::VariantLit { payload: args, .. }
+            | ExprKind::VectorLit(args) => args.iter_mut().for_each(|a| self.expr(a)),
+            ExprKind::Cast { value, to } => {
+                self.expr(value);
+                // `usize` and `u32` are one IR type: a cast between them is no cast.
+                if value.ty == Type::Scalar(*to) {
+                    let inner = std::mem::replace(&mut **value, Expr::constant(Const::Bool(false)));
+                    *e = inner;
+                }
+            }
+            ExprKind::Select { cond, then, els } => {
+                self.expr(cond);
+                self.expr(then);
+                self.expr(els);
+            }
+            ExprKind::Match { scrutinee, arms } => {
+                self.expr(scrutinee);
+                arms.iter_mut().for_each(|(_, a)| self.expr(a));
+            }
+            ExprKind::Len(a) => self.expr(a),
+            ExprKind::ArrayRepeat { value, .. } => self.expr(value),
+        }
+    }
+
+    /// The constant of pending literal `i`, or `None` after reporting why it does not fit.
+    fn literal(&mut self, i: usize) -> Option<Const> {
+        let lit: &PendingLit = self.l.lits.get(i)?;
+        let Ty::Scalar(s) = self.l.tys.resolve(lit.ty) else {
+            self.errs
+                .at(lit.span, "cannot infer the type of this literal");
+            return None;
+        };
+        match literal_const(&lit.digits, lit.negated, s) {
+            Ok(c) => Some(c),
+            Err(msg) => {
+                self.errs.at(lit.span, msg);
+                None
+            }
+        }
+    }
+}
+
+/// The constant of type `s` that literal `digits` (negated if `negated`) denotes.
+pub fn literal_const(digits: &str, negated: bool, s: Scalar) -> Result<Const, String> {
+    let out_of_range = || {
+        let note = if s == Scalar::Usize {
+            " (`usize` is 32-bit in kernels)"
+        } else {
+            ""
+        };
+        format!("literal out of range for `{}`{note}", s.name())
+    };
+    if s.is_float() {
+        let c = if s == Scalar::F32 {
+            let v: f32 = digits.parse().map_err(|_| out_of_range())?;
+            let v = if negated { -v } else { v };
+            v.is_finite().then(|| Const::f32(v))
+        } else {
+            let v: f64 = digits.parse().map_err(|_| out_of_range())?;
+            let v = if negated { -v } else { v };
+            v.is_finite().then(|| Const::f64(v))
+        };
+        return c.ok_or_else(out_of_range);
+    }
+    if negated && s.is_unsigned() {
+        return Err(format!(
+            "cannot apply unary operator `-` to type `{}`",
+            s.name()
+        ));
+    }
+    let v: u128 = digits.parse().map_err(|_| out_of_range())?;
+    let signed = |max: u128| -> Result<i128, String> {
+        let limit = if negated { max + 1 } else { max };
+        if v > limit {
+            Err(out_of_range())
+        } else if negated {
+            Ok(-(v as i128))
+        } else {
+            Ok(v as i128)
+        }
+    };
+    let unsigned = |max: u128| if v > max { Err(out_of_range()) } else { Ok(v) };
+    Ok(match s {
+        Scalar::I32 => Const::I32(signed(i32::MAX as u128)? as i32),
+        Scalar::I64 => Const::I64(signed(i64::MAX as u128)? as i64),
+        Scalar::U32 | Scalar::Usize => Const::U32(unsigned(u32::MAX as u128)? as u32),
+        Scalar::U64 => Const::U64(unsigned(u64::MAX as u128)? as u64),
+        Scalar::Bool | Scalar::F32 | Scalar::F64 => return Err(out_of_range()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_ranges() {
+        assert_eq!(
+            literal_const("2147483648", true, Scalar::I32),
+            Ok(Const::I32(i32::MIN))
+        );
+        assert!(literal_const("2147483648", false, Scalar::I32).is_err());
+        assert!(literal_const("4294967296", false, Scalar::Usize)
+            .unwrap_err()
+            .contains("32-bit"));
+        assert_eq!(
+            literal_const("4294967295", false, Scalar::U32),
+            Ok(Const::U32(u32::MAX))
+        );
+        assert!(literal_const("1", true, Scalar::U32).is_err());
+        assert_eq!(
+            literal_const("0.1", false, Scalar::F32),
+            Ok(Const::f32(0.1f32))
+        );
+        assert_eq!(
+            literal_const("1e3", true, Scalar::F64),
+            Ok(Const::f64(-1000.0))
+        );
+        assert!(literal_const("1e39", false, Scalar::F32).is_err());
+    }
+}

@@ -1,0 +1,203 @@
+//! Function signatures: the parameters and return type of a `#[kernel]` or `#[device]` fn.
+
+use crate::errors::{Errors, Lowered};
+use crate::types::{Scalar, Ty};
+use syn::spanned::Spanned;
+
+/// One parameter as the checker sees it.
+pub struct ParamSig {
+    pub name: syn::Ident,
+    pub ty: Ty,
+}
+
+const SCALARS: &str = "bool, i32, i64, u32, u64, usize, f32 or f64";
+
+/// Parses a scalar type (`f32`, `usize`, …).
+pub fn scalar_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Scalar> {
+    match ty {
+        syn::Type::Paren(p) => scalar_type(&p.elem, errs),
+        syn::Type::Group(g) => scalar_type(&g.elem, errs),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let found = p
+                .path
+                .get_ident()
+                .and_then(|i| Scalar::from_name(&i.to_string()));
+            found.ok_or_else(|| {
+                errs.spanned(
+                    ty,
+                    format!("unsupported type in a kernel: expected {SCALARS} (records are not supported yet)"),
+                )
+            })
+        }
+        syn::Type::Tuple(t) if t.elems.is_empty() => Err(errs.spanned(
+            ty,
+            format!("`()` is not a value type in kernels; expected {SCALARS}"),
+        )),
+        _ => Err(errs.spanned(
+            ty,
+            format!("unsupported type in a kernel: expected {SCALARS}"),
+        )),
+    }
+}
+
+/// Parses a parameter type: a scalar, `&[T]` or `&mut [T]`.
+pub fn param_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Ty> {
+    match ty {
+        syn::Type::Paren(p) => param_type(&p.elem, errs),
+        syn::Type::Group(g) => param_type(&g.elem, errs),
+        syn::Type::Reference(r) => {
+            let mutable = r.mutability.is_some();
+            let syn::Type::Slice(slice) = &*r.elem else {
+                let what = if mutable { "`&mut`" } else { "`&`" };
+                let help = if mutable {
+                    "write results into a `&mut [T]` buffer parameter instead"
+                } else {
+                    "pass scalars by value (`x: f32`)"
+                };
+                return Err(errs.spanned(
+                    ty,
+                    format!("{what} references to scalars are not supported as kernel parameters; {help}"),
+                ));
+            };
+            let elem = match &*slice.elem {
+                syn::Type::Reference(_) | syn::Type::Slice(_) | syn::Type::Array(_) => {
+                    return Err(errs.spanned(
+                        &slice.elem,
+                        "slices of slices or arrays are not supported; flatten the data into one buffer and index it as `x[row * width + col]`",
+                    ))
+                }
+                e => scalar_type(e, errs)?,
+            };
+            if elem == Scalar::Usize {
+                return Err(errs.spanned(
+                    &slice.elem,
+                    "buffers of `usize` are not supported (device indices are 32-bit); use `u32` or `u64` elements",
+                ));
+            }
+            Ok(Ty::Buffer { elem, mutable })
+        }
+        syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec") => Err(errs
+            .spanned(
+                ty,
+                "`Vec` is not supported in kernels; take a buffer parameter `&[T]` or `&mut [T]`",
+            )),
+        _ => scalar_type(ty, errs).map(Ty::Scalar),
+    }
+}
+
+/// Parses the parameters of `sig`; reports (and skips) the unsupported ones.
+pub fn params(sig: &syn::Signature, errs: &mut Errors) -> Lowered<Vec<ParamSig>> {
+    let mut out = Vec::new();
+    let mut ok = true;
+    for input in &sig.inputs {
+        let typed = match input {
+            syn::FnArg::Receiver(r) => {
+                errs.spanned(
+                    r,
+                    "kernels and device functions cannot take `self`; write a free function",
+                );
+                ok = false;
+                continue;
+            }
+            syn::FnArg::Typed(t) => t,
+        };
+        let name = match &*typed.pat {
+            syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                if p.mutability.is_some() {
+                    errs.spanned(
+                        p,
+                        format!(
+                            "`mut` parameters are not supported; copy it into a local: `let mut {0} = {0};`",
+                            p.ident
+                        ),
+                    );
+                    ok = false;
+                }
+                p.ident.clone()
+            }
+            pat => {
+                errs.spanned(
+                    pat,
+                    "parameters must be plain names (`x: f32`); patterns are not supported",
+                );
+                ok = false;
+                continue;
+            }
+        };
+        match param_type(&typed.ty, errs) {
+            Ok(ty) => out.push(ParamSig { name, ty }),
+            Err(_) => ok = false,
+        }
+    }
+    if ok {
+        Ok(out)
+    } else {
+        Err(crate::errors::Failed)
+    }
+}
+
+/// Reports signature features neither kernels nor device functions support.
+pub fn check_common(sig: &syn::Signature, what: &str, errs: &mut Errors) -> Lowered<()> {
+    let mut ok = true;
+    let mut bad = |node: &dyn quote::ToTokens, msg: String| {
+        errs.spanned(node, msg);
+        ok = false;
+    };
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        bad(
+            &sig.generics,
+            format!("{what}s cannot be generic; write one {what} per element type"),
+        );
+    }
+    if let Some(a) = &sig.asyncness {
+        bad(a, format!("{what}s cannot be `async`"));
+    }
+    if let Some(u) = &sig.unsafety {
+        bad(
+            u,
+            format!("{what}s cannot be `unsafe`: every access in a kernel is checked"),
+        );
+    }
+    if let Some(c) = &sig.constness {
+        bad(c, format!("{what}s cannot be `const fn`"));
+    }
+    if let Some(abi) = &sig.abi {
+        bad(abi, format!("{what}s cannot declare an ABI"));
+    }
+    if let Some(v) = &sig.variadic {
+        bad(v, format!("{what}s cannot be variadic"));
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(crate::errors::Failed)
+    }
+}
+
+/// The return type of a device function: a scalar or nothing.
+pub fn device_return(sig: &syn::Signature, errs: &mut Errors) -> Lowered<Ty> {
+    match &sig.output {
+        syn::ReturnType::Default => Ok(Ty::Unit),
+        syn::ReturnType::Type(_, ty) => match &**ty {
+            syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Unit),
+            t => scalar_type(t, errs).map(Ty::Scalar),
+        },
+    }
+}
+
+/// Kernels return nothing.
+pub fn kernel_return(sig: &syn::Signature, errs: &mut Errors) -> Lowered<()> {
+    match &sig.output {
+        syn::ReturnType::Default => Ok(()),
+        syn::ReturnType::Type(arrow, ty) => {
+            if matches!(&**ty, syn::Type::Tuple(t) if t.elems.is_empty()) {
+                return Ok(());
+            }
+            let span = arrow.span().join(ty.span()).unwrap_or_else(|| ty.span());
+            Err(errs.at(
+                span,
+                "kernels return nothing; write results into a `&mut [T]` parameter",
+            ))
+        }
+    }
+}

@@ -1,0 +1,997 @@
+//! Unit tests of checking and lowering: inference, the IR produced, the errors, and the shape of
+//! the generated Rust. Every kernel that lowers is also run through `spoc_ir::validate`.
+
+use crate::lower::lower_fn;
+use crate::{device_fn, handle, native_entry, paths};
+use spoc_ir::{
+    BinOp, Const, Expr, ExprKind, ForDir, Intrinsic, Kernel, LValue, MathFn, ScalarType, Stmt,
+    StmtKind, Type, VarId, VarKind,
+};
+
+fn lower(item: syn::ItemFn) -> Result<Kernel, Vec<String>> {
+    let name = item.sig.ident.to_string();
+    let l = lower_fn(&item, true).map_err(|e| e.messages())?;
+    let k = handle::kernel_ir(&name, &l);
+    let mut linked = k.clone();
+    linked.functions = helper_stubs(&k.body);
+    if let Err(e) = spoc_ir::validate(&linked) {
+        panic!("lowered kernel `{name}` does not validate: {e}\n{k:#?}");
+    }
+    Ok(k)
+}
+
+/// Helper functions matching the calls in `body` (parameters typed after the arguments, the
+/// return type after the call), so that kernels calling helpers can be validated alone.
+fn helper_stubs(body: &[Stmt]) -> Vec<spoc_ir::Function> {
+    fn expr(e: &Expr, out: &mut Vec<spoc_ir::Function>) {
+        if let ExprKind::Call { func, args } = &e.kind {
+            if out.iter().all(|f| &f.name != func) {
+                let params: Vec<spoc_ir::Param> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| spoc_ir::Param {
+                        var: VarId(i as u32),
+                        name: format!("p{i}"),
+                        ty: a.ty.clone(),
+                        mutable: matches!(a.ty, Type::Array { .. }),
+                    })
+                    .collect();
+                let vars = params
+                    .iter()
+                    .map(|p| spoc_ir::VarDecl {
+                        name: p.name.clone(),
+                        ty: p.ty.clone(),
+                        mutable: false,
+                        kind: VarKind::Param,
+                    })
+                    .collect();
+                let body = match e.ty.as_scalar() {
+                    Some(_) => vec![Stmt::new(StmtKind::Return(Some(Expr::var(
+                        VarId(0),
+                        e.ty.clone(),
+                    ))))],
+                    None => vec![],
+                };
+                out.push(spoc_ir::Function {
+                    name: func.clone(),
+                    params,
+                    ret: e.ty.clone(),
+                    vars,
+                    body,
+                });
+            }
+        }
+        match &e.kind {
+            ExprKind::Call { args, .. } | ExprKind::Intrinsic { args, .. } => {
+                args.iter().for_each(|a| expr(a, out))
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                expr(lhs, out);
+                expr(rhs, out);
+            }
+            ExprKind::Unary { operand, .. } => expr(operand, out),
+            ExprKind::Cast { value, .. } => expr(value, out),
+            ExprKind::Select { cond, then, els } => {
+                expr(cond, out);
+                expr(then, out);
+                expr(els, out);
+            }
+            _ => {}
+        }
+    }
+    fn block(b: &[Stmt], out: &mut Vec<spoc_ir::Function>) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Let { init: Some(e), .. }
+                | StmtKind::Expr(e)
+                | StmtKind::Return(Some(e)) => expr(e, out),
+                StmtKind::Assign { value, .. } => expr(value, out),
+                StmtKind::If { cond, then, els } => {
+                    expr(cond, out);
+                    block(then, out);
+                    block(els.as_deref().unwrap_or(&[]), out);
+                }
+                StmtKind::While { body, .. }
+                | StmtKind::For { body, .. }
+                | StmtKind::Block(body) => block(body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    block(body, &mut out);
+    out
+}
+
+fn ok(item: syn::ItemFn) -> Kernel {
+    match lower(item) {
+        Ok(k) => k,
+        Err(e) => panic!("unexpected errors: {e:?}"),
+    }
+}
+
+/// The single error of `item`, which must fail.
+fn err(item: syn::ItemFn) -> String {
+    match lower(item) {
+        Ok(k) => panic!("expected an error, lowered {k:#?}"),
+        Err(e) => {
+            assert_eq!(e.len(), 1, "expected one error, got {e:?}");
+            e[0].clone()
+        }
+    }
+}
+
+fn var_ty(k: &Kernel, name: &str) -> Vec<Type> {
+    k.vars
+        .iter()
+        .filter(|v| v.name == name)
+        .map(|v| v.ty.clone())
+        .collect()
+}
+
+#[test]
+fn saxpy_lowers_to_typed_ir() {
+    let k = ok(syn::parse_quote! {
+        fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+            let i = global_id_x();
+            if i < y.len() {
+                y[i] = a * x[i] + y[i];
+            }
+        }
+    });
+    assert_eq!(k.params.len(), 3);
+    assert_eq!(k.params[0].ty, Type::F32);
+    assert_eq!(k.params[1].ty, Type::global_array(Type::F32));
+    assert!(!k.params[1].mutable);
+    assert!(k.params[2].mutable);
+    assert_eq!(var_ty(&k, "i"), vec![Type::U32]);
+    assert_eq!(k.vars[3].kind, VarKind::Local);
+    let StmtKind::Let {
+        init: Some(init), ..
+    } = &k.body[0].kind
+    else {
+        panic!()
+    };
+    assert_eq!(
+        init.kind,
+        ExprKind::Intrinsic {
+            intrinsic: Intrinsic::GlobalId(spoc_ir::Axis::X),
+            args: vec![]
+        }
+    );
+    let StmtKind::If {
+        cond,
+        then,
+        els: None,
+    } = &k.body[1].kind
+    else {
+        panic!("{:?}", k.body[1])
+    };
+    assert_eq!(cond.ty, Type::BOOL);
+    let StmtKind::Assign {
+        target: LValue::Index { index, .. },
+        value,
+    } = &then[0].kind
+    else {
+        panic!()
+    };
+    assert_eq!(index.ty, Type::U32);
+    assert_eq!(value.ty, Type::F32);
+    let ExprKind::Binary {
+        op: BinOp::Add,
+        lhs,
+        ..
+    } = &value.kind
+    else {
+        panic!()
+    };
+    assert!(matches!(lhs.kind, ExprKind::Binary { op: BinOp::Mul, .. }));
+    // Source locations are recorded (line numbers are those of this file's tokens, or absent
+    // outside a compiler; columns are 1-based when present).
+    assert!(k.body.iter().all(|s| s.loc.is_none_or(|l| l.column >= 1)));
+}
+
+#[test]
+fn literals_default_like_rustc() {
+    let k = ok(syn::parse_quote! {
+        fn k(y: &mut [f32], z: &mut [f64]) {
+            let a = 1;
+            let b = 2.5;
+            let c = 3;
+            let i = 4;
+            y[i] = c as f32;
+            let d = 1_000u64;
+            let e = 2.0f32;
+            let f = 7;
+            let g: i64 = f;
+            z[0] = b;
+        }
+    });
+    assert_eq!(var_ty(&k, "a"), vec![Type::I32]);
+    assert_eq!(var_ty(&k, "b"), vec![Type::F64]);
+    assert_eq!(var_ty(&k, "c"), vec![Type::I32]);
+    assert_eq!(var_ty(&k, "i"), vec![Type::U32], "an index is a usize");
+    assert_eq!(var_ty(&k, "d"), vec![Type::U64]);
+    assert_eq!(var_ty(&k, "e"), vec![Type::F32]);
+    assert_eq!(
+        var_ty(&k, "f"),
+        vec![Type::I64],
+        "inferred from a later use"
+    );
+    let StmtKind::Let { init: Some(e), .. } = &k.body[5].kind else {
+        panic!()
+    };
+    assert_eq!(e.kind, ExprKind::Const(Const::U64(1000)));
+    let StmtKind::Let { init: Some(e), .. } = &k.body[3].kind else {
+        panic!()
+    };
+    assert_eq!(e.kind, ExprKind::Const(Const::U32(4)));
+}
+
+#[test]
+fn float_literal_takes_f32_from_context() {
+    let k = ok(syn::parse_quote! {
+        fn k(a: f32, y: &mut [f32]) {
+            y[0] = a * 0.1 + -2.5;
+        }
+    });
+    let StmtKind::Assign { value, .. } = &k.body[0].kind else {
+        panic!()
+    };
+    let ExprKind::Binary { lhs, rhs, .. } = &value.kind else {
+        panic!()
+    };
+    assert_eq!(rhs.kind, ExprKind::Const(Const::f32(-2.5)));
+    let ExprKind::Binary { rhs: tenth, .. } = &lhs.kind else {
+        panic!()
+    };
+    assert_eq!(
+        tenth.kind,
+        ExprKind::Const(Const::f32(0.1)),
+        "parsed as f32 directly"
+    );
+}
+
+#[test]
+fn usize_and_u32_are_distinct_types() {
+    let e = err(syn::parse_quote! {
+        fn k(y: &mut [u32]) {
+            let i: u32 = global_id_x();
+        }
+    });
+    assert!(e.contains("expected `u32`, found `usize`"), "{e}");
+    let k = ok(syn::parse_quote! {
+        fn k(y: &mut [u32]) {
+            let i: u32 = global_id_x() as u32;
+            y[i as usize] = i;
+        }
+    });
+    // usize -> u32 is the same IR type: the cast disappears.
+    let StmtKind::Let { init: Some(e), .. } = &k.body[0].kind else {
+        panic!()
+    };
+    assert!(matches!(e.kind, ExprKind::Intrinsic { .. }), "{e:?}");
+}
+
+#[test]
+fn shadowing_makes_fresh_variables() {
+    let k = ok(syn::parse_quote! {
+        fn k(y: &mut [i32]) {
+            let x = 1.5f32;
+            let x = x as i32 + 1;
+            y[0] = x;
+        }
+    });
+    assert_eq!(var_ty(&k, "x"), vec![Type::F32, Type::I32]);
+    let StmtKind::Let {
+        var: second,
+        init: Some(init),
+    } = &k.body[1].kind
+    else {
+        panic!()
+    };
+    let ExprKind::Binary { lhs, .. } = &init.kind else {
+        panic!()
+    };
+    let ExprKind::Cast {
+        value,
+        to: ScalarType::I32,
+    } = &lhs.kind
+    else {
+        panic!()
+    };
+    assert_eq!(value.kind, ExprKind::Var(VarId(1)), "refers to the first x");
+    let StmtKind::Assign { value, .. } = &k.body[2].kind else {
+        panic!()
+    };
+    assert_eq!(value.kind, ExprKind::Var(*second));
+}
+
+#[test]
+fn if_expression_select_and_hoisting() {
+    let k = ok(syn::parse_quote! {
+        fn k(a: f32, y: &mut [f32]) {
+            let v = if a > 0.0 { a } else { 0.0 };
+            let w = if a > 1.0 { let t = a * 2.0; t + 1.0 } else if a < -1.0 { -a } else { 3.0 };
+            y[0] = v + w;
+        }
+    });
+    let StmtKind::Let { init: Some(v), .. } = &k.body[0].kind else {
+        panic!()
+    };
+    assert!(matches!(v.kind, ExprKind::Select { .. }));
+    assert_eq!(v.ty, Type::F32);
+    // The second `if` has a statement in a branch: `let tmp; if … { let t; tmp = … } else { … }`.
+    let StmtKind::Let {
+        var: tmp,
+        init: None,
+    } = k.body[1].kind
+    else {
+        panic!("{:?}", k.body[1])
+    };
+    assert_eq!(k.vars[tmp.0 as usize].ty, Type::F32);
+    assert!(k.vars[tmp.0 as usize].mutable);
+    let StmtKind::If {
+        then,
+        els: Some(els),
+        ..
+    } = &k.body[2].kind
+    else {
+        panic!()
+    };
+    assert!(matches!(then[0].kind, StmtKind::Let { .. }));
+    assert!(matches!(then[1].kind, StmtKind::Assign { target: LValue::Var(t), .. } if t == tmp));
+    assert!(matches!(
+        &els[0].kind,
+        StmtKind::Assign {
+            value: Expr {
+                kind: ExprKind::Select { .. },
+                ..
+            },
+            ..
+        }
+    ));
+    let StmtKind::Let { init: Some(w), .. } = &k.body[3].kind else {
+        panic!()
+    };
+    assert_eq!(w.kind, ExprKind::Var(tmp));
+}
+
+#[test]
+fn short_circuit_keeps_hoisted_statements_conditional() {
+    let k = ok(syn::parse_quote! {
+        fn k(x: &[i32], y: &mut [i32]) {
+            let i = global_id_x();
+            if i < x.len() && { let v = x[i]; v > 0 } {
+                y[i] = 1;
+            }
+        }
+    });
+    // `let t = i < len; if t { let v = x[i]; t = v > 0 } if t { … }`
+    let StmtKind::Let { var: t, .. } = k.body[1].kind else {
+        panic!("{:?}", k.body[1])
+    };
+    let StmtKind::If { then, .. } = &k.body[2].kind else {
+        panic!()
+    };
+    assert!(matches!(then[0].kind, StmtKind::Let { .. }));
+    let StmtKind::If { cond, .. } = &k.body[3].kind else {
+        panic!()
+    };
+    assert_eq!(cond.kind, ExprKind::Var(t));
+}
+
+#[test]
+fn for_loops_in_every_form() {
+    let k = ok(syn::parse_quote! {
+        fn k(n: u32, y: &mut [u32]) {
+            for i in 0..n { y[0] += i; }
+            for i in (0..n).rev() { y[1] += i; }
+            for i in (0..n).step_by(2) { y[2] += i; }
+            for i in (0..n).rev().step_by(3) { y[3] += i; }
+            for _ in 0..10 {}
+        }
+    });
+    let forms: Vec<(ForDir, Expr)> = k
+        .body
+        .iter()
+        .map(|s| match &s.kind {
+            StmtKind::For { dir, step, .. } => (*dir, step.clone()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    let u = |v| Expr::constant(Const::U32(v));
+    assert_eq!(forms[0], (ForDir::Up, u(1)));
+    assert_eq!(forms[1], (ForDir::Down, u(1)));
+    assert_eq!(forms[2], (ForDir::Up, u(2)));
+    assert_eq!(forms[3], (ForDir::Down, u(3)));
+    let StmtKind::For { var, start, .. } = &k.body[4].kind else {
+        panic!()
+    };
+    assert_eq!(k.vars[var.0 as usize].ty, Type::I32);
+    assert_eq!(start.ty, Type::I32);
+}
+
+#[test]
+fn compound_assignment_on_element_evaluates_index_once() {
+    let k = ok(syn::parse_quote! {
+        fn k(y: &mut [f32]) {
+            let i = global_id_x();
+            y[i * 2 + 1] += 1.0;
+            y[i] *= 2.0;
+            let mut s = 0u32;
+            s <<= 3;
+            s ^= 1;
+        }
+    });
+    let StmtKind::Let { var: idx, .. } = k.body[1].kind else {
+        panic!("{:?}", k.body[1])
+    };
+    let StmtKind::Assign {
+        target: LValue::Index { index, .. },
+        value,
+    } = &k.body[2].kind
+    else {
+        panic!()
+    };
+    assert_eq!(index.kind, ExprKind::Var(idx));
+    let ExprKind::Binary {
+        op: BinOp::Add,
+        lhs,
+        ..
+    } = &value.kind
+    else {
+        panic!()
+    };
+    assert!(matches!(&lhs.kind, ExprKind::Index { index, .. } if index.kind == ExprKind::Var(idx)));
+    // `y[i] *= 2.0` needs no temporary.
+    assert!(matches!(k.body[3].kind, StmtKind::Assign { .. }));
+}
+
+#[test]
+fn while_loop_break_continue_return() {
+    let k = ok(syn::parse_quote! {
+        fn k(y: &mut [i32]) {
+            let mut i = 0;
+            while i < 10 {
+                i += 1;
+                if i == 3 { continue; }
+                if i == 8 { break; }
+            }
+            loop { if i > 100 { return; } i = i * 2; }
+        }
+    });
+    assert!(matches!(k.body[1].kind, StmtKind::While { .. }));
+    let StmtKind::While { cond, .. } = &k.body[2].kind else {
+        panic!()
+    };
+    assert_eq!(cond.kind, ExprKind::Const(Const::Bool(true)));
+}
+
+#[test]
+fn math_methods_and_integer_min_max() {
+    let k = ok(syn::parse_quote! {
+        fn k(x: &[f32], y: &mut [f32], z: &mut [i32]) {
+            let a = x[0].sqrt() + x[1].mul_add(2.0, 1.0) + x[2].powi(3) + x[3].max(0.5);
+            y[0] = a.abs() + f32::min(a, 1.0) + std::f32::consts::PI;
+            z[0] = (-3i32).abs().max(2);
+        }
+    });
+    let StmtKind::Let { init: Some(a), .. } = &k.body[0].kind else {
+        panic!()
+    };
+    assert_eq!(a.ty, Type::F32);
+    let mut found = Vec::new();
+    fn walk(e: &Expr, out: &mut Vec<(MathFn, Vec<Type>)>) {
+        match &e.kind {
+            ExprKind::Intrinsic {
+                intrinsic: Intrinsic::Math(m),
+                args,
+            } => {
+                out.push((*m, args.iter().map(|a| a.ty.clone()).collect()));
+                args.iter().for_each(|a| walk(a, out));
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                walk(lhs, out);
+                walk(rhs, out);
+            }
+            _ => {}
+        }
+    }
+    walk(a, &mut found);
+    assert!(found.contains(&(MathFn::Powi, vec![Type::F32, Type::I32])));
+    assert!(found.contains(&(MathFn::MulAdd, vec![Type::F32, Type::F32, Type::F32])));
+    let StmtKind::Assign { value, .. } = &k.body[2].kind else {
+        panic!()
+    };
+    assert_eq!(value.ty, Type::I32);
+}
+
+#[test]
+fn errors_say_what_to_write() {
+    let cases: Vec<(syn::ItemFn, &str)> = vec![
+        (
+            syn::parse_quote!(
+                fn k(a: f32, b: f64, y: &mut [f32]) {
+                    y[0] = a + b;
+                }
+            ),
+            "found `f32` and `f64`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let x = 1.0;
+                    x = 2.0;
+                }
+            ),
+            "let mut x",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(x: &[f32]) {
+                    x[0] = 1.0;
+                }
+            ),
+            "&mut [f32]",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    y[0] = z;
+                }
+            ),
+            "cannot find value `z`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let f = |v: f32| v;
+                }
+            ),
+            "closures",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let v = vec![1.0];
+                }
+            ),
+            "`vec!`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let a = 1.0;
+                    let r = &a;
+                }
+            ),
+            "references",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    y[0] = y[0].frobnicate();
+                }
+            ),
+            "unknown method `frobnicate`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    unsafe {
+                        y[0] = 1.0;
+                    }
+                }
+            ),
+            "`unsafe`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let s = "hi";
+                }
+            ),
+            "string literals",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    k(y);
+                }
+            ),
+            "recursion is not supported on GPUs",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut f32) {}
+            ),
+            "`&mut` references to scalars",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    println!("x");
+                }
+            ),
+            "macros",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let t = (1, 2);
+                }
+            ),
+            "tuples",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    for i in 0..=3 {}
+                }
+            ),
+            "a..b + 1",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    for i in (0..3).step_by(2).rev() {}
+                }
+            ),
+            "rev().step_by(s)",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    'o: loop {
+                        break 'o;
+                    }
+                }
+            ),
+            "labels",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    loop {
+                        break 'o;
+                    }
+                }
+            ),
+            "labeled `break`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let v = loop {
+                        break 1;
+                    };
+                }
+            ),
+            "a loop has no value",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    match 1 {
+                        _ => {}
+                    }
+                }
+            ),
+            "`match` is not supported",
+        ),
+        (
+            syn::parse_quote!(
+                fn k<T>(y: &mut [f32]) {}
+            ),
+            "cannot be generic",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) -> f32 {
+                    1.0
+                }
+            ),
+            "kernels return nothing",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let b = true as f32;
+                }
+            ),
+            "casting `bool` as `f32`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let b = 1 as bool;
+                }
+            ),
+            "as `bool`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [u32]) {
+                    y[0] = -1;
+                }
+            ),
+            "unary operator `-` to type `u32`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [i32]) {
+                    y[0] = 3000000000;
+                }
+            ),
+            "out of range for `i32`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    break;
+                }
+            ),
+            "outside of a loop",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32], x: &[&[f32]]) {}
+            ),
+            "slices of slices",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let i: u32 = 0;
+                    y[i] = 1.0;
+                }
+            ),
+            "indexed by `usize`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(a: f32) {
+                    a = 1.0;
+                }
+            ),
+            "copy it into a local",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    y[0] = 1;
+                }
+            ),
+            "expected `f32`, found integer",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    if 1 {}
+                }
+            ),
+            "must be a `bool`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [u32]) {
+                    y[0] = 1u32.abs();
+                }
+            ),
+            "`abs`",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let s = S { a: 1 };
+                }
+            ),
+            "struct literals",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let v = 1u32.sqrt();
+                }
+            ),
+            "`f32` and `f64` only",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    y = y;
+                }
+            ),
+            "whole buffer",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    let r = foo(1);
+                }
+            ),
+            "annotate the type",
+        ),
+        (
+            syn::parse_quote!(
+                fn k(y: &mut [f32]) {
+                    fn inner() {}
+                }
+            ),
+            "#[device]",
+        ),
+    ];
+    for (item, needle) in cases {
+        let shown = quote::quote!(#item).to_string();
+        let e = err(item);
+        assert!(
+            e.contains(needle),
+            "`{shown}`: error `{e}` lacks `{needle}`"
+        );
+    }
+}
+
+#[test]
+fn errors_are_collected_not_stopped_at_first() {
+    let e = lower(syn::parse_quote! {
+        fn k(y: &mut [f32]) {
+            let a = "s";
+            let b = |x: f32| x;
+            y[0] = undefined;
+        }
+    })
+    .unwrap_err();
+    assert_eq!(e.len(), 3, "{e:?}");
+}
+
+#[test]
+fn helper_calls_take_their_type_from_context() {
+    let k = ok(syn::parse_quote! {
+        fn k(x: &[f32], y: &mut [f32]) {
+            let i = global_id_x();
+            let r: f32 = square(x[i]);
+            y[i] = r + util::cube(r);
+            touch(y);
+        }
+    });
+    let StmtKind::Let { init: Some(c), .. } = &k.body[1].kind else {
+        panic!()
+    };
+    assert_eq!(
+        c.kind,
+        ExprKind::Call {
+            func: "square".into(),
+            args: vec![Expr {
+                kind: ExprKind::Index {
+                    array: Box::new(Expr::var(VarId(0), Type::global_array(Type::F32))),
+                    index: Box::new(Expr::var(VarId(2), Type::U32)),
+                },
+                ty: Type::F32,
+            }]
+        }
+    );
+    assert_eq!(c.ty, Type::F32);
+    let StmtKind::Expr(t) = &k.body[3].kind else {
+        panic!()
+    };
+    assert_eq!(t.ty, Type::Unit);
+}
+
+#[test]
+fn device_functions_lower_and_refuse_recursion() {
+    let item: syn::ItemFn = syn::parse_quote! {
+        fn clampf(v: f32, lo: f32, hi: f32) -> f32 {
+            if v < lo { return lo; }
+            v.min(hi)
+        }
+    };
+    let l = lower_fn(&item, false).unwrap_or_else(|e| panic!("{:?}", e.messages()));
+    let f = device_fn::function_ir("clampf", &l);
+    assert_eq!(f.ret, Type::F32);
+    assert!(matches!(
+        f.body.last(),
+        Some(Stmt {
+            kind: StmtKind::Return(Some(_)),
+            ..
+        })
+    ));
+    let rec: syn::ItemFn = syn::parse_quote! {
+        fn fact(n: u32) -> u32 { if n == 0 { 1 } else { n * fact(n - 1) } }
+    };
+    let e = lower_fn(&rec, false)
+        .err()
+        .map(|e| e.messages())
+        .unwrap_or_default();
+    assert!(
+        e.iter()
+            .any(|m| m.contains("recursion is not supported on GPUs")),
+        "{e:?}"
+    );
+    let no_value: syn::ItemFn = syn::parse_quote! { fn f(v: f32) -> f32 { let w = v; } };
+    let e = lower_fn(&no_value, false)
+        .err()
+        .map(|e| e.messages())
+        .unwrap_or_default();
+    assert!(
+        e.iter().any(|m| m.contains("does not end with a value")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn generated_rust_parses_and_uses_wrapping_and_checked_ops() {
+    let item: syn::ItemFn = syn::parse_quote! {
+        /// Adds.
+        pub fn k(n: i32, x: &[i32], y: &mut [i32]) {
+            let i = global_id_x();
+            if i < y.len() {
+                y[i] = x[i] * n / 3 + (x[i] << 2) - helper(n);
+            }
+            for j in (0..n).rev().step_by(2) { y[0] += j % 5; }
+        }
+    };
+    let l = lower_fn(&item, true).unwrap_or_else(|e| panic!("{:?}", e.messages()));
+    let tys = crate::param_types(&item);
+    let out = handle::expand(&item, &l, &tys);
+    let file: syn::File = syn::parse2(out.clone()).expect("expansion parses");
+    assert_eq!(file.items.len(), 2);
+    let text = out.to_string();
+    for needle in [
+        "wrapping_mul",
+        "wrapping_shl",
+        "wrapping_sub",
+        "k_div",
+        "k_rem",
+        "check_step",
+        ". rev ()",
+        "__spoc_dev_helper :: native (ctx",
+        "__spoc_dev_helper :: HAS_NATIVE",
+        "__spoc_dev_helper :: ir as",
+        "GlobalRef :: < i32 >",
+        "GlobalMut :: < i32 >",
+        "scalar :: < i32 >",
+        "Launch with `k.launch(&device, grid, block, (n: i32, x: &Buffer<i32>, y: &mut Buffer<i32>))`",
+        "pub struct k",
+        "let __spoc_r : i32 =",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in {text}");
+    }
+}
+
+#[test]
+fn barrier_kernels_have_no_native_entry() {
+    let item: syn::ItemFn = syn::parse_quote! {
+        fn k(y: &mut [f32]) { sync_threads(); y[0] = 1.0; }
+    };
+    let l = lower_fn(&item, true).unwrap_or_else(|e| panic!("{:?}", e.messages()));
+    let k = handle::kernel_ir("k", &l);
+    assert_eq!(k.body[0].kind, StmtKind::Barrier);
+    assert!(native_entry::kernel_entry(&k, &paths::helper_paths(&l.helpers, false)).is_none());
+}
+
+#[test]
+fn device_expansion_parses_and_rewrites_relative_paths() {
+    let item: syn::ItemFn = syn::parse_quote! {
+        pub fn outer(x: &[f32], i: usize) -> f32 { super::inner(x[i]) + self::m::other(1.0f32) + plain(2.0f32) }
+    };
+    let l = lower_fn(&item, false);
+    // `super::inner(..)` etc. return unknown types: the `+` makes them floats; unify with f32.
+    let l = l.unwrap_or_else(|e| panic!("{:?}", e.messages()));
+    let out = device_fn::expand(&item, &l);
+    let text = out.to_string();
+    syn::parse2::<syn::File>(out).expect("expansion parses");
+    assert!(
+        text.contains("super :: super :: __spoc_dev_inner :: native"),
+        "{text}"
+    );
+    assert!(
+        text.contains("super :: m :: __spoc_dev_other :: ir"),
+        "{text}"
+    );
+    assert!(text.contains("__spoc_dev_plain :: HAS_NATIVE"), "{text}");
+    assert!(
+        text.contains("impl :: spoc :: intrinsics :: __native :: ReadBuffer < f32 >"),
+        "{text}"
+    );
+}

@@ -1,0 +1,356 @@
+//! The checker's types and its unification-based inference.
+//!
+//! Surface types are the kernel language's: `bool`, `i32`, `i64`, `u32`, `u64`, `usize`, `f32`,
+//! `f64`, and buffers `&[T]` / `&mut [T]`. `usize` stays distinct from `u32` while checking (as in
+//! Rust) and is lowered to the IR's `U32` (indices and lengths are 32-bit on the device).
+//!
+//! Type variables carry a [`Kind`] that bounds what they may become: an unsuffixed integer
+//! literal is an `Int` variable (defaulting to `i32`), a float literal a `Float` variable
+//! (defaulting to `f64`), a helper call's result an `Any` variable that something must fix.
+
+use proc_macro2::Span;
+use spoc_ir::{ScalarType, Type};
+use std::fmt;
+
+/// A scalar type of the kernel language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    Bool,
+    I32,
+    I64,
+    U32,
+    U64,
+    Usize,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    /// Parses a Rust type name (`"f32"`, `"usize"`, …).
+    pub fn from_name(name: &str) -> Option<Scalar> {
+        Some(match name {
+            "bool" => Scalar::Bool,
+            "i32" => Scalar::I32,
+            "i64" => Scalar::I64,
+            "u32" => Scalar::U32,
+            "u64" => Scalar::U64,
+            "usize" => Scalar::Usize,
+            "f32" => Scalar::F32,
+            "f64" => Scalar::F64,
+            _ => return None,
+        })
+    }
+
+    /// The Rust spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::Bool => "bool",
+            Scalar::I32 => "i32",
+            Scalar::I64 => "i64",
+            Scalar::U32 => "u32",
+            Scalar::U64 => "u64",
+            Scalar::Usize => "usize",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+
+    /// The IR scalar type (`usize` is `U32`).
+    pub fn ir(self) -> ScalarType {
+        match self {
+            Scalar::Bool => ScalarType::Bool,
+            Scalar::I32 => ScalarType::I32,
+            Scalar::I64 => ScalarType::I64,
+            Scalar::U32 | Scalar::Usize => ScalarType::U32,
+            Scalar::U64 => ScalarType::U64,
+            Scalar::F32 => ScalarType::F32,
+            Scalar::F64 => ScalarType::F64,
+        }
+    }
+
+    pub fn is_int(self) -> bool {
+        matches!(
+            self,
+            Scalar::I32 | Scalar::I64 | Scalar::U32 | Scalar::U64 | Scalar::Usize
+        )
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    pub fn is_unsigned(self) -> bool {
+        matches!(self, Scalar::U32 | Scalar::U64 | Scalar::Usize)
+    }
+}
+
+/// What a type variable may still become.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Any type (a helper call's result).
+    Any,
+    /// An integer or float type.
+    Numeric,
+    /// An integer type or `bool` (operands of `& | ^ !`).
+    IntOrBool,
+    /// An integer type (an unsuffixed integer literal).
+    Int,
+    /// A float type (an unsuffixed float literal).
+    Float,
+}
+
+impl Kind {
+    fn admits(self, s: Scalar) -> bool {
+        match self {
+            Kind::Any => true,
+            Kind::Numeric => s != Scalar::Bool,
+            Kind::IntOrBool => s.is_int() || s == Scalar::Bool,
+            Kind::Int => s.is_int(),
+            Kind::Float => s.is_float(),
+        }
+    }
+
+    /// The tightest kind admitting what both admit, if any.
+    fn meet(self, other: Kind) -> Option<Kind> {
+        use Kind::*;
+        Some(match (self, other) {
+            (Any, k) | (k, Any) => k,
+            (a, b) if a == b => a,
+            (Numeric, Int) | (Int, Numeric) => Int,
+            (Numeric, Float) | (Float, Numeric) => Float,
+            (IntOrBool, Int) | (Int, IntOrBool) => Int,
+            (Numeric, IntOrBool) | (IntOrBool, Numeric) => Int,
+            _ => return None,
+        })
+    }
+
+    /// How the kind reads in an error message.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Any => "a value",
+            Kind::Numeric => "a number",
+            Kind::IntOrBool => "an integer or `bool`",
+            Kind::Int => "an integer",
+            Kind::Float => "a float",
+        }
+    }
+}
+
+/// A type while checking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// No value.
+    Unit,
+    Scalar(Scalar),
+    /// A global buffer parameter.
+    Buffer {
+        elem: Scalar,
+        mutable: bool,
+    },
+    /// A type variable (index into [`Unifier`]).
+    Var(u32),
+}
+
+impl Ty {
+    pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
+    pub const USIZE: Ty = Ty::Scalar(Scalar::Usize);
+    pub const I32: Ty = Ty::Scalar(Scalar::I32);
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    Free { kind: Kind, origin: Span },
+    Bound(Ty),
+}
+
+/// The inference state: one slot per type variable.
+#[derive(Default)]
+pub struct Unifier {
+    slots: Vec<Slot>,
+}
+
+/// Why two types do not unify, with both sides spelled for a message.
+#[derive(Debug)]
+pub struct Mismatch {
+    pub expected: String,
+    pub found: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "expected {}, found {}", self.expected, self.found)
+    }
+}
+
+impl Unifier {
+    /// A fresh variable of `kind`, created at `origin` (where a "cannot infer" error points).
+    pub fn fresh(&mut self, kind: Kind, origin: Span) -> Ty {
+        self.slots.push(Slot::Free { kind, origin });
+        Ty::Var((self.slots.len() - 1) as u32)
+    }
+
+    /// Follows bound variables to a concrete type or a free variable.
+    pub fn resolve(&self, mut t: Ty) -> Ty {
+        while let Ty::Var(v) = t {
+            match self.slots[v as usize] {
+                Slot::Bound(b) => t = b,
+                Slot::Free { .. } => break,
+            }
+        }
+        t
+    }
+
+    /// The kind of a free variable (after [`Unifier::resolve`]).
+    pub fn kind_of(&self, v: u32) -> Kind {
+        match self.slots[v as usize] {
+            Slot::Free { kind, .. } => kind,
+            Slot::Bound(_) => Kind::Any,
+        }
+    }
+
+    /// Spells a type for a message: `` `f32` ``, `integer`, `float`, …
+    pub fn show(&self, t: Ty) -> String {
+        match self.resolve(t) {
+            Ty::Unit => "`()`".into(),
+            Ty::Scalar(s) => format!("`{}`", s.name()),
+            Ty::Buffer { elem, mutable } => {
+                format!("`&{}[{}]`", if mutable { "mut " } else { "" }, elem.name())
+            }
+            Ty::Var(v) => match self.kind_of(v) {
+                Kind::Int => "integer".into(),
+                Kind::Float => "float".into(),
+                k => format!("{} of unknown type", k.describe()),
+            },
+        }
+    }
+
+    /// Makes `a` and `b` the same type.
+    pub fn unify(&mut self, a: Ty, b: Ty) -> Result<(), Mismatch> {
+        let (a, b) = (self.resolve(a), self.resolve(b));
+        let mismatch = |u: &Unifier| Mismatch {
+            expected: u.show(a),
+            found: u.show(b),
+        };
+        match (a, b) {
+            (Ty::Var(x), Ty::Var(y)) if x == y => Ok(()),
+            (Ty::Var(x), Ty::Var(y)) => {
+                let (kx, ky) = (self.kind_of(x), self.kind_of(y));
+                let k = kx.meet(ky).ok_or_else(|| mismatch(self))?;
+                if let Slot::Free { kind, .. } = &mut self.slots[y as usize] {
+                    *kind = k;
+                }
+                self.slots[x as usize] = Slot::Bound(b);
+                Ok(())
+            }
+            (Ty::Var(x), t) | (t, Ty::Var(x)) => {
+                let ok = match t {
+                    Ty::Scalar(s) => self.kind_of(x).admits(s),
+                    _ => self.kind_of(x) == Kind::Any,
+                };
+                if !ok {
+                    return Err(mismatch(self));
+                }
+                self.slots[x as usize] = Slot::Bound(t);
+                Ok(())
+            }
+            (x, y) if x == y => Ok(()),
+            _ => Err(mismatch(self)),
+        }
+    }
+
+    /// Requires `t` to be of `kind`; narrows a variable's kind.
+    pub fn constrain(&mut self, t: Ty, kind: Kind) -> Result<(), Mismatch> {
+        match self.resolve(t) {
+            Ty::Var(v) => {
+                let k = self.kind_of(v).meet(kind).ok_or_else(|| Mismatch {
+                    expected: kind.describe().into(),
+                    found: self.show(t),
+                })?;
+                if let Slot::Free { kind, .. } = &mut self.slots[v as usize] {
+                    *kind = k;
+                }
+                Ok(())
+            }
+            Ty::Scalar(s) if kind.admits(s) => Ok(()),
+            _ if kind == Kind::Any => Ok(()),
+            _ => Err(Mismatch {
+                expected: kind.describe().into(),
+                found: self.show(t),
+            }),
+        }
+    }
+
+    /// Binds every free variable: integer literals default to `i32`, float literals to `f64`.
+    /// Returns the origins of variables nothing fixed (helper-call results).
+    pub fn apply_defaults(&mut self) -> Vec<Span> {
+        let mut unresolved = Vec::new();
+        for i in 0..self.slots.len() {
+            if let Slot::Free { kind, origin } = self.slots[i] {
+                match kind {
+                    Kind::Int => self.slots[i] = Slot::Bound(Ty::Scalar(Scalar::I32)),
+                    Kind::Float => self.slots[i] = Slot::Bound(Ty::Scalar(Scalar::F64)),
+                    _ => unresolved.push(origin),
+                }
+            }
+        }
+        unresolved
+    }
+
+    /// The IR type of a fully resolved type; `None` for a variable still free.
+    pub fn ir_type(&self, t: Ty) -> Option<Type> {
+        Some(match self.resolve(t) {
+            Ty::Unit => Type::Unit,
+            Ty::Scalar(s) => Type::Scalar(s.ir()),
+            Ty::Buffer { elem, .. } => Type::global_array(Type::Scalar(elem.ir())),
+            Ty::Var(_) => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_literal_unifies_with_usize_not_f32() {
+        let mut u = Unifier::default();
+        let v = u.fresh(Kind::Int, Span::call_site());
+        assert!(u.unify(v, Ty::Scalar(Scalar::F32)).is_err());
+        u.unify(v, Ty::USIZE).unwrap();
+        assert_eq!(u.resolve(v), Ty::USIZE);
+        assert_eq!(u.ir_type(v), Some(Type::U32));
+    }
+
+    #[test]
+    fn defaults_and_kind_meet() {
+        let mut u = Unifier::default();
+        let i = u.fresh(Kind::Int, Span::call_site());
+        let f = u.fresh(Kind::Float, Span::call_site());
+        let a = u.fresh(Kind::Any, Span::call_site());
+        let n = u.fresh(Kind::Any, Span::call_site());
+        u.constrain(n, Kind::IntOrBool).unwrap();
+        u.constrain(n, Kind::Numeric).unwrap();
+        assert_eq!(u.kind_of(n.var()), Kind::Int);
+        assert!(u.unify(i, f).is_err());
+        u.unify(a, f).unwrap();
+        assert_eq!(u.apply_defaults().len(), 0);
+        assert_eq!(u.resolve(i), Ty::I32);
+        assert_eq!(u.resolve(a), Ty::Scalar(Scalar::F64));
+    }
+
+    #[test]
+    fn unresolved_any_is_reported() {
+        let mut u = Unifier::default();
+        u.fresh(Kind::Any, Span::call_site());
+        assert_eq!(u.apply_defaults().len(), 1);
+    }
+
+    impl Ty {
+        fn var(self) -> u32 {
+            match self {
+                Ty::Var(v) => v,
+                _ => panic!("not a variable"),
+            }
+        }
+    }
+}
