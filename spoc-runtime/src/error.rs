@@ -1,0 +1,310 @@
+//! The runtime's error type: every fallible public function returns [`Result`].
+
+use std::fmt;
+
+/// The result type of the runtime.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong between picking a device and reading a result back.
+///
+/// Nothing in the runtime panics on bad input or on a missing driver: each failure is one of
+/// these values.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No registered backend has this name (or is a `<name>/<variant>` refinement of it).
+    #[error("no backend named `{name}` is registered (registered: {registered})")]
+    BackendNotFound {
+        /// The name asked for.
+        name: String,
+        /// The registered backends' names, comma-separated.
+        registered: String,
+    },
+    /// A backend of this name is already registered.
+    #[error("a backend named `{name}` is already registered")]
+    BackendAlreadyRegistered {
+        /// The duplicate name.
+        name: String,
+    },
+    /// The backends asked for are present and enabled but expose no device.
+    #[error("no device available{}", framework.as_ref().map(|f| format!(" for backend `{f}`")).unwrap_or_default())]
+    NoDevice {
+        /// The framework filter, if one was given.
+        framework: Option<String>,
+    },
+    /// The backend cannot be used: its driver is missing, it failed to initialise, or it was
+    /// disabled by an environment switch (`SPOC_DISABLE_<NAME>`, `SPOC_DISABLE_GPU`).
+    #[error("backend `{backend}` is unavailable: {reason}")]
+    BackendUnavailable {
+        /// The backend's name.
+        backend: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
+    /// The backend does not implement what was asked (an operation, a kernel construct, a
+    /// source language).
+    #[error("backend `{backend}` does not support {feature}")]
+    FeatureNotSupported {
+        /// The backend's name.
+        backend: String,
+        /// What it lacks, as a phrase ("streams", "kernel `k` without native code", …).
+        feature: String,
+    },
+    /// A launch refused before anything ran; `problem` says which check failed.
+    #[error("invalid launch of kernel `{kernel}`: {problem}")]
+    InvalidLaunch {
+        /// The kernel's name.
+        kernel: String,
+        /// The failed check.
+        problem: LaunchProblem,
+    },
+    /// A thread of a kernel faulted on a CPU backend (out-of-bounds access, integer division by
+    /// zero, `step_by(0)`); nothing after the fault is guaranteed to have run.
+    #[error("kernel `{kernel}` faulted in block ({}, {}, {}), thread ({}, {}, {}): {message}", block[0], block[1], block[2], thread[0], thread[1], thread[2])]
+    KernelFault {
+        /// The kernel's name.
+        kernel: String,
+        /// `blockIdx` of the faulting thread.
+        block: [u32; 3],
+        /// `threadIdx` of the faulting thread.
+        thread: [u32; 3],
+        /// What went wrong (names the buffer and index for out-of-bounds accesses).
+        message: String,
+    },
+    /// The device was torn down (or the global device ids retired by [`crate::Device::reset`])
+    /// while this kernel was being compiled for it; nothing was cached.
+    #[error("device {device} was torn down while kernel `{kernel}` was being compiled for it")]
+    DeviceDestroyedDuringBuild {
+        /// The kernel's name.
+        kernel: String,
+        /// The device id the build was for (global for the runtime's memo, backend-local for a
+        /// backend's cache).
+        device: usize,
+    },
+    /// A compile cache was cleared while this kernel was being compiled; nothing was cached.
+    /// Retrying after the clear succeeds.
+    #[error("the compile cache was cleared while kernel `{kernel}` was being compiled")]
+    CacheClearedDuringBuild {
+        /// The kernel's name.
+        kernel: String,
+    },
+    /// The device value predates [`crate::Device::reset`]; get a new one from
+    /// [`crate::init_device`] or [`crate::all_devices`].
+    #[error("device {device} predates Device::reset(); obtain a new device")]
+    DeviceReset {
+        /// The retired global id.
+        device: usize,
+    },
+    /// The kernel's IR does not decode, link or validate.
+    #[error(transparent)]
+    Ir(#[from] spoc_ir::IrError),
+    /// An allocation or transfer failed, or its sizes do not fit.
+    #[error("memory error on backend `{backend}`: {message}")]
+    Memory {
+        /// The backend's name.
+        backend: String,
+        /// What failed.
+        message: String,
+    },
+    /// A host slice and a buffer (or two buffers) of different lengths in a transfer.
+    #[error(
+        "length mismatch in {operation}: the buffer has {expected} elements, the other side {got}"
+    )]
+    LengthMismatch {
+        /// The transfer (`"download"`, `"upload_from"`, `"copy_from"`, …).
+        operation: &'static str,
+        /// The buffer's length in elements.
+        expected: usize,
+        /// The other side's length in elements.
+        got: usize,
+    },
+    /// A buffer used with a device other than the one it lives on.
+    #[error("buffer of device {buffer_device} used with device {device}")]
+    WrongDevice {
+        /// The global id of the buffer's device.
+        buffer_device: usize,
+        /// The global id of the device it was used with.
+        device: usize,
+    },
+    /// Code generation or a driver's compiler rejected a kernel.
+    #[error("cannot compile kernel `{kernel}` for backend `{backend}`: {message}")]
+    Compile {
+        /// The backend's name.
+        backend: String,
+        /// The kernel's name.
+        kernel: String,
+        /// The compiler's message.
+        message: String,
+    },
+    /// A driver call failed.
+    #[error("driver error on backend `{backend}`: {message}")]
+    Driver {
+        /// The backend's name.
+        backend: String,
+        /// The driver's message.
+        message: String,
+    },
+}
+
+impl Error {
+    /// A [`Error::FeatureNotSupported`].
+    pub fn unsupported(backend: &str, feature: impl Into<String>) -> Error {
+        Error::FeatureNotSupported {
+            backend: backend.to_string(),
+            feature: feature.into(),
+        }
+    }
+
+    /// An [`Error::InvalidLaunch`].
+    pub fn invalid_launch(kernel: &str, problem: LaunchProblem) -> Error {
+        Error::InvalidLaunch {
+            kernel: kernel.to_string(),
+            problem,
+        }
+    }
+}
+
+/// Grid or block, in a [`LaunchProblem`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DimKind {
+    /// The grid (blocks per launch).
+    Grid,
+    /// The block (threads per block).
+    Block,
+}
+
+impl fmt::Display for DimKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DimKind::Grid => "grid",
+            DimKind::Block => "block",
+        })
+    }
+}
+
+/// Which launch check failed, with the values involved.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchProblem {
+    /// A grid or block dimension is 0.
+    #[error("{what} dimension {axis} is 0")]
+    ZeroDim {
+        /// Grid or block.
+        what: DimKind,
+        /// `'x'`, `'y'` or `'z'`.
+        axis: char,
+    },
+    /// A grid or block dimension exceeds the device's limit on that axis.
+    #[error("{what} dimension {axis} is {value}, the device allows at most {limit}")]
+    DimTooLarge {
+        /// Grid or block.
+        what: DimKind,
+        /// `'x'`, `'y'` or `'z'`.
+        axis: char,
+        /// The requested size.
+        value: u32,
+        /// The device's limit.
+        limit: u32,
+    },
+    /// The block has more threads than the device allows per block.
+    #[error("the block has {threads} threads, the device allows at most {limit} per block")]
+    TooManyThreads {
+        /// `block.x * block.y * block.z`.
+        threads: u64,
+        /// The device's limit.
+        limit: u32,
+    },
+    /// Static plus dynamic shared memory exceed the device's per-block limit.
+    #[error(
+        "the kernel needs {requested} bytes of shared memory per block, the device has {limit}"
+    )]
+    SharedMemory {
+        /// Static shared arrays plus the dynamic size asked at launch, in bytes.
+        requested: usize,
+        /// The device's per-block limit, in bytes.
+        limit: usize,
+    },
+    /// The number of arguments differs from the number of parameters.
+    #[error("the kernel takes {expected} arguments, {got} were given")]
+    ArgCount {
+        /// The kernel's parameter count.
+        expected: usize,
+        /// The argument count.
+        got: usize,
+    },
+    /// An argument's kind or type does not match its parameter.
+    #[error("argument {index} (`{param}`) should be {expected}, got {got}")]
+    ArgType {
+        /// 0-based position.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// The parameter's type, as the kernel declares it.
+        expected: String,
+        /// What was passed.
+        got: String,
+    },
+    /// A `usize` argument that does not fit the kernel's 32-bit `usize`.
+    #[error(
+        "argument {index} (`{param}`) is {value}, which does not fit the kernel's 32-bit usize"
+    )]
+    UsizeOverflow {
+        /// 0-based position.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// The value passed.
+        value: u64,
+    },
+    /// A buffer longer than kernels can index (indices are `u32`).
+    #[error(
+        "buffer `{param}` has {len} elements, kernels index at most {} (u32::MAX)",
+        u32::MAX
+    )]
+    BufferTooLong {
+        /// The parameter's name.
+        param: String,
+        /// The buffer's length in elements.
+        len: usize,
+    },
+    /// One buffer passed to two parameters, at least one of them `&mut`.
+    #[error("one buffer is passed to `{first}` and to `{second}`, and `{mutable}` is `&mut`")]
+    AliasedBuffer {
+        /// The first parameter's name.
+        first: String,
+        /// The second parameter's name.
+        second: String,
+        /// The `&mut` one of the two.
+        mutable: String,
+    },
+    /// A buffer passed by shared reference to a `&mut` parameter.
+    #[error("parameter `{param}` is `&mut`: pass the buffer as `&mut` (Arg::BufferMut)")]
+    ReadOnlyBuffer {
+        /// The parameter's name.
+        param: String,
+    },
+    /// A buffer that lives on another device than the launch's.
+    #[error("buffer `{param}` lives on device {buffer_device}, the launch is on device {device}")]
+    WrongDevice {
+        /// The parameter's name.
+        param: String,
+        /// Global id of the buffer's device.
+        buffer_device: usize,
+        /// Global id of the launch's device.
+        device: usize,
+    },
+    /// The backend refused the arguments for a reason the runtime's checks do not cover.
+    #[error("the backend rejected the arguments: {message}")]
+    Rejected {
+        /// The backend's message.
+        message: String,
+    },
+    /// Launch arguments built for another device than the compiled kernel's.
+    #[error("arguments were set for device {args_device}, the kernel is compiled for device {kernel_device}")]
+    ArgsForOtherDevice {
+        /// Global id of the device given to `set_args`.
+        args_device: usize,
+        /// Global id of the compiled kernel's device.
+        kernel_device: usize,
+    },
+}

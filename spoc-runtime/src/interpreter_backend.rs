@@ -1,0 +1,143 @@
+//! The Interpreter backend: runs a kernel's IR with [`crate::interpreter`], on host memory. It is
+//! the reference every other backend is compared with, and it checks what GPUs do not
+//! (out-of-bounds accesses, integer division by zero).
+
+use crate::args::Arg;
+use crate::backend::{Backend, DeviceInfo, ExecutionModel, Module};
+use crate::dims::Dims;
+use crate::error::{Error, LaunchProblem, Result};
+use crate::interpreter::{self, InterpError, InterpErrorKind};
+use crate::intrinsics::IntrinsicRegistry;
+use crate::kernel_def::KernelDef;
+use spoc_ir::{IrError, Kernel};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// The Interpreter backend's name.
+pub const NAME: &str = "Interpreter";
+
+/// The Interpreter backend.
+pub struct InterpreterBackend {
+    intrinsics: IntrinsicRegistry,
+    profiling: AtomicBool,
+}
+
+impl Default for InterpreterBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl InterpreterBackend {
+    /// An Interpreter backend.
+    pub fn new() -> InterpreterBackend {
+        InterpreterBackend {
+            intrinsics: IntrinsicRegistry::all(),
+            profiling: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The runtime's error for an Interpreter error.
+fn convert(e: InterpError) -> Error {
+    match e.kind {
+        InterpErrorKind::Unsupported { what } => Error::unsupported(NAME, what),
+        InterpErrorKind::InvalidKernel { message } => Error::Ir(IrError::Invalid {
+            kernel: e.kernel,
+            function: None,
+            message,
+        }),
+        InterpErrorKind::BadArgument { .. } => Error::InvalidLaunch {
+            problem: LaunchProblem::Rejected {
+                message: e.kind.to_string(),
+            },
+            kernel: e.kernel,
+        },
+        kind => Error::KernelFault {
+            message: kind.to_string(),
+            kernel: e.kernel,
+            block: e.block,
+            thread: e.thread,
+        },
+    }
+}
+
+impl Backend for InterpreterBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn version(&self) -> (u32, u32, u32) {
+        crate::crate_version()
+    }
+
+    fn is_available(&self) -> bool {
+        true
+    }
+
+    fn execution_model(&self) -> ExecutionModel {
+        ExecutionModel::Custom
+    }
+
+    fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        let mut caps = crate::native::host_capabilities();
+        caps.subgroups = true;
+        Ok(vec![DeviceInfo {
+            local_id: 0,
+            name: format!("IR interpreter ({} threads)", caps.compute_units),
+            capabilities: caps,
+        }])
+    }
+
+    crate::host_memory_methods!();
+
+    fn prepare(&self, device: usize, _def: &KernelDef, kernel: &Kernel) -> Result<Option<Module>> {
+        crate::native::check_device(NAME, device)?;
+        let prepared = interpreter::CompiledKernel::new(kernel).map_err(convert)?;
+        Ok(Some(Module::new(device, Box::new(prepared))))
+    }
+
+    fn execute_direct(
+        &self,
+        device: usize,
+        def: &KernelDef,
+        kernel: &Kernel,
+        prepared: Option<&Module>,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        crate::native::check_device(NAME, device)?;
+        let native_args = crate::host::native_args(NAME, args)?;
+        let (grid, block) = (grid.to_array(), block.to_array());
+        let t0 = self.profiling.load(Ordering::Relaxed).then(Instant::now);
+        let result = match prepared.and_then(|m| m.handle::<interpreter::CompiledKernel>()) {
+            Some(k) => k.execute(grid, block, shared_mem, &native_args),
+            None => interpreter::execute(kernel, grid, block, shared_mem, &native_args),
+        }
+        .map_err(convert);
+        if let Some(t0) = t0 {
+            tracing::info!(
+                kernel = def.name,
+                ?grid,
+                ?block,
+                ms = t0.elapsed().as_secs_f64() * 1e3,
+                "Interpreter launch"
+            );
+        }
+        result
+    }
+
+    fn enable_profiling(&self) {
+        self.profiling.store(true, Ordering::Relaxed);
+    }
+
+    fn disable_profiling(&self) {
+        self.profiling.store(false, Ordering::Relaxed);
+    }
+
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+}
