@@ -34,6 +34,12 @@ pub struct HelperUse {
     pub span: Span,
 }
 
+/// The types at one call of a helper.
+pub struct HelperCall {
+    pub args: Vec<(Ty, Span)>,
+    pub ret: Ty,
+}
+
 /// An integer or float literal whose IR constant is made once its type is known.
 pub struct PendingLit {
     /// Base-10 digits (and exponent, for floats) as written, without suffix or underscores.
@@ -71,9 +77,9 @@ pub struct Lowerer {
     pub helpers: Vec<HelperUse>,
     pub lits: Vec<PendingLit>,
     pub deferred: Vec<Deferred>,
-    /// Arguments of helper calls whose type was not known when the call was lowered: a helper's
-    /// signature is invisible here, so a literal argument must not silently default.
-    pub helper_args: Vec<(Ty, Span)>,
+    /// Every helper call's argument and result types: a helper's signature is invisible here, so
+    /// an untyped literal argument is settled from its call (see `resolve.rs`), never defaulted.
+    pub helper_calls: Vec<HelperCall>,
     /// The function's own name (a call of it is recursion).
     pub own_name: String,
     /// `Unit` for kernels.
@@ -129,7 +135,7 @@ impl Lowerer {
             helpers: Vec::new(),
             lits: Vec::new(),
             deferred: Vec::new(),
-            helper_args: Vec::new(),
+            helper_calls: Vec::new(),
             own_name,
             ret,
             is_kernel,

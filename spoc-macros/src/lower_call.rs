@@ -119,6 +119,7 @@ impl Lowerer {
         }
         self.record_helper(&name, path, span)?;
         let mut args = Vec::new();
+        let mut arg_tys = Vec::new();
         let mut ok = true;
         for a in &c.args {
             match self.value(a, pre) {
@@ -128,9 +129,7 @@ impl Lowerer {
                     ok = false;
                 }
                 Ok(v) => {
-                    if let Ty::Var(_) = self.tys.resolve(v.ty) {
-                        self.helper_args.push((v.ty, v.span));
-                    }
+                    arg_tys.push((v.ty, v.span));
                     args.push(v.e)
                 }
                 Err(_) => ok = false,
@@ -140,6 +139,10 @@ impl Lowerer {
             return Err(crate::errors::Failed);
         }
         let ty = self.tys.fresh(Kind::Any, span);
+        self.helper_calls.push(crate::lower::HelperCall {
+            args: arg_tys,
+            ret: ty,
+        });
         Ok(self.mk(ExprKind::Call { func: name, args }, ty, span))
     }
 

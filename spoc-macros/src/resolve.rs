@@ -3,7 +3,7 @@
 
 use crate::errors::Errors;
 use crate::lower::{Deferred, LoweredFn, Lowerer, PendingLit};
-use crate::types::{Scalar, Ty};
+use crate::types::{Kind, Scalar, Ty};
 use spoc_ir::{Block, Const, Expr, ExprKind, LValue, Param, Stmt, StmtKind, Type, VarDecl};
 
 impl Lowerer {
@@ -15,18 +15,7 @@ impl Lowerer {
         if !self.errs.is_empty() {
             return Err(self.errs);
         }
-        for (ty, span) in std::mem::take(&mut self.helper_args) {
-            if let Ty::Var(v) = self.tys.resolve(ty) {
-                let example = match self.tys.kind_of(v) {
-                    crate::types::Kind::Float => "`1.0f32`",
-                    _ => "`2usize`, `1i32`",
-                };
-                self.errs.at(
-                    span,
-                    format!("cannot infer the type of this argument: a #[device] function's parameter types are not visible to its callers; give the literal a suffix ({example}) or annotate a variable"),
-                );
-            }
-        }
+        self.settle_helper_literals();
         if !self.errs.is_empty() {
             return Err(self.errs);
         }
@@ -71,6 +60,58 @@ impl Lowerer {
             ret: self.tys.ir_type(self.ret).unwrap_or(Type::Unit),
             helpers: self.helpers,
         })
+    }
+
+    /// An integer or float literal passed to a helper, untyped by anything else, takes the one
+    /// type of its class (float or integer) among the call's other arguments and its result:
+    /// `smoothstep(0.0, 1.0, x)` with `x: f32` passes `f32`s. The guess is checked: the native
+    /// code passes typed values to the helper's typed native function, so rustc rejects a wrong
+    /// one, and the IR validator checks the linked call. With no single candidate, it is an error.
+    fn settle_helper_literals(&mut self) {
+        let calls = std::mem::take(&mut self.helper_calls);
+        for call in &calls {
+            for (i, &(ty, span)) in call.args.iter().enumerate() {
+                let Ty::Var(v) = self.tys.resolve(ty) else {
+                    continue;
+                };
+                let kind = self.tys.kind_of(v);
+                let fits = |s: Scalar| match kind {
+                    Kind::Float => s.is_float(),
+                    Kind::Int => s.is_int(),
+                    _ => false,
+                };
+                let others = call
+                    .args
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, a)| a.0);
+                let mut candidates: Vec<Scalar> = Vec::new();
+                for t in others.chain(std::iter::once(call.ret)) {
+                    if let Ty::Scalar(s) = self.tys.resolve(t) {
+                        if fits(s) && !candidates.contains(&s) {
+                            candidates.push(s);
+                        }
+                    }
+                }
+                match candidates.as_slice() {
+                    [s] => {
+                        let _ = self.tys.unify(ty, Ty::Scalar(*s));
+                    }
+                    _ => {
+                        let example = if kind == Kind::Float {
+                            "`1.0f32`"
+                        } else {
+                            "`2usize`, `1i32`"
+                        };
+                        self.errs.at(
+                            span,
+                            format!("cannot infer the type of this argument: a #[device] function's parameter types are not visible to its callers; give the literal a suffix ({example}) or annotate a variable"),
+                        );
+                    }
+                }
+            }
+        }
     }
 
     fn run_deferred(&mut self) {

@@ -694,6 +694,23 @@ fn helper_calls_take_their_type_from_context() {
 }
 
 #[test]
+fn helper_literal_arguments_take_the_call_s_type() {
+    let k = ok(syn::parse_quote! {
+        fn k(x: &[f32], y: &mut [f32], n: &mut [u32]) {
+            y[0] = smoothstep(-1.0, 2.0, x[0]);
+            n[0] = pick(n[1], 3);
+        }
+    });
+    let StmtKind::Assign { value, .. } = &k.body[0].kind else { panic!() };
+    let ExprKind::Call { args, .. } = &value.kind else { panic!() };
+    assert_eq!(args[0].kind, ExprKind::Const(Const::f32(-1.0)));
+    assert_eq!(args[1].ty, Type::F32);
+    let StmtKind::Assign { value, .. } = &k.body[1].kind else { panic!() };
+    let ExprKind::Call { args, .. } = &value.kind else { panic!() };
+    assert_eq!(args[1].kind, ExprKind::Const(Const::U32(3)));
+}
+
+#[test]
 fn device_functions_lower_and_refuse_recursion() {
     let item: syn::ItemFn = syn::parse_quote! {
         fn clampf(v: f32, lo: f32, hi: f32) -> f32 {
