@@ -9,7 +9,6 @@ use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
 use crate::ir_scan;
 use crate::kernel_def::KernelDef;
-use crate::native::abi::ThreadTrap;
 use crate::registry;
 use spoc_ir::{ContentHash, Kernel};
 use std::borrow::Cow;
@@ -214,16 +213,6 @@ fn build(
         static_shared: ir_scan::static_shared_bytes(kernel),
         options,
     }))
-}
-
-/// Converts a native kernel's trap into [`Error::KernelFault`].
-pub fn fault(kernel: &str, t: ThreadTrap) -> Error {
-    Error::KernelFault {
-        kernel: kernel.to_string(),
-        block: t.block,
-        thread: t.thread,
-        message: t.trap.to_string(),
-    }
 }
 
 fn launch_compiled(

@@ -61,6 +61,16 @@ pub(crate) fn host_capabilities() -> Capabilities {
     )
 }
 
+/// Converts a native kernel's trap into [`Error::KernelFault`] naming `kernel`.
+pub fn fault(kernel: &str, t: abi::ThreadTrap) -> Error {
+    Error::KernelFault {
+        kernel: kernel.to_string(),
+        block: t.block,
+        thread: t.thread,
+        message: t.trap.to_string(),
+    }
+}
+
 pub(crate) fn check_device(backend: &str, device: usize) -> Result<()> {
     if device == 0 {
         Ok(())
@@ -135,7 +145,7 @@ impl Backend for NativeBackend {
             block: block.to_array(),
         };
         let t0 = self.profiling.load(Ordering::Relaxed).then(Instant::now);
-        let result = native(&launch, &native_args).map_err(|t| crate::launch::fault(def.name, t));
+        let result = native(&launch, &native_args).map_err(|t| fault(def.name, t));
         if let Some(t0) = t0 {
             tracing::info!(
                 kernel = def.name,
