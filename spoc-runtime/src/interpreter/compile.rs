@@ -97,6 +97,17 @@ pub(crate) enum CExpr {
         base: Box<CExpr>,
         field: u32,
     },
+    /// `root[index]`: the common one-index place, without the generic path walk.
+    LoadIndex {
+        root: u32,
+        index: Box<CExpr>,
+        /// The root variable's name.
+        name: Box<str>,
+        /// When the root is a global array: its element layout id.
+        elem: Option<u32>,
+    },
+    /// Length of an array variable.
+    LenVar(u32),
     /// Length of an array place.
     LenPath(Box<CPath>),
     /// Length of a computed array value.
@@ -494,7 +505,7 @@ impl<'k> Compiler<'k> {
             }
             ExprKind::Index { array, index } => {
                 if let Some(p) = self.expr_path(cx, e)? {
-                    CExpr::Load(Box::new(p))
+                    Self::load(p)
                 } else {
                     let leaf = match array.ty.as_array() {
                         Some((_, MemSpace::Global, _)) => {
@@ -589,6 +600,7 @@ impl<'k> Compiler<'k> {
                     .collect::<Result<_, Fault>>()?,
             },
             ExprKind::Len(a) => match self.expr_path(cx, a)? {
+                Some(p) if p.steps.is_empty() => CExpr::LenVar(p.root),
                 Some(p) => CExpr::LenPath(Box::new(p)),
                 None => CExpr::LenOf(self.bx(cx, a)?),
             },
@@ -620,6 +632,29 @@ impl<'k> Compiler<'k> {
             },
             ExprKind::VectorLit(_) => return Err(unsupported("vector values")),
         })
+    }
+
+    /// A read of place `p`, with the one-index case specialised.
+    fn load(p: CPath) -> CExpr {
+        if p.steps.len() == 1 && matches!(p.steps[0], Step::Index(_)) {
+            let CPath {
+                root,
+                name,
+                steps,
+                elem,
+                ..
+            } = p;
+            if let Some(Step::Index(index)) = steps.into_vec().pop() {
+                return CExpr::LoadIndex {
+                    root,
+                    index: Box::new(index),
+                    name,
+                    elem,
+                };
+            }
+            unreachable!("checked: one index step");
+        }
+        CExpr::Load(Box::new(p))
     }
 
     fn intrinsic(&mut self, cx: Cx, i: Intrinsic, args: &[Expr]) -> Result<CExpr, Fault> {

@@ -6,7 +6,7 @@ use super::compile::{
 };
 use super::error::{invalid, unsupported, Fault, InterpError, InterpErrorKind};
 use super::layout::Layout;
-use super::value::{self, Value};
+use super::value::{self, Agg, Value};
 use crate::native::abi::{NativeArg, ScalarArg, ThreadCtx};
 use rayon::prelude::*;
 use spoc_ir::{AtomicOp, ForDir, ScalarType};
@@ -398,13 +398,15 @@ impl Launch<'_> {
                 false
             }
             CPattern::Case { case, bindings } => match v {
-                Value::Variant { case: c, payload } if c == case => {
-                    for (slot, x) in bindings.iter().zip(payload.iter()) {
-                        th.stack[th.base + *slot as usize] = x.clone();
+                Value::Agg(a) if matches!(**a, Agg::Variant { .. }) => match &**a {
+                    Agg::Variant { case: c, payload } if c == case => {
+                        for (slot, x) in bindings.iter().zip(payload.iter()) {
+                            th.stack[th.base + *slot as usize] = x.clone();
+                        }
+                        true
                     }
-                    true
-                }
-                Value::Variant { .. } => false,
+                    _ => false,
+                },
                 other => {
                     return Err(invalid(format!(
                         "a variant pattern matched against a {}",
@@ -413,6 +415,17 @@ impl Launch<'_> {
                 }
             },
         })
+    }
+
+    /// Length of an array value (a local array or a buffer).
+    fn len_of(&self, v: &Value) -> Result<u32, Fault> {
+        match v {
+            Value::Buffer(b) => Ok(self.bufs[*b as usize].len as u32),
+            v => match v.as_array() {
+                Some(a) => Ok(a.len() as u32),
+                None => Err(invalid(format!("length of a {}", v.type_name()))),
+            },
+        }
     }
 
     fn special(s: Special, c: &ThreadCtx) -> u32 {
@@ -432,57 +445,43 @@ impl Launch<'_> {
         }
     }
 
+    #[inline]
     fn eval(&self, e: &CExpr, th: &mut Thread) -> Result<Value, Fault> {
         Ok(match e {
             CExpr::Const(v) => v.clone(),
             CExpr::Var(s) => th.stack[th.base + *s as usize].clone(),
             CExpr::Load(p) => return self.read_path(p, th),
-            CExpr::IndexOf { base, index, leaf } => {
-                let a = self.eval(base, th)?;
+            CExpr::LenVar(slot) => Value::U32(self.len_of(&th.stack[th.base + *slot as usize])?),
+            CExpr::LoadIndex {
+                root,
+                index,
+                name,
+                elem,
+            } => {
                 let i = self.eval(index, th)?.as_index()?;
-                match a {
-                    Value::Array(a) => match a.get(i as usize) {
-                        Some(v) => v.clone(),
-                        None => return Err(oob("(temporary array)", i, a.len())),
-                    },
+                match &th.stack[th.base + *root as usize] {
                     Value::Buffer(b) => {
-                        let buf = &self.bufs[b as usize];
-                        let leaf = leaf
-                            .as_ref()
-                            .ok_or_else(|| invalid("indexing a buffer value"))?;
-                        if *leaf != self.prog.layouts[buf.elem as usize] {
+                        let buf = &self.bufs[*b as usize];
+                        // `elem` is the static element layout id: the buffer must hold it.
+                        if Some(buf.elem) != *elem {
                             return Err(invalid("buffer element type mismatch"));
                         }
                         if i as usize >= buf.len {
                             return Err(oob(&buf.name, i, buf.len));
                         }
-                        // SAFETY: in bounds; the layout is the buffer's, checked at binding.
-                        unsafe { leaf.load(buf.ptr.add(i as usize * buf.elem_size)) }
+                        let l = &self.prog.layouts[buf.elem as usize];
+                        // SAFETY: in bounds; the layout is the buffer's own.
+                        unsafe { l.load(buf.ptr.add(i as usize * buf.elem_size)) }
                     }
-                    other => return Err(invalid(format!("indexing a {}", other.type_name()))),
+                    v => match v.as_array() {
+                        Some(a) => match a.get(i as usize) {
+                            Some(x) => x.clone(),
+                            None => return Err(oob(name, i, a.len())),
+                        },
+                        None => return Err(invalid(format!("indexing a {}", v.type_name()))),
+                    },
                 }
             }
-            CExpr::FieldOf { base, field } => match self.eval(base, th)? {
-                Value::Record(mut fs) if (*field as usize) < fs.len() => {
-                    std::mem::replace(&mut fs[*field as usize], Value::Unit)
-                }
-                other => return Err(invalid(format!("field of a {}", other.type_name()))),
-            },
-            CExpr::LenPath(p) => {
-                let mut idx = [0u32; MAX_INDICES];
-                self.eval_indices(p, th, &mut idx)?;
-                let len = match self.locate(p, &idx, &th.stack[th.base + p.root as usize])? {
-                    Loc::Local(Value::Array(a)) => a.len(),
-                    Loc::Local(Value::Buffer(b)) => self.bufs[*b as usize].len,
-                    _ => return Err(invalid("length of a value that is not an array")),
-                };
-                Value::U32(len as u32)
-            }
-            CExpr::LenOf(a) => match self.eval(a, th)? {
-                Value::Array(a) => Value::U32(a.len() as u32),
-                Value::Buffer(b) => Value::U32(self.bufs[b as usize].len as u32),
-                other => return Err(invalid(format!("length of a {}", other.type_name()))),
-            },
             CExpr::Unary { op, operand } => {
                 let a = self.eval(operand, th)?;
                 return value::unary(*op, a);
@@ -516,13 +515,6 @@ impl Launch<'_> {
                 let b = self.eval(&args[1], th)?;
                 return value::math2(*f, a, b);
             }
-            CExpr::Math3(f, args) => {
-                let x = self.eval(&args[0], th)?;
-                let a = self.eval(&args[1], th)?;
-                let b = self.eval(&args[2], th)?;
-                return value::math3(*f, x, a, b);
-            }
-            CExpr::Atomic { op, path, operands } => return self.atomic(*op, path, operands, th),
             CExpr::Cast { value, to } => {
                 let v = self.eval(value, th)?;
                 return value::cast(v, *to);
@@ -535,6 +527,74 @@ impl Launch<'_> {
                     return self.eval(els, th);
                 }
             }
+            _ => return self.eval_cold(e, th),
+        })
+    }
+
+    /// The expression forms that are rare in hot loops, kept out of [`Launch::eval`] so that
+    /// its frame stays small.
+    #[inline(never)]
+    fn eval_cold(&self, e: &CExpr, th: &mut Thread) -> Result<Value, Fault> {
+        Ok(match e {
+            CExpr::IndexOf { base, index, leaf } => {
+                let a = self.eval(base, th)?;
+                let i = self.eval(index, th)?.as_index()?;
+                match a {
+                    Value::Agg(mut agg) if matches!(*agg, Agg::Array(_)) => {
+                        let a = match &mut *agg {
+                            Agg::Array(a) => a,
+                            _ => unreachable!("checked by the guard"),
+                        };
+                        let len = a.len();
+                        match a.get_mut(i as usize) {
+                            Some(v) => std::mem::replace(v, Value::Unit),
+                            None => return Err(oob("(temporary array)", i, len)),
+                        }
+                    }
+                    Value::Buffer(b) => {
+                        let buf = &self.bufs[b as usize];
+                        let leaf = leaf
+                            .as_ref()
+                            .ok_or_else(|| invalid("indexing a buffer value"))?;
+                        if *leaf != self.prog.layouts[buf.elem as usize] {
+                            return Err(invalid("buffer element type mismatch"));
+                        }
+                        if i as usize >= buf.len {
+                            return Err(oob(&buf.name, i, buf.len));
+                        }
+                        // SAFETY: in bounds; the layout is the buffer's, checked at binding.
+                        unsafe { leaf.load(buf.ptr.add(i as usize * buf.elem_size)) }
+                    }
+                    other => return Err(invalid(format!("indexing a {}", other.type_name()))),
+                }
+            }
+            CExpr::FieldOf { base, field } => {
+                let mut v = self.eval(base, th)?;
+                match v.as_record_mut().and_then(|fs| fs.get_mut(*field as usize)) {
+                    Some(f) => std::mem::replace(f, Value::Unit),
+                    None => return Err(invalid(format!("field of a {}", v.type_name()))),
+                }
+            }
+            CExpr::LenPath(p) => {
+                let mut idx = [0u32; MAX_INDICES];
+                self.eval_indices(p, th, &mut idx)?;
+                let len = match self.locate(p, &idx, &th.stack[th.base + p.root as usize])? {
+                    Loc::Local(v) => self.len_of(v)?,
+                    Loc::Global(..) => return Err(invalid("length of a buffer element")),
+                };
+                Value::U32(len)
+            }
+            CExpr::LenOf(a) => {
+                let v = self.eval(a, th)?;
+                Value::U32(self.len_of(&v)?)
+            }
+            CExpr::Math3(f, args) => {
+                let x = self.eval(&args[0], th)?;
+                let a = self.eval(&args[1], th)?;
+                let b = self.eval(&args[2], th)?;
+                return value::math3(*f, x, a, b);
+            }
+            CExpr::Atomic { op, path, operands } => return self.atomic(*op, path, operands, th),
             CExpr::Match { scrutinee, arms } => {
                 let v = self.eval(scrutinee, th)?;
                 for (p, e) in arms.iter() {
@@ -549,22 +609,23 @@ impl Launch<'_> {
                 for f in fields.iter() {
                     vs.push(self.eval(f, th)?);
                 }
-                Value::Record(vs.into_boxed_slice())
+                Value::record(vs.into_boxed_slice())
             }
             CExpr::Variant { case, payload } => {
                 let mut vs = Vec::with_capacity(payload.len());
                 for f in payload.iter() {
                     vs.push(self.eval(f, th)?);
                 }
-                Value::Variant {
+                Value::Agg(Box::new(Agg::Variant {
                     case: *case,
                     payload: vs.into_boxed_slice(),
-                }
+                }))
             }
             CExpr::Repeat { value, len } => {
                 let v = self.eval(value, th)?;
-                Value::Array(vec![v; *len as usize].into_boxed_slice())
+                Value::array(vec![v; *len as usize].into_boxed_slice())
             }
+            _ => unreachable!("hot expression forms are handled by `eval`"),
         })
     }
 
@@ -631,14 +692,6 @@ impl Launch<'_> {
         let mut k = 0;
         for s in p.steps.iter() {
             cur = match (s, cur) {
-                (Step::Index(_), Loc::Local(Value::Array(a))) => {
-                    let i = idx[k];
-                    k += 1;
-                    match a.get(i as usize) {
-                        Some(v) => Loc::Local(v),
-                        None => return Err(oob(&p.name, i, a.len())),
-                    }
-                }
                 (Step::Index(_), Loc::Local(Value::Buffer(b))) => {
                     let buf = &self.bufs[*b as usize];
                     if Some(buf.elem) != p.elem {
@@ -652,20 +705,25 @@ impl Launch<'_> {
                         return Err(oob(&buf.name, i, buf.len));
                     }
                 }
-                (Step::Field { index, .. }, Loc::Local(Value::Record(fs))) => {
-                    match fs.get(*index as usize) {
+                (Step::Index(_), Loc::Local(v)) => {
+                    let a = v
+                        .as_array()
+                        .ok_or_else(|| invalid(format!("indexing a {}", v.type_name())))?;
+                    let i = idx[k];
+                    k += 1;
+                    match a.get(i as usize) {
                         Some(v) => Loc::Local(v),
-                        None => return Err(invalid("record value with too few fields")),
+                        None => return Err(oob(&p.name, i, a.len())),
+                    }
+                }
+                (Step::Field { index, .. }, Loc::Local(v)) => {
+                    match v.as_record().and_then(|fs| fs.get(*index as usize)) {
+                        Some(x) => Loc::Local(x),
+                        None => return Err(invalid(format!("field of a {}", v.type_name()))),
                     }
                 }
                 (Step::Field { offset, .. }, Loc::Global(buf, off)) => {
                     Loc::Global(buf, off + offset)
-                }
-                (Step::Index(_), Loc::Local(v)) => {
-                    return Err(invalid(format!("indexing a {}", v.type_name())))
-                }
-                (Step::Field { .. }, Loc::Local(v)) => {
-                    return Err(invalid(format!("field of a {}", v.type_name())))
                 }
                 (Step::Index(_), Loc::Global(..)) => {
                     return Err(invalid("indexing an element of a buffer"))
@@ -698,57 +756,65 @@ impl Launch<'_> {
         let mut cur: &mut Value = &mut th.stack[th.base + p.root as usize];
         let mut k = 0;
         for (si, s) in p.steps.iter().enumerate() {
-            cur = match (s, cur) {
-                (Step::Index(_), Value::Array(a)) => {
+            let ty = cur.type_name();
+            match s {
+                Step::Index(_) => {
+                    if let Value::Buffer(b) = *cur {
+                        return self.store_global(p, b, idx[k], &p.steps[si + 1..], &v);
+                    }
                     let i = idx[k];
                     k += 1;
+                    let a = cur
+                        .as_array_mut()
+                        .ok_or_else(|| invalid(format!("assignment into an element of a {ty}")))?;
                     let len = a.len();
-                    match a.get_mut(i as usize) {
-                        Some(x) => x,
-                        None => return Err(oob(&p.name, i, len)),
-                    }
+                    cur = a.get_mut(i as usize).ok_or_else(|| oob(&p.name, i, len))?;
                 }
-                (Step::Index(_), Value::Buffer(b)) => {
-                    let buf = &self.bufs[*b as usize];
-                    if Some(buf.elem) != p.elem {
-                        return Err(invalid("buffer element type mismatch"));
-                    }
-                    if !buf.mutable {
-                        return Err(invalid(format!("write to read-only buffer `{}`", buf.name)));
-                    }
-                    let i = idx[k];
-                    if i as usize >= buf.len {
-                        return Err(oob(&buf.name, i, buf.len));
-                    }
-                    let mut off = i as usize * buf.elem_size;
-                    for s in &p.steps[si + 1..] {
-                        match s {
-                            Step::Field { offset, .. } => off += offset,
-                            Step::Index(_) => {
-                                return Err(invalid("indexing an element of a buffer"))
-                            }
-                        }
-                    }
-                    let leaf = p
-                        .leaf
-                        .as_ref()
-                        .ok_or_else(|| invalid("global place without layout"))?;
-                    // SAFETY: as in `read_path`.
-                    return unsafe { leaf.store(buf.ptr.add(off), &v) };
+                Step::Field { index, .. } => {
+                    cur = cur
+                        .as_record_mut()
+                        .and_then(|fs| fs.get_mut(*index as usize))
+                        .ok_or_else(|| invalid(format!("assignment into a field of a {ty}")))?;
                 }
-                (Step::Field { index, .. }, Value::Record(fs)) => {
-                    match fs.get_mut(*index as usize) {
-                        Some(x) => x,
-                        None => return Err(invalid("record value with too few fields")),
-                    }
-                }
-                (_, other) => {
-                    return Err(invalid(format!("assignment into a {}", other.type_name())))
-                }
-            };
+            }
         }
         *cur = v;
         Ok(())
+    }
+
+    /// Stores `v` into element `i` of buffer `b`, then through the field steps `rest`.
+    fn store_global(
+        &self,
+        p: &CPath,
+        b: u32,
+        i: u32,
+        rest: &[Step],
+        v: &Value,
+    ) -> Result<(), Fault> {
+        let buf = &self.bufs[b as usize];
+        if Some(buf.elem) != p.elem {
+            return Err(invalid("buffer element type mismatch"));
+        }
+        if !buf.mutable {
+            return Err(invalid(format!("write to read-only buffer `{}`", buf.name)));
+        }
+        if i as usize >= buf.len {
+            return Err(oob(&buf.name, i, buf.len));
+        }
+        let mut off = i as usize * buf.elem_size;
+        for s in rest {
+            match s {
+                Step::Field { offset, .. } => off += offset,
+                Step::Index(_) => return Err(invalid("indexing an element of a buffer")),
+            }
+        }
+        let leaf = p
+            .leaf
+            .as_ref()
+            .ok_or_else(|| invalid("global place without layout"))?;
+        // SAFETY: `off` is an element start plus static field offsets of the buffer's own
+        // element layout (checked above), so it is in bounds and aligned.
+        unsafe { leaf.store(buf.ptr.add(off), v) }
     }
 
     fn atomic(

@@ -93,7 +93,7 @@ impl Layout {
         match self {
             Layout::Scalar(s) => load_scalar(*s, p),
             Layout::Record { fields, .. } => {
-                Value::Record(fields.iter().map(|(off, l)| l.load(p.add(*off))).collect())
+                Value::record(fields.iter().map(|(off, l)| l.load(p.add(*off))).collect())
             }
         }
     }
@@ -106,18 +106,20 @@ impl Layout {
     /// # Safety
     /// `p` must be aligned to [`Layout::align`] and valid for writes of [`Layout::size`] bytes.
     pub(crate) unsafe fn store(&self, p: *mut u8, v: &Value) -> Result<(), Fault> {
-        match (self, v) {
-            (Layout::Scalar(s), v) => store_scalar(*s, p, v),
-            (Layout::Record { fields, .. }, Value::Record(vals)) if vals.len() == fields.len() => {
-                for ((off, l), v) in fields.iter().zip(vals.iter()) {
-                    l.store(p.add(*off), v)?;
+        match self {
+            Layout::Scalar(s) => store_scalar(*s, p, v),
+            Layout::Record { fields, .. } => match v.as_record() {
+                Some(vals) if vals.len() == fields.len() => {
+                    for ((off, l), v) in fields.iter().zip(vals.iter()) {
+                        l.store(p.add(*off), v)?;
+                    }
+                    Ok(())
                 }
-                Ok(())
-            }
-            (_, v) => Err(invalid(format!(
-                "a {} stored into a buffer of records",
-                v.type_name()
-            ))),
+                _ => Err(invalid(format!(
+                    "a {} stored into a buffer of records",
+                    v.type_name()
+                ))),
+            },
         }
     }
 }

@@ -239,6 +239,21 @@ fn ret(e: Expr) -> Stmt {
 
 // ---- launch helpers ----------------------------------------------------------------------
 
+/// Validates `k` (so that the hand-built IR follows the rules the macro's IR follows), then runs
+/// it.
+fn exec(
+    k: &Kernel,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: usize,
+    args: &[NativeArg],
+) -> Result<(), InterpError> {
+    if let Err(e) = spoc_ir::validate(k) {
+        panic!("test kernel does not validate: {e}\n{k}");
+    }
+    execute(k, grid, block, shared, args)
+}
+
 fn buf<T>(v: &mut [T]) -> NativeArg {
     NativeArg::Buffer {
         ptr: v.as_mut_ptr().cast(),
@@ -287,7 +302,7 @@ fn saxpy_f32() {
     let mut xs = x.clone();
     let mut y: Vec<f32> = (0..n).map(|i| 1.0 - i as f32).collect();
     let expect: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.5 * x + y).collect();
-    execute(
+    exec(
         &saxpy(),
         d1(4),
         d1(256),
@@ -342,7 +357,7 @@ fn i32_arithmetic_wraps() {
     let k = b.kernel("wrap", body);
     let mut o = vec![0i32; n];
     let mut xs = vec![i32::MIN, i32::MAX];
-    execute(&k, d1(1), d1(1), 0, &[buf(&mut o), buf(&mut xs)]).unwrap();
+    exec(&k, d1(1), d1(1), 0, &[buf(&mut o), buf(&mut xs)]).unwrap();
     assert_eq!(
         o,
         vec![
@@ -377,7 +392,7 @@ fn unsigned_and_64_bit_operations() {
     ];
     let k = b.kernel("u", body);
     let (mut a, mut c) = (vec![0u32; 3], vec![0i64; 3]);
-    execute(&k, d1(1), d1(1), 0, &[buf(&mut a), buf(&mut c)]).unwrap();
+    exec(&k, d1(1), d1(1), 0, &[buf(&mut a), buf(&mut c)]).unwrap();
     assert_eq!(a, vec![1, u32::MAX, 0x0F]);
     assert_eq!(c, vec![(1i64 << 40).wrapping_mul(1 << 30), -1 << 32, 6]);
 }
@@ -402,7 +417,7 @@ fn division_by_zero_reports_block_and_thread() {
     ];
     let k = b.kernel("div", body);
     let mut o = vec![0i32; 8];
-    let err = execute(&k, d1(2), d1(4), 0, &[buf(&mut o)]).unwrap_err();
+    let err = exec(&k, d1(2), d1(4), 0, &[buf(&mut o)]).unwrap_err();
     assert_eq!(err.kind, InterpErrorKind::DivisionByZero);
     assert_eq!(err.kernel, "div");
     assert_eq!(err.block, [1, 0, 0]);
@@ -430,7 +445,7 @@ fn out_of_bounds_read_names_buffer_and_index() {
     ];
     let k = b.kernel("shift", body);
     let (mut xs, mut ys) = (vec![1.0f32, 2.0, 3.0, 4.0], vec![0.0f32; 4]);
-    let err = execute(&k, d1(1), d1(4), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap_err();
+    let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap_err();
     assert_eq!(
         err.kind,
         InterpErrorKind::OutOfBounds {
@@ -488,7 +503,7 @@ fn out_of_bounds_write_and_local_array() {
     ];
     let k = b.kernel("local", body);
     let mut o = vec![0i32; 4];
-    let err = execute(&k, d1(1), d1(4), 0, &[buf(&mut o)]).unwrap_err();
+    let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut o)]).unwrap_err();
     assert_eq!(
         err.kind,
         InterpErrorKind::OutOfBounds {
@@ -528,7 +543,7 @@ fn for_kernel(ty: Type, start: Expr, end: Expr, step: u32, dir: ForDir) -> Kerne
 
 fn run_for(k: &Kernel) -> Vec<i64> {
     let mut o = vec![0i64; 16];
-    execute(k, d1(1), d1(1), 0, &[buf(&mut o)]).unwrap();
+    exec(k, d1(1), d1(1), 0, &[buf(&mut o)]).unwrap();
     let n = o[15] as usize;
     o[..n].to_vec()
 }
@@ -567,7 +582,7 @@ fn for_loops_up_down_and_step() {
 fn for_step_zero_is_an_error() {
     let k = for_kernel(Type::I32, i32c(0), i32c(4), 0, ForDir::Up);
     let mut o = vec![0i64; 16];
-    let err = execute(&k, d1(1), d1(2), 0, &[buf(&mut o)]).unwrap_err();
+    let err = exec(&k, d1(1), d1(2), 0, &[buf(&mut o)]).unwrap_err();
     assert_eq!(err.kind, InterpErrorKind::ZeroStep);
     assert_eq!(err.thread, [0, 0, 0]);
 }
@@ -604,7 +619,7 @@ fn while_with_break_and_continue() {
     ];
     let k = b.kernel("loop", body);
     let mut o = vec![0i32; 2];
-    execute(&k, d1(1), d1(1), 0, &[buf(&mut o)]).unwrap();
+    exec(&k, d1(1), d1(1), 0, &[buf(&mut o)]).unwrap();
     assert_eq!(o, vec![1 + 3 + 5 + 7 + 9, 11]);
 }
 
@@ -629,7 +644,7 @@ fn select_evaluates_only_the_chosen_branch() {
     ];
     let k = b.kernel("sel", body);
     let (mut ds, mut o) = (vec![0, 5, 0, 3], vec![7i32; 4]);
-    execute(&k, d1(2), d1(2), 0, &[buf(&mut ds), buf(&mut o)]).unwrap();
+    exec(&k, d1(2), d1(2), 0, &[buf(&mut ds), buf(&mut o)]).unwrap();
     assert_eq!(o, vec![-1, 2, -1, 3]);
 }
 
@@ -665,7 +680,7 @@ fn short_circuit_guards_out_of_bounds_read() {
     let k = b.kernel("guard", body);
     let mut xs = vec![3, 0, -2];
     let (mut a, mut o) = (vec![false; 6], vec![false; 6]);
-    execute(
+    exec(
         &k,
         d1(2),
         d1(3),
@@ -726,7 +741,7 @@ fn casts_follow_rust_as() {
     let k = b.kernel("casts", body);
     let mut fxs = vec![3.9f32, -3.9, 1e10, -1e10, f32::NAN, f32::INFINITY];
     let (mut a, mut u, mut c) = (vec![0i32; 11], vec![7u32; 4], vec![0f32; 7]);
-    execute(
+    exec(
         &k,
         d1(1),
         d1(1),
@@ -792,7 +807,7 @@ fn math_functions() {
     let third = 1.0f32 + 2f32.powi(-12);
     let mut xs = vec![2.0f32, f32::NAN, third];
     let mut out = vec![0f32; n];
-    execute(&k, d1(1), d1(1), 0, &[buf(&mut out), buf(&mut xs)]).unwrap();
+    exec(&k, d1(1), d1(1), 0, &[buf(&mut out), buf(&mut xs)]).unwrap();
     assert_eq!(
         out,
         vec![
@@ -855,7 +870,7 @@ fn helper_function_call() {
 
     let mut xs: Vec<f32> = (0..6).map(|i| i as f32).collect();
     let mut ys = vec![1.0f32; 6];
-    execute(
+    exec(
         &k,
         d1(2),
         d1(3),
@@ -867,7 +882,7 @@ fn helper_function_call() {
 
     // A fault inside the helper names the kernel's buffer and the launching thread.
     let mut short = vec![0.0f32; 4];
-    let err = execute(
+    let err = exec(
         &k,
         d1(2),
         d1(3),
@@ -905,7 +920,7 @@ fn two_dimensional_launch() {
     let k = b.kernel("grid2d", body);
     let (width, height) = (8u32, 6u32);
     let mut o = vec![0u32; (width * height) as usize];
-    execute(
+    exec(
         &k,
         [2, 3, 1],
         [4, 2, 1],
@@ -945,7 +960,7 @@ fn index_intrinsics_in_3d() {
     );
     let k = b.kernel("ids", vec![store(&out, lin, v)]);
     let mut o = vec![0u32; (2 * 2) * (3 * 2 * 2)];
-    execute(&k, [1, 2, 3], [2, 2, 1], 0, &[buf(&mut o)]).unwrap();
+    exec(&k, [1, 2, 3], [2, 2, 1], 0, &[buf(&mut o)]).unwrap();
     // (gx, gy, gz) -> index gx + 2 * (gy + 4 * gz)
     for gz in 0..3u32 {
         for gy in 0..4u32 {
@@ -1047,7 +1062,7 @@ fn record_buffers_use_c_layout() {
         };
         5
     ];
-    execute(&k, d1(1), d1(5), 0, &[buf(&mut ins), buf(&mut outs)]).unwrap();
+    exec(&k, d1(1), d1(5), 0, &[buf(&mut ins), buf(&mut outs)]).unwrap();
     for (i, o) in outs.iter().enumerate() {
         let i = i as i32;
         assert_eq!(
@@ -1099,7 +1114,7 @@ fn atomics_on_global_buffers() {
     ];
     let k = b.kernel("atomics", body);
     let (mut c, mut f, mut o) = (vec![0u32; 2], vec![0f32; 1], vec![0u32; 1000]);
-    execute(
+    exec(
         &k,
         d1(8),
         d1(128),
@@ -1139,7 +1154,7 @@ fn match_on_integers() {
     };
     let k = b.kernel("m", vec![let_(&i, gid(Axis::X)), store(&out, i.clone(), m)]);
     let mut o = vec![0i32; 8];
-    execute(&k, d1(1), d1(8), 0, &[buf(&mut o)]).unwrap();
+    exec(&k, d1(1), d1(8), 0, &[buf(&mut o)]).unwrap();
     assert_eq!(o, vec![10, 20, 20, 30, 30, 30, 40, 40]);
 }
 
@@ -1148,7 +1163,7 @@ fn bad_arguments_are_reported_before_running() {
     let k = saxpy();
     let mut x = vec![0.0f32; 4];
     let mut y = vec![0.0f64; 4];
-    let err = execute(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x), buf(&mut y)]).unwrap_err();
+    let err = exec(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x), buf(&mut y)]).unwrap_err();
     assert!(matches!(
         &err.kind,
         InterpErrorKind::BadArgument { param, .. } if param == "y"
@@ -1159,12 +1174,12 @@ fn bad_arguments_are_reported_before_running() {
         "{err}"
     );
     let mut y = vec![0.0f32; 4];
-    let err = execute(&k, d1(1), d1(4), 0, &[i32a(1), buf(&mut x), buf(&mut y)]).unwrap_err();
+    let err = exec(&k, d1(1), d1(4), 0, &[i32a(1), buf(&mut x), buf(&mut y)]).unwrap_err();
     assert!(matches!(
         &err.kind,
         InterpErrorKind::BadArgument { param, .. } if param == "a"
     ));
-    let err = execute(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x)]).unwrap_err();
+    let err = exec(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x)]).unwrap_err();
     assert!(matches!(err.kind, InterpErrorKind::BadArgument { .. }));
 }
 
@@ -1174,7 +1189,7 @@ fn barriers_and_shared_memory_are_unsupported() {
     k.body.push(st(StmtKind::Barrier));
     let mut x = vec![0.0f32; 4];
     let mut y = vec![5.0f32; 4];
-    let err = execute(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x), buf(&mut y)]).unwrap_err();
+    let err = exec(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x), buf(&mut y)]).unwrap_err();
     assert!(
         matches!(err.kind, InterpErrorKind::Unsupported { .. }),
         "{err}"
@@ -1208,6 +1223,82 @@ fn mutable_params_are_reset_for_each_thread() {
     ];
     let k = b.kernel("reset", body);
     let mut o = vec![0i32; 4];
-    execute(&k, d1(1), d1(4), 0, &[i32a(100), buf(&mut o)]).unwrap();
+    exec(&k, d1(1), d1(4), 0, &[i32a(100), buf(&mut o)]).unwrap();
     assert_eq!(o, vec![100, 101, 102, 103]);
+}
+
+/// Throughput smoke test (`cargo test --release -- --ignored --nocapture interp_throughput`):
+/// saxpy over 4 Mi elements and a loop-heavy kernel, timed.
+#[test]
+#[ignore]
+fn interp_throughput() {
+    // SPOC_INTERP_BENCH_SHIFT scales both problems down (for instruction-counting profilers).
+    let shift: u32 = std::env::var("SPOC_INTERP_BENCH_SHIFT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let n = 1 << (22 - shift);
+    let mut x = vec![1.0f32; n];
+    let mut y = vec![2.0f32; n];
+    let k = CompiledKernel::new(&saxpy()).unwrap();
+    let t = std::time::Instant::now();
+    k.execute(
+        d1((n / 256) as u32),
+        d1(256),
+        0,
+        &[f32a(2.0), buf(&mut x), buf(&mut y)],
+    )
+    .unwrap();
+    let dt = t.elapsed();
+    assert!(y.iter().all(|&v| v == 4.0));
+    println!(
+        "saxpy: {n} threads in {dt:?} ({:.1} M threads/s)",
+        n as f64 / dt.as_secs_f64() / 1e6
+    );
+
+    // let mut s = 0.0; for j in 0..256 { s = s * 0.5 + x[(i + j) % n]; } y[i] = s;
+    let mut b = B::default();
+    let x = b.buf("x", Type::F32);
+    let y = b.buf_mut("y", Type::F32);
+    let i = b.local("i", Type::U32);
+    let s = b.local("s", Type::F32);
+    let j = b.local("j", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(&s, f32c(0.0)),
+        for_(
+            &j,
+            u32c(0),
+            u32c(256),
+            1,
+            ForDir::Up,
+            vec![set(
+                &s,
+                add(
+                    mul(s.clone(), f32c(0.5)),
+                    idx(&x, bin(BinOp::Rem, add(i.clone(), j.clone()), len(&x))),
+                ),
+            )],
+        ),
+        store(&y, i.clone(), s.clone()),
+    ];
+    let k = CompiledKernel::new(&b.kernel("loopy", body)).unwrap();
+    let m = 1 << (16 - shift);
+    let mut xs = vec![1.0f32; m];
+    let mut ys = vec![0.0f32; m];
+    let t = std::time::Instant::now();
+    k.execute(
+        d1((m / 256) as u32),
+        d1(256),
+        0,
+        &[buf(&mut xs), buf(&mut ys)],
+    )
+    .unwrap();
+    let dt = t.elapsed();
+    assert!(ys.iter().all(|&v| (v - 2.0).abs() < 1e-6));
+    println!(
+        "loop: {} iterations in {dt:?} ({:.1} M iterations/s)",
+        m * 256,
+        (m * 256) as f64 / dt.as_secs_f64() / 1e6
+    );
 }

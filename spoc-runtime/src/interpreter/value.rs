@@ -19,17 +19,22 @@ pub(crate) enum Value {
     F16(u16),
     F32(f32),
     F64(f64),
+    /// A global buffer, by its index in the launch's buffer table.
+    Buffer(u32),
+    /// A record, variant or local array. Boxed so that a `Value` is 16 bytes (a
+    /// `Result<Value, Fault>` comes back in two registers) and its drop is one test.
+    Agg(Box<Agg>),
+}
+
+/// The aggregate values.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Agg {
     /// A record value: its fields in declaration order.
     Record(Box<[Value]>),
     /// A variant value: the index of its case in the variant's definition, and its payload.
-    Variant {
-        case: u32,
-        payload: Box<[Value]>,
-    },
+    Variant { case: u32, payload: Box<[Value]> },
     /// A local (per-thread) array.
     Array(Box<[Value]>),
-    /// A global buffer, by its index in the launch's buffer table.
-    Buffer(u32),
 }
 
 impl Value {
@@ -59,10 +64,70 @@ impl Value {
             Value::F16(_) => "f16",
             Value::F32(_) => "f32",
             Value::F64(_) => "f64",
-            Value::Record(_) => "record",
-            Value::Variant { .. } => "variant",
-            Value::Array(_) => "local array",
             Value::Buffer(_) => "buffer",
+            Value::Agg(a) => match **a {
+                Agg::Record(_) => "record",
+                Agg::Variant { .. } => "variant",
+                Agg::Array(_) => "local array",
+            },
+        }
+    }
+
+    /// A record value.
+    pub(crate) fn record(fields: Box<[Value]>) -> Value {
+        Value::Agg(Box::new(Agg::Record(fields)))
+    }
+
+    /// A local array value.
+    pub(crate) fn array(elems: Box<[Value]>) -> Value {
+        Value::Agg(Box::new(Agg::Array(elems)))
+    }
+
+    /// The elements, if this is a local array.
+    #[inline]
+    pub(crate) fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Value::Agg(a) => match &**a {
+                Agg::Array(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The elements, if this is a local array.
+    #[inline]
+    pub(crate) fn as_array_mut(&mut self) -> Option<&mut [Value]> {
+        match self {
+            Value::Agg(a) => match &mut **a {
+                Agg::Array(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The fields, if this is a record.
+    #[inline]
+    pub(crate) fn as_record(&self) -> Option<&[Value]> {
+        match self {
+            Value::Agg(a) => match &**a {
+                Agg::Record(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The fields, if this is a record.
+    #[inline]
+    pub(crate) fn as_record_mut(&mut self) -> Option<&mut [Value]> {
+        match self {
+            Value::Agg(a) => match &mut **a {
+                Agg::Record(v) => Some(v),
+                _ => None,
+            },
+            _ => None,
         }
     }
 
