@@ -623,7 +623,7 @@ impl<'k> Compiler<'k> {
                 case,
                 payload,
             } => CExpr::Variant {
-                case: self.case(variant, case, payload.len())?,
+                case: self.case(variant, case, Some(payload.len()))?,
                 payload: self.exprs(cx, payload)?,
             },
             ExprKind::ArrayRepeat { value, len } => CExpr::Repeat {
@@ -883,7 +883,8 @@ impl<'k> Compiler<'k> {
         Ok((index as u32, offset))
     }
 
-    fn case(&self, variant: &str, case: &str, npayload: usize) -> Result<u32, Fault> {
+    /// Index of case `case` of `variant`; `npayload`, when given, must be its payload length.
+    fn case(&self, variant: &str, case: &str, npayload: Option<usize>) -> Result<u32, Fault> {
         let def = self
             .kernel
             .variant(variant)
@@ -893,11 +894,14 @@ impl<'k> Compiler<'k> {
             .iter()
             .position(|c| c.name == case)
             .ok_or_else(|| invalid(format!("no case `{case}` in variant `{variant}`")))?;
-        if def.cases[i].payload.len() != npayload {
-            return Err(invalid(format!(
-                "case `{variant}::{case}` has {} payload values, not {npayload}",
-                def.cases[i].payload.len()
-            )));
+        match npayload {
+            Some(n) if n != def.cases[i].payload.len() => {
+                return Err(invalid(format!(
+                    "case `{variant}::{case}` has {} payload values, not {n}",
+                    def.cases[i].payload.len()
+                )))
+            }
+            _ => {}
         }
         Ok(i as u32)
     }
@@ -925,8 +929,14 @@ impl<'k> Compiler<'k> {
                 for b in bindings {
                     check_var(cx.vars, *b)?;
                 }
+                // No bindings ignores the payload (`Case(..)`).
+                let n = if bindings.is_empty() {
+                    None
+                } else {
+                    Some(bindings.len())
+                };
                 CPattern::Case {
-                    case: self.case(variant, case, bindings.len())?,
+                    case: self.case(variant, case, n)?,
                     bindings: bindings.iter().map(|b| b.0).collect(),
                 }
             }

@@ -1302,3 +1302,336 @@ fn interp_throughput() {
         (m * 256) as f64 / dt.as_secs_f64() / 1e6
     );
 }
+
+/// `enum Shape { Circle(f32), Rect(f32, f32), Empty }`; builds one per thread and matches on it
+/// (expression arms binding the payload, and a statement match).
+#[test]
+fn variants_and_match_bindings() {
+    use spoc_ir::{VariantCase, VariantDef};
+    let shape = Type::Variant("Shape".into());
+    let def = VariantDef {
+        name: "Shape".into(),
+        cases: vec![
+            VariantCase {
+                name: "Circle".into(),
+                payload: vec![Type::F32],
+            },
+            VariantCase {
+                name: "Rect".into(),
+                payload: vec![Type::F32, Type::F32],
+            },
+            VariantCase {
+                name: "Empty".into(),
+                payload: vec![],
+            },
+        ],
+    };
+    let lit = |case: &str, payload: Vec<Expr>| Expr {
+        kind: ExprKind::VariantLit {
+            variant: "Shape".into(),
+            case: case.into(),
+            payload,
+        },
+        ty: Type::Variant("Shape".into()),
+    };
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::F32);
+    let kinds = b.buf_mut("kinds", Type::I32);
+    let i = b.local("i", Type::U32);
+    let s = b.decl("s", shape.clone(), false, VarKind::Local);
+    let r = b.decl("r", Type::F32, false, VarKind::Local);
+    let (w, h) = (
+        b.decl("w", Type::F32, false, VarKind::Local),
+        b.decl("h", Type::F32, false, VarKind::Local),
+    );
+    let fi = cast(i.clone(), ScalarType::F32);
+    let case = |c: &str, binds: Vec<&Expr>| Pattern::Case {
+        variant: "Shape".into(),
+        case: c.into(),
+        bindings: binds.into_iter().map(id).collect(),
+    };
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        // s = match i % 3 { 0 => Circle(i), 1 => Rect(i, 2), _ => Empty }
+        let_(
+            &s,
+            Expr {
+                kind: ExprKind::Match {
+                    scrutinee: Box::new(bin(BinOp::Rem, i.clone(), u32c(3))),
+                    arms: vec![
+                        (Pattern::Int(Const::U32(0)), lit("Circle", vec![fi.clone()])),
+                        (
+                            Pattern::Int(Const::U32(1)),
+                            lit("Rect", vec![fi.clone(), f32c(2.0)]),
+                        ),
+                        (Pattern::Wildcard, lit("Empty", vec![])),
+                    ],
+                },
+                ty: shape.clone(),
+            },
+        ),
+        store(
+            &out,
+            i.clone(),
+            Expr {
+                kind: ExprKind::Match {
+                    scrutinee: Box::new(s.clone()),
+                    arms: vec![
+                        (case("Circle", vec![&r]), mul(r.clone(), r.clone())),
+                        (case("Rect", vec![&w, &h]), mul(w.clone(), h.clone())),
+                        (Pattern::Wildcard, f32c(-1.0)),
+                    ],
+                },
+                ty: Type::F32,
+            },
+        ),
+        st(StmtKind::Match {
+            scrutinee: s.clone(),
+            arms: vec![
+                (
+                    case("Empty", vec![]),
+                    vec![store(&kinds, i.clone(), i32c(2))],
+                ),
+                (
+                    case("Rect", vec![]),
+                    vec![store(&kinds, i.clone(), i32c(1))],
+                ),
+                (Pattern::Wildcard, vec![store(&kinds, i.clone(), i32c(0))]),
+            ],
+        }),
+    ];
+    let mut k = b.kernel("shapes", body);
+    k.variants = vec![def];
+    let (mut o, mut ks) = (vec![0f32; 6], vec![9i32; 6]);
+    // `Rect` with no bindings ignores the payload.
+    exec(&k, d1(2), d1(3), 0, &[buf(&mut o), buf(&mut ks)]).unwrap();
+    assert_eq!(o, vec![0.0, 2.0, -1.0, 9.0, 8.0, -1.0]);
+    assert_eq!(ks, vec![0, 1, 2, 0, 1, 2]);
+}
+
+/// `let mut m = [[0; 3]; 2]; m[1][2] = 5 + t; m[0][1] = 7; out[t] = m[1][2] * 100 + m[0][1] * 10 + m.len() + m[0].len()`
+#[test]
+fn nested_local_arrays() {
+    let row = Type::Array {
+        elem: Box::new(Type::I32),
+        space: MemSpace::Local,
+        len: Some(3),
+    };
+    let mat = Type::Array {
+        elem: Box::new(row.clone()),
+        space: MemSpace::Local,
+        len: Some(2),
+    };
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::I32);
+    let t = b.local("t", Type::U32);
+    let m = b.local("m", mat.clone());
+    let repeat = |value: Expr, len: u32, ty: Type| Expr {
+        kind: ExprKind::ArrayRepeat {
+            value: Box::new(value),
+            len,
+        },
+        ty,
+    };
+    let at = |i: u32, j: u32| idx(&idx(&m, u32c(i)), u32c(j));
+    let place = |i: u32, j: u32| LValue::Index {
+        base: Box::new(LValue::Index {
+            base: Box::new(LValue::Var(id(&m))),
+            index: u32c(i),
+        }),
+        index: u32c(j),
+    };
+    let body = vec![
+        let_(&t, gid(Axis::X)),
+        let_(&m, repeat(repeat(i32c(0), 3, row), 2, mat)),
+        st(StmtKind::Assign {
+            target: place(1, 2),
+            value: add(i32c(5), cast(t.clone(), ScalarType::I32)),
+        }),
+        st(StmtKind::Assign {
+            target: place(0, 1),
+            value: i32c(7),
+        }),
+        store(
+            &out,
+            t.clone(),
+            add(
+                add(mul(at(1, 2), i32c(100)), mul(at(0, 1), i32c(10))),
+                cast(add(len(&m), len(&idx(&m, u32c(0)))), ScalarType::I32),
+            ),
+        ),
+    ];
+    let k = b.kernel("nested", body);
+    let mut o = vec![0i32; 3];
+    exec(&k, d1(1), d1(3), 0, &[buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![575, 675, 775]);
+}
+
+/// f16 buffers: `out[i] = ((inp[i] as f32) * 3.0) as f16`, bits compared with `half`.
+#[test]
+fn f16_buffers_load_store_and_cast() {
+    use half::f16;
+    let mut b = B::default();
+    let inp = b.buf("inp", Type::F16);
+    let out = b.buf_mut("out", Type::F16);
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(
+            &out,
+            i.clone(),
+            cast(
+                mul(cast(idx(&inp, i.clone()), ScalarType::F32), f32c(3.0)),
+                ScalarType::F16,
+            ),
+        ),
+    ];
+    let k = b.kernel("half", body);
+    let vals = [0.5f32, -1.25, 30000.0, 0.1];
+    let mut ins: Vec<u16> = vals.iter().map(|&v| f16::from_f32(v).to_bits()).collect();
+    let mut outs = vec![0u16; 4];
+    exec(&k, d1(1), d1(4), 0, &[buf(&mut ins), buf(&mut outs)]).unwrap();
+    let got: Vec<f32> = outs.iter().map(|&b| f16::from_bits(b).to_f32()).collect();
+    let want: Vec<f32> = ins
+        .iter()
+        .map(|&b| f16::from_f32(f16::from_bits(b).to_f32() * 3.0).to_f32())
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(got[0], 1.5);
+    assert_eq!(got[2], f32::INFINITY);
+}
+
+/// A record passed by value, a helper returning a record, and a field of a call's result:
+/// `fn scale(p: Pair, k: i32) -> Pair { Pair { a: p.a * k, b: p.b * k } }`,
+/// `out[i] = scale(p, i).b - scale(p, i).a`.
+#[test]
+fn records_by_value_and_from_helpers() {
+    let rec = RecordDef {
+        name: "Pair".into(),
+        fields: vec![
+            Field {
+                name: "a".into(),
+                ty: Type::I32,
+            },
+            Field {
+                name: "b".into(),
+                ty: Type::I64,
+            },
+        ],
+    };
+    let pt = Type::Record("Pair".into());
+    let mut fb = B::default();
+    let p = fb.param("p", pt.clone(), false);
+    let kk = fb.param("k", Type::I32, false);
+    let scale = fb.function(
+        "scale",
+        pt.clone(),
+        vec![ret(Expr {
+            kind: ExprKind::RecordLit {
+                record: "Pair".into(),
+                fields: vec![
+                    mul(field(p.clone(), "a", Type::I32), kk.clone()),
+                    mul(
+                        field(p.clone(), "b", Type::I64),
+                        cast(kk.clone(), ScalarType::I64),
+                    ),
+                ],
+            },
+            ty: pt.clone(),
+        })],
+    );
+    let mut b = B::default();
+    let p = b.param("p", pt.clone(), false);
+    let out = b.buf_mut("out", Type::I64);
+    let i = b.local("i", Type::U32);
+    let ki = cast(i.clone(), ScalarType::I32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(
+            &out,
+            i.clone(),
+            bin(
+                BinOp::Sub,
+                field(call(&scale, vec![p.clone(), ki.clone()]), "b", Type::I64),
+                cast(
+                    field(call(&scale, vec![p.clone(), ki.clone()]), "a", Type::I32),
+                    ScalarType::I64,
+                ),
+            ),
+        ),
+    ];
+    let mut k = b.kernel("pairs", body);
+    k.records = vec![rec];
+    k.functions = vec![scale];
+    #[repr(C)]
+    struct Pair {
+        a: i32,
+        b: i64,
+    }
+    let mut arg = [Pair { a: 3, b: 1 << 33 }];
+    let mut o = vec![0i64; 4];
+    exec(&k, d1(1), d1(4), 0, &[buf(&mut arg), buf(&mut o)]).unwrap();
+    let want: Vec<i64> = (0..4).map(|i| (1i64 << 33) * i - 3 * i).collect();
+    assert_eq!(o, want);
+}
+
+/// `atomic_compare_exchange(flag, 0, 0, tid + 1)` lets exactly one thread in; `atomic_min`
+/// on i32 and `atomic_xor` on i64.
+#[test]
+fn atomic_cas_min_xor() {
+    let mut b = B::default();
+    let flag = b.buf_mut("flag", Type::U32);
+    let fmin = b.buf_mut("fmin", Type::I32);
+    let bits = b.buf_mut("bits", Type::I64);
+    let wins = b.buf_mut("wins", Type::U32);
+    let i = b.local("i", Type::U32);
+    let prev = b.local("prev", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(
+            &prev,
+            intr(
+                Intrinsic::Atomic(AtomicOp::CompareExchange),
+                vec![flag.clone(), u32c(0), u32c(0), add(i.clone(), u32c(1))],
+                Type::U32,
+            ),
+        ),
+        if_(
+            bin(BinOp::Eq, prev.clone(), u32c(0)),
+            vec![st(StmtKind::Expr(intr(
+                Intrinsic::Atomic(AtomicOp::Add),
+                vec![wins.clone(), u32c(0), u32c(1)],
+                Type::U32,
+            )))],
+            None,
+        ),
+        st(StmtKind::Expr(intr(
+            Intrinsic::Atomic(AtomicOp::Min),
+            vec![
+                fmin.clone(),
+                u32c(0),
+                bin(BinOp::Sub, i32c(10), cast(i.clone(), ScalarType::I32)),
+            ],
+            Type::I32,
+        ))),
+        st(StmtKind::Expr(intr(
+            Intrinsic::Atomic(AtomicOp::Xor),
+            vec![bits.clone(), u32c(0), bin(BinOp::Shl, i64c(1), i.clone())],
+            Type::I64,
+        ))),
+    ];
+    let k = b.kernel("cas", body);
+    let (mut f, mut m, mut x, mut w) = (vec![0u32], vec![i32::MAX], vec![0i64], vec![0u32]);
+    exec(
+        &k,
+        d1(4),
+        d1(16),
+        0,
+        &[buf(&mut f), buf(&mut m), buf(&mut x), buf(&mut w)],
+    )
+    .unwrap();
+    assert_eq!(w[0], 1);
+    assert!((1..=64).contains(&f[0]));
+    assert_eq!(m[0], 10 - 63);
+    assert_eq!(x[0], -1); // every bit of 0..64 toggled once
+}
