@@ -1,8 +1,44 @@
 //! Collected compile errors. Lowering goes on after an error so that one expansion reports every
 //! problem it can; each error becomes a `compile_error!` at its span.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::ToTokens;
 use std::fmt::Display;
+
+/// Where a construct is in the source: its first and last token. (A single `Span` cannot cover
+/// a range on stable Rust; an error built from both underlines the whole construct.)
+#[derive(Clone, Copy, Debug)]
+pub struct Loc {
+    pub first: Span,
+    pub last: Span,
+}
+
+impl Loc {
+    /// The tokens of `node`.
+    pub fn of<T: ToTokens + ?Sized>(node: &T) -> Loc {
+        let mut tokens = node.to_token_stream().into_iter();
+        let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+        let last = tokens.last().map_or(first, |t| t.span());
+        Loc { first, last }
+    }
+
+    /// The macro's call site.
+    #[cfg(test)]
+    pub fn call_site() -> Loc {
+        Span::call_site().into()
+    }
+
+    fn error(self, message: impl Display) -> syn::Error {
+        let (a, b) = (Ident::new("a", self.first), Ident::new("b", self.last));
+        syn::Error::new_spanned(quote::quote!(#a #b), message)
+    }
+}
+
+impl From<Span> for Loc {
+    fn from(s: Span) -> Loc {
+        Loc { first: s, last: s }
+    }
+}
 
 /// Marks a construct that failed to lower; the error itself is in [`Errors`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,8 +55,8 @@ pub struct Errors {
 
 impl Errors {
     /// Records `message` at `span` and returns [`Failed`] for the caller to propagate.
-    pub fn at(&mut self, span: Span, message: impl Display) -> Failed {
-        self.list.push(syn::Error::new(span, message));
+    pub fn at(&mut self, loc: impl Into<Loc>, message: impl Display) -> Failed {
+        self.list.push(loc.into().error(message));
         Failed
     }
 

@@ -7,15 +7,14 @@
 //! `resolve.rs` replaces every placeholder once inference is done. No placeholder survives a
 //! successful [`lower_fn`].
 
+use crate::errors::Loc;
 use crate::errors::{Errors, Failed, Lowered};
 use crate::sig::{self, ParamSig};
 use crate::types::{Kind, Scalar, Ty, Unifier};
-use proc_macro2::Span;
 use spoc_ir::{
     Block, Expr, ExprKind, ForDir, LValue, Param, SrcLoc, Stmt, StmtKind, Type, VarDecl, VarId,
     VarKind,
 };
-use syn::spanned::Spanned;
 
 /// A variable while lowering.
 pub struct VarInfo {
@@ -31,12 +30,12 @@ pub struct VarInfo {
 pub struct HelperUse {
     pub name: String,
     pub path: syn::Path,
-    pub span: Span,
+    pub span: Loc,
 }
 
 /// The types at one call of a helper.
 pub struct HelperCall {
-    pub args: Vec<(Ty, Span)>,
+    pub args: Vec<(Ty, Loc)>,
     pub ret: Ty,
 }
 
@@ -46,7 +45,7 @@ pub struct PendingLit {
     pub digits: String,
     pub negated: bool,
     pub ty: Ty,
-    pub span: Span,
+    pub span: Loc,
 }
 
 /// A check that needs the final types.
@@ -54,18 +53,18 @@ pub enum Deferred {
     /// Unary `-` or `abs` on an unsigned type is an error.
     Signed {
         ty: Ty,
-        span: Span,
+        span: Loc,
         what: &'static str,
     },
     /// `value as to`: `bool` targets, and `bool` to float, are errors.
-    Cast { from: Ty, to: Scalar, span: Span },
+    Cast { from: Ty, to: Scalar, span: Loc },
 }
 
 /// An expression with its checker type.
 pub struct TExpr {
     pub e: Expr,
     pub ty: Ty,
-    pub span: Span,
+    pub span: Loc,
 }
 
 /// The lowering state of one function.
@@ -215,7 +214,7 @@ impl Lowerer {
     }
 
     /// An IR expression of checker type `ty`.
-    pub fn mk(&self, kind: ExprKind, ty: Ty, span: Span) -> TExpr {
+    pub fn mk(&self, kind: ExprKind, ty: Ty, span: Loc) -> TExpr {
         TExpr {
             e: Expr {
                 kind,
@@ -227,7 +226,7 @@ impl Lowerer {
     }
 
     /// Unifies, reporting a mismatch at `span` as `what: expected …, found …`.
-    pub fn unify_at(&mut self, expected: Ty, found: Ty, span: Span, what: &str) -> Lowered<()> {
+    pub fn unify_at(&mut self, expected: Ty, found: Ty, span: Loc, what: &str) -> Lowered<()> {
         match self.tys.unify(expected, found) {
             Ok(()) => Ok(()),
             Err(m) => Err(self.errs.at(span, format!("{what}: {m}"))),
@@ -235,7 +234,7 @@ impl Lowerer {
     }
 
     /// Requires `t` to be of `kind`, reporting `what` at `span` otherwise.
-    pub fn constrain_at(&mut self, t: Ty, kind: Kind, span: Span, what: &str) -> Lowered<()> {
+    pub fn constrain_at(&mut self, t: Ty, kind: Kind, span: Loc, what: &str) -> Lowered<()> {
         match self.tys.constrain(t, kind) {
             Ok(()) => Ok(()),
             Err(m) => Err(self.errs.at(span, format!("{what}: {m}"))),
@@ -243,7 +242,7 @@ impl Lowerer {
     }
 
     /// A statement with the source location of `span`.
-    pub fn stmt(&self, kind: StmtKind, span: Span) -> Stmt {
+    pub fn stmt(&self, kind: StmtKind, span: Loc) -> Stmt {
         Stmt {
             kind,
             loc: src_loc(span),
@@ -357,7 +356,7 @@ impl Lowerer {
     }
 
     fn local(&mut self, local: &syn::Local, out: &mut Block) -> Lowered<()> {
-        let span = local.span();
+        let span = Loc::of(&local);
         let (pat, annotated) = match &local.pat {
             syn::Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
             p => (p, None),
@@ -423,7 +422,7 @@ impl Lowerer {
 
     /// An expression in statement position. `tail`: it is the last of a unit block, without `;`.
     pub fn stmt_expr(&mut self, e: &syn::Expr, out: &mut Block, tail: bool) -> Lowered<()> {
-        let span = e.span();
+        let span = Loc::of(&e);
         match e {
             syn::Expr::If(i) => self.if_stmt(i, out),
             syn::Expr::While(w) => self.while_stmt(w, out),
@@ -444,7 +443,7 @@ impl Lowerer {
             syn::Expr::Paren(p) => self.stmt_expr(&p.expr, out, tail),
             syn::Expr::Assign(a) => self.assign(&a.left, &a.right, None, span, out),
             syn::Expr::Binary(b) => match compound_op(&b.op) {
-                Some(op) => self.assign(&b.left, &b.right, Some((op, b.op.span())), span, out),
+                Some(op) => self.assign(&b.left, &b.right, Some((op, Loc::of(&b.op))), span, out),
                 None => self.value_stmt(e, out, tail),
             },
             syn::Expr::Break(b) => {
@@ -522,7 +521,7 @@ impl Lowerer {
         }
     }
 
-    fn in_loop(&mut self, span: Span, what: &str) -> Lowered<()> {
+    fn in_loop(&mut self, span: Loc, what: &str) -> Lowered<()> {
         if self.loop_depth == 0 {
             Err(self.errs.at(span, format!("`{what}` outside of a loop")))
         } else {
@@ -556,7 +555,7 @@ impl Lowerer {
     }
 
     fn if_stmt(&mut self, i: &syn::ExprIf, out: &mut Block) -> Lowered<()> {
-        let span = i.span();
+        let span = Loc::of(&i);
         let cond = self.condition(&i.cond, out, "if");
         let then = self.unit_block(&i.then_branch);
         let els = match &i.else_branch {
@@ -576,7 +575,7 @@ impl Lowerer {
     }
 
     fn while_stmt(&mut self, w: &syn::ExprWhile, out: &mut Block) -> Lowered<()> {
-        let span = w.span();
+        let span = Loc::of(&w);
         self.no_label(w.label.as_ref())?;
         let mut pre = Block::new();
         let cond = self.condition(&w.cond, &mut pre, "while");
@@ -610,7 +609,7 @@ impl Lowerer {
     }
 
     fn for_stmt(&mut self, f: &syn::ExprForLoop, out: &mut Block) -> Lowered<()> {
-        let span = f.span();
+        let span = Loc::of(&f);
         self.no_label(f.label.as_ref())?;
         let name = match &*f.pat {
             syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
@@ -677,7 +676,7 @@ impl Lowerer {
     }
 
     fn return_stmt(&mut self, r: &syn::ExprReturn, out: &mut Block) -> Lowered<()> {
-        let span = r.span();
+        let span = Loc::of(&r);
         match (&r.expr, self.ret) {
             (None, Ty::Unit) => {
                 out.push(self.stmt(StmtKind::Return(None), span));
@@ -709,8 +708,8 @@ impl Lowerer {
         &mut self,
         lhs: &syn::Expr,
         rhs: &syn::Expr,
-        op: Option<(spoc_ir::BinOp, Span)>,
-        span: Span,
+        op: Option<(spoc_ir::BinOp, Loc)>,
+        span: Loc,
         out: &mut Block,
     ) -> Lowered<()> {
         let (target, current) = match lhs {
@@ -723,7 +722,7 @@ impl Lowerer {
             syn::Expr::Path(p) => {
                 let id = self.assignable_var(p)?;
                 let ty = self.vars[id.0 as usize].ty;
-                (LValue::Var(id), self.mk(ExprKind::Var(id), ty, lhs.span()))
+                (LValue::Var(id), self.mk(ExprKind::Var(id), ty, Loc::of(&lhs)))
             }
             syn::Expr::Index(ix) => {
                 let (buf, elem) = self.writable_buffer(&ix.expr)?;
@@ -737,7 +736,7 @@ impl Lowerer {
                     idx
                 };
                 let buf_ty = self.vars[buf.0 as usize].ty;
-                let array = self.mk(ExprKind::Var(buf), buf_ty, ix.expr.span());
+                let array = self.mk(ExprKind::Var(buf), buf_ty, Loc::of(&ix.expr));
                 let read = ExprKind::Index {
                     array: Box::new(array.e),
                     index: Box::new(idx.e.clone()),
@@ -746,7 +745,7 @@ impl Lowerer {
                     base: Box::new(LValue::Var(buf)),
                     index: idx.e,
                 };
-                (target, self.mk(read, Ty::Scalar(elem), lhs.span()))
+                (target, self.mk(read, Ty::Scalar(elem), Loc::of(&lhs)))
             }
             syn::Expr::Field(_) => {
                 return Err(self.errs.spanned(lhs, "field assignment is not supported yet (records are planned)"))
@@ -820,8 +819,8 @@ pub fn ident_name(i: &syn::Ident) -> String {
 }
 
 /// The source location of `span` (1-based line and column), when the compiler provides one.
-pub fn src_loc(span: Span) -> Option<SrcLoc> {
-    let lc = span.start();
+pub fn src_loc(span: Loc) -> Option<SrcLoc> {
+    let lc = span.first.start();
     (lc.line > 0).then(|| SrcLoc {
         line: lc.line as u32,
         column: lc.column as u32 + 1,

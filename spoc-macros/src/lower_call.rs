@@ -1,11 +1,10 @@
 //! Calls: the index intrinsics (`global_id_x()`, …), `#[device]` helpers, and methods (`.len()`
 //! on buffers, the math of `f32`/`f64`, `abs`/`min`/`max` on integers).
 
-use crate::errors::Lowered;
+use crate::errors::{Loc, Lowered};
 use crate::lower::{Deferred, HelperUse, Lowerer, TExpr};
 use crate::types::{Kind, Scalar, Ty};
 use spoc_ir::{Block, ExprKind, Intrinsic, MathFn};
-use syn::spanned::Spanned;
 
 /// Modules through which an intrinsic may be named (`spoc::intrinsics::global_id_x()`).
 const INTRINSIC_MODULES: [&str; 2] = ["intrinsics", "prelude"];
@@ -32,7 +31,7 @@ impl Lowerer {
 
     /// A call expression: an intrinsic, `f32::sqrt(x)`-style math, or a `#[device]` helper.
     pub fn call(&mut self, c: &syn::ExprCall, pre: &mut Block) -> Lowered<TExpr> {
-        let span = c.span();
+        let span = Loc::of(&c);
         let syn::Expr::Path(fp) = &*c.func else {
             return Err(self
                 .errs
@@ -146,12 +145,7 @@ impl Lowerer {
         Ok(self.mk(ExprKind::Call { func: name, args }, ty, span))
     }
 
-    fn record_helper(
-        &mut self,
-        name: &str,
-        path: &syn::Path,
-        span: proc_macro2::Span,
-    ) -> Lowered<()> {
+    fn record_helper(&mut self, name: &str, path: &syn::Path, span: Loc) -> Lowered<()> {
         let written = |p: &syn::Path| quote::quote!(#p).to_string();
         if let Some(prev) = self.helpers.iter().find(|h| h.name == name) {
             if written(&prev.path) != written(path) {
@@ -173,7 +167,7 @@ impl Lowerer {
 
     /// `recv.method(args)`.
     pub fn method_call(&mut self, m: &syn::ExprMethodCall, pre: &mut Block) -> Lowered<TExpr> {
-        let span = m.span();
+        let span = Loc::of(&m);
         if let Some(t) = &m.turbofish {
             return Err(self.errs.spanned(
                 t,
@@ -214,7 +208,7 @@ impl Lowerer {
         f: MathFn,
         recv: TExpr,
         args: &[&syn::Expr],
-        span: proc_macro2::Span,
+        span: Loc,
         pre: &mut Block,
     ) -> Lowered<TExpr> {
         let name = f.name();

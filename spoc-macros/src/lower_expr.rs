@@ -2,12 +2,11 @@
 //! values). Statements an expression needs first (a block's `let`s, an `if` whose branches hold
 //! statements) are hoisted into `pre`, the block being built.
 
+use crate::errors::Loc;
 use crate::errors::Lowered;
 use crate::lower::{Deferred, Lowerer, PendingLit, TExpr};
 use crate::types::{Kind, Scalar, Ty};
-use proc_macro2::Span;
 use spoc_ir::{BinOp, Block, Const, ExprKind, LValue, StmtKind, UnOp, VarId};
-use syn::spanned::Spanned;
 
 impl Lowerer {
     /// A value of scalar type (not a buffer, not `()`).
@@ -25,7 +24,7 @@ impl Lowerer {
 
     /// Any value, buffers included.
     pub fn value(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
-        let span = e.span();
+        let span = Loc::of(&e);
         match e {
             syn::Expr::Lit(l) => self.literal(&l.lit, false),
             syn::Expr::Paren(p) => self.value(&p.expr, pre).map(|v| TExpr { span, ..v }),
@@ -99,7 +98,7 @@ impl Lowerer {
 
     /// A numeric or bool literal; `negated` folds a leading `-` into it.
     pub fn literal(&mut self, lit: &syn::Lit, negated: bool) -> Lowered<TExpr> {
-        let span = lit.span();
+        let span = Loc::of(&lit);
         let (digits, suffix, float) = match lit {
             syn::Lit::Bool(b) => {
                 return Ok(self.mk(ExprKind::Const(Const::Bool(b.value)), Ty::BOOL, span))
@@ -156,7 +155,7 @@ impl Lowerer {
     }
 
     fn path_value(&mut self, p: &syn::ExprPath) -> Lowered<TExpr> {
-        let span = p.span();
+        let span = Loc::of(&p);
         if p.qself.is_none() && p.path.segments.len() > 1 {
             return match crate::consts::lookup(&p.path) {
                 Some((c, s)) => Ok(self.mk(ExprKind::Const(c), Ty::Scalar(s), span)),
@@ -204,12 +203,12 @@ impl Lowerer {
         let l = self.scalar(&b.left, pre);
         let r = self.scalar(&b.right, pre);
         let (l, r) = (l?, r?);
-        let span = b.span();
+        let span = Loc::of(&b);
         self.binary_op(op, l, r, span).map(|v| TExpr { span, ..v })
     }
 
     /// Type-checks `l op r` and builds it. `span` is where a type error is reported.
-    pub fn binary_op(&mut self, op: BinOp, l: TExpr, r: TExpr, span: Span) -> Lowered<TExpr> {
+    pub fn binary_op(&mut self, op: BinOp, l: TExpr, r: TExpr, span: Loc) -> Lowered<TExpr> {
         let sym = op.symbol();
         let result = if op.is_shift() {
             self.constrain_at(
@@ -258,7 +257,7 @@ impl Lowerer {
     /// `a && b` / `a || b`. When `b` needs hoisted statements, they must run only if `b` is
     /// evaluated: `let t = a; if t { …; t = b }` (`if !t` for `||`).
     fn short_circuit(&mut self, b: &syn::ExprBinary, op: BinOp, pre: &mut Block) -> Lowered<TExpr> {
-        let span = b.span();
+        let span = Loc::of(&b);
         let sym = op.symbol();
         let l = self.scalar(&b.left, pre);
         let mut rpre = Block::new();
@@ -313,7 +312,7 @@ impl Lowerer {
     }
 
     fn unary(&mut self, u: &syn::ExprUnary, pre: &mut Block) -> Lowered<TExpr> {
-        let span = u.span();
+        let span = Loc::of(&u);
         match u.op {
             syn::UnOp::Neg(_) => {
                 if let syn::Expr::Lit(syn::ExprLit {
@@ -359,7 +358,7 @@ impl Lowerer {
     }
 
     fn cast(&mut self, c: &syn::ExprCast, pre: &mut Block) -> Lowered<TExpr> {
-        let span = c.span();
+        let span = Loc::of(&c);
         let v = self.scalar(&c.expr, pre);
         let to = crate::sig::scalar_type(&c.ty, &mut self.errs);
         let (v, to) = (v?, to?);
@@ -418,12 +417,12 @@ impl Lowerer {
     }
 
     fn index(&mut self, ix: &syn::ExprIndex, pre: &mut Block) -> Lowered<TExpr> {
-        let span = ix.span();
+        let span = Loc::of(&ix);
         let buf = self.buffer_of(&ix.expr);
         let i = self.index_expr(&ix.index, pre);
         let ((id, elem, _), i) = (buf?, i?);
         let ty = self.vars[id.0 as usize].ty;
-        let array = self.mk(ExprKind::Var(id), ty, ix.expr.span());
+        let array = self.mk(ExprKind::Var(id), ty, Loc::of(&ix.expr));
         let kind = ExprKind::Index {
             array: Box::new(array.e),
             index: Box::new(i.e),
@@ -434,7 +433,7 @@ impl Lowerer {
     // ---- `if` as a value ----
 
     fn if_value(&mut self, i: &syn::ExprIf, pre: &mut Block) -> Lowered<TExpr> {
-        let span = i.span();
+        let span = Loc::of(&i);
         let Some((_, els)) = &i.else_branch else {
             return Err(self.errs.spanned(
                 i,

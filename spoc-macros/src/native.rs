@@ -49,6 +49,23 @@ pub fn rust_value_type(t: &Type) -> Option<TokenStream> {
     }
 }
 
+/// `tokens` with every token (recursively) given `span`.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                inner.set_span(span);
+                t = proc_macro2::TokenTree::Group(inner);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
+}
+
 /// A constant as a Rust expression of its exact type and value.
 pub fn constant(c: Const) -> TokenStream {
     fn signed(v: i128, lit: Literal) -> TokenStream {
@@ -271,10 +288,18 @@ impl Native<'_> {
                     .iter()
                     .map(|a| self.expr(a))
                     .collect::<Option<Vec<_>>>()?;
-                let ty = rust_value_type(&e.ty)?;
-                quote_spanned!(*span=> {
-                    let __spoc_r: #ty = #module::native(ctx #(, #args)*)?;
-                    __spoc_r
+                // The expected type carries the call's span, so that rustc's error for a wrong
+                // guess of the helper's return type points at the call.
+                let ty = respan(rust_value_type(&e.ty)?, *span);
+                // No `?` here: its desugaring would move the error to the attribute.
+                quote_spanned!(*span=> match #module::native(ctx #(, #args)*) {
+                    ::core::result::Result::Ok(__spoc_r) => {
+                        let __spoc_r: #ty = __spoc_r;
+                        __spoc_r
+                    }
+                    ::core::result::Result::Err(__spoc_e) => {
+                        return ::core::result::Result::Err(__spoc_e)
+                    }
                 })
             }
             ExprKind::Select { cond, then, els } => {

@@ -14,7 +14,7 @@ pub fn dev_module(name: &str) -> syn::Ident {
 /// inside another helper's module (one level deeper: a leading `self` becomes `super`, a leading
 /// `super` becomes `super::super`; other paths resolve through its `use super::*`).
 pub fn module_path(h: &HelperUse, from_dev_module: bool) -> TokenStream {
-    let span: Span = h.span;
+    let span: Span = h.span.first;
     let segs: Vec<&syn::Ident> = h.path.segments.iter().map(|s| &s.ident).collect();
     let (prefix, _) = segs.split_at(segs.len().saturating_sub(1));
     let module = dev_module(&h.name);
@@ -38,6 +38,11 @@ pub fn module_path(h: &HelperUse, from_dev_module: bool) -> TokenStream {
 pub fn helper_paths(helpers: &[HelperUse], from_dev_module: bool) -> HelperPaths {
     helpers
         .iter()
-        .map(|h| (h.name.clone(), (module_path(h, from_dev_module), h.span)))
+        .map(|h| {
+            (
+                h.name.clone(),
+                (module_path(h, from_dev_module), h.span.first),
+            )
+        })
         .collect()
 }

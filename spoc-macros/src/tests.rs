@@ -701,12 +701,20 @@ fn helper_literal_arguments_take_the_call_s_type() {
             n[0] = pick(n[1], 3);
         }
     });
-    let StmtKind::Assign { value, .. } = &k.body[0].kind else { panic!() };
-    let ExprKind::Call { args, .. } = &value.kind else { panic!() };
+    let StmtKind::Assign { value, .. } = &k.body[0].kind else {
+        panic!()
+    };
+    let ExprKind::Call { args, .. } = &value.kind else {
+        panic!()
+    };
     assert_eq!(args[0].kind, ExprKind::Const(Const::f32(-1.0)));
     assert_eq!(args[1].ty, Type::F32);
-    let StmtKind::Assign { value, .. } = &k.body[1].kind else { panic!() };
-    let ExprKind::Call { args, .. } = &value.kind else { panic!() };
+    let StmtKind::Assign { value, .. } = &k.body[1].kind else {
+        panic!()
+    };
+    let ExprKind::Call { args, .. } = &value.kind else {
+        panic!()
+    };
     assert_eq!(args[1].kind, ExprKind::Const(Const::U32(3)));
 }
 

@@ -8,7 +8,7 @@
 //! literal is an `Int` variable (defaulting to `i32`), a float literal a `Float` variable
 //! (defaulting to `f64`), a helper call's result an `Any` variable that something must fix.
 
-use proc_macro2::Span;
+use crate::errors::Loc;
 use spoc_ir::{ScalarType, Type};
 use std::fmt;
 
@@ -159,7 +159,7 @@ impl Ty {
 
 #[derive(Clone, Copy, Debug)]
 enum Slot {
-    Free { kind: Kind, origin: Span },
+    Free { kind: Kind, origin: Loc },
     Bound(Ty),
 }
 
@@ -184,7 +184,7 @@ impl fmt::Display for Mismatch {
 
 impl Unifier {
     /// A fresh variable of `kind`, created at `origin` (where a "cannot infer" error points).
-    pub fn fresh(&mut self, kind: Kind, origin: Span) -> Ty {
+    pub fn fresh(&mut self, kind: Kind, origin: Loc) -> Ty {
         self.slots.push(Slot::Free { kind, origin });
         Ty::Var((self.slots.len() - 1) as u32)
     }
@@ -282,7 +282,7 @@ impl Unifier {
 
     /// Binds every free variable: integer literals default to `i32`, float literals to `f64`.
     /// Returns the origins of variables nothing fixed (helper-call results).
-    pub fn apply_defaults(&mut self) -> Vec<Span> {
+    pub fn apply_defaults(&mut self) -> Vec<Loc> {
         let mut unresolved = Vec::new();
         for i in 0..self.slots.len() {
             if let Slot::Free { kind, origin } = self.slots[i] {
@@ -314,7 +314,7 @@ mod tests {
     #[test]
     fn int_literal_unifies_with_usize_not_f32() {
         let mut u = Unifier::default();
-        let v = u.fresh(Kind::Int, Span::call_site());
+        let v = u.fresh(Kind::Int, Loc::call_site());
         assert!(u.unify(v, Ty::Scalar(Scalar::F32)).is_err());
         u.unify(v, Ty::USIZE).unwrap();
         assert_eq!(u.resolve(v), Ty::USIZE);
@@ -324,10 +324,10 @@ mod tests {
     #[test]
     fn defaults_and_kind_meet() {
         let mut u = Unifier::default();
-        let i = u.fresh(Kind::Int, Span::call_site());
-        let f = u.fresh(Kind::Float, Span::call_site());
-        let a = u.fresh(Kind::Any, Span::call_site());
-        let n = u.fresh(Kind::Any, Span::call_site());
+        let i = u.fresh(Kind::Int, Loc::call_site());
+        let f = u.fresh(Kind::Float, Loc::call_site());
+        let a = u.fresh(Kind::Any, Loc::call_site());
+        let n = u.fresh(Kind::Any, Loc::call_site());
         u.constrain(n, Kind::IntOrBool).unwrap();
         u.constrain(n, Kind::Numeric).unwrap();
         assert_eq!(u.kind_of(n.var()), Kind::Int);
@@ -341,7 +341,7 @@ mod tests {
     #[test]
     fn unresolved_any_is_reported() {
         let mut u = Unifier::default();
-        u.fresh(Kind::Any, Span::call_site());
+        u.fresh(Kind::Any, Loc::call_site());
         assert_eq!(u.apply_defaults().len(), 1);
     }
 

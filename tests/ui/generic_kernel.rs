@@ -1,0 +1,6 @@
+use spoc::prelude::*;
+
+#[kernel]
+fn k<T>(y: &mut [f32]) {}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use spoc::prelude::*;
+
+#[device]
+fn twice(v: f32) -> f32 {
+    v * 2.0
+}
+
+#[kernel]
+fn k(y: &mut [f32]) {
+    let r: f64 = twice(y[0]);
+}
+
+fn main() {}
