@@ -159,3 +159,108 @@ fn division_by_zero_is_an_error_not_a_panic() {
     let msg = err.to_string();
     assert!(msg.contains("division"), "{msg}");
 }
+
+mod geometry {
+    use spoc::prelude::*;
+
+    /// Writes `v` to `out[i]` (a helper with a writable buffer, returning nothing).
+    #[device]
+    pub fn put(out: &mut [f32], i: usize, v: f32) {
+        if i < out.len() {
+            out[i] = v;
+        }
+    }
+
+    /// Squared length, through another helper reached with `super::`-free and `self::` paths.
+    #[device]
+    pub fn norm2(a: f32, b: f32) -> f32 {
+        self::sq(a) + sq(b)
+    }
+
+    #[device]
+    pub fn sq(v: f32) -> f32 {
+        v * v
+    }
+}
+
+/// Language corner cases, each checked against the same computation on the host.
+#[kernel]
+fn corners(flag: bool, n: usize, x: &[f32], y: &mut [f32], z: &mut [i64]) {
+    let i = global_id_x();
+    if i >= y.len() {
+        return;
+    }
+    // `if` with statements in a branch, as a value.
+    let v = if flag && x[i] > 0.5 {
+        let t = x[i] * 2.0;
+        t + 1.0
+    } else if x[i] < -0.5 {
+        -x[i]
+    } else {
+        0.25
+    };
+    // Short-circuit whose right side needs statements.
+    let ok = i + 1 < x.len() && {
+        let w = x[i + 1];
+        w > 0.0
+    };
+    // A `while` whose condition needs statements.
+    let mut k = 0usize;
+    while {
+        let lim = n * 2;
+        k < lim
+    } {
+        k += 1;
+    }
+    y[i] = v + if ok { 1.0 } else { 0.0 } + k as f32;
+    y[i] += geometry::norm2(3.0, 4.0) * f32::EPSILON.max(0.0) + std::f32::consts::PI.floor();
+    geometry::put(y, i, y[i] * 0.5);
+    let mut acc: i64 = i64::MIN + i as i64;
+    acc -= -9_223_372_036_854_775_807;
+    acc = acc.wrapping_mul(1) + (acc >> 1) + (1i64 << 40);
+    z[i] = acc.min(i64::MAX).abs();
+}
+
+#[kernel]
+fn no_params() {}
+
+#[test]
+fn corner_cases_match_the_host() {
+    for framework in ["Native", "Interpreter"] {
+        let dev = spoc::init_device(Some(framework)).unwrap();
+        corner_cases_on(&dev);
+    }
+}
+
+fn corner_cases_on(dev: &Device) {
+    let n = 3usize;
+    let x: Vec<f32> = vec![0.75, -0.8, 0.1, 2.0, -3.0, 0.0];
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.upload(&vec![0.0f32; x.len()]).unwrap();
+    let mut zb = dev.upload(&vec![0i64; x.len()]).unwrap();
+    corners
+        .launch(dev, dims1d(1), dims1d(8), (true, n, &xb, &mut yb, &mut zb))
+        .unwrap();
+    no_params.launch(dev, dims1d(1), dims1d(1), ()).unwrap();
+    let mut want_y = Vec::new();
+    let mut want_z = Vec::new();
+    for i in 0..x.len() {
+        let v = if x[i] > 0.5 {
+            x[i] * 2.0 + 1.0
+        } else if x[i] < -0.5 {
+            -x[i]
+        } else {
+            0.25
+        };
+        let ok = i + 1 < x.len() && x[i + 1] > 0.0;
+        let y = v + if ok { 1.0 } else { 0.0 } + (n * 2) as f32;
+        let y = y + 25.0 * f32::EPSILON + 3.0;
+        want_y.push(y * 0.5);
+        let mut acc = i64::MIN + i as i64;
+        acc -= -9_223_372_036_854_775_807;
+        acc = acc + (acc >> 1) + (1i64 << 40);
+        want_z.push(acc.abs());
+    }
+    assert_eq!(yb.to_vec().unwrap(), want_y, "on {}", dev.framework);
+    assert_eq!(zb.to_vec().unwrap(), want_z, "on {}", dev.framework);
+}

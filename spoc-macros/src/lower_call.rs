@@ -146,7 +146,14 @@ impl Lowerer {
     }
 
     fn record_helper(&mut self, name: &str, path: &syn::Path, span: Loc) -> Lowered<()> {
-        let written = |p: &syn::Path| quote::quote!(#p).to_string();
+        // `self::f` and `f` name the same helper.
+        let written = |p: &syn::Path| {
+            let mut p = p.clone();
+            if p.leading_colon.is_none() && p.segments.len() > 1 && p.segments[0].ident == "self" {
+                p.segments = p.segments.into_iter().skip(1).collect();
+            }
+            quote::quote!(#p).to_string()
+        };
         if let Some(prev) = self.helpers.iter().find(|h| h.name == name) {
             if written(&prev.path) != written(path) {
                 let (a, b) = (written(&prev.path), written(path));
@@ -190,11 +197,29 @@ impl Lowerer {
                 .errs
                 .at(recv.span, "this expression has no value (it is `()`)"));
         }
+        let wrapping = match method.as_str() {
+            "wrapping_add" => Some(spoc_ir::BinOp::Add),
+            "wrapping_sub" => Some(spoc_ir::BinOp::Sub),
+            "wrapping_mul" => Some(spoc_ir::BinOp::Mul),
+            _ => None,
+        };
+        if let Some(op) = wrapping {
+            // Integer arithmetic wraps in kernels: `a.wrapping_add(b)` is `a + b`.
+            let [arg] = m.args.iter().collect::<Vec<_>>()[..] else {
+                return Err(self
+                    .errs
+                    .at(span, format!("`.{method}()` takes 1 argument")));
+            };
+            let what = format!("`.{method}()` is defined on integers");
+            self.constrain_at(recv.ty, Kind::Int, recv.span, &what)?;
+            let rhs = self.scalar(arg, pre)?;
+            return self.binary_op(op, recv, rhs, span);
+        }
         let Some(f) = MathFn::from_name(&method) else {
             let msg = match method.as_str() {
                 "len" => "`.len()` is only defined on buffer parameters".to_string(),
                 "step_by" | "rev" => format!("`.{method}()` can only be used on the range of a `for` loop"),
-                _ => format!("unknown method `{method}` in a kernel; supported are `.len()` on buffers, the math methods of `f32`/`f64` (`sqrt`, `exp`, `ln`, `sin`, `powi`, `powf`, `mul_add`, `min`, `max`, …) and `abs`/`min`/`max` on integers"),
+                _ => format!("unknown method `{method}` in a kernel; supported are `.len()` on buffers, the math methods of `f32`/`f64` (`sqrt`, `exp`, `ln`, `sin`, `powi`, `powf`, `mul_add`, `min`, `max`, …), and `abs`/`min`/`max`/`wrapping_add`/`wrapping_sub`/`wrapping_mul` on integers"),
             };
             return Err(self.errs.spanned(&m.method, msg));
         };
