@@ -10,8 +10,9 @@ use std::marker::PhantomData;
 use std::mem::{align_of, size_of};
 
 /// Largest element alignment a buffer accepts, in bytes (host memory of the CPU backends is
-/// aligned to this; GPU allocations are aligned to at least 256).
-pub const MAX_ELEM_ALIGN: usize = 64;
+/// aligned to this; GPU allocations are aligned to at least 256). Every scalar and record of
+/// scalars fits.
+pub const MAX_ELEM_ALIGN: usize = 16;
 
 /// Element types that may live in memory the runtime allocates without initialising it from
 /// the host ([`Buffer::alloc`] zeroes it; kernels write it).

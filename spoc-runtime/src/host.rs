@@ -15,8 +15,10 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// Alignment of every host allocation, in bytes: enough for any scalar and for the elements a
-/// buffer accepts ([`crate::buffer::MAX_ELEM_ALIGN`]).
-pub const HOST_ALIGN: usize = 64;
+/// buffer accepts ([`crate::buffer::MAX_ELEM_ALIGN`]). Not more: the system allocator serves
+/// zeroed memory of this alignment with `calloc`, whose large blocks are fresh pages zeroed
+/// lazily by the OS, where a larger alignment would memset the whole block.
+pub const HOST_ALIGN: usize = 16;
 
 /// A zeroed, [`HOST_ALIGN`]-aligned block of host memory, freed on drop. Kernels write it
 /// through raw pointers while launches borrow the buffer that owns it.

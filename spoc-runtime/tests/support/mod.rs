@@ -15,7 +15,7 @@ use spoc_runtime::{
     Arg, Backend, Capabilities, CompileOptions, Dims, IntrinsicRegistry, KernelDef,
 };
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 
 // ------------------------------------------------------------------ IR builders
@@ -396,6 +396,8 @@ pub struct TestBackend {
     pub cache: ModuleCache,
     pub compiles: AtomicUsize,
     pub launches: AtomicUsize,
+    /// What `is_available` answers.
+    pub available: AtomicBool,
     /// Microseconds each compile sleeps (to widen race windows).
     pub compile_delay_us: AtomicU64,
     /// If armed, the next compile waits at the gate.
@@ -413,6 +415,7 @@ impl TestBackend {
             cache: ModuleCache::new(),
             compiles: AtomicUsize::new(0),
             launches: AtomicUsize::new(0),
+            available: AtomicBool::new(true),
             compile_delay_us: AtomicU64::new(0),
             gate: Mutex::new(None),
             intrinsics: IntrinsicRegistry::all(),
@@ -439,7 +442,7 @@ impl Backend for TestBackend {
         (0, 0, 1)
     }
     fn is_available(&self) -> bool {
-        true
+        self.available.load(Ordering::SeqCst)
     }
     fn execution_model(&self) -> ExecutionModel {
         ExecutionModel::Jit
@@ -526,22 +529,31 @@ impl Backend for TestBackend {
     }
 }
 
-/// Registers a [`TestBackend`] (once per process per name) and returns it with its devices.
+/// Registers the backend `make` builds under `name` (once per process per name) and returns it.
+pub fn register(
+    name: &'static str,
+    priority: i32,
+    make: impl FnOnce() -> TestBackend,
+) -> Arc<TestBackend> {
+    static REGISTERED: OnceLock<Mutex<HashMap<&'static str, Arc<TestBackend>>>> = OnceLock::new();
+    let mut reg = REGISTERED.get_or_init(Default::default).lock().unwrap();
+    reg.entry(name)
+        .or_insert_with(|| {
+            let b = Arc::new(make());
+            spoc_runtime::register_backend(b.clone(), priority).unwrap();
+            b
+        })
+        .clone()
+}
+
+/// Registers a [`TestBackend`] of `devices` CPU-like devices (once per process per name) and
+/// returns it with its devices.
 pub fn test_backend(
     name: &'static str,
     devices: usize,
     priority: i32,
 ) -> (Arc<TestBackend>, Vec<spoc_runtime::Device>) {
-    static REGISTERED: OnceLock<Mutex<HashMap<&'static str, Arc<TestBackend>>>> = OnceLock::new();
-    let mut reg = REGISTERED.get_or_init(Default::default).lock().unwrap();
-    let b = reg
-        .entry(name)
-        .or_insert_with(|| {
-            let b = Arc::new(TestBackend::new(name, devices));
-            spoc_runtime::register_backend(b.clone(), priority).unwrap();
-            b
-        })
-        .clone();
+    let b = register(name, priority, || TestBackend::new(name, devices));
     let devs = spoc_runtime::all_devices(Some(name)).unwrap();
     (b, devs)
 }
