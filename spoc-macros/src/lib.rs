@@ -25,6 +25,7 @@ mod lower;
 mod lower_call;
 mod lower_expr;
 mod lower_range;
+mod lower_stmt;
 mod native;
 mod native_entry;
 mod paths;

@@ -1,0 +1,595 @@
+//! Lowering of blocks and statements: `let`, assignment and compound assignment, `if`,
+//! `while`, `loop`, `for`, `break`, `continue`, `return`, and expressions used as statements.
+
+use crate::errors::{Failed, Loc, Lowered};
+use crate::lower::{ident_name, Lowerer, TExpr};
+use crate::sig;
+use crate::types::{Kind, Scalar, Ty};
+use spoc_ir::{Block, Expr, ExprKind, ForDir, LValue, Stmt, StmtKind, Type, VarId, VarKind};
+
+impl Lowerer {
+    // ---- bodies and blocks ----
+
+    pub(crate) fn fn_body(&mut self, block: &syn::Block) -> Block {
+        let mut out = Block::new();
+        if self.ret == Ty::Unit {
+            let _ = self.stmts(&block.stmts, &mut out, false);
+            return out;
+        }
+        match self.stmts(&block.stmts, &mut out, true) {
+            Ok(Some(tail)) => {
+                let ret = self.ret;
+                let span = tail.span;
+                if self
+                    .unify_at(ret, tail.ty, span, "mismatched return type")
+                    .is_ok()
+                {
+                    out.push(self.stmt(StmtKind::Return(Some(tail.e)), span));
+                }
+            }
+            Ok(None) => {
+                let ends_in_return = matches!(
+                    out.last(),
+                    Some(Stmt {
+                        kind: StmtKind::Return(_),
+                        ..
+                    })
+                );
+                if !ends_in_return {
+                    let shown = self.tys.show(self.ret);
+                    let span = block.brace_token.span.close();
+                    self.errs.at(
+                        span,
+                        format!("this function returns {shown} but its body does not end with a value; end it with an expression or `return`"),
+                    );
+                }
+            }
+            Err(Failed) => {}
+        }
+        out
+    }
+
+    /// Lowers `stmts` into `out`. With `want_tail`, a final expression without `;` is lowered as
+    /// a value and returned; otherwise it must be of type `()`.
+    pub fn stmts(
+        &mut self,
+        stmts: &[syn::Stmt],
+        out: &mut Block,
+        want_tail: bool,
+    ) -> Lowered<Option<TExpr>> {
+        let mut ok = true;
+        for (i, s) in stmts.iter().enumerate() {
+            let last = i + 1 == stmts.len();
+            match s {
+                syn::Stmt::Expr(e, None) if last && want_tail => {
+                    return if ok {
+                        self.scalar(e, out).map(Some)
+                    } else {
+                        let _ = self.scalar(e, out);
+                        Err(Failed)
+                    };
+                }
+                _ => ok &= self.one_stmt(s, out, last).is_ok(),
+            }
+        }
+        if ok {
+            Ok(None)
+        } else {
+            Err(Failed)
+        }
+    }
+
+    fn one_stmt(&mut self, s: &syn::Stmt, out: &mut Block, last: bool) -> Lowered<()> {
+        match s {
+            syn::Stmt::Local(local) => self.local(local, out),
+            syn::Stmt::Item(item) => Err(self.errs.spanned(
+                item,
+                "items (`fn`, `struct`, `impl`, `use`, …) cannot be declared inside a kernel; declare helpers at module level with #[device]",
+            )),
+            syn::Stmt::Macro(m) => Err(self.macro_error(&m.mac)),
+            syn::Stmt::Expr(e, semi) => self.stmt_expr(e, out, semi.is_none() && last),
+        }
+    }
+
+    /// A block in statement position, in its own scope.
+    fn unit_block(&mut self, b: &syn::Block) -> Lowered<Block> {
+        self.push_scope();
+        let mut out = Block::new();
+        let r = self.stmts(&b.stmts, &mut out, false);
+        self.pop_scope();
+        r.map(|_| out)
+    }
+
+    /// A block used as a value: its statements go to `out`, its final expression is returned.
+    pub fn value_block(&mut self, b: &syn::Block, out: &mut Block, what: &str) -> Lowered<TExpr> {
+        self.push_scope();
+        let r = self.stmts(&b.stmts, out, true);
+        self.pop_scope();
+        match r? {
+            Some(t) => Ok(t),
+            None => Err(self.errs.at(
+                b.brace_token.span.close(),
+                format!("{what} must end with a value (an expression without `;`)"),
+            )),
+        }
+    }
+
+    fn local(&mut self, local: &syn::Local, out: &mut Block) -> Lowered<()> {
+        let span = Loc::of(&local);
+        let (pat, annotated) = match &local.pat {
+            syn::Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
+            p => (p, None),
+        };
+        let declared = match annotated {
+            Some(t) => Some(Ty::Scalar(self.scalar_type_in_let(t)?)),
+            None => None,
+        };
+        let Some(init) = &local.init else {
+            return Err(self.errs.at(
+                span,
+                "declare variables with an initial value (`let x: f32 = 0.0;`); deferred initialization is not supported",
+            ));
+        };
+        if let Some((_, diverge)) = &init.diverge {
+            return Err(self
+                .errs
+                .spanned(diverge, "`let … else` is not supported in kernels"));
+        }
+        let value = self.scalar(&init.expr, out)?;
+        if let Some(d) = declared {
+            self.unify_at(d, value.ty, value.span, "mismatched types")?;
+        }
+        match pat {
+            syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                let name = ident_name(&p.ident);
+                let var = self.declare(&name, value.ty, p.mutability.is_some(), VarKind::Local);
+                out.push(self.stmt(
+                    StmtKind::Let {
+                        var,
+                        init: Some(value.e),
+                    },
+                    span,
+                ));
+                Ok(())
+            }
+            syn::Pat::Wild(_) => {
+                out.push(self.stmt(StmtKind::Expr(value.e), span));
+                Ok(())
+            }
+            syn::Pat::Tuple(_) => Err(self.errs.spanned(
+                pat,
+                "tuples are not supported in kernels; declare one variable per value",
+            )),
+            _ => Err(self.errs.spanned(
+                pat,
+                "only plain names (`let x`, `let mut x`, `let _`) can be declared in kernels",
+            )),
+        }
+    }
+
+    fn scalar_type_in_let(&mut self, t: &syn::Type) -> Lowered<Scalar> {
+        if let syn::Type::Reference(_) = t {
+            return Err(self.errs.spanned(
+                t,
+                "local references are not supported in kernels; buffers are used through their parameter name",
+            ));
+        }
+        sig::scalar_type(t, &mut self.errs)
+    }
+
+    // ---- statements ----
+
+    /// An expression in statement position. `tail`: it is the last of a unit block, without `;`.
+    pub fn stmt_expr(&mut self, e: &syn::Expr, out: &mut Block, tail: bool) -> Lowered<()> {
+        let span = Loc::of(&e);
+        match e {
+            syn::Expr::If(i) => self.if_stmt(i, out),
+            syn::Expr::While(w) => self.while_stmt(w, out),
+            syn::Expr::Loop(l) => {
+                self.no_label(l.label.as_ref())?;
+                let body = self.loop_body(&l.body)?;
+                let cond = Expr::constant(spoc_ir::Const::Bool(true));
+                out.push(self.stmt(StmtKind::While { cond, body }, span));
+                Ok(())
+            }
+            syn::Expr::ForLoop(f) => self.for_stmt(f, out),
+            syn::Expr::Block(b) => {
+                self.no_label(b.label.as_ref())?;
+                let body = self.unit_block(&b.block)?;
+                out.push(self.stmt(StmtKind::Block(body), span));
+                Ok(())
+            }
+            syn::Expr::Paren(p) => self.stmt_expr(&p.expr, out, tail),
+            syn::Expr::Assign(a) => self.assign(&a.left, &a.right, None, span, out),
+            syn::Expr::Binary(b) => match compound_op(&b.op) {
+                Some(op) => self.assign(&b.left, &b.right, Some((op, Loc::of(&b.op))), span, out),
+                None => self.value_stmt(e, out, tail),
+            },
+            syn::Expr::Break(b) => {
+                if let Some(l) = &b.label {
+                    return Err(self.errs.spanned(
+                        l,
+                        "labeled `break` is not supported in kernels; use a flag variable to leave outer loops",
+                    ));
+                }
+                if let Some(v) = &b.expr {
+                    return Err(self.errs.spanned(
+                        v,
+                        "`break` with a value is not supported; assign to a variable declared before the loop",
+                    ));
+                }
+                self.in_loop(span, "break")?;
+                out.push(self.stmt(StmtKind::Break, span));
+                Ok(())
+            }
+            syn::Expr::Continue(c) => {
+                if let Some(l) = &c.label {
+                    return Err(self.errs.spanned(
+                        l,
+                        "labeled `continue` is not supported in kernels; use a flag variable",
+                    ));
+                }
+                self.in_loop(span, "continue")?;
+                out.push(self.stmt(StmtKind::Continue, span));
+                Ok(())
+            }
+            syn::Expr::Return(r) => self.return_stmt(r, out),
+            syn::Expr::Call(c) if self.is_barrier_call(c) => {
+                if !c.args.is_empty() {
+                    return Err(self
+                        .errs
+                        .spanned(&c.args, "`sync_threads()` takes no arguments"));
+                }
+                out.push(self.stmt(StmtKind::Barrier, span));
+                Ok(())
+            }
+            syn::Expr::Call(c) => {
+                let v = self.call(c, out)?;
+                // A call used as a statement must return `()`: a helper's value cannot be
+                // silently dropped (the IR keeps call types exact). Write `let _: T = f(..);`.
+                self.unify_at(Ty::Unit, v.ty, v.span, "the value of this call is unused; bind it with `let _: T = …;` (mismatched types)")?;
+                out.push(self.stmt(StmtKind::Expr(v.e), span));
+                Ok(())
+            }
+            _ => self.value_stmt(e, out, tail),
+        }
+    }
+
+    fn value_stmt(&mut self, e: &syn::Expr, out: &mut Block, tail: bool) -> Lowered<()> {
+        let v = self.scalar(e, out)?;
+        if tail {
+            let shown = self.tys.show(v.ty);
+            return Err(self.errs.at(
+                v.span,
+                format!(
+                    "mismatched types: expected `()`, found {shown}; end the statement with `;`"
+                ),
+            ));
+        }
+        out.push(self.stmt(StmtKind::Expr(v.e), v.span));
+        Ok(())
+    }
+
+    fn no_label(&mut self, label: Option<&syn::Label>) -> Lowered<()> {
+        match label {
+            Some(l) => Err(self.errs.spanned(
+                l,
+                "labels are not supported in kernels; use a flag variable to leave outer loops",
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn in_loop(&mut self, span: Loc, what: &str) -> Lowered<()> {
+        if self.loop_depth == 0 {
+            Err(self.errs.at(span, format!("`{what}` outside of a loop")))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn loop_body(&mut self, b: &syn::Block) -> Lowered<Block> {
+        self.loop_depth += 1;
+        let r = self.unit_block(b);
+        self.loop_depth -= 1;
+        r
+    }
+
+    /// A `bool` condition; its hoisted statements go to `out`.
+    fn condition(&mut self, c: &syn::Expr, out: &mut Block, what: &str) -> Lowered<Expr> {
+        if let syn::Expr::Let(l) = c {
+            return Err(self.errs.spanned(
+                l,
+                format!("`{what} let` is not supported in kernels; write a plain `bool` condition"),
+            ));
+        }
+        let cond = self.scalar(c, out)?;
+        self.unify_at(
+            Ty::BOOL,
+            cond.ty,
+            cond.span,
+            &format!("mismatched types: the `{what}` condition must be a `bool`"),
+        )?;
+        Ok(cond.e)
+    }
+
+    fn if_stmt(&mut self, i: &syn::ExprIf, out: &mut Block) -> Lowered<()> {
+        let span = Loc::of(&i);
+        let cond = self.condition(&i.cond, out, "if");
+        let then = self.unit_block(&i.then_branch);
+        let els = match &i.else_branch {
+            None => Ok(None),
+            Some((_, e)) => match &**e {
+                syn::Expr::If(nested) => {
+                    let mut b = Block::new();
+                    self.if_stmt(nested, &mut b).map(|()| Some(b))
+                }
+                syn::Expr::Block(b) => self.unit_block(&b.block).map(Some),
+                other => Err(self.errs.spanned(other, "expected a block after `else`")),
+            },
+        };
+        let (cond, then, els) = (cond?, then?, els?);
+        out.push(self.stmt(StmtKind::If { cond, then, els }, span));
+        Ok(())
+    }
+
+    fn while_stmt(&mut self, w: &syn::ExprWhile, out: &mut Block) -> Lowered<()> {
+        let span = Loc::of(&w);
+        self.no_label(w.label.as_ref())?;
+        let mut pre = Block::new();
+        let cond = self.condition(&w.cond, &mut pre, "while");
+        let body = self.loop_body(&w.body);
+        let (cond, mut body) = (cond?, body?);
+        if pre.is_empty() {
+            out.push(self.stmt(StmtKind::While { cond, body }, span));
+        } else {
+            // The condition needs statements: `loop { pre; if !cond { break } body }`.
+            let not = Expr {
+                kind: ExprKind::Unary {
+                    op: spoc_ir::UnOp::Not,
+                    operand: Box::new(cond),
+                },
+                ty: Type::BOOL,
+            };
+            let exit = self.stmt(
+                StmtKind::If {
+                    cond: not,
+                    then: vec![self.stmt(StmtKind::Break, span)],
+                    els: None,
+                },
+                span,
+            );
+            pre.push(exit);
+            pre.append(&mut body);
+            let cond = Expr::constant(spoc_ir::Const::Bool(true));
+            out.push(self.stmt(StmtKind::While { cond, body: pre }, span));
+        }
+        Ok(())
+    }
+
+    fn for_stmt(&mut self, f: &syn::ExprForLoop, out: &mut Block) -> Lowered<()> {
+        let span = Loc::of(&f);
+        self.no_label(f.label.as_ref())?;
+        let name = match &*f.pat {
+            syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                if p.mutability.is_some() {
+                    return Err(self.errs.spanned(
+                        p,
+                        format!("loop variables are immutable in kernels; copy it: `let mut {0} = {0};`", p.ident),
+                    ));
+                }
+                ident_name(&p.ident)
+            }
+            syn::Pat::Wild(_) => "_".to_string(),
+            other => {
+                return Err(self
+                    .errs
+                    .spanned(other, "a `for` loop variable must be a plain name"))
+            }
+        };
+        let range = crate::lower_range::parse(&f.expr, &mut self.errs)?;
+        let start = self.scalar(range.start, out);
+        let end = self.scalar(range.end, out);
+        let step = match range.step {
+            Some(s) => self.scalar(s, out).and_then(|s| {
+                self.unify_at(
+                    Ty::USIZE,
+                    s.ty,
+                    s.span,
+                    "mismatched types: `step_by` takes a `usize`",
+                )
+                .map(|()| s.e)
+            }),
+            None => Ok(Expr::constant(spoc_ir::Const::U32(1))),
+        };
+        let (start, end, step) = (start?, end?, step?);
+        self.unify_at(
+            start.ty,
+            end.ty,
+            end.span,
+            "mismatched types: both ends of a range must have one type",
+        )?;
+        self.constrain_at(
+            start.ty,
+            Kind::Int,
+            start.span,
+            "`for` ranges must be integers",
+        )?;
+        self.push_scope();
+        let var = self.declare(&name, start.ty, false, VarKind::Local);
+        let body = self.loop_body(&f.body);
+        self.pop_scope();
+        let dir = if range.down { ForDir::Down } else { ForDir::Up };
+        out.push(self.stmt(
+            StmtKind::For {
+                var,
+                start: start.e,
+                end: end.e,
+                step,
+                dir,
+                body: body?,
+            },
+            span,
+        ));
+        Ok(())
+    }
+
+    fn return_stmt(&mut self, r: &syn::ExprReturn, out: &mut Block) -> Lowered<()> {
+        let span = Loc::of(&r);
+        match (&r.expr, self.ret) {
+            (None, Ty::Unit) => {
+                out.push(self.stmt(StmtKind::Return(None), span));
+                Ok(())
+            }
+            (Some(e), Ty::Unit) => Err(self.errs.spanned(
+                e,
+                if self.is_kernel {
+                    "kernels return nothing; use `return;` and write results into a `&mut [T]` parameter"
+                } else {
+                    "this function returns nothing; use `return;`"
+                },
+            )),
+            (None, ret) => {
+                let shown = self.tys.show(ret);
+                Err(self.errs.at(span, format!("this function returns {shown}: write `return value;`")))
+            }
+            (Some(e), ret) => {
+                let v = self.scalar(e, out)?;
+                self.unify_at(ret, v.ty, v.span, "mismatched return type")?;
+                out.push(self.stmt(StmtKind::Return(Some(v.e)), span));
+                Ok(())
+            }
+        }
+    }
+
+    /// `lhs = rhs` or, with `op`, `lhs op= rhs`.
+    fn assign(
+        &mut self,
+        lhs: &syn::Expr,
+        rhs: &syn::Expr,
+        op: Option<(spoc_ir::BinOp, Loc)>,
+        span: Loc,
+        out: &mut Block,
+    ) -> Lowered<()> {
+        let (target, current) = match lhs {
+            syn::Expr::Paren(p) => return self.assign(&p.expr, rhs, op, span, out),
+            syn::Expr::Infer(_) if op.is_none() => {
+                let v = self.scalar(rhs, out)?;
+                out.push(self.stmt(StmtKind::Expr(v.e), span));
+                return Ok(());
+            }
+            syn::Expr::Path(p) => {
+                let id = self.assignable_var(p)?;
+                let ty = self.vars[id.0 as usize].ty;
+                (LValue::Var(id), self.mk(ExprKind::Var(id), ty, Loc::of(&lhs)))
+            }
+            syn::Expr::Index(ix) => {
+                let (buf, elem) = self.writable_buffer(&ix.expr)?;
+                let idx = self.index_expr(&ix.index, out)?;
+                // `y[i] op= v` reads and writes `y[i]`: evaluate the index once.
+                let idx = if op.is_some() && !is_simple(&idx.e) {
+                    let t = self.temp(idx.ty);
+                    out.push(self.stmt(StmtKind::Let { var: t, init: Some(idx.e) }, idx.span));
+                    self.mk(ExprKind::Var(t), idx.ty, idx.span)
+                } else {
+                    idx
+                };
+                let buf_ty = self.vars[buf.0 as usize].ty;
+                let array = self.mk(ExprKind::Var(buf), buf_ty, Loc::of(&ix.expr));
+                let read = ExprKind::Index {
+                    array: Box::new(array.e),
+                    index: Box::new(idx.e.clone()),
+                };
+                let target = LValue::Index {
+                    base: Box::new(LValue::Var(buf)),
+                    index: idx.e,
+                };
+                (target, self.mk(read, Ty::Scalar(elem), Loc::of(&lhs)))
+            }
+            syn::Expr::Field(_) => {
+                return Err(self.errs.spanned(lhs, "field assignment is not supported yet (records are planned)"))
+            }
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                return Err(self.errs.spanned(lhs, "`*` dereference is not supported: kernels have no references"))
+            }
+            _ => {
+                return Err(self.errs.spanned(
+                    lhs,
+                    "invalid left-hand side of assignment: assign to a `let mut` local or to a buffer element `y[i]`",
+                ))
+            }
+        };
+        let value = self.scalar(rhs, out)?;
+        let value = match op {
+            Some((op, op_span)) => self.binary_op(op, current, value, op_span)?,
+            None => {
+                self.unify_at(current.ty, value.ty, value.span, "mismatched types")?;
+                value
+            }
+        };
+        out.push(self.stmt(
+            StmtKind::Assign {
+                target,
+                value: value.e,
+            },
+            span,
+        ));
+        Ok(())
+    }
+
+    fn assignable_var(&mut self, p: &syn::ExprPath) -> Lowered<VarId> {
+        let id = self.var_of_path(p)?;
+        let v = &self.vars[id.0 as usize];
+        let name = v.name.clone();
+        match (v.kind, v.ty, v.mutable) {
+            (_, Ty::Buffer { .. }, _) => Err(self.errs.spanned(
+                p,
+                format!("cannot assign to the whole buffer `{name}`; assign its elements: `{name}[i] = …`"),
+            )),
+            (VarKind::Param, _, _) => Err(self.errs.spanned(
+                p,
+                format!("cannot assign to parameter `{name}`; copy it into a local first: `let mut {name} = {name};`"),
+            )),
+            (_, _, false) => Err(self.errs.spanned(
+                p,
+                format!("cannot assign twice to immutable variable `{name}`; declare it with `let mut {name}`"),
+            )),
+            _ => Ok(id),
+        }
+    }
+
+    fn writable_buffer(&mut self, base: &syn::Expr) -> Lowered<(VarId, Scalar)> {
+        let (id, elem, mutable) = self.buffer_of(base)?;
+        if !mutable {
+            let name = self.vars[id.0 as usize].name.clone();
+            return Err(self.errs.spanned(
+                base,
+                format!("cannot assign to `{name}[..]`: `{name}` is a read-only `&[{0}]` buffer; declare the parameter as `&mut [{0}]`", elem.name()),
+            ));
+        }
+        Ok((id, elem))
+    }
+}
+
+fn compound_op(op: &syn::BinOp) -> Option<spoc_ir::BinOp> {
+    use spoc_ir::BinOp as B;
+    use syn::BinOp as S;
+    Some(match op {
+        S::AddAssign(_) => B::Add,
+        S::SubAssign(_) => B::Sub,
+        S::MulAssign(_) => B::Mul,
+        S::DivAssign(_) => B::Div,
+        S::RemAssign(_) => B::Rem,
+        S::BitXorAssign(_) => B::BitXor,
+        S::BitAndAssign(_) => B::BitAnd,
+        S::BitOrAssign(_) => B::BitOr,
+        S::ShlAssign(_) => B::Shl,
+        S::ShrAssign(_) => B::Shr,
+        _ => return None,
+    })
+}
+
+/// A variable or constant: cheap and free of effects, safe to evaluate twice.
+fn is_simple(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Var(_) | ExprKind::Const(_))
+}

@@ -1,0 +1,156 @@
+//! Every unsupported construct is one error, with a sentence saying what to write instead.
+
+use super::{err, lower};
+
+/// (kernel source, a phrase its single error must contain).
+const ERROR_CASES: &[(&str, &str)] = &[
+    (
+        "fn k(a: f32, b: f64, y: &mut [f32]) { y[0] = a + b; }",
+        "found `f32` and `f64`",
+    ),
+    ("fn k(y: &mut [f32]) { let x = 1.0; x = 2.0; }", "let mut x"),
+    ("fn k(x: &[f32]) { x[0] = 1.0; }", "&mut [f32]"),
+    ("fn k(y: &mut [f32]) { y[0] = z; }", "cannot find value `z`"),
+    ("fn k(y: &mut [f32]) { let f = |v: f32| v; }", "closures"),
+    ("fn k(y: &mut [f32]) { let v = vec![1.0]; }", "`vec!`"),
+    (
+        "fn k(y: &mut [f32]) { let a = 1.0; let r = &a; }",
+        "references",
+    ),
+    (
+        "fn k(y: &mut [f32]) { y[0] = y[0].frobnicate(); }",
+        "unknown method `frobnicate`",
+    ),
+    ("fn k(y: &mut [f32]) { unsafe { y[0] = 1.0; } }", "`unsafe`"),
+    ("fn k(y: &mut [f32]) { let s = \"hi\"; }", "string literals"),
+    (
+        "fn k(y: &mut [f32]) { k(y); }",
+        "recursion is not supported on GPUs",
+    ),
+    ("fn k(y: &mut f32) {}", "`&mut` references to scalars"),
+    ("fn k(y: &mut [f32]) { println!(\"x\"); }", "macros"),
+    ("fn k(y: &mut [f32]) { let t = (1, 2); }", "tuples"),
+    ("fn k(y: &mut [f32]) { for i in 0..=3 {} }", "a..b + 1"),
+    (
+        "fn k(y: &mut [f32]) { for i in (0..3).step_by(2).rev() {} }",
+        "rev().step_by(s)",
+    ),
+    ("fn k(y: &mut [f32]) { 'o: loop { break 'o; } }", "labels"),
+    (
+        "fn k(y: &mut [f32]) { loop { break 'o; } }",
+        "labeled `break`",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let v = loop { break 1; }; }",
+        "a loop has no value",
+    ),
+    (
+        "fn k(y: &mut [f32]) { match 1 { _ => {} } }",
+        "`match` is not supported",
+    ),
+    ("fn k<T>(y: &mut [f32]) {}", "cannot be generic"),
+    (
+        "fn k(y: &mut [f32]) -> f32 { 1.0 }",
+        "kernels return nothing",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let b = true as f32; }",
+        "casting `bool` as `f32`",
+    ),
+    ("fn k(y: &mut [f32]) { let b = 1 as bool; }", "as `bool`"),
+    (
+        "fn k(y: &mut [u32]) { y[0] = -1; }",
+        "unary operator `-` to type `u32`",
+    ),
+    (
+        "fn k(y: &mut [i32]) { y[0] = 3000000000; }",
+        "out of range for `i32`",
+    ),
+    ("fn k(y: &mut [f32]) { break; }", "outside of a loop"),
+    ("fn k(y: &mut [f32], x: &[&[f32]]) {}", "slices of slices"),
+    (
+        "fn k(y: &mut [f32]) { let i: u32 = 0; y[i] = 1.0; }",
+        "indexed by `usize`",
+    ),
+    ("fn k(a: f32) { a = 1.0; }", "copy it into a local"),
+    (
+        "fn k(y: &mut [f32]) { y[0] = 1; }",
+        "expected `f32`, found integer",
+    ),
+    ("fn k(y: &mut [f32]) { if 1 { } }", "must be a `bool`"),
+    ("fn k(y: &mut [u32]) { y[0] = 1u32.abs(); }", "`abs`"),
+    (
+        "fn k(y: &mut [f32]) { let s = S { a: 1 }; }",
+        "struct literals",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let v = 1u32.sqrt(); }",
+        "`f32` and `f64` only",
+    ),
+    ("fn k(y: &mut [f32]) { y = y; }", "whole buffer"),
+    (
+        "fn k(y: &mut [f32]) { let r = foo(y); }",
+        "annotate the type",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let r: f32 = foo(1); }",
+        "give the literal a suffix",
+    ),
+    ("fn k(y: &mut [f32]) { fn inner() {} }", "#[device]"),
+    (
+        "fn k(y: &mut [f32]) { let v = y; }",
+        "a buffer cannot be used as a value",
+    ),
+    (
+        "fn k(y: &mut [f32]) { y[0] = y[0].len() as f32; }",
+        "only defined on buffer",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let x = if true { 1.0 }; }",
+        "without `else` has no value",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let x = if true { 1.0 } else { 1 }; }",
+        "incompatible types",
+    ),
+    (
+        "fn k(y: &mut [f32]) { y[0] = y[0].max(1.0, 2.0); }",
+        "takes 1 argument, 2 given",
+    ),
+    (
+        "fn k(y: &mut [f32]) { y[0] = f32::NOPE; }",
+        "unknown constant",
+    ),
+    ("fn k(y: &mut [f32]) { y[0] += 1; }", "`f32` and integer"),
+    (
+        "fn k(y: &mut [f32]) { let x = 1u32 << 2.0; }",
+        "integer operands",
+    ),
+    ("fn k(y: &mut [f32]) { if let 1 = 1 {} }", "`if let`"),
+    ("fn k(y: &mut [f32]) { y[0..2]; }", "slicing"),
+    ("async fn k(y: &mut [f32]) {}", "`async`"),
+    ("fn k(y: Vec<f32>) {}", "`Vec`"),
+    ("fn k(mut a: f32) {}", "`mut` parameters"),
+];
+
+#[test]
+fn errors_say_what_to_write() {
+    for (src, needle) in ERROR_CASES {
+        let item: syn::ItemFn = syn::parse_str(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let e = err(item);
+        assert!(e.contains(needle), "`{src}`: error `{e}` lacks `{needle}`");
+    }
+}
+
+#[test]
+fn errors_are_collected_not_stopped_at_first() {
+    let e = lower(syn::parse_quote! {
+        fn k(y: &mut [f32]) {
+            let a = "s";
+            let b = |x: f32| x;
+            y[0] = undefined;
+        }
+    })
+    .unwrap_err();
+    assert_eq!(e.len(), 3, "{e:?}");
+}
