@@ -39,7 +39,8 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     quote! {
-        #[allow(dead_code)]
+        // The host copy: kernel-style index loops are the idiom here, not a smell.
+        #[allow(dead_code, clippy::needless_range_loop)]
         #item
 
         #(#cfgs)*
