@@ -445,8 +445,19 @@ impl Launch<'_> {
         }
     }
 
-    #[inline]
+    /// Evaluates `e`. Variables and constants, the most frequent operands, are read here,
+    /// inlined into the caller, without a call.
+    #[inline(always)]
     fn eval(&self, e: &CExpr, th: &mut Thread) -> Result<Value, Fault> {
+        match e {
+            CExpr::Var(s) => Ok(th.stack[th.base + *s as usize].clone()),
+            CExpr::Const(v) => Ok(v.clone()),
+            _ => self.eval_node(e, th),
+        }
+    }
+
+    /// Evaluates the common expression forms.
+    fn eval_node(&self, e: &CExpr, th: &mut Thread) -> Result<Value, Fault> {
         Ok(match e {
             CExpr::Const(v) => v.clone(),
             CExpr::Var(s) => th.stack[th.base + *s as usize].clone(),
@@ -531,8 +542,8 @@ impl Launch<'_> {
         })
     }
 
-    /// The expression forms that are rare in hot loops, kept out of [`Launch::eval`] so that
-    /// its frame stays small.
+    /// The expression forms that are rare in hot loops, kept out of [`Launch::eval_node`] so
+    /// that its frame stays small.
     #[inline(never)]
     fn eval_cold(&self, e: &CExpr, th: &mut Thread) -> Result<Value, Fault> {
         Ok(match e {
@@ -625,7 +636,7 @@ impl Launch<'_> {
                 let v = self.eval(value, th)?;
                 Value::array(vec![v; *len as usize].into_boxed_slice())
             }
-            _ => unreachable!("hot expression forms are handled by `eval`"),
+            _ => unreachable!("hot expression forms are handled by `eval_node`"),
         })
     }
 

@@ -26,6 +26,9 @@ pub(crate) enum Value {
     Agg(Box<Agg>),
 }
 
+// Scalars are the hot case: keep them two words.
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
+
 /// The aggregate values.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Agg {
