@@ -264,3 +264,20 @@ fn corner_cases_on(dev: &Device) {
     assert_eq!(yb.to_vec().unwrap(), want_y, "on {}", dev.framework);
     assert_eq!(zb.to_vec().unwrap(), want_z, "on {}", dev.framework);
 }
+
+#[kernel]
+fn with_barrier(y: &mut [f32]) {
+    sync_threads();
+    y[0] = 1.0;
+}
+
+#[test]
+fn barrier_kernels_are_refused_natively_not_miscompiled() {
+    assert!(with_barrier::DEF.native.is_none());
+    let dev = native();
+    let mut y = dev.upload(&[0.0f32; 4]).unwrap();
+    let err = with_barrier
+        .launch(&dev, dims1d(1), dims1d(4), (&mut y,))
+        .unwrap_err();
+    assert!(err.to_string().contains("no native code"), "{err}");
+}

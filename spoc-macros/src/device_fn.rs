@@ -45,7 +45,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
 
         #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_snake_case, unused_imports)]
+        #[allow(non_snake_case, unused_imports, dead_code)]
         #vis mod #module {
             use super::*;
 

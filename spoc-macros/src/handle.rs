@@ -129,6 +129,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
 
         #(#cfgs2)*
         #allow
+        #[allow(dead_code)]
         impl #ident {
             /// The kernel's definition, as the runtime takes it.
             pub const DEF: &'static ::spoc::__private::KernelDef = &::spoc::__private::KernelDef {
