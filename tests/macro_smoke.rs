@@ -95,7 +95,10 @@ fn handle_exposes_name_ir_and_def() {
     assert_eq!(ir.name, "saxpy");
     assert_eq!(ir.params.len(), 3);
     // `let i = global_id_x();` is on line 9, column 5 of this file.
-    assert_eq!(ir.body[0].loc, Some(spoc::ir::SrcLoc { line: 9, column: 5 }));
+    assert_eq!(
+        ir.body[0].loc,
+        Some(spoc::ir::SrcLoc { line: 9, column: 5 })
+    );
     assert!(saxpy::DEF.native.is_some());
     assert_eq!(saxpy.def().name, "saxpy");
     let linked = uses_helpers.ir().unwrap();
