@@ -1,0 +1,637 @@
+//! Expression lowering, places, loads and stores.
+
+use super::asm::{b32_imm, Class, Opd};
+use super::gen::{Gen, R};
+use super::value::{Addr, ArrRef, Base, Len, Place, Space, Store, Val};
+use spoc_ir::{BinOp, Expr, ExprKind, Intrinsic, LValue, MathFn, ScalarType, Type};
+
+impl<'k> Gen<'k, '_> {
+    /// Evaluates `e` to a scalar operand.
+    pub(crate) fn scalar(&mut self, e: &'k Expr) -> R<Opd> {
+        match self.expr(e)? {
+            Val::Scalar(o, _) => Ok(o),
+            _ => Err(self.cx.unsupported(
+                format!("`{}` where a scalar is needed", self.show(e)),
+                "a scalar value",
+            )),
+        }
+    }
+
+    /// `e` printed as Rust-like text (for messages and comments).
+    pub(crate) fn show(&self, e: &Expr) -> String {
+        spoc_ir::print::expr_to_string(self.cx.kernel, self.frame().func, e)
+    }
+
+    /// Evaluates `e`.
+    pub(crate) fn expr(&mut self, e: &'k Expr) -> R<Val> {
+        if let Some(p) = self.expr_place(e)? {
+            return self.load(&p);
+        }
+        match &e.kind {
+            ExprKind::Const(c) => Ok(Val::Scalar(self.const_opd(*c), c.ty())),
+            ExprKind::Var(v) => self.var_val(*v),
+            ExprKind::Index { .. } => unreachable!("indexing is a place"),
+            ExprKind::Field { base, field } => {
+                let b = self.expr(base)?;
+                self.field_of(&b, &base.ty, field)
+            }
+            ExprKind::Unary { op, operand } => {
+                if let ExprKind::Const(c) = operand.kind {
+                    if let Some(k) = super::ops::fold_unary(*op, c) {
+                        return Ok(Val::Scalar(self.const_opd(k), k.ty()));
+                    }
+                }
+                let t = scalar_ty(&operand.ty);
+                let a = self.scalar(operand)?;
+                let r = self.unary(*op, t, &a)?;
+                Ok(Val::Scalar(r, t))
+            }
+            ExprKind::Binary { op, lhs, rhs } if op.is_logical() => {
+                let r = self.logical(*op == BinOp::LogicalAnd, lhs, rhs)?;
+                Ok(Val::Scalar(r, ScalarType::Bool))
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let lt = scalar_ty(&lhs.ty);
+                let rt = scalar_ty(&rhs.ty);
+                let a = self.scalar(lhs)?;
+                let b = self.scalar(rhs)?;
+                let r = self.binary(*op, lt, &a, rt, &b)?;
+                let t = scalar_ty(&e.ty);
+                Ok(Val::Scalar(r, t))
+            }
+            ExprKind::Intrinsic { intrinsic, args } => self.intrinsic(e, *intrinsic, args),
+            ExprKind::Cast { value, to } => {
+                if let ExprKind::Const(c) = value.kind {
+                    if let Some(k) = super::ops::fold_cast(c, *to) {
+                        return Ok(Val::Scalar(self.const_opd(k), k.ty()));
+                    }
+                }
+                let from = scalar_ty(&value.ty);
+                let v = self.scalar(value)?;
+                let r = self.cast(&v, from, *to)?;
+                Ok(Val::Scalar(r, *to))
+            }
+            ExprKind::Call { func, args } => {
+                let Some(f) = self.cx.kernel.function(func) else {
+                    return Err(self.cx.unsupported(
+                        format!("a call of the unknown helper `{func}`"),
+                        "helpers linked into the kernel",
+                    ));
+                };
+                let mut vals = Vec::new();
+                for a in args {
+                    vals.push(self.expr(a)?);
+                }
+                self.inline_call(f, vals)
+            }
+            ExprKind::Select { cond, then, els } => self.select(e, cond, then, els),
+            ExprKind::Match { scrutinee, arms } => {
+                let sv = self.expr(scrutinee)?;
+                let res = self.fresh_val(&e.ty, None)?;
+                let end = self.a.label("mend");
+                for (pat, arm) in arms {
+                    let next = self.a.label("arm");
+                    self.pattern_test(&sv, &scrutinee.ty, pat, &next)?;
+                    let v = self.expr(arm)?;
+                    self.assign_val(&res, &v)?;
+                    self.a.bra(&end);
+                    self.a.put(&next);
+                }
+                // Exhaustive by validation: falling out of every arm cannot happen.
+                self.a.put(&end);
+                Ok(res)
+            }
+            ExprKind::Len(a) => {
+                let Val::Array(arr) = self.expr(a)? else {
+                    return Err(self.cx.unsupported(
+                        format!("`{}`: the length of a non-array", self.show(e)),
+                        "an array",
+                    ));
+                };
+                let n = self.array_len(&arr)?;
+                Ok(Val::Scalar(n, ScalarType::U32))
+            }
+            ExprKind::RecordLit { record, fields } => {
+                let mut vs = Vec::new();
+                for f in fields {
+                    vs.push(self.expr(f)?);
+                }
+                Ok(Val::Record(record.clone(), vs))
+            }
+            ExprKind::VariantLit {
+                variant,
+                case,
+                payload,
+            } => {
+                let def = self.cx.variant(variant)?.clone();
+                let idx = def.cases.iter().position(|c| &c.name == case).unwrap_or(0);
+                let mut vs = Vec::new();
+                for p in payload {
+                    vs.push(self.expr(p)?);
+                }
+                let cases = (0..def.cases.len())
+                    .map(|i| if i == idx { Some(vs.clone()) } else { None })
+                    .collect();
+                Ok(Val::Variant {
+                    name: variant.clone(),
+                    tag: b32_imm(idx as i64),
+                    cases,
+                })
+            }
+            ExprKind::ArrayRepeat { value, .. } => {
+                let v = self.expr(value)?;
+                let arr = self.fresh_val(&e.ty, Some("tmp"))?;
+                if let Val::Array(a) = &arr {
+                    self.fill_array(a, &v)?;
+                }
+                Ok(arr)
+            }
+            ExprKind::VectorLit(lanes) => {
+                let t = lanes
+                    .first()
+                    .map(|l| scalar_ty(&l.ty))
+                    .unwrap_or(ScalarType::F32);
+                let mut os = Vec::new();
+                for l in lanes {
+                    os.push(self.scalar(l)?);
+                }
+                Ok(Val::Vector(t, os))
+            }
+        }
+    }
+
+    /// The length of `arr` as a `u32` operand.
+    pub(crate) fn array_len(&mut self, arr: &ArrRef) -> R<Opd> {
+        match &arr.len {
+            Len::DynShared => {
+                let size = self.cx.layout(&arr.elem)?.size.max(1);
+                let bytes = self.a.tmp(Class::B32);
+                self.a.ins(format!("mov.u32 {bytes}, %dynamic_smem_size"));
+                Ok(self
+                    .a
+                    .bin("div.u32", Class::B32, &bytes, &b32_imm(size as i64)))
+            }
+            l => self.len_opd(l),
+        }
+    }
+
+    /// Field `field` of the record value `v` (of type `ty`).
+    fn field_of(&mut self, v: &Val, ty: &Type, field: &str) -> R<Val> {
+        let (Val::Record(_, fs), Type::Record(name)) = (v, ty) else {
+            return Err(self.cx.unsupported(
+                format!("field `.{field}` of a non-record"),
+                "a record value",
+            ));
+        };
+        let def = self.cx.record(name)?;
+        let i = def
+            .fields
+            .iter()
+            .position(|f| f.name == field)
+            .ok_or_else(|| {
+                self.cx
+                    .unsupported(format!("field `.{field}` of `{name}`"), "an existing field")
+            })?;
+        Ok(fs[i].clone())
+    }
+
+    /// The place `e` denotes, if it is an element of an array (or a field of one).
+    pub(crate) fn expr_place(&mut self, e: &'k Expr) -> R<Option<Place>> {
+        match &e.kind {
+            ExprKind::Index { array, index } => {
+                let Val::Array(arr) = self.expr(array)? else {
+                    return Err(self.cx.unsupported(
+                        format!("`{}`: indexing a non-array", self.show(e)),
+                        "an array",
+                    ));
+                };
+                let i = self.scalar(index)?;
+                Ok(Some(self.index_place(&arr, &i)?))
+            }
+            ExprKind::Field { base, field } => match self.expr_place(base)? {
+                Some(p) => Ok(Some(self.field_place(&p, &base.ty, field)?)),
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// The place an assignment writes.
+    pub(crate) fn lvalue_place(&mut self, l: &'k LValue) -> R<Place> {
+        match l {
+            LValue::Var(v) => Ok(Place::Reg(self.var_val(*v)?)),
+            LValue::Index { base, index } => {
+                let bp = self.lvalue_place(base)?;
+                let arr = match bp {
+                    Place::Reg(Val::Array(a)) => a,
+                    Place::Mem(addr, Type::Array { elem, len, .. }) => ArrRef {
+                        elem: *elem,
+                        len: len.map(Len::Const).unwrap_or(Len::Const(0)),
+                        store: Store::Mem(addr),
+                    },
+                    _ => {
+                        return Err(self
+                            .cx
+                            .unsupported("an indexed assignment to a non-array", "an array place"))
+                    }
+                };
+                let i = self.scalar(index)?;
+                self.index_place(&arr, &i)
+            }
+            LValue::Field { base, field } => {
+                let bp = self.lvalue_place(base)?;
+                let bty = self.place_type(&bp, base)?;
+                self.field_place(&bp, &bty, field)
+            }
+        }
+    }
+
+    /// The type of the value at place `p` (which `l` denotes).
+    fn place_type(&self, p: &Place, l: &LValue) -> R<Type> {
+        Ok(match p {
+            Place::Mem(_, t) => t.clone(),
+            Place::Soa { ty, .. } => ty.clone(),
+            Place::Reg(v) => match v {
+                Val::Record(n, _) => Type::Record(n.clone()),
+                Val::Scalar(_, t) => Type::Scalar(*t),
+                _ => {
+                    return Err(self.cx.unsupported(
+                        format!("a field of `{l}`, which is not a record"),
+                        "a record place",
+                    ))
+                }
+            },
+        })
+    }
+
+    /// Element `i` of `arr`.
+    pub(crate) fn index_place(&mut self, arr: &ArrRef, i: &Opd) -> R<Place> {
+        match &arr.store {
+            Store::Soa(leaves) => Ok(Place::Soa {
+                leaves: leaves.clone(),
+                index: self.a.reg(i),
+                ty: arr.elem.clone(),
+            }),
+            Store::Mem(addr) => {
+                let size = self.cx.layout(&arr.elem)?.size;
+                if i.imm {
+                    if let Ok(k) = i.text.parse::<u64>() {
+                        return Ok(Place::Mem(addr.plus(k * size), arr.elem.clone()));
+                    }
+                }
+                let off = self
+                    .a
+                    .bin("mul.wide.u32", Class::B64, i, &b32_imm(size as i64));
+                let base = match &addr.base {
+                    Base::Reg(r) => r.clone(),
+                    Base::Sym(s) => {
+                        let r = self.a.tmp(Class::B64);
+                        self.a.ins(format!("mov.u64 {r}, {s}"));
+                        r
+                    }
+                };
+                let a = self.a.bin("add.s64", Class::B64, &base, &off);
+                Ok(Place::Mem(
+                    Addr {
+                        space: addr.space,
+                        base: Base::Reg(a),
+                        offset: addr.offset,
+                    },
+                    arr.elem.clone(),
+                ))
+            }
+        }
+    }
+
+    /// Field `field` of the record at place `p` (of type `ty`).
+    pub(crate) fn field_place(&mut self, p: &Place, ty: &Type, field: &str) -> R<Place> {
+        let Type::Record(rec) = ty else {
+            return Err(self
+                .cx
+                .unsupported(format!("field `.{field}` of a `{ty}`"), "a record"));
+        };
+        match p {
+            Place::Mem(addr, _) => {
+                let (off, fty) = self.cx.field_offset(rec, field)?;
+                Ok(Place::Mem(addr.plus(off), fty))
+            }
+            Place::Soa { leaves, index, .. } => {
+                let (_, fty) = self.cx.field_offset(rec, field)?;
+                let leaves = leaves
+                    .iter()
+                    .filter(|l| l.field == field)
+                    .cloned()
+                    .collect();
+                Ok(Place::Soa {
+                    leaves,
+                    index: index.clone(),
+                    ty: fty,
+                })
+            }
+            Place::Reg(v) => Ok(Place::Reg(self.field_of(v, ty, field)?)),
+        }
+    }
+
+    /// Loads the value at place `p`.
+    pub(crate) fn load(&mut self, p: &Place) -> R<Val> {
+        match p {
+            Place::Reg(v) => Ok(v.clone()),
+            Place::Mem(addr, ty) => self.load_mem(addr, ty),
+            Place::Soa { leaves, index, ty } => match ty {
+                Type::Scalar(s) => {
+                    let leaf = leaves
+                        .first()
+                        .ok_or_else(|| self.cx.unsupported("an empty SoA place", "a field"))?;
+                    let addr = self.soa_addr(leaf.base.clone(), index, *s, leaf.readonly);
+                    Ok(Val::Scalar(self.load_scalar(&addr, *s), *s))
+                }
+                Type::Record(name) => {
+                    let def = self.cx.record(name)?.clone();
+                    let mut fs = Vec::new();
+                    for f in &def.fields {
+                        let fp = self.field_place(p, ty, &f.name)?;
+                        fs.push(self.load(&fp)?);
+                    }
+                    Ok(Val::Record(name.clone(), fs))
+                }
+                _ => Err(self.cx.unsupported(
+                    format!("a `{ty}` field of a Structure-of-Arrays parameter"),
+                    "flat records of scalars",
+                )),
+            },
+        }
+    }
+
+    /// The address of element `index` of one SoA field array.
+    fn soa_addr(&mut self, base: Opd, index: &Opd, t: ScalarType, readonly: bool) -> Addr {
+        let off = self.a.bin(
+            "mul.wide.u32",
+            Class::B64,
+            index,
+            &b32_imm(t.size_bytes() as i64),
+        );
+        let a = self.a.bin("add.s64", Class::B64, &base, &off);
+        Addr {
+            space: Space::Global { readonly },
+            base: Base::Reg(a),
+            offset: 0,
+        }
+    }
+
+    fn load_mem(&mut self, addr: &Addr, ty: &Type) -> R<Val> {
+        Ok(match ty {
+            Type::Scalar(s) => Val::Scalar(self.load_scalar(addr, *s), *s),
+            Type::Vector { elem, lanes } => {
+                let n = elem.size_bytes() as u64;
+                let ls = (0..*lanes as u64)
+                    .map(|l| self.load_scalar(&addr.plus(l * n), *elem))
+                    .collect();
+                Val::Vector(*elem, ls)
+            }
+            Type::Record(name) => {
+                let def = self.cx.record(name)?.clone();
+                let mut fs = Vec::new();
+                for f in &def.fields {
+                    let (off, fty) = self.cx.field_offset(name, &f.name)?;
+                    fs.push(self.load_mem(&addr.plus(off), &fty)?);
+                }
+                Val::Record(name.clone(), fs)
+            }
+            Type::Array {
+                elem, len: Some(n), ..
+            } => Val::Array(ArrRef {
+                elem: (**elem).clone(),
+                len: Len::Const(*n),
+                store: Store::Mem(addr.clone()),
+            }),
+            _ => {
+                return Err(self.cx.unsupported(
+                    format!("a load of a `{ty}` from memory"),
+                    "scalars, vectors, records and fixed-length arrays in memory",
+                ))
+            }
+        })
+    }
+
+    /// `ld` of one scalar; `bool` is a byte (nonzero is true), `f16` 16 bits.
+    pub(crate) fn load_scalar(&mut self, addr: &Addr, t: ScalarType) -> Opd {
+        let ld = addr.space.ld();
+        let a = addr.operand();
+        match t {
+            ScalarType::Bool => {
+                let b = self.a.tmp(Class::B32);
+                self.a.ins(format!("{ld}.u8 {b}, {a}"));
+                let p = self.a.tmp(Class::Pred);
+                self.a.ins(format!("setp.ne.u32 {p}, {b}, 0"));
+                p
+            }
+            _ => {
+                let d = self.a.tmp(Class::of(t));
+                self.a.ins(format!("{ld}{} {d}, {a}", mem_type(t)));
+                d
+            }
+        }
+    }
+
+    /// `st` of one scalar.
+    pub(crate) fn store_scalar(&mut self, addr: &Addr, t: ScalarType, v: &Opd) {
+        let st = addr.space.st();
+        let a = addr.operand();
+        match t {
+            ScalarType::Bool => {
+                let p = self.pred_reg(v);
+                let b = self.a.tmp(Class::B32);
+                self.a.ins(format!("selp.u32 {b}, 1, 0, {p}"));
+                self.a.ins(format!("{st}.u8 {a}, {b}"));
+            }
+            _ => {
+                let v = self.a.reg(v);
+                self.a.ins(format!("{st}{} {a}, {v}", mem_type(t)));
+            }
+        }
+    }
+
+    /// Stores `v` at place `p`.
+    pub(crate) fn store(&mut self, p: &Place, v: &Val) -> R<()> {
+        match p {
+            Place::Reg(dst) => self.assign_val(dst, v),
+            Place::Mem(addr, ty) => self.store_mem(addr, ty, v),
+            Place::Soa { leaves, index, ty } => match (ty, v) {
+                (Type::Scalar(s), Val::Scalar(o, _)) => {
+                    let leaf = leaves
+                        .first()
+                        .ok_or_else(|| self.cx.unsupported("an empty SoA place", "a field"))?;
+                    let addr = self.soa_addr(leaf.base.clone(), index, *s, false);
+                    self.store_scalar(&addr, *s, o);
+                    Ok(())
+                }
+                (Type::Record(name), Val::Record(_, fs)) => {
+                    let def = self.cx.record(name)?.clone();
+                    for (f, fv) in def.fields.iter().zip(fs) {
+                        let fp = self.field_place(p, ty, &f.name)?;
+                        self.store(&fp, fv)?;
+                    }
+                    Ok(())
+                }
+                _ => Err(self.cx.unsupported(
+                    format!("a store of a `{ty}` into a Structure-of-Arrays parameter"),
+                    "flat records of scalars",
+                )),
+            },
+        }
+    }
+
+    fn store_mem(&mut self, addr: &Addr, ty: &Type, v: &Val) -> R<()> {
+        match (ty, v) {
+            (Type::Scalar(s), Val::Scalar(o, _)) => {
+                self.store_scalar(addr, *s, o);
+                Ok(())
+            }
+            (Type::Vector { elem, .. }, Val::Vector(_, ls)) => {
+                let n = elem.size_bytes() as u64;
+                for (k, l) in ls.iter().enumerate() {
+                    self.store_scalar(&addr.plus(k as u64 * n), *elem, l);
+                }
+                Ok(())
+            }
+            (Type::Record(name), Val::Record(_, fs)) => {
+                let def = self.cx.record(name)?.clone();
+                for (f, fv) in def.fields.iter().zip(fs) {
+                    let (off, fty) = self.cx.field_offset(name, &f.name)?;
+                    self.store_mem(&addr.plus(off), &fty, fv)?;
+                }
+                Ok(())
+            }
+            (
+                Type::Array {
+                    elem, len: Some(n), ..
+                },
+                Val::Array(src),
+            ) => {
+                let dst = ArrRef {
+                    elem: (**elem).clone(),
+                    len: Len::Const(*n),
+                    store: Store::Mem(addr.clone()),
+                };
+                self.copy_array(&dst, src)
+            }
+            _ => Err(self.cx.unsupported(
+                format!("a store of a `{ty}` to memory"),
+                "scalars, vectors, records and fixed-length arrays in memory",
+            )),
+        }
+    }
+
+    /// `a && b` / `a || b` as a value: `b` is evaluated only when needed (it is computed
+    /// unconditionally only when it is pure and cheap, see [`Gen::pure`]).
+    fn logical(&mut self, is_and: bool, lhs: &'k Expr, rhs: &'k Expr) -> R<Opd> {
+        let a = self.scalar(lhs)?;
+        if self.pure(rhs) {
+            let b = self.scalar(rhs)?;
+            let (a, b) = (self.pred_reg(&a), self.pred_reg(&b));
+            let op = if is_and { "and.pred" } else { "or.pred" };
+            return Ok(self.a.bin(op, Class::Pred, &a, &b));
+        }
+        let res = self.a.tmp(Class::Pred);
+        self.a.mov_to(&res, &a);
+        let end = self.a.label(if is_and { "and_end" } else { "or_end" });
+        self.a.bra_if(&res, !is_and, &end);
+        let b = self.scalar(rhs)?;
+        self.a.mov_to(&res, &b);
+        self.a.put(&end);
+        Ok(res)
+    }
+
+    /// `if c { t } else { e }` as a value. When both arms are pure and cheap and the value is
+    /// a non-`bool` scalar, both are computed and `selp` picks one; otherwise only the chosen arm
+    /// runs, behind a branch.
+    fn select(&mut self, e: &'k Expr, c: &'k Expr, t: &'k Expr, f: &'k Expr) -> R<Val> {
+        let scalar_non_bool = matches!(e.ty, Type::Scalar(s) if s != ScalarType::Bool);
+        if scalar_non_bool && self.pure(t) && self.pure(f) {
+            let p = self.scalar(c)?;
+            let p = self.pred_reg(&p);
+            let a = self.scalar(t)?;
+            let b = self.scalar(f)?;
+            let s = scalar_ty(&e.ty);
+            let cl = Class::of(s);
+            let ty = super::asm::ptx_type(s)
+                .replace(".s", ".b")
+                .replace(".u", ".b");
+            let ty = if s == ScalarType::F16 {
+                ".b16".to_string()
+            } else {
+                ty
+            };
+            let r = self.a.tmp(cl);
+            self.a.ins(format!("selp{ty} {r}, {a}, {b}, {p}"));
+            return Ok(Val::Scalar(r, s));
+        }
+        let res = self.fresh_val(&e.ty, None)?;
+        let else_l = self.a.label("sel_else");
+        let end = self.a.label("sel_end");
+        self.branch(c, false, &else_l)?;
+        let v = self.expr(t)?;
+        self.assign_val(&res, &v)?;
+        self.a.bra(&end);
+        self.a.put(&else_l);
+        let v = self.expr(f)?;
+        self.assign_val(&res, &v)?;
+        self.a.put(&end);
+        Ok(res)
+    }
+
+    /// True if evaluating `e` has no effect, cannot fault and is cheap: constants, variables,
+    /// arithmetic other than integer division, casts, comparisons, thread indices. Such operands
+    /// may be evaluated even when Rust would not evaluate them (for `selp` and `and.pred`).
+    pub(crate) fn pure(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::Var(_) => true,
+            ExprKind::Unary { operand, .. } => self.pure(operand),
+            ExprKind::Binary { op, lhs, rhs } => {
+                let int_div = matches!(op, BinOp::Div | BinOp::Rem)
+                    && lhs.ty.as_scalar().is_some_and(|t| t.is_integer());
+                let float_rem = *op == BinOp::Rem;
+                !int_div && !float_rem && self.pure(lhs) && self.pure(rhs)
+            }
+            ExprKind::Cast { value, .. } => self.pure(value),
+            ExprKind::Field { base, .. } => {
+                !matches!(base.kind, ExprKind::Index { .. }) && self.pure(base)
+            }
+            ExprKind::Intrinsic { intrinsic, args } => match intrinsic {
+                i if i.is_index() => true,
+                Intrinsic::WarpSize | Intrinsic::LaneId => true,
+                Intrinsic::Math(
+                    MathFn::Abs
+                    | MathFn::Min
+                    | MathFn::Max
+                    | MathFn::Copysign
+                    | MathFn::Floor
+                    | MathFn::Ceil
+                    | MathFn::Trunc
+                    | MathFn::MulAdd,
+                ) => args.iter().all(|a| self.pure(a)),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// The scalar type of `t` (`i32` if it is not a scalar; the validator ensures it is).
+pub(crate) fn scalar_ty(t: &Type) -> ScalarType {
+    t.as_scalar().unwrap_or(ScalarType::I32)
+}
+
+/// The `ld`/`st` type suffix of scalar `t` (`bool` is handled by the callers).
+fn mem_type(t: ScalarType) -> &'static str {
+    match t {
+        ScalarType::Bool => ".u8",
+        ScalarType::I32 => ".s32",
+        ScalarType::U32 => ".u32",
+        ScalarType::I64 => ".s64",
+        ScalarType::U64 => ".u64",
+        ScalarType::F16 => ".b16",
+        ScalarType::F32 => ".f32",
+        ScalarType::F64 => ".f64",
+    }
+}

@@ -1,0 +1,827 @@
+//! Statement lowering: structured control flow to labels and predicated branches, variables to
+//! registers, helper calls inlined.
+
+use super::asm::{b32_imm, b64_imm, Asm, Class, Opd};
+use super::layout::Layout;
+use super::math::Routine;
+use super::value::{Addr, ArrRef, Base, Len, Space, Store, Val};
+use super::Ctx;
+use crate::CodegenError;
+use spoc_ir::{
+    Block, Const, Expr, ExprKind, FenceScope, ForDir, Function, MemSpace, Pattern, ScalarType,
+    Stmt, StmtKind, Type, VarDecl, VarId,
+};
+use std::collections::BTreeSet;
+
+pub(crate) type R<T> = Result<T, CodegenError>;
+
+/// One function body being emitted: the kernel's, or an inlined helper's.
+pub(crate) struct Frame<'k> {
+    pub func: Option<&'k Function>,
+    pub vars: &'k [VarDecl],
+    /// Identifier stems for the variables (register names).
+    pub idents: Vec<String>,
+    /// The value bound to each variable, once declared.
+    pub vals: Vec<Option<Val>>,
+    /// `(continue target, break target)` of the enclosing loops, innermost last.
+    pub loops: Vec<(String, String)>,
+    /// For a helper: the label after its body and the registers of its result.
+    pub ret: Option<(String, Val)>,
+}
+
+/// The generator of one entry function.
+pub(crate) struct Gen<'k, 'c> {
+    pub cx: &'c Ctx<'k>,
+    pub a: Asm,
+    pub frames: Vec<Frame<'k>>,
+    /// `.local` arrays: name and layout.
+    pub locals: Vec<(String, Layout)>,
+    /// Math routines the body calls (emitted as `.func`s before the entry).
+    pub routines: BTreeSet<Routine>,
+    /// `variable -> registers` lines for the header comment.
+    pub var_map: Vec<String>,
+    /// Inlined helper calls so far (to name their registers).
+    pub inlined: usize,
+    /// The `%laneid`-style mask register used by warp operations (`activemask`), when needed.
+    pub local_names: BTreeSet<String>,
+}
+
+impl<'k, 'c> Gen<'k, 'c> {
+    pub(crate) fn new(cx: &'c Ctx<'k>) -> Gen<'k, 'c> {
+        Gen {
+            cx,
+            a: Asm::new(),
+            frames: Vec::new(),
+            locals: Vec::new(),
+            routines: BTreeSet::new(),
+            var_map: Vec::new(),
+            inlined: 0,
+            local_names: BTreeSet::new(),
+        }
+    }
+
+    pub(crate) fn frame(&self) -> &Frame<'k> {
+        self.frames
+            .last()
+            .expect("a frame is open while generating")
+    }
+
+    fn frame_mut(&mut self) -> &mut Frame<'k> {
+        self.frames
+            .last_mut()
+            .expect("a frame is open while generating")
+    }
+
+    /// The value bound to variable `v` in the current frame.
+    pub(crate) fn var_val(&self, v: VarId) -> R<Val> {
+        self.frame()
+            .vals
+            .get(v.0 as usize)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| {
+                self.cx.unsupported(
+                    format!("a use of variable #{} before its declaration", v.0),
+                    "variables declared before use (the validator should have caught this)",
+                )
+            })
+    }
+
+    /// Binds variable `v` to `val` in the current frame.
+    pub(crate) fn bind(&mut self, v: VarId, val: Val) {
+        let f = self.frame_mut();
+        f.vals[v.0 as usize] = Some(val);
+    }
+
+    /// Allocates registers (or `.local` storage) for local variable `v` and binds them.
+    pub(crate) fn declare_var(&mut self, v: VarId) -> R<Val> {
+        let (ty, stem, name) = {
+            let f = self.frame();
+            let d = &f.vars[v.0 as usize];
+            (d.ty.clone(), f.idents[v.0 as usize].clone(), d.name.clone())
+        };
+        let val = self.fresh_val(&ty, Some(&stem))?;
+        let mut regs = Vec::new();
+        val.regs(&mut regs);
+        let shown = match &val {
+            Val::Array(ArrRef {
+                store: Store::Mem(a),
+                ..
+            }) => a.operand(),
+            _ => regs.join(", "),
+        };
+        let owner = match self.frame().func {
+            Some(f) => format!(" (in `{}`)", f.name),
+            None => String::new(),
+        };
+        self.var_map.push(format!("{name}{owner}: {ty} -> {shown}"));
+        self.bind(v, val.clone());
+        Ok(val)
+    }
+
+    /// Fresh registers for a value of type `ty`: named after `stem` when given, numbered
+    /// temporaries otherwise. Fixed-length local arrays get `.local` storage.
+    pub(crate) fn fresh_val(&mut self, ty: &Type, stem: Option<&str>) -> R<Val> {
+        Ok(match ty {
+            Type::Unit => Val::Unit,
+            Type::Scalar(s) => {
+                let c = Class::of(*s);
+                let o = match stem {
+                    Some(n) => self.a.named(c, n),
+                    None => self.a.tmp(c),
+                };
+                Val::Scalar(o, *s)
+            }
+            Type::Record(name) => {
+                let def = self.cx.record(name)?.clone();
+                let mut fs = Vec::new();
+                for f in &def.fields {
+                    let st = stem.map(|s| format!("{s}_{}", f.name));
+                    fs.push(self.fresh_val(&f.ty, st.as_deref())?);
+                }
+                Val::Record(name.clone(), fs)
+            }
+            Type::Vector { elem, lanes } => {
+                let c = Class::of(*elem);
+                let mut ls = Vec::new();
+                for l in 0..*lanes {
+                    let lane = ["x", "y", "z", "w"][l as usize];
+                    ls.push(match stem {
+                        Some(n) => self.a.named(c, &format!("{n}_{lane}")),
+                        None => self.a.tmp(c),
+                    });
+                }
+                Val::Vector(*elem, ls)
+            }
+            Type::Variant(name) => {
+                let def = self.cx.variant(name)?.clone();
+                let tag = match stem {
+                    Some(n) => self.a.named(Class::B32, &format!("{n}_tag")),
+                    None => self.a.tmp(Class::B32),
+                };
+                let mut cases = Vec::new();
+                for c in &def.cases {
+                    let mut p = Vec::new();
+                    for (i, t) in c.payload.iter().enumerate() {
+                        let st = stem.map(|s| format!("{s}_{}{i}", c.name));
+                        p.push(self.fresh_val(t, st.as_deref())?);
+                    }
+                    cases.push(Some(p));
+                }
+                Val::Variant {
+                    name: name.clone(),
+                    tag,
+                    cases,
+                }
+            }
+            Type::Array {
+                elem,
+                space: MemSpace::Local,
+                len: Some(n),
+            } => {
+                let layout = self.cx.layout(ty)?;
+                let base = stem.unwrap_or("tmp");
+                let mut name = format!("$local_{base}");
+                let mut k = 2;
+                while self.local_names.contains(&name) {
+                    name = format!("$local_{base}_{k}");
+                    k += 1;
+                }
+                self.local_names.insert(name.clone());
+                self.locals.push((name.clone(), layout));
+                Val::Array(ArrRef {
+                    elem: (**elem).clone(),
+                    len: Len::Const(*n),
+                    store: Store::Mem(Addr {
+                        space: Space::Local,
+                        base: Base::Sym(name),
+                        offset: 0,
+                    }),
+                })
+            }
+            Type::Array { .. } => {
+                return Err(self.cx.unsupported(
+                    format!("a local value of type `{ty}`"),
+                    "local arrays of fixed length (buffers and shared arrays are used by name)",
+                ))
+            }
+        })
+    }
+
+    /// Copies `src` into the registers (or storage) of `dst`. Registers are copied through
+    /// temporaries when the two overlap, so that `p = (p.y, p.x)` swaps.
+    pub(crate) fn assign_val(&mut self, dst: &Val, src: &Val) -> R<()> {
+        if let (Val::Array(d), Val::Array(s)) = (dst, src) {
+            if d != s {
+                self.copy_array(d, s)?;
+            }
+            return Ok(());
+        }
+        let mut dregs = Vec::new();
+        dst.regs(&mut dregs);
+        let mut sregs = Vec::new();
+        src.regs(&mut sregs);
+        let overlap = matches!(dst, Val::Record(..) | Val::Vector(..) | Val::Variant { .. })
+            && sregs.iter().any(|s| dregs.contains(s))
+            && dregs != sregs;
+        if overlap {
+            let tmp = self.temp_copy(src)?;
+            return self.assign_plain(dst, &tmp);
+        }
+        if dregs == sregs && !dregs.is_empty() {
+            return Ok(());
+        }
+        self.assign_plain(dst, src)
+    }
+
+    /// A copy of `src` in fresh temporaries.
+    fn temp_copy(&mut self, src: &Val) -> R<Val> {
+        Ok(match src {
+            Val::Scalar(o, t) => Val::Scalar(self.a.copy(o), *t),
+            Val::Record(n, fs) => {
+                let mut out = Vec::new();
+                for f in fs {
+                    out.push(self.temp_copy(f)?);
+                }
+                Val::Record(n.clone(), out)
+            }
+            Val::Vector(t, ls) => Val::Vector(*t, ls.iter().map(|l| self.a.copy(l)).collect()),
+            Val::Variant { name, tag, cases } => {
+                let tag = self.a.copy(tag);
+                let mut cs = Vec::new();
+                for c in cases {
+                    cs.push(match c {
+                        None => None,
+                        Some(p) => {
+                            let mut out = Vec::new();
+                            for v in p {
+                                out.push(self.temp_copy(v)?);
+                            }
+                            Some(out)
+                        }
+                    });
+                }
+                Val::Variant {
+                    name: name.clone(),
+                    tag,
+                    cases: cs,
+                }
+            }
+            other => other.clone(),
+        })
+    }
+
+    fn assign_plain(&mut self, dst: &Val, src: &Val) -> R<()> {
+        match (dst, src) {
+            (Val::Unit, Val::Unit) => Ok(()),
+            (Val::Scalar(d, _), Val::Scalar(s, _)) => {
+                self.a.mov_to(d, s);
+                Ok(())
+            }
+            (Val::Record(_, d), Val::Record(_, s)) if d.len() == s.len() => {
+                for (d, s) in d.iter().zip(s) {
+                    self.assign_plain(d, s)?;
+                }
+                Ok(())
+            }
+            (Val::Vector(_, d), Val::Vector(_, s)) if d.len() == s.len() => {
+                for (d, s) in d.iter().zip(s) {
+                    self.a.mov_to(d, s);
+                }
+                Ok(())
+            }
+            (
+                Val::Variant {
+                    tag: dt, cases: dc, ..
+                },
+                Val::Variant {
+                    tag: st, cases: sc, ..
+                },
+            ) => {
+                self.a.mov_to(dt, st);
+                for (d, s) in dc.iter().zip(sc) {
+                    if let (Some(d), Some(s)) = (d, s) {
+                        for (d, s) in d.iter().zip(s) {
+                            self.assign_plain(d, s)?;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            (Val::Array(d), Val::Array(s)) => self.copy_array(d, s),
+            _ => Err(self.cx.unsupported(
+                "an assignment between values of different shapes".to_string(),
+                "well-typed IR (the validator should have caught this)",
+            )),
+        }
+    }
+
+    /// Emits a counted loop `for i in 0..n` around `body(i)` (an element-wise copy or fill).
+    pub(crate) fn counted_loop(
+        &mut self,
+        n: &Len,
+        stem: &str,
+        body: &mut dyn FnMut(&mut Self, &Opd) -> R<()>,
+    ) -> R<()> {
+        let n = self.len_opd(n)?;
+        let i = self.a.tmp(Class::B32);
+        let head = self.a.label(&format!("{stem}_loop"));
+        let end = self.a.label(&format!("{stem}_done"));
+        self.a.mov_to(&i, &b32_imm(0));
+        self.a.put(&head);
+        let p = self.a.tmp(Class::Pred);
+        self.a.ins(format!("setp.ge.u32 {p}, {i}, {n}"));
+        self.a.bra_if(&p, true, &end);
+        body(self, &i)?;
+        self.a.ins(format!("add.s32 {i}, {i}, 1"));
+        self.a.bra(&head);
+        self.a.put(&end);
+        Ok(())
+    }
+
+    /// Copies every element of `src` into `dst` (arrays of the same length).
+    pub(crate) fn copy_array(&mut self, dst: &ArrRef, src: &ArrRef) -> R<()> {
+        let (d, s) = (dst.clone(), src.clone());
+        self.counted_loop(&src.len.clone(), "copy", &mut |g, i| {
+            let sp = g.index_place(&s, i)?;
+            let v = g.load(&sp)?;
+            let dp = g.index_place(&d, i)?;
+            g.store(&dp, &v)
+        })
+    }
+
+    /// Stores `v` into every element of `dst`.
+    pub(crate) fn fill_array(&mut self, dst: &ArrRef, v: &Val) -> R<()> {
+        let (d, v) = (dst.clone(), v.clone());
+        self.counted_loop(&dst.len.clone(), "fill", &mut |g, i| {
+            let dp = g.index_place(&d, i)?;
+            g.store(&dp, &v)
+        })
+    }
+
+    /// The length of an array as a `u32` operand.
+    pub(crate) fn len_opd(&mut self, len: &Len) -> R<Opd> {
+        Ok(match len {
+            Len::Const(n) => b32_imm(*n as i64),
+            Len::Reg(r) => r.clone(),
+            Len::DynShared => unreachable!("resolved by the caller"),
+        })
+    }
+
+    // ------------------------------------------------------------------ statements
+
+    pub(crate) fn block(&mut self, b: &'k Block) -> R<()> {
+        for s in b {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    /// A one-line description of `s` for the comment above its code.
+    fn describe(&self, s: &Stmt) -> Option<String> {
+        let k = self.cx.kernel;
+        let f = self.frame().func;
+        let e = |x: &Expr| spoc_ir::print::expr_to_string(k, f, x);
+        let text = match &s.kind {
+            StmtKind::If { cond, .. } => format!("if {}", e(cond)),
+            StmtKind::While { cond, .. } => format!("while {}", e(cond)),
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                dir,
+                ..
+            } => {
+                let name = &self.frame().idents[var.0 as usize];
+                let range = format!("({}..{})", e(start), e(end));
+                let rev = if *dir == ForDir::Down { ".rev()" } else { "" };
+                format!("for {name} in {range}{rev}.step_by({})", e(step))
+            }
+            StmtKind::Match { scrutinee, .. } => format!("match {}", e(scrutinee)),
+            StmtKind::Block(_) => return None,
+            StmtKind::Pragma { hints, .. } => format!("pragma {}", hints.join(", ")),
+            _ => {
+                let t = spoc_ir::print::stmt_to_string(k, f, s);
+                t.lines().next().unwrap_or("").trim().to_string()
+            }
+        };
+        let mut text: String = text.chars().take(100).collect();
+        if let Some(l) = s.loc {
+            text = format!("line {}: {text}", l.line);
+        }
+        Some(text)
+    }
+
+    pub(crate) fn stmt(&mut self, s: &'k Stmt) -> R<()> {
+        if let Some(d) = self.describe(s) {
+            self.a.comment(d);
+        }
+        match &s.kind {
+            StmtKind::Let { var, init } => match init {
+                Some(Expr {
+                    kind: ExprKind::ArrayRepeat { value, .. },
+                    ..
+                }) => {
+                    let v = self.expr(value)?;
+                    let dst = self.declare_var(*var)?;
+                    if let Val::Array(d) = &dst {
+                        self.fill_array(d, &v)?;
+                    }
+                    Ok(())
+                }
+                Some(e) => {
+                    let v = self.expr(e)?;
+                    let dst = self.declare_var(*var)?;
+                    self.assign_val(&dst, &v)
+                }
+                None => self.declare_var(*var).map(|_| ()),
+            },
+            StmtKind::Assign { target, value } => {
+                let v = self.expr(value)?;
+                let p = self.lvalue_place(target)?;
+                self.store(&p, &v)
+            }
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::If { cond, then, els } => {
+                let end = self.a.label("endif");
+                match els {
+                    None => {
+                        self.branch(cond, false, &end)?;
+                        self.block(then)?;
+                    }
+                    Some(els) => {
+                        let else_l = self.a.label("else");
+                        self.branch(cond, false, &else_l)?;
+                        self.block(then)?;
+                        self.a.bra(&end);
+                        self.a.put(&else_l);
+                        self.block(els)?;
+                    }
+                }
+                self.a.put(&end);
+                Ok(())
+            }
+            StmtKind::While { cond, body } => {
+                let head = self.a.label("while");
+                let end = self.a.label("wend");
+                self.a.put(&head);
+                self.branch(cond, false, &end)?;
+                self.frame_mut().loops.push((head.clone(), end.clone()));
+                let r = self.block(body);
+                self.frame_mut().loops.pop();
+                r?;
+                self.a.bra(&head);
+                self.a.put(&end);
+                Ok(())
+            }
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                dir,
+                body,
+            } => self.for_loop(*var, start, end, step, *dir, body),
+            StmtKind::Match { scrutinee, arms } => {
+                let sv = self.expr(scrutinee)?;
+                let end = self.a.label("mend");
+                for (pat, body) in arms {
+                    let next = self.a.label("arm");
+                    self.pattern_test(&sv, &scrutinee.ty, pat, &next)?;
+                    self.block(body)?;
+                    self.a.bra(&end);
+                    self.a.put(&next);
+                }
+                self.a.put(&end);
+                Ok(())
+            }
+            StmtKind::Break | StmtKind::Continue => {
+                let Some((cont, brk)) = self.frame().loops.last().cloned() else {
+                    return Err(self.cx.unsupported(
+                        "`break`/`continue` outside a loop".to_string(),
+                        "a loop (the validator should have caught this)",
+                    ));
+                };
+                let l = if matches!(s.kind, StmtKind::Break) {
+                    brk
+                } else {
+                    cont
+                };
+                self.a.bra(&l);
+                Ok(())
+            }
+            StmtKind::Return(v) => {
+                let val = match v {
+                    Some(e) => Some(self.expr(e)?),
+                    None => None,
+                };
+                match self.frame().ret.clone() {
+                    None => {
+                        self.a.ins("ret");
+                        Ok(())
+                    }
+                    Some((label, res)) => {
+                        if let Some(val) = val {
+                            self.assign_val(&res, &val)?;
+                        }
+                        self.a.bra(&label);
+                        Ok(())
+                    }
+                }
+            }
+            StmtKind::Barrier => {
+                self.a.ins("bar.sync 0");
+                Ok(())
+            }
+            StmtKind::WarpBarrier => {
+                self.a.ins("bar.warp.sync -1");
+                Ok(())
+            }
+            StmtKind::MemFence(scope) => {
+                self.a.ins(match scope {
+                    FenceScope::Block => "membar.cta",
+                    FenceScope::Device => "membar.gl",
+                });
+                Ok(())
+            }
+            StmtKind::Expr(e) => self.expr(e).map(|_| ()),
+            StmtKind::Pragma { body, .. } => self.block(body),
+        }
+    }
+
+    /// `for var in (start..end)[.rev()].step_by(step) { body }`, never overflowing `var`:
+    /// the distance to the bound is compared with the step before stepping.
+    fn for_loop(
+        &mut self,
+        var: VarId,
+        start: &'k Expr,
+        end: &'k Expr,
+        step: &'k Expr,
+        dir: ForDir,
+        body: &'k Block,
+    ) -> R<()> {
+        let ty = start.ty.as_scalar().unwrap_or(ScalarType::I32);
+        let wide = ty.size_bytes() == 8;
+        let c = Class::of(ty);
+        let s = self.scalar(start)?;
+        let s = self.a.copy(&s);
+        let e = self.scalar(end)?;
+        let e = self.a.copy(&e);
+        let st = self.scalar(step)?;
+        let st = self.a.copy(&st);
+        let p = self.a.tmp(Class::Pred);
+        // A step of 0 would loop forever (Rust panics): trap instead.
+        self.a.ins(format!("setp.eq.u32 {p}, {st}, 0"));
+        self.a.ins(format!("@{p} trap"));
+        let stw = if wide {
+            self.a.un("cvt.u64.u32", Class::B64, &st)
+        } else {
+            st
+        };
+        let done = self.a.label("for_end");
+        let head = self.a.label("for");
+        let next = self.a.label("for_next");
+        let cmp = if ty.is_signed() { "s" } else { "u" };
+        let bits = if wide { 64 } else { 32 };
+        let p = self.a.tmp(Class::Pred);
+        self.a.ins(format!("setp.lt.{cmp}{bits} {p}, {s}, {e}"));
+        self.a.bra_if(&p, false, &done);
+        let v = self.declare_var(var)?;
+        let Some(v) = v.opd().cloned() else {
+            return Err(self.cx.unsupported(
+                "a `for` loop over a non-integer variable".to_string(),
+                "an integer loop variable",
+            ));
+        };
+        match dir {
+            ForDir::Up => self.a.mov_to(&v, &s),
+            ForDir::Down => self.a.ins(format!("sub.s{bits} {v}, {e}, 1")),
+        }
+        self.a.put(&head);
+        self.frame_mut().loops.push((next.clone(), done.clone()));
+        let r = self.block(body);
+        self.frame_mut().loops.pop();
+        r?;
+        self.a.put(&next);
+        let rem = self.a.tmp(c);
+        let p = self.a.tmp(Class::Pred);
+        match dir {
+            ForDir::Up => {
+                self.a.ins(format!("sub.s{bits} {rem}, {e}, {v}"));
+                self.a.ins(format!("setp.le.u{bits} {p}, {rem}, {stw}"));
+                self.a.bra_if(&p, true, &done);
+                self.a.ins(format!("add.s{bits} {v}, {v}, {stw}"));
+            }
+            ForDir::Down => {
+                self.a.ins(format!("sub.s{bits} {rem}, {v}, {s}"));
+                self.a.ins(format!("setp.lt.u{bits} {p}, {rem}, {stw}"));
+                self.a.bra_if(&p, true, &done);
+                self.a.ins(format!("sub.s{bits} {v}, {v}, {stw}"));
+            }
+        }
+        self.a.bra(&head);
+        self.a.put(&done);
+        Ok(())
+    }
+
+    /// Jumps to `fail` unless `v` (of type `ty`) matches `pat`; binds the pattern's variables
+    /// when it matches.
+    pub(crate) fn pattern_test(&mut self, v: &Val, ty: &Type, pat: &Pattern, fail: &str) -> R<()> {
+        match pat {
+            Pattern::Wildcard => Ok(()),
+            Pattern::Case {
+                variant,
+                case,
+                bindings,
+            } => {
+                let def = self.cx.variant(variant)?;
+                let idx = def.cases.iter().position(|c| &c.name == case).unwrap_or(0);
+                let Val::Variant { tag, cases, .. } = v else {
+                    return Err(self.cx.unsupported(
+                        format!("pattern `{variant}::{case}` on a non-variant value"),
+                        "a variant scrutinee",
+                    ));
+                };
+                let p = self.a.tmp(Class::Pred);
+                self.a.ins(format!("setp.ne.u32 {p}, {tag}, {idx}"));
+                self.a.bra_if(&p, true, fail);
+                let payload = cases.get(idx).cloned().flatten().unwrap_or_default();
+                for (b, pv) in bindings.iter().zip(payload) {
+                    let dst = self.declare_var(*b)?;
+                    self.assign_val(&dst, &pv)?;
+                }
+                Ok(())
+            }
+            _ => {
+                let ok = self.a.label("pat_ok");
+                self.pattern_jump(v, ty, pat, &ok)?;
+                self.a.bra(fail);
+                self.a.put(&ok);
+                Ok(())
+            }
+        }
+    }
+
+    /// Jumps to `ok` if `v` matches `pat` (a pattern without bindings); falls through otherwise.
+    fn pattern_jump(&mut self, v: &Val, ty: &Type, pat: &Pattern, ok: &str) -> R<()> {
+        match pat {
+            Pattern::Wildcard => self.a.bra(ok),
+            Pattern::Or(alts) => {
+                for a in alts {
+                    self.pattern_jump(v, ty, a, ok)?;
+                }
+            }
+            Pattern::Case { variant, case, .. } => {
+                let def = self.cx.variant(variant)?;
+                let idx = def.cases.iter().position(|c| &c.name == case).unwrap_or(0);
+                let Val::Variant { tag, .. } = v else {
+                    return Err(self.cx.unsupported(
+                        format!("pattern `{variant}::{case}` on a non-variant value"),
+                        "a variant scrutinee",
+                    ));
+                };
+                let p = self.a.tmp(Class::Pred);
+                self.a.ins(format!("setp.eq.u32 {p}, {tag}, {idx}"));
+                self.a.bra_if(&p, true, ok);
+            }
+            Pattern::Int(c) => {
+                let (s, t) = self.int_scrutinee(v, ty)?;
+                let p = self.a.tmp(Class::Pred);
+                self.a
+                    .ins(format!("setp.eq{t} {p}, {s}, {}", const_text(*c)));
+                self.a.bra_if(&p, true, ok);
+            }
+            Pattern::Range(lo, hi) => {
+                let (s, t) = self.int_scrutinee(v, ty)?;
+                let p = self.a.tmp(Class::Pred);
+                let q = self.a.tmp(Class::Pred);
+                self.a
+                    .ins(format!("setp.ge{t} {p}, {s}, {}", const_text(*lo)));
+                self.a
+                    .ins(format!("setp.le{t} {q}, {s}, {}", const_text(*hi)));
+                self.a.ins(format!("and.pred {p}, {p}, {q}"));
+                self.a.bra_if(&p, true, ok);
+            }
+        }
+        Ok(())
+    }
+
+    fn int_scrutinee(&self, v: &Val, ty: &Type) -> R<(Opd, &'static str)> {
+        match (v, ty.as_scalar()) {
+            (Val::Scalar(o, _), Some(t)) if t.is_integer() => {
+                Ok((o.clone(), super::asm::ptx_type(t)))
+            }
+            _ => Err(self.cx.unsupported(
+                "an integer pattern on a non-integer value",
+                "an integer scrutinee",
+            )),
+        }
+    }
+
+    /// Jumps to `target` when `cond` evaluates to `when`; `&&`, `||` and `!` become branches
+    /// (short-circuit, nothing computed that Rust would not compute).
+    pub(crate) fn branch(&mut self, cond: &'k Expr, when: bool, target: &str) -> R<()> {
+        use spoc_ir::{BinOp, UnOp};
+        match &cond.kind {
+            ExprKind::Const(Const::Bool(c)) => {
+                if *c == when {
+                    self.a.bra(target);
+                }
+                Ok(())
+            }
+            ExprKind::Unary {
+                op: UnOp::Not,
+                operand,
+            } if operand.ty == Type::BOOL => self.branch(operand, !when, target),
+            ExprKind::Binary { op, lhs, rhs } if op.is_logical() => {
+                let is_and = *op == BinOp::LogicalAnd;
+                if is_and != when {
+                    // `a && b` false: either is false; `a || b` true: either is true.
+                    self.branch(lhs, when, target)?;
+                    self.branch(rhs, when, target)
+                } else {
+                    let skip = self.a.label(if is_and { "and" } else { "or" });
+                    self.branch(lhs, !when, &skip)?;
+                    self.branch(rhs, when, target)?;
+                    self.a.put(&skip);
+                    Ok(())
+                }
+            }
+            _ => {
+                let p = self.scalar(cond)?;
+                let p = self.pred_reg(&p);
+                self.a.bra_if(&p, when, target);
+                Ok(())
+            }
+        }
+    }
+
+    /// A predicate operand in a register (`mov.pred` of a constant).
+    pub(crate) fn pred_reg(&mut self, p: &Opd) -> Opd {
+        self.a.reg(p)
+    }
+
+    /// Inlines a call of helper `func` with argument values `args`.
+    pub(crate) fn inline_call(&mut self, func: &'k Function, args: Vec<Val>) -> R<Val> {
+        self.inlined += 1;
+        let n = self.inlined;
+        let prefix = format!("{}{}", func.name, n);
+        let idents: Vec<String> = crate::names::var_idents(&func.vars)
+            .into_iter()
+            .map(|i| format!("{prefix}_{i}"))
+            .collect();
+        let ret_label = self.a.label(&format!("{}_{n}_ret", func.name));
+        let result = self.fresh_val(&func.ret, Some(&format!("{prefix}_ret")))?;
+        self.a
+            .comment(format!("inlined call of helper `{}`", func.name));
+        self.frames.push(Frame {
+            func: Some(func),
+            vars: &func.vars,
+            idents,
+            vals: vec![None; func.vars.len()],
+            loops: Vec::new(),
+            ret: Some((ret_label.clone(), result.clone())),
+        });
+        let r = (|| -> R<()> {
+            for (p, v) in func.params.iter().zip(args) {
+                match (&p.ty, &v) {
+                    (Type::Array { space, .. }, Val::Array(arr)) => {
+                        let local = *space == MemSpace::Local;
+                        if local && p.mutable {
+                            let dst = self.declare_var(p.var)?;
+                            self.assign_val(&dst, &Val::Array(arr.clone()))?;
+                        } else {
+                            self.bind(p.var, v.clone());
+                        }
+                    }
+                    _ => {
+                        let dst = self.declare_var(p.var)?;
+                        self.assign_val(&dst, &v)?;
+                    }
+                }
+            }
+            self.block(&func.body)
+        })();
+        self.frames.pop();
+        r?;
+        self.a.put(&ret_label);
+        Ok(result)
+    }
+
+    /// The immediate operand of integer constant `c` in class of its type.
+    pub(crate) fn const_opd(&self, c: Const) -> Opd {
+        super::ops::const_opd(c)
+    }
+}
+
+/// The text of an integer constant.
+fn const_text(c: Const) -> String {
+    match c {
+        Const::I32(v) => v.to_string(),
+        Const::U32(v) => v.to_string(),
+        Const::I64(v) => v.to_string(),
+        Const::U64(v) => b64_imm(v as i128).text,
+        _ => "0".into(),
+    }
+}

@@ -1,0 +1,310 @@
+//! Scalar operators and casts, with the IR's semantics (see the module documentation of
+//! [`super`] for the instruction choices).
+
+use super::asm::{b32_imm, b64_imm, f32_imm, f64_imm, ptx_type, Class, Opd};
+use super::gen::{Gen, R};
+use super::math::Routine;
+use spoc_ir::{BinOp, Const, ScalarType, UnOp};
+
+/// The immediate operand of constant `c`.
+pub(crate) fn const_opd(c: Const) -> Opd {
+    match c {
+        Const::Bool(b) => Opd::imm(if b { "1" } else { "0" }, Class::Pred),
+        Const::I32(v) => b32_imm(v as i64),
+        Const::U32(v) => b32_imm(v as i64),
+        Const::I64(v) => b64_imm(v as i128),
+        Const::U64(v) => b64_imm(v as i128),
+        Const::F16(b) => Opd::imm(format!("0x{b:04X}"), Class::B16),
+        Const::F32(b) => f32_imm(b),
+        Const::F64(b) => f64_imm(b),
+    }
+}
+
+/// `op c` computed now, with the IR's semantics (wrapping integer negation), when exact.
+pub(crate) fn fold_unary(op: UnOp, c: Const) -> Option<Const> {
+    Some(match (op, c) {
+        (UnOp::Neg, Const::I32(v)) => Const::I32(v.wrapping_neg()),
+        (UnOp::Neg, Const::I64(v)) => Const::I64(v.wrapping_neg()),
+        (UnOp::Neg, Const::U32(v)) => Const::U32(v.wrapping_neg()),
+        (UnOp::Neg, Const::U64(v)) => Const::U64(v.wrapping_neg()),
+        (UnOp::Neg, Const::F32(b)) => Const::F32(b ^ 0x8000_0000),
+        (UnOp::Neg, Const::F64(b)) => Const::F64(b ^ (1 << 63)),
+        (UnOp::Not, Const::Bool(v)) => Const::Bool(!v),
+        (UnOp::Not, Const::I32(v)) => Const::I32(!v),
+        (UnOp::Not, Const::I64(v)) => Const::I64(!v),
+        (UnOp::Not, Const::U32(v)) => Const::U32(!v),
+        (UnOp::Not, Const::U64(v)) => Const::U64(!v),
+        _ => return None,
+    })
+}
+
+/// `c as to` computed now with Rust's `as` semantics (the IR's), when neither side is `f16`.
+pub(crate) fn fold_cast(c: Const, to: ScalarType) -> Option<Const> {
+    macro_rules! conv {
+        ($v:expr) => {{
+            let v = $v;
+            match to {
+                ScalarType::I32 => Const::I32(v as i32),
+                ScalarType::I64 => Const::I64(v as i64),
+                ScalarType::U32 => Const::U32(v as u32),
+                ScalarType::U64 => Const::U64(v as u64),
+                ScalarType::F32 => Const::F32((v as f32).to_bits()),
+                ScalarType::F64 => Const::F64((v as f64).to_bits()),
+                _ => return None,
+            }
+        }};
+    }
+    Some(match c {
+        Const::Bool(b) => match to {
+            ScalarType::Bool => c,
+            _ if to.is_integer() => conv!(b as u8),
+            _ => return None,
+        },
+        Const::I32(v) => conv!(v),
+        Const::I64(v) => conv!(v),
+        Const::U32(v) => conv!(v),
+        Const::U64(v) => conv!(v),
+        Const::F32(b) => conv!(f32::from_bits(b)),
+        Const::F64(b) => conv!(f64::from_bits(b)),
+        Const::F16(_) => return None,
+    })
+}
+
+/// The comparison keyword of `op` for `setp` (floats: `!=` is unordered, the rest ordered).
+fn cmp_word(op: BinOp, float: bool) -> &'static str {
+    match op {
+        BinOp::Eq => "eq",
+        BinOp::Ne if float => "neu",
+        BinOp::Ne => "ne",
+        BinOp::Lt => "lt",
+        BinOp::Le => "le",
+        BinOp::Gt => "gt",
+        BinOp::Ge => "ge",
+        _ => "eq",
+    }
+}
+
+impl Gen<'_, '_> {
+    /// `op a` on a value of type `t`.
+    pub(crate) fn unary(&mut self, op: UnOp, t: ScalarType, a: &Opd) -> R<Opd> {
+        let a = self.a.reg(a);
+        let c = Class::of(t);
+        Ok(match (op, t) {
+            (UnOp::Not, ScalarType::Bool) => self.a.un("not.pred", c, &a),
+            (UnOp::Not, _) => self.a.un(&format!("not{}", super::asm::bit_type(t)), c, &a),
+            (UnOp::Neg, _) if t.is_integer() => {
+                let bits = t.size_bytes() * 8;
+                self.a.un(&format!("neg.s{bits}"), c, &a)
+            }
+            (UnOp::Neg, _) => self.a.un(&format!("neg{}", ptx_type(t)), c, &a),
+        })
+    }
+
+    /// `a op b`; `lt` is the type of `a` (and of `b`, except for shifts, where `b` has `rt`).
+    pub(crate) fn binary(
+        &mut self,
+        op: BinOp,
+        lt: ScalarType,
+        a: &Opd,
+        rt: ScalarType,
+        b: &Opd,
+    ) -> R<Opd> {
+        let a = self.a.reg(a);
+        let c = Class::of(lt);
+        let ty = ptx_type(lt);
+        let float = lt.is_float();
+        let bits = lt.size_bytes() * 8;
+        if op.is_comparison() {
+            return Ok(self.compare(op, lt, &a, b));
+        }
+        Ok(match op {
+            BinOp::Add if float => self.a.bin(&format!("add.rn{ty}"), c, &a, b),
+            BinOp::Sub if float => self.a.bin(&format!("sub.rn{ty}"), c, &a, b),
+            BinOp::Mul if float => self.a.bin(&format!("mul.rn{ty}"), c, &a, b),
+            BinOp::Div if float => self.a.bin(&format!("div.rn{ty}"), c, &a, b),
+            BinOp::Rem if float => {
+                let r = if lt == ScalarType::F32 {
+                    Routine::FmodF32
+                } else {
+                    Routine::FmodF64
+                };
+                let b = self.a.reg(b);
+                self.call_routine(r, &[a, b])
+            }
+            BinOp::Add => self.a.bin(&format!("add.s{bits}"), c, &a, b),
+            BinOp::Sub => self.a.bin(&format!("sub.s{bits}"), c, &a, b),
+            BinOp::Mul => self.a.bin(&format!("mul.lo.s{bits}"), c, &a, b),
+            BinOp::Div | BinOp::Rem => self.int_div(op, lt, &a, b),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+                let word = match op {
+                    BinOp::BitAnd => "and",
+                    BinOp::BitOr => "or",
+                    _ => "xor",
+                };
+                if lt == ScalarType::Bool {
+                    let b = self.a.reg(b);
+                    self.a.bin(&format!("{word}.pred"), c, &a, &b)
+                } else {
+                    self.a.bin(&format!("{word}.b{bits}"), c, &a, b)
+                }
+            }
+            BinOp::Shl | BinOp::Shr => {
+                let amt = self.shift_amount(rt, b, bits as u32);
+                let ins = match (op, lt.is_signed()) {
+                    (BinOp::Shl, _) => format!("shl.b{bits}"),
+                    (_, true) => format!("shr.s{bits}"),
+                    (_, false) => format!("shr.u{bits}"),
+                };
+                self.a.bin(&ins, c, &a, &amt)
+            }
+            _ => unreachable!("comparisons and logical operators are handled elsewhere"),
+        })
+    }
+
+    /// The shift amount modulo the width `bits`, as a `u32` operand.
+    fn shift_amount(&mut self, rt: ScalarType, b: &Opd, bits: u32) -> Opd {
+        if b.imm {
+            if let Ok(v) = b.text.parse::<i128>() {
+                return b32_imm((v.rem_euclid(bits as i128)) as i64);
+            }
+        }
+        let b = self.a.reg(b);
+        let b32 = if rt.size_bytes() == 8 {
+            self.a.un("cvt.u32.u64", Class::B32, &b)
+        } else {
+            b
+        };
+        self.a
+            .bin("and.b32", Class::B32, &b32, &b32_imm(bits as i64 - 1))
+    }
+
+    /// Integer `/` and `%`. Signed division guards `b == -1` so that `MIN / -1` is `MIN` (the
+    /// wrapping negation) and `MIN % -1` is 0, whatever `div`/`rem` do on overflow. Division by
+    /// zero is not checked (DESIGN §2): its result is whatever the hardware gives.
+    fn int_div(&mut self, op: BinOp, t: ScalarType, a: &Opd, b: &Opd) -> Opd {
+        let c = Class::of(t);
+        let bits = t.size_bytes() * 8;
+        let word = if op == BinOp::Div { "div" } else { "rem" };
+        if !t.is_signed() {
+            return self.a.bin(&format!("{word}.u{bits}"), c, a, b);
+        }
+        if b.imm {
+            match b.text.parse::<i128>() {
+                Ok(-1) if op == BinOp::Div => return self.a.un(&format!("neg.s{bits}"), c, a),
+                Ok(-1) => return Opd::imm("0", c),
+                Ok(_) => return self.a.bin(&format!("{word}.s{bits}"), c, a, b),
+                Err(_) => {}
+            }
+        }
+        let q = self.a.bin(&format!("{word}.s{bits}"), c, a, b);
+        let p = self.a.tmp(Class::Pred);
+        self.a.ins(format!("setp.eq.s{bits} {p}, {b}, -1"));
+        let alt = if op == BinOp::Div {
+            self.a.un(&format!("neg.s{bits}"), c, a)
+        } else {
+            Opd::imm("0", c)
+        };
+        self.a.tri(&format!("selp.b{bits}"), c, &alt, &q, &p)
+    }
+
+    /// `a op b` for a comparison operator, as a predicate.
+    fn compare(&mut self, op: BinOp, t: ScalarType, a: &Opd, b: &Opd) -> Opd {
+        if t == ScalarType::Bool {
+            let b = self.a.reg(b);
+            return match op {
+                BinOp::Eq => {
+                    let x = self.a.bin("xor.pred", Class::Pred, a, &b);
+                    self.a.un("not.pred", Class::Pred, &x)
+                }
+                BinOp::Ne => self.a.bin("xor.pred", Class::Pred, a, &b),
+                _ => {
+                    // false < true: compare as 0/1.
+                    let x = self.a.tmp(Class::B32);
+                    self.a.ins(format!("selp.u32 {x}, 1, 0, {a}"));
+                    let y = self.a.tmp(Class::B32);
+                    self.a.ins(format!("selp.u32 {y}, 1, 0, {b}"));
+                    let p = self.a.tmp(Class::Pred);
+                    self.a
+                        .ins(format!("setp.{}.u32 {p}, {x}, {y}", cmp_word(op, false)));
+                    p
+                }
+            };
+        }
+        let p = self.a.tmp(Class::Pred);
+        self.a.ins(format!(
+            "setp.{}{} {p}, {a}, {b}",
+            cmp_word(op, t.is_float()),
+            ptx_type(t)
+        ));
+        p
+    }
+
+    /// `v as to` (Rust's `as`): integers truncate or extend, floats to integers round toward
+    /// zero and saturate (`cvt.rzi` saturates; NaN is forced to 0 with a `setp.nan`/`selp`,
+    /// since PTX gives `1 << (bits-1)` for some NaN conversions), integers to floats round to
+    /// nearest (`cvt.rn`), `bool` to integers is 0/1.
+    pub(crate) fn cast(&mut self, v: &Opd, from: ScalarType, to: ScalarType) -> R<Opd> {
+        use ScalarType::*;
+        if from == to {
+            return Ok(v.clone());
+        }
+        let v = self.a.reg(v);
+        let tc = Class::of(to);
+        Ok(match (from, to) {
+            (Bool, _) if to.is_integer() => {
+                let d = self.a.tmp(tc);
+                self.a.ins(format!(
+                    "selp{} {d}, 1, 0, {v}",
+                    ptx_type(to).replace(".s", ".u")
+                ));
+                d
+            }
+            (_, _) if from.is_integer() && to.is_integer() => {
+                if from.size_bytes() == to.size_bytes() {
+                    v
+                } else if to.size_bytes() > from.size_bytes() {
+                    self.a
+                        .un(&format!("cvt{}{}", ptx_type(to), ptx_type(from)), tc, &v)
+                } else {
+                    self.a.un("cvt.u32.u64", tc, &v)
+                }
+            }
+            (_, _) if from.is_integer() && to.is_float() => {
+                self.a
+                    .un(&format!("cvt.rn{}{}", ptx_type(to), ptx_type(from)), tc, &v)
+            }
+            (F16, _) if to.is_integer() => {
+                let f = self.a.un("cvt.f32.f16", Class::F32, &v);
+                return self.cast(&f, F32, to);
+            }
+            (_, _) if from.is_float() && to.is_integer() => {
+                let r = self.a.un(
+                    &format!("cvt.rzi{}{}", ptx_type(to), ptx_type(from)),
+                    tc,
+                    &v,
+                );
+                let p = self.a.tmp(Class::Pred);
+                self.a
+                    .ins(format!("setp.nan{} {p}, {v}, {v}", ptx_type(from)));
+                let bits = to.size_bytes() * 8;
+                self.a
+                    .tri(&format!("selp.b{bits}"), tc, &Opd::imm("0", tc), &r, &p)
+            }
+            (_, _) if from.is_float() && to.is_float() => {
+                let widen = to.size_bytes() > from.size_bytes();
+                let rnd = if widen { "" } else { ".rn" };
+                self.a.un(
+                    &format!("cvt{rnd}{}{}", ptx_type(to), ptx_type(from)),
+                    tc,
+                    &v,
+                )
+            }
+            _ => {
+                return Err(self.cx.unsupported(
+                    format!("a cast from `{from}` to `{to}`"),
+                    "a cast Rust allows",
+                ))
+            }
+        })
+    }
+}
