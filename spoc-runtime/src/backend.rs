@@ -163,25 +163,9 @@ pub enum SourceLang {
     Msl,
 }
 
-/// Generated or external source code: text, or SPIR-V words.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum SourceCode {
-    /// A text language (everything but SPIR-V).
-    Text(String),
-    /// A SPIR-V module.
-    Words(Vec<u32>),
-}
-
-/// A kernel's source for a backend: its language, code and entry point name.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Source {
-    /// The language of `code`.
-    pub lang: SourceLang,
-    /// The code.
-    pub code: SourceCode,
-    /// The entry point's name in `code`.
-    pub entry: String,
-}
+/// Generated source: its target, entry point and code (text, or SPIR-V words). The type of
+/// `spoc_codegen`, which produces it.
+pub use spoc_codegen::{Code, Source, Target};
 
 /// Options that change what a compile produces; part of both cache keys. The default is what
 /// [`crate::compile_kernel`] uses.
@@ -408,8 +392,15 @@ pub trait Backend: Send + Sync + 'static {
         false
     }
 
-    /// Generates source for `kernel` (JIT backends; through `spoc_codegen`). Direct and Custom
-    /// backends return `Ok(None)`.
+    /// The `spoc_codegen` target the default [`Backend::generate_source`] generates for
+    /// (`None`, the default: no source, as for Direct and Custom backends).
+    fn codegen_target(&self) -> Option<Target> {
+        None
+    }
+
+    /// Generates source for `kernel` (JIT backends). The default delegates to
+    /// `spoc_codegen::generate_source` for [`Backend::codegen_target`], and returns `Ok(None)`
+    /// without a target (Direct and Custom backends).
     ///
     /// # Errors
     /// [`Error::FeatureNotSupported`] for a construct the target lacks or a non-empty
@@ -420,8 +411,15 @@ pub trait Backend: Send + Sync + 'static {
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
-        let _ = (kernel, block, soa_params);
-        Ok(None)
+        match self.codegen_target() {
+            Some(target) => Ok(spoc_codegen::generate_source(
+                target,
+                kernel,
+                block.map(Dims::to_array),
+                soa_params,
+            )?),
+            None => Ok(None),
+        }
     }
 
     /// Compiles `source` (generated from `kernel`) for `device`, uncached.

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use spoc_ir::ContentHash;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A compile-cache key: (device, kernel name, content hash, options). `device` is
 /// backend-local in a backend's cache and global in the runtime's memo.
@@ -88,7 +88,7 @@ pub struct Ticket {
 /// A cache whose builds run outside its lock and never install a value made stale by a
 /// concurrent clear or device teardown (see the [module docs](self)).
 pub struct GuardedCache<V> {
-    state: Mutex<State<V>>,
+    state: RwLock<State<V>>,
 }
 
 impl<V: Clone> Default for GuardedCache<V> {
@@ -101,7 +101,7 @@ impl<V: Clone> GuardedCache<V> {
     /// An empty cache.
     pub fn new() -> Self {
         GuardedCache {
-            state: Mutex::new(State {
+            state: RwLock::new(State {
                 map: HashMap::new(),
                 generation: 0,
                 all_epoch: 0,
@@ -110,20 +110,25 @@ impl<V: Clone> GuardedCache<V> {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State<V>> {
-        // Every critical section is a single map operation or counter bump: a panic cannot
-        // leave the state half-updated.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    // Every critical section is a single map operation or counter bump: a panic cannot leave
+    // the state half-updated, so a poisoned lock is still usable.
+    fn read(&self) -> RwLockReadGuard<'_, State<V>> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The cached value for `key`.
+    fn lock(&self) -> RwLockWriteGuard<'_, State<V>> {
+        self.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The cached value for `key` (a shared lock: concurrent lookups do not wait on each
+    /// other).
     pub fn get(&self, key: &CacheKey) -> Option<V> {
-        self.lock().map.get(key).cloned()
+        self.read().map.get(key).cloned()
     }
 
     /// Snapshots the state a build for `device` depends on.
     pub fn begin(&self, device: usize) -> Ticket {
-        let st = self.lock();
+        let st = self.read();
         Ticket {
             device,
             generation: st.generation,
@@ -191,7 +196,7 @@ impl<V: Clone> GuardedCache<V> {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.lock().map.len()
+        self.read().map.len()
     }
 
     /// True if empty.

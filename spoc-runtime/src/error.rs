@@ -146,6 +146,36 @@ pub enum Error {
     },
 }
 
+impl From<spoc_codegen::CodegenError> for Error {
+    fn from(e: spoc_codegen::CodegenError) -> Error {
+        use spoc_codegen::CodegenError as C;
+        match e {
+            C::Invalid(ir) => Error::Ir(ir),
+            C::Unsupported {
+                kernel,
+                target,
+                node,
+                capability,
+            } => Error::FeatureNotSupported {
+                backend: target.to_string(),
+                feature: format!("{node} in kernel `{kernel}` (it needs {capability})"),
+            },
+            C::FeatureNotSupported { backend, feature } => {
+                Error::FeatureNotSupported { backend, feature }
+            }
+            C::Backend {
+                kernel,
+                target,
+                message,
+            } => Error::Compile {
+                backend: target.to_string(),
+                kernel,
+                message,
+            },
+        }
+    }
+}
+
 impl Error {
     /// A [`Error::FeatureNotSupported`].
     pub fn unsupported(backend: &str, feature: impl Into<String>) -> Error {

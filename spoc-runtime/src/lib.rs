@@ -30,7 +30,9 @@ pub mod registry;
 use std::sync::Arc;
 
 pub use args::{set_args, Arg, KernelArgs};
-pub use backend::{Backend, CompileOptions, DeviceInfo, ExecutionModel, Source, SourceLang};
+pub use backend::{
+    Backend, CompileOptions, DeviceInfo, ExecutionModel, Source, SourceLang, Target,
+};
 pub use buffer::{
     alloc_custom, alloc_custom_bytes, alloc_f32, alloc_f64, alloc_i32, alloc_i64, free,
     from_device, from_device_ptr, to_device, to_device_ptr, Buffer, DeviceCopy, RawBuffer,

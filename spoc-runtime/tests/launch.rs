@@ -451,3 +451,30 @@ fn every_scalar_converts_into_its_argument() {
         assert!(a.scalar().is_some() && a.buffer().is_none());
     }
 }
+
+/// Per-launch overhead of the memoized path on Native (run with `--ignored --nocapture` in
+/// release); asserts only a generous bound.
+#[test]
+#[ignore]
+fn launch_overhead() {
+    let dev = native();
+    let x = dev.upload(&[1.0f32]).unwrap();
+    let mut y = dev.upload(&[0.0f32]).unwrap();
+    let n = 200_000;
+    let t0 = std::time::Instant::now();
+    for _ in 0..n {
+        launch_def(
+            &dev,
+            &SAXPY,
+            dims1d(1),
+            dims1d(1),
+            0,
+            &mut [Arg::F32(1.0), (&x).into(), (&mut y).into()],
+        )
+        .unwrap();
+    }
+    let per = t0.elapsed().as_nanos() as f64 / n as f64;
+    eprintln!("{per:.0} ns per launch");
+    assert_eq!(y.to_vec().unwrap(), [n as f32]);
+    assert!(per < 100_000.0);
+}

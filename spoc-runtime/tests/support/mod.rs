@@ -6,7 +6,7 @@ use spoc_ir::{
     BinOp, Block, Const, Expr, ExprKind, Intrinsic, IrError, Kernel, LValue, Param, Stmt, StmtKind,
     Type, VarDecl, VarId, VarKind,
 };
-use spoc_runtime::backend::{DeviceInfo, ExecutionModel, Module, Source, SourceCode, SourceLang};
+use spoc_runtime::backend::{Code, DeviceInfo, ExecutionModel, Module, Source, Target};
 use spoc_runtime::cache::ModuleCache;
 use spoc_runtime::native::abi::{
     GlobalMut, GlobalRef, NativeArg, NativeFn, NativeLaunch, ThreadTrap, Trap,
@@ -466,8 +466,8 @@ impl Backend for TestBackend {
         _soa: &[&str],
     ) -> spoc_runtime::Result<Option<Source>> {
         Ok(Some(Source {
-            lang: SourceLang::CudaC,
-            code: SourceCode::Text(format!("// kernel {}", kernel.name)),
+            target: Target::CudaC,
+            code: Code::Text(format!("// kernel {}", kernel.name)),
             entry: kernel.name.clone(),
         }))
     }
