@@ -1,0 +1,381 @@
+//! Targeted checks of the PTX generator: parameter ABI, SoA, targets and capabilities, and the
+//! instruction choices that carry the IR's semantics.
+
+mod ptx_corpus;
+
+use ptx_corpus::*;
+use spoc_codegen::{generate_source_with, Capabilities, CodegenError, Options, Target};
+use spoc_ir::*;
+
+fn gen_with(k: &Kernel, soa: &[&str], caps: Capabilities) -> Result<String, CodegenError> {
+    let opts = Options {
+        block: None,
+        soa_params: soa,
+        caps,
+    };
+    generate_source_with(Target::CudaPtx, k, &opts)
+        .map(|s| s.expect("source").text().expect("text").to_string())
+}
+
+fn caps() -> Capabilities {
+    Capabilities::for_target(Target::CudaPtx)
+}
+
+/// The `.param` lines of the entry, in order.
+fn entry_params(ptx: &str) -> Vec<String> {
+    let start = ptx.find(".visible .entry").expect("an entry");
+    let body = &ptx[start..];
+    let end = body.find(')').expect("end of the parameter list");
+    body[..end]
+        .lines()
+        .filter(|l| l.trim_start().starts_with(".param"))
+        .map(|l| l.trim().trim_end_matches(',').to_string())
+        .collect()
+}
+
+/// The instruction lines of the entry only (not of the math routines).
+fn entry_body(ptx: &str) -> &str {
+    &ptx[ptx.find(".visible .entry").expect("an entry")..]
+}
+
+#[test]
+fn buffer_and_scalar_parameter_abi() {
+    let ptx = ptx(&saxpy(), &[]);
+    assert_eq!(
+        entry_params(&ptx),
+        [
+            ".param .f32 a",
+            ".param .u64 x_ptr",
+            ".param .u32 x_len",
+            ".param .u64 y_ptr",
+            ".param .u32 y_len"
+        ]
+    );
+    assert!(ptx.contains(".version 7.8\n.target sm_70\n.address_size 64\n"));
+    // read-only buffer through the non-coherent path, the written one not
+    assert!(ptx.contains("ld.global.nc.f32"));
+    assert!(ptx.contains("ld.global.f32"));
+    assert!(ptx.contains("st.global.f32"));
+}
+
+#[test]
+fn bool_and_record_parameters_are_bytes() {
+    let mut b = B::new();
+    let flag = b.param("flag", Type::BOOL);
+    let r = b.param("r", Type::Record("Pair".into()));
+    let out = b.buf_mut("out", Type::F32);
+    b.if_(flag, |b| {
+        let v = add(
+            field(r.clone(), "a", Type::F32),
+            cast(field(r, "n", Type::I64), ScalarType::F32),
+        );
+        b.store(&out, u32c(0), v);
+    });
+    let mut k = b.kernel("params");
+    k.records = vec![RecordDef {
+        name: "Pair".into(),
+        fields: vec![
+            Field {
+                name: "a".into(),
+                ty: Type::F32,
+            },
+            Field {
+                name: "n".into(),
+                ty: Type::I64,
+            },
+        ],
+    }];
+    let ptx = ptx(&k, &[]);
+    assert_eq!(
+        entry_params(&ptx),
+        [
+            ".param .u8 flag",
+            ".param .align 8 .b8 r[16]",
+            ".param .u64 out_ptr",
+            ".param .u32 out_len"
+        ]
+    );
+    // #[repr(C)]: `n` at offset 8 after padding
+    assert!(ptx.contains("ld.param.f32 %f1, [r];"), "{ptx}");
+    assert!(ptx.contains("ld.param.s64 %rd1, [r+8];"), "{ptx}");
+    assert!(ptx.contains("ld.param.u8"));
+}
+
+#[test]
+fn soa_parameters_get_one_pointer_per_field_and_a_shared_length() {
+    let soa = ptx(&particles(), &["p"]);
+    assert_eq!(
+        entry_params(&soa),
+        [
+            ".param .u64 p__soa_x",
+            ".param .u64 p__soa_v",
+            ".param .u64 p__soa_mass",
+            ".param .u32 p__soa_len",
+            ".param .u64 out_ptr",
+            ".param .u32 out_len",
+            ".param .f32 dt"
+        ]
+    );
+    // p[i].x is a 4-byte stride on its own array, `out` keeps the 12-byte record stride
+    let body = entry_body(&soa);
+    assert!(body.contains("add.s64 %rd6, %rd_p_x, %rd5;"), "{body}");
+    assert!(body.contains("mul.wide.u32 %rd19, %r_i, 12;"), "{body}");
+    assert!(!body.contains("p_ptr"));
+}
+
+#[test]
+fn empty_soa_list_is_byte_identical_to_aos() {
+    let k = particles();
+    let aos = spoc_codegen::generate_source(Target::CudaPtx, &k, None, &[]).unwrap();
+    let empty = gen_with(&k, &[], caps()).unwrap();
+    assert_eq!(aos.unwrap().text().unwrap(), empty);
+    let soa = gen_with(&k, &["p"], caps()).unwrap();
+    assert_ne!(empty, soa);
+}
+
+#[test]
+fn soa_errors_are_clear() {
+    let k = particles();
+    match gen_with(&k, &["nope"], caps()) {
+        Err(CodegenError::FeatureNotSupported { feature, .. }) => {
+            assert!(feature.contains("no parameter `nope`"), "{feature}")
+        }
+        other => panic!("expected FeatureNotSupported, got {other:?}"),
+    }
+    match gen_with(&k, &["dt"], caps()) {
+        Err(CodegenError::FeatureNotSupported { feature, .. }) => {
+            assert!(feature.contains("not a record buffer"), "{feature}")
+        }
+        other => panic!("expected FeatureNotSupported, got {other:?}"),
+    }
+    // a nested record
+    let mut b = B::new();
+    let p = b.buf_mut("p", Type::Record("Outer".into()));
+    b.store(&p, u32c(0), idx(&p, u32c(1)));
+    let mut k = b.kernel("nested");
+    k.records = vec![
+        particle(),
+        RecordDef {
+            name: "Outer".into(),
+            fields: vec![
+                Field {
+                    name: "inner".into(),
+                    ty: Type::Record("Particle".into()),
+                },
+                Field {
+                    name: "w".into(),
+                    ty: Type::F32,
+                },
+            ],
+        },
+    ];
+    match gen_with(&k, &["p"], caps()) {
+        Err(CodegenError::Unsupported {
+            capability, node, ..
+        }) => {
+            assert!(capability.contains("flat records"), "{capability}");
+            assert!(node.contains("field `inner`"), "{node}");
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    // the same kernel is fine as AoS
+    assert!(gen_with(&k, &[], caps()).is_ok());
+}
+
+#[test]
+fn generated_parameter_names_must_not_collide() {
+    let mut b = B::new();
+    let x = b.buf_mut("x", Type::F32);
+    let xp = b.param("x_ptr", Type::F32);
+    b.store(&x, u32c(0), xp);
+    match gen_with(&b.kernel("clash"), &[], caps()) {
+        Err(CodegenError::FeatureNotSupported { feature, .. }) => {
+            assert!(feature.contains("`x_ptr`"), "{feature}")
+        }
+        other => panic!("expected a collision error, got {other:?}"),
+    }
+}
+
+#[test]
+fn target_follows_the_compute_capability() {
+    let k = saxpy();
+    let target = |cc| {
+        let mut c = caps();
+        c.compute_capability = cc;
+        gen_with(&k, &[], c).map(|p| {
+            p.lines()
+                .find(|l| l.starts_with(".target"))
+                .unwrap()
+                .to_string()
+        })
+    };
+    assert_eq!(target(None).unwrap(), ".target sm_70");
+    assert_eq!(target(Some((9, 0))).unwrap(), ".target sm_90");
+    assert_eq!(target(Some((8, 6))).unwrap(), ".target sm_86");
+    assert_eq!(target(Some((8, 8))).unwrap(), ".target sm_87");
+    assert_eq!(target(Some((12, 0))).unwrap(), ".target sm_90");
+    assert_eq!(target(Some((6, 1))).unwrap(), ".target sm_61");
+    assert!(matches!(
+        target(Some((3, 5))),
+        Err(CodegenError::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn capabilities_gate_atomics_and_warp_operations() {
+    let k = shared_atomics_warp();
+    let mut c = caps();
+    c.subgroups = false;
+    match gen_with(&k, &[], c) {
+        Err(CodegenError::Unsupported { capability, .. }) => {
+            assert!(capability.contains("warp"), "{capability}")
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    let mut c = caps();
+    c.float_atomic_add = false;
+    assert!(matches!(
+        gen_with(&k, &[], c),
+        Err(CodegenError::Unsupported { .. })
+    ));
+    let mut c = caps();
+    c.int64_atomics = false;
+    assert!(matches!(
+        gen_with(&k, &[], c),
+        Err(CodegenError::Unsupported { .. })
+    ));
+    // f64 atomic add needs sm_60
+    let mut b = B::new();
+    let s = b.buf_mut("s", Type::F64);
+    b.expr(atomic(AtomicOp::Add, vec![s, u32c(0), f64c(1.0)]));
+    let k = b.kernel("add_f64");
+    let mut c = caps();
+    c.compute_capability = Some((5, 2));
+    match gen_with(&k, &[], c) {
+        Err(CodegenError::Unsupported { capability, .. }) => {
+            assert!(capability.contains("6.0"), "{capability}")
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    let mut c = caps();
+    c.compute_capability = Some((6, 0));
+    assert!(gen_with(&k, &[], c)
+        .unwrap()
+        .contains("atom.global.add.f64"));
+    // warp operations use the active mask on sm_70+, the full warp before
+    let k = shared_atomics_warp();
+    let mut c = caps();
+    c.compute_capability = Some((6, 1));
+    let old = gen_with(&k, &[], c).unwrap();
+    assert!(!old.contains("activemask"));
+    assert!(old.contains("vote.sync.any.pred %p7, %p6, -1;"), "{old}");
+    let new = ptx(&k, &[]);
+    assert!(new.contains("activemask.b32"));
+}
+
+#[test]
+fn no_approximate_instructions_and_no_contraction() {
+    for (name, k, soa) in all() {
+        let p = ptx(&k, &soa);
+        for bad in [".approx", ".ftz", "mad.f32", "mad.rn", "fma.f32 "] {
+            assert!(!p.contains(bad), "{name} contains `{bad}`");
+        }
+        // every float add/sub/mul/div names its rounding
+        for l in p.lines() {
+            let l = l.trim();
+            for op in ["add.f", "sub.f", "mul.f", "div.f"] {
+                assert!(!l.starts_with(op), "{name}: `{l}` has no rounding mode");
+            }
+        }
+    }
+    // saxpy: a multiply then an add, never an fma
+    let p = ptx(&saxpy(), &[]);
+    assert!(!p.contains("fma"));
+    assert!(p.contains("mul.rn.f32") && p.contains("add.rn.f32"));
+    // mul_add is the one fma
+    let mut b = B::new();
+    let x = b.buf_mut("x", Type::F32);
+    b.store(
+        &x,
+        u32c(0),
+        math(MathFn::MulAdd, vec![idx(&x, u32c(1)), f32c(2.0), f32c(3.0)]),
+    );
+    let p = ptx(&b.kernel("fma1"), &[]);
+    assert_eq!(p.matches("fma.rn.f32").count(), 1, "{p}");
+}
+
+#[test]
+fn integer_semantics_guards() {
+    let p = ptx(&int_ops(), &[]);
+    // MIN / -1 and MIN % -1 are selected, not left to div/rem
+    assert!(p.contains("setp.eq.s32 %p2, %r_y, -1;"), "{p}");
+    assert!(p.contains("selp.b32 %r10, %r9, %r8, %p2;"), "{p}");
+    assert!(p.contains("selp.b32 %r13, 0, %r12, %p3;"), "{p}");
+    // division by the constant -1 is a negation
+    assert!(p.contains("// line 14: out[((i * 7u32) + 6u32)] = (x / -1);\n\tneg.s32"));
+    // shift amounts are reduced modulo the width first
+    assert!(p.contains("and.b32 %r16, %r_y, 31;\n\tshl.b32 %r17, %r_x, %r16;"));
+    assert!(p.contains("and.b32 %r55, %r_u, 63;\n\tshl.b64"));
+    // signed >> is arithmetic, unsigned >> logical
+    assert!(p.contains("shr.s32") && p.contains("shr.u32"));
+}
+
+#[test]
+fn float_to_int_casts_force_nan_to_zero() {
+    let p = ptx(&casts(), &[]);
+    for t in ["s32", "u32", "s64", "u64"] {
+        assert!(p.contains(&format!("cvt.rzi.{t}.f64")), "{t}");
+    }
+    assert_eq!(p.matches("setp.nan.f64").count(), 5, "{p}");
+    assert!(p.contains("cvt.rn.f16.f32"));
+    assert!(p.contains("st.global.b16"));
+}
+
+#[test]
+fn short_circuit_conditions_branch() {
+    // `k < 100 && k < i` in a loop condition: two branches, no and.pred
+    let p = ptx(&loops(), &[]);
+    assert!(p.contains(
+        "setp.lt.u32 %p11, %r_k, 100;\n\t@!%p11 bra $L_wend_1;\n\tsetp.lt.u32 %p12, %r_k, %r_i;\n\t@!%p12 bra $L_wend_1;"
+    ), "{p}");
+    // `i < n && x[i] > 0` as a value: the load happens only after the test
+    let mut b = B::new();
+    let x = b.buf("x", Type::F32);
+    let out = b.buf_mut("out", Type::U32);
+    let i = b.let_("i", gid());
+    let ok = b.let_(
+        "ok",
+        and(
+            lt(i.clone(), len(&x)),
+            bin(BinOp::Gt, idx(&x, i.clone()), f32c(0.0)),
+        ),
+    );
+    b.store(&out, u32c(0), cast(ok, ScalarType::U32));
+    let p = ptx(&b.kernel("guarded"), &[]);
+    let branch = p.find("bra $L_and_end").expect("a branch around the load");
+    let load = p.find("ld.global.nc.f32").expect("the load");
+    assert!(branch < load, "{p}");
+}
+
+#[test]
+fn dynamic_shared_memory_is_extern() {
+    let p = ptx(&records_match(), &[]);
+    assert!(p.contains(".extern .shared .align 16 .b8 spoc_dyn_smem[];"));
+    assert!(p.contains("mov.u64 %rd15, spoc_dyn_smem;"));
+    let p = ptx(&shared_atomics_warp(), &[]);
+    assert!(p.contains(".shared .align 4 .f32 $smem_tile[256];"));
+    assert!(!p.contains("spoc_dyn_smem"));
+}
+
+#[test]
+fn math_routines_are_emitted_only_when_used() {
+    let p = ptx(&saxpy(), &[]);
+    assert!(!p.contains(".func"));
+    let p = ptx(&math_all(), &[]);
+    for f in ["exp", "ln", "sin", "atan2", "pow", "hypot", "fmod", "powi"] {
+        assert!(p.contains(&format!("spoc_math_{f}_f64")), "{f}");
+    }
+    // f32 hypot is inline (exact in f64), f32 powi is its own routine
+    assert!(p.contains("spoc_math_powi_f32"));
+    assert!(!p.contains("spoc_math_hypot_f32"));
+}
