@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// Alignment of every host allocation, in bytes: enough for any scalar and for the elements a
-/// buffer accepts ([`crate::buffer::MAX_ELEM_ALIGN`]). Not more: the system allocator serves
+/// buffer accepts ([`crate::MAX_ELEM_ALIGN`]). Not more: the system allocator serves
 /// zeroed memory of this alignment with `calloc`, whose large blocks are fresh pages zeroed
 /// lazily by the OS, where a larger alignment would memset the whole block.
 pub const HOST_ALIGN: usize = 16;

@@ -36,6 +36,7 @@ pub use backend::{
 pub use buffer::{
     alloc_custom, alloc_custom_bytes, alloc_f32, alloc_f64, alloc_i32, alloc_i64, free,
     from_device, from_device_ptr, to_device, to_device_ptr, Buffer, DeviceCopy, RawBuffer,
+    MAX_ELEM_ALIGN,
 };
 pub use device::{all_devices, device_is_of_backend, init_device, Capabilities, Device};
 pub use dims::{dims1d, dims2d, dims3d, Dims};
