@@ -1,0 +1,392 @@
+//! Small `static inline` helper functions the generated code calls where C's own operators
+//! would be undefined or differ from the IR's semantics. Each is emitted only when used.
+
+use super::ctx::Ctx;
+use super::dialect::{Dialect, Storage};
+use spoc_ir::{MemSpace, ScalarType};
+
+fn t(d: Dialect, s: ScalarType) -> &'static str {
+    d.scalar(s, Storage::Value)
+}
+
+/// The suffix used in helper names (`i32`, `f64`, …).
+fn sfx(s: ScalarType) -> &'static str {
+    s.rust_name()
+}
+
+/// `(T)~0 >> 1` style constants: the minimum of a signed type as a C expression.
+fn signed_min(d: Dialect, s: ScalarType) -> &'static str {
+    match (s, d.is_opencl()) {
+        (ScalarType::I32, _) => "(-2147483647 - 1)",
+        (_, true) => "(-9223372036854775807L - 1L)",
+        (_, false) => "(-9223372036854775807LL - 1LL)",
+    }
+}
+
+/// `a / b` on a signed type, with `MIN / -1` wrapping to `MIN` (C leaves it undefined).
+pub(crate) fn div_signed(ctx: &mut Ctx, s: ScalarType) -> String {
+    let name = format!("spoc_div_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let (ty, u) = (t(d, s), t(d, Dialect::unsigned_of(s)));
+        format!(
+            "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    \
+             /* MIN / -1 overflows in C; the IR wraps it to MIN. */\n    \
+             return b == -1 ? ({ty})(0 - ({u})a) : a / b;\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// `a % b` on a signed type, with `MIN % -1` = 0 (C leaves it undefined).
+pub(crate) fn rem_signed(ctx: &mut Ctx, s: ScalarType) -> String {
+    let name = format!("spoc_rem_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let ty = t(d, s);
+        format!(
+            "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    \
+             return b == -1 ? 0 : a % b;\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// Wrapping absolute value of a signed integer (`abs(MIN)` = `MIN`).
+pub(crate) fn abs_signed(ctx: &mut Ctx, s: ScalarType) -> String {
+    let name = format!("spoc_abs_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let (ty, u) = (t(d, s), t(d, Dialect::unsigned_of(s)));
+        format!(
+            "{q} inline {ty} {name}({ty} a) {{\n    \
+             return a < 0 ? ({ty})(0 - ({u})a) : a;\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// Integer `min` or `max` (`is_max`).
+pub(crate) fn min_max_int(ctx: &mut Ctx, s: ScalarType, is_max: bool) -> String {
+    let op = if is_max { "max" } else { "min" };
+    let name = format!("spoc_{op}_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let ty = t(d, s);
+        let cmp = if is_max { ">" } else { "<" };
+        format!(
+            "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    return a {cmp} b ? a : b;\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// Float to integer as Rust's `as`: truncation toward zero, saturating at the integer type's
+/// bounds, NaN to 0 (a plain C cast is undefined out of range).
+pub(crate) fn float_to_int(ctx: &mut Ctx, from: ScalarType, to: ScalarType) -> String {
+    let name = format!("spoc_{}_to_{}", sfx(from), sfx(to));
+    ctx.helper(&name, |d| {
+        let (ft, it) = (t(d, from), t(d, to));
+        let f = if from == ScalarType::F32 { "f" } else { "" };
+        // Bounds are powers of two, exact in both float types.
+        let (lo_test, lo_val, hi) = match to {
+            ScalarType::I32 => (
+                format!("x <= -2147483648.0{f}"),
+                signed_min(d, to).to_string(),
+                ("2147483648.0", "2147483647".to_string()),
+            ),
+            ScalarType::I64 => (
+                format!("x <= -9223372036854775808.0{f}"),
+                signed_min(d, to).to_string(),
+                (
+                    "9223372036854775808.0",
+                    if d.is_opencl() {
+                        "9223372036854775807L".into()
+                    } else {
+                        "9223372036854775807LL".into()
+                    },
+                ),
+            ),
+            ScalarType::U32 => (
+                format!("x <= -1.0{f}"),
+                "0u".into(),
+                ("4294967296.0", "4294967295u".to_string()),
+            ),
+            _ => (
+                format!("x <= -1.0{f}"),
+                if d.is_opencl() { "0ul" } else { "0ull" }.into(),
+                (
+                    "18446744073709551616.0",
+                    if d.is_opencl() {
+                        "18446744073709551615ul".into()
+                    } else {
+                        "18446744073709551615ull".into()
+                    },
+                ),
+            ),
+        };
+        format!(
+            "{q} inline {it} {name}({ft} x) {{\n    \
+             /* Rust `as`: NaN -> 0, saturate out of range, else truncate. */\n    \
+             if (x != x) return 0;\n    \
+             if ({lo_test}) return {lo_val};\n    \
+             if (x >= {}{f}) return {};\n    \
+             return ({it})x;\n}}\n",
+            hi.0,
+            hi.1,
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// `f16` bits to `f32` (exact).
+pub(crate) fn f16_to_f32(ctx: &mut Ctx) -> String {
+    let name = "spoc_f16_to_f32".to_string();
+    ctx.helper(&name, |d| {
+        let (u32t, u16t) = (t(d, ScalarType::U32), t(d, ScalarType::F16));
+        format!(
+            "{q} inline float {name}({u16t} h) {{\n    \
+             {u32t} sign = (({u32t})h & 0x8000u) << 16;\n    \
+             {u32t} ex = (({u32t})h >> 10) & 0x1fu;\n    \
+             {u32t} man = ({u32t})h & 0x3ffu;\n    \
+             {u32t} bits;\n    \
+             if (ex == 0x1fu) {{\n        \
+             bits = sign | 0x7f800000u | (man << 13); /* infinity or NaN */\n    \
+             }} else if (ex != 0u) {{\n        \
+             bits = sign | ((ex + 112u) << 23) | (man << 13); /* normal */\n    \
+             }} else if (man == 0u) {{\n        \
+             bits = sign; /* zero */\n    \
+             }} else {{\n        \
+             /* subnormal: normalise the mantissa */\n        \
+             {u32t} e = 113u;\n        \
+             while ((man & 0x400u) == 0u) {{\n            \
+             man <<= 1;\n            \
+             e -= 1u;\n        \
+             }}\n        \
+             bits = sign | (e << 23) | ((man & 0x3ffu) << 13);\n    \
+             }}\n    \
+             return {fb}(bits);\n}}\n",
+            q = d.device_fn(),
+            fb = d.f32_from_bits()
+        )
+    });
+    name
+}
+
+/// `f32` or `f64` to `f16` bits, rounding to nearest even (one rounding, as Rust's `as f16`).
+pub(crate) fn float_to_f16(ctx: &mut Ctx, from: ScalarType) -> String {
+    let name = format!("spoc_{}_to_f16", sfx(from));
+    ctx.helper(&name, |d| {
+        let u16t = t(d, ScalarType::F16);
+        let ft = t(d, from);
+        // (unsigned bits type, its literal suffix, bits expression, exponent bits, mantissa
+        //  bits, exponent bias)
+        let (ut, us, bits, man_bits, exp_mask, bias) = if from == ScalarType::F32 {
+            (
+                t(d, ScalarType::U32),
+                "u",
+                format!("{}(f)", d.f32_bits()),
+                23u32,
+                "0xffu",
+                127i32,
+            )
+        } else {
+            (
+                t(d, ScalarType::U64),
+                if d.is_opencl() { "ul" } else { "ull" },
+                d.f64_bits("f"),
+                52u32,
+                "0x7ffu",
+                1023i32,
+            )
+        };
+        let drop = man_bits - 10; // mantissa bits dropped for a normal f16
+        format!(
+            "{q} inline {u16t} {name}({ft} f) {{\n    \
+             {ut} x = {bits};\n    \
+             unsigned int sign = (unsigned int)(x >> {sign_shift}) & 0x8000u;\n    \
+             int ex = (int)((x >> {man_bits}) & {exp_mask});\n    \
+             {ut} man = x & ((({ut})1{us} << {man_bits}) - 1{us});\n    \
+             if (ex == {exp_all}) {{\n        \
+             /* infinity, or NaN kept quiet with its top payload bits */\n        \
+             return ({u16t})(sign | 0x7c00u | (man != 0{us} ? 0x200u | (unsigned int)(man >> {drop}) : 0u));\n    \
+             }}\n    \
+             int e = ex - {rebias}; /* f16 biased exponent */\n    \
+             if (e >= 31) return ({u16t})(sign | 0x7c00u); /* overflow: infinity */\n    \
+             {ut} m;\n    \
+             {ut} rem;\n    \
+             {ut} halfway;\n    \
+             if (e <= 0) {{\n        \
+             /* f16 subnormal (or zero) */\n        \
+             if (e < -10) return ({u16t})sign;\n        \
+             man |= ({ut})1{us} << {man_bits};\n        \
+             unsigned int shift = (unsigned int)({sub_shift} - e);\n        \
+             m = man >> shift;\n        \
+             rem = man & ((({ut})1{us} << shift) - 1{us});\n        \
+             halfway = ({ut})1{us} << (shift - 1u);\n        \
+             e = 0;\n    \
+             }} else {{\n        \
+             m = man >> {drop};\n        \
+             rem = man & ((({ut})1{us} << {drop}) - 1{us});\n        \
+             halfway = ({ut})1{us} << {drop_m1};\n    \
+             }}\n    \
+             if (rem > halfway || (rem == halfway && (m & 1{us}) != 0{us})) {{\n        \
+             m += 1{us}; /* a carry into the exponent is the right result */\n    \
+             }}\n    \
+             return ({u16t})(sign | (((unsigned int)e << 10) + (unsigned int)m));\n}}\n",
+            q = d.device_fn(),
+            sign_shift = man_bits + (if from == ScalarType::F32 { 8 } else { 11 }) - 15,
+            exp_all = if from == ScalarType::F32 { 255 } else { 2047 },
+            rebias = bias - 15,
+            sub_shift = drop + 1,
+            drop_m1 = drop - 1,
+        )
+    });
+    name
+}
+
+/// `signum` as Rust defines it: NaN for NaN, else ±1 with the sign of `x` (zeros included).
+pub(crate) fn signum(ctx: &mut Ctx, s: ScalarType) -> String {
+    let name = format!("spoc_signum_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let ty = t(d, s);
+        let (one, cs) = match (s, d.is_opencl()) {
+            (ScalarType::F32, true) => ("1.0f", "copysign"),
+            (ScalarType::F32, false) => ("1.0f", "copysignf"),
+            (_, _) => ("1.0", "copysign"),
+        };
+        format!(
+            "{q} inline {ty} {name}({ty} x) {{\n    return x != x ? x : {cs}({one}, x);\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// `powi` by repeated squaring, the algorithm of LLVM's `__powisf2` that Rust's `powi` uses.
+pub(crate) fn powi(ctx: &mut Ctx, s: ScalarType) -> String {
+    let name = format!("spoc_powi_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let ty = t(d, s);
+        let one = if s == ScalarType::F32 { "1.0f" } else { "1.0" };
+        format!(
+            "{q} inline {ty} {name}({ty} a, int b) {{\n    \
+             int recip = b < 0;\n    \
+             {ty} r = {one};\n    \
+             while (1) {{\n        \
+             if (b & 1) r *= a;\n        \
+             b /= 2;\n        \
+             if (b == 0) break;\n        \
+             a *= a;\n    \
+             }}\n    \
+             return recip ? {one} / r : r;\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// The linear thread index in the block modulo the warp size (CUDA/HIP).
+pub(crate) fn lane_id(ctx: &mut Ctx) -> String {
+    let name = "spoc_lane_id".to_string();
+    ctx.helper(&name, |d| {
+        format!(
+            "{q} inline unsigned int {name}(void) {{\n    \
+             unsigned int linear = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;\n    \
+             return linear & ((unsigned int)warpSize - 1u);\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// Float atomic add by a compare-and-swap loop on the bits; returns the previous value.
+pub(crate) fn atomic_add_float_cas(ctx: &mut Ctx, s: ScalarType, space: MemSpace) -> String {
+    let cl = ctx.d.is_opencl();
+    let name = if cl {
+        let sp = if space == MemSpace::Shared {
+            "local"
+        } else {
+            "global"
+        };
+        format!("spoc_atomic_add_{}_{sp}", sfx(s))
+    } else {
+        format!("spoc_atomic_add_{}", sfx(s))
+    };
+    ctx.helper(&name, |d| {
+        let ty = t(d, s);
+        let wide = s == ScalarType::F64;
+        let ut = t(
+            d,
+            if wide {
+                ScalarType::U64
+            } else {
+                ScalarType::U32
+            },
+        );
+        let sum_bits = if wide {
+            d.f64_bits(&format!("{} + v", d.f64_from_bits("old")))
+        } else {
+            format!("{}({}(old) + v)", d.f32_bits(), d.f32_from_bits())
+        };
+        let prev = if wide {
+            d.f64_from_bits("old")
+        } else {
+            format!("{}(old)", d.f32_from_bits())
+        };
+        let (ptr, uptr, cas) = if cl {
+            let sp = if space == MemSpace::Shared {
+                "__local"
+            } else {
+                "__global"
+            };
+            (
+                format!("volatile {sp} {ty}*"),
+                format!("volatile {sp} {ut}*"),
+                if wide {
+                    "atom_cmpxchg"
+                } else {
+                    "atomic_cmpxchg"
+                },
+            )
+        } else {
+            (format!("{ty}*"), format!("{ut}*"), "atomicCAS")
+        };
+        format!(
+            "{q} inline {ty} {name}({ptr} p, {ty} v) {{\n    \
+             {uptr} u = ({uptr})p;\n    \
+             {ut} old = *u;\n    \
+             while (1) {{\n        \
+             {ut} seen = {cas}(u, old, {sum_bits});\n        \
+             if (seen == old) return {prev};\n        \
+             old = seen;\n    \
+             }}\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// Signed 64-bit atomic min or max by a compare-and-swap loop (CUDA/HIP, whose signed 64-bit
+/// overloads are not available everywhere); returns the previous value.
+pub(crate) fn atomic_minmax_i64_cas(ctx: &mut Ctx, is_max: bool) -> String {
+    let op = if is_max { "max" } else { "min" };
+    let name = format!("spoc_atomic_{op}_i64");
+    ctx.helper(&name, |d| {
+        let cmp = if is_max { ">" } else { "<" };
+        format!(
+            "{q} inline long long {name}(long long* p, long long v) {{\n    \
+             unsigned long long* u = (unsigned long long*)p;\n    \
+             unsigned long long old = *u;\n    \
+             while (v {cmp} (long long)old) {{\n        \
+             unsigned long long seen = atomicCAS(u, old, (unsigned long long)v);\n        \
+             if (seen == old) break;\n        \
+             old = seen;\n    \
+             }}\n    \
+             return (long long)old;\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}

@@ -1,0 +1,178 @@
+//! Runs real compilers on generated C-family sources: clang for OpenCL C and CUDA C (device
+//! side, syntax only, with `cuda_decls.h` standing in for NVRTC's built-in declarations), and
+//! hipcc for HIP C. Shared by `spoc-codegen/tests/c_toolchains.rs` and the root package's
+//! `tests/codegen_c.rs` (through `#[path]`).
+//!
+//! A missing tool is a skip, printed with the reason, unless `SPOC_REQUIRE_TOOLCHAINS=1`, which
+//! makes it a failure (CI sets it once the tools are installed). `SPOC_CLANG` and `SPOC_HIPCC`
+//! name the tools explicitly.
+#![allow(dead_code)]
+
+use spoc_codegen::Target;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The declarations header for checking CUDA C with clang.
+pub const CUDA_DECLS: &str = include_str!("cuda_decls.h");
+
+/// True if `SPOC_REQUIRE_TOOLCHAINS=1`.
+pub fn required() -> bool {
+    std::env::var("SPOC_REQUIRE_TOOLCHAINS").is_ok_and(|v| v == "1")
+}
+
+fn runs(cmd: &str, arg: &str) -> bool {
+    Command::new(cmd)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A clang that can check OpenCL C and CUDA device code for sm_90 (clang 16 or newer), if any.
+pub fn clang() -> Option<String> {
+    if let Ok(c) = std::env::var("SPOC_CLANG") {
+        return Some(c);
+    }
+    ["clang-19", "clang-18", "clang-17", "clang-16", "clang"]
+        .into_iter()
+        .find(|c| runs(c, "--version"))
+        .map(str::to_string)
+}
+
+/// hipcc, if installed.
+pub fn hipcc() -> Option<String> {
+    let c = std::env::var("SPOC_HIPCC").unwrap_or_else(|_| "hipcc".into());
+    if Command::new(&c).arg("--version").output().is_ok() {
+        Some(c)
+    } else {
+        None
+    }
+}
+
+/// The compiler for `target` and why it is missing.
+pub fn tool(target: Target) -> Result<String, String> {
+    match target {
+        Target::Hip => hipcc().ok_or_else(|| {
+            "hipcc not found (Debian: apt-get install hipcc libamdhip64-dev)".to_string()
+        }),
+        _ => clang().ok_or_else(|| {
+            "clang not found (Debian bookworm: apt-get install clang-19; or set SPOC_CLANG)"
+                .to_string()
+        }),
+    }
+}
+
+/// A fresh directory for the sources of one test.
+pub fn work_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("spoc-c-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the work directory");
+    dir
+}
+
+/// Compiles (syntax only) `source` for `target` with `tool`, in `dir`, as file `name`; returns
+/// the compiler's diagnostics on failure.
+pub fn check(
+    tool: &str,
+    target: Target,
+    dir: &Path,
+    name: &str,
+    source: &str,
+) -> Result<(), String> {
+    let file = dir.join(format!("{name}.{}", target.file_extension()));
+    std::fs::write(&file, source).map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(tool);
+    match target {
+        Target::OpenCl => {
+            // Warp operations need OpenCL C 2.0 and a target that declares the subgroup
+            // extensions (the generated header says so).
+            let std = if source.contains("sub_group_") {
+                ["-cl-std=CL2.0", "-target", "spir64"].as_slice()
+            } else {
+                ["-cl-std=CL1.2"].as_slice()
+            };
+            cmd.args(["-x", "cl", "-fsyntax-only", "-Werror"])
+                .args(std)
+                .args(["-Xclang", "-finclude-default-header"]);
+        }
+        Target::CudaC => {
+            let decls = dir.join("cuda_decls.h");
+            std::fs::write(&decls, CUDA_DECLS).map_err(|e| e.to_string())?;
+            cmd.args([
+                "-x",
+                "cuda",
+                "--cuda-gpu-arch=sm_90",
+                "--cuda-device-only",
+                "-nocudainc",
+                "-nocudalib",
+                "-fsyntax-only",
+                "-Werror",
+                "-include",
+            ])
+            .arg(&decls);
+        }
+        Target::Hip => {
+            // hiprtc predefines the HIP device API; hipcc gets it from hip_runtime.h.
+            cmd.args([
+                "--offload-arch=gfx90a",
+                "--cuda-device-only",
+                "-fsyntax-only",
+                "-x",
+                "hip",
+                "-include",
+                "hip/hip_runtime.h",
+            ]);
+        }
+        _ => return Err(format!("{target:?} is not a C-family target")),
+    }
+    let out = cmd
+        .arg(&file)
+        .output()
+        .map_err(|e| format!("{tool}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{tool} rejected {}:\n{}\n--- source ---\n{source}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// Checks every `(name, target, source)` with the real compilers; panics listing every
+/// failure. Targets whose tool is missing are skipped with a printed reason, or fail when
+/// [`required`].
+pub fn check_all(test: &str, sources: &[(String, Target, String)]) {
+    let dir = work_dir(test);
+    let mut failures = Vec::new();
+    let mut skipped = Vec::new();
+    let mut checked = 0;
+    for (name, target, source) in sources {
+        match tool(*target) {
+            Err(why) => {
+                if !skipped.contains(&why) {
+                    skipped.push(why);
+                }
+            }
+            Ok(t) => {
+                checked += 1;
+                if let Err(e) = check(&t, *target, &dir, name, source) {
+                    failures.push(e);
+                }
+            }
+        }
+    }
+    for why in &skipped {
+        eprintln!("SKIPPED ({test}): {why}");
+    }
+    if !skipped.is_empty() && required() {
+        panic!("SPOC_REQUIRE_TOOLCHAINS=1 but: {}", skipped.join("; "));
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} sources failed to compile:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    eprintln!("{test}: {checked} sources compiled cleanly");
+}
