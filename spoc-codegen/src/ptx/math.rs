@@ -180,6 +180,60 @@ const TWO_OVER_PI: u64 = 0x3FE45F306DC9C883;
 const SQRT2: u64 = 0x3FF6A09E667F3BCD;
 const TAN_PI_8: u64 = 0x3FDA827999FCEF32;
 
+/// The `.const` table of the bits of 2/π used by Payne–Hanek reduction.
+const TWO_OVER_PI_TABLE: &str = "spoc_math_two_over_pi";
+
+/// Bits 1..1408 of 2/π, 64 per word, most significant first (computed from Machin's formula to
+/// 500 digits).
+const TWO_OVER_PI_BITS: [u64; 22] = [
+    0xA2F9836E4E441529,
+    0xFC2757D1F534DDC0,
+    0xDB6295993C439041,
+    0xFE5163ABDEBBC561,
+    0xB7246E3A424DD2E0,
+    0x06492EEA09D1921C,
+    0xFE1DEB1CB129A73E,
+    0xE88235F52EBB4484,
+    0xE99C7026B45F7E41,
+    0x3991D639835339F4,
+    0x9C845F8BBDF9283B,
+    0x1FF897FFDE05980F,
+    0xEF2F118B5A0A6D1F,
+    0x6D367ECF27CB09B7,
+    0x4F463F669E5FEA2D,
+    0x7527BAC7EBE5F17B,
+    0x3D0739F78A5292EA,
+    0x6BFB5FB11F8D5D08,
+    0x56033046FC7B6BAB,
+    0xF0CFBC209AF4361D,
+    0xA9E391615EE61B08,
+    0x6599855F14A06840,
+];
+
+/// Module-scope declarations the routines in `used` need (the 2/π table for sin/cos/tan), to be
+/// emitted before them.
+pub(crate) fn prelude(used: &std::collections::BTreeSet<Routine>) -> String {
+    let trig = [Routine::SinF64, Routine::CosF64, Routine::TanF64];
+    if !trig.iter().any(|r| used.contains(r)) {
+        return String::new();
+    }
+    // A leading zero word stands for the bits at and before the binary point.
+    let words: Vec<String> = std::iter::once(0u64)
+        .chain(TWO_OVER_PI_BITS)
+        .map(|w| format!("0x{w:016X}"))
+        .collect();
+    let mut s = format!(
+        ".const .align 8 .u64 {TWO_OVER_PI_TABLE}[{}] = {{\n",
+        words.len()
+    );
+    for chunk in words.chunks(4) {
+        s.push_str(&format!("\t{},\n", chunk.join(", ")));
+    }
+    s.truncate(s.len() - 2);
+    s.push_str("\n};\n\n");
+    s
+}
+
 fn k(bits: u64) -> Opd {
     f64_imm(bits)
 }
@@ -382,16 +436,31 @@ impl M<'_> {
     }
 
     /// `sin` and `cos` of the reduced argument, and the quadrant: `x = q π/2 + r`,
-    /// `|r| <= π/4`, with π/2 in three parts applied by `fma` (accurate for `|x| < 2^30`; no
-    /// Payne–Hanek reduction beyond).
+    /// `|r| <= π/4`. Below 2^26, π/2 in three parts applied by `fma` (Cody–Waite); from 2^26 on,
+    /// Payne–Hanek ([`M::payne_hanek`]). Infinities and NaN give NaN.
     fn sincos_parts(&mut self, x: &Opd) -> (Opd, Opd, Opd) {
+        let r = self.a.tmp(Class::F64);
+        let q = self.a.tmp(Class::B32);
+        let ax = self.abs(x);
+        let big = self.setp("ge", &ax, &k(0x4190_0000_0000_0000)); // 2^26
+        let ph = self.a.label("sincos_ph");
+        let join = self.a.label("sincos_join");
+        self.a.bra_if(&big, true, &ph);
         let t = self.mul(x, &k(TWO_OVER_PI));
         let kf = self.un("cvt.rni.f64.f64", &t);
         let nk = self.neg(&kf);
-        let r = self.fma(&nk, &k(PI_2_HI), x);
-        let r = self.fma(&nk, &k(PI_2_LO), &r);
-        let r = self.fma(&nk, &k(PI_2_LO2), &r);
-        let q = self.a.un("cvt.rni.s32.f64", Class::B32, &kf);
+        let r1 = self.fma(&nk, &k(PI_2_HI), x);
+        let r1 = self.fma(&nk, &k(PI_2_LO), &r1);
+        let r1 = self.fma(&nk, &k(PI_2_LO2), &r1);
+        let q1 = self.a.un("cvt.rni.s32.f64", Class::B32, &kf);
+        self.a.mov_to(&r, &r1);
+        self.a.mov_to(&q, &q1);
+        self.a.bra(&join);
+        self.a.put(&ph);
+        let (r2, q2) = self.payne_hanek(x, &ax);
+        self.a.mov_to(&r, &r2);
+        self.a.mov_to(&q, &q2);
+        self.a.put(&join);
         let q = self.a.bin("and.b32", Class::B32, &q, &b32_imm(3));
         let z = self.mul(&r, &r);
         let sc: Vec<f64> = (1..=9)
@@ -406,6 +475,80 @@ impl M<'_> {
         let pc = self.poly(&z, &cc);
         let co = self.fma(&z, &pc, &c(1.0));
         (s, co, q)
+    }
+
+    /// Payne–Hanek reduction of `|x| >= 2^26` (`ax = |x|`): with `|x| = m 2^(e-52)`, the 192
+    /// bits of 2/π that matter from bit `e - 53` on are multiplied by the 53-bit `m`; the top two
+    /// bits of the low 192 bits of the product are the quadrant, the rest the fraction (128 bits
+    /// kept, rounded to the nearest quadrant so that `|f| <= 1/2`), and `r = f π/2`.
+    fn payne_hanek(&mut self, x: &Opd, ax: &Opd) -> (Opd, Opd) {
+        let a = &mut *self.a;
+        let b = a.un("mov.b64", Class::B64, ax);
+        let eb = a.bin("shr.u64", Class::B64, &b, &b32_imm(52));
+        let eb = a.un("cvt.u32.u64", Class::B32, &eb);
+        // e + 10 = (e_biased - 1023) + 10, clamped for infinities (their result is NaN anyway).
+        let eb = a.bin("min.u32", Class::B32, &eb, &b32_imm(2046));
+        let pos = a.bin("sub.s32", Class::B32, &eb, &b32_imm(1013));
+        let kw = a.bin("shr.u32", Class::B32, &pos, &b32_imm(6));
+        let sh = a.bin("and.b32", Class::B32, &pos, &b32_imm(63));
+        let rs = a.bin("sub.s32", Class::B32, &b32_imm(64), &sh);
+        let off = a.bin("mul.wide.u32", Class::B64, &kw, &b32_imm(8));
+        let tab = a.tmp(Class::B64);
+        a.ins(format!("mov.u64 {tab}, {TWO_OVER_PI_TABLE}"));
+        let addr = a.bin("add.s64", Class::B64, &tab, &off);
+        let t: Vec<Opd> = (0..4)
+            .map(|i| {
+                let d = a.tmp(Class::B64);
+                a.ins(format!("ld.const.u64 {d}, [{addr}+{}]", 8 * i));
+                d
+            })
+            .collect();
+        let mut w = Vec::new();
+        for i in 0..3 {
+            let hi = a.bin("shl.b64", Class::B64, &t[i], &sh);
+            let lo = a.bin("shr.u64", Class::B64, &t[i + 1], &rs);
+            w.push(a.bin("or.b64", Class::B64, &hi, &lo));
+        }
+        let m = a.bin("and.b64", Class::B64, &b, &b64_imm(0x000F_FFFF_FFFF_FFFF));
+        let m = a.bin("or.b64", Class::B64, &m, &b64_imm(0x0010_0000_0000_0000));
+        let lo2 = a.bin("mul.lo.u64", Class::B64, &m, &w[2]);
+        let hi2 = a.bin("mul.hi.u64", Class::B64, &m, &w[2]);
+        let lo1 = a.bin("mul.lo.u64", Class::B64, &m, &w[1]);
+        let hi1 = a.bin("mul.hi.u64", Class::B64, &m, &w[1]);
+        let lo0 = a.bin("mul.lo.u64", Class::B64, &m, &w[0]);
+        let word1 = a.bin("add.cc.u64", Class::B64, &hi2, &lo1);
+        let word2 = a.bin("addc.u64", Class::B64, &hi1, &lo0);
+        let word0 = lo2;
+        let q = a.bin("shr.u64", Class::B64, &word2, &b32_imm(62));
+        let q = a.un("cvt.u32.u64", Class::B32, &q);
+        let g1 = a.bin("shl.b64", Class::B64, &word2, &b32_imm(2));
+        let g2 = a.bin("shr.u64", Class::B64, &word1, &b32_imm(62));
+        let g = a.bin("or.b64", Class::B64, &g1, &g2);
+        let l1 = a.bin("shl.b64", Class::B64, &word1, &b32_imm(2));
+        let l2 = a.bin("shr.u64", Class::B64, &word0, &b32_imm(62));
+        let l = a.bin("or.b64", Class::B64, &l1, &l2);
+        // A fraction of 1/2 or more rounds up to the next quadrant (g is then negative).
+        let up = a.bin("shr.u64", Class::B64, &g, &b32_imm(63));
+        let up = a.un("cvt.u32.u64", Class::B32, &up);
+        let q = a.bin("add.s32", Class::B32, &q, &up);
+        let fh = a.un("cvt.rn.f64.s64", Class::F64, &g);
+        let fl = a.un("cvt.rn.f64.u64", Class::F64, &l);
+        let fh = self.mul(&fh, &k(0x3BF0_0000_0000_0000)); // 2^-64
+        let f = self.fma(&fl, &k(0x37F0_0000_0000_0000), &fh); // 2^-128
+        let rl = self.mul(&f, &k(PI_2_LO));
+        let r = self.fma(&f, &k(PI_2_HI), &rl);
+        // x < 0: sin(-x) = -sin(x): negate r and the quadrant.
+        let xb = self.bits(x);
+        let neg = self.a.tmp(Class::Pred);
+        self.a.ins(format!("setp.lt.s64 {neg}, {xb}, 0"));
+        let nr = self.neg(&r);
+        let r = self.sel(&neg, &nr, &r);
+        let nq = self.a.un("neg.s32", Class::B32, &q);
+        let q = self.a.tri("selp.b32", Class::B32, &nq, &q, &neg);
+        // Infinities: x - x is NaN.
+        let d = self.sub(x, x);
+        let r = self.add(&r, &d);
+        (r, q)
     }
 
     /// Predicates `q & bit != 0` for a quadrant register.
@@ -670,6 +813,8 @@ fn pow(m: &mut M<'_>, x: &Opd, y: &Opd) -> Opd {
     let inf = k(0x7FF0_0000_0000_0000);
     let xi = m.setp("eq", &ax, &inf);
     let l = m.sel(&xi, &inf, &l);
+    let xnan = m.isnan(&ax);
+    let l = m.sel(&xnan, &ax, &l);
     let t = m.mul(y, &l);
     let v = m.exp(&t);
     // y integer / odd integer (finite y only).

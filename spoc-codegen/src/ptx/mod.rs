@@ -462,6 +462,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         let _ = writeln!(out, ".extern .shared .align 16 .b8 spoc_dyn_smem[];");
         let _ = writeln!(out);
     }
+    out.push_str(&math::prelude(&g.routines));
     for r in &g.routines {
         out.push_str(&math::emit(*r));
         out.push('\n');
