@@ -1,18 +1,446 @@
-//! SPIR-V, MSL, WGSL, GLSL through naga (placeholder; being written).
-use crate::{CodegenError, Options, Source, Target};
+//! SPIR-V (Vulkan), WGSL (WebGPU), MSL (Metal) and GLSL (compute) through [naga](https://docs.rs/naga).
+//!
+//! One `naga::Module` is built from the IR kernel ([`build`]), checked by naga's validator with
+//! the capabilities the device and the target allow, and written by naga's SPIR-V, WGSL, MSL or
+//! GLSL back end. A validation failure is [`CodegenError::Backend`] (a bug of this generator,
+//! never silently wrong code); a node a target cannot express is [`CodegenError::Unsupported`]
+//! naming the node and the missing capability.
+//!
+//! # Binding ABI (every target)
+//!
+//! All resources live in descriptor set / bind group 0:
+//!
+//! | binding | what | declared as |
+//! | --- | --- | --- |
+//! | 0 | the scalar parameters (present only if the kernel has any) | read-only storage buffer holding one struct ([`scalar_params_layout`]) |
+//! | 1 + j | the j-th buffer parameter, in parameter order | storage buffer (`read` for `&[T]`, `read_write` for `&mut [T]`) holding a runtime-sized array |
+//!
+//! - The scalar block is laid out like a `#[repr(C)]` struct of the non-buffer parameters in
+//!   parameter order: each at the next offset aligned to its own alignment, the total size
+//!   rounded up to the largest alignment. Scalars take their Rust size, except `bool`, which takes
+//!   4 bytes (a `u32`, nonzero meaning `true`); records are their `#[repr(C)]` bytes; vectors are
+//!   `[T; lanes]`. [`scalar_params_layout`] gives every offset. The block is a storage buffer
+//!   rather than a uniform one so that this C layout is also the shader's (std430) layout.
+//! - Buffer elements are laid out as on the host (`#[repr(C)]` records, vectors as `[T; lanes]`,
+//!   array stride = element size). Buffers of `bool`, or of records holding a `bool`, are refused
+//!   ([`CodegenError::Unsupported`]: shaders have no 1-byte `bool` in memory).
+//! - A buffer's length is the runtime array's length (`OpArrayLength` / `arrayLength`), so the
+//!   host must bind exactly `len * size_of::<T>()` bytes. On Metal, naga passes the lengths in
+//!   an extra buffer ("sizes buffer") bound at slot `1 + number of buffer parameters`; buffer j
+//!   is at `[[buffer(1 + j)]]` and the scalar block at `[[buffer(0)]]`.
+//! - The workgroup size is `opts.block` (default `[1, 1, 1]`), embedded in the module: a launch
+//!   must use the block size the module was generated for (`block_dim_x()` is that constant).
+//! - Shared arrays are `Workgroup` variables; they are *not* zero-initialised (as in CUDA).
+//!   Shared arrays sized at launch (dynamic shared memory) are refused: naga needs every
+//!   workgroup array's length when the module is written.
+//!
+//! # Semantics kept (spoc-ir's doc comments are the contract)
+//!
+//! - Integer `+ - *` wrap (naga keeps the target's wrapping; the MSL writer computes signed
+//!   arithmetic in unsigned types). Signed `/` and `%` divide by 1 when `lhs == MIN && rhs ==
+//!   -1`, so `MIN / -1 == MIN` and `MIN % -1 == 0`; division by zero is not checked (DESIGN §2).
+//!   On GLSL, whose `%` is undefined for negative operands, signed `%` is `a - (a / b) * b`.
+//! - Shift amounts are taken modulo the bit width explicitly (`amount & (bits - 1)`).
+//! - Float `!=` is `!(a == b)` (naga's SPIR-V writer would use an *ordered* not-equal, false
+//!   for NaN); `min`/`max` return the other operand when one is NaN, as Rust does.
+//! - `as` casts: float → integer clamps explicitly and maps NaN to 0 (SPIR-V's conversions are
+//!   undefined out of range); integer casts extend by the source's signedness then reinterpret;
+//!   `bool` → integer is a select.
+//! - `round` is half-away-from-zero (`trunc(x)`, plus `sign(x)` when `|x - trunc(x)| >= 0.5`),
+//!   not naga's half-to-even `round`. `signum` and `copysign` work on the sign bit (`signum(-0.0)
+//!   == -1.0`). `powf` handles negative bases, zeros and `±1` as Rust's `powf` (SPIR-V's `Pow` is
+//!   undefined for `x < 0`); `powi` multiplies by squaring as compiler-rt's `__powisf2` does;
+//!   `hypot` scales to avoid overflow; `log10(x)` is `log2(x) * log10(2)`.
+//! - `if` expressions and `&&`/`||` evaluate only the chosen operand: when a branch may have an
+//!   effect or trap (a call, an atomic, an array read, an integer division, a warp operation) it
+//!   is lowered to an `if` statement writing a local variable; otherwise to naga's `Select` /
+//!   logical operators, which evaluate both sides.
+//! - `for` loops never overflow their variable: after each iteration the remaining distance to
+//!   the bound (computed unsigned) is compared with the step before stepping. A step of 0 (an
+//!   error on the Interpreter) runs the body once instead of hanging the GPU.
+//! - `compare_exchange` is strong: WGSL/naga's weak compare-exchange is retried while it fails
+//!   spuriously (it reports "not exchanged" although the old value equals `expected`).
+//!
+//! # No contraction
+//!
+//! - **SPIR-V**: naga's writer emits no `NoContraction` decoration, so the words are
+//!   post-processed ([`no_contraction`]): every `OpFAdd`, `OpFSub`, `OpFMul` and `OpFDiv` result
+//!   gets `OpDecorate %id NoContraction`, inserted at the end of the annotation section. Only
+//!   `mul_add` becomes an `Fma`.
+//! - **MSL**: the text starts with `#pragma METAL fp math_mode(safe)` and `#pragma METAL fp
+//!   contract(off)` (honoured by Metal 3.2 compilers); with older compilers the Metal backend
+//!   must compile with `MTLCompileOptions.mathMode = .safe` (`fastMathEnabled = false`), whose
+//!   default allows contraction and fast math.
+//! - **WGSL** offers no way to forbid contraction: the WebGPU implementation decides.
+//! - **GLSL** (for inspection): naga writes no `precise` qualifiers, so a GL compiler may
+//!   contract; the Vulkan path is the SPIR-V one.
+//!
+//! # Precision caveats (documented, not fixed here)
+//!
+//! Vulkan allows `OpFDiv` 2.5 ULP and `Sqrt` "inherited from 1/inversesqrt" precision, and
+//! `Fma` may be unfused; lavapipe (LLVM) and desktop drivers give correctly rounded results. Float
+//! `%` is `OpFRem` (SPIR-V), `fmod` (MSL) or `a - b * trunc(a / b)` (GLSL, WGSL), which is not
+//! always Rust's exact `fmod`. `f64` transcendentals (`exp`, `ln`, `sin`, `powf`, …) are refused
+//! on Vulkan and GLSL: GLSL.std.450 defines them for 32-bit floats only.
+//!
+//! # Capabilities
+//!
+//! `f64` needs `caps.fp64` (Metal and WebGPU have none); 64-bit atomics need
+//! `caps.int64_atomics`; float atomic add needs `caps.float_atomic_add` (not on WebGPU or GLSL);
+//! warp operations need `caps.subgroups` (ballot returns the low 32 lanes). `i64`/`u64` and `f16`
+//! have no [`crate::Capabilities`] flag: they are emitted whenever the target language has them
+//! (not on WebGPU for 64-bit integers), and the SPIR-V module then declares `Int64` / `Float16`
+//! + `StorageBuffer16BitAccess`, which the Vulkan backend must check against the device's
+//! `shaderInt64` / `shaderFloat16` / `storageBuffer16BitAccess` features. WebGPU memory fences
+//! are refused (WGSL has no fence without a barrier).
+
+mod build;
+mod expr;
+mod func;
+mod intrin;
+mod math;
+mod stmt;
+mod types;
+
+use crate::{Code, CodegenError, Options, Source, Target};
+use naga::back;
+use naga::valid::{Capabilities as NCaps, ShaderStages, SubgroupOperationSet, ValidationFlags};
 use spoc_ir::Kernel;
 
-/// Generates SPIR-V / MSL / WGSL / GLSL for `kernel`.
+pub use types::{scalar_params_layout, ParamSlot};
+
+/// The descriptor binding of the scalar-parameter block.
+pub const SCALAR_PARAMS_BINDING: u32 = 0;
+
+/// The descriptor binding of the `j`-th buffer parameter (counting buffer parameters only, in
+/// parameter order).
+pub fn buffer_binding(j: usize) -> u32 {
+    1 + j as u32
+}
+
+/// Generates SPIR-V / MSL / WGSL / GLSL for `kernel` (already validated by [`spoc_ir::validate`]).
+///
+/// # Errors
+/// - [`CodegenError::Unsupported`] when the target or the device's capabilities cannot express a
+///   node (the error names the node, the target and the capability);
+/// - [`CodegenError::FeatureNotSupported`] for a block size with a zero dimension;
+/// - [`CodegenError::Backend`] when naga's validator or writer rejects the module (a bug here).
 pub fn generate(
     target: Target,
     kernel: &Kernel,
-    _opts: &Options<'_>,
+    opts: &Options<'_>,
 ) -> Result<Source, CodegenError> {
-    Err(CodegenError::FeatureNotSupported {
-        backend: target.backend_name().into(),
-        feature: format!(
-            "code generation (kernel `{}`): not written yet",
-            kernel.name
-        ),
+    let block = opts.block.unwrap_or([1, 1, 1]);
+    if block.contains(&0) {
+        return Err(CodegenError::FeatureNotSupported {
+            backend: target.backend_name().into(),
+            feature: format!(
+                "block size {block:?} for kernel `{}` (every dimension must be at least 1)",
+                kernel.name
+            ),
+        });
+    }
+    let (allowed, device) = allowed_capabilities(target, opts);
+    let built = build::build_module(target, kernel, opts, block, (allowed, device))?;
+    let backend_err = |message: String| CodegenError::Backend {
+        kernel: kernel.name.clone(),
+        target: target.backend_name(),
+        message,
+    };
+
+    let mut validator = naga::valid::Validator::new(
+        ValidationFlags::all() & !ValidationFlags::CONTROL_FLOW_UNIFORMITY,
+        allowed,
+    );
+    if allowed.contains(NCaps::SUBGROUP) {
+        validator
+            .subgroup_stages(ShaderStages::COMPUTE)
+            .subgroup_operations(SubgroupOperationSet::all());
+    }
+    let info = validator
+        .validate(&built.module)
+        .map_err(|e| backend_err(format!("naga validation: {}", error_chain(&e))))?;
+
+    let entry = kernel.name.clone();
+    let (code, entry) = match target {
+        Target::Vulkan => {
+            let binding_map = built
+                .bindings
+                .iter()
+                .map(|&(binding, _)| {
+                    (
+                        naga::ResourceBinding { group: 0, binding },
+                        back::spv::BindingInfo {
+                            descriptor_set: 0,
+                            binding,
+                            binding_array_size: None,
+                        },
+                    )
+                })
+                .collect();
+            let options = back::spv::Options {
+                lang_version: (1, 5),
+                binding_map,
+                flags: back::spv::WriterFlags::DEBUG,
+                fake_missing_bindings: false,
+                zero_initialize_workgroup_memory:
+                    back::spv::ZeroInitializeWorkgroupMemoryMode::None,
+                force_loop_bounding: false,
+                emit_int_div_checks: false,
+                ..back::spv::Options::default()
+            };
+            let pipeline = back::spv::PipelineOptions {
+                shader_stage: naga::ShaderStage::Compute,
+                entry_point: entry.clone(),
+            };
+            let words = back::spv::write_vec(&built.module, &info, &options, Some(&pipeline))
+                .map_err(|e| backend_err(format!("naga SPIR-V writer: {}", error_chain(&e))))?;
+            (Code::SpirV(no_contraction(&words)), entry)
+        }
+        Target::WebGpu => {
+            let text =
+                back::wgsl::write_string(&built.module, &info, back::wgsl::WriterFlags::empty())
+                    .map_err(|e| backend_err(format!("naga WGSL writer: {}", error_chain(&e))))?;
+            let entry = wgsl_entry_name(&text).unwrap_or(entry);
+            (Code::Text(text), entry)
+        }
+        Target::Metal => {
+            let options = msl_options(&built, &entry);
+            let pipeline = back::msl::PipelineOptions {
+                entry_point: Some((naga::ShaderStage::Compute, entry.clone())),
+                ..Default::default()
+            };
+            let (text, tinfo) = back::msl::write_string(&built.module, &info, &options, &pipeline)
+                .map_err(|e| backend_err(format!("naga MSL writer: {}", error_chain(&e))))?;
+            let entry = match tinfo.entry_point_names.first() {
+                Some(Ok(name)) => name.clone(),
+                Some(Err(e)) => return Err(backend_err(format!("naga MSL writer: {e}"))),
+                None => return Err(backend_err("naga MSL writer wrote no entry point".into())),
+            };
+            let text = format!(
+                "// spoc: IEEE-754 float semantics, no contraction (see spoc_codegen::naga)\n\
+                 #pragma METAL fp math_mode(safe)\n#pragma METAL fp contract(off)\n{text}"
+            );
+            (Code::Text(text), entry)
+        }
+        Target::Glsl => {
+            let options = back::glsl::Options {
+                version: back::glsl::Version::Desktop(450),
+                writer_flags: back::glsl::WriterFlags::empty(),
+                binding_map: Default::default(),
+                zero_initialize_workgroup_memory: false,
+            };
+            let pipeline = back::glsl::PipelineOptions {
+                shader_stage: naga::ShaderStage::Compute,
+                entry_point: entry.clone(),
+                multiview: None,
+            };
+            let mut text = String::new();
+            let mut writer = back::glsl::Writer::new(
+                &mut text,
+                &built.module,
+                &info,
+                &options,
+                &pipeline,
+                naga::proc::BoundsCheckPolicies::default(),
+            )
+            .map_err(|e| backend_err(format!("naga GLSL writer: {}", error_chain(&e))))?;
+            writer
+                .write()
+                .map_err(|e| backend_err(format!("naga GLSL writer: {}", error_chain(&e))))?;
+            (Code::Text(text), "main".to_string())
+        }
+        other => {
+            return Err(backend_err(format!(
+                "the naga generator does not write {}",
+                other.backend_name()
+            )))
+        }
+    };
+    Ok(Source {
+        target,
+        entry,
+        code,
     })
+}
+
+/// The capabilities naga may use for `target` (what the device offers, `opts.caps`, and the
+/// target language can express), and the device's alone. `i64`/`u64` and `f16` have no device
+/// flag (see the module doc).
+fn allowed_capabilities(target: Target, opts: &Options<'_>) -> (NCaps, NCaps) {
+    let mut device = NCaps::SHADER_INT64 | NCaps::SHADER_FLOAT16;
+    if opts.caps.fp64 {
+        device |= NCaps::FLOAT64;
+    }
+    if opts.caps.int64_atomics {
+        device |= NCaps::SHADER_INT64_ATOMIC_ALL_OPS | NCaps::SHADER_INT64_ATOMIC_MIN_MAX;
+    }
+    if opts.caps.float_atomic_add {
+        device |= NCaps::SHADER_FLOAT32_ATOMIC;
+    }
+    if opts.caps.subgroups {
+        device |= NCaps::SUBGROUP | NCaps::SUBGROUP_BARRIER;
+    }
+    let language = match target {
+        Target::Vulkan => back::spv::supported_capabilities(),
+        Target::Metal => back::msl::supported_capabilities(),
+        // naga's GLSL writer declares the 64-bit integer capabilities but cannot write `int64_t`.
+        Target::Glsl => {
+            back::glsl::supported_capabilities()
+                - NCaps::SHADER_INT64
+                - NCaps::SHADER_INT64_ATOMIC_ALL_OPS
+                - NCaps::SHADER_INT64_ATOMIC_MIN_MAX
+        }
+        // Standard WGSL (what browsers accept): `enable f16;` and `enable subgroups;` exist;
+        // 64-bit types, float atomics and subgroup barriers do not.
+        Target::WebGpu => NCaps::SHADER_FLOAT16 | NCaps::SUBGROUP,
+        _ => NCaps::empty(),
+    };
+    (device & language, device)
+}
+
+/// naga's MSL options: the scalar block at buffer 0, buffer j at `1 + j`, the sizes buffer after
+/// them; no workgroup zeroing, no integer-division guards (spoc handles `MIN / -1` itself).
+fn msl_options(built: &build::Built, entry: &str) -> back::msl::Options {
+    let mut resources = back::msl::BindingMap::default();
+    for &(binding, mutable) in &built.bindings {
+        resources.insert(
+            naga::ResourceBinding { group: 0, binding },
+            back::msl::BindTarget {
+                buffer: Some(binding as u8),
+                mutable,
+                ..Default::default()
+            },
+        );
+    }
+    let sizes = built
+        .bindings
+        .iter()
+        .map(|&(b, _)| b + 1)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut per_entry_point_map = back::msl::EntryPointResourceMap::default();
+    per_entry_point_map.insert(
+        entry.to_string(),
+        back::msl::EntryPointResources {
+            resources,
+            immediates_buffer: None,
+            sizes_buffer: Some(sizes as u8),
+        },
+    );
+    back::msl::Options {
+        lang_version: (3, 0),
+        per_entry_point_map,
+        fake_missing_bindings: false,
+        zero_initialize_workgroup_memory: false,
+        force_loop_bounding: true,
+        emit_int_div_checks: false,
+        ..Default::default()
+    }
+}
+
+/// The name of the `@compute` entry point in WGSL text (naga may rename a reserved word).
+fn wgsl_entry_name(text: &str) -> Option<String> {
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim_start().starts_with("@compute") {
+            for l in lines.by_ref() {
+                if let Some(rest) = l.trim_start().strip_prefix("fn ") {
+                    return rest.split('(').next().map(|s| s.trim().to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// An error and its sources, joined by `": "`.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        src = s.source();
+    }
+    out
+}
+
+/// SPIR-V opcodes and decoration numbers used by [`no_contraction`] (SPIR-V 1.5 spec, §3).
+mod spv_op {
+    pub const NAME_FIRST: [u32; 12] = [
+        2,  // OpSourceContinued
+        3,  // OpSource
+        4,  // OpSourceExtension
+        5,  // OpName
+        6,  // OpMemberName
+        7,  // OpString
+        8,  // OpLine
+        10, // OpExtension
+        11, // OpExtInstImport
+        14, // OpMemoryModel
+        15, // OpEntryPoint
+        16, // OpExecutionMode
+    ];
+    pub const PREAMBLE_MORE: [u32; 11] = [
+        17,   // OpCapability
+        71,   // OpDecorate
+        72,   // OpMemberDecorate
+        73,   // OpDecorationGroup
+        74,   // OpGroupDecorate
+        75,   // OpGroupMemberDecorate
+        317,  // OpNoLine
+        330,  // OpModuleProcessed
+        331,  // OpExecutionModeId
+        332,  // OpDecorateId
+        5632, // OpDecorateString
+    ];
+    pub const MEMBER_DECORATE_STRING: u32 = 5633;
+    pub const DECORATE: u32 = 71;
+    pub const NO_CONTRACTION: u32 = 42;
+    /// OpFAdd, OpFSub, OpFMul, OpFDiv.
+    pub const FLOAT_ARITH: [u32; 4] = [129, 131, 133, 136];
+}
+
+/// Adds `OpDecorate %r NoContraction` for the result `%r` of every `OpFAdd`, `OpFSub`, `OpFMul`
+/// and `OpFDiv` of a SPIR-V module, so that no consumer fuses them into an FMA (IR semantics:
+/// only `mul_add` is fused). The decorations go at the end of the annotation section (before
+/// the first type or constant declaration), where the logical layout requires them. Words that do
+/// not parse as a module are returned unchanged.
+pub fn no_contraction(words: &[u32]) -> Vec<u32> {
+    const HEADER: usize = 5;
+    if words.len() < HEADER || words[0] != 0x0723_0203 {
+        return words.to_vec();
+    }
+    let mut results = Vec::new();
+    let mut insert_at = None;
+    let mut at = HEADER;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        let op = words[at] & 0xffff;
+        if count == 0 || at + count > words.len() {
+            return words.to_vec();
+        }
+        let preamble = spv_op::NAME_FIRST.contains(&op)
+            || spv_op::PREAMBLE_MORE.contains(&op)
+            || op == spv_op::MEMBER_DECORATE_STRING;
+        if insert_at.is_none() && !preamble {
+            insert_at = Some(at);
+        }
+        if spv_op::FLOAT_ARITH.contains(&op) && count >= 3 {
+            results.push(words[at + 2]);
+        }
+        at += count;
+    }
+    let Some(insert_at) = insert_at else {
+        return words.to_vec();
+    };
+    let mut out = Vec::with_capacity(words.len() + 3 * results.len());
+    out.extend_from_slice(&words[..insert_at]);
+    for id in results {
+        out.extend_from_slice(&[(3 << 16) | spv_op::DECORATE, id, spv_op::NO_CONTRACTION]);
+    }
+    out.extend_from_slice(&words[insert_at..]);
+    out
 }

@@ -1,0 +1,220 @@
+//! The function builder: expression arena with `Emit` bookkeeping, nested statement blocks,
+//! local variables and the IR variable table.
+
+use super::build::Gen;
+use crate::CodegenError;
+use naga::{Expression, Handle, LocalVariable, Span, Statement};
+use spoc_ir::{Type, VarDecl, VarId};
+use std::collections::HashMap;
+
+/// Where an IR variable lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Slot {
+    /// Not declared yet (its `let` / `for` / pattern declares it).
+    Unset,
+    /// A naga local variable.
+    Local(Handle<LocalVariable>),
+    /// A buffer or shared array: `Gen::globals[index]`.
+    Global(usize),
+}
+
+pub(super) type R<T> = Result<T, CodegenError>;
+
+/// Builds one naga function from an IR body.
+pub(super) struct Fb<'a, 'k> {
+    pub g: &'a mut Gen<'k>,
+    pub f: naga::Function,
+    blocks: Vec<naga::Block>,
+    pub slots: Vec<Slot>,
+    decls: &'k [VarDecl],
+    idents: Vec<String>,
+    local_ptrs: HashMap<Handle<LocalVariable>, Handle<Expression>>,
+    global_ptrs: HashMap<Handle<naga::GlobalVariable>, Handle<Expression>>,
+}
+
+impl<'a, 'k> Fb<'a, 'k> {
+    pub fn new(g: &'a mut Gen<'k>, decls: &'k [VarDecl], slots: Vec<Slot>) -> Fb<'a, 'k> {
+        Fb {
+            g,
+            f: naga::Function::default(),
+            blocks: vec![naga::Block::new()],
+            slots,
+            decls,
+            idents: crate::names::var_idents(decls),
+            local_ptrs: HashMap::new(),
+            global_ptrs: HashMap::new(),
+        }
+    }
+
+    /// The finished function (name, arguments and result are the caller's to set).
+    pub fn finish(mut self) -> R<naga::Function> {
+        if self.blocks.len() != 1 {
+            return Err(self.g.bug("unbalanced statement blocks".into()));
+        }
+        self.f.body = self.blocks.pop().unwrap_or_default();
+        Ok(self.f)
+    }
+
+    /// Appends `e`; expressions that need it are covered by an `Emit` in the current block
+    /// (extending the block's trailing `Emit` when it ends just before `e`).
+    pub fn emit(&mut self, e: Expression) -> Handle<Expression> {
+        let needs_emit = !e.needs_pre_emit()
+            && !matches!(
+                e,
+                Expression::CallResult(_)
+                    | Expression::AtomicResult { .. }
+                    | Expression::SubgroupBallotResult
+                    | Expression::SubgroupOperationResult { .. }
+            );
+        let h = self.f.expressions.append(e, Span::UNDEFINED);
+        if needs_emit {
+            let block = self.blocks.last_mut().expect("a current block");
+            if let Some(Statement::Emit(range)) = block.last_mut() {
+                if let Some((first, last)) = range.first_and_last() {
+                    if last.index() + 1 == h.index() {
+                        *range = naga::Range::new_from_bounds(first, h);
+                        return h;
+                    }
+                }
+            }
+            block.push(
+                Statement::Emit(naga::Range::new_from_bounds(h, h)),
+                Span::UNDEFINED,
+            );
+        }
+        h
+    }
+
+    /// Pushes a statement onto the current block.
+    pub fn stmt(&mut self, s: Statement) {
+        self.blocks
+            .last_mut()
+            .expect("a current block")
+            .push(s, Span::UNDEFINED);
+    }
+
+    /// Starts a nested block (the branch of an `if`, a loop body, …).
+    pub fn open(&mut self) {
+        self.blocks.push(naga::Block::new());
+    }
+
+    /// Ends the block started by the matching [`Fb::open`].
+    pub fn close(&mut self) -> naga::Block {
+        self.blocks.pop().unwrap_or_default()
+    }
+
+    /// True if the current block ends with `break`, `continue` or `return`: what follows is
+    /// unreachable and is not generated.
+    pub fn terminated(&self) -> bool {
+        matches!(
+            self.blocks.last().and_then(|b| b.last()),
+            Some(Statement::Break | Statement::Continue | Statement::Return { .. })
+        )
+    }
+
+    pub fn lit(&mut self, l: naga::Literal) -> Handle<Expression> {
+        self.emit(Expression::Literal(l))
+    }
+
+    /// A pointer to local `v` (one expression per function).
+    pub fn local_ptr(&mut self, v: Handle<LocalVariable>) -> Handle<Expression> {
+        if let Some(h) = self.local_ptrs.get(&v) {
+            return *h;
+        }
+        let h = self.emit(Expression::LocalVariable(v));
+        self.local_ptrs.insert(v, h);
+        h
+    }
+
+    /// A pointer to global `v` (one expression per function).
+    pub fn global_ptr(&mut self, v: Handle<naga::GlobalVariable>) -> Handle<Expression> {
+        if let Some(h) = self.global_ptrs.get(&v) {
+            return *h;
+        }
+        let h = self.emit(Expression::GlobalVariable(v));
+        self.global_ptrs.insert(v, h);
+        h
+    }
+
+    pub fn load(&mut self, pointer: Handle<Expression>) -> Handle<Expression> {
+        self.emit(Expression::Load { pointer })
+    }
+
+    pub fn store(&mut self, pointer: Handle<Expression>, value: Handle<Expression>) {
+        self.stmt(Statement::Store { pointer, value });
+    }
+
+    /// A new naga local of naga type `ty`.
+    pub fn new_local(&mut self, name: &str, ty: Handle<naga::Type>) -> Handle<LocalVariable> {
+        self.f.local_variables.append(
+            LocalVariable {
+                name: Some(name.to_string()),
+                ty,
+                init: None,
+            },
+            Span::UNDEFINED,
+        )
+    }
+
+    /// A compiler temporary of IR type `ty`.
+    pub fn temp(&mut self, ty: &Type) -> R<Handle<LocalVariable>> {
+        let t = self.g.value_ty(ty)?;
+        Ok(self.new_local("spoc_tmp", t))
+    }
+
+    /// Declares IR variable `v` as a naga local (its `let`, `for` or binding), named after it.
+    /// A variable declared twice (never, in validated IR) reuses its local.
+    pub fn declare_local(&mut self, v: VarId) -> R<Handle<LocalVariable>> {
+        let i = v.0 as usize;
+        match self.slots.get(i) {
+            Some(Slot::Local(h)) => return Ok(*h),
+            Some(Slot::Global(_)) => {
+                return Err(self
+                    .g
+                    .bug(format!("variable #{i} is a global array, not a local")))
+            }
+            Some(Slot::Unset) => {}
+            None => return Err(self.g.bug(format!("variable #{i} is out of the table"))),
+        }
+        let ty = self.g.value_ty(&self.decls[i].ty)?;
+        let name = self.idents[i].clone();
+        let h = self.new_local(&name, ty);
+        self.slots[i] = Slot::Local(h);
+        Ok(h)
+    }
+
+    /// The declaration of IR variable `v`.
+    pub fn decl(&self, v: VarId) -> R<&'k VarDecl> {
+        self.decls
+            .get(v.0 as usize)
+            .ok_or_else(|| self.g.bug(format!("variable #{} is out of the table", v.0)))
+    }
+
+    /// The slot of IR variable `v`.
+    pub fn slot(&self, v: VarId) -> R<Slot> {
+        match self.slots.get(v.0 as usize) {
+            Some(Slot::Unset) | None => Err(self.g.bug(format!(
+                "variable `{}` (#{}) is used before its declaration",
+                self.decls
+                    .get(v.0 as usize)
+                    .map_or("?", |d| d.name.as_str()),
+                v.0
+            ))),
+            Some(s) => Ok(*s),
+        }
+    }
+
+    /// Pushes `if cond { accept } else { reject }`.
+    pub fn if_stmt(
+        &mut self,
+        condition: Handle<Expression>,
+        accept: naga::Block,
+        reject: naga::Block,
+    ) {
+        self.stmt(Statement::If {
+            condition,
+            accept,
+            reject,
+        });
+    }
+}

@@ -1,0 +1,222 @@
+//! Intrinsics: thread indices, atomics and warp (subgroup) operations. Math is in `math.rs`.
+
+use super::build::Builtin;
+use super::func::{Fb, R};
+use naga::valid::Capabilities as C;
+use naga::{AtomicFunction, BinaryOperator as Bo, Expression, Handle, Literal, Statement};
+use spoc_ir::{AtomicOp, Axis, Expr, Intrinsic, MemSpace, ScalarType, ShuffleKind, Type};
+
+type H = Handle<Expression>;
+
+const SUBGROUPS: &str = "subgroup operations (caps.subgroups)";
+
+impl Fb<'_, '_> {
+    pub fn intrinsic(&mut self, i: Intrinsic, args: &[Expr], ty: &Type) -> R<H> {
+        Ok(match i {
+            Intrinsic::ThreadIdx(a) => self.builtin_axis(Builtin::LocalId, a)?,
+            Intrinsic::BlockIdx(a) => self.builtin_axis(Builtin::GroupId, a)?,
+            Intrinsic::GridDim(a) => self.builtin_axis(Builtin::NumGroups, a)?,
+            Intrinsic::GlobalId(a) => self.builtin_axis(Builtin::GlobalId, a)?,
+            Intrinsic::BlockDim(a) => self.lit(Literal::U32(self.g.block[a.index()])),
+            Intrinsic::GlobalSize(a) => {
+                let n = self.builtin_axis(Builtin::NumGroups, a)?;
+                let b = self.lit(Literal::U32(self.g.block[a.index()]));
+                self.bin(Bo::Multiply, n, b)
+            }
+            Intrinsic::WarpSize => self.builtin_scalar(Builtin::SubgroupSize)?,
+            Intrinsic::LaneId => self.builtin_scalar(Builtin::SubgroupLane)?,
+            Intrinsic::Math(m) => self.math(m, args, ty)?,
+            Intrinsic::Atomic(op) => self.atomic(op, args, ty)?,
+            Intrinsic::Shuffle(k) => {
+                self.g
+                    .require(C::SUBGROUP, &format!("`{}`", i.name()), SUBGROUPS)?;
+                let v = self.expr(&args[0])?;
+                let l = self.expr(&args[1])?;
+                let mode = match k {
+                    ShuffleKind::Index => naga::GatherMode::Shuffle(l),
+                    ShuffleKind::Up => naga::GatherMode::ShuffleUp(l),
+                    ShuffleKind::Down => naga::GatherMode::ShuffleDown(l),
+                    ShuffleKind::Xor => naga::GatherMode::ShuffleXor(l),
+                };
+                let t = self.g.value_ty(ty)?;
+                let result = self.emit(Expression::SubgroupOperationResult { ty: t });
+                self.stmt(Statement::SubgroupGather {
+                    mode,
+                    argument: v,
+                    result,
+                });
+                result
+            }
+            Intrinsic::VoteAny | Intrinsic::VoteAll => {
+                self.g
+                    .require(C::SUBGROUP, &format!("`{}`", i.name()), SUBGROUPS)?;
+                let p = self.expr(&args[0])?;
+                let t = self.g.value_ty(&Type::BOOL)?;
+                let result = self.emit(Expression::SubgroupOperationResult { ty: t });
+                self.stmt(Statement::SubgroupCollectiveOperation {
+                    op: if i == Intrinsic::VoteAny {
+                        naga::SubgroupOperation::Any
+                    } else {
+                        naga::SubgroupOperation::All
+                    },
+                    collective_op: naga::CollectiveOperation::Reduce,
+                    argument: p,
+                    result,
+                });
+                result
+            }
+            Intrinsic::Ballot => {
+                self.g.require(C::SUBGROUP, "`ballot`", SUBGROUPS)?;
+                let p = self.expr(&args[0])?;
+                let result = self.emit(Expression::SubgroupBallotResult);
+                self.stmt(Statement::SubgroupBallot {
+                    result,
+                    predicate: Some(p),
+                });
+                self.emit(Expression::AccessIndex {
+                    base: result,
+                    index: 0,
+                })
+            }
+        })
+    }
+
+    /// Component `axis` of a 3-axis builtin.
+    fn builtin_axis(&mut self, b: Builtin, axis: Axis) -> R<H> {
+        let g = self.g.builtin(b)?;
+        let p = self.global_ptr(g);
+        let v = self.load(p);
+        Ok(self.emit(Expression::AccessIndex {
+            base: v,
+            index: axis.index() as u32,
+        }))
+    }
+
+    fn builtin_scalar(&mut self, b: Builtin) -> R<H> {
+        let g = self.g.builtin(b)?;
+        let p = self.global_ptr(g);
+        Ok(self.load(p))
+    }
+
+    /// An atomic read-modify-write on an element of a buffer or shared array; the result is
+    /// the element's previous value.
+    fn atomic(&mut self, op: AtomicOp, args: &[Expr], ty: &Type) -> R<H> {
+        let gi = self.array_binding(&args[0])?;
+        let st = self.scalar_of(ty)?;
+        let node = format!(
+            "`{}` on `{}` (`{st}` elements)",
+            op.name(),
+            self.g.globals[gi].name
+        );
+        let space = self.g.globals[gi].space;
+        match st {
+            ScalarType::I32 | ScalarType::U32 => {}
+            ScalarType::I64 | ScalarType::U64 => self.g.require(
+                C::SHADER_INT64_ATOMIC_ALL_OPS,
+                &node,
+                "64-bit atomics (caps.int64_atomics: shaderBufferInt64Atomics / shaderSharedInt64Atomics)",
+            )?,
+            ScalarType::F32 if op == AtomicOp::Add => {
+                self.g.require(
+                    C::SHADER_FLOAT32_ATOMIC,
+                    &node,
+                    "float atomic add (caps.float_atomic_add: shaderBufferFloat32AtomicAdd)",
+                )?;
+                if space != MemSpace::Global {
+                    return Err(self.g.unsupported(
+                        &node,
+                        "float atomics on shared memory (naga offers them on buffers only)",
+                    ));
+                }
+            }
+            _ => {
+                return Err(self.g.unsupported(
+                    &node,
+                    "atomics on this element type (i32, u32, i64, u64 and f32 add only)",
+                ))
+            }
+        }
+        self.g.make_atomic(gi)?;
+        let index = self.expr(&args[1])?;
+        let handle = self.g.globals[gi].handle;
+        let base = self.global_ptr(handle);
+        let pointer = self.emit(Expression::Access { base, index });
+        let scalar_ty = self.g.scalar_ty(st)?;
+        if op == AtomicOp::CompareExchange {
+            let expected = self.expr(&args[2])?;
+            let new = self.expr(&args[3])?;
+            return self.compare_exchange(pointer, expected, new, st);
+        }
+        let value = self.expr(&args[2])?;
+        let fun = match op {
+            AtomicOp::Add => AtomicFunction::Add,
+            AtomicOp::Sub => AtomicFunction::Subtract,
+            AtomicOp::Min => AtomicFunction::Min,
+            AtomicOp::Max => AtomicFunction::Max,
+            AtomicOp::Exchange => AtomicFunction::Exchange { compare: None },
+            AtomicOp::And => AtomicFunction::And,
+            AtomicOp::Or => AtomicFunction::InclusiveOr,
+            AtomicOp::Xor => AtomicFunction::ExclusiveOr,
+            AtomicOp::CompareExchange => unreachable!("handled above"),
+        };
+        let result = self.emit(Expression::AtomicResult {
+            ty: scalar_ty,
+            comparison: false,
+        });
+        self.stmt(Statement::Atomic {
+            pointer,
+            fun,
+            value,
+            result: Some(result),
+        });
+        Ok(result)
+    }
+
+    /// A strong compare-exchange from naga's weak one: retried while it reports no exchange
+    /// although the old value equals `expected` (a spurious failure).
+    fn compare_exchange(&mut self, pointer: H, expected: H, new: H, st: ScalarType) -> R<H> {
+        let result_ty = self.g.module.generate_predeclared_type(
+            naga::PredeclaredType::AtomicCompareExchangeWeakResult(super::types::scalar(st)),
+        );
+        let old = self.temp(&Type::Scalar(st))?;
+        let op = self.local_ptr(old);
+        self.open();
+        let result = self.emit(Expression::AtomicResult {
+            ty: result_ty,
+            comparison: true,
+        });
+        self.stmt(Statement::Atomic {
+            pointer,
+            fun: AtomicFunction::Exchange {
+                compare: Some(expected),
+            },
+            value: new,
+            result: Some(result),
+        });
+        let prev = self.emit(Expression::AccessIndex {
+            base: result,
+            index: 0,
+        });
+        let exchanged = self.emit(Expression::AccessIndex {
+            base: result,
+            index: 1,
+        });
+        self.store(op, prev);
+        let differs = self.bin(Bo::NotEqual, prev, expected);
+        let done = self.bin(Bo::LogicalOr, exchanged, differs);
+        // `if done { break }` in the body rather than `break_if`: naga's MSL writer prints
+        // `break_if` before the body, where the atomic's result is not named yet.
+        self.if_stmt(
+            done,
+            naga::Block::from_vec(vec![Statement::Break]),
+            naga::Block::new(),
+        );
+        let body = self.close();
+        self.stmt(Statement::Loop {
+            body,
+            continuing: naga::Block::new(),
+            break_if: None,
+        });
+        Ok(self.load(op))
+    }
+}

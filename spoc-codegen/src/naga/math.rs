@@ -1,0 +1,463 @@
+//! Math functions with Rust's semantics, `as` casts, and the generated math routines (`powf`,
+//! `powi`, `hypot`).
+
+use super::expr::{float_lit, int_lit};
+use super::func::{Fb, R};
+use super::types::unsigned_of;
+use crate::Target;
+use naga::{
+    BinaryOperator as Bo, Expression, Handle, Literal, MathFunction as Mf, ScalarKind, Span,
+    Statement,
+};
+use spoc_ir::{Expr, MathFn, ScalarType, Type};
+
+type H = Handle<Expression>;
+
+/// `log10(2)`, for `log10(x) = log2(x) * log10(2)`.
+const LOG10_2: f64 = std::f64::consts::LOG10_2;
+
+/// True for the functions GLSL.std.450 defines on 32-bit floats only.
+fn transcendental(m: MathFn) -> bool {
+    use MathFn::*;
+    matches!(
+        m,
+        Exp | Exp2
+            | Ln
+            | Log2
+            | Log10
+            | Sin
+            | Cos
+            | Tan
+            | Asin
+            | Acos
+            | Atan
+            | Sinh
+            | Cosh
+            | Tanh
+            | Atan2
+            | Powf
+    )
+}
+
+impl Fb<'_, '_> {
+    /// `fun(args…)`.
+    pub fn m(&mut self, fun: Mf, args: &[H]) -> H {
+        self.emit(Expression::Math {
+            fun,
+            arg: args[0],
+            arg1: args.get(1).copied(),
+            arg2: args.get(2).copied(),
+            arg3: args.get(3).copied(),
+        })
+    }
+
+    fn flit(&mut self, st: ScalarType, v: f64) -> H {
+        self.lit(float_lit(st, v))
+    }
+
+    fn bitcast(&mut self, v: H, kind: ScalarKind) -> H {
+        self.emit(Expression::As {
+            expr: v,
+            kind,
+            convert: None,
+        })
+    }
+
+    /// A math intrinsic with Rust's semantics (module doc).
+    pub fn math(&mut self, m: MathFn, args: &[Expr], ty: &Type) -> R<H> {
+        let st = self.scalar_of(ty)?;
+        if st == ScalarType::F64
+            && transcendental(m)
+            && matches!(self.g.target, Target::Vulkan | Target::Glsl)
+        {
+            return Err(self.g.unsupported(
+                &format!("`f64::{}`", m.name()),
+                "a 64-bit transcendental (GLSL.std.450 defines it for 32-bit floats only)",
+            ));
+        }
+        let mut a = Vec::with_capacity(args.len());
+        for e in args {
+            a.push(self.expr(e)?);
+        }
+        let float = st.is_float();
+        Ok(match m {
+            MathFn::Sqrt => self.m(Mf::Sqrt, &a),
+            MathFn::Rsqrt => self.m(Mf::InverseSqrt, &a),
+            MathFn::Recip => {
+                let one = self.flit(st, 1.0);
+                self.bin(Bo::Divide, one, a[0])
+            }
+            MathFn::Abs if !float && !st.is_signed() => a[0],
+            MathFn::Abs => self.m(Mf::Abs, &a),
+            MathFn::Floor => self.m(Mf::Floor, &a),
+            MathFn::Ceil => self.m(Mf::Ceil, &a),
+            MathFn::Trunc => self.m(Mf::Trunc, &a),
+            MathFn::Round => self.round(st, a[0]),
+            MathFn::Exp => self.m(Mf::Exp, &a),
+            MathFn::Exp2 => self.m(Mf::Exp2, &a),
+            MathFn::Ln => self.m(Mf::Log, &a),
+            MathFn::Log2 => self.m(Mf::Log2, &a),
+            MathFn::Log10 => {
+                let l = self.m(Mf::Log2, &a);
+                let k = self.flit(st, LOG10_2);
+                self.bin(Bo::Multiply, l, k)
+            }
+            MathFn::Sin => self.m(Mf::Sin, &a),
+            MathFn::Cos => self.m(Mf::Cos, &a),
+            MathFn::Tan => self.m(Mf::Tan, &a),
+            MathFn::Asin => self.m(Mf::Asin, &a),
+            MathFn::Acos => self.m(Mf::Acos, &a),
+            MathFn::Atan => self.m(Mf::Atan, &a),
+            MathFn::Sinh => self.m(Mf::Sinh, &a),
+            MathFn::Cosh => self.m(Mf::Cosh, &a),
+            MathFn::Tanh => self.m(Mf::Tanh, &a),
+            MathFn::Signum => {
+                // ±1 with x's sign (signum(-0.0) == -1.0), NaN for NaN.
+                let one = self.flit(st, 1.0);
+                let s = self.copysign(st, one, a[0])?;
+                let nan = self.is_nan(a[0]);
+                self.sel(nan, a[0], s)
+            }
+            MathFn::Min | MathFn::Max => {
+                let fun = if m == MathFn::Min { Mf::Min } else { Mf::Max };
+                let r = self.m(fun, &a);
+                if float {
+                    // NaN operands: the other one (Rust's min/max), not SPIR-V's undefined choice.
+                    let a_nan = self.is_nan(a[0]);
+                    let r = self.sel(a_nan, a[1], r);
+                    let b_nan = self.is_nan(a[1]);
+                    self.sel(b_nan, a[0], r)
+                } else {
+                    r
+                }
+            }
+            MathFn::Powf => self.routine_call("powf", st, &a)?,
+            MathFn::Powi => self.routine_call("powi", st, &a)?,
+            MathFn::Hypot => self.routine_call("hypot", st, &a)?,
+            MathFn::Atan2 => self.m(Mf::Atan2, &a),
+            MathFn::Copysign => self.copysign(st, a[0], a[1])?,
+            MathFn::MulAdd => self.m(Mf::Fma, &a),
+        })
+    }
+
+    /// Half-away-from-zero rounding: `trunc(x) + sign(x)` when `|x - trunc(x)| >= 0.5`
+    /// (`x - trunc(x)` is exact).
+    fn round(&mut self, st: ScalarType, x: H) -> H {
+        let t = self.m(Mf::Trunc, &[x]);
+        let d = self.bin(Bo::Subtract, x, t);
+        let ad = self.m(Mf::Abs, &[d]);
+        let half = self.flit(st, 0.5);
+        let up = self.bin(Bo::GreaterEqual, ad, half);
+        let s = self.m(Mf::Sign, &[x]);
+        let away = self.bin(Bo::Add, t, s);
+        self.sel(up, away, t)
+    }
+
+    /// `mag` with the sign bit of `sign`.
+    fn copysign(&mut self, st: ScalarType, mag: H, sign: H) -> R<H> {
+        let ut = unsigned_of(st);
+        self.g.check_scalar(ut)?;
+        let bits = st.size_bytes() as u32 * 8;
+        let sign_bit: i128 = 1i128 << (bits - 1);
+        let m = self.bitcast(mag, ScalarKind::Uint);
+        let s = self.bitcast(sign, ScalarKind::Uint);
+        let keep = self.lit(int_lit(ut, sign_bit - 1));
+        let sb = self.lit(int_lit(ut, sign_bit));
+        let m = self.bin(Bo::And, m, keep);
+        let s = self.bin(Bo::And, s, sb);
+        let r = self.bin(Bo::InclusiveOr, m, s);
+        Ok(self.bitcast(r, ScalarKind::Float))
+    }
+
+    /// `value as to` with Rust's semantics.
+    pub fn cast(&mut self, v: H, from: ScalarType, to: ScalarType) -> R<H> {
+        if from == to {
+            return Ok(v);
+        }
+        self.g.check_scalar(to)?;
+        let width = |s: ScalarType| s.size_bytes() as u8;
+        let kind = super::build::Gen::kind;
+        Ok(if from == ScalarType::Bool {
+            let one = self.lit(int_lit(to, 1));
+            let zero = self.lit(int_lit(to, 0));
+            self.sel(v, one, zero)
+        } else if from.is_float() && to.is_integer() {
+            self.float_to_int(v, from, to)
+        } else if from.is_float() || to.is_float() {
+            self.emit(Expression::As {
+                expr: v,
+                kind: ScalarKind::Float,
+                convert: Some(width(to)),
+            })
+        } else if width(from) == width(to) {
+            self.bitcast(v, kind(to))
+        } else {
+            // Extend (or truncate) by the source's signedness, then reinterpret.
+            let w = self.emit(Expression::As {
+                expr: v,
+                kind: kind(from),
+                convert: Some(width(to)),
+            });
+            if kind(from) == kind(to) {
+                w
+            } else {
+                self.bitcast(w, kind(to))
+            }
+        })
+    }
+
+    /// Saturating float → integer conversion, NaN → 0 (`clamp` first: SPIR-V's conversion is
+    /// undefined out of range).
+    fn float_to_int(&mut self, v: H, from: ScalarType, to: ScalarType) -> H {
+        let (v, from) = if from == ScalarType::F16 {
+            let w = self.emit(Expression::As {
+                expr: v,
+                kind: ScalarKind::Float,
+                convert: Some(4),
+            });
+            (w, ScalarType::F32)
+        } else {
+            (v, from)
+        };
+        let bits = to.size_bytes() as i32 * 8;
+        let k = if to.is_signed() { bits - 1 } else { bits };
+        let mant = if from == ScalarType::F32 { 24 } else { 53 };
+        let hi = if k <= mant {
+            2f64.powi(k) - 1.0
+        } else {
+            2f64.powi(k) - 2f64.powi(k - mant)
+        };
+        let lo = if to.is_signed() { -(2f64.powi(k)) } else { 0.0 };
+        let eq = self.bin(Bo::Equal, v, v);
+        let zero = self.flit(from, 0.0);
+        let v = self.sel(eq, v, zero);
+        let lo = self.flit(from, lo);
+        let hi = self.flit(from, hi);
+        let c = self.m(Mf::Clamp, &[v, lo, hi]);
+        self.emit(Expression::As {
+            expr: c,
+            kind: super::build::Gen::kind(to),
+            convert: Some(to.size_bytes() as u8),
+        })
+    }
+
+    /// Calls generated routine `name` for float type `st`.
+    fn routine_call(&mut self, name: &'static str, st: ScalarType, args: &[H]) -> R<H> {
+        let function = self.g.routine(name, st)?;
+        let result = self.emit(Expression::CallResult(function));
+        self.stmt(Statement::Call {
+            function,
+            arguments: args.to_vec(),
+            result: Some(result),
+        });
+        Ok(result)
+    }
+}
+
+impl super::build::Gen<'_> {
+    /// The naga function of math routine `name` (`powf`, `powi`, `hypot`) for float type `st`,
+    /// generated on first use.
+    pub(super) fn routine(
+        &mut self,
+        name: &'static str,
+        st: ScalarType,
+    ) -> R<Handle<naga::Function>> {
+        if let Some(h) = self.routines.get(&(name, st)) {
+            return Ok(*h);
+        }
+        let fty = self.scalar_ty(st)?;
+        let ity = self.scalar_ty(ScalarType::I32)?;
+        let second = if name == "powi" { ity } else { fty };
+        let mut fb = Fb::new(self, &[], Vec::new());
+        let x = fb.emit(Expression::FunctionArgument(0));
+        let y = fb.emit(Expression::FunctionArgument(1));
+        match name {
+            "powf" => fb.powf_body(st, x, y)?,
+            "powi" => fb.powi_body(st, x, y)?,
+            _ => fb.hypot_body(st, x, y)?,
+        }
+        let mut function = fb.finish()?;
+        function.name = Some(format!("spoc_{name}_{st}"));
+        function.arguments = vec![
+            naga::FunctionArgument {
+                name: Some("x".into()),
+                ty: fty,
+                binding: None,
+            },
+            naga::FunctionArgument {
+                name: Some(if name == "powi" { "n" } else { "y" }.into()),
+                ty: second,
+                binding: None,
+            },
+        ];
+        function.result = Some(naga::FunctionResult {
+            ty: fty,
+            binding: None,
+        });
+        let h = self.module.functions.append(function, Span::UNDEFINED);
+        self.routines.insert((name, st), h);
+        Ok(h)
+    }
+}
+
+impl Fb<'_, '_> {
+    fn ret(&mut self, v: H) {
+        self.stmt(Statement::Return { value: Some(v) });
+    }
+
+    fn nan(&mut self, st: ScalarType) -> H {
+        let bits = self.f32_bits(f32::NAN.to_bits());
+        if st == ScalarType::F64 {
+            self.emit(Expression::As {
+                expr: bits,
+                kind: ScalarKind::Float,
+                convert: Some(8),
+            })
+        } else {
+            bits
+        }
+    }
+
+    fn inf(&mut self, st: ScalarType) -> H {
+        let bits = self.f32_bits(f32::INFINITY.to_bits());
+        if st == ScalarType::F64 {
+            self.emit(Expression::As {
+                expr: bits,
+                kind: ScalarKind::Float,
+                convert: Some(8),
+            })
+        } else {
+            bits
+        }
+    }
+
+    /// `pow(x, y)` as IEEE/Rust define it, from `Pow(|x|, y)` (undefined for negative bases).
+    fn powf_body(&mut self, st: ScalarType, x: H, y: H) -> R<()> {
+        let zero = self.flit(st, 0.0);
+        let one = self.flit(st, 1.0);
+        let half = self.flit(st, 0.5);
+        let inf = self.inf(st);
+        let nan = self.nan(st);
+        let a = self.m(Mf::Abs, &[x]);
+        let r = self.m(Mf::Pow, &[a, y]);
+        // |x| == 0: +inf for y < 0, 0 for y > 0.
+        let y_neg = self.bin(Bo::Less, y, zero);
+        let at_zero = self.sel(y_neg, inf, zero);
+        let a_zero = self.bin(Bo::Equal, a, zero);
+        let r = self.sel(a_zero, at_zero, r);
+        // |x| == 1: 1 (also for y = ±inf).
+        let a_one = self.bin(Bo::Equal, a, one);
+        let r = self.sel(a_one, one, r);
+        // Negative base: odd integer y flips the sign; a non-integer y gives NaN (finite x).
+        let ty = self.m(Mf::Trunc, &[y]);
+        let y_int = self.bin(Bo::Equal, ty, y);
+        let hy = self.bin(Bo::Multiply, y, half);
+        let thy = self.m(Mf::Trunc, &[hy]);
+        let hy_frac = self.bin(Bo::Equal, thy, hy);
+        let hy_frac = self.not(hy_frac);
+        let odd = self.bin(Bo::LogicalAnd, y_int, hy_frac);
+        let sx = self.copysign(st, one, x)?;
+        let x_signed = self.bin(Bo::Less, sx, zero);
+        let flip = self.bin(Bo::LogicalAnd, x_signed, odd);
+        let neg_r = self.emit(Expression::Unary {
+            op: naga::UnaryOperator::Negate,
+            expr: r,
+        });
+        let r = self.sel(flip, neg_r, r);
+        let x_neg = self.bin(Bo::Less, x, zero);
+        let not_int = self.not(y_int);
+        let finite = self.bin(Bo::Less, a, inf);
+        let bad = self.bin(Bo::LogicalAnd, x_neg, not_int);
+        let bad = self.bin(Bo::LogicalAnd, bad, finite);
+        let r = self.sel(bad, nan, r);
+        let xn = self.is_nan(x);
+        let yn = self.is_nan(y);
+        let any_nan = self.bin(Bo::LogicalOr, xn, yn);
+        let r = self.sel(any_nan, nan, r);
+        // pow(x, 0) == 1 and pow(1, y) == 1, even for NaN.
+        let y0 = self.bin(Bo::Equal, y, zero);
+        let x1 = self.bin(Bo::Equal, x, one);
+        let unit = self.bin(Bo::LogicalOr, y0, x1);
+        let r = self.sel(unit, one, r);
+        self.ret(r);
+        Ok(())
+    }
+
+    /// `x.powi(n)` by repeated squaring, as compiler-rt's `__powisf2`/`__powidf2`.
+    fn powi_body(&mut self, st: ScalarType, x: H, n: H) -> R<()> {
+        let fty = self.g.scalar_ty(st)?;
+        let ity = self.g.scalar_ty(ScalarType::I32)?;
+        let av = self.new_local("a", fty);
+        let bv = self.new_local("b", ity);
+        let rv = self.new_local("r", fty);
+        let (ap, bp, rp) = (self.local_ptr(av), self.local_ptr(bv), self.local_ptr(rv));
+        self.store(ap, x);
+        self.store(bp, n);
+        let one = self.flit(st, 1.0);
+        self.store(rp, one);
+        self.open();
+        let b = self.load(bp);
+        let i1 = self.lit(Literal::I32(1));
+        let i0 = self.lit(Literal::I32(0));
+        let i2 = self.lit(Literal::I32(2));
+        let low = self.bin(Bo::And, b, i1);
+        let odd = self.bin(Bo::NotEqual, low, i0);
+        self.open();
+        let r = self.load(rp);
+        let a = self.load(ap);
+        let ra = self.bin(Bo::Multiply, r, a);
+        self.store(rp, ra);
+        let mul = self.close();
+        self.if_stmt(odd, mul, naga::Block::new());
+        let half = self.bin(Bo::Divide, b, i2);
+        self.store(bp, half);
+        let done = self.bin(Bo::Equal, half, i0);
+        let brk = naga::Block::from_vec(vec![Statement::Break]);
+        self.if_stmt(done, brk, naga::Block::new());
+        let a = self.load(ap);
+        let aa = self.bin(Bo::Multiply, a, a);
+        self.store(ap, aa);
+        let body = self.close();
+        self.stmt(Statement::Loop {
+            body,
+            continuing: naga::Block::new(),
+            break_if: None,
+        });
+        let r = self.load(rp);
+        let recip = self.bin(Bo::Less, n, i0);
+        let inv = self.bin(Bo::Divide, one, r);
+        let out = self.sel(recip, inv, r);
+        self.ret(out);
+        Ok(())
+    }
+
+    /// `hypot(x, y) = hi * sqrt(1 + (lo/hi)^2)`, without intermediate overflow; `inf` if either
+    /// is infinite (even with a NaN), NaN if either is NaN, 0 for two zeros.
+    fn hypot_body(&mut self, st: ScalarType, x: H, y: H) -> R<()> {
+        let zero = self.flit(st, 0.0);
+        let one = self.flit(st, 1.0);
+        let inf = self.inf(st);
+        let nan = self.nan(st);
+        let a = self.m(Mf::Abs, &[x]);
+        let b = self.m(Mf::Abs, &[y]);
+        let hi = self.m(Mf::Max, &[a, b]);
+        let lo = self.m(Mf::Min, &[a, b]);
+        let q = self.bin(Bo::Divide, lo, hi);
+        let qq = self.bin(Bo::Multiply, q, q);
+        let s = self.bin(Bo::Add, one, qq);
+        let s = self.m(Mf::Sqrt, &[s]);
+        let r = self.bin(Bo::Multiply, hi, s);
+        let hz = self.bin(Bo::Equal, hi, zero);
+        let r = self.sel(hz, zero, r);
+        let xn = self.is_nan(x);
+        let yn = self.is_nan(y);
+        let n = self.bin(Bo::LogicalOr, xn, yn);
+        let r = self.sel(n, nan, r);
+        let ai = self.bin(Bo::Equal, a, inf);
+        let bi = self.bin(Bo::Equal, b, inf);
+        let i = self.bin(Bo::LogicalOr, ai, bi);
+        let r = self.sel(i, inf, r);
+        self.ret(r);
+        Ok(())
+    }
+}

@@ -1,0 +1,948 @@
+//! Hand-built IR kernels for the naga generator tests (SPIR-V, WGSL, MSL, GLSL): a corpus
+//! covering every node family, and the capabilities to generate it with.
+#![allow(dead_code)]
+
+use spoc_codegen::{Capabilities, Options, Source, Target};
+use spoc_ir::*;
+
+/// Builds the parameters, variables and body of a kernel or helper.
+#[derive(Default)]
+pub struct B {
+    pub params: Vec<Param>,
+    pub vars: Vec<VarDecl>,
+    pub shared: Vec<SharedDecl>,
+    pub body: Block,
+}
+
+impl B {
+    pub fn new() -> B {
+        B::default()
+    }
+    fn var(&mut self, name: &str, ty: Type, mutable: bool, kind: VarKind) -> VarId {
+        self.vars.push(VarDecl {
+            name: name.into(),
+            ty,
+            mutable,
+            kind,
+        });
+        VarId(self.vars.len() as u32 - 1)
+    }
+    /// A parameter (`mutable`: `&mut [T]` for buffers, `mut x` for scalars).
+    pub fn param(&mut self, name: &str, ty: Type, mutable: bool) -> Expr {
+        let var = self.var(
+            name,
+            ty.clone(),
+            mutable && !matches!(ty, Type::Array { .. }),
+            VarKind::Param,
+        );
+        self.params.push(Param {
+            var,
+            name: name.into(),
+            ty: ty.clone(),
+            mutable,
+        });
+        Expr::var(var, ty)
+    }
+    pub fn buf(&mut self, name: &str, elem: Type) -> Expr {
+        self.param(name, Type::global_array(elem), false)
+    }
+    pub fn buf_mut(&mut self, name: &str, elem: Type) -> Expr {
+        self.param(name, Type::global_array(elem), true)
+    }
+    /// A local variable (declare it with [`let_`] or a `for`).
+    pub fn local(&mut self, name: &str, ty: Type, mutable: bool) -> Expr {
+        let v = self.var(name, ty.clone(), mutable, VarKind::Local);
+        Expr::var(v, ty)
+    }
+    pub fn shared(&mut self, name: &str, elem: Type, len: Option<u32>) -> Expr {
+        let ty = Type::Array {
+            elem: Box::new(elem.clone()),
+            space: MemSpace::Shared,
+            len,
+        };
+        let var = self.var(name, ty.clone(), false, VarKind::Shared);
+        self.shared.push(SharedDecl { var, elem, len });
+        Expr::var(var, ty)
+    }
+    pub fn push(&mut self, k: StmtKind) {
+        self.body.push(Stmt::new(k));
+    }
+    pub fn kernel(self, name: &str) -> Kernel {
+        Kernel {
+            name: name.into(),
+            params: self.params,
+            vars: self.vars,
+            shared: self.shared,
+            body: self.body,
+            records: vec![],
+            variants: vec![],
+            functions: vec![],
+        }
+    }
+    pub fn function(self, name: &str, ret: Type) -> Function {
+        Function {
+            name: name.into(),
+            params: self.params,
+            ret,
+            vars: self.vars,
+            body: self.body,
+        }
+    }
+}
+
+pub fn id(e: &Expr) -> VarId {
+    match e.kind {
+        ExprKind::Var(v) => v,
+        _ => panic!("not a variable: {e:?}"),
+    }
+}
+pub fn s(k: StmtKind) -> Stmt {
+    Stmt::new(k)
+}
+pub fn ss(ks: Vec<StmtKind>) -> Block {
+    ks.into_iter().map(Stmt::new).collect()
+}
+pub fn u32c(v: u32) -> Expr {
+    Expr::constant(Const::U32(v))
+}
+pub fn u64c(v: u64) -> Expr {
+    Expr::constant(Const::U64(v))
+}
+pub fn i32c(v: i32) -> Expr {
+    Expr::constant(Const::I32(v))
+}
+pub fn i64c(v: i64) -> Expr {
+    Expr::constant(Const::I64(v))
+}
+pub fn f32c(v: f32) -> Expr {
+    Expr::constant(Const::f32(v))
+}
+pub fn f64c(v: f64) -> Expr {
+    Expr::constant(Const::f64(v))
+}
+pub fn boolc(v: bool) -> Expr {
+    Expr::constant(Const::Bool(v))
+}
+pub fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
+    let ty = if op.is_comparison() || op.is_logical() {
+        Type::BOOL
+    } else {
+        l.ty.clone()
+    };
+    Expr {
+        kind: ExprKind::Binary {
+            op,
+            lhs: Box::new(l),
+            rhs: Box::new(r),
+        },
+        ty,
+    }
+}
+pub fn add(l: Expr, r: Expr) -> Expr {
+    bin(BinOp::Add, l, r)
+}
+pub fn sub(l: Expr, r: Expr) -> Expr {
+    bin(BinOp::Sub, l, r)
+}
+pub fn mul(l: Expr, r: Expr) -> Expr {
+    bin(BinOp::Mul, l, r)
+}
+pub fn lt(l: Expr, r: Expr) -> Expr {
+    bin(BinOp::Lt, l, r)
+}
+pub fn eq(l: Expr, r: Expr) -> Expr {
+    bin(BinOp::Eq, l, r)
+}
+pub fn un(op: UnOp, e: Expr) -> Expr {
+    Expr {
+        ty: e.ty.clone(),
+        kind: ExprKind::Unary {
+            op,
+            operand: Box::new(e),
+        },
+    }
+}
+pub fn idx(array: &Expr, i: Expr) -> Expr {
+    let elem = array.ty.as_array().expect("an array").0.clone();
+    Expr {
+        kind: ExprKind::Index {
+            array: Box::new(array.clone()),
+            index: Box::new(i),
+        },
+        ty: elem,
+    }
+}
+pub fn intr(i: Intrinsic, args: Vec<Expr>, ty: Type) -> Expr {
+    Expr {
+        kind: ExprKind::Intrinsic { intrinsic: i, args },
+        ty,
+    }
+}
+pub fn math(m: MathFn, args: Vec<Expr>) -> Expr {
+    let ty = args[0].ty.clone();
+    intr(Intrinsic::Math(m), args, ty)
+}
+pub fn atomic(op: AtomicOp, args: Vec<Expr>) -> Expr {
+    let ty = args[0].ty.as_array().expect("an array").0.clone();
+    intr(Intrinsic::Atomic(op), args, ty)
+}
+pub fn gid() -> Expr {
+    intr(Intrinsic::GlobalId(Axis::X), vec![], Type::U32)
+}
+pub fn tid() -> Expr {
+    intr(Intrinsic::ThreadIdx(Axis::X), vec![], Type::U32)
+}
+pub fn cast(e: Expr, to: ScalarType) -> Expr {
+    Expr {
+        kind: ExprKind::Cast {
+            value: Box::new(e),
+            to,
+        },
+        ty: Type::Scalar(to),
+    }
+}
+pub fn call(f: &str, args: Vec<Expr>, ty: Type) -> Expr {
+    Expr {
+        kind: ExprKind::Call {
+            func: f.into(),
+            args,
+        },
+        ty,
+    }
+}
+pub fn len(e: &Expr) -> Expr {
+    Expr {
+        kind: ExprKind::Len(Box::new(e.clone())),
+        ty: Type::U32,
+    }
+}
+pub fn field(base: Expr, name: &str, ty: Type) -> Expr {
+    Expr {
+        kind: ExprKind::Field {
+            base: Box::new(base),
+            field: name.into(),
+        },
+        ty,
+    }
+}
+pub fn select(c: Expr, t: Expr, e: Expr) -> Expr {
+    Expr {
+        ty: t.ty.clone(),
+        kind: ExprKind::Select {
+            cond: Box::new(c),
+            then: Box::new(t),
+            els: Box::new(e),
+        },
+    }
+}
+pub fn place(e: &Expr) -> LValue {
+    LValue::Var(id(e))
+}
+pub fn at(base: &Expr, i: Expr) -> LValue {
+    LValue::Index {
+        base: Box::new(place(base)),
+        index: i,
+    }
+}
+pub fn assign(target: LValue, value: Expr) -> StmtKind {
+    StmtKind::Assign { target, value }
+}
+pub fn let_(v: &Expr, init: Expr) -> StmtKind {
+    StmtKind::Let {
+        var: id(v),
+        init: Some(init),
+    }
+}
+pub fn if_(c: Expr, then: Vec<StmtKind>, els: Option<Vec<StmtKind>>) -> StmtKind {
+    StmtKind::If {
+        cond: c,
+        then: ss(then),
+        els: els.map(ss),
+    }
+}
+pub fn for_(
+    v: &Expr,
+    start: Expr,
+    end: Expr,
+    step: Expr,
+    dir: ForDir,
+    body: Vec<StmtKind>,
+) -> StmtKind {
+    StmtKind::For {
+        var: id(v),
+        start,
+        end,
+        step,
+        dir,
+        body: ss(body),
+    }
+}
+pub fn record(name: &str, fields: &[(&str, Type)]) -> RecordDef {
+    RecordDef {
+        name: name.into(),
+        fields: fields
+            .iter()
+            .map(|(n, t)| Field {
+                name: (*n).into(),
+                ty: t.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// `saxpy(a, x, y)`: `y[i] = a * x[i] + y[i]` for `i < y.len()`.
+pub fn saxpy() -> Kernel {
+    let mut b = B::new();
+    let a = b.param("a", Type::F32, false);
+    let x = b.buf("x", Type::F32);
+    let y = b.buf_mut("y", Type::F32);
+    let i = b.local("i", Type::U32, false);
+    b.push(let_(&i, gid()));
+    b.push(if_(
+        lt(i.clone(), len(&y)),
+        vec![assign(
+            at(&y, i.clone()),
+            add(mul(a, idx(&x, i.clone())), idx(&y, i.clone())),
+        )],
+        None,
+    ));
+    b.kernel("saxpy")
+}
+
+/// Integer arithmetic: division, remainder, shifts (amounts of other types), bit operations,
+/// negation and comparisons on i32, u32 and i64.
+pub fn int_ops() -> Kernel {
+    let mut b = B::new();
+    let a = b.param("a", Type::I32, false);
+    let d = b.param("d", Type::I32, false);
+    let u = b.param("u", Type::U32, false);
+    let w = b.param("w", Type::I64, false);
+    let flag = b.param("flag", Type::BOOL, false);
+    let out = b.buf_mut("out", Type::I32);
+    let outu = b.buf_mut("outu", Type::U32);
+    let out64 = b.buf_mut("out64", Type::I64);
+    let items: Vec<Expr> = vec![
+        bin(BinOp::Div, a.clone(), d.clone()),
+        bin(BinOp::Rem, a.clone(), d.clone()),
+        bin(BinOp::Shl, a.clone(), u.clone()),
+        bin(BinOp::Shr, a.clone(), d.clone()),
+        bin(BinOp::Shr, a.clone(), i32c(35)),
+        bin(BinOp::BitXor, a.clone(), un(UnOp::Not, d.clone())),
+        un(UnOp::Neg, a.clone()),
+        mul(a.clone(), d.clone()),
+        select(flag.clone(), a.clone(), d.clone()),
+        cast(bin(BinOp::Ge, a.clone(), d.clone()), ScalarType::I32),
+        math(MathFn::Abs, vec![a.clone()]),
+        math(MathFn::Max, vec![a.clone(), d.clone()]),
+    ];
+    for (k, e) in items.into_iter().enumerate() {
+        b.push(assign(at(&out, u32c(k as u32)), e));
+    }
+    let uitems: Vec<Expr> = vec![
+        bin(BinOp::Div, u.clone(), u32c(7)),
+        bin(BinOp::Rem, u.clone(), u32c(7)),
+        bin(BinOp::Shr, u.clone(), w.clone()),
+        un(UnOp::Neg, u.clone()),
+        bin(BinOp::BitOr, u.clone(), u32c(0x80)),
+        cast(bin(BinOp::Ne, u.clone(), u32c(3)), ScalarType::U32),
+        cast(
+            bin(BinOp::BitXor, flag.clone(), boolc(true)),
+            ScalarType::U32,
+        ),
+    ];
+    for (k, e) in uitems.into_iter().enumerate() {
+        b.push(assign(at(&outu, u32c(k as u32)), e));
+    }
+    let witems: Vec<Expr> = vec![
+        bin(BinOp::Div, w.clone(), i64c(-1)),
+        bin(BinOp::Rem, w.clone(), i64c(-1)),
+        bin(BinOp::Shl, w.clone(), u.clone()),
+        mul(w.clone(), i64c(0x1_0000_0001)),
+    ];
+    for (k, e) in witems.into_iter().enumerate() {
+        b.push(assign(at(&out64, u32c(k as u32)), e));
+    }
+    b.kernel("int_ops")
+}
+
+/// `while` with `break`/`continue`, `for` up and down with steps, nested loops.
+pub fn loops() -> Kernel {
+    let mut b = B::new();
+    let n = b.param("n", Type::I32, false);
+    let out = b.buf_mut("out", Type::I32);
+    let acc = b.local("acc", Type::I32, true);
+    let i = b.local("i", Type::I32, false);
+    let j = b.local("j", Type::U32, false);
+    let k = b.local("k", Type::I64, false);
+    b.push(let_(&acc, i32c(0)));
+    b.push(for_(
+        &i,
+        i32c(-3),
+        n.clone(),
+        u32c(1),
+        ForDir::Up,
+        vec![
+            if_(eq(i.clone(), i32c(5)), vec![StmtKind::Continue], None),
+            if_(
+                bin(BinOp::Gt, i.clone(), i32c(40)),
+                vec![StmtKind::Break],
+                None,
+            ),
+            assign(place(&acc), add(acc.clone(), i.clone())),
+        ],
+    ));
+    b.push(for_(
+        &j,
+        u32c(0),
+        u32c(u32::MAX),
+        u32c(1 << 30),
+        ForDir::Down,
+        vec![assign(
+            place(&acc),
+            bin(BinOp::BitXor, acc.clone(), cast(j.clone(), ScalarType::I32)),
+        )],
+    ));
+    b.push(for_(
+        &k,
+        i64c(i64::MAX - 10),
+        i64c(i64::MAX),
+        u32c(4),
+        ForDir::Up,
+        vec![assign(
+            place(&acc),
+            add(acc.clone(), cast(k.clone(), ScalarType::I32)),
+        )],
+    ));
+    b.push(StmtKind::While {
+        cond: bin(BinOp::Gt, acc.clone(), i32c(100)),
+        body: ss(vec![
+            assign(place(&acc), sub(acc.clone(), i32c(7))),
+            if_(eq(acc.clone(), i32c(42)), vec![StmtKind::Break], None),
+        ]),
+    });
+    b.push(StmtKind::While {
+        cond: boolc(true),
+        body: ss(vec![
+            assign(place(&acc), add(acc.clone(), i32c(1))),
+            if_(
+                eq(bin(BinOp::Rem, acc.clone(), i32c(2)), i32c(0)),
+                vec![StmtKind::Continue],
+                None,
+            ),
+            StmtKind::Break,
+        ]),
+    });
+    b.push(assign(at(&out, gid()), acc));
+    b.kernel("loops")
+}
+
+/// Helpers: a pure function, one writing a buffer passed as an argument (called on two
+/// buffers: two specialisations), one calling another, one returning from a loop.
+pub fn helpers() -> Kernel {
+    let mut sq = B::new();
+    let x = sq.param("x", Type::F32, false);
+    sq.push(StmtKind::Return(Some(mul(x.clone(), x))));
+    let sq = sq.function("sq", Type::F32);
+
+    let mut put = B::new();
+    let buf = put.buf_mut("buf", Type::F32);
+    let i = put.param("i", Type::U32, false);
+    let v = put.param("v", Type::F32, false);
+    put.push(assign(at(&buf, i.clone()), call("sq", vec![v], Type::F32)));
+    let put = put.function("put", Type::Unit);
+
+    let mut find = B::new();
+    let hay = find.buf("hay", Type::F32);
+    let needle = find.param("needle", Type::F32, false);
+    let k = find.local("k", Type::U32, false);
+    find.push(for_(
+        &k,
+        u32c(0),
+        len(&hay),
+        u32c(1),
+        ForDir::Up,
+        vec![if_(
+            eq(idx(&hay, k.clone()), needle),
+            vec![StmtKind::Return(Some(cast(k.clone(), ScalarType::I32)))],
+            None,
+        )],
+    ));
+    find.push(StmtKind::Return(Some(i32c(-1))));
+    let find = find.function("find", Type::I32);
+
+    let mut b = B::new();
+    let a = b.buf_mut("a", Type::F32);
+    let c = b.buf_mut("c", Type::F32);
+    let pos = b.buf_mut("pos", Type::I32);
+    b.push(StmtKind::Expr(call(
+        "put",
+        vec![a.clone(), gid(), f32c(3.0)],
+        Type::Unit,
+    )));
+    b.push(StmtKind::Expr(call(
+        "put",
+        vec![c.clone(), gid(), idx(&a, gid())],
+        Type::Unit,
+    )));
+    b.push(assign(
+        at(&pos, gid()),
+        call("find", vec![a, f32c(9.0)], Type::I32),
+    ));
+    let mut k = b.kernel("helpers");
+    k.functions = vec![sq, put, find];
+    k
+}
+
+/// Shared memory, a barrier, atomics on a buffer and on shared memory, compare-exchange.
+pub fn shared_atomics() -> Kernel {
+    let mut b = B::new();
+    let x = b.buf("x", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let counter = b.buf_mut("counter", Type::U32);
+    let tile = b.shared("tile", Type::F32, Some(64));
+    let hits = b.shared("hits", Type::I32, Some(1));
+    let old = b.local("old", Type::U32, false);
+    let prev = b.local("prev", Type::I32, false);
+    b.push(assign(at(&tile, tid()), idx(&x, gid())));
+    b.push(if_(
+        eq(tid(), u32c(0)),
+        vec![assign(at(&hits, u32c(0)), i32c(0))],
+        None,
+    ));
+    b.push(StmtKind::Barrier);
+    b.push(let_(
+        &old,
+        atomic(AtomicOp::Add, vec![counter.clone(), u32c(0), u32c(1)]),
+    ));
+    b.push(let_(
+        &prev,
+        atomic(
+            AtomicOp::Max,
+            vec![hits.clone(), u32c(0), cast(tid(), ScalarType::I32)],
+        ),
+    ));
+    b.push(StmtKind::Expr(atomic(
+        AtomicOp::CompareExchange,
+        vec![counter.clone(), u32c(1), old.clone(), u32c(7)],
+    )));
+    b.push(StmtKind::MemFence(FenceScope::Device));
+    b.push(StmtKind::Barrier);
+    b.push(assign(
+        at(&out, gid()),
+        add(
+            idx(&tile, bin(BinOp::BitXor, tid(), u32c(1))),
+            cast(add(prev, idx(&hits, u32c(0))), ScalarType::F32),
+        ),
+    ));
+    b.kernel("shared_atomics")
+}
+
+/// `as` casts between every pair of families.
+pub fn casts() -> Kernel {
+    let mut b = B::new();
+    let f = b.param("f", Type::F32, false);
+    let i = b.param("i", Type::I32, false);
+    let u = b.param("u", Type::U32, false);
+    let flag = b.param("flag", Type::BOOL, false);
+    let oi = b.buf_mut("oi", Type::I32);
+    let ou = b.buf_mut("ou", Type::U32);
+    let of = b.buf_mut("of", Type::F32);
+    let ol = b.buf_mut("ol", Type::I64);
+    let oul = b.buf_mut("oul", Type::U64);
+    let items_i = vec![
+        cast(f.clone(), ScalarType::I32),
+        cast(u.clone(), ScalarType::I32),
+        cast(flag.clone(), ScalarType::I32),
+        cast(cast(i.clone(), ScalarType::I64), ScalarType::I32),
+    ];
+    for (k, e) in items_i.into_iter().enumerate() {
+        b.push(assign(at(&oi, u32c(k as u32)), e));
+    }
+    let items_u = vec![
+        cast(f.clone(), ScalarType::U32),
+        cast(i.clone(), ScalarType::U32),
+        cast(cast(f.clone(), ScalarType::U64), ScalarType::U32),
+    ];
+    for (k, e) in items_u.into_iter().enumerate() {
+        b.push(assign(at(&ou, u32c(k as u32)), e));
+    }
+    let items_f = vec![
+        cast(i.clone(), ScalarType::F32),
+        cast(u.clone(), ScalarType::F32),
+        cast(cast(u.clone(), ScalarType::U64), ScalarType::F32),
+        f32c(f32::INFINITY),
+        f32c(f32::NAN),
+        f32c(-0.0),
+    ];
+    for (k, e) in items_f.into_iter().enumerate() {
+        b.push(assign(at(&of, u32c(k as u32)), e));
+    }
+    b.push(assign(at(&ol, u32c(0)), cast(i.clone(), ScalarType::I64)));
+    b.push(assign(at(&ol, u32c(1)), cast(u.clone(), ScalarType::I64)));
+    b.push(assign(at(&ol, u32c(2)), cast(f.clone(), ScalarType::I64)));
+    b.push(assign(at(&oul, u32c(0)), cast(i, ScalarType::U64)));
+    b.push(assign(at(&oul, u32c(1)), cast(f, ScalarType::U64)));
+    b.kernel("casts")
+}
+
+/// Every math function on `f32`.
+pub fn math_fns() -> Kernel {
+    let mut b = B::new();
+    let x = b.param("x", Type::F32, false);
+    let y = b.param("y", Type::F32, false);
+    let n = b.param("n", Type::I32, false);
+    let out = b.buf_mut("out", Type::F32);
+    for (k, m) in MathFn::ALL.iter().enumerate() {
+        let args = match m.arity() {
+            1 => vec![x.clone()],
+            2 if *m == MathFn::Powi => vec![x.clone(), n.clone()],
+            2 => vec![x.clone(), y.clone()],
+            _ => vec![x.clone(), y.clone(), f32c(0.5)],
+        };
+        b.push(assign(at(&out, u32c(k as u32)), math(*m, args)));
+    }
+    b.push(assign(
+        at(&out, u32c(40)),
+        bin(BinOp::Rem, x.clone(), y.clone()),
+    ));
+    b.push(assign(
+        at(&out, u32c(41)),
+        cast(cast(bin(BinOp::Ne, x, y), ScalarType::U32), ScalarType::F32),
+    ));
+    b.kernel("math_fns")
+}
+
+/// Records in a buffer and as a parameter, a variant matched with bindings, `match` on
+/// integers with ranges and alternatives, `if` expressions whose branches read arrays.
+pub fn records_variants() -> Kernel {
+    let point = Type::Record("Point".into());
+    let shape = Type::Variant("Shape".into());
+    let mut b = B::new();
+    let origin = b.param("origin", point.clone(), false);
+    let pts = b.buf_mut("pts", point.clone());
+    let code = b.param("code", Type::I32, false);
+    let out = b.buf_mut("out", Type::F32);
+    let p = b.local("p", point.clone(), true);
+    let sh = b.local("sh", shape.clone(), false);
+    let r = b.local("r", Type::F32, false);
+    let w = b.local("w", Type::F32, false);
+    let h = b.local("h", Type::F32, false);
+    let area = b.local("area", Type::F32, false);
+    let v = b.local("v", Type::F32, false);
+    b.push(let_(&p, idx(&pts, gid())));
+    b.push(assign(
+        LValue::Field {
+            base: Box::new(place(&p)),
+            field: "x".into(),
+        },
+        add(
+            field(p.clone(), "x", Type::F32),
+            field(origin.clone(), "x", Type::F32),
+        ),
+    ));
+    b.push(assign(at(&pts, gid()), p.clone()));
+    b.push(assign(
+        LValue::Field {
+            base: Box::new(at(&pts, u32c(0))),
+            field: "id".into(),
+        },
+        u32c(9),
+    ));
+    b.push(let_(
+        &sh,
+        select(
+            lt(code.clone(), i32c(0)),
+            Expr {
+                kind: ExprKind::VariantLit {
+                    variant: "Shape".into(),
+                    case: "Circle".into(),
+                    payload: vec![field(p.clone(), "y", Type::F32)],
+                },
+                ty: shape.clone(),
+            },
+            Expr {
+                kind: ExprKind::VariantLit {
+                    variant: "Shape".into(),
+                    case: "Rect".into(),
+                    payload: vec![f32c(2.0), field(idx(&pts, u32c(1)), "x", Type::F32)],
+                },
+                ty: shape.clone(),
+            },
+        ),
+    ));
+    b.push(let_(
+        &area,
+        Expr {
+            kind: ExprKind::Match {
+                scrutinee: Box::new(sh.clone()),
+                arms: vec![
+                    (
+                        Pattern::Case {
+                            variant: "Shape".into(),
+                            case: "Circle".into(),
+                            bindings: vec![id(&r)],
+                        },
+                        mul(r.clone(), r.clone()),
+                    ),
+                    (
+                        Pattern::Case {
+                            variant: "Shape".into(),
+                            case: "Rect".into(),
+                            bindings: vec![id(&w), id(&h)],
+                        },
+                        mul(w.clone(), h.clone()),
+                    ),
+                ],
+            },
+            ty: Type::F32,
+        },
+    ));
+    b.push(let_(
+        &v,
+        select(lt(gid(), len(&out)), idx(&out, gid()), f32c(0.0)),
+    ));
+    b.push(StmtKind::Match {
+        scrutinee: code.clone(),
+        arms: vec![
+            (
+                Pattern::Int(Const::I32(0)),
+                ss(vec![assign(at(&out, u32c(0)), area.clone())]),
+            ),
+            (
+                Pattern::Or(vec![
+                    Pattern::Range(Const::I32(1), Const::I32(9)),
+                    Pattern::Int(Const::I32(-5)),
+                ]),
+                ss(vec![assign(at(&out, u32c(1)), v.clone())]),
+            ),
+            (
+                Pattern::Wildcard,
+                ss(vec![assign(at(&out, u32c(2)), f32c(-1.0))]),
+            ),
+        ],
+    });
+    b.push(if_(
+        bin(
+            BinOp::LogicalAnd,
+            lt(u32c(3), len(&out)),
+            bin(BinOp::Gt, idx(&out, u32c(3)), f32c(0.0)),
+        ),
+        vec![assign(at(&out, u32c(3)), f32c(1.0))],
+        None,
+    ));
+    let mut k = b.kernel("records_variants");
+    k.records = vec![record(
+        "Point",
+        &[("x", Type::F32), ("y", Type::F32), ("id", Type::U32)],
+    )];
+    k.variants = vec![VariantDef {
+        name: "Shape".into(),
+        cases: vec![
+            VariantCase {
+                name: "Circle".into(),
+                payload: vec![Type::F32],
+            },
+            VariantCase {
+                name: "Rect".into(),
+                payload: vec![Type::F32, Type::F32],
+            },
+        ],
+    }];
+    k
+}
+
+/// Warp operations: shuffles, votes, ballot, lane id, warp size, warp barrier.
+pub fn warp() -> Kernel {
+    let mut b = B::new();
+    let x = b.buf("x", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let mask = b.buf_mut("mask", Type::U32);
+    let v = b.local("v", Type::F32, true);
+    b.push(let_(&v, idx(&x, gid())));
+    for kind in [
+        ShuffleKind::Down,
+        ShuffleKind::Up,
+        ShuffleKind::Xor,
+        ShuffleKind::Index,
+    ] {
+        b.push(assign(
+            place(&v),
+            add(
+                v.clone(),
+                intr(
+                    Intrinsic::Shuffle(kind),
+                    vec![v.clone(), u32c(1)],
+                    Type::F32,
+                ),
+            ),
+        ));
+    }
+    b.push(StmtKind::WarpBarrier);
+    b.push(assign(at(&out, gid()), v.clone()));
+    let pred = bin(BinOp::Gt, v.clone(), f32c(0.0));
+    b.push(assign(
+        at(&mask, gid()),
+        add(
+            intr(Intrinsic::Ballot, vec![pred.clone()], Type::U32),
+            add(
+                cast(
+                    intr(Intrinsic::VoteAny, vec![pred.clone()], Type::BOOL),
+                    ScalarType::U32,
+                ),
+                add(
+                    cast(
+                        intr(Intrinsic::VoteAll, vec![pred], Type::BOOL),
+                        ScalarType::U32,
+                    ),
+                    add(
+                        intr(Intrinsic::LaneId, vec![], Type::U32),
+                        intr(Intrinsic::WarpSize, vec![], Type::U32),
+                    ),
+                ),
+            ),
+        ),
+    ));
+    b.kernel("warp")
+}
+
+/// Local arrays: a zeroed one written in a loop, a large non-zero repeat, a small one, an
+/// array of vectors; a 2-D grid index.
+pub fn local_arrays() -> Kernel {
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::F32);
+    let arr_ty = |n| Type::Array {
+        elem: Box::new(Type::F32),
+        space: MemSpace::Local,
+        len: Some(n),
+    };
+    let a = b.local("a", arr_ty(8), true);
+    let big = b.local("big", arr_ty(40), true);
+    let small = b.local("small", arr_ty(3), false);
+    let i = b.local("i", Type::U32, false);
+    let s = b.local("s", Type::F32, true);
+    b.push(let_(
+        &a,
+        Expr {
+            kind: ExprKind::ArrayRepeat {
+                value: Box::new(f32c(0.0)),
+                len: 8,
+            },
+            ty: arr_ty(8),
+        },
+    ));
+    b.push(let_(
+        &big,
+        Expr {
+            kind: ExprKind::ArrayRepeat {
+                value: Box::new(f32c(1.5)),
+                len: 40,
+            },
+            ty: arr_ty(40),
+        },
+    ));
+    b.push(let_(
+        &small,
+        Expr {
+            kind: ExprKind::ArrayRepeat {
+                value: Box::new(cast(gid(), ScalarType::F32)),
+                len: 3,
+            },
+            ty: arr_ty(3),
+        },
+    ));
+    b.push(let_(&s, f32c(0.0)));
+    b.push(for_(
+        &i,
+        u32c(0),
+        len(&a),
+        u32c(1),
+        ForDir::Up,
+        vec![
+            assign(at(&a, i.clone()), cast(i.clone(), ScalarType::F32)),
+            assign(
+                place(&s),
+                add(
+                    s.clone(),
+                    add(idx(&a, i.clone()), idx(&big, mul(i.clone(), u32c(5)))),
+                ),
+            ),
+        ],
+    ));
+    let row = intr(Intrinsic::GlobalId(Axis::Y), vec![], Type::U32);
+    let width = intr(Intrinsic::GlobalSize(Axis::X), vec![], Type::U32);
+    b.push(assign(
+        at(&out, add(mul(row, width), gid())),
+        add(s, idx(&small, u32c(2))),
+    ));
+    b.kernel("local_arrays")
+}
+
+/// A kernel with f64 arithmetic (needs `caps.fp64`).
+pub fn doubles() -> Kernel {
+    let mut b = B::new();
+    let x = b.buf("x", Type::F64);
+    let y = b.buf_mut("y", Type::F64);
+    let i = b.local("i", Type::U32, false);
+    b.push(let_(&i, gid()));
+    b.push(assign(
+        at(&y, i.clone()),
+        add(
+            math(MathFn::Sqrt, vec![idx(&x, i.clone())]),
+            add(
+                math(MathFn::Round, vec![idx(&x, i.clone())]),
+                math(
+                    MathFn::MulAdd,
+                    vec![idx(&x, i.clone()), f64c(2.0), f64c(f64::INFINITY)],
+                ),
+            ),
+        ),
+    ));
+    b.push(assign(
+        at(&y, add(i.clone(), u32c(1))),
+        cast(cast(idx(&x, i), ScalarType::I64), ScalarType::F64),
+    ));
+    b.kernel("doubles")
+}
+
+/// Every kernel of the corpus, by name.
+pub fn corpus() -> Vec<(&'static str, Kernel)> {
+    vec![
+        ("saxpy", saxpy()),
+        ("int_ops", int_ops()),
+        ("loops", loops()),
+        ("helpers", helpers()),
+        ("shared_atomics", shared_atomics()),
+        ("casts", casts()),
+        ("math_fns", math_fns()),
+        ("records_variants", records_variants()),
+        ("warp", warp()),
+        ("local_arrays", local_arrays()),
+        ("doubles", doubles()),
+    ]
+}
+
+/// Capabilities with everything the target language has switched on.
+pub fn full_caps() -> Capabilities {
+    Capabilities {
+        fp64: true,
+        int64_atomics: true,
+        float_atomic_add: true,
+        subgroups: true,
+        compute_capability: None,
+    }
+}
+
+/// Generates `k` for `target` with all capabilities and a 64×1×1 block.
+pub fn gen(target: Target, k: &Kernel) -> Result<Source, spoc_codegen::CodegenError> {
+    spoc_ir::validate(k).unwrap_or_else(|e| panic!("{} does not validate: {e}", k.name));
+    spoc_codegen::generate_source_with(
+        target,
+        k,
+        &Options {
+            block: Some([64, 1, 1]),
+            soa_params: &[],
+            caps: full_caps(),
+        },
+    )
+    .map(|s| s.expect("a source target"))
+}
