@@ -991,7 +991,7 @@ pub fn records_match() -> Kernel {
                         case: "Circle".into(),
                         bindings: vec![r_var],
                     },
-                    mul(mul(b.v(r_var), b.v(r_var)), f32c(3.14159)),
+                    mul(mul(b.v(r_var), b.v(r_var)), f32c(3.25)),
                 ),
                 (
                     Pattern::Case {
@@ -1065,6 +1065,122 @@ pub fn records_match() -> Kernel {
     k
 }
 
+fn shuffle(kind: ShuffleKind, v: Expr, lane: Expr) -> Expr {
+    let ty = v.ty.clone();
+    intr(Intrinsic::Shuffle(kind), vec![v, lane], ty)
+}
+
+/// Warp shuffles of 64-bit and 32-bit values in every mode (all lanes active).
+pub fn warp_shuffles() -> Kernel {
+    let mut b = B::new();
+    let a = b.buf("a", Type::F64);
+    let bb = b.buf("b", Type::I64);
+    let c = b.buf("c", Type::U32);
+    let of = b.buf_mut("out_f", Type::F64);
+    let oi = b.buf_mut("out_i", Type::I64);
+    let ou = b.buf_mut("out_u", Type::U32);
+    let delta = b.param("delta", Type::U32);
+    let i = b.let_("i", gid());
+    let lane = b.let_("lane", intr(Intrinsic::LaneId, vec![], Type::U32));
+    let src = rem(add(lane, u32c(3)), u32c(32));
+    b.store(
+        &of,
+        i.clone(),
+        shuffle(ShuffleKind::Index, idx(&a, i.clone()), src),
+    );
+    b.store(
+        &oi,
+        i.clone(),
+        shuffle(ShuffleKind::Up, idx(&bb, i.clone()), delta.clone()),
+    );
+    let i2 = mul(i.clone(), u32c(2));
+    b.store(
+        &ou,
+        i2.clone(),
+        shuffle(ShuffleKind::Down, idx(&c, i.clone()), delta),
+    );
+    b.store(
+        &ou,
+        add(i2, u32c(1)),
+        add(
+            shuffle(ShuffleKind::Xor, idx(&c, i.clone()), u32c(5)),
+            shuffle(ShuffleKind::Index, idx(&c, i.clone()), u32c(40)),
+        ),
+    );
+    b.kernel("warp_shuffles")
+}
+
+/// Buffers of `f16`, `bool`, vectors and nested records (AoS offsets).
+pub fn memory_types() -> Kernel {
+    let outer = Type::Record("Outer".into());
+    let v4 = Type::Vector {
+        elem: ScalarType::F32,
+        lanes: 4,
+    };
+    let mut b = B::new();
+    let h = b.buf("h", Type::F16);
+    let flags = b.buf("flags", Type::BOOL);
+    let vi = b.buf("vi", v4.clone());
+    let p = b.buf("p", outer.clone());
+    let out = b.buf_mut("out", Type::F32);
+    let nflags = b.buf_mut("nflags", Type::BOOL);
+    let vo = b.buf_mut("vo", v4);
+    let po = b.buf_mut("po", outer.clone());
+    let hs = b.buf_mut("hs", Type::F16);
+    let i = b.let_("i", gid());
+    b.if_(ge(i.clone(), len(&out)), |b| b.ret(None));
+    let fi = b.let_("f", idx(&flags, i.clone()));
+    b.store(
+        &out,
+        i.clone(),
+        add(
+            cast(idx(&h, i.clone()), ScalarType::F32),
+            cast(cast(fi.clone(), ScalarType::U32), ScalarType::F32),
+        ),
+    );
+    b.store(&nflags, i.clone(), un(UnOp::Not, fi));
+    b.store(&vo, i.clone(), idx(&vi, i.clone()));
+    let pi = idx(&p, i.clone());
+    let inner = field(pi.clone(), "inner", Type::Record("Particle".into()));
+    let rec = Expr {
+        kind: ExprKind::RecordLit {
+            record: "Outer".into(),
+            fields: vec![
+                inner.clone(),
+                mul(field(pi, "w", Type::F32), field(inner, "mass", Type::F32)),
+            ],
+        },
+        ty: outer,
+    };
+    b.store(&po, i.clone(), rec);
+    b.store(
+        &hs,
+        i.clone(),
+        cast(
+            mul(cast(idx(&h, i.clone()), ScalarType::F32), f32c(3.0)),
+            ScalarType::F16,
+        ),
+    );
+    let mut k = b.kernel("memory_types");
+    k.records = vec![
+        particle(),
+        RecordDef {
+            name: "Outer".into(),
+            fields: vec![
+                Field {
+                    name: "inner".into(),
+                    ty: Type::Record("Particle".into()),
+                },
+                Field {
+                    name: "w".into(),
+                    ty: Type::F32,
+                },
+            ],
+        },
+    ];
+    k
+}
+
 /// Every corpus kernel with the SoA parameter list it is generated with, under a snapshot
 /// name.
 pub fn all() -> Vec<(&'static str, Kernel, Vec<&'static str>)> {
@@ -1079,6 +1195,8 @@ pub fn all() -> Vec<(&'static str, Kernel, Vec<&'static str>)> {
         ("particles_soa", particles(), vec!["p"]),
         ("math_all", math_all(), vec![]),
         ("records_match", records_match(), vec![]),
+        ("warp_shuffles", warp_shuffles(), vec![]),
+        ("memory_types", memory_types(), vec![]),
     ]
 }
 

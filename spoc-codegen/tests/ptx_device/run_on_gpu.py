@@ -251,7 +251,7 @@ def t_records_match():
         arr = [f32(1)] * 4
         k = xi & 3
         arr[k] = f32(5)
-        area = (a * a) * f32(3.14159) if xi < 0 else a * b
+        area = (a * a) * f32(3.25) if xi < 0 else a * b
         tot = area
         if xi == 0:
             tot = tot + f32(1)
@@ -286,6 +286,53 @@ def t_shared_atomics_warp():
     ok = np.array_equal(gs, want_sums) and gc[0] == n and gc[1] == mask and gc[2] in (1, 2)
     ok = ok and gf[2] == 2  # max(0, lowest of block 1)
     check("shared_atomics_warp", ok, f"sums {gs} (want {want_sums}), counts {gc} (want [{n}, {mask:#x}, 1|2]), flags {gf} (flags[2] want 2)")
+
+
+def t_warp_shuffles():
+    n, delta = 64, 3
+    a = rng.standard_normal(n)
+    b = rng.integers(-(1 << 62), 1 << 62, n, dtype=np.int64)
+    c = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    of, oi, ou = cp.zeros(n, np.float64), cp.zeros(n, np.int64), cp.zeros(2 * n, np.uint32)
+    kernel("warp_shuffles", "warp_shuffles")((1,), (n,), (
+        buf(a), u32(n), buf(b), u32(n), buf(c), u32(n), of, u32(n), oi, u32(n), ou, u32(2 * n), u32(delta)))
+    wf, wi, wu = np.empty(n), np.empty(n, np.int64), np.empty(2 * n, np.uint32)
+    for i in range(n):
+        base, lane = i - i % 32, i % 32
+        wf[i] = a[base + (lane + 3) % 32]
+        wi[i] = b[i - delta] if lane >= delta else b[i]
+        wu[2 * i] = c[i + delta] if lane + delta <= 31 else c[i]
+        wu[2 * i + 1] = (int(c[base + (lane ^ 5)]) + int(c[base + 8])) & M32
+    gf, gi, gu = cp.asnumpy(of), cp.asnumpy(oi), cp.asnumpy(ou)
+    check("warp_shuffles/f64 idx", np.array_equal(gf.view(np.uint64), wf.view(np.uint64)), first_diff(gf, wf))
+    check("warp_shuffles/i64 up", np.array_equal(gi, wi), first_diff(gi, wi))
+    check("warp_shuffles/u32 down,xor,idx", np.array_equal(gu, wu), first_diff(gu, wu))
+
+
+def t_memory_types():
+    n = 100
+    h = rng.standard_normal(n).astype(np.float16)
+    h[:4] = [np.inf, -0.0, 65504, 6e-8]
+    flags = rng.integers(0, 2, n).astype(np.uint8)
+    flags[:3] = [0, 1, 7]  # any nonzero byte is true
+    vi = rng.standard_normal((n, 4)).astype(np.float32)
+    p = rng.standard_normal((n, 4)).astype(np.float32)  # Outer { inner: {x, v, mass}, w }: 16 bytes
+    out, nflags = cp.zeros(n, np.float32), cp.zeros(n, np.uint8)
+    vo, po, hs = cp.zeros((n, 4), np.float32), cp.zeros((n, 4), np.float32), cp.zeros(n, np.float16)
+    kernel("memory_types", "memory_types")((1,), (128,), (
+        buf(h), u32(n), buf(flags), u32(n), buf(vi), u32(n), buf(p), u32(n),
+        out, u32(n), nflags, u32(n), vo, u32(n), po, u32(n), hs, u32(n)))
+    wout = h.astype(np.float32) + (flags != 0).astype(np.float32)
+    wn = (flags == 0).astype(np.uint8)
+    wp = p.copy()
+    wp[:, 3] = p[:, 3] * p[:, 2]
+    whs = (h.astype(np.float32) * np.float32(3)).astype(np.float16)
+    go, gn, gv, gp, gh = (cp.asnumpy(v) for v in (out, nflags, vo, po, hs))
+    check("memory_types/f16+bool", same_bits(go, wout, np.uint32), first_diff(go, wout))
+    check("memory_types/bool store", np.array_equal(gn, wn), first_diff(gn, wn))
+    check("memory_types/vector", np.array_equal(gv, vi), first_diff(gv.ravel(), vi.ravel()))
+    check("memory_types/nested record", same_bits(gp, wp, np.uint32), first_diff(gp.ravel(), wp.ravel()))
+    check("memory_types/f16 store", same_bits(gh, whs, np.uint16), first_diff(gh, whs))
 
 
 # ------------------------------------------------------------------ math
@@ -349,6 +396,10 @@ def domain(fn, dt):
         k = np.arange(n // 4)
         x[k] = -x[k]
         y[k] = np.round(y[k])
+        # large |y ln x|: results across the whole range, up to overflow
+        x2 = logu(1.0001, big, n)
+        y2 = rng.uniform(-1, 1, n) * (88.0 if s else 709.0) / np.log(x2)
+        x, y = np.concatenate([x, x2, 1 / x2]), np.concatenate([y, y2, y2])
     elif fn == "powi":
         x, y = rng.uniform(-4, 4, n), rng.integers(-30, 31, n)
     elif fn == "rem":
@@ -482,9 +533,9 @@ def t_math():
             elif tname == "f32":
                 limit = 1
             elif fn == "powf":
-                limit = 1024
+                limit = 16  # measured 14 at |y ln x| ~ 640 (double-double ln, double exp)
             else:
-                limit = 8
+                limit = 4
             ok = worst <= limit and nan_bad == 0 and sign_bad == 0
             print(f"{'PASS' if ok else 'FAIL'} math {fn:>8} {tname}: max {worst:>6.0f} ulp, mean "
                   f"{RESULTS['math'][f'{fn}_{tname}']['mean_ulp']:.3f}, nan-mismatch {nan_bad}, "
@@ -496,7 +547,7 @@ def t_math():
 def main():
     print("device:", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), flush=True)
     tests = [t_saxpy, t_int_ops, t_loops, t_helpers, t_casts, t_particles, t_records_match,
-             t_shared_atomics_warp, t_math]
+             t_shared_atomics_warp, t_warp_shuffles, t_memory_types, t_math]
     for t in tests:
         try:
             t()
