@@ -247,5 +247,29 @@ fn signed_arithmetic_wraps_through_unsigned() {
         "{cuda}"
     );
     assert!(cuda.contains("v_out[2u] = spoc_div_i32(x, -1);"), "{cuda}");
-    assert!(cuda.contains("return b == -1 ? (int)(0 - (unsigned int)a) : a / b;"));
+    assert!(cuda.contains("if (b == -1) return (int)(0 - (unsigned int)a);"));
+    assert!(
+        !cuda.contains("if (b == 0)"),
+        "CUDA does not check division by zero"
+    );
+    // OpenCL: a zero divisor gives 0 instead of trapping a CPU device, unsigned types included.
+    let cl = generate(Target::OpenCl, &k, Capabilities::for_target(Target::OpenCl)).unwrap();
+    assert!(cl.contains("if (b == 0) return 0;"), "{cl}");
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::U32);
+    b.push(assign(
+        at(&out, u32c(0)),
+        bin(BinOp::Rem, idx(&out, u32c(1)), idx(&out, u32c(2))),
+    ));
+    let k = b.kernel("urem");
+    let cl = generate(Target::OpenCl, &k, Capabilities::for_target(Target::OpenCl)).unwrap();
+    assert!(
+        cl.contains("v_out[0u] = spoc_rem_u32(v_out[1u], v_out[2u]);"),
+        "{cl}"
+    );
+    let cuda = generate(Target::CudaC, &k, Capabilities::for_target(Target::CudaC)).unwrap();
+    assert!(
+        cuda.contains("v_out[0u] = v_out[1u] % v_out[2u];"),
+        "{cuda}"
+    );
 }

@@ -249,12 +249,8 @@ impl Body<'_, '_> {
             BinOp::Add => arith("+", prec::ADD),
             BinOp::Sub => arith("-", prec::ADD),
             BinOp::Mul => arith("*", prec::MUL),
-            BinOp::Div if t.is_signed() => {
-                let f = prelude::div_signed(self.ctx, t);
-                call_code(&f, &ops)
-            }
-            BinOp::Rem if t.is_signed() => {
-                let f = prelude::rem_signed(self.ctx, t);
+            BinOp::Div | BinOp::Rem if t.is_signed() || (t.is_integer() && d.is_opencl()) => {
+                let f = prelude::div_rem(self.ctx, t, op == BinOp::Rem);
                 call_code(&f, &ops)
             }
             BinOp::Div => arith("/", prec::MUL),

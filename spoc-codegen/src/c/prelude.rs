@@ -23,29 +23,32 @@ fn signed_min(d: Dialect, s: ScalarType) -> &'static str {
     }
 }
 
-/// `a / b` on a signed type, with `MIN / -1` wrapping to `MIN` (C leaves it undefined).
-pub(crate) fn div_signed(ctx: &mut Ctx, s: ScalarType) -> String {
-    let name = format!("spoc_div_{}", sfx(s));
+/// Integer `a / b` (`is_rem`: `a % b`) where C's own operator would be undefined: signed
+/// `MIN / -1` wraps to `MIN` and `MIN % -1` is 0, as the IR says. In OpenCL, whose devices
+/// include CPUs where a division by zero traps and kills the host process, a zero divisor
+/// gives 0 (the IR leaves it unchecked on GPU backends; any value is allowed).
+pub(crate) fn div_rem(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
+    let op = if is_rem { "rem" } else { "div" };
+    let name = format!("spoc_{op}_{}", sfx(s));
     ctx.helper(&name, |d| {
         let (ty, u) = (t(d, s), t(d, Dialect::unsigned_of(s)));
+        let sym = if is_rem { "%" } else { "/" };
+        let mut body = String::new();
+        if d.is_opencl() {
+            body.push_str("    if (b == 0) return 0; /* would trap on CPU devices */\n");
+        }
+        if s.is_signed() {
+            if is_rem {
+                body.push_str("    if (b == -1) return 0; /* MIN % -1 is undefined in C */\n");
+            } else {
+                body.push_str(&format!(
+                    "    if (b == -1) return ({ty})(0 - ({u})a); /* MIN / -1 wraps to MIN */\n"
+                ));
+            }
+        }
+        body.push_str(&format!("    return a {sym} b;\n"));
         format!(
-            "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    \
-             /* MIN / -1 overflows in C; the IR wraps it to MIN. */\n    \
-             return b == -1 ? ({ty})(0 - ({u})a) : a / b;\n}}\n",
-            q = d.device_fn()
-        )
-    });
-    name
-}
-
-/// `a % b` on a signed type, with `MIN % -1` = 0 (C leaves it undefined).
-pub(crate) fn rem_signed(ctx: &mut Ctx, s: ScalarType) -> String {
-    let name = format!("spoc_rem_{}", sfx(s));
-    ctx.helper(&name, |d| {
-        let ty = t(d, s);
-        format!(
-            "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    \
-             return b == -1 ? 0 : a % b;\n}}\n",
+            "{q} inline {ty} {name}({ty} a, {ty} b) {{\n{body}}}\n",
             q = d.device_fn()
         )
     });
