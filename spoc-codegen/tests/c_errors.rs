@@ -137,6 +137,18 @@ fn float_atomic_add_is_native_or_a_cas_loop() {
         cl.contains("spoc_atomic_add_f32_global(&sums[0u], 1.5f);"),
         "{cl}"
     );
+    // CUDA's double atomicAdd needs sm_60: older devices get the loop.
+    let k64 = float_add_kernel(Type::F64, f64c(1.5));
+    let mut caps = Capabilities::for_target(Target::CudaC);
+    caps.compute_capability = Some((5, 2));
+    let old = generate(Target::CudaC, &k64, caps.clone()).unwrap();
+    assert!(
+        old.contains("spoc_atomic_add_f64(&sums[0u], 1.5);"),
+        "{old}"
+    );
+    caps.compute_capability = Some((9, 0));
+    let new = generate(Target::CudaC, &k64, caps).unwrap();
+    assert!(new.contains("atomicAdd(&sums[0u], 1.5);"), "{new}");
     // f64 on OpenCL needs 64-bit atomics for its loop.
     let k64 = float_add_kernel(Type::F64, f64c(1.5));
     unsupported(

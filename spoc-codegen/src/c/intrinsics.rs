@@ -260,7 +260,15 @@ impl Body<'_, '_> {
             let f = prelude::atomic_add_float_cas(self.ctx, t, space);
             return Ok(call_code(&f, &[ptr, v.clone()]));
         }
-        if self.ctx.caps.float_atomic_add {
+        // CUDA's double atomicAdd needs compute capability 6.0.
+        let cc_ok = !wide
+            || d != Dialect::Cuda
+            || self
+                .ctx
+                .caps
+                .compute_capability
+                .map_or(true, |cc| cc >= (6, 0));
+        if self.ctx.caps.float_atomic_add && cc_ok {
             return Ok(call_code("atomicAdd", &[ptr, v.clone()]));
         }
         if !self.ctx.caps.int64_atomics && wide {
