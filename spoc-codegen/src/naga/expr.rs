@@ -418,12 +418,27 @@ impl Fb<'_, '_> {
             BinOp::Shl | BinOp::Shr => {
                 let rt = self.scalar_of(&rhs.ty)?;
                 let amount = self.shift_amount(rhs, r, rt, st)?;
-                let op = if op == BinOp::Shl {
-                    Bo::ShiftLeft
+                if op == BinOp::Shl && st.is_signed() {
+                    // On the bits: MSL (C++14) leaves shifting a negative `int` left undefined.
+                    let u = self.emit(Expression::As {
+                        expr: l,
+                        kind: ScalarKind::Uint,
+                        convert: None,
+                    });
+                    let r = self.bin(Bo::ShiftLeft, u, amount);
+                    self.emit(Expression::As {
+                        expr: r,
+                        kind: ScalarKind::Sint,
+                        convert: None,
+                    })
                 } else {
-                    Bo::ShiftRight
-                };
-                self.bin(op, l, amount)
+                    let op = if op == BinOp::Shl {
+                        Bo::ShiftLeft
+                    } else {
+                        Bo::ShiftRight
+                    };
+                    self.bin(op, l, amount)
+                }
             }
             BinOp::Eq => self.bin(Bo::Equal, l, r),
             BinOp::Ne if float => {
@@ -611,31 +626,30 @@ impl Fb<'_, '_> {
         arm: &mut dyn FnMut(&mut Self, &A) -> R<()>,
     ) -> R<()> {
         let s = self.expr(scrutinee)?;
-        self.match_arms(s, &scrutinee.ty, arms, arm)
+        self.match_arms(s, arms, arm)
     }
 
     fn match_arms<A>(
         &mut self,
         s: H,
-        ty: &Type,
         arms: &[(Pattern, A)],
         arm: &mut dyn FnMut(&mut Self, &A) -> R<()>,
     ) -> R<()> {
         let Some(((pat, body), rest)) = arms.split_first() else {
             return Ok(());
         };
-        match self.pattern_cond(pat, s, ty)? {
+        match self.pattern_cond(pat, s)? {
             None => {
-                self.bind_pattern(pat, s, ty)?;
+                self.bind_pattern(pat, s)?;
                 arm(self, body)
             }
             Some(cond) => {
                 self.open();
-                self.bind_pattern(pat, s, ty)?;
+                self.bind_pattern(pat, s)?;
                 arm(self, body)?;
                 let accept = self.close();
                 self.open();
-                self.match_arms(s, ty, rest, arm)?;
+                self.match_arms(s, rest, arm)?;
                 let reject = self.close();
                 self.if_stmt(cond, accept, reject);
                 Ok(())
@@ -644,7 +658,7 @@ impl Fb<'_, '_> {
     }
 
     /// The condition under which `p` matches `s`; `None` when it always does.
-    fn pattern_cond(&mut self, p: &Pattern, s: H, ty: &Type) -> R<Option<H>> {
+    fn pattern_cond(&mut self, p: &Pattern, s: H) -> R<Option<H>> {
         Ok(match p {
             Pattern::Wildcard => None,
             Pattern::Int(c) => {
@@ -661,7 +675,7 @@ impl Fb<'_, '_> {
             Pattern::Or(alts) => {
                 let mut acc: Option<H> = None;
                 for a in alts {
-                    match self.pattern_cond(a, s, ty)? {
+                    match self.pattern_cond(a, s)? {
                         None => return Ok(None),
                         Some(c) => {
                             acc = Some(match acc {
@@ -684,7 +698,7 @@ impl Fb<'_, '_> {
     }
 
     /// Declares and stores the variables a case pattern binds.
-    fn bind_pattern(&mut self, p: &Pattern, s: H, _ty: &Type) -> R<()> {
+    fn bind_pattern(&mut self, p: &Pattern, s: H) -> R<()> {
         if let Pattern::Case {
             variant,
             case,

@@ -89,10 +89,13 @@
 //! `caps.int64_atomics`; float atomic add needs `caps.float_atomic_add` (not on WebGPU or GLSL);
 //! warp operations need `caps.subgroups` (ballot returns the low 32 lanes). `i64`/`u64` and `f16`
 //! have no [`crate::Capabilities`] flag: they are emitted whenever the target language has them
-//! (not on WebGPU for 64-bit integers), and the SPIR-V module then declares `Int64` / `Float16`
-//! + `StorageBuffer16BitAccess`, which the Vulkan backend must check against the device's
-//! `shaderInt64` / `shaderFloat16` / `storageBuffer16BitAccess` features. WebGPU memory fences
-//! are refused (WGSL has no fence without a barrier).
+//! (not on WebGPU for 64-bit integers, nor in naga's GLSL for either), and the SPIR-V module
+//! then declares `Int64`, or `Float16` + `StorageBuffer16BitAccess` +
+//! `UniformAndStorageBuffer16BitAccess`, which the Vulkan backend must check against the
+//! device's `shaderInt64`, or `shaderFloat16` + `storageBuffer16BitAccess` +
+//! `uniformAndStorageBuffer16BitAccess` features. Memory fences are
+//! refused on WebGPU (WGSL has no fence without a barrier) and Metal (naga writes them as
+//! `threadgroup_barrier`, a control barrier).
 
 mod build;
 mod expr;
@@ -187,6 +190,8 @@ pub fn generate(
                     back::spv::ZeroInitializeWorkgroupMemoryMode::None,
                 force_loop_bounding: false,
                 emit_int_div_checks: false,
+                // Compute shaders have no 16-bit inputs or outputs.
+                use_storage_input_output_16: false,
                 ..back::spv::Options::default()
             };
             let pipeline = back::spv::PipelineOptions {
@@ -284,10 +289,11 @@ fn allowed_capabilities(target: Target, opts: &Options<'_>) -> (NCaps, NCaps) {
     let language = match target {
         Target::Vulkan => back::spv::supported_capabilities(),
         Target::Metal => back::msl::supported_capabilities(),
-        // naga's GLSL writer declares the 64-bit integer capabilities but cannot write `int64_t`.
+        // naga's GLSL writer declares 64-bit integers and f16 but can write neither.
         Target::Glsl => {
             back::glsl::supported_capabilities()
                 - NCaps::SHADER_INT64
+                - NCaps::SHADER_FLOAT16
                 - NCaps::SHADER_INT64_ATOMIC_ALL_OPS
                 - NCaps::SHADER_INT64_ATOMIC_MIN_MAX
         }

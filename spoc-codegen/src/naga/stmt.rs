@@ -110,10 +110,18 @@ impl Fb<'_, '_> {
                 self.stmt(Statement::ControlBarrier(Barrier::SUB_GROUP));
             }
             StmtKind::MemFence(scope) => {
-                if self.g.target == Target::WebGpu {
+                let why = match self.g.target {
+                    Target::WebGpu => Some("WGSL has only control barriers"),
+                    Target::Metal => Some(
+                        "naga's MSL writer turns fences into `threadgroup_barrier`, which every \
+                         thread of the group must reach",
+                    ),
+                    _ => None,
+                };
+                if let Some(why) = why {
                     return Err(self.g.unsupported(
                         &format!("a memory fence ({scope:?})"),
-                        "a memory-only barrier (WGSL has only control barriers)",
+                        &format!("a memory-only fence ({why})"),
                     ));
                 }
                 self.stmt(Statement::MemoryBarrier(
@@ -138,7 +146,7 @@ impl Fb<'_, '_> {
     ///             rem = (end - v) as unsigned     // Down: v - start
     ///             done = rem <= step || step == 0 // Down: rem < step || step == 0
     ///             v = v + step                    // Down: v - step (wraps only when done)
-    ///         } break if done
+    ///         } break if done                     // (`done` is a local variable)
     ///     }
     /// }
     /// ```
@@ -177,6 +185,8 @@ impl Fb<'_, '_> {
         let nonempty = self.bin(Bo::Less, s, e);
         let local = self.declare_local(var)?;
         let vp = self.local_ptr(local);
+        let done_var = self.temp(&spoc_ir::Type::BOOL)?;
+        let dp = self.local_ptr(done_var);
 
         self.open();
         let first = match dir {
@@ -210,11 +220,15 @@ impl Fb<'_, '_> {
         let zero = self.lit(int_lit(ut, 0));
         let no_step = self.bin(Bo::Equal, step_u, zero);
         let done = self.bin(Bo::LogicalOr, past, no_step);
+        self.store(dp, done);
         let next = match dir {
             ForDir::Up => self.bin(Bo::Add, cur, step_v),
             ForDir::Down => self.bin(Bo::Subtract, cur, step_v),
         };
         self.store(vp, next);
+        // `break if` reads the flag back: naga's MSL writer forgets the continuing block's
+        // named values before it prints the condition, and would re-read `v` after the step.
+        let done = self.load(dp);
         let continuing = self.close();
         self.stmt(Statement::Loop {
             body: lbody,

@@ -904,6 +904,34 @@ pub fn doubles() -> Kernel {
     b.kernel("doubles")
 }
 
+/// `f16` storage: loads cast to `f32`, results cast back, a constant.
+pub fn halves() -> Kernel {
+    let mut b = B::new();
+    let x = b.buf("x", Type::F16);
+    let y = b.buf_mut("y", Type::F16);
+    let scale = b.param("scale", Type::F16, false);
+    let i = b.local("i", Type::U32, false);
+    b.push(let_(&i, gid()));
+    b.push(assign(
+        at(&y, i.clone()),
+        cast(
+            mul(
+                cast(idx(&x, i.clone()), ScalarType::F32),
+                add(
+                    cast(scale, ScalarType::F32),
+                    cast(Expr::constant(Const::F16(0x3c00)), ScalarType::F32),
+                ),
+            ),
+            ScalarType::F16,
+        ),
+    ));
+    b.push(assign(
+        at(&y, add(i.clone(), u32c(1))),
+        cast(cast(idx(&x, i), ScalarType::I32), ScalarType::F16),
+    ));
+    b.kernel("halves")
+}
+
 /// Every kernel of the corpus, by name.
 pub fn corpus() -> Vec<(&'static str, Kernel)> {
     vec![
@@ -918,6 +946,7 @@ pub fn corpus() -> Vec<(&'static str, Kernel)> {
         ("warp", warp()),
         ("local_arrays", local_arrays()),
         ("doubles", doubles()),
+        ("halves", halves()),
     ]
 }
 

@@ -1,0 +1,83 @@
+//! Snapshots of the naga generator's output for every corpus kernel: WGSL, MSL and GLSL text,
+//! the SPIR-V disassembly (`spirv-dis`, Debian package `spirv-tools`), or the error a target
+//! gives. Update with `INSTA_UPDATE=always cargo test -p spoc-codegen --test naga_snapshots`.
+
+mod naga_support;
+
+use naga_support::{corpus, gen};
+use spoc_codegen::{Code, Target};
+use std::io::Write;
+use std::process::Command;
+
+/// `spirv-dis` of `words`, or `None` when the tool is missing.
+fn disassemble(name: &str, words: &[u32]) -> Option<String> {
+    let dir = std::env::temp_dir().join(format!("spoc-naga-dis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join(format!("{name}.spv"));
+    let mut f = std::fs::File::create(&path).ok()?;
+    for w in words {
+        f.write_all(&w.to_le_bytes()).ok()?;
+    }
+    drop(f);
+    let out = Command::new("spirv-dis").arg(&path).output().ok();
+    let _ = std::fs::remove_file(&path);
+    let out = out?;
+    assert!(
+        out.status.success(),
+        "spirv-dis failed on {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).expect("spirv-dis prints UTF-8"))
+}
+
+fn snapshot(target: Target) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("naga_snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.bind(|| {
+        for (name, k) in corpus() {
+            let text = match gen(target, &k) {
+                Ok(src) => match src.code {
+                    Code::Text(t) => format!("// entry: {}\n{t}", src.entry),
+                    Code::SpirV(words) => {
+                        assert_eq!(words[0], 0x0723_0203, "{name}: SPIR-V magic");
+                        match disassemble(name, &words) {
+                            Some(d) => d,
+                            None => {
+                                if std::env::var("SPOC_REQUIRE_TOOLCHAINS").as_deref() == Ok("1") {
+                                    panic!("spirv-dis is missing and SPOC_REQUIRE_TOOLCHAINS=1");
+                                }
+                                eprintln!(
+                                    "SKIPPED: SPIR-V snapshot of {name} (spirv-dis not found)"
+                                );
+                                continue;
+                            }
+                        }
+                    }
+                },
+                Err(e) => format!("error: {e}\n"),
+            };
+            insta::assert_snapshot!(format!("{name}.{}", target.file_extension()), text);
+        }
+    });
+}
+
+#[test]
+fn spirv_snapshots() {
+    snapshot(Target::Vulkan);
+}
+
+#[test]
+fn wgsl_snapshots() {
+    snapshot(Target::WebGpu);
+}
+
+#[test]
+fn msl_snapshots() {
+    snapshot(Target::Metal);
+}
+
+#[test]
+fn glsl_snapshots() {
+    snapshot(Target::Glsl);
+}
