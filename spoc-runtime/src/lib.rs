@@ -14,6 +14,8 @@ pub mod backend;
 mod buffer;
 pub mod cache;
 mod check;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod device;
 mod dims;
 mod error;
@@ -71,7 +73,8 @@ pub(crate) fn crate_version() -> (u32, u32, u32) {
 
 /// The backends registered when the registry is first used, with their priorities.
 pub(crate) fn builtin_backends() -> Vec<(Arc<dyn Backend>, i32)> {
-    vec![
+    #[allow(unused_mut)]
+    let mut backends = vec![
         (
             Arc::new(native::NativeBackend::new()) as Arc<dyn Backend>,
             registry::priority::NATIVE,
@@ -80,5 +83,17 @@ pub(crate) fn builtin_backends() -> Vec<(Arc<dyn Backend>, i32)> {
             Arc::new(interpreter_backend::InterpreterBackend::new()) as Arc<dyn Backend>,
             registry::priority::INTERPRETER,
         ),
-    ]
+    ];
+    #[cfg(feature = "cuda")]
+    backends.extend([
+        (
+            Arc::new(cuda::CudaBackend::new(cuda::CudaVariant::Ptx)) as Arc<dyn Backend>,
+            registry::priority::CUDA_PTX,
+        ),
+        (
+            Arc::new(cuda::CudaBackend::new(cuda::CudaVariant::C)) as Arc<dyn Backend>,
+            registry::priority::CUDA_C,
+        ),
+    ]);
+    backends
 }

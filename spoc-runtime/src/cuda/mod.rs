@@ -1,0 +1,906 @@
+//! The CUDA backends (cargo feature `cuda`, on by default): **CUDA/PTX**, which loads the PTX
+//! that `spoc_codegen` writes directly (`cuModuleLoadData`, no NVRTC), and **CUDA/C**, which
+//! compiles the generated CUDA C with NVRTC (`--fmad=false --gpu-architecture=sm_XY` of the
+//! device). Both run on the same driver, devices and primary contexts; the driver and NVRTC are
+//! loaded at run time through cudarc, so the program builds and starts without CUDA, and a
+//! missing driver makes [`Backend::is_available`] false (never a panic).
+//!
+//! # Devices
+//! One device per CUDA device, in driver order, named as the driver names it. Capabilities
+//! come from the device's attributes: threads per block, block and grid limits, warp size,
+//! multiprocessors, total memory, and shared memory per block *with opt-in* (227 KiB on
+//! Hopper): a launch asking for more than the default 48 KiB opts its kernel in
+//! (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) before launching. `fp64`, 64-bit atomics
+//! and warp operations are always on. Code generation gets the device's compute capability
+//! ([`CudaBackend::compute_capability`]).
+//!
+//! # Argument ABI (generated and external kernels alike)
+//! Each argument in order: a buffer is its device address (`u64`) followed by its length in
+//! elements (`u32`); a scalar is passed by value (`bool` as one byte, [`Arg::Usize`] as a `u32`,
+//! refused if it does not fit). For a CUDA C kernel with a shared array sized at launch, its
+//! length in elements (`shared_mem / size_of::<T>()`, as a `u32`) follows. PTX kernels read the
+//! dynamic shared size themselves. Structure-of-Arrays parameters are refused at compile time:
+//! the runtime's buffers are arrays of structures.
+//!
+//! # Streams, memory and synchronisation
+//! Launches without a stream go to the legacy default stream, and transfers are synchronous
+//! driver copies on it, so a download after a launch sees the launch's writes. Launches are
+//! asynchronous: a kernel's own fault (an illegal address) surfaces at the next synchronising
+//! call. [`Backend::run_source`] synchronises before returning. Streams made by
+//! [`Backend::create_stream`] block on the default stream (`CU_STREAM_DEFAULT`).
+//!
+//! # Caches
+//! Each backend keeps a [`ModuleCache`] keyed by (backend-local device, kernel name, IR hash,
+//! options); [`CudaBackend::teardown_device`] drops a device's modules (unloading them once the
+//! last user lets go) and announces it through [`crate::cache::notify_device_teardown`], so the
+//! runtime's memo drops them too and builds in flight fail with
+//! [`Error::DeviceDestroyedDuringBuild`].
+
+mod driver;
+mod nvrtc;
+
+use crate::args::Arg;
+use crate::backend::{
+    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
+    SourceLang, Stream, Target,
+};
+use crate::cache::{CacheKey, ModuleCache};
+use crate::dims::Dims;
+use crate::error::{Error, LaunchProblem, Result};
+use crate::intrinsics::IntrinsicRegistry;
+use cudarc::driver::sys::{self, CUstream};
+use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
+use spoc_codegen::Code;
+use spoc_ir::{ContentHash, Kernel};
+use std::ffi::c_void;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The CUDA/PTX backend's name.
+pub const PTX_NAME: &str = "CUDA/PTX";
+/// The CUDA/C backend's name.
+pub const C_NAME: &str = "CUDA/C";
+
+/// Which way a [`CudaBackend`] turns kernels into modules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CudaVariant {
+    /// PTX from `spoc_codegen`, loaded by the driver.
+    Ptx,
+    /// CUDA C from `spoc_codegen`, compiled by NVRTC.
+    C,
+}
+
+/// A CUDA backend: [`CudaVariant::Ptx`] (`"CUDA/PTX"`) or [`CudaVariant::C`] (`"CUDA/C"`).
+pub struct CudaBackend {
+    variant: CudaVariant,
+    cache: ModuleCache,
+    intrinsics: IntrinsicRegistry,
+    profiling: AtomicBool,
+}
+
+impl CudaBackend {
+    /// A backend of `variant`. Nothing is loaded until it is first asked something.
+    pub fn new(variant: CudaVariant) -> CudaBackend {
+        CudaBackend {
+            variant,
+            cache: ModuleCache::new(),
+            intrinsics: IntrinsicRegistry::all(),
+            profiling: AtomicBool::new(false),
+        }
+    }
+
+    /// The variant.
+    pub fn variant(&self) -> CudaVariant {
+        self.variant
+    }
+
+    fn target(&self) -> Target {
+        match self.variant {
+            CudaVariant::Ptx => Target::CudaPtx,
+            CudaVariant::C => Target::CudaC,
+        }
+    }
+
+    fn unavailable(&self, reason: &str) -> Error {
+        Error::BackendUnavailable {
+            backend: self.name().to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    fn drv(&self) -> Result<&'static driver::Driver> {
+        driver::driver().map_err(|r| self.unavailable(r))
+    }
+
+    fn device(&self, local: usize) -> Result<&'static CudaDevice> {
+        self.drv()?
+            .devices
+            .get(local)
+            .ok_or_else(|| Error::NoDevice {
+                framework: Some(self.name().to_string()),
+            })
+    }
+
+    fn driver_err(&self, message: impl Into<String>) -> Error {
+        Error::Driver {
+            backend: self.name().to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn mem_err(&self, message: impl Into<String>) -> Error {
+        Error::Memory {
+            backend: self.name().to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn bind(&self, local: usize) -> Result<&'static CudaDevice> {
+        let d = self.device(local)?;
+        d.bind().map_err(|m| self.driver_err(m))?;
+        Ok(d)
+    }
+
+    fn check(&self, r: sys::CUresult, what: &str) -> Result<()> {
+        match describe(r) {
+            None => Ok(()),
+            Some(m) => Err(self.driver_err(format!("{what}: {m}"))),
+        }
+    }
+
+    /// The compute capability (major, minor) of backend-local device `device`.
+    ///
+    /// # Errors
+    /// [`Error::BackendUnavailable`] without a driver; [`Error::NoDevice`] for a bad index.
+    pub fn compute_capability(&self, device: usize) -> Result<(u32, u32)> {
+        Ok(self.device(device)?.cc)
+    }
+
+    /// The lowest compute capability among the devices: what [`Backend::generate_source`]
+    /// generates for when it is not told the device (the driver JIT-compiles PTX forward).
+    fn default_cc(&self) -> Option<(u32, u32)> {
+        driver::driver().ok()?.devices.iter().map(|d| d.cc).min()
+    }
+
+    fn generate_for(
+        &self,
+        kernel: &Kernel,
+        block: Option<Dims>,
+        soa_params: &[&str],
+        cc: Option<(u32, u32)>,
+    ) -> Result<Option<Source>> {
+        let mut caps = spoc_codegen::Capabilities::for_target(self.target());
+        caps.compute_capability = cc;
+        Ok(spoc_codegen::generate_source_with(
+            self.target(),
+            kernel,
+            &spoc_codegen::Options {
+                block: block.map(Dims::to_array),
+                soa_params,
+                caps,
+            },
+        )?)
+    }
+
+    /// Drops backend-local device `device`'s compiled modules (each is unloaded once nothing
+    /// uses it any more) and announces the teardown to the runtime's memo and hooks
+    /// ([`crate::cache::notify_device_teardown`]); builds in flight for the device fail with
+    /// [`Error::DeviceDestroyedDuringBuild`]. Memory and streams stay valid.
+    pub fn teardown_device(&self, device: usize) {
+        self.cache.teardown_device(device);
+        crate::cache::notify_device_teardown(self.name(), device);
+    }
+
+    /// Number of modules in this backend's cache.
+    pub fn cached_modules(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Loads an image (NUL-terminated PTX, or a cubin) as a kernel.
+    fn load(
+        &self,
+        device: usize,
+        kernel_name: &str,
+        image: &[u8],
+        entry: &str,
+        params: Option<usize>,
+        dyn_shared_elem: Option<usize>,
+    ) -> Result<CudaKernel> {
+        let dev = self.device(device)?;
+        let (module, function) =
+            driver::load_module(dev, image, entry).map_err(|message| Error::Compile {
+                backend: self.name().to_string(),
+                kernel: kernel_name.to_string(),
+                message,
+            })?;
+        Ok(CudaKernel {
+            device: dev,
+            module,
+            function,
+            name: entry.to_string(),
+            params,
+            dyn_shared_elem,
+            dyn_shared_optin: AtomicUsize::new(0),
+        })
+    }
+
+    /// Compiles CUDA C with NVRTC for `device` and loads it.
+    #[allow(clippy::too_many_arguments)]
+    fn load_cuda_c(
+        &self,
+        device: usize,
+        kernel_name: &str,
+        src: &str,
+        entry: &str,
+        flags: &[String],
+        params: Option<usize>,
+        dyn_shared_elem: Option<usize>,
+    ) -> Result<CudaKernel> {
+        let cc = self.device(device)?.cc;
+        let image = nvrtc::compile(src, entry, cc, flags).map_err(|message| Error::Compile {
+            backend: self.name().to_string(),
+            kernel: kernel_name.to_string(),
+            message,
+        })?;
+        tracing::debug!(kernel = kernel_name, arch = %image.arch, "NVRTC compiled");
+        self.load(
+            device,
+            kernel_name,
+            &image.bytes,
+            entry,
+            params,
+            dyn_shared_elem,
+        )
+    }
+
+    /// Binds `args` per the [module's ABI](self) and launches.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_kernel(
+        &self,
+        k: &CudaKernel,
+        local: usize,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
+        if let Some(n) = k.params {
+            if n != args.len() {
+                return bad(LaunchProblem::ArgCount {
+                    expected: n,
+                    got: args.len(),
+                });
+            }
+        }
+        let mut slots: Vec<Slot> = Vec::with_capacity(args.len() * 2 + 1);
+        for (i, a) in args.iter().enumerate() {
+            if let Some(b) = a.buffer() {
+                let mem = b.mem();
+                let Some(cm) = mem.handle::<CudaMem>() else {
+                    return bad(LaunchProblem::Rejected {
+                        message: format!("argument {i} is not a CUDA buffer"),
+                    });
+                };
+                if mem.device() != local {
+                    return bad(LaunchProblem::Rejected {
+                        message: format!(
+                            "argument {i} lives on CUDA device {}, the launch is on device {local}",
+                            mem.device()
+                        ),
+                    });
+                }
+                let Ok(len) = u32::try_from(b.len()) else {
+                    return bad(LaunchProblem::BufferTooLong {
+                        param: format!("#{i}"),
+                        len: b.len(),
+                    });
+                };
+                slots.push(Slot::U64(cm.ptr));
+                slots.push(Slot::U32(len));
+                continue;
+            }
+            slots.push(match *a {
+                Arg::Bool(v) => Slot::U8(v as u8),
+                Arg::I32(v) => Slot::I32(v),
+                Arg::U32(v) => Slot::U32(v),
+                Arg::I64(v) => Slot::I64(v),
+                Arg::U64(v) => Slot::U64(v),
+                Arg::F32(v) => Slot::F32(v),
+                Arg::F64(v) => Slot::F64(v),
+                Arg::Usize(v) => match u32::try_from(v) {
+                    Ok(v) => Slot::U32(v),
+                    Err(_) => {
+                        return bad(LaunchProblem::UsizeOverflow {
+                            index: i,
+                            param: format!("#{i}"),
+                            value: v as u64,
+                        })
+                    }
+                },
+                Arg::Buffer(_) | Arg::BufferMut(_) => unreachable!("buffers handled above"),
+            });
+        }
+        if let Some(elem) = k.dyn_shared_elem {
+            slots.push(Slot::U32((shared_mem / elem.max(1)) as u32));
+        }
+        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(Slot::as_ptr).collect();
+
+        let dev = self.bind(local)?;
+        let cu_stream = self.stream_of(stream, local)?;
+        let shared = u32::try_from(shared_mem).map_err(|_| {
+            Error::invalid_launch(
+                &k.name,
+                LaunchProblem::SharedMemory {
+                    requested: shared_mem,
+                    limit: dev.caps.shared_mem_per_block,
+                },
+            )
+        })?;
+        if shared_mem > k.dyn_shared_optin.load(Ordering::Relaxed) {
+            // SAFETY: a live function of the current context.
+            let r = unsafe {
+                sys::cuFuncSetAttribute(
+                    k.function,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+            };
+            if let Some(m) = describe(r) {
+                return bad(LaunchProblem::Rejected {
+                    message: format!("{shared_mem} bytes of dynamic shared memory: {m}"),
+                });
+            }
+            k.dyn_shared_optin.fetch_max(shared_mem, Ordering::Relaxed);
+        }
+        let timing = self.profiling.load(Ordering::Relaxed);
+        let events = if timing {
+            Some((self.new_event(dev)?, self.new_event(dev)?))
+        } else {
+            None
+        };
+        if let Some((start, _)) = &events {
+            // SAFETY: a live event and stream of the current context.
+            self.check(
+                unsafe { sys::cuEventRecord(start.event, cu_stream) },
+                "cuEventRecord",
+            )?;
+        }
+        let (g, b) = (grid.to_array(), block.to_array());
+        // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
+        // parameter's type and size (the ABI above), alive until the call returns (the driver
+        // copies them); the function belongs to the current context; device addresses belong
+        // to this device's allocations, kept alive by the caller's borrows.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                k.function,
+                g[0],
+                g[1],
+                g[2],
+                b[0],
+                b[1],
+                b[2],
+                shared,
+                cu_stream,
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        self.check(r, &format!("cuLaunchKernel(`{}`)", k.name))?;
+        if let Some((start, end)) = events {
+            // SAFETY: live events and stream of the current context.
+            unsafe {
+                self.check(sys::cuEventRecord(end.event, cu_stream), "cuEventRecord")?;
+                self.check(sys::cuEventSynchronize(end.event), "cuEventSynchronize")?;
+                let mut ms = 0f32;
+                self.check(
+                    sys::cuEventElapsedTime(&mut ms, start.event, end.event),
+                    "cuEventElapsedTime",
+                )?;
+                tracing::info!(kernel = %k.name, %grid, %block, ms, "{} launch", self.name());
+            }
+        }
+        Ok(())
+    }
+
+    fn stream_of(&self, stream: Option<&Stream>, local: usize) -> Result<CUstream> {
+        match stream {
+            None => Ok(std::ptr::null_mut()),
+            Some(s) => {
+                let cs = s
+                    .handle::<CudaStream>()
+                    .ok_or_else(|| self.driver_err("not a CUDA stream"))?;
+                if s.device() != local {
+                    return Err(self.driver_err(format!(
+                        "a stream of device {} used on device {local}",
+                        s.device()
+                    )));
+                }
+                Ok(cs.stream)
+            }
+        }
+    }
+
+    fn new_event(&self, dev: &'static CudaDevice) -> Result<CudaEvent> {
+        let mut ev: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the device's context is current.
+        self.check(
+            unsafe { sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) },
+            "cuEventCreate",
+        )?;
+        Ok(CudaEvent {
+            device: dev,
+            event: ev,
+        })
+    }
+
+    fn cmem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m CudaMem> {
+        mem.handle::<CudaMem>()
+            .ok_or_else(|| self.mem_err("not a CUDA allocation"))
+    }
+
+    fn range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
+        match offset.checked_add(bytes) {
+            Some(end) if end <= mem.bytes() => Ok(()),
+            _ => Err(self.mem_err(format!(
+                "{bytes} bytes at offset {offset} exceed an allocation of {} bytes",
+                mem.bytes()
+            ))),
+        }
+    }
+}
+
+/// One kernel parameter's value, for `cuLaunchKernel`'s array of pointers.
+enum Slot {
+    U8(u8),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Slot {
+    fn as_ptr(&mut self) -> *mut c_void {
+        match self {
+            Slot::U8(v) => (v as *mut u8).cast(),
+            Slot::I32(v) => (v as *mut i32).cast(),
+            Slot::U32(v) => (v as *mut u32).cast(),
+            Slot::I64(v) => (v as *mut i64).cast(),
+            Slot::U64(v) => (v as *mut u64).cast(),
+            Slot::F32(v) => (v as *mut f32).cast(),
+            Slot::F64(v) => (v as *mut f64).cast(),
+        }
+    }
+}
+
+fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentHash {
+    // Two independent 64-bit hashes make a 128-bit key (in-process only).
+    let mut a = std::collections::hash_map::DefaultHasher::new();
+    (lang, source, flags).hash(&mut a);
+    let mut b = std::collections::hash_map::DefaultHasher::new();
+    (source.len(), source, lang, 0x5eed_u32).hash(&mut b);
+    ContentHash(((a.finish() as u128) << 64) | b.finish() as u128)
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &'static str {
+        match self.variant {
+            CudaVariant::Ptx => PTX_NAME,
+            CudaVariant::C => C_NAME,
+        }
+    }
+
+    /// CUDA/PTX: the driver's CUDA version; CUDA/C: NVRTC's version. (0, 0, 0) when absent.
+    fn version(&self) -> (u32, u32, u32) {
+        match self.variant {
+            CudaVariant::Ptx => driver::driver().map(|d| d.version).unwrap_or((0, 0, 0)),
+            CudaVariant::C => nvrtc::nvrtc()
+                .map(|n| (n.version.0, n.version.1, 0))
+                .unwrap_or((0, 0, 0)),
+        }
+    }
+
+    fn is_available(&self) -> bool {
+        let drv = match driver::driver() {
+            Ok(d) => d,
+            Err(why) => {
+                tracing::debug!("{}: {why}", self.name());
+                return false;
+            }
+        };
+        match self.variant {
+            CudaVariant::Ptx => !drv.devices.is_empty(),
+            CudaVariant::C => match nvrtc::nvrtc() {
+                Ok(_) => !drv.devices.is_empty(),
+                Err(why) => {
+                    tracing::debug!("{}: {why}", self.name());
+                    false
+                }
+            },
+        }
+    }
+
+    fn execution_model(&self) -> ExecutionModel {
+        ExecutionModel::Jit
+    }
+
+    fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        Ok(self
+            .drv()?
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| DeviceInfo {
+                local_id: i,
+                name: d.name.clone(),
+                capabilities: d.caps,
+            })
+            .collect())
+    }
+
+    fn capabilities(&self, device: usize) -> Result<crate::Capabilities> {
+        Ok(self.device(device)?.caps)
+    }
+
+    // ------------------------------------------------------------------ streams
+
+    fn create_stream(&self, device: usize) -> Result<Stream> {
+        let dev = self.bind(device)?;
+        let mut s: CUstream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the device's context is current.
+        self.check(
+            unsafe { sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_DEFAULT as u32) },
+            "cuStreamCreate",
+        )?;
+        Ok(Stream::new(
+            device,
+            Box::new(CudaStream {
+                device: dev,
+                stream: s,
+            }),
+        ))
+    }
+
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
+        let s = self.stream_of(Some(stream), stream.device())?;
+        self.bind(stream.device())?;
+        // SAFETY: a live stream of the current context.
+        self.check(
+            unsafe { sys::cuStreamSynchronize(s) },
+            "cuStreamSynchronize",
+        )
+    }
+
+    fn destroy_stream(&self, stream: Stream) -> Result<()> {
+        self.stream_of(Some(&stream), stream.device())?;
+        drop(stream); // CudaStream destroys itself
+        Ok(())
+    }
+
+    fn synchronize(&self, device: usize) -> Result<()> {
+        self.bind(device)?;
+        // SAFETY: the device's context is current.
+        self.check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
+    }
+
+    // ------------------------------------------------------------------ memory
+
+    /// Allocates with `cuMemAlloc` (contents unspecified); a 0-byte allocation owns nothing.
+    fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
+        self.bind(device)?;
+        let mut ptr = 0;
+        if bytes > 0 {
+            // SAFETY: valid out-pointer; the device's context is current.
+            let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+            if let Some(m) = describe(r) {
+                return Err(self.mem_err(format!("cuMemAlloc of {bytes} bytes: {m}")));
+            }
+        }
+        Ok(DeviceMem::new(device, bytes, Box::new(CudaMem { ptr })))
+    }
+
+    unsafe fn copy_h2d_ptr(
+        &self,
+        dst: &DeviceMem,
+        offset: usize,
+        src: *const u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let m = self.cmem(dst)?;
+        self.range(dst, offset, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind(dst.device())?;
+        // SAFETY: the caller guarantees `src` is readable for `bytes`; the range is inside the
+        // allocation (checked above).
+        let r = unsafe { sys::cuMemcpyHtoD_v2(m.ptr + offset as u64, src.cast(), bytes) };
+        match describe(r) {
+            None => Ok(()),
+            Some(e) => Err(self.mem_err(format!("cuMemcpyHtoD of {bytes} bytes: {e}"))),
+        }
+    }
+
+    unsafe fn copy_d2h_ptr(
+        &self,
+        src: &DeviceMem,
+        offset: usize,
+        dst: *mut u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let m = self.cmem(src)?;
+        self.range(src, offset, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind(src.device())?;
+        // SAFETY: the caller guarantees `dst` is writable for `bytes`; the range is inside the
+        // allocation.
+        let r = unsafe { sys::cuMemcpyDtoH_v2(dst.cast(), m.ptr + offset as u64, bytes) };
+        match describe(r) {
+            None => Ok(()),
+            Some(e) => Err(self.mem_err(format!("cuMemcpyDtoH of {bytes} bytes: {e}"))),
+        }
+    }
+
+    fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
+        let (d, s) = (self.cmem(dst)?, self.cmem(src)?);
+        self.range(dst, 0, bytes)?;
+        self.range(src, 0, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        if dst.device() != src.device() {
+            return Err(self.mem_err(format!(
+                "device-to-device copy between CUDA devices {} and {}",
+                src.device(),
+                dst.device()
+            )));
+        }
+        self.bind(dst.device())?;
+        // SAFETY: both ranges lie inside live allocations of the current context.
+        let r = unsafe { sys::cuMemcpyDtoD_v2(d.ptr, s.ptr, bytes) };
+        match describe(r) {
+            None => Ok(()),
+            Some(e) => Err(self.mem_err(format!("cuMemcpyDtoD of {bytes} bytes: {e}"))),
+        }
+    }
+
+    fn free(&self, mem: DeviceMem) -> Result<()> {
+        let m = self.cmem(&mem)?;
+        if m.ptr == 0 {
+            return Ok(());
+        }
+        self.bind(mem.device())?;
+        // SAFETY: allocated by cuMemAlloc and freed once (`mem` is consumed).
+        let r = unsafe { sys::cuMemFree_v2(m.ptr) };
+        match describe(r) {
+            None => Ok(()),
+            Some(e) => Err(self.mem_err(format!("cuMemFree: {e}"))),
+        }
+    }
+
+    // ------------------------------------------------------------------ events
+
+    fn create_event(&self, device: usize) -> Result<Event> {
+        let dev = self.bind(device)?;
+        Ok(Event::new(device, Box::new(self.new_event(dev)?)))
+    }
+
+    fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
+        let ev = event
+            .handle::<CudaEvent>()
+            .ok_or_else(|| self.driver_err("not a CUDA event"))?;
+        let s = self.stream_of(stream, event.device())?;
+        self.bind(event.device())?;
+        // SAFETY: a live event and stream of the current context.
+        self.check(unsafe { sys::cuEventRecord(ev.event, s) }, "cuEventRecord")
+    }
+
+    /// Waits for `end`, then returns the milliseconds between the two events.
+    fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
+        let (a, b) = match (start.handle::<CudaEvent>(), end.handle::<CudaEvent>()) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(self.driver_err("not a CUDA event")),
+        };
+        self.bind(end.device())?;
+        let mut ms = 0f32;
+        // SAFETY: live events of the current context; valid out-pointer.
+        unsafe {
+            self.check(sys::cuEventSynchronize(b.event), "cuEventSynchronize")?;
+            self.check(
+                sys::cuEventElapsedTime(&mut ms, a.event, b.event),
+                "cuEventElapsedTime",
+            )?;
+        }
+        Ok(ms)
+    }
+
+    fn destroy_event(&self, event: Event) -> Result<()> {
+        drop(event); // CudaEvent destroys itself
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ kernels
+
+    fn codegen_target(&self) -> Option<Target> {
+        Some(self.target())
+    }
+
+    /// Generates for the lowest compute capability among the devices; [`Backend::compile`]
+    /// regenerates for a device whose capability differs.
+    fn generate_source(
+        &self,
+        kernel: &Kernel,
+        block: Option<Dims>,
+        soa_params: &[&str],
+    ) -> Result<Option<Source>> {
+        self.generate_for(kernel, block, soa_params, self.default_cc())
+    }
+
+    fn compile(
+        &self,
+        device: usize,
+        kernel: &Kernel,
+        source: &Source,
+        options: &CompileOptions,
+    ) -> Result<Module> {
+        if !options.soa_params.is_empty() {
+            return Err(Error::unsupported(
+                self.name(),
+                format!(
+                    "launching Structure-of-Arrays parameters ({}): the runtime binds buffers \
+                     as arrays of structures",
+                    options.soa_params.join(", ")
+                ),
+            ));
+        }
+        let dev = self.device(device)?;
+        let regenerated;
+        let source = if Some(dev.cc) != self.default_cc() {
+            regenerated = self
+                .generate_for(kernel, options.block, &[], Some(dev.cc))?
+                .ok_or_else(|| Error::Compile {
+                    backend: self.name().to_string(),
+                    kernel: kernel.name.clone(),
+                    message: "no source generated".into(),
+                })?;
+            &regenerated
+        } else {
+            source
+        };
+        let Code::Text(text) = &source.code else {
+            return Err(Error::Compile {
+                backend: self.name().to_string(),
+                kernel: kernel.name.clone(),
+                message: format!("expected source text, got {:?} output", source.target),
+            });
+        };
+        let params = Some(kernel.params.len());
+        let k = match self.variant {
+            CudaVariant::Ptx => {
+                if !options.flags.is_empty() {
+                    return Err(Error::unsupported(
+                        self.name(),
+                        format!("compiler flags ({})", options.flags.join(" ")),
+                    ));
+                }
+                let mut image = text.clone().into_bytes();
+                image.push(0);
+                self.load(device, &kernel.name, &image, &source.entry, params, None)?
+            }
+            CudaVariant::C => {
+                let dyn_elem = kernel
+                    .shared
+                    .iter()
+                    .find(|s| s.len.is_none())
+                    .map(|s| {
+                        crate::ir_scan::layout(kernel, &s.elem)
+                            .map(|(size, _)| size)
+                            .ok_or_else(|| Error::Compile {
+                                backend: self.name().to_string(),
+                                kernel: kernel.name.clone(),
+                                message: format!(
+                                    "the dynamic shared array's element type {} has no layout",
+                                    s.elem
+                                ),
+                            })
+                    })
+                    .transpose()?;
+                self.load_cuda_c(
+                    device,
+                    &kernel.name,
+                    text,
+                    &source.entry,
+                    &options.flags,
+                    params,
+                    dyn_elem,
+                )?
+            }
+        };
+        Ok(Module::new(device, Box::new(k)))
+    }
+
+    fn module_cache(&self) -> Option<&ModuleCache> {
+        Some(&self.cache)
+    }
+
+    fn launch(
+        &self,
+        module: &Module,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        let k = module
+            .handle::<CudaKernel>()
+            .ok_or_else(|| self.driver_err("not a CUDA module"))?;
+        self.launch_kernel(k, module.device(), grid, block, shared_mem, stream, args)
+    }
+
+    fn enable_profiling(&self) {
+        self.profiling.store(true, Ordering::Relaxed);
+    }
+
+    fn disable_profiling(&self) {
+        self.profiling.store(false, Ordering::Relaxed);
+    }
+
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+
+    fn supported_source_langs(&self) -> &[SourceLang] {
+        &[SourceLang::Ptx, SourceLang::CudaC]
+    }
+
+    /// Compiles (cached per device, kernel name and source) and runs an external PTX or CUDA C
+    /// kernel named `kernel_name` (an `extern "C"` name for CUDA C), binding `args` per the
+    /// [module's ABI](self), after checking grid, block and shared memory against the device's
+    /// limits; waits for the kernel to finish.
+    fn run_source(
+        &self,
+        device: usize,
+        source: &str,
+        lang: SourceLang,
+        kernel_name: &str,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        if !self.supported_source_langs().contains(&lang) {
+            return Err(Error::unsupported(
+                self.name(),
+                format!("external {lang:?} kernels"),
+            ));
+        }
+        let dev = self.device(device)?;
+        crate::check::check_dims(kernel_name, &dev.caps, grid, block, shared_mem)?;
+        let key = CacheKey::new(
+            device,
+            format!("{lang:?}:{kernel_name}"),
+            source_hash(lang, source, &[]),
+            CompileOptions::default(),
+        );
+        let module = self.cache.get_or_build(key, || {
+            let k = match lang {
+                SourceLang::Ptx => {
+                    let mut image = source.as_bytes().to_vec();
+                    image.push(0);
+                    self.load(device, kernel_name, &image, kernel_name, None, None)?
+                }
+                _ => self.load_cuda_c(device, kernel_name, source, kernel_name, &[], None, None)?,
+            };
+            Ok(Arc::new(Module::new(device, Box::new(k))))
+        })?;
+        self.launch(&module, grid, block, shared_mem, None, args)?;
+        self.synchronize(device)
+    }
+}
