@@ -30,7 +30,7 @@ fn runs(cmd: &str, arg: &str) -> bool {
 /// A clang that can check OpenCL C and CUDA device code for sm_90 (clang 16 or newer), if any.
 pub fn clang() -> Option<String> {
     if let Ok(c) = std::env::var("SPOC_CLANG") {
-        return Some(c);
+        return runs(&c, "--version").then_some(c);
     }
     ["clang-19", "clang-18", "clang-17", "clang-16", "clang"]
         .into_iter()
@@ -41,18 +41,21 @@ pub fn clang() -> Option<String> {
 /// hipcc, if installed.
 pub fn hipcc() -> Option<String> {
     let c = std::env::var("SPOC_HIPCC").unwrap_or_else(|_| "hipcc".into());
-    if Command::new(&c).arg("--version").output().is_ok() {
-        Some(c)
-    } else {
-        None
-    }
+    // hipcc exits non-zero on machines without an AMD GPU even for --version: it only has to
+    // start.
+    Command::new(&c)
+        .arg("--version")
+        .output()
+        .is_ok()
+        .then_some(c)
 }
 
 /// The compiler for `target` and why it is missing.
 pub fn tool(target: Target) -> Result<String, String> {
     match target {
         Target::Hip => hipcc().ok_or_else(|| {
-            "hipcc not found (Debian: apt-get install hipcc libamdhip64-dev)".to_string()
+            "hipcc not found (Debian: apt-get install hipcc libamdhip64-dev; or set SPOC_HIPCC)"
+                .to_string()
         }),
         _ => clang().ok_or_else(|| {
             "clang not found (Debian bookworm: apt-get install clang-19; or set SPOC_CLANG)"
