@@ -335,6 +335,111 @@ def t_memory_types():
     check("memory_types/f16 store", same_bits(gh, whs, np.uint16), first_diff(gh, whs))
 
 
+def ulp_close(got, want, n):
+    """Within n ULP (NaN matching NaN)."""
+    got, want = np.asarray(got), np.asarray(want)
+    both_nan = np.isnan(got) & np.isnan(want)
+    return bool(np.all(both_nan | (ulps(got, want) <= n)))
+
+
+def t_macro():
+    """Kernels lowered by `#[kernel]` (tests/codegen_ptx.rs), if they were dumped."""
+    if not os.path.exists(os.path.join(DIR, "macro_saxpy.ptx")):
+        print("SKIP macro kernels (not dumped)")
+        return
+    n = 777
+    a, x, y = f32(-1.75), rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    yd = buf(y)
+    kernel("macro_saxpy", "saxpy")(((n + 127) // 128,), (128,), (a, buf(x), u32(n), yd, u32(n)))
+    want = (a * x + y).astype(np.float32)
+    check("macro/saxpy", same_bits(cp.asnumpy(yd), want, np.uint32), first_diff(cp.asnumpy(yd), want))
+    # matmul (2-D grid)
+    nn, mm, kk = 37, 45, 29
+    A = rng.standard_normal((nn, kk)).astype(np.float32)
+    B = rng.standard_normal((kk, mm)).astype(np.float32)
+    C = cp.zeros(nn * mm, np.float32)
+    kernel("macro_matmul", "matmul")(((mm + 15) // 16, (nn + 15) // 16), (16, 16), (
+        buf(A.ravel()), u32(A.size), buf(B.ravel()), u32(B.size), C, u32(nn * mm), u32(nn), u32(mm), u32(kk)))
+    acc = np.zeros((nn, mm), np.float32)
+    for t in range(kk):
+        acc = acc + A[:, t][:, None] * B[t, :][None, :]
+    got = cp.asnumpy(C).reshape(nn, mm)
+    check("macro/matmul", same_bits(got, acc, np.uint32), first_diff(got.ravel(), acc.ravel()))
+    # mandelbrot
+    w, h, it = 96, 64, 300
+    out = cp.zeros(w * h, np.uint32)
+    kernel("macro_mandel", "mandel")(((w + 15) // 16, (h + 15) // 16), (16, 16), (out, u32(w * h), u32(w), u32(h), u32(it)))
+    px, py = np.meshgrid(np.arange(w), np.arange(h))
+    cx = (px.astype(np.float32) / f32(w)) * f32(3) - f32(2)
+    cy = (py.astype(np.float32) / f32(h)) * f32(2) - f32(1)
+    zx, zy = np.zeros_like(cx), np.zeros_like(cx)
+    cnt = np.zeros(cx.shape, np.uint32)
+    live = np.ones(cx.shape, bool)
+    for _ in range(it):
+        t = (zx * zx - zy * zy) + cx
+        nzy = (f32(2) * zx) * zy + cy
+        zx = np.where(live, t, zx)
+        zy = np.where(live, nzy, zy)
+        esc = live & ((zx * zx + zy * zy) > f32(4))
+        live &= ~esc
+        cnt += live
+    got = cp.asnumpy(out).reshape(h, w)
+    check("macro/mandel", np.array_equal(got, cnt), first_diff(got.ravel(), cnt.ravel()))
+    # collatz steps with u64, loop/break/continue
+    st = np.array([1, 2, 3, 6, 7, 27, 97, 871, 2**40 + 1, 2**62 - 1, 0], np.uint64)
+    cnt, odd = cp.zeros(st.size, np.uint32), cp.zeros(st.size, np.uint64)
+    kernel("macro_steps", "steps")((1,), (32,), (buf(st), u32(st.size), cnt, u32(st.size), odd, u32(st.size)))
+    wc, wo = [], []
+    for v in st.tolist():
+        c = o = 0
+        while v > 1:
+            c += 1
+            if v % 2 == 0:
+                v //= 2
+                continue
+            o = (o + v) & M64
+            v = (3 * v + 1) & M64
+        wc.append(c & M32)
+        wo.append(o)
+    gc, go = cp.asnumpy(cnt).tolist(), cp.asnumpy(odd).tolist()
+    check("macro/steps", gc == wc and go == wo, first_diff(gc, wc) + first_diff(go, wo))
+    # helpers inlined
+    x, y, t = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32), f32(0.3)
+    yd = buf(y)
+    kernel("macro_blend", "blend")(((n + 127) // 128,), (128,), (buf(x), u32(n), yd, u32(n), t))
+    v = x + (y - x) * t
+    want = y + v
+    check("macro/blend", same_bits(cp.asnumpy(yd), want, np.uint32), first_diff(cp.asnumpy(yd), want))
+    # mixed math, casts and conditions
+    xs = np.concatenate([rng.uniform(-3, 3, 500), [0.5, -0.5, 0.75, -0.75, 2.5, -2.5, 0.0]]).astype(np.float32)
+    ds = rng.uniform(0.1, 50, xs.size)
+    m = xs.size
+    out, outd, ints = cp.zeros(m, np.float32), cp.zeros(m, np.float64), cp.zeros(m, np.int64)
+    kernel("macro_mixed", "mixed")(((m + 127) // 128,), (128,), (
+        np.uint8(1), buf(xs), u32(m), buf(ds), u32(m), out, u32(m), outd, u32(m), ints, u32(m)))
+    wf, wd, wi = [], [], []
+    F = lambda v: np.float32(v)  # noqa: E731
+    for i, (v, dv) in enumerate(zip(xs, ds)):
+        vd = float(v)
+        if v > 0.5:
+            tt = v * f32(2)
+            w_ = F(math.sqrt(float(tt))) + F(math.log(float(tt)))
+        elif v < -0.5:
+            w_ = F(math.exp(-vd)) + F(math.sin(vd))
+        else:
+            w_ = F(round_ref(vd)) + F(math.atan2(vd, 0.25))
+        r = w_ + F(vd * 2 + 1) + min(max(v, f32(0.5)), f32(3)) + F(math.floor(abs(vd))) + F(math.tanh(vd))
+        wf.append(r)
+        wd.append(math.cos(dv) * dv ** 1.5 + vd ** 3 + math.hypot(dv, 2.0))
+        big = sat(float(v * f32(1e10)), -(1 << 63), (1 << 63) - 1)
+        wi.append(w64(big + sat(dv, -(1 << 31), (1 << 31) - 1) + (sat(vd, 0, M32) >> ((i % 40) & 31))))
+    wf, wd = np.array(wf, np.float32), np.array(wd)
+    go, gd, gi = cp.asnumpy(out), cp.asnumpy(outd), cp.asnumpy(ints).tolist()
+    check("macro/mixed f32", ulp_close(go, wf, 2), first_diff(go, wf))
+    check("macro/mixed f64", bool(np.all(np.abs(gd - wd) <= 1e-13 * np.abs(wd))), first_diff(gd, wd))
+    check("macro/mixed ints", gi == wi, first_diff(gi, wi))
+
+
 # ------------------------------------------------------------------ math
 
 def ordered(a):
@@ -547,7 +652,7 @@ def t_math():
 def main():
     print("device:", cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), flush=True)
     tests = [t_saxpy, t_int_ops, t_loops, t_helpers, t_casts, t_particles, t_records_match,
-             t_shared_atomics_warp, t_warp_shuffles, t_memory_types, t_math]
+             t_shared_atomics_warp, t_warp_shuffles, t_memory_types, t_macro, t_math]
     for t in tests:
         try:
             t()

@@ -1,0 +1,251 @@
+//! The PTX generator on kernels written with `#[kernel]`: each kernel is lowered by the macro,
+//! generated as PTX and assembled by `ptxas -arch=sm_90` (skipped with a message when `ptxas`
+//! is missing, a failure with `SPOC_REQUIRE_TOOLCHAINS=1`; `spoc-codegen/tests/support/
+//! fetch-ptxas.sh` installs it). `dump_for_device` (ignored) writes the PTX for
+//! `spoc-codegen/tests/ptx_device/run_on_gpu.py`, which runs it on a GPU.
+
+use spoc::prelude::*;
+use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
+use std::path::PathBuf;
+use std::process::Command;
+
+#[kernel]
+fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+#[kernel]
+fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize, m: usize, k: usize) {
+    let row = global_id_y();
+    let col = global_id_x();
+    if row < n && col < m {
+        let mut acc = 0.0f32;
+        for t in 0..k {
+            acc += a[row * k + t] * b[t * m + col];
+        }
+        c[row * m + col] = acc;
+    }
+}
+
+#[kernel]
+fn mandel(out: &mut [u32], width: usize, height: usize, max_iter: u32) {
+    let px = global_id_x();
+    let py = global_id_y();
+    if px >= width || py >= height {
+        return;
+    }
+    let cx = px as f32 / width as f32 * 3.0 - 2.0;
+    let cy = py as f32 / height as f32 * 2.0 - 1.0;
+    let mut zx = 0.0f32;
+    let mut zy = 0.0f32;
+    let mut n = 0u32;
+    while n < max_iter {
+        let t = zx * zx - zy * zy + cx;
+        zy = 2.0 * zx * zy + cy;
+        zx = t;
+        if zx * zx + zy * zy > 4.0 {
+            break;
+        }
+        n += 1;
+    }
+    out[py * width + px] = n;
+}
+
+#[kernel]
+fn steps(start: &[u64], count: &mut [u32], odd: &mut [u64]) {
+    let i = global_id_x();
+    if i >= start.len() {
+        return;
+    }
+    let mut v = start[i];
+    let mut c = 0u32;
+    let mut o = 0u64;
+    loop {
+        if v <= 1 {
+            break;
+        }
+        c += 1;
+        if v % 2 == 0 {
+            v /= 2;
+            continue;
+        }
+        o = o.wrapping_add(v);
+        v = 3 * v + 1;
+    }
+    count[i] = c;
+    odd[i] = o;
+}
+
+#[device]
+fn lerp(a: f32, b: f32, t: f32) -> f32 {
+    a + (b - a) * t
+}
+
+#[device]
+fn bump(dst: &mut [f32], i: usize, v: f32) {
+    if i < dst.len() {
+        dst[i] = dst[i] + v;
+    }
+}
+
+#[kernel]
+fn blend(x: &[f32], y: &mut [f32], t: f32) {
+    let i = global_id_x();
+    if i < y.len() {
+        let v: f32 = lerp(x[i], y[i], t);
+        bump(y, i, v);
+    }
+}
+
+#[kernel]
+fn mixed(flag: bool, x: &[f32], d: &[f64], out: &mut [f32], outd: &mut [f64], ints: &mut [i64]) {
+    let i = global_id_x();
+    if i >= out.len() {
+        return;
+    }
+    let v = x[i];
+    let w = if flag && v > 0.5 {
+        let t = v * 2.0;
+        t.sqrt() + t.ln()
+    } else if v < -0.5 {
+        (-v).exp() + v.sin()
+    } else {
+        v.round() + v.atan2(0.25)
+    };
+    out[i] = w + v.mul_add(2.0, 1.0) + v.max(0.5).min(3.0) + v.abs().floor() + v.tanh();
+    outd[i] = d[i].cos() * d[i].powf(1.5) + (v as f64).powi(3) + d[i].hypot(2.0);
+    ints[i] = (v * 1.0e10) as i64 + (d[i] as i32) as i64 + ((v as u32) >> (i % 40)) as i64;
+}
+
+type Ir = (&'static str, &'static spoc::ir::Kernel);
+
+fn kernels() -> Vec<Ir> {
+    vec![
+        ("saxpy", saxpy.ir().unwrap()),
+        ("matmul", matmul.ir().unwrap()),
+        ("mandel", mandel.ir().unwrap()),
+        ("steps", steps.ir().unwrap()),
+        ("blend", blend.ir().unwrap()),
+        ("mixed", mixed.ir().unwrap()),
+    ]
+}
+
+fn ptx(k: &spoc::ir::Kernel, cc: Option<(u32, u32)>) -> String {
+    let mut caps = Capabilities::for_target(Target::CudaPtx);
+    caps.compute_capability = cc;
+    let opts = Options {
+        block: None,
+        soa_params: &[],
+        caps,
+    };
+    let src = generate_source_with(Target::CudaPtx, k, &opts)
+        .unwrap_or_else(|e| panic!("PTX for {}: {e}", k.name))
+        .expect("CUDA/PTX generates source");
+    assert_eq!(src.entry, k.name);
+    src.text().expect("PTX is text").to_string()
+}
+
+/// `ptxas`: `$SPOC_PTXAS`, then `PATH`, then where `fetch-ptxas.sh` installs it.
+fn find_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SPOC_PTXAS").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("ptxas"))
+            .find(|c| c.is_file())
+    });
+    on_path.or_else(|| {
+        let p = PathBuf::from("/opt/spoc-ptxas/usr/bin/ptxas");
+        p.is_file().then_some(p)
+    })
+}
+
+#[test]
+fn macro_kernels_assemble_with_ptxas() {
+    let Some(ptxas) = find_ptxas() else {
+        let msg = "ptxas not found (SPOC_PTXAS, PATH, /opt/spoc-ptxas): macro kernels' PTX \
+                   not assembled, SKIPPED";
+        if std::env::var("SPOC_REQUIRE_TOOLCHAINS").as_deref() == Ok("1") {
+            panic!("{msg} (SPOC_REQUIRE_TOOLCHAINS=1)");
+        }
+        eprintln!("{msg}");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("spoc-codegen-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    for (name, k) in kernels() {
+        for (cc, arch) in [
+            (Some((9, 0)), "sm_90"),
+            (Some((8, 0)), "sm_80"),
+            (None, "sm_70"),
+        ] {
+            let src = dir.join(format!("{name}_{arch}.ptx"));
+            std::fs::write(&src, ptx(k, cc)).unwrap();
+            let out = Command::new(&ptxas)
+                .arg(format!("-arch={arch}"))
+                .arg(&src)
+                .arg("-o")
+                .arg(dir.join(format!("{name}_{arch}.cubin")))
+                .output()
+                .expect("ptxas runs");
+            if !out.status.success() {
+                failures.push(format!(
+                    "{name} ({arch}): {}",
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "ptxas rejected:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn saxpy_reads_like_the_source() {
+    let p = ptx(saxpy.ir().unwrap(), Some((9, 0)));
+    assert!(p.contains(".target sm_90"));
+    assert!(p.contains(".visible .entry saxpy(\n\t.param .f32 a,\n\t.param .u64 x_ptr,\n"));
+    assert!(p.contains("mad.lo.u32"), "{p}");
+    assert!(p.contains("ld.global.nc.f32"));
+    // a * x[i] + y[i]: a multiply and an add, never fused
+    assert!(p.contains("mul.rn.f32") && p.contains("add.rn.f32") && !p.contains("fma"));
+    // the source text is in the comments
+    assert!(p.contains("y[i] = ((a * x[i]) + y[i]);"), "{p}");
+}
+
+#[test]
+fn helpers_are_inlined_with_their_names() {
+    let p = ptx(blend.ir().unwrap(), None);
+    assert!(
+        !p.contains("\tcall ") && !p.contains(".func"),
+        "helpers are inlined: {p}"
+    );
+    assert!(p.contains("inlined call of helper `lerp`"));
+    assert!(p.contains("inlined call of helper `bump`"));
+    assert!(p.contains("%f_lerp1_t"), "{p}");
+}
+
+#[test]
+#[ignore]
+fn dump_for_device() {
+    let dir = std::env::var("SPOC_PTX_DUMP").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/spoc-codegen/tests/ptx_device/out"
+        )
+        .to_string()
+    });
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, k) in kernels() {
+        let path = PathBuf::from(&dir).join(format!("macro_{name}.ptx"));
+        std::fs::write(path, ptx(k, None)).unwrap();
+    }
+}
