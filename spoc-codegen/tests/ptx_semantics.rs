@@ -379,3 +379,29 @@ fn math_routines_are_emitted_only_when_used() {
     assert!(p.contains("spoc_math_powi_f32"));
     assert!(!p.contains("spoc_math_hypot_f32"));
 }
+
+#[test]
+fn a_kernel_without_parameters_assembles() {
+    let k = B::new().kernel("nothing");
+    let p = ptx(&k, &[]);
+    assert!(p.contains(".visible .entry nothing(\n)\n{"), "{p}");
+    assert!(p.trim_end().ends_with("ret;\n}"), "{p}");
+    let dir = std::env::temp_dir().join(format!("spoc-ptx-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("nothing.ptx");
+    std::fs::write(&src, &p).unwrap();
+    let ptxas = std::path::Path::new("/opt/spoc-ptxas/usr/bin/ptxas");
+    if ptxas.is_file() {
+        let out = std::process::Command::new(ptxas)
+            .args(["-arch=sm_90", "-o"])
+            .arg(dir.join("nothing.cubin"))
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
