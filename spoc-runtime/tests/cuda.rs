@@ -8,12 +8,17 @@
 
 mod support;
 
+use spoc_ir::{
+    BinOp, Const, Expr, ExprKind, Intrinsic, IrError, Kernel, LValue, MemSpace, Param, SharedDecl,
+    Stmt, StmtKind, Type, VarDecl, VarId, VarKind,
+};
 use spoc_runtime::backend::SourceLang;
 use spoc_runtime::cuda::{CudaBackend, CudaVariant};
 use spoc_runtime::{
     compile_kernel, dims1d, dims3d, init_device, registry, run, Arg, Backend, Buffer,
-    CompileOptions, Device, DimKind, Error, LaunchProblem,
+    CompileOptions, Device, DimKind, Error, KernelDef, LaunchProblem,
 };
+use std::sync::OnceLock;
 
 /// True if `SPOC_REQUIRE_BACKENDS` names `backend` or its family.
 fn required(backend: &str) -> bool {
@@ -324,7 +329,7 @@ fn memory_round_trips() {
     b.copy_d2h(mem, 4, &mut back).unwrap();
     assert_eq!(&back[..4], &data[1].to_le_bytes());
     assert_eq!(&back[4..16], &[0xAB; 12]);
-    assert_eq!(&back[16..], &data[4].to_le_bytes());
+    assert_eq!(&back[16..], &data[5].to_le_bytes());
     let mut raw = vec![0u32; 10];
     // SAFETY: `raw` has room for 10 elements.
     unsafe { buf.download_to_ptr(raw.as_mut_ptr(), 10).unwrap() };
@@ -368,6 +373,14 @@ fn events_and_streams() {
         )
     };
     spin(1, &mut out).unwrap();
+    // Profiling on: the launch is timed with events and logged (and still correct).
+    b.enable_profiling();
+    spin(1, &mut out).unwrap();
+    b.disable_profiling();
+    assert_eq!(
+        out.to_vec().unwrap()[3],
+        3u32.wrapping_mul(1664525).wrapping_add(1013904223)
+    );
     b.record_event(&start, None).unwrap();
     spin(2_000_000, &mut out).unwrap();
     b.record_event(&end, None).unwrap();
@@ -648,4 +661,170 @@ fn module_cache_and_teardown() {
         backend.compile(dev.backend_id, k, &src, &soa),
         Err(Error::FeatureNotSupported { .. })
     ));
+}
+
+/// `rot(out: &mut [u32])` with a launch-sized shared array `s: [u32]`:
+/// `s[t] = 3 t; sync; if t < out.len() { out[t] = s[(t + 1) % s.len()] }` (t = thread_idx_x).
+/// `s.len()` is the dynamic size over 4: PTX reads `%dynamic_smem_size`, CUDA C gets it as an
+/// extra `u32` after the parameters.
+fn dyn_shared_kernel() -> Kernel {
+    let out_ty = Type::global_array(Type::U32);
+    let s_ty = Type::Array {
+        elem: Box::new(Type::U32),
+        space: MemSpace::Shared,
+        len: None,
+    };
+    let (out, s, t) = (VarId(0), VarId(1), VarId(2));
+    let v = |id, ty: &Type| Expr::var(id, ty.clone());
+    let bin = |op, l: Expr, r: Expr, ty: Type| Expr {
+        kind: ExprKind::Binary {
+            op,
+            lhs: Box::new(l),
+            rhs: Box::new(r),
+        },
+        ty,
+    };
+    let len = |e: Expr| Expr {
+        kind: ExprKind::Len(Box::new(e)),
+        ty: Type::U32,
+    };
+    let index = |a: Expr, i: Expr| Expr {
+        kind: ExprKind::Index {
+            array: Box::new(a),
+            index: Box::new(i),
+        },
+        ty: Type::U32,
+    };
+    let store = |a: VarId, i: Expr, value: Expr| {
+        Stmt::new(StmtKind::Assign {
+            target: LValue::Index {
+                base: Box::new(LValue::Var(a)),
+                index: i,
+            },
+            value,
+        })
+    };
+    let tid = Expr {
+        kind: ExprKind::Intrinsic {
+            intrinsic: Intrinsic::ThreadIdx(spoc_ir::Axis::X),
+            args: vec![],
+        },
+        ty: Type::U32,
+    };
+    let t_e = || v(t, &Type::U32);
+    let u = |n| Expr::constant(Const::U32(n));
+    let body = vec![
+        Stmt::new(StmtKind::Let {
+            var: t,
+            init: Some(tid),
+        }),
+        store(s, t_e(), bin(BinOp::Mul, t_e(), u(3), Type::U32)),
+        Stmt::new(StmtKind::Barrier),
+        Stmt::new(StmtKind::If {
+            cond: bin(BinOp::Lt, t_e(), len(v(out, &out_ty)), Type::BOOL),
+            then: vec![store(
+                out,
+                t_e(),
+                index(
+                    v(s, &s_ty),
+                    bin(
+                        BinOp::Rem,
+                        bin(BinOp::Add, t_e(), u(1), Type::U32),
+                        len(v(s, &s_ty)),
+                        Type::U32,
+                    ),
+                ),
+            )],
+            els: None,
+        }),
+    ];
+    let decl = |name: &str, ty: &Type, kind| VarDecl {
+        name: name.into(),
+        ty: ty.clone(),
+        mutable: false,
+        kind,
+    };
+    Kernel {
+        name: "dyn_rot".into(),
+        params: vec![Param {
+            var: out,
+            name: "out".into(),
+            ty: out_ty.clone(),
+            mutable: true,
+        }],
+        vars: vec![
+            decl("out", &out_ty, VarKind::Param),
+            decl("s", &s_ty, VarKind::Shared),
+            decl("t", &Type::U32, VarKind::Local),
+        ],
+        shared: vec![SharedDecl {
+            var: s,
+            elem: Type::U32,
+            len: None,
+        }],
+        body,
+        records: vec![],
+        variants: vec![],
+        functions: vec![],
+    }
+}
+
+fn dyn_shared_ir() -> Result<&'static Kernel, IrError> {
+    static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+    K.get_or_init(|| {
+        let k = dyn_shared_kernel();
+        spoc_ir::validate(&k)?;
+        Ok(k)
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+static DYN_ROT: KernelDef = KernelDef {
+    name: "dyn_rot",
+    ir: dyn_shared_ir,
+    native: None,
+};
+
+#[test]
+fn ir_kernel_with_dynamic_shared_memory() {
+    let expect = |block: u32, elems: u32| -> Vec<u32> {
+        (0..block).map(|t| ((t + 1) % elems) * 3).collect()
+    };
+    // The kernel's sources, for inspection (`--nocapture`) and a check that both generate.
+    for target in [spoc_runtime::Target::CudaPtx, spoc_runtime::Target::CudaC] {
+        let src = spoc_codegen::generate_source(target, dyn_shared_ir().unwrap(), None, &[])
+            .unwrap()
+            .unwrap();
+        if std::env::var_os("SPOC_DUMP").is_some() {
+            println!("----- {target:?}\n{}", src.text().unwrap());
+        }
+    }
+    let _serial = serial();
+    for backend in [PTX, CUDA_C] {
+        let Some(dev) = device(backend) else { return };
+        // 256 threads, shared array of 256 and of 300 elements (s.len() differs from the block).
+        for elems in [256u32, 300] {
+            let mut out = dev.alloc::<u32>(256).unwrap();
+            run(
+                &dev,
+                &DYN_ROT,
+                vec![Arg::BufferMut(out.raw_mut())],
+                dims1d(1),
+                dims1d(256),
+                elems as usize * 4,
+            )
+            .unwrap_or_else(|e| panic!("{backend}: {e}"));
+            let mut want = expect(256, elems);
+            if elems > 256 {
+                // s[256] is never written: thread 255 reads uninitialised shared memory.
+                want.pop();
+                let got = out.to_vec().unwrap();
+                assert_eq!(&got[..255], &want[..], "{backend}, {elems} elements");
+            } else {
+                assert_eq!(out.to_vec().unwrap(), want, "{backend}, {elems} elements");
+            }
+        }
+        eprintln!("{backend}: IR kernel with dynamic shared memory: ok");
+    }
 }
