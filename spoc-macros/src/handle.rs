@@ -156,6 +156,17 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
                 Self::DEF.kernel()
             }
 
+            /// The source `target` would compile for this kernel (PTX, CUDA C, HIP C, OpenCL C,
+            /// SPIR-V, MSL, WGSL, GLSL; `None` for Native and Interpreter), for a typical device
+            /// of the target. See [`::spoc::KernelDef::source`] for the block size and SoA
+            /// options.
+            ///
+            /// # Errors
+            /// A capability the target lacks, named with the IR node that needs it.
+            pub fn source(&self, target: ::spoc::Target) -> ::spoc::Result<::core::option::Option<::spoc::Source>> {
+                Self::DEF.source(target, ::core::option::Option::None, &[])
+            }
+
             /// Launches the kernel on `dev` with `grid` blocks of `block` threads.
             ///
             /// # Errors

@@ -36,3 +36,33 @@ impl std::fmt::Debug for KernelDef {
             .finish()
     }
 }
+
+impl KernelDef {
+    /// The source `target` would compile for this kernel: PTX, CUDA C, HIP C, OpenCL C, SPIR-V
+    /// words, MSL, WGSL or GLSL (`Ok(None)` for Native and Interpreter, which run no source). It
+    /// is generated for a typical device of the target (`spoc_codegen::Capabilities::for_target`);
+    /// a backend generates for its own device's capabilities at launch (`SPOC_DUMP=<dir>` writes
+    /// those).
+    ///
+    /// `block` is embedded as the workgroup size by the targets that need one (Vulkan, WGSL,
+    /// MSL, GLSL); `soa_params` names record-buffer parameters to lower as structure-of-arrays
+    /// (CUDA/PTX only).
+    ///
+    /// # Errors
+    /// [`crate::Error::Ir`] if the IR does not load; the code generator's error (a capability
+    /// the target lacks, SoA on a target other than CUDA/PTX) otherwise.
+    pub fn source(
+        &self,
+        target: crate::Target,
+        block: Option<crate::Dims>,
+        soa_params: &[&str],
+    ) -> crate::Result<Option<crate::Source>> {
+        let kernel = self.kernel()?;
+        Ok(spoc_codegen::generate_source(
+            target,
+            kernel,
+            block.map(crate::Dims::to_array),
+            soa_params,
+        )?)
+    }
+}

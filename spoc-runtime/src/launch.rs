@@ -198,9 +198,11 @@ fn build(
                     kernel: def.name.to_string(),
                     message: "the backend generated no source".into(),
                 })?;
+            crate::dump::dump(kernel, hash, backend.name(), Some(&source));
             Some(backend.compile_cached(dev.local(), kernel, hash, &source, &options)?)
         }
         ExecutionModel::Direct | ExecutionModel::Custom => {
+            crate::dump::dump(kernel, hash, backend.name(), None);
             backend.prepare(dev.local(), def, kernel)?.map(Arc::new)
         }
     };

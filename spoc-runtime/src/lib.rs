@@ -18,6 +18,7 @@ mod check;
 pub mod cuda;
 mod device;
 mod dims;
+mod dump;
 mod error;
 pub mod host;
 pub mod interpreter;
@@ -27,13 +28,15 @@ mod ir_scan;
 mod kernel_def;
 mod launch;
 pub mod native;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 pub mod registry;
 
 use std::sync::Arc;
 
 pub use args::{set_args, Arg, KernelArgs};
 pub use backend::{
-    Backend, CompileOptions, DeviceInfo, ExecutionModel, Source, SourceLang, Target,
+    Backend, Code, CompileOptions, DeviceInfo, ExecutionModel, Source, SourceLang, Target,
 };
 pub use buffer::{
     alloc_custom, alloc_custom_bytes, alloc_f32, alloc_f64, alloc_i32, alloc_i64, free,
@@ -84,6 +87,11 @@ pub(crate) fn builtin_backends() -> Vec<(Arc<dyn Backend>, i32)> {
             registry::priority::INTERPRETER,
         ),
     ];
+    #[cfg(feature = "opencl")]
+    backends.push((
+        Arc::new(opencl::OpenClBackend::new()) as Arc<dyn Backend>,
+        registry::priority::OPENCL,
+    ));
     #[cfg(feature = "cuda")]
     backends.extend([
         (
