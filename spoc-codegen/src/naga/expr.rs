@@ -408,6 +408,7 @@ impl Fb<'_, '_> {
                     self.bin(Bo::Modulo, l, r)
                 }
             }
+            BinOp::Rem if float => self.float_rem(st, l, r)?,
             BinOp::Rem => self.bin(Bo::Modulo, l, r),
             BinOp::BitAnd if boolean => self.bin(Bo::LogicalAnd, l, r),
             BinOp::BitOr if boolean => self.bin(Bo::LogicalOr, l, r),

@@ -80,6 +80,18 @@ impl Fb<'_, '_> {
             a.push(self.expr(e)?);
         }
         let float = st.is_float();
+        let r = self.math_raw(m, st, &a)?;
+        Ok(if float {
+            self.fix_domain(m, st, &a, r)
+        } else {
+            r
+        })
+    }
+
+    /// The math function before [`Fb::fix_domain`].
+    fn math_raw(&mut self, m: MathFn, st: ScalarType, a: &[H]) -> R<H> {
+        let a = a.to_vec();
+        let float = st.is_float();
         Ok(match m {
             MathFn::Sqrt => self.m(Mf::Sqrt, &a),
             MathFn::Rsqrt => self.m(Mf::InverseSqrt, &a),
@@ -134,10 +146,81 @@ impl Fb<'_, '_> {
             MathFn::Powf => self.routine_call("powf", st, &a)?,
             MathFn::Powi => self.routine_call("powi", st, &a)?,
             MathFn::Hypot => self.routine_call("hypot", st, &a)?,
-            MathFn::Atan2 => self.m(Mf::Atan2, &a),
+            MathFn::Atan2 => self.routine_call("atan2", st, &a)?,
             MathFn::Copysign => self.copysign(st, a[0], a[1])?,
             MathFn::MulAdd => self.m(Mf::Fma, &a),
         })
+    }
+
+    /// Rust's results where SPIR-V/GLSL leave a function undefined or loose: NaN in, NaN out;
+    /// `sqrt`/`ln` of negatives NaN, `ln(±0) = -inf`, `rsqrt(±0) = ±inf`; trigonometry of ±inf
+    /// NaN; `asin`/`acos` outside [-1, 1] NaN; `tanh` of large arguments ±1.
+    fn fix_domain(&mut self, m: MathFn, st: ScalarType, a: &[H], r: H) -> H {
+        use MathFn::*;
+        let x = a[0];
+        match m {
+            Sqrt => {
+                let zero = self.flit(st, 0.0);
+                let neg = self.bin(Bo::Less, x, zero);
+                let nan = self.nan(st);
+                self.sel(neg, nan, r)
+            }
+            Rsqrt => {
+                let zero = self.flit(st, 0.0);
+                let neg = self.bin(Bo::Less, x, zero);
+                let nan = self.nan(st);
+                let r = self.sel(neg, nan, r);
+                let is0 = self.bin(Bo::Equal, x, zero);
+                let inf = self.inf(st);
+                let sinf = self.copysign_unchecked(st, inf, x);
+                self.sel(is0, sinf, r)
+            }
+            Ln | Log2 | Log10 => {
+                let zero = self.flit(st, 0.0);
+                let neg = self.bin(Bo::Less, x, zero);
+                let isn = self.is_nan(x);
+                let bad = self.bin(Bo::LogicalOr, neg, isn);
+                let nan = self.nan(st);
+                let r = self.sel(bad, nan, r);
+                let is0 = self.bin(Bo::Equal, x, zero);
+                let inf = self.inf(st);
+                let ninf = self.emit(Expression::Unary {
+                    op: naga::UnaryOperator::Negate,
+                    expr: inf,
+                });
+                self.sel(is0, ninf, r)
+            }
+            Sin | Cos | Tan => {
+                // NaN for NaN and ±inf: `!(|x| < inf)`.
+                let ax = self.m(Mf::Abs, &[x]);
+                let inf = self.inf(st);
+                let fin = self.bin(Bo::Less, ax, inf);
+                let nan = self.nan(st);
+                self.sel(fin, r, nan)
+            }
+            Asin | Acos => {
+                let ax = self.m(Mf::Abs, &[x]);
+                let one = self.flit(st, 1.0);
+                let ok = self.bin(Bo::LessEqual, ax, one);
+                let nan = self.nan(st);
+                self.sel(ok, r, nan)
+            }
+            Tanh => {
+                let ax = self.m(Mf::Abs, &[x]);
+                let big = self.flit(st, 20.0);
+                let sat = self.bin(Bo::GreaterEqual, ax, big);
+                let one = self.flit(st, 1.0);
+                let s = self.copysign_unchecked(st, one, x);
+                let r = self.sel(sat, s, r);
+                let isn = self.is_nan(x);
+                self.sel(isn, x, r)
+            }
+            Exp | Exp2 | Atan | Sinh | Cosh => {
+                let isn = self.is_nan(x);
+                self.sel(isn, x, r)
+            }
+            _ => r,
+        }
     }
 
     /// Half-away-from-zero rounding: `trunc(x) + sign(x)` when `|x - trunc(x)| >= 0.5`
@@ -151,6 +234,24 @@ impl Fb<'_, '_> {
         let s = self.m(Mf::Sign, &[x]);
         let away = self.bin(Bo::Add, t, s);
         self.sel(up, away, t)
+    }
+
+    /// [`Fb::copysign`] where a failed 64-bit check cannot happen (f64 sign bits: `f64` needs
+    /// fp64, and every target with fp64 has 64-bit integers; otherwise `-|mag|` by comparison).
+    fn copysign_unchecked(&mut self, st: ScalarType, mag: H, sign: H) -> H {
+        match self.copysign(st, mag, sign) {
+            Ok(h) => h,
+            Err(_) => {
+                let zero = self.flit(st, 0.0);
+                let neg = self.bin(Bo::Less, sign, zero);
+                let am = self.m(Mf::Abs, &[mag]);
+                let nm = self.emit(Expression::Unary {
+                    op: naga::UnaryOperator::Negate,
+                    expr: am,
+                });
+                self.sel(neg, nm, am)
+            }
+        }
     }
 
     /// `mag` with the sign bit of `sign`.
@@ -230,15 +331,27 @@ impl Fb<'_, '_> {
         let lo = if to.is_signed() { -(2f64.powi(k)) } else { 0.0 };
         let eq = self.bin(Bo::Equal, v, v);
         let zero = self.flit(from, 0.0);
-        let v = self.sel(eq, v, zero);
+        let v0 = self.sel(eq, v, zero);
         let lo = self.flit(from, lo);
         let hi = self.flit(from, hi);
-        let c = self.m(Mf::Clamp, &[v, lo, hi]);
-        self.emit(Expression::As {
+        let c = self.m(Mf::Clamp, &[v0, lo, hi]);
+        let r = self.emit(Expression::As {
             expr: c,
             kind: super::build::Gen::kind(to),
             convert: Some(to.size_bytes() as u8),
-        })
+        });
+        // `hi` is the largest float below 2^k; from 2^k up the result is the type's MAX.
+        let limit = self.flit(from, 2f64.powi(k));
+        let over = self.bin(Bo::GreaterEqual, v, limit);
+        let max: i128 = (1i128 << k) - 1;
+        let max = self.lit(int_lit(to, max));
+        self.sel(over, max, r)
+    }
+
+    /// `x % y` on floats: Rust's exact `fmod` (a generated routine; the targets' own remainders
+    /// are `x - y * trunc(x / y)`, which rounds).
+    pub fn float_rem(&mut self, st: ScalarType, x: H, y: H) -> R<H> {
+        self.routine_call("fmod", st, &[x, y])
     }
 
     /// Calls generated routine `name` for float type `st`.
@@ -273,6 +386,8 @@ impl super::build::Gen<'_> {
         let y = fb.emit(Expression::FunctionArgument(1));
         match name {
             "powf" => fb.powf_body(st, x, y)?,
+            "atan2" => fb.atan2_body(st, x, y)?,
+            "fmod" => fb.fmod_body(st, x, y)?,
             "powi" => fb.powi_body(st, x, y)?,
             _ => fb.hypot_body(st, x, y)?,
         }
@@ -428,6 +543,111 @@ impl Fb<'_, '_> {
         let inv = self.bin(Bo::Divide, one, r);
         let out = self.sel(recip, inv, r);
         self.ret(out);
+        Ok(())
+    }
+
+    /// `atan2(y, x)` (`y.atan2(x)` in Rust) with IEEE's special cases, which GLSL leaves
+    /// undefined: both zero gives ±0 or ±π by the signs, both infinite ±π/4 or ±3π/4, NaN NaN.
+    fn atan2_body(&mut self, st: ScalarType, y: H, x: H) -> R<()> {
+        use std::f64::consts::{FRAC_PI_4, PI};
+        let r = self.m(Mf::Atan2, &[y, x]);
+        let zero = self.flit(st, 0.0);
+        let one = self.flit(st, 1.0);
+        let pi = self.flit(st, PI);
+        let y0 = self.bin(Bo::Equal, y, zero);
+        let x0 = self.bin(Bo::Equal, x, zero);
+        let both0 = self.bin(Bo::LogicalAnd, y0, x0);
+        let sx = self.copysign(st, one, x)?;
+        let x_neg = self.bin(Bo::Less, sx, zero);
+        let at0 = self.sel(x_neg, pi, zero);
+        let at0 = self.copysign(st, at0, y)?;
+        let r = self.sel(both0, at0, r);
+        let inf = self.inf(st);
+        let ay = self.m(Mf::Abs, &[y]);
+        let ax = self.m(Mf::Abs, &[x]);
+        let yi = self.bin(Bo::Equal, ay, inf);
+        let xi = self.bin(Bo::Equal, ax, inf);
+        let both_inf = self.bin(Bo::LogicalAnd, yi, xi);
+        let q1 = self.flit(st, FRAC_PI_4);
+        let q3 = self.flit(st, 3.0 * FRAC_PI_4);
+        let x_pos = self.bin(Bo::Greater, x, zero);
+        let ati = self.sel(x_pos, q1, q3);
+        let ati = self.copysign(st, ati, y)?;
+        let r = self.sel(both_inf, ati, r);
+        let yn = self.is_nan(y);
+        let xn = self.is_nan(x);
+        let n = self.bin(Bo::LogicalOr, yn, xn);
+        let nan = self.nan(st);
+        let r = self.sel(n, nan, r);
+        self.ret(r);
+        Ok(())
+    }
+
+    /// Exact `fmod(x, y)` (Rust's float `%`): NaN for NaN operands, infinite `x` or zero `y`;
+    /// `x` when `|x| < |y|`; otherwise `|y|` scaled by powers of two is subtracted from `|x|`
+    /// (each subtraction exact, each lowering the exponent), and the result takes `x`'s sign.
+    fn fmod_body(&mut self, st: ScalarType, x: H, y: H) -> R<()> {
+        let fty = self.g.scalar_ty(st)?;
+        let frexp_ty =
+            self.g
+                .module
+                .generate_predeclared_type(naga::PredeclaredType::FrexpResult {
+                    size: None,
+                    scalar: super::types::scalar(st),
+                });
+        let _ = frexp_ty;
+        let zero = self.flit(st, 0.0);
+        let inf = self.inf(st);
+        let nan = self.nan(st);
+        let a = self.m(Mf::Abs, &[x]);
+        let b = self.m(Mf::Abs, &[y]);
+        let xn = self.is_nan(x);
+        let yn = self.is_nan(y);
+        let a_fin = self.bin(Bo::Less, a, inf);
+        let a_inf = self.not(a_fin);
+        let y0 = self.bin(Bo::Equal, b, zero);
+        let bad = self.bin(Bo::LogicalOr, xn, yn);
+        let bad = self.bin(Bo::LogicalOr, bad, a_inf);
+        let bad = self.bin(Bo::LogicalOr, bad, y0);
+        self.open();
+        self.ret(nan);
+        let ret_nan = self.close();
+        self.if_stmt(bad, ret_nan, naga::Block::new());
+        let small = self.bin(Bo::Less, a, b);
+        self.open();
+        self.ret(x);
+        let ret_x = self.close();
+        self.if_stmt(small, ret_x, naga::Block::new());
+        let av = self.new_local("a", fty);
+        let ap = self.local_ptr(av);
+        self.store(ap, a);
+        self.open();
+        let cur = self.load(ap);
+        let done = self.bin(Bo::Less, cur, b);
+        let brk = naga::Block::from_vec(vec![Statement::Break]);
+        self.if_stmt(done, brk, naga::Block::new());
+        let fa = self.m(Mf::Frexp, &[cur]);
+        let fb = self.m(Mf::Frexp, &[b]);
+        let ea = self.emit(Expression::AccessIndex { base: fa, index: 1 });
+        let eb = self.emit(Expression::AccessIndex { base: fb, index: 1 });
+        let e = self.bin(Bo::Subtract, ea, eb);
+        let t = self.m(Mf::Ldexp, &[b, e]);
+        let one = self.lit(Literal::I32(1));
+        let e1 = self.bin(Bo::Subtract, e, one);
+        let t1 = self.m(Mf::Ldexp, &[b, e1]);
+        let over = self.bin(Bo::Greater, t, cur);
+        let t = self.sel(over, t1, t);
+        let next = self.bin(Bo::Subtract, cur, t);
+        self.store(ap, next);
+        let body = self.close();
+        self.stmt(Statement::Loop {
+            body,
+            continuing: naga::Block::new(),
+            break_if: None,
+        });
+        let r = self.load(ap);
+        let r = self.copysign(st, r, x)?;
+        self.ret(r);
         Ok(())
     }
 

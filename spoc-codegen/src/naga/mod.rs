@@ -50,7 +50,12 @@
 //!   not naga's half-to-even `round`. `signum` and `copysign` work on the sign bit (`signum(-0.0)
 //!   == -1.0`). `powf` handles negative bases, zeros and `±1` as Rust's `powf` (SPIR-V's `Pow` is
 //!   undefined for `x < 0`); `powi` multiplies by squaring as compiler-rt's `__powisf2` does;
-//!   `hypot` scales to avoid overflow; `log10(x)` is `log2(x) * log10(2)`.
+//!   `hypot` scales to avoid overflow; `log10(x)` is `log2(x) * log10(2)`; `atan2` has IEEE's
+//!   zero/infinity cases. Where GLSL.std.450 leaves a result undefined the value is fixed up to
+//!   Rust's: NaN in gives NaN out, `sqrt`/`ln` of negatives NaN, `ln(0) = -inf`, `sin(inf)`
+//!   NaN, `asin(2)` NaN, `tanh(±30) = ±1`.
+//! - Float `%` is Rust's exact `fmod` (a generated routine subtracting power-of-two multiples
+//!   of `|y|`), not the targets' rounding `x - y * trunc(x / y)`.
 //! - `if` expressions and `&&`/`||` evaluate only the chosen operand: when a branch may have an
 //!   effect or trap (a call, an atomic, an array read, an integer division, a warp operation) it
 //!   is lowered to an `if` statement writing a local variable; otherwise to naga's `Select` /
@@ -78,10 +83,11 @@
 //! # Precision caveats (documented, not fixed here)
 //!
 //! Vulkan allows `OpFDiv` 2.5 ULP and `Sqrt` "inherited from 1/inversesqrt" precision, and
-//! `Fma` may be unfused; lavapipe (LLVM) and desktop drivers give correctly rounded results. Float
-//! `%` is `OpFRem` (SPIR-V), `fmod` (MSL) or `a - b * trunc(a / b)` (GLSL, WGSL), which is not
-//! always Rust's exact `fmod`. `f64` transcendentals (`exp`, `ln`, `sin`, `powf`, …) are refused
-//! on Vulkan and GLSL: GLSL.std.450 defines them for 32-bit floats only.
+//! `Fma` may be unfused; lavapipe (LLVM) and desktop drivers give correctly rounded results.
+//! Transcendentals follow the driver: Vulkan bounds trigonometry's error on [-π, π] only
+//! (lavapipe's `sin(1e30)` is -1), lets `asin`/`acos` inherit `atan2`'s error (lavapipe's
+//! `asin(0.5)` is 4e-4 off) and may flush subnormals. `f64` transcendentals (`exp`, `ln`, `sin`,
+//! `powf`, …) are refused on Vulkan and GLSL: GLSL.std.450 defines them for 32-bit floats only.
 //!
 //! # Capabilities
 //!

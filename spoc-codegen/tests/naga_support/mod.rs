@@ -877,34 +877,48 @@ pub fn local_arrays() -> Kernel {
     b.kernel("local_arrays")
 }
 
-/// A kernel with f64 arithmetic (needs `caps.fp64`).
+/// f64 arithmetic (needs `caps.fp64`): `y[2i] = sqrt(x) + round(x)`,
+/// `y[2i+1] = (x as i64) as f64 + min(x.mul_add(2, -0.5), +inf)`.
 pub fn doubles() -> Kernel {
     let mut b = B::new();
     let x = b.buf("x", Type::F64);
     let y = b.buf_mut("y", Type::F64);
     let i = b.local("i", Type::U32, false);
     b.push(let_(&i, gid()));
-    b.push(assign(
-        at(&y, i.clone()),
-        add(
-            math(MathFn::Sqrt, vec![idx(&x, i.clone())]),
-            add(
-                math(MathFn::Round, vec![idx(&x, i.clone())]),
-                math(
-                    MathFn::MulAdd,
-                    vec![idx(&x, i.clone()), f64c(2.0), f64c(f64::INFINITY)],
+    b.push(if_(
+        lt(i.clone(), len(&x)),
+        vec![
+            assign(
+                at(&y, mul(i.clone(), u32c(2))),
+                add(
+                    math(MathFn::Sqrt, vec![idx(&x, i.clone())]),
+                    math(MathFn::Round, vec![idx(&x, i.clone())]),
                 ),
             ),
-        ),
-    ));
-    b.push(assign(
-        at(&y, add(i.clone(), u32c(1))),
-        cast(cast(idx(&x, i), ScalarType::I64), ScalarType::F64),
+            assign(
+                at(&y, add(mul(i.clone(), u32c(2)), u32c(1))),
+                add(
+                    cast(cast(idx(&x, i.clone()), ScalarType::I64), ScalarType::F64),
+                    math(
+                        MathFn::Min,
+                        vec![
+                            math(
+                                MathFn::MulAdd,
+                                vec![idx(&x, i.clone()), f64c(2.0), f64c(-0.5)],
+                            ),
+                            f64c(f64::INFINITY),
+                        ],
+                    ),
+                ),
+            ),
+        ],
+        None,
     ));
     b.kernel("doubles")
 }
 
-/// `f16` storage: loads cast to `f32`, results cast back, a constant.
+/// `f16` storage: `y[2i] = (x as f32 * (scale as f32 + 1.0)) as f16`,
+/// `y[2i+1] = (x as i32) as f16`.
 pub fn halves() -> Kernel {
     let mut b = B::new();
     let x = b.buf("x", Type::F16);
@@ -912,22 +926,28 @@ pub fn halves() -> Kernel {
     let scale = b.param("scale", Type::F16, false);
     let i = b.local("i", Type::U32, false);
     b.push(let_(&i, gid()));
-    b.push(assign(
-        at(&y, i.clone()),
-        cast(
-            mul(
-                cast(idx(&x, i.clone()), ScalarType::F32),
-                add(
-                    cast(scale, ScalarType::F32),
-                    cast(Expr::constant(Const::F16(0x3c00)), ScalarType::F32),
+    b.push(if_(
+        lt(i.clone(), len(&x)),
+        vec![
+            assign(
+                at(&y, mul(i.clone(), u32c(2))),
+                cast(
+                    mul(
+                        cast(idx(&x, i.clone()), ScalarType::F32),
+                        add(
+                            cast(scale, ScalarType::F32),
+                            cast(Expr::constant(Const::F16(0x3c00)), ScalarType::F32),
+                        ),
+                    ),
+                    ScalarType::F16,
                 ),
             ),
-            ScalarType::F16,
-        ),
-    ));
-    b.push(assign(
-        at(&y, add(i.clone(), u32c(1))),
-        cast(cast(idx(&x, i), ScalarType::I32), ScalarType::F16),
+            assign(
+                at(&y, add(mul(i.clone(), u32c(2)), u32c(1))),
+                cast(cast(idx(&x, i), ScalarType::I32), ScalarType::F16),
+            ),
+        ],
+        None,
     ));
     b.kernel("halves")
 }

@@ -1,0 +1,655 @@
+//! Runs the generated SPIR-V on a real Vulkan device (lavapipe, `mesa-vulkan-drivers`, on CI)
+//! and compares every result with the same computation in Rust: wrapping and `MIN / -1`,
+//! shifts, saturating casts, half-away-from-zero rounding, NaN-aware min/max, `powf` special
+//! cases, loops that end next to the integer limits, atomics, shared memory, records, variants,
+//! f64, f16, subgroups, and no FMA contraction.
+//!
+//! Without a Vulkan device the tests say so and pass, unless `SPOC_REQUIRE_TOOLCHAINS=1` or
+//! `SPOC_REQUIRE_BACKENDS` names `vulkan`.
+
+mod naga_support;
+mod naga_vk;
+
+use half::f16;
+use naga_support::*;
+use naga_vk::{bytes_of, from_bytes, scalar_block, Arg};
+use spoc_codegen::{Code, Options, Target};
+use spoc_ir::Kernel;
+use std::hint::black_box;
+
+/// Generates `k` for Vulkan with `block`, runs it over `groups` with the scalar arguments and
+/// buffer contents given, and returns the buffers afterwards; `None` when there is no device.
+fn launch(
+    k: &Kernel,
+    block: [u32; 3],
+    groups: [u32; 3],
+    scalars: &[Arg],
+    buffers: Vec<Vec<u8>>,
+) -> Option<Vec<Vec<u8>>> {
+    spoc_ir::validate(k).unwrap();
+    let src = spoc_codegen::generate_source_with(
+        Target::Vulkan,
+        k,
+        &Options {
+            block: Some(block),
+            soa_params: &[],
+            caps: full_caps(),
+        },
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", k.name))
+    .unwrap();
+    let Code::SpirV(words) = src.code else {
+        panic!("SPIR-V expected")
+    };
+    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
+    let Some(vk) = guard.as_ref() else {
+        assert!(
+            !naga_vk::required(),
+            "no Vulkan device, and one is required"
+        );
+        eprintln!("SKIPPED: {} not run (no Vulkan device)", k.name);
+        return None;
+    };
+    let mut bound = Vec::new();
+    if !scalars.is_empty() {
+        bound.push((0u32, scalar_block(k, scalars)));
+    }
+    let first = bound.len();
+    for (j, b) in buffers.into_iter().enumerate() {
+        bound.push((spoc_codegen::naga::buffer_binding(j), b));
+    }
+    let out = vk
+        .run(&words, &src.entry, &bound, groups)
+        .unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    Some(out[first..].to_vec())
+}
+
+/// A deterministic stream of f32 values in [-4, 4).
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 8) as f32 / (1u32 << 24) as f32 * 8.0 - 4.0
+        })
+        .collect()
+}
+
+fn assert_bits_f32(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+            "{what}[{i}]: got {g:?} ({:#x}), want {w:?} ({:#x})",
+            g.to_bits(),
+            w.to_bits()
+        );
+    }
+}
+
+#[test]
+fn saxpy_is_exact_and_not_contracted() {
+    let n = 1000;
+    let k = saxpy();
+    let a = 1.1f32 + f32::EPSILON;
+    let x = values(n, 1);
+    let y = values(n, 2);
+    let want: Vec<f32> = x
+        .iter()
+        .zip(&y)
+        .map(|(x, y)| black_box(a) * x + y)
+        .collect();
+    let fused = x
+        .iter()
+        .zip(&y)
+        .filter(|(x, y)| a.mul_add(**x, **y) != a * **x + **y)
+        .count();
+    assert!(
+        fused > 100,
+        "the inputs tell a fused multiply-add apart ({fused})"
+    );
+    let Some(out) = launch(
+        &k,
+        [64, 1, 1],
+        [16, 1, 1],
+        &[Arg::F32(a)],
+        vec![bytes_of(&x), bytes_of(&y)],
+    ) else {
+        return;
+    };
+    assert_bits_f32(&from_bytes::<f32>(&out[1]), &want, "y");
+}
+
+#[test]
+fn integer_semantics_match_rust() {
+    let k = int_ops();
+    for (a, d, u, w, flag) in [
+        (i32::MIN, -1, 33u32, i64::MIN, true),
+        (7, -3, 5, -5, false),
+        (-7, 3, 31, 1 << 40, true),
+        (-123_456_789, 1000, 0xdead_beef, -1, false),
+    ] {
+        let Some(out) = launch(
+            &k,
+            [64, 1, 1],
+            [1, 1, 1],
+            &[
+                Arg::I32(a),
+                Arg::I32(d),
+                Arg::U32(u),
+                Arg::I64(w),
+                Arg::Bool(flag),
+            ],
+            vec![vec![0; 12 * 4], vec![0; 7 * 4], vec![0; 4 * 8]],
+        ) else {
+            return;
+        };
+        let want_i = [
+            a.wrapping_div(d),
+            a.wrapping_rem(d),
+            a.wrapping_shl(u),
+            a.wrapping_shr(d as u32),
+            a >> (35 & 31),
+            a ^ !d,
+            a.wrapping_neg(),
+            a.wrapping_mul(d),
+            if flag { a } else { d },
+            (a >= d) as i32,
+            a.wrapping_abs(),
+            a.max(d),
+        ];
+        let want_u = [
+            u / 7,
+            u % 7,
+            u.wrapping_shr(w as u32),
+            u.wrapping_neg(),
+            u | 0x80,
+            (u != 3) as u32,
+            (flag ^ true) as u32,
+        ];
+        let want_w = [
+            w.wrapping_div(-1),
+            w.wrapping_rem(-1),
+            w.wrapping_shl(u),
+            w.wrapping_mul(0x1_0000_0001),
+        ];
+        let case = format!("a={a} d={d} u={u} w={w} flag={flag}");
+        assert_eq!(from_bytes::<i32>(&out[0]), want_i, "i32 ({case})");
+        assert_eq!(from_bytes::<u32>(&out[1]), want_u, "u32 ({case})");
+        assert_eq!(from_bytes::<i64>(&out[2]), want_w, "i64 ({case})");
+    }
+}
+
+/// The `loops` kernel, in Rust.
+fn loops_in_rust(n: i32) -> i32 {
+    let mut acc: i32 = 0;
+    for i in -3..n {
+        if i == 5 {
+            continue;
+        }
+        if i > 40 {
+            break;
+        }
+        acc = acc.wrapping_add(i);
+    }
+    for j in (0..u32::MAX).rev().step_by(1 << 30) {
+        acc ^= j as i32;
+    }
+    for k in (i64::MAX - 10..i64::MAX).step_by(4) {
+        acc = acc.wrapping_add(k as i32);
+    }
+    while acc > 100 {
+        acc -= 7;
+        if acc == 42 {
+            break;
+        }
+    }
+    loop {
+        acc += 1;
+        if acc % 2 == 0 {
+            continue;
+        }
+        break;
+    }
+    acc
+}
+
+#[test]
+fn loops_end_exactly_next_to_the_integer_limits() {
+    let k = loops();
+    for n in [50, -5, 3, 6, i32::MAX] {
+        let Some(out) = launch(
+            &k,
+            [64, 1, 1],
+            [1, 1, 1],
+            &[Arg::I32(n)],
+            vec![vec![0; 64 * 4]],
+        ) else {
+            return;
+        };
+        let want = loops_in_rust(n);
+        assert_eq!(from_bytes::<i32>(&out[0]), vec![want; 64], "n = {n}");
+    }
+}
+
+#[test]
+fn casts_saturate_like_rust_as() {
+    let k = casts();
+    for (f, i, u, flag) in [
+        (f32::NAN, -5, 3_000_000_000u32, true),
+        (f32::INFINITY, i32::MIN, u32::MAX, false),
+        (f32::NEG_INFINITY, 7, 0, true),
+        (3e9, -1, 17, false),
+        (-2.5, 123_456_789, 1 << 31, true),
+        (1e20, i32::MAX, 16_777_217, false),
+        (-1e20, 0, 1, true),
+        (4_294_967_040.0, -2, 5, false),
+        (-0.99, 1, 2, true),
+    ] {
+        let Some(out) = launch(
+            &k,
+            [1, 1, 1],
+            [1, 1, 1],
+            &[Arg::F32(f), Arg::I32(i), Arg::U32(u), Arg::Bool(flag)],
+            vec![
+                vec![0; 4 * 4],
+                vec![0; 3 * 4],
+                vec![0; 6 * 4],
+                vec![0; 3 * 8],
+                vec![0; 2 * 8],
+            ],
+        ) else {
+            return;
+        };
+        let f = black_box(f);
+        let case = format!("f={f} i={i} u={u} flag={flag}");
+        assert_eq!(
+            from_bytes::<i32>(&out[0]),
+            [f as i32, u as i32, flag as i32, (i as i64) as i32],
+            "i32 ({case})"
+        );
+        assert_eq!(
+            from_bytes::<u32>(&out[1]),
+            [f as u32, i as u32, (f as u64) as u32],
+            "u32 ({case})"
+        );
+        assert_bits_f32(
+            &from_bytes::<f32>(&out[2]),
+            &[
+                i as f32,
+                u as f32,
+                (u as u64) as f32,
+                f32::INFINITY,
+                f32::NAN,
+                -0.0,
+            ],
+            &format!("f32 ({case})"),
+        );
+        assert_eq!(
+            from_bytes::<i64>(&out[3]),
+            [i as i64, u as i64, f as i64],
+            "i64 ({case})"
+        );
+        assert_eq!(
+            from_bytes::<u64>(&out[4]),
+            [i as u64, f as u64],
+            "u64 ({case})"
+        );
+    }
+}
+
+/// `math_fns` in Rust: the value of output `k`, and whether it must match bit for bit.
+fn math_in_rust(x: f32, y: f32, n: i32) -> Vec<(f32, bool)> {
+    use spoc_ir::MathFn::*;
+    let mut out = vec![(0.0, true); 42];
+    for (k, m) in spoc_ir::MathFn::ALL.iter().enumerate() {
+        out[k] = match m {
+            Sqrt => (x.sqrt(), true),
+            Rsqrt => (1.0 / x.sqrt(), false),
+            Recip => (x.recip(), true),
+            Abs => (x.abs(), true),
+            Floor => (x.floor(), true),
+            Ceil => (x.ceil(), true),
+            Round => (x.round(), true),
+            Trunc => (x.trunc(), true),
+            Exp => (x.exp(), false),
+            Exp2 => (x.exp2(), false),
+            Ln => (x.ln(), false),
+            Log2 => (x.log2(), false),
+            Log10 => (x.log10(), false),
+            Sin => (x.sin(), false),
+            Cos => (x.cos(), false),
+            Tan => (x.tan(), false),
+            Asin => (x.asin(), false),
+            Acos => (x.acos(), false),
+            Atan => (x.atan(), false),
+            Sinh => (x.sinh(), false),
+            Cosh => (x.cosh(), false),
+            Tanh => (x.tanh(), false),
+            Signum => (x.signum(), true),
+            Min => (x.min(y), true),
+            Max => (x.max(y), true),
+            Powf => (x.powf(y), false),
+            Atan2 => (x.atan2(y), false),
+            Hypot => (x.hypot(y), false),
+            Copysign => (x.copysign(y), true),
+            Powi => (x.powi(n), true),
+            MulAdd => (x.mul_add(y, 0.5), true),
+        };
+    }
+    out[40] = (x % y, true);
+    out[41] = (((x != y) as u32) as f32, true);
+    out
+}
+
+/// Relative tolerance of a transcendental: Vulkan lets `asin`/`acos`/`atan` inherit their
+/// precision from `atan2`-based formulas (lavapipe's `asin(0.5)` is ~4e-4 off), the others a
+/// few ULP.
+fn tolerance(name: &str) -> f32 {
+    match name {
+        "asin" | "acos" => 1e-3,
+        "atan" | "atan2" | "tan" | "sinh" | "cosh" | "tanh" | "powf" => 1e-4,
+        _ => 4e-6,
+    }
+}
+
+/// Equal up to relative error `tol`, with NaN, infinities and zeros exact.
+fn close(g: f32, w: f32, tol: f32) -> bool {
+    if w.is_nan() || g.is_nan() {
+        return w.is_nan() && g.is_nan();
+    }
+    if w.is_infinite() || w == 0.0 {
+        return g == w && g.is_sign_negative() == w.is_sign_negative()
+            || (w == 0.0 && g.abs() < 1e-6);
+    }
+    ((g - w) / w).abs() < tol
+}
+
+#[test]
+fn math_functions_have_rust_semantics() {
+    let k = math_fns();
+    let mut failures = Vec::new();
+    for (x, y, n) in [
+        (2.5f32, -0.5f32, 3),
+        (-2.5, 0.5, -2),
+        (0.499_999_97, f32::NAN, 0),
+        (-0.0, 0.0, 5),
+        (f32::NAN, 1.0, 1),
+        (1e30, 1e30, 2),
+        (-3.7, 2.0, 7),
+        (0.5, -1.5, -1),
+        (-2.0, 3.0, 3),
+        (-8.0, 1.0 / 3.0, 1),
+        (0.0, -1.0, -3),
+        (-0.0, -1.0, 1),
+        (-1.0, f32::INFINITY, 0),
+        (1.0, f32::NAN, 4),
+        (f32::INFINITY, f32::NAN, 2),
+        (1.5, 2.5, 9),
+        (-0.0, -0.0, 1),
+        (30.0, 7.0, 2),
+        (-1.0, 0.0, 3),
+        (1e30, 3.0, 1),
+        (f32::INFINITY, 3.0, 2),
+        (2.0, 7.5, -3),
+        (-7.25, f32::NEG_INFINITY, 0),
+        (5.5, -2.0, 11),
+        (1e-40, 3e-41, 2),
+    ] {
+        let Some(out) = launch(
+            &k,
+            [1, 1, 1],
+            [1, 1, 1],
+            &[Arg::F32(x), Arg::F32(y), Arg::I32(n)],
+            vec![vec![0; 42 * 4]],
+        ) else {
+            return;
+        };
+        let got = from_bytes::<f32>(&out[0]);
+        let want = math_in_rust(black_box(x), black_box(y), black_box(n));
+        for (k, ((g, (w, exact)), name)) in got
+            .iter()
+            .zip(&want)
+            .zip(
+                spoc_ir::MathFn::ALL
+                    .iter()
+                    .map(|m| m.name())
+                    .chain(std::iter::repeat("op")),
+            )
+            .enumerate()
+        {
+            if (31..40).contains(&k) {
+                continue;
+            }
+            // Vulkan bounds trigonometry's error on [-pi, pi] only (lavapipe does no range
+            // reduction): huge arguments are not compared.
+            if matches!(name, "sin" | "cos" | "tan") && x.is_finite() && x.abs() > 1e4 {
+                continue;
+            }
+            // Vulkan may flush subnormals in transcendentals (lavapipe does): not compared.
+            if !exact && (x.is_subnormal() || y.is_subnormal()) {
+                continue;
+            }
+            // min/max of -0.0 and +0.0 may return either (Rust documents it so).
+            if matches!(name, "min" | "max") && *g == 0.0 && *w == 0.0 {
+                continue;
+            }
+            let ok = if *exact {
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan())
+            } else {
+                close(*g, *w, tolerance(name))
+            };
+            if !ok {
+                failures.push(format!(
+                    "{name} (output {k}) at x={x} y={y} n={n}: got {g:?}, want {w:?}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn shared_memory_barrier_and_atomics() {
+    let k = shared_atomics();
+    let n = 256;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let Some(out) = launch(
+        &k,
+        [64, 1, 1],
+        [4, 1, 1],
+        &[],
+        vec![bytes_of(&x), vec![0; n * 4], bytes_of(&[0u32, 0])],
+    ) else {
+        return;
+    };
+    let counter = from_bytes::<u32>(&out[2]);
+    assert_eq!(
+        counter,
+        [n as u32, 7],
+        "one atomic add per thread; the CAS of the first"
+    );
+    let got = from_bytes::<f32>(&out[1]);
+    for (g, v) in got.iter().enumerate() {
+        // tile[tid ^ 1] is x[g ^ 1] (written before the barrier); prev in 0..=63; hits = 63.
+        let rest = v - x[g ^ 1] - 63.0;
+        assert!(
+            (0.0..=63.0).contains(&rest) && rest.fract() == 0.0,
+            "out[{g}] = {v}"
+        );
+    }
+}
+
+#[test]
+fn helpers_write_the_buffer_they_are_given() {
+    let k = helpers();
+    let n = 64;
+    let mut a = vec![9.0f32; n];
+    a[0] = 1.0;
+    a[1] = 2.0;
+    let Some(out) = launch(
+        &k,
+        [64, 1, 1],
+        [1, 1, 1],
+        &[],
+        vec![bytes_of(&a), vec![0; n * 4], vec![0; n * 4]],
+    ) else {
+        return;
+    };
+    assert_eq!(from_bytes::<f32>(&out[0]), vec![9.0; n], "put(a, g, 3.0)");
+    assert_eq!(from_bytes::<f32>(&out[1]), vec![81.0; n], "put(c, g, a[g])");
+    for (g, p) in from_bytes::<i32>(&out[2]).iter().enumerate() {
+        // find() sees at least this thread's own write.
+        assert!((0..=g as i32).contains(p), "pos[{g}] = {p}");
+    }
+}
+
+#[test]
+fn records_and_variants() {
+    let k = records_variants();
+    // Point { x: f32, y: f32, id: u32 }, #[repr(C)]: 12 bytes.
+    let point = |x: f32, y: f32, id: u32| {
+        let mut b = x.to_le_bytes().to_vec();
+        b.extend(y.to_le_bytes());
+        b.extend(id.to_le_bytes());
+        b
+    };
+    let mut origin = [0u8; 64];
+    origin[..12].copy_from_slice(&point(10.0, 0.0, 0));
+    for (code, want_out) in [
+        (-1, [0.25f32, 0.5, -1.0, 1.0]),
+        (0, [10.0, 0.5, 0.75, 1.0]),
+        (5, [0.25, 0.25, 0.75, 1.0]),
+        (-5, [0.25, 0.25, 0.75, 1.0]),
+    ] {
+        let mut pts = point(1.0, 2.0, 0);
+        pts.extend(point(5.0, 6.0, 1));
+        let Some(out) = launch(
+            &k,
+            [1, 1, 1],
+            [1, 1, 1],
+            &[Arg::Bytes(origin, 12), Arg::I32(code)],
+            vec![pts, bytes_of(&[0.25f32, 0.5, 0.75, 2.0])],
+        ) else {
+            return;
+        };
+        let mut want_pts = point(11.0, 2.0, 9);
+        want_pts.extend(point(5.0, 6.0, 1));
+        assert_eq!(out[0], want_pts, "pts (code {code})");
+        assert_eq!(from_bytes::<f32>(&out[1]), want_out, "out (code {code})");
+    }
+}
+
+#[test]
+fn local_arrays_and_2d_indices() {
+    let k = local_arrays();
+    let Some(out) = launch(&k, [64, 1, 1], [2, 3, 1], &[], vec![vec![0; 384 * 4]]) else {
+        return;
+    };
+    let got = from_bytes::<f32>(&out[0]);
+    for (i, v) in got.iter().enumerate() {
+        let gx = i % 128;
+        assert_eq!(*v, 40.0 + gx as f32, "out[{i}]");
+    }
+}
+
+#[test]
+fn doubles_and_halves() {
+    let x = [2.25f64, -7.5, 1e300, 0.5, -0.0, 3.0e18];
+    let Some(out) = launch(
+        &doubles(),
+        [64, 1, 1],
+        [1, 1, 1],
+        &[],
+        vec![bytes_of(&x), vec![0; 12 * 8]],
+    ) else {
+        return;
+    };
+    let got = from_bytes::<f64>(&out[1]);
+    for (i, x) in x.iter().enumerate() {
+        let x = black_box(*x);
+        let want = [
+            x.sqrt() + x.round(),
+            (x as i64) as f64 + x.mul_add(2.0, -0.5).min(f64::INFINITY),
+        ];
+        for (k, w) in want.iter().enumerate() {
+            let g = got[2 * i + k];
+            assert!(
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                "y[{}] for x={x}: got {g:?}, want {w:?}",
+                2 * i + k
+            );
+        }
+    }
+
+    let xs: Vec<f16> = [1.5f32, -2.25, 65504.0, 0.333, -0.0, 1000.7]
+        .iter()
+        .map(|v| f16::from_f32(*v))
+        .collect();
+    let scale = f16::from_f32(0.1);
+    let Some(out) = launch(
+        &halves(),
+        [64, 1, 1],
+        [1, 1, 1],
+        &[Arg::F16(scale.to_bits())],
+        vec![bytes_of(&xs), vec![0; 12 * 2]],
+    ) else {
+        return;
+    };
+    let got = from_bytes::<f16>(&out[1]);
+    for (i, x) in xs.iter().enumerate() {
+        let want = [
+            f16::from_f32(x.to_f32() * (scale.to_f32() + 1.0)),
+            f16::from_f32((x.to_f32() as i32) as f32),
+        ];
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(
+                got[2 * i + k].to_bits(),
+                w.to_bits(),
+                "y[{}] for x={x}",
+                2 * i + k
+            );
+        }
+    }
+}
+
+#[test]
+fn subgroup_votes_ballot_and_lane_ids() {
+    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
+    let Some(size) = guard.as_ref().map(|v| v.subgroup_size) else {
+        drop(guard);
+        assert!(
+            !naga_vk::required(),
+            "no Vulkan device, and one is required"
+        );
+        return;
+    };
+    drop(guard);
+    if size > 32 {
+        eprintln!("SKIPPED: subgroup size {size} > 32 (ballot keeps the low 32 lanes)");
+        return;
+    }
+    let n = 64;
+    let x = vec![1.0f32; n];
+    let Some(out) = launch(
+        &warp(),
+        [64, 1, 1],
+        [1, 1, 1],
+        &[],
+        vec![bytes_of(&x), vec![0; n * 4], vec![0; n * 4]],
+    ) else {
+        return;
+    };
+    let full = if size == 32 {
+        u32::MAX
+    } else {
+        (1u32 << size) - 1
+    };
+    for (g, m) in from_bytes::<u32>(&out[2]).iter().enumerate() {
+        let want = full
+            .wrapping_add(2)
+            .wrapping_add(g as u32 % size)
+            .wrapping_add(size);
+        assert_eq!(*m, want, "mask[{g}] (subgroup size {size})");
+    }
+}
