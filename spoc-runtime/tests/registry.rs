@@ -29,6 +29,11 @@ fn gpu() -> Capabilities {
 /// A GPU family with two refinements, an OpenCL-like backend on a CPU, an empty backend and an
 /// unavailable one.
 fn setup() -> [Arc<TestBackend>; 5] {
+    // The real GPU-class backends (present when their drivers are: PoCL, lavapipe, CUDA) would
+    // join the ranking; these tests rank the test backends only.
+    for real in ["CUDA", "HIP", "Vulkan", "OpenCL"] {
+        std::env::set_var(disable_var(real), "1");
+    }
     [
         register("Acme/PTX", priority::CUDA_PTX, || {
             TestBackend::new("Acme/PTX", 2).with_caps(gpu())

@@ -1,0 +1,546 @@
+//! The OpenCL backend on whatever OpenCL platform the machine has (PoCL here and in CI).
+//!
+//! Without OpenCL every test prints why and passes, unless `SPOC_REQUIRE_BACKENDS` names
+//! `opencl` (comma-separated, case-insensitive; CI sets it): then a missing backend fails.
+#![cfg(feature = "opencl")]
+
+mod support;
+
+use spoc_runtime::backend::{Code, SourceLang};
+use spoc_runtime::opencl::OpenClBackend;
+use spoc_runtime::{
+    all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Buffer, Device, DimKind,
+    Dims, Error, LaunchProblem,
+};
+use std::sync::Arc;
+use support::{IOTA, SAXPY, TAKES_I64, WITH_BARRIER};
+
+/// True if `SPOC_REQUIRE_BACKENDS` names OpenCL.
+fn required() -> bool {
+    std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
+        v.split([',', ' '])
+            .any(|b| b.trim().eq_ignore_ascii_case("opencl"))
+    })
+}
+
+/// The first OpenCL device, or `None` (printed) when OpenCL is unavailable.
+///
+/// # Panics
+/// If OpenCL is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
+fn opencl(test: &str) -> Option<Device> {
+    match init_device(Some("OpenCL")) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            let why = OpenClBackend::new()
+                .unavailable_reason()
+                .unwrap_or_else(|| e.to_string());
+            if required() {
+                panic!(
+                    "SPOC_REQUIRE_BACKENDS names opencl, but OpenCL is unavailable: {why} ({e})"
+                );
+            }
+            eprintln!("SKIPPED {test}: OpenCL is unavailable: {why}");
+            None
+        }
+    }
+}
+
+const SAXPY_CL: &str = r#"
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void ext_saxpy(float a, __global const float* x, __global float* y, uint n) {
+    size_t i = get_global_id(0);
+    if (i < n) {
+        y[i] = a * x[i] + y[i];
+    }
+}
+"#;
+
+fn saxpy_want(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    x.iter().zip(y).map(|(x, y)| a * x + y).collect()
+}
+
+#[test]
+fn device_is_described_and_ranked() {
+    let Some(dev) = opencl("device_is_described_and_ranked") else {
+        return;
+    };
+    let caps = dev.capabilities;
+    println!("OpenCL device: {dev} {caps:?}");
+    assert_eq!(dev.framework, "OpenCL");
+    assert!(caps.max_threads_per_block >= 1);
+    assert!(caps.max_block_dims.iter().all(|&d| d >= 1));
+    assert!(caps.shared_mem_per_block > 0);
+    assert!(caps.compute_units >= 1);
+    assert!(!(caps.is_cpu && caps.is_gpu));
+    let backend = dev.backend();
+    assert!(backend.is_available());
+    assert!(backend.version().0 >= 1, "{:?}", backend.version());
+    assert_eq!(backend.supported_source_langs(), &[SourceLang::OpenClC]);
+    // A CPU OpenCL device (PoCL) ranks below Native.
+    if caps.is_cpu {
+        let best = init_device(None).unwrap();
+        assert_ne!(best.framework, "OpenCL", "best device {best}");
+        let all = all_devices(None).unwrap();
+        let native = all.iter().position(|d| d.framework == "Native").unwrap();
+        let cl = all.iter().position(|d| d.framework == "OpenCL").unwrap();
+        assert!(native < cl, "{all:?}");
+    }
+}
+
+#[test]
+fn saxpy_through_run_source() {
+    let Some(dev) = opencl("saxpy_through_run_source") else {
+        return;
+    };
+    let n = 1000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 50.0).collect();
+    let y0: Vec<f32> = (0..n).map(|i| (i % 17) as f32 / 7.0).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.upload(&y0).unwrap();
+    let backend = dev.backend();
+    for round in 0..2 {
+        // The second round builds nothing (cached) and applies saxpy to the first's output.
+        backend
+            .run_source(
+                dev.backend_id,
+                SAXPY_CL,
+                SourceLang::OpenClC,
+                "ext_saxpy",
+                dims1d(16),
+                dims1d(64),
+                0,
+                &[
+                    Arg::F32(1.5),
+                    Arg::Buffer(xb.raw()),
+                    Arg::BufferMut(yb.raw_mut()),
+                    Arg::U32(n as u32),
+                ],
+            )
+            .unwrap();
+        let mut want = y0.clone();
+        for _ in 0..=round {
+            want = saxpy_want(1.5, &x, &want);
+        }
+        assert_eq!(yb.to_vec().unwrap(), want, "round {round}");
+    }
+    // Another language is refused.
+    let e = backend
+        .run_source(
+            dev.backend_id,
+            "",
+            SourceLang::Ptx,
+            "k",
+            dims1d(1),
+            dims1d(1),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::FeatureNotSupported { .. }), "{e}");
+}
+
+#[test]
+fn run_source_with_local_memory_reverses_blocks() {
+    let Some(dev) = opencl("run_source_with_local_memory_reverses_blocks") else {
+        return;
+    };
+    const SRC: &str = r#"
+__kernel void rev(__global const int* in, __global int* out, __local int* tmp) {
+    size_t l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
+    tmp[l] = in[g * n + l];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[g * n + l] = tmp[n - 1 - l];
+}
+"#;
+    let input: Vec<i32> = (0..256).map(|i| i * 3 - 100).collect();
+    let ib = dev.upload(&input).unwrap();
+    let mut ob = dev.alloc::<i32>(256).unwrap();
+    dev.backend()
+        .run_source(
+            dev.backend_id,
+            SRC,
+            SourceLang::OpenClC,
+            "rev",
+            dims1d(4),
+            dims1d(64),
+            64 * 4,
+            &[Arg::Buffer(ib.raw()), Arg::BufferMut(ob.raw_mut())],
+        )
+        .unwrap();
+    let want: Vec<i32> = input
+        .chunks(64)
+        .flat_map(|c| c.iter().rev().copied())
+        .collect();
+    assert_eq!(ob.to_vec().unwrap(), want);
+}
+
+#[test]
+fn build_error_carries_the_log() {
+    let Some(dev) = opencl("build_error_carries_the_log") else {
+        return;
+    };
+    let src = "__kernel void broken(__global int* p) { p[0] = undeclared_thing + 1; }";
+    let e = dev
+        .backend()
+        .run_source(
+            dev.backend_id,
+            src,
+            SourceLang::OpenClC,
+            "broken",
+            dims1d(1),
+            dims1d(1),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    match &e {
+        Error::Compile {
+            backend,
+            kernel,
+            message,
+        } => {
+            assert_eq!(backend, "OpenCL");
+            assert_eq!(kernel, "broken");
+            assert!(message.contains("build log"), "{message}");
+            assert!(message.contains("undeclared_thing"), "{message}");
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+    // A kernel name the program lacks.
+    let e = dev
+        .backend()
+        .run_source(
+            dev.backend_id,
+            SAXPY_CL,
+            SourceLang::OpenClC,
+            "not_there",
+            dims1d(1),
+            dims1d(1),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Compile { message, .. } if message.contains("ext_saxpy")),
+        "{e}"
+    );
+}
+
+#[test]
+fn memory_round_trips() {
+    let Some(dev) = opencl("memory_round_trips") else {
+        return;
+    };
+    // Typed uploads and downloads of several element types.
+    let f: Vec<f32> = (0..1001).map(|i| i as f32 / 3.0).collect();
+    assert_eq!(dev.upload(&f).unwrap().to_vec().unwrap(), f);
+    let l: Vec<i64> = (0..77).map(|i| i64::MIN / 3 + i * 1_000_000_007).collect();
+    assert_eq!(dev.upload(&l).unwrap().to_vec().unwrap(), l);
+    let b: Vec<u8> = (0..=255).collect();
+    assert_eq!(dev.upload(&b).unwrap().to_vec().unwrap(), b);
+    // Allocations are zeroed; empty buffers work.
+    assert_eq!(
+        dev.alloc::<i32>(333).unwrap().to_vec().unwrap(),
+        vec![0; 333]
+    );
+    let empty: Buffer<f64> = dev.alloc(0).unwrap();
+    assert_eq!(empty.to_vec().unwrap(), Vec::<f64>::new());
+    // Device to device.
+    let src = dev.upload(&l).unwrap();
+    let mut dst: Buffer<i64> = dev.alloc(l.len()).unwrap();
+    dst.copy_from(&src).unwrap();
+    assert_eq!(dst.to_vec().unwrap(), l);
+    // Raw-pointer transfers.
+    let mut raw: Buffer<f32> = dev.alloc(f.len()).unwrap();
+    let mut back = vec![0f32; f.len()];
+    // SAFETY: both vectors hold `f.len()` elements for the duration of the calls.
+    unsafe {
+        raw.upload_from_ptr(f.as_ptr(), f.len()).unwrap();
+        raw.download_to_ptr(back.as_mut_ptr(), f.len()).unwrap();
+    }
+    assert_eq!(back, f);
+    // Offsets, through the backend.
+    let backend = dev.backend();
+    let buf = dev.upload(&[1u8, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    backend.copy_h2d(buf.raw().mem(), 3, &[30, 40]).unwrap();
+    let mut mid = [0u8; 4];
+    backend.copy_d2h(buf.raw().mem(), 2, &mut mid).unwrap();
+    assert_eq!(mid, [3, 30, 40, 6]);
+    // Out-of-range transfers are errors, not crashes.
+    for e in [
+        backend.copy_h2d(buf.raw().mem(), 7, &[1, 2]).unwrap_err(),
+        backend
+            .copy_d2h(buf.raw().mem(), 0, &mut [0u8; 9])
+            .unwrap_err(),
+        backend
+            .copy_d2d(
+                buf.raw().mem(),
+                dev.upload(&[0u8; 4]).unwrap().raw().mem(),
+                8,
+            )
+            .unwrap_err(),
+    ] {
+        assert!(matches!(e, Error::Memory { .. }), "{e}");
+    }
+}
+
+#[test]
+fn oversized_allocation_names_the_limit() {
+    let Some(dev) = opencl("oversized_allocation_names_the_limit") else {
+        return;
+    };
+    let backend = OpenClBackend::new();
+    let max = backend.max_alloc_bytes(dev.backend_id).unwrap();
+    println!("CL_DEVICE_MAX_MEM_ALLOC_SIZE = {max}");
+    let Ok(too_big) = usize::try_from(max + 1) else {
+        return;
+    };
+    let e = dev.backend().alloc(dev.backend_id, too_big).unwrap_err();
+    match e {
+        Error::Memory { backend, message } => {
+            assert_eq!(backend, "OpenCL");
+            assert!(
+                message.contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE"),
+                "{message}"
+            );
+            assert!(message.contains(&max.to_string()), "{message}");
+        }
+        other => panic!("expected a memory error, got {other:?}"),
+    }
+}
+
+#[test]
+fn generated_kernels_match_the_interpreter() {
+    let Some(dev) = opencl("generated_kernels_match_the_interpreter") else {
+        return;
+    };
+    let interp = init_device(Some("Interpreter")).unwrap();
+    let n = 777usize;
+    let x: Vec<f32> = (0..n).map(|i| (i as f32).sin() * 100.0).collect();
+    let y0: Vec<f32> = (0..n).map(|i| i as f32 * 0.001).collect();
+    let mut results = Vec::new();
+    for d in [&dev, &interp] {
+        let xb = d.upload(&x).unwrap();
+        let mut yb = d.upload(&y0).unwrap();
+        run(
+            d,
+            &SAXPY,
+            vec![0.75f32.into(), (&xb).into(), (&mut yb).into()],
+            dims1d(7),
+            dims1d(128),
+            0,
+        )
+        .unwrap();
+        let mut ib = d.alloc::<u32>(1000).unwrap();
+        run(
+            d,
+            &IOTA,
+            vec![5u32.into(), (&mut ib).into()],
+            dims1d(8),
+            dims1d(128),
+            0,
+        )
+        .unwrap();
+        results.push((yb.to_vec().unwrap(), ib.to_vec().unwrap()));
+    }
+    assert_eq!(results[0].0, results[1].0);
+    assert_eq!(results[0].1, results[1].1);
+    assert_eq!(results[0].1[999], 1004);
+    // The barrier kernel has no native code but runs on OpenCL.
+    let k = compile_kernel(&dev, &WITH_BARRIER).unwrap();
+    assert!(k.module().is_some());
+    // Compiling again hits the memo.
+    assert!(Arc::ptr_eq(
+        &k,
+        &compile_kernel(&dev, &WITH_BARRIER).unwrap()
+    ));
+    // The generated source is OpenCL C.
+    let src = dev
+        .backend()
+        .generate_source(SAXPY.kernel().unwrap(), None, &[])
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(&src.code, Code::Text(t) if t.contains("__kernel") && t.contains("FP_CONTRACT OFF")),
+        "{src:?}"
+    );
+    // i64 scalars by value.
+    let xs = dev.upload(&[1i64, 2, 3]).unwrap();
+    run(
+        &dev,
+        &TAKES_I64,
+        vec![(-5i64).into(), (&xs).into()],
+        dims1d(1),
+        dims1d(1),
+        0,
+    )
+    .unwrap();
+}
+
+#[test]
+fn launch_limits_are_errors() {
+    let Some(dev) = opencl("launch_limits_are_errors") else {
+        return;
+    };
+    let caps = dev.capabilities;
+    let mut out = dev.alloc::<u32>(16).unwrap();
+    let over = caps.max_block_dims[0] + 1;
+    let e = run(
+        &dev,
+        &IOTA,
+        vec![0u32.into(), (&mut out).into()],
+        dims1d(1),
+        dims1d(over),
+        0,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidLaunch {
+                problem: LaunchProblem::DimTooLarge {
+                    what: DimKind::Block,
+                    axis: 'x',
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // A block within every axis but over the per-block total.
+    let side = (caps.max_threads_per_block as f64).cbrt().ceil() as u32 + 1;
+    let block = Dims {
+        x: side.min(caps.max_block_dims[0]),
+        y: side.min(caps.max_block_dims[1]),
+        z: side.min(caps.max_block_dims[2]),
+    };
+    if block.count() > caps.max_threads_per_block as u64 {
+        let e = run(
+            &dev,
+            &IOTA,
+            vec![0u32.into(), (&mut out).into()],
+            dims1d(1),
+            block,
+            0,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidLaunch {
+                    problem: LaunchProblem::TooManyThreads { .. },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    // run_source checks too.
+    let e = dev
+        .backend()
+        .run_source(
+            dev.backend_id,
+            SAXPY_CL,
+            SourceLang::OpenClC,
+            "ext_saxpy",
+            dims3d(1, 0, 1),
+            dims1d(1),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::InvalidLaunch {
+                problem: LaunchProblem::ZeroDim { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // A wrong argument list for an external kernel is refused by OpenCL, as an error.
+    let e = dev
+        .backend()
+        .run_source(
+            dev.backend_id,
+            SAXPY_CL,
+            SourceLang::OpenClC,
+            "ext_saxpy",
+            dims1d(1),
+            dims1d(1),
+            0,
+            &[Arg::F64(1.0)],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidLaunch { .. } | Error::Driver { .. }),
+        "{e}"
+    );
+}
+
+#[test]
+fn events_and_streams() {
+    let Some(dev) = opencl("events_and_streams") else {
+        return;
+    };
+    let backend = dev.backend();
+    let local = dev.backend_id;
+    let start = backend.create_event(local).unwrap();
+    let end = backend.create_event(local).unwrap();
+    // Elapsed time of an event never recorded is an error.
+    assert!(backend.event_elapsed_ms(&start, &end).is_err());
+
+    let n = 1 << 16;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let y0 = vec![1.0f32; n];
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.upload(&y0).unwrap();
+    let k = compile_kernel(&dev, &SAXPY).unwrap();
+    let module = k.module().unwrap();
+    let stream = backend.create_stream(local).unwrap();
+    backend.record_event(&start, Some(&stream)).unwrap();
+    backend
+        .launch(
+            module,
+            dims1d((n / 256) as u32),
+            dims1d(256),
+            0,
+            Some(&stream),
+            &[
+                Arg::F32(2.0),
+                Arg::Buffer(xb.raw()),
+                Arg::BufferMut(yb.raw_mut()),
+            ],
+        )
+        .unwrap();
+    backend.record_event(&end, Some(&stream)).unwrap();
+    backend.synchronize_stream(&stream).unwrap();
+    let ms = backend.event_elapsed_ms(&start, &end).unwrap();
+    println!("saxpy of {n} elements: {ms} ms");
+    assert!(ms >= 0.0 && ms.is_finite(), "{ms}");
+    assert_eq!(yb.to_vec().unwrap(), saxpy_want(2.0, &x, &y0));
+    backend.destroy_stream(stream).unwrap();
+    // Events on the default queue.
+    backend.record_event(&start, None).unwrap();
+    backend.record_event(&end, None).unwrap();
+    backend.synchronize(local).unwrap();
+    assert!(backend.event_elapsed_ms(&start, &end).unwrap() >= 0.0);
+    backend.destroy_event(start).unwrap();
+    backend.destroy_event(end).unwrap();
+    // Profiling mode logs and still computes.
+    backend.enable_profiling();
+    let mut yb = dev.upload(&y0).unwrap();
+    run(
+        &dev,
+        &SAXPY,
+        vec![2.0f32.into(), (&xb).into(), (&mut yb).into()],
+        dims1d((n / 256) as u32),
+        dims1d(256),
+        0,
+    )
+    .unwrap();
+    backend.disable_profiling();
+    assert_eq!(yb.to_vec().unwrap(), saxpy_want(2.0, &x, &y0));
+}
