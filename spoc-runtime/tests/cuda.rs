@@ -796,7 +796,7 @@ fn ir_kernel_with_dynamic_shared_memory() {
         let src = spoc_codegen::generate_source(target, dyn_shared_ir().unwrap(), None, &[])
             .unwrap()
             .unwrap();
-        if std::env::var_os("SPOC_DUMP").is_some() {
+        if std::env::var_os("SPOC_TEST_PRINT_SOURCES").is_some() {
             println!("----- {target:?}\n{}", src.text().unwrap());
         }
     }
