@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::devices;
+use common::checking_devices as devices;
 use spoc::prelude::*;
 use spoc::{DimKind, Error, LaunchProblem};
 use std::sync::Arc;

@@ -1,17 +1,68 @@
-//! Shared test support: the devices every kernel test runs on.
+//! The cross-backend test harness: every kernel case runs on every available device; the
+//! Interpreter (the reference backend) must match a plain-Rust reference exactly, and every other
+//! device must match the Interpreter — exactly for integers and for f32/f64 `+ - * /` and `sqrt`,
+//! within the case's stated ULP bound for transcendentals (NaN matches NaN, whatever its
+//! payload). A backend may skip a case only by refusing it with `Error::FeatureNotSupported`
+//! (e.g. f64 on a device without it), and the skip is printed with its reason.
+//!
+//! Required backends: Native and Interpreter always; and every name in `SPOC_REQUIRE_BACKENDS`
+//! (comma-separated, e.g. `opencl,vulkan` in CI, `cuda` on the GPU machine). A required backend
+//! that does not come up fails the run.
 #![allow(dead_code)]
 
-use spoc::Device;
+use spoc::{Device, Error};
+use std::collections::BTreeMap;
+use std::fmt;
 
-/// The backends every kernel test must run on, on any machine (and in CI). A missing one is a
-/// failure, never a skip.
+/// The backends every kernel test must run on, on any machine (and in CI).
 pub const REQUIRED_CPU_BACKENDS: [&str; 2] = ["Native", "Interpreter"];
 
-/// One device of each required CPU backend.
+/// Backends that must come up: the CPU ones plus `SPOC_REQUIRE_BACKENDS`.
+pub fn required_backends() -> Vec<String> {
+    let mut names: Vec<String> = REQUIRED_CPU_BACKENDS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if let Ok(v) = std::env::var("SPOC_REQUIRE_BACKENDS") {
+        names.extend(
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from),
+        );
+    }
+    names
+}
+
+/// Every device of every available backend, Interpreter first.
 ///
 /// # Panics
-/// If a required backend does not come up: the test must fail rather than pass on fewer backends.
+/// If a required backend (see [`required_backends`]) has no device: the run must fail rather
+/// than pass on fewer backends.
 pub fn devices() -> Vec<Device> {
+    let mut devs = spoc::all_devices(None).expect("listing devices failed");
+    for name in required_backends() {
+        if !devs.iter().any(|d| spoc::device_is_of_backend(&name, d)) {
+            let why = spoc::init_device(Some(&name)).err().map(|e| e.to_string());
+            panic!(
+                "required backend {name} has no device ({}); available: {:?}",
+                why.unwrap_or_else(|| "no device".into()),
+                devs.iter()
+                    .map(|d| d.framework.to_string())
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+    devs.sort_by_key(|d| d.framework != "Interpreter");
+    devs
+}
+
+/// One device of each backend that checks every access and division (Native and Interpreter):
+/// for tests of faults, which GPU backends do not detect.
+///
+/// # Panics
+/// If one of them does not come up.
+pub fn checking_devices() -> Vec<Device> {
     REQUIRED_CPU_BACKENDS
         .iter()
         .map(|name| {
@@ -37,4 +88,231 @@ pub fn pseudo_random(seed: u64, n: usize) -> Vec<u64> {
             s
         })
         .collect()
+}
+
+/// One output buffer of a case, downloaded.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Out {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I32(Vec<i32>),
+    U32(Vec<u32>),
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+}
+
+macro_rules! out_from {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<Vec<$t>> for Out { fn from(v: Vec<$t>) -> Out { Out::$v(v) } }
+    )*};
+}
+out_from!(f32 => F32, f64 => F64, i32 => I32, u32 => U32, i64 => I64, u64 => U64);
+
+/// How closely a device must match the Interpreter on float outputs.
+#[derive(Clone, Copy, Debug)]
+pub struct Tolerance {
+    /// Largest allowed distance in units in the last place (0: bit-exact).
+    pub ulps: u64,
+    /// Largest allowed absolute error, for backends whose transcendentals are specified by an
+    /// absolute bound (Vulkan/GLSL `sin`/`cos`: 2^-11 on [-π, π]); 0 when not used.
+    pub abs: f64,
+}
+
+impl Tolerance {
+    pub const EXACT: Tolerance = Tolerance { ulps: 0, abs: 0.0 };
+}
+
+fn ulp_distance_f64(a: f64, b: f64) -> u64 {
+    let key = |x: f64| {
+        let bits = x.to_bits() as i64;
+        if bits < 0 {
+            i64::MIN - bits
+        } else {
+            bits
+        }
+    };
+    key(a).abs_diff(key(b))
+}
+
+fn ulp_distance_f32(a: f32, b: f32) -> u64 {
+    let key = |x: f32| {
+        let bits = x.to_bits() as i32 as i64;
+        if bits < 0 {
+            i32::MIN as i64 - bits
+        } else {
+            bits
+        }
+    };
+    key(a).abs_diff(key(b))
+}
+
+fn float_close(a: f64, b: f64, ulps: u64, tol: Tolerance) -> bool {
+    if a.is_nan() || b.is_nan() {
+        return a.is_nan() && b.is_nan();
+    }
+    ulps <= tol.ulps || (tol.abs > 0.0 && (a - b).abs() <= tol.abs) || a == b
+}
+
+/// Compares `got` with `want` element by element; the error names the first mismatches.
+pub fn compare(got: &Out, want: &Out, tol: Tolerance) -> Result<(), String> {
+    fn exact<T: PartialEq + fmt::Debug>(g: &[T], w: &[T]) -> Result<(), String> {
+        if g.len() != w.len() {
+            return Err(format!("length {} != {}", g.len(), w.len()));
+        }
+        let bad: Vec<String> = (0..g.len())
+            .filter(|&i| g[i] != w[i])
+            .take(4)
+            .map(|i| format!("[{i}] got {:?}, want {:?}", g[i], w[i]))
+            .collect();
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad.join("; "))
+        }
+    }
+    fn floats<T: Copy + fmt::Debug>(
+        g: &[T],
+        w: &[T],
+        dist: impl Fn(T, T) -> u64,
+        wide: impl Fn(T) -> f64,
+        tol: Tolerance,
+    ) -> Result<(), String> {
+        if g.len() != w.len() {
+            return Err(format!("length {} != {}", g.len(), w.len()));
+        }
+        let bad: Vec<String> = (0..g.len())
+            .filter(|&i| !float_close(wide(g[i]), wide(w[i]), dist(g[i], w[i]), tol))
+            .take(4)
+            .map(|i| {
+                format!(
+                    "[{i}] got {:?}, want {:?} ({} ulp)",
+                    g[i],
+                    w[i],
+                    dist(g[i], w[i])
+                )
+            })
+            .collect();
+        if bad.is_empty() {
+            Ok(())
+        } else {
+            Err(bad.join("; "))
+        }
+    }
+    match (got, want) {
+        (Out::F32(g), Out::F32(w)) => floats(g, w, ulp_distance_f32, |x| x as f64, tol),
+        (Out::F64(g), Out::F64(w)) => floats(g, w, ulp_distance_f64, |x| x, tol),
+        (Out::I32(g), Out::I32(w)) => exact(g, w),
+        (Out::U32(g), Out::U32(w)) => exact(g, w),
+        (Out::I64(g), Out::I64(w)) => exact(g, w),
+        (Out::U64(g), Out::U64(w)) => exact(g, w),
+        _ => Err("output types differ".into()),
+    }
+}
+
+/// One kernel case of the suite.
+pub struct Case {
+    pub name: &'static str,
+    /// Runs the kernel on a device and downloads its outputs.
+    pub run: fn(&Device) -> spoc::Result<Vec<Out>>,
+    /// The plain-Rust reference (what the Interpreter must give, exactly).
+    pub reference: fn() -> Vec<Out>,
+    /// Tolerance against the Interpreter on float outputs, per backend family.
+    pub tolerance: fn(&Device) -> Tolerance,
+}
+
+/// Exact everywhere.
+pub fn exact(_: &Device) -> Tolerance {
+    Tolerance::EXACT
+}
+
+#[derive(Default)]
+struct Tally {
+    ran: usize,
+    skipped: Vec<String>,
+    failed: Vec<String>,
+}
+
+/// Runs every case on every device, prints a per-backend table (kernels ran, skipped and why,
+/// failed) and the closing line `N passed, N failed, N skipped`. Returns false on any failure.
+pub fn run_suite(suite: &str, cases: &[Case]) -> bool {
+    let devs = devices();
+    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+    let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
+    for case in cases {
+        let want = (case.reference)();
+        let mut reference: Option<Vec<Out>> = None;
+        for dev in &devs {
+            let label = format!("{} #{}", dev.framework, dev.id);
+            let tally = tallies.entry(label.clone()).or_default();
+            let outcome = match (case.run)(dev) {
+                Err(Error::FeatureNotSupported { backend, feature }) => {
+                    skipped += 1;
+                    tally.skipped.push(format!(
+                        "{}: {backend} does not support {feature}",
+                        case.name
+                    ));
+                    continue;
+                }
+                Err(e) => Err(format!("error: {e}")),
+                Ok(got) => {
+                    let (base, tol) = match &reference {
+                        // The Interpreter (first device) against plain Rust, exactly.
+                        None => (&want, Tolerance::EXACT),
+                        Some(r) => (r, (case.tolerance)(dev)),
+                    };
+                    let mut res = Ok(());
+                    if got.len() != base.len() {
+                        res = Err(format!("{} outputs, want {}", got.len(), base.len()));
+                    }
+                    for (k, (g, w)) in got.iter().zip(base).enumerate() {
+                        if let Err(e) = compare(g, w, tol) {
+                            res = Err(format!("output {k}: {e}"));
+                            break;
+                        }
+                    }
+                    if reference.is_none() && dev.framework == "Interpreter" && res.is_ok() {
+                        reference = Some(got);
+                    }
+                    res
+                }
+            };
+            match outcome {
+                Ok(()) => {
+                    passed += 1;
+                    tally.ran += 1;
+                }
+                Err(e) => {
+                    failed += 1;
+                    tally.failed.push(format!("{}: {e}", case.name));
+                }
+            }
+        }
+    }
+    println!(
+        "\n== {suite}: {} kernels on {} devices",
+        cases.len(),
+        devs.len()
+    );
+    println!(
+        "{:<28} {:>5} {:>8} {:>7}",
+        "backend", "ran", "skipped", "failed"
+    );
+    for (label, t) in &tallies {
+        println!(
+            "{label:<28} {:>5} {:>8} {:>7}",
+            t.ran,
+            t.skipped.len(),
+            t.failed.len()
+        );
+    }
+    for (label, t) in &tallies {
+        for s in &t.skipped {
+            println!("  skipped on {label}: {s}");
+        }
+        for f in &t.failed {
+            println!("  FAILED on {label}: {f}");
+        }
+    }
+    println!("{suite}: {passed} passed, {failed} failed, {skipped} skipped");
+    failed == 0
 }
