@@ -544,3 +544,270 @@ fn events_and_streams() {
     backend.disable_profiling();
     assert_eq!(yb.to_vec().unwrap(), saxpy_want(2.0, &x, &y0));
 }
+
+// ------------------------------------------------------------------ hand-built IR kernels
+
+mod ir {
+    use spoc_ir::{
+        Axis, BinOp, Block, Expr, ExprKind, Intrinsic, IrError, Kernel, LValue, MemSpace, Param,
+        SharedDecl, Stmt, StmtKind, Type, VarDecl, VarId, VarKind,
+    };
+    use std::sync::OnceLock;
+
+    fn decl(name: &str, ty: Type, kind: VarKind) -> VarDecl {
+        VarDecl {
+            name: name.into(),
+            ty,
+            mutable: false,
+            kind,
+        }
+    }
+
+    fn intr(i: Intrinsic, args: Vec<Expr>, ty: Type) -> Expr {
+        Expr {
+            kind: ExprKind::Intrinsic { intrinsic: i, args },
+            ty,
+        }
+    }
+
+    fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
+        let ty = lhs.ty.clone();
+        Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            ty,
+        }
+    }
+
+    fn v(id: u32, ty: Type) -> Expr {
+        Expr::var(VarId(id), ty)
+    }
+
+    fn store(array: u32, index: Expr, value: Expr) -> Stmt {
+        Stmt::new(StmtKind::Assign {
+            target: LValue::Index {
+                base: Box::new(LValue::Var(VarId(array))),
+                index,
+            },
+            value,
+        })
+    }
+
+    fn load(array: Expr, index: Expr) -> Expr {
+        Expr {
+            kind: ExprKind::Index {
+                array: Box::new(array),
+                index: Box::new(index),
+            },
+            ty: Type::U32,
+        }
+    }
+
+    fn let_(id: u32, init: Expr) -> Stmt {
+        Stmt::new(StmtKind::Let {
+            var: VarId(id),
+            init: Some(init),
+        })
+    }
+
+    /// `fn dyn_reverse(out: &mut [u32], lens: &mut [u32])` with `sh: [u32]` sized at launch:
+    /// `sh[t] = g; barrier; out[g] = sh[n - 1 - t]; lens[g] = sh.len()`.
+    fn dyn_reverse() -> Kernel {
+        let buf = Type::global_array(Type::U32);
+        let sh_ty = Type::Array {
+            elem: Box::new(Type::U32),
+            space: MemSpace::Shared,
+            len: None,
+        };
+        let u = || Type::U32;
+        let body: Block = vec![
+            let_(3, intr(Intrinsic::ThreadIdx(Axis::X), vec![], u())),
+            let_(4, intr(Intrinsic::BlockDim(Axis::X), vec![], u())),
+            let_(5, intr(Intrinsic::GlobalId(Axis::X), vec![], u())),
+            store(2, v(3, u()), v(5, u())),
+            Stmt::new(StmtKind::Barrier),
+            store(
+                0,
+                v(5, u()),
+                load(
+                    v(2, sh_ty.clone()),
+                    bin(
+                        BinOp::Sub,
+                        bin(
+                            BinOp::Sub,
+                            v(4, u()),
+                            Expr::constant(spoc_ir::Const::U32(1)),
+                        ),
+                        v(3, u()),
+                    ),
+                ),
+            ),
+            store(
+                1,
+                v(5, u()),
+                Expr {
+                    kind: ExprKind::Len(Box::new(v(2, sh_ty.clone()))),
+                    ty: u(),
+                },
+            ),
+        ];
+        Kernel {
+            name: "dyn_reverse".into(),
+            params: vec![
+                Param {
+                    var: VarId(0),
+                    name: "out".into(),
+                    ty: buf.clone(),
+                    mutable: true,
+                },
+                Param {
+                    var: VarId(1),
+                    name: "lens".into(),
+                    ty: buf.clone(),
+                    mutable: true,
+                },
+            ],
+            vars: vec![
+                decl("out", buf.clone(), VarKind::Param),
+                decl("lens", buf, VarKind::Param),
+                decl("sh", sh_ty, VarKind::Shared),
+                decl("t", u(), VarKind::Local),
+                decl("n", u(), VarKind::Local),
+                decl("g", u(), VarKind::Local),
+            ],
+            shared: vec![SharedDecl {
+                var: VarId(2),
+                elem: u(),
+                len: None,
+            }],
+            body,
+            records: vec![],
+            variants: vec![],
+            functions: vec![],
+        }
+    }
+
+    /// `fn ballots(out: &mut [u32]) { out[global_id_x()] = ballot(true); }`
+    fn ballots() -> Kernel {
+        let buf = Type::global_array(Type::U32);
+        Kernel {
+            name: "ballots".into(),
+            params: vec![Param {
+                var: VarId(0),
+                name: "out".into(),
+                ty: buf.clone(),
+                mutable: true,
+            }],
+            vars: vec![decl("out", buf, VarKind::Param)],
+            shared: vec![],
+            body: vec![store(
+                0,
+                intr(Intrinsic::GlobalId(Axis::X), vec![], Type::U32),
+                intr(
+                    Intrinsic::Ballot,
+                    vec![Expr::constant(spoc_ir::Const::Bool(true))],
+                    Type::U32,
+                ),
+            )],
+            records: vec![],
+            variants: vec![],
+            functions: vec![],
+        }
+    }
+
+    fn keep(
+        cell: &'static OnceLock<Result<Kernel, IrError>>,
+        build: fn() -> Kernel,
+    ) -> Result<&'static Kernel, IrError> {
+        cell.get_or_init(|| {
+            let k = build();
+            spoc_ir::validate(&k)?;
+            Ok(k)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+
+    pub fn dyn_reverse_ir() -> Result<&'static Kernel, IrError> {
+        static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+        keep(&K, dyn_reverse)
+    }
+
+    pub fn ballots_ir() -> Result<&'static Kernel, IrError> {
+        static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+        keep(&K, ballots)
+    }
+}
+
+static DYN_REVERSE: spoc_runtime::KernelDef = spoc_runtime::KernelDef {
+    name: "dyn_reverse",
+    ir: ir::dyn_reverse_ir,
+    native: None,
+};
+
+static BALLOTS: spoc_runtime::KernelDef = spoc_runtime::KernelDef {
+    name: "ballots",
+    ir: ir::ballots_ir,
+    native: None,
+};
+
+#[test]
+fn shared_memory_sized_at_launch() {
+    let Some(dev) = opencl("shared_memory_sized_at_launch") else {
+        return;
+    };
+    let (blocks, block) = (3u32, 64u32);
+    let n = (blocks * block) as usize;
+    for extra in [0usize, 4 * 10] {
+        // The array holds block + 10 elements in the second round: its length says so.
+        let shared = block as usize * 4 + extra;
+        let mut out = dev.alloc::<u32>(n).unwrap();
+        let mut lens = dev.alloc::<u32>(n).unwrap();
+        run(
+            &dev,
+            &DYN_REVERSE,
+            vec![(&mut out).into(), (&mut lens).into()],
+            dims1d(blocks),
+            dims1d(block),
+            shared,
+        )
+        .unwrap();
+        let want: Vec<u32> = (0..n as u32)
+            .map(|g| (g / block) * block + (block - 1 - g % block))
+            .collect();
+        assert_eq!(out.to_vec().unwrap(), want);
+        assert_eq!(lens.to_vec().unwrap(), vec![(shared / 4) as u32; n]);
+    }
+}
+
+#[test]
+fn features_the_device_lacks_are_refused_before_anything_runs() {
+    let Some(dev) = opencl("features_the_device_lacks_are_refused_before_anything_runs") else {
+        return;
+    };
+    let mut out = dev.alloc::<u32>(32).unwrap();
+    let r = run(
+        &dev,
+        &BALLOTS,
+        vec![(&mut out).into()],
+        dims1d(1),
+        dims1d(32),
+        0,
+    );
+    if dev.capabilities.subgroups {
+        r.unwrap();
+        assert_eq!(out.to_vec().unwrap()[0] & 1, 1);
+    } else {
+        let e = r.unwrap_err();
+        println!("refused: {e}");
+        assert!(
+            matches!(&e, Error::FeatureNotSupported { backend, feature }
+                if backend == "OpenCL" && feature.contains("subgroup")),
+            "{e}"
+        );
+        assert_eq!(out.to_vec().unwrap(), vec![0; 32], "nothing ran");
+    }
+}
