@@ -37,6 +37,18 @@ pub(crate) fn check_dims(
             }
         }
     }
+    for ((g, b), axis) in grid.to_array().into_iter().zip(block.to_array()).zip(AXES) {
+        let total = g as u64 * b as u64;
+        if total > u32::MAX as u64 {
+            return bad(LaunchProblem::GlobalSizeOverflow {
+                axis,
+                grid: g,
+                block: b,
+                total,
+                max: u32::MAX,
+            });
+        }
+    }
     if block.count() > caps.max_threads_per_block as u64 {
         return bad(LaunchProblem::TooManyThreads {
             threads: block.count(),

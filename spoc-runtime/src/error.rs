@@ -236,6 +236,23 @@ pub enum LaunchProblem {
         /// The device's limit.
         limit: u32,
     },
+    /// `grid * block` on an axis exceeds `u32::MAX` threads: `global_id_*()` and
+    /// `global_size_*()` are 32-bit (the kernel language's `usize`) and would wrap.
+    #[error(
+        "grid {axis} ({grid}) times block {axis} ({block}) is {total} threads, over the {max} that 32-bit global ids can number"
+    )]
+    GlobalSizeOverflow {
+        /// `'x'`, `'y'` or `'z'`.
+        axis: char,
+        /// Blocks on that axis.
+        grid: u32,
+        /// Threads per block on that axis.
+        block: u32,
+        /// Their product.
+        total: u64,
+        /// `u32::MAX`.
+        max: u32,
+    },
     /// The block has more threads than the device allows per block.
     #[error("the block has {threads} threads, the device allows at most {limit} per block")]
     TooManyThreads {
@@ -255,7 +272,7 @@ pub enum LaunchProblem {
         limit: usize,
     },
     /// The number of arguments differs from the number of parameters.
-    #[error("the kernel takes {expected} arguments, {got} were given")]
+    #[error("the kernel takes {expected} argument(s), {got} given")]
     ArgCount {
         /// The kernel's parameter count.
         expected: usize,

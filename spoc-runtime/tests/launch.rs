@@ -202,6 +202,17 @@ fn dims_are_checked_against_the_device() {
             limit: caps.max_threads_per_block
         }
     );
+    // 4194305 blocks of 1024 threads number 2^32 + 1024 threads: global ids would wrap.
+    assert_eq!(
+        go(dims1d(4_194_305), dims1d(1024), 0),
+        LaunchProblem::GlobalSizeOverflow {
+            axis: 'x',
+            grid: 4_194_305,
+            block: 1024,
+            total: 4_294_968_320,
+            max: u32::MAX
+        }
+    );
     assert_eq!(
         go(dims1d(1), dims1d(1), 48 * 1024 + 1),
         LaunchProblem::SharedMemory {
