@@ -7,8 +7,11 @@ pub enum IrError {
     /// The kernel is ill-formed; `function` names the helper when the fault is inside one.
     #[error("invalid IR in kernel `{kernel}`{}: {message}", function.as_ref().map(|f| format!(", helper `{f}`")).unwrap_or_default())]
     Invalid {
+        /// The kernel's name.
         kernel: String,
+        /// The helper function the fault is in, or `None` for the kernel's own body.
         function: Option<String>,
+        /// What is wrong, as a sentence naming the node (variable, operator, statement).
         message: String,
     },
     /// Serialized IR could not be read.
@@ -16,5 +19,10 @@ pub enum IrError {
     Decode(String),
     /// Helper functions could not be linked into a kernel.
     #[error("cannot link helper functions into kernel `{kernel}`: {message}")]
-    Link { kernel: String, message: String },
+    Link {
+        /// The kernel's name.
+        kernel: String,
+        /// Why linking failed: two different helpers, records or variants share a name.
+        message: String,
+    },
 }

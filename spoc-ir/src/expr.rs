@@ -13,10 +13,15 @@ pub struct VarId(pub u32);
 /// and serialize exactly (NaN payloads and `-0.0` included).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Const {
+    /// A `bool`.
     Bool(bool),
+    /// An `i32`.
     I32(i32),
+    /// An `i64`.
     I64(i64),
+    /// A `u32` (also the kernel language's `usize`).
     U32(u32),
+    /// A `u64`.
     U64(u64),
     /// IEEE-754 binary16 bits.
     F16(u16),
@@ -27,9 +32,11 @@ pub enum Const {
 }
 
 impl Const {
+    /// The `f32` constant `v`, stored as its bits (`-0.0` and NaN payloads kept).
     pub fn f32(v: f32) -> Const {
         Const::F32(v.to_bits())
     }
+    /// The `f64` constant `v`, stored as its bits (`-0.0` and NaN payloads kept).
     pub fn f64(v: f64) -> Const {
         Const::F64(v.to_bits())
     }
@@ -67,23 +74,44 @@ pub enum UnOp {
 /// - comparisons yield `bool`; `LogicalAnd`/`LogicalOr` short-circuit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum BinOp {
+    /// `+`: wrapping on integers, correctly rounded on floats.
     Add,
+    /// `-`: wrapping on integers, correctly rounded on floats.
     Sub,
+    /// `*`: wrapping on integers (the low half of the product), correctly rounded on floats.
     Mul,
+    /// `/`: truncating on integers (`MIN / -1` is `MIN`; by zero is an error), correctly rounded
+    /// on floats.
     Div,
+    /// `%`: remainder with the sign of the dividend (`MIN % -1` is 0; by zero is an error); on
+    /// floats Rust's exact `fmod`.
     Rem,
+    /// `&`: bitwise and on integers, logical and (both sides evaluated) on `bool`.
     BitAnd,
+    /// `|`: bitwise or on integers, logical or (both sides evaluated) on `bool`.
     BitOr,
+    /// `^`: bitwise exclusive or on integers, `!=` on `bool`.
     BitXor,
+    /// `<<`: the amount is taken modulo the bit width of the left operand.
     Shl,
+    /// `>>`: arithmetic on signed, logical on unsigned types; the amount is taken modulo the
+    /// bit width of the left operand.
     Shr,
+    /// `==` (IEEE equality on floats: NaN is unequal to everything, `-0.0 == 0.0`).
     Eq,
+    /// `!=` (true when either float operand is NaN).
     Ne,
+    /// `<` (false when either float operand is NaN).
     Lt,
+    /// `<=` (false when either float operand is NaN).
     Le,
+    /// `>` (false when either float operand is NaN).
     Gt,
+    /// `>=` (false when either float operand is NaN).
     Ge,
+    /// `&&` on `bool`: the right operand is evaluated only if the left one is `true`.
     LogicalAnd,
+    /// `||` on `bool`: the right operand is evaluated only if the left one is `false`.
     LogicalOr,
 }
 
@@ -131,7 +159,9 @@ impl BinOp {
 /// A typed expression. `ty` is the type of the value the expression yields.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Expr {
+    /// What the expression computes.
     pub kind: ExprKind,
+    /// The type of its value ([`Type::Unit`] for a call of a helper returning nothing).
     pub ty: Type,
 }
 
@@ -144,47 +174,99 @@ pub enum ExprKind {
     Var(VarId),
     /// `array[index]`: `array` is array-typed (a buffer parameter, shared array or local array),
     /// `index` is `u32`. Out of bounds is an error on the Interpreter.
-    Index { array: Box<Expr>, index: Box<Expr> },
+    Index {
+        /// The array read from.
+        array: Box<Expr>,
+        /// The element index, `u32`.
+        index: Box<Expr>,
+    },
     /// `base.field` on a record value.
-    Field { base: Box<Expr>, field: String },
+    Field {
+        /// The record value.
+        base: Box<Expr>,
+        /// The field's name, as in [`crate::RecordDef::fields`].
+        field: String,
+    },
     /// A unary operation.
-    Unary { op: UnOp, operand: Box<Expr> },
+    Unary {
+        /// The operator.
+        op: UnOp,
+        /// Its operand, of the expression's type.
+        operand: Box<Expr>,
+    },
     /// A binary operation.
     Binary {
+        /// The operator.
         op: BinOp,
+        /// The left operand.
         lhs: Box<Expr>,
+        /// The right operand: of the left operand's type, except for shifts (any integer type).
         rhs: Box<Expr>,
     },
     /// An intrinsic (thread indices, math, atomics, warp operations).
-    Intrinsic { intrinsic: Intrinsic, args: Vec<Expr> },
+    Intrinsic {
+        /// Which intrinsic.
+        intrinsic: Intrinsic,
+        /// Its arguments, in order (none for the index intrinsics; for math functions the
+        /// receiver first, as in `x.powf(y)` = `[x, y]`).
+        args: Vec<Expr>,
+    },
     /// `value as ty`, scalar to scalar, with Rust's `as` semantics: integer casts truncate or
     /// extend, float-to-integer saturates (NaN gives 0), integer-to-float rounds to nearest.
-    Cast { value: Box<Expr>, to: ScalarType },
+    Cast {
+        /// The scalar value converted.
+        value: Box<Expr>,
+        /// The target type.
+        to: ScalarType,
+    },
     /// A call of a helper function of [`crate::Kernel::functions`], by name.
-    Call { func: String, args: Vec<Expr> },
+    Call {
+        /// The helper's name ([`crate::Function::name`]).
+        func: String,
+        /// One argument per parameter, in order (buffers are passed as their variable).
+        args: Vec<Expr>,
+    },
     /// `if cond { then } else { els }` as an expression; only the chosen branch is evaluated.
     Select {
+        /// The `bool` condition.
         cond: Box<Expr>,
+        /// The value when `cond` is `true`.
         then: Box<Expr>,
+        /// The value when `cond` is `false`.
         els: Box<Expr>,
     },
     /// `match` as an expression; the arms are tried in order.
     Match {
+        /// The value matched.
         scrutinee: Box<Expr>,
+        /// Each pattern with the value of its arm; the first matching arm gives the value.
         arms: Vec<(Pattern, Expr)>,
     },
     /// The length (in elements, `u32`) of an array-typed expression.
     Len(Box<Expr>),
     /// A record value built from its fields, in declaration order.
-    RecordLit { record: String, fields: Vec<Expr> },
+    RecordLit {
+        /// The record type's name ([`crate::RecordDef::name`]).
+        record: String,
+        /// One value per field, in declaration order.
+        fields: Vec<Expr>,
+    },
     /// A variant value: case `case` of variant type `variant`, with its payload.
     VariantLit {
+        /// The variant type's name ([`crate::VariantDef::name`]).
         variant: String,
+        /// The case's name ([`crate::VariantCase::name`]).
         case: String,
+        /// One value per payload type of the case, in order.
         payload: Vec<Expr>,
     },
     /// `[value; len]`: a local array with every element equal to `value`.
-    ArrayRepeat { value: Box<Expr>, len: u32 },
+    ArrayRepeat {
+        /// The value of every element.
+        value: Box<Expr>,
+        /// The number of elements.
+        len: u32,
+    },
     /// A vector built from one value per lane.
     VectorLit(Vec<Expr>),
 }
@@ -212,9 +294,19 @@ pub enum LValue {
     /// A mutable local variable.
     Var(VarId),
     /// An element of a writable array (a `&mut [T]` parameter, a shared array, a local array).
-    Index { base: Box<LValue>, index: Expr },
+    Index {
+        /// The array place.
+        base: Box<LValue>,
+        /// The element index, `u32`.
+        index: Expr,
+    },
     /// A field of a record place.
-    Field { base: Box<LValue>, field: String },
+    Field {
+        /// The record place.
+        base: Box<LValue>,
+        /// The field's name.
+        field: String,
+    },
 }
 
 /// A `match` pattern.
@@ -230,8 +322,11 @@ pub enum Pattern {
     Or(Vec<Pattern>),
     /// A case of a variant type, binding its payload values to fresh variables.
     Case {
+        /// The variant type's name.
         variant: String,
+        /// The case's name.
         case: String,
+        /// One fresh variable per payload value of the case, in order.
         bindings: Vec<VarId>,
     },
 }

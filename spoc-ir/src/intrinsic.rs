@@ -9,8 +9,11 @@ use std::fmt;
 /// A grid axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Axis {
+    /// The x axis (index 0, the fastest-varying one).
     X,
+    /// The y axis (index 1).
     Y,
+    /// The z axis (index 2).
     Z,
 }
 
@@ -35,35 +38,65 @@ impl Axis {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MathFn {
     // unary
+    /// `x.sqrt()`: square root, correctly rounded; NaN for `x < 0`.
     Sqrt,
+    /// `x.rsqrt()`: `1.0 / x.sqrt()` with the same two roundings (not an approximation).
     Rsqrt,
+    /// `x.recip()`: `1.0 / x`, correctly rounded.
     Recip,
+    /// `x.abs()`: absolute value; on signed integers wrapping (`i32::MIN.abs()` is `i32::MIN`).
     Abs,
+    /// `x.floor()`: the largest integer value `<= x`.
     Floor,
+    /// `x.ceil()`: the smallest integer value `>= x`.
     Ceil,
+    /// `x.round()`: the nearest integer value, halves away from zero (Rust's `round`).
     Round,
+    /// `x.trunc()`: the integer part, rounded toward zero.
     Trunc,
+    /// `x.exp()`: e^x.
     Exp,
+    /// `x.exp2()`: 2^x.
     Exp2,
+    /// `x.ln()`: natural logarithm; NaN for `x < 0`, `-inf` for `±0`.
     Ln,
+    /// `x.log2()`: base-2 logarithm.
     Log2,
+    /// `x.log10()`: base-10 logarithm.
     Log10,
+    /// `x.sin()`, `x` in radians.
     Sin,
+    /// `x.cos()`, `x` in radians.
     Cos,
+    /// `x.tan()`, `x` in radians.
     Tan,
+    /// `x.asin()`: arcsine in radians, in `[-π/2, π/2]`; NaN outside `[-1, 1]`.
     Asin,
+    /// `x.acos()`: arccosine in radians, in `[0, π]`; NaN outside `[-1, 1]`.
     Acos,
+    /// `x.atan()`: arctangent in radians, in `[-π/2, π/2]`.
     Atan,
+    /// `x.sinh()`: hyperbolic sine.
     Sinh,
+    /// `x.cosh()`: hyperbolic cosine.
     Cosh,
+    /// `x.tanh()`: hyperbolic tangent.
     Tanh,
+    /// `x.signum()`: `1.0` for `+0.0` and positive values, `-1.0` for `-0.0` and negative
+    /// values, NaN for NaN (Rust's `signum`).
     Signum,
     // binary
+    /// `a.min(b)`: the smaller operand; on floats a NaN operand yields the other operand.
     Min,
+    /// `a.max(b)`: the larger operand; on floats a NaN operand yields the other operand.
     Max,
+    /// `x.powf(y)`: x^y with a float exponent (Rust's `powf` on special values).
     Powf,
+    /// `y.atan2(x)`: the angle of the point `(x, y)` in radians, in `[-π, π]`.
     Atan2,
+    /// `x.hypot(y)`: `sqrt(x² + y²)` without intermediate overflow or underflow.
     Hypot,
+    /// `x.copysign(y)`: the magnitude of `x` with the sign bit of `y`.
     Copysign,
     /// `x.powi(n)`: the second argument is `i32`.
     Powi,
@@ -141,19 +174,28 @@ impl MathFn {
 /// Atomic read-modify-write operations. Each returns the value the element held before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AtomicOp {
+    /// `array[index] += value` (wrapping on integers).
     Add,
+    /// `array[index] -= value` (wrapping).
     Sub,
+    /// `array[index] = min(array[index], value)` (signed or unsigned by the element type).
     Min,
+    /// `array[index] = max(array[index], value)` (signed or unsigned by the element type).
     Max,
+    /// `array[index] = value`.
     Exchange,
     /// Arguments `(array, index, expected, new)`; returns the previous value.
     CompareExchange,
+    /// `array[index] &= value`.
     And,
+    /// `array[index] |= value`.
     Or,
+    /// `array[index] ^= value`.
     Xor,
 }
 
 impl AtomicOp {
+    /// The intrinsic's name in the kernel language (`"atomic_add"`, …).
     pub fn name(self) -> &'static str {
         match self {
             AtomicOp::Add => "atomic_add",

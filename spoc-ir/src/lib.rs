@@ -10,6 +10,8 @@
 //! - [`Kernel::content_hash`] is a stable hash used as a compile-cache key.
 //! - [`Kernel::to_bytes`] / [`Kernel::from_bytes`] are how the macro embeds a kernel in the binary.
 
+#![warn(missing_docs)]
+
 mod error;
 mod expr;
 mod hash;

@@ -7,14 +7,19 @@ use serde::{Deserialize, Serialize};
 /// Where a statement came from in the kernel's Rust source (1-based line, 1-based column).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SrcLoc {
+    /// Line in the source file, from 1.
     pub line: u32,
+    /// Column (in characters) within the line, from 1.
     pub column: u32,
 }
 
 /// A statement, with the source location it was lowered from (when known).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stmt {
+    /// What the statement does.
     pub kind: StmtKind,
+    /// Where it came from, when the compiler told the macro (printers and generated sources
+    /// show it); part of the content hash.
     pub loc: Option<SrcLoc>,
 }
 
@@ -42,34 +47,60 @@ pub enum ForDir {
 pub enum StmtKind {
     /// `let v = init;` / `let mut v = init;` (mutability is in the variable's declaration).
     /// `init` is `None` only for a variable that every path assigns before reading.
-    Let { var: VarId, init: Option<Expr> },
+    Let {
+        /// The variable declared (its type and mutability are in its [`crate::VarDecl`]).
+        var: VarId,
+        /// Its initial value, of the variable's type.
+        init: Option<Expr>,
+    },
     /// `place = value;` (compound assignments are lowered to `place = place op value`).
-    Assign { target: LValue, value: Expr },
+    Assign {
+        /// The place written.
+        target: LValue,
+        /// The value, of the place's type; evaluated before the place.
+        value: Expr,
+    },
     /// A nested block with its own scope.
     Block(Block),
     /// `if cond { then } else { els }`.
     If {
+        /// The `bool` condition.
         cond: Expr,
+        /// Run when `cond` is `true`.
         then: Block,
+        /// Run when `cond` is `false` (`else if` is an `If` alone in this block).
         els: Option<Block>,
     },
     /// `while cond { body }` (`loop` is `while true`).
-    While { cond: Expr, body: Block },
+    While {
+        /// The `bool` condition, evaluated before each iteration.
+        cond: Expr,
+        /// The loop body.
+        body: Block,
+    },
     /// A counted loop over a half-open range; `var` is fresh and immutable in the body. `start`
     /// and `end` have the variable's (integer) type; `step` is `u32` (Rust's `usize` in
     /// `step_by`). All three are evaluated once, before the first iteration; a step of 0 is an
     /// error, as in Rust's `step_by`. The loop never overflows its variable.
     For {
+        /// The loop variable.
         var: VarId,
+        /// The inclusive lower bound.
         start: Expr,
+        /// The exclusive upper bound.
         end: Expr,
+        /// The distance between successive values, `u32`.
         step: Expr,
+        /// Counting up from `start` or down from `end - 1`.
         dir: ForDir,
+        /// The loop body.
         body: Block,
     },
     /// `match scrutinee { arms }` as a statement; the first matching arm runs.
     Match {
+        /// The value matched.
         scrutinee: Expr,
+        /// Each pattern with its block, tried in order.
         arms: Vec<(Pattern, Block)>,
     },
     /// Leaves the innermost `while`/`for`.
@@ -88,5 +119,10 @@ pub enum StmtKind {
     /// An expression evaluated for its effect (a call, an atomic).
     Expr(Expr),
     /// A hint for the code generators (`unroll`, …) wrapping a block; backends may ignore it.
-    Pragma { hints: Vec<String>, body: Block },
+    Pragma {
+        /// The hints, as free text (for example `"unroll"`).
+        hints: Vec<String>,
+        /// The block they apply to.
+        body: Block,
+    },
 }

@@ -9,13 +9,21 @@ use std::fmt;
 /// unsigned, as CUDA's `threadIdx`/`blockDim` are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ScalarType {
+    /// `bool`: one byte in memory (0 or 1).
     Bool,
+    /// `i32`: 32-bit two's-complement integer.
     I32,
+    /// `i64`: 64-bit two's-complement integer.
     I64,
+    /// `u32`: 32-bit unsigned integer (also the kernel language's `usize`).
     U32,
+    /// `u64`: 64-bit unsigned integer.
     U64,
+    /// IEEE-754 binary16, storage only (2 bytes).
     F16,
+    /// IEEE-754 binary32 (`f32`).
     F32,
+    /// IEEE-754 binary64 (`f64`).
     F64,
 }
 
@@ -123,22 +131,38 @@ pub enum Type {
     /// An array. `len` is `None` for global buffers, whose length is known only at launch, and for
     /// shared arrays sized at launch (dynamic shared memory).
     Array {
+        /// The element type.
         elem: Box<Type>,
+        /// Where the array lives.
         space: MemSpace,
+        /// The length in elements, when fixed at compile time.
         len: Option<u32>,
     },
     /// A short vector of scalars (2, 3 or 4 lanes).
-    Vector { elem: ScalarType, lanes: u8 },
+    Vector {
+        /// The type of each lane.
+        elem: ScalarType,
+        /// The number of lanes: 2, 3 or 4.
+        lanes: u8,
+    },
 }
 
 impl Type {
+    /// The scalar type `bool`.
     pub const BOOL: Type = Type::Scalar(ScalarType::Bool);
+    /// The scalar type `i32`.
     pub const I32: Type = Type::Scalar(ScalarType::I32);
+    /// The scalar type `i64`.
     pub const I64: Type = Type::Scalar(ScalarType::I64);
+    /// The scalar type `u32` (the kernel language's `usize`).
     pub const U32: Type = Type::Scalar(ScalarType::U32);
+    /// The scalar type `u64`.
     pub const U64: Type = Type::Scalar(ScalarType::U64);
+    /// The storage-only scalar type `f16`.
     pub const F16: Type = Type::Scalar(ScalarType::F16);
+    /// The scalar type `f32`.
     pub const F32: Type = Type::Scalar(ScalarType::F32);
+    /// The scalar type `f64`.
     pub const F64: Type = Type::Scalar(ScalarType::F64);
 
     /// A global buffer of `elem`.
@@ -185,27 +209,35 @@ impl fmt::Display for Type {
 /// A record (struct) type: named fields in declaration order, laid out as `#[repr(C)]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct RecordDef {
+    /// The type's name; [`Type::Record`] refers to it.
     pub name: String,
+    /// The fields, in declaration (and memory) order.
     pub fields: Vec<Field>,
 }
 
 /// One field of a record.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Field {
+    /// The field's name.
     pub name: String,
+    /// The field's type.
     pub ty: Type,
 }
 
 /// A variant (enum) type: named cases, each with zero or more payload values.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct VariantDef {
+    /// The type's name; [`Type::Variant`] refers to it.
     pub name: String,
+    /// The cases, in declaration order.
     pub cases: Vec<VariantCase>,
 }
 
 /// One case of a variant type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct VariantCase {
+    /// The case's name.
     pub name: String,
+    /// The types of the values the case carries, in order (empty for a plain case).
     pub payload: Vec<Type>,
 }
