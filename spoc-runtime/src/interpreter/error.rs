@@ -8,7 +8,14 @@ pub enum InterpErrorKind {
     /// `array[index]` with `index >= len`. `array` is the kernel parameter's name for a global
     /// buffer, the variable's name for a local array.
     #[error("index {index} out of bounds for `{array}` of length {len}")]
-    OutOfBounds { array: String, index: u64, len: u64 },
+    OutOfBounds {
+        /// The buffer parameter's or local array's name.
+        array: String,
+        /// The index used, in elements.
+        index: u64,
+        /// The array's length, in elements.
+        len: u64,
+    },
     /// Integer `/` or `%` by zero.
     #[error("integer division or remainder by zero")]
     DivisionByZero,
@@ -18,14 +25,25 @@ pub enum InterpErrorKind {
     /// A launch argument that does not fit the kernel's parameter (wrong count, wrong scalar type,
     /// wrong element size, misaligned or too long buffer).
     #[error("bad argument `{param}`: expected {expected}")]
-    BadArgument { param: String, expected: String },
+    BadArgument {
+        /// The parameter's name.
+        param: String,
+        /// What the parameter takes, as a phrase (`"a buffer of at most 2^32 - 1 elements"`, …).
+        expected: String,
+    },
     /// A node the Interpreter does not run yet (barriers, shared memory, warp operations, vectors).
     #[error("not supported by the interpreter yet: {what}")]
-    Unsupported { what: String },
+    Unsupported {
+        /// The construct and why, as a phrase (`"vector values"`, …).
+        what: String,
+    },
     /// The kernel's IR is ill-formed or ill-typed in a way the validator should have rejected
     /// (an operator applied to the wrong types, an unknown variable, helper, field or case).
     #[error("ill-formed kernel IR: {message}")]
-    InvalidKernel { message: String },
+    InvalidKernel {
+        /// What is wrong, naming the node.
+        message: String,
+    },
 }
 
 /// An error of an interpreted launch: the kernel, the coordinates of the faulting thread and what
