@@ -31,6 +31,8 @@ pub mod native;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod registry;
+#[cfg(feature = "vulkan")]
+pub mod vulkan;
 
 use std::sync::Arc;
 
@@ -103,5 +105,10 @@ pub(crate) fn builtin_backends() -> Vec<(Arc<dyn Backend>, i32)> {
             registry::priority::CUDA_C,
         ),
     ]);
+    #[cfg(feature = "vulkan")]
+    backends.push((
+        Arc::new(vulkan::VulkanBackend::new()) as Arc<dyn Backend>,
+        registry::priority::VULKAN,
+    ));
     backends
 }

@@ -1,0 +1,700 @@
+//! The Vulkan backend on whatever Vulkan device the machine has (lavapipe here and in CI, the
+//! NVIDIA driver on a GPU machine). Nothing here assumes lavapipe: limits come from the device.
+//!
+//! Without a Vulkan device every test prints why and passes, unless `SPOC_REQUIRE_BACKENDS`
+//! names `vulkan` (comma-separated, case-insensitive): then a missing backend fails.
+#![cfg(feature = "vulkan")]
+
+mod support;
+
+use spoc_ir::{Kernel, Type};
+use spoc_runtime::backend::{Backend, Code, CompileOptions, SourceLang, Target};
+use spoc_runtime::vulkan::{spirv_words_to_text, DeviceType, FeatureMask, VulkanBackend};
+use spoc_runtime::{
+    all_devices, compile_kernel, dims1d, dims2d, dims3d, init_device, run, run_kernel, set_args,
+    Arg, Device, DimKind, Error, LaunchProblem,
+};
+use support::{IOTA, SAXPY, TAKES_I64};
+
+/// True if `SPOC_REQUIRE_BACKENDS` names Vulkan.
+fn required() -> bool {
+    std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
+        v.split([',', ' '])
+            .any(|b| b.trim().eq_ignore_ascii_case("vulkan"))
+    })
+}
+
+/// The best Vulkan device, or `None` (printed) when Vulkan is unavailable.
+///
+/// # Panics
+/// If Vulkan is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
+fn vulkan(test: &str) -> Option<Device> {
+    match init_device(Some("Vulkan")) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            let why = VulkanBackend::new()
+                .unavailable_reason()
+                .unwrap_or_else(|| e.to_string());
+            if required() {
+                panic!(
+                    "SPOC_REQUIRE_BACKENDS names vulkan, but Vulkan is unavailable: {why} ({e})"
+                );
+            }
+            eprintln!("SKIPPED {test}: Vulkan is unavailable: {why}");
+            None
+        }
+    }
+}
+
+/// The registered backend's view of `dev`.
+fn props(dev: &Device) -> spoc_runtime::vulkan::VulkanDeviceProps {
+    // The registry's backend is a VulkanBackend; a fresh one enumerates the same devices in
+    // the same order.
+    VulkanBackend::new()
+        .device_properties(dev.backend_id)
+        .expect("device properties")
+}
+
+/// `x` values in [-64, 64) with few mantissa bits, so `a * x + y` is exact in f32 whether or
+/// not a compiler fuses it (external kernels carry no NoContraction decoration).
+fn exact_values(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i * 37) % 256) as f32 * 0.5 - 64.0)
+        .collect()
+}
+
+#[test]
+fn device_is_described_and_ranked() {
+    let Some(dev) = vulkan("device_is_described_and_ranked") else {
+        return;
+    };
+    let caps = dev.capabilities;
+    let p = props(&dev);
+    println!("Vulkan device: {dev} {caps:?}\n{p:#?}");
+    assert_eq!(dev.framework, "Vulkan");
+    assert_eq!(p.name, *dev.name);
+    assert!(p.api_version >= (1, 1, 0), "{:?}", p.api_version);
+    assert_eq!(caps.max_threads_per_block, p.max_invocations);
+    assert_eq!(caps.max_block_dims, p.max_workgroup_size);
+    assert_eq!(caps.max_grid_dims, p.max_workgroup_count);
+    assert_eq!(caps.shared_mem_per_block, p.shared_memory as usize);
+    assert!(
+        caps.shared_mem_per_block >= 16384,
+        "Vulkan guarantees 16 KiB"
+    );
+    assert!(p.max_invocations >= 128 && p.max_workgroup_count.iter().all(|&c| c >= 65535));
+    assert!(
+        p.max_storage_buffer_range >= 1 << 27,
+        "Vulkan guarantees 128 MiB"
+    );
+    assert!(!p.heaps.is_empty() && caps.total_memory > 0);
+    assert_eq!(caps.fp64, p.shader_float64);
+    assert_eq!(caps.is_cpu, p.device_type == DeviceType::Cpu);
+    assert_eq!(caps.discrete, p.device_type == DeviceType::DiscreteGpu);
+    assert!(!(caps.is_cpu && caps.is_gpu));
+    if p.subgroups_in_compute {
+        assert!(p.subgroup_ops.contains(&"basic"), "{:?}", p.subgroup_ops);
+        assert!(p.subgroup_size >= 1 && p.subgroup_size.is_power_of_two());
+    }
+    let backend = dev.backend();
+    assert!(backend.is_available());
+    assert!(backend.version() >= (1, 1, 0), "{:?}", backend.version());
+    assert!(backend.compile_needs_block());
+    assert_eq!(
+        backend.supported_source_langs(),
+        &[SourceLang::SpirV, SourceLang::Glsl]
+    );
+    // A CPU Vulkan device (lavapipe) ranks below Native; a GPU above it.
+    let all = all_devices(None).unwrap();
+    let native = all.iter().position(|d| d.framework == "Native").unwrap();
+    let vk = all.iter().position(|d| d.framework == "Vulkan").unwrap();
+    if caps.is_cpu {
+        assert!(native < vk, "{all:?}");
+        assert_ne!(init_device(None).unwrap().framework, "Vulkan");
+    } else {
+        assert!(vk < native, "{all:?}");
+    }
+}
+
+#[test]
+fn memory_round_trips() {
+    let Some(dev) = vulkan("memory_round_trips") else {
+        return;
+    };
+    // Zeroed at allocation, whatever the device.
+    let z = dev.alloc::<u32>(1000).unwrap();
+    assert!(z.to_vec().unwrap().iter().all(|&v| v == 0));
+
+    let data: Vec<i64> = (0..10_000).map(|i| i * i - 7_000_000).collect();
+    let mut b = dev.upload(&data).unwrap();
+    assert_eq!(b.to_vec().unwrap(), data);
+    let other: Vec<i64> = data.iter().map(|v| v ^ 0x5555).collect();
+    b.upload_from(&other).unwrap();
+    assert_eq!(b.to_vec().unwrap(), other);
+
+    // Partial transfers at offsets through the backend.
+    let backend = dev.backend();
+    let raw = b.raw();
+    backend.copy_h2d(raw.mem(), 8, &[1, 2, 3, 4, 5]).unwrap();
+    let mut got = [0u8; 16];
+    backend.copy_d2h(raw.mem(), 0, &mut got).unwrap();
+    let mut want = other[0].to_le_bytes().to_vec();
+    want.extend([1, 2, 3, 4, 5]);
+    want.extend(&other[1].to_le_bytes()[5..]);
+    assert_eq!(got.to_vec(), want);
+    let e = backend
+        .copy_d2h(raw.mem(), raw.size_bytes() - 4, &mut got)
+        .unwrap_err();
+    assert!(matches!(e, Error::Memory { .. }), "{e}");
+
+    // Device-to-device.
+    let mut c = dev.alloc::<i64>(10_000).unwrap();
+    c.copy_from(&b).unwrap();
+    assert_eq!(c.to_vec().unwrap(), b.to_vec().unwrap());
+
+    // More than one staging buffer's worth (16 MiB) on a discrete GPU.
+    let big: Vec<u32> = (0..(40 << 20) / 4)
+        .map(|i: u32| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let bb = dev.upload(&big).unwrap();
+    assert!(bb.to_vec().unwrap() == big, "40 MiB round trip");
+
+    // Empty buffers.
+    let e = dev.upload::<f32>(&[]).unwrap();
+    assert!(e.to_vec().unwrap().is_empty());
+}
+
+#[test]
+fn buffers_beyond_the_storage_buffer_range_are_refused() {
+    let Some(dev) = vulkan("buffers_beyond_the_storage_buffer_range_are_refused") else {
+        return;
+    };
+    let p = props(&dev);
+    let limit = p.max_storage_buffer_range.min(p.max_allocation);
+    // Nothing is allocated: the size is checked first.
+    let e = dev
+        .backend()
+        .alloc(dev.backend_id, limit as usize + 1)
+        .unwrap_err();
+    match &e {
+        Error::Memory { backend, message } => {
+            assert_eq!(backend, "Vulkan");
+            assert!(message.contains("maxStorageBufferRange"), "{message}");
+            assert!(message.contains(&limit.to_string()), "{message}");
+        }
+        other => panic!("expected a memory error, got {other}"),
+    }
+    // Through the typed API too (f32 elements: one more than fits).
+    let n = (limit / 4 + 1) as usize;
+    assert!(matches!(
+        dev.alloc::<f32>(n).unwrap_err(),
+        Error::Memory { .. }
+    ));
+}
+
+#[test]
+fn generated_kernels_run_and_respecialise_per_block() {
+    let Some(dev) = vulkan("generated_kernels_run_and_respecialise_per_block") else {
+        return;
+    };
+    let n = 1000usize;
+    let x = exact_values(n);
+    let y0: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.upload(&y0).unwrap();
+    run(
+        &dev,
+        &SAXPY,
+        vec![Arg::F32(1.5), (&xb).into(), (&mut yb).into()],
+        dims1d(16),
+        dims1d(64),
+        0,
+    )
+    .unwrap();
+    let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| 1.5 * x + y).collect();
+    assert_eq!(yb.to_vec().unwrap(), want);
+
+    // compile_kernel compiles without a block; launching with one regenerates for it.
+    let ck = compile_kernel(&dev, &IOTA).unwrap();
+    let mut out = dev.alloc::<u32>(300).unwrap();
+    for block in [dims1d(32), dims2d(8, 2), dims1d(32)] {
+        let mut args = set_args(&dev, vec![Arg::U32(7), (&mut out).into()]).unwrap();
+        run_kernel(&ck, &mut args, dims1d(20), block, 0).unwrap();
+        let got = out.to_vec().unwrap();
+        // A 2-D block covers 16 ids per group along x... global_id_x is block.x * group + x.
+        let covered = 20 * block.x as usize;
+        for (i, v) in got.iter().enumerate().take(covered.min(300)) {
+            assert_eq!(*v, 7 + i as u32, "block {block:?} index {i}");
+        }
+    }
+}
+
+#[test]
+fn saxpy_through_run_source_spirv_and_glsl() {
+    let Some(dev) = vulkan("saxpy_through_run_source_spirv_and_glsl") else {
+        return;
+    };
+    let n = 1000usize;
+    let x = exact_values(n);
+    let y0: Vec<f32> = (0..n).map(|i| (i % 13) as f32 - 6.0).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.upload(&y0).unwrap();
+    let backend = dev.backend();
+
+    // SPIR-V: our generator's saxpy, used as an external module (same binding ABI).
+    let src = spoc_codegen::generate_source(
+        Target::Vulkan,
+        &support::saxpy_kernel(),
+        Some([64, 1, 1]),
+        &[],
+    )
+    .unwrap()
+    .unwrap();
+    let Code::SpirV(words) = &src.code else {
+        panic!("SPIR-V expected")
+    };
+    let text = spirv_words_to_text(words);
+    let mut want = y0.clone();
+    for round in 0..2 {
+        // The second round builds nothing (cached) and applies saxpy to the first's output.
+        backend
+            .run_source(
+                dev.backend_id,
+                &text,
+                SourceLang::SpirV,
+                &src.entry,
+                dims1d(16),
+                dims1d(64),
+                0,
+                &[
+                    Arg::F32(2.0),
+                    Arg::Buffer(xb.raw()),
+                    Arg::BufferMut(yb.raw_mut()),
+                ],
+            )
+            .unwrap();
+        want = x.iter().zip(&want).map(|(x, y)| 2.0 * x + y).collect();
+        assert_eq!(yb.to_vec().unwrap(), want, "SPIR-V round {round}");
+    }
+    // The declared workgroup size must be the launch's block.
+    let e = backend
+        .run_source(
+            dev.backend_id,
+            &text,
+            SourceLang::SpirV,
+            &src.entry,
+            dims1d(32),
+            dims1d(32),
+            0,
+            &[
+                Arg::F32(2.0),
+                Arg::Buffer(xb.raw()),
+                Arg::BufferMut(yb.raw_mut()),
+            ],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidLaunch { problem: LaunchProblem::Rejected { message }, .. } if message.contains("workgroup size")),
+        "{e}"
+    );
+    // A missing entry point names the ones there are.
+    let e = backend
+        .run_source(
+            dev.backend_id,
+            &text,
+            SourceLang::SpirV,
+            "nope",
+            dims1d(1),
+            dims1d(64),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Compile { message, .. } if message.contains(&src.entry)),
+        "{e}"
+    );
+
+    // GLSL, with two scalars (a, n) in the scalar block.
+    const SAXPY_GLSL: &str = r#"
+#version 450
+layout(local_size_x = 128) in;
+layout(set = 0, binding = 0) readonly buffer Params { float a; uint n; } p;
+layout(set = 0, binding = 1) readonly buffer X { float x[]; };
+layout(set = 0, binding = 2) buffer Y { float y[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < p.n && i < uint(y.length())) {
+        y[i] = p.a * x[i] + y[i];
+    }
+}
+"#;
+    let mut yb = dev.upload(&y0).unwrap();
+    backend
+        .run_source(
+            dev.backend_id,
+            SAXPY_GLSL,
+            SourceLang::Glsl,
+            "saxpy_glsl",
+            dims1d(8),
+            dims1d(128),
+            0,
+            &[
+                Arg::F32(-0.5),
+                Arg::U32(900),
+                Arg::Buffer(xb.raw()),
+                Arg::BufferMut(yb.raw_mut()),
+            ],
+        )
+        .unwrap();
+    let want: Vec<f32> = (0..n)
+        .map(|i| if i < 900 { -0.5 * x[i] + y0[i] } else { y0[i] })
+        .collect();
+    assert_eq!(yb.to_vec().unwrap(), want);
+
+    // GLSL errors carry the front end's diagnostics.
+    let e = backend
+        .run_source(
+            dev.backend_id,
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared = 1; }\n",
+            SourceLang::Glsl,
+            "broken",
+            dims1d(1),
+            dims1d(1),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Compile { message, .. } if message.contains("undeclared")),
+        "{e}"
+    );
+    // Other languages are refused.
+    let e = backend
+        .run_source(
+            dev.backend_id,
+            "",
+            SourceLang::Ptx,
+            "k",
+            dims1d(1),
+            dims1d(1),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::FeatureNotSupported { .. }), "{e}");
+}
+
+/// `takes_f64(v: f64, xs: &[f64])`, the f64 twin of the support kernel `takes_i64`.
+fn takes_f64_kernel() -> Kernel {
+    let mut k = support::takes_i64_kernel();
+    k.name = "takes_f64".into();
+    k.params[0].ty = Type::F64;
+    k.vars[0].ty = Type::F64;
+    k.params[1].ty = Type::global_array(Type::F64);
+    k.vars[1].ty = Type::global_array(Type::F64);
+    spoc_ir::validate(&k).unwrap();
+    k
+}
+
+#[test]
+fn missing_device_features_are_refused_before_anything_runs() {
+    if vulkan("missing_device_features_are_refused_before_anything_runs").is_none() {
+        return;
+    }
+    let opts = CompileOptions {
+        block: Some(dims1d(64)),
+        ..CompileOptions::default()
+    };
+    // f64 on a device without shaderFloat64: refused by code generation.
+    let no_fp64 = VulkanBackend::with_feature_mask(FeatureMask {
+        fp64: true,
+        ..FeatureMask::default()
+    });
+    assert!(no_fp64.is_available());
+    assert!(!no_fp64.device_properties(0).unwrap().shader_float64);
+    assert!(!no_fp64.capabilities(0).unwrap().fp64);
+    let k = takes_f64_kernel();
+    let e = no_fp64.generate_source(&k, opts.block, &[]).unwrap_err();
+    match &e {
+        Error::FeatureNotSupported { backend, feature } => {
+            assert_eq!(backend, "Vulkan");
+            assert!(feature.contains("shaderFloat64"), "{feature}");
+        }
+        other => panic!("expected FeatureNotSupported, got {other}"),
+    }
+    // The full device compiles it (when it has f64).
+    let full = VulkanBackend::new();
+    if full.device_properties(0).unwrap().shader_float64 {
+        let src = full.generate_source(&k, opts.block, &[]).unwrap().unwrap();
+        full.compile(0, &k, &src, &opts).unwrap();
+    }
+
+    // i64 without shaderInt64: code generation has no flag for it; the SPIR-V's Int64
+    // capability is checked before any Vulkan object is made.
+    let no_int64 = VulkanBackend::with_feature_mask(FeatureMask {
+        int64: true,
+        ..FeatureMask::default()
+    });
+    let k = support::takes_i64_kernel();
+    let src = no_int64
+        .generate_source(&k, opts.block, &[])
+        .unwrap()
+        .unwrap();
+    let e = no_int64.compile(0, &k, &src, &opts).unwrap_err();
+    match &e {
+        Error::FeatureNotSupported { feature, .. } => {
+            assert!(
+                feature.contains("Int64") && feature.contains("shaderInt64"),
+                "{feature}"
+            )
+        }
+        other => panic!("expected FeatureNotSupported, got {other}"),
+    }
+    assert_eq!(no_int64.cached_modules(), 0);
+
+    // External SPIR-V declaring a capability the device lacks: f64 atomic add where the
+    // device has none (lavapipe), else i64 on the masked backend.
+    let iota = spoc_codegen::generate_source(
+        Target::Vulkan,
+        &support::iota_kernel("iota", true),
+        Some([64, 1, 1]),
+        &[],
+    )
+    .unwrap()
+    .unwrap();
+    let Code::SpirV(words) = &iota.code else {
+        panic!("SPIR-V expected")
+    };
+    let dev = init_device(Some("Vulkan")).unwrap();
+    let mut out = dev.alloc::<u32>(64).unwrap();
+    let lacks_f64_add = !full.device_properties(0).unwrap().buffer_float64_atomic_add;
+    // OpCapability AtomicFloat64AddEXT (6034) or Int64 (11), after the header.
+    let cap = if lacks_f64_add { 6034 } else { 11 };
+    let mut patched = words[..5].to_vec();
+    patched.extend([(2 << 16) | 17, cap]);
+    patched.extend(&words[5..]);
+    // The refusal comes before the arguments are looked at (`out` belongs to the registered
+    // backend, not to these two).
+    let backend: &dyn Backend = if lacks_f64_add { &full } else { &no_int64 };
+    let e = backend
+        .run_source(
+            0,
+            &spirv_words_to_text(&patched),
+            SourceLang::SpirV,
+            &iota.entry,
+            dims1d(1),
+            dims1d(64),
+            0,
+            &[Arg::U32(1), Arg::BufferMut(out.raw_mut())],
+        )
+        .unwrap_err();
+    match &e {
+        Error::FeatureNotSupported { feature, .. } => assert!(
+            feature.contains(if lacks_f64_add {
+                "AtomicFloat64AddEXT"
+            } else {
+                "Int64"
+            }),
+            "{feature}"
+        ),
+        other => panic!("expected FeatureNotSupported, got {other}"),
+    }
+    assert!(out.to_vec().unwrap().iter().all(|&v| v == 0), "nothing ran");
+}
+
+#[test]
+fn launch_limits_are_checked() {
+    let Some(dev) = vulkan("launch_limits_are_checked") else {
+        return;
+    };
+    let caps = dev.capabilities;
+    let mut out = dev.alloc::<u32>(16).unwrap();
+    let too_many = caps.max_threads_per_block + 1;
+    let e = run(
+        &dev,
+        &IOTA,
+        vec![Arg::U32(0), (&mut out).into()],
+        dims1d(1),
+        dims3d(too_many.min(caps.max_block_dims[0]), 2, 1),
+        0,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::InvalidLaunch {
+                problem: LaunchProblem::TooManyThreads { .. } | LaunchProblem::DimTooLarge { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    if caps.max_grid_dims[1] < u32::MAX {
+        let e = run(
+            &dev,
+            &IOTA,
+            vec![Arg::U32(0), (&mut out).into()],
+            dims2d(1, caps.max_grid_dims[1] + 1),
+            dims1d(1),
+            0,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                Error::InvalidLaunch {
+                    problem: LaunchProblem::DimTooLarge {
+                        what: DimKind::Grid,
+                        axis: 'y',
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    // Shared memory beyond the device's.
+    let e = run(
+        &dev,
+        &IOTA,
+        vec![Arg::U32(0), (&mut out).into()],
+        dims1d(1),
+        dims1d(16),
+        caps.shared_mem_per_block + 1,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::InvalidLaunch {
+                problem: LaunchProblem::SharedMemory { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // Nothing ran.
+    assert!(out.to_vec().unwrap().iter().all(|&v| v == 0));
+    // The backend checks launches made directly, too.
+    let backend = dev.backend();
+    let e = backend
+        .run_source(
+            dev.backend_id,
+            "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n",
+            SourceLang::Glsl,
+            "empty",
+            dims1d(1),
+            dims1d(caps.max_block_dims[0] + 1),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
+}
+
+#[test]
+fn wrong_arguments_are_refused() {
+    let Some(dev) = vulkan("wrong_arguments_are_refused") else {
+        return;
+    };
+    // A buffer of another backend.
+    let native = init_device(Some("Native")).unwrap();
+    let nb = native.alloc::<u32>(4).unwrap();
+    let mut vb = dev.alloc::<u32>(4).unwrap();
+    let e = dev
+        .backend()
+        .run_source(
+            dev.backend_id,
+            "#version 450\nlayout(local_size_x = 1) in;\nlayout(set=0,binding=1) buffer B { uint b[]; };\nvoid main() { b[0] = 1u; }\n",
+            SourceLang::Glsl,
+            "one",
+            dims1d(1),
+            dims1d(1),
+            0,
+            &[Arg::Buffer(nb.raw())],
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
+    // A usize that does not fit the kernel's 32 bits.
+    let e = run(
+        &dev,
+        &IOTA,
+        vec![Arg::Usize(usize::MAX), (&mut vb).into()],
+        dims1d(1),
+        dims1d(4),
+        0,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
+    // Type mismatch, caught by the runtime.
+    let e = run(
+        &dev,
+        &TAKES_I64,
+        vec![Arg::I32(1), (&vb).into()],
+        dims1d(1),
+        dims1d(1),
+        0,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
+}
+
+#[test]
+fn events_and_profiling_time_kernels() {
+    let Some(dev) = vulkan("events_and_profiling_time_kernels") else {
+        return;
+    };
+    if props(&dev).timestamp_valid_bits == 0 {
+        eprintln!("SKIPPED events_and_profiling_time_kernels: no timestamps on {dev}");
+        return;
+    }
+    let backend = dev.backend();
+    let start = backend.create_event(dev.backend_id).unwrap();
+    let end = backend.create_event(dev.backend_id).unwrap();
+    // Not recorded yet.
+    assert!(backend.event_elapsed_ms(&start, &end).is_err());
+    let stream = backend.create_stream(dev.backend_id).unwrap();
+    let mut out = dev.alloc::<u32>(1 << 16).unwrap();
+    backend.record_event(&start, Some(&stream)).unwrap();
+    backend.enable_profiling();
+    run(
+        &dev,
+        &IOTA,
+        vec![Arg::U32(3), (&mut out).into()],
+        dims1d(256),
+        dims1d(256),
+        0,
+    )
+    .unwrap();
+    backend.disable_profiling();
+    backend.record_event(&end, None).unwrap();
+    backend.synchronize_stream(&stream).unwrap();
+    let ms = backend.event_elapsed_ms(&start, &end).unwrap();
+    println!("iota over 65536 elements: {ms} ms between events");
+    assert!((0.0..60_000.0).contains(&ms), "{ms}");
+    let got = out.to_vec().unwrap();
+    assert_eq!(got[65535], 3 + 65535);
+    backend.destroy_event(start).unwrap();
+    backend.destroy_event(end).unwrap();
+    backend.destroy_stream(stream).unwrap();
+}
+
+#[test]
+fn a_backend_without_a_loader_is_unavailable_not_a_panic() {
+    // Whatever the machine: asking never panics, and the answers agree.
+    let b = VulkanBackend::new();
+    match b.unavailable_reason() {
+        None => {
+            assert!(b.is_available());
+            assert!(!b.devices().unwrap().is_empty());
+        }
+        Some(why) => {
+            assert!(!b.is_available());
+            assert!(!why.is_empty());
+            assert!(b.devices().is_err() || b.devices().unwrap().is_empty());
+            assert!(b.alloc(0, 16).is_err());
+        }
+    }
+}
