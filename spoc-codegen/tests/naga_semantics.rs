@@ -86,8 +86,17 @@ fn no_contraction_leaves_non_spirv_alone() {
 
 #[test]
 fn mul_add_is_the_only_fma() {
-    let k = math_fns();
-    let words = spirv(&k);
+    // `x.mul_add(y, z)` is one Fma; `x * y + z` is a multiply and an add.
+    let mut b = B::new();
+    let x = b.param("x", Type::F32, false);
+    let y = b.param("y", Type::F32, false);
+    let out = b.buf_mut("out", Type::F32);
+    b.push(assign(
+        at(&out, u32c(0)),
+        math(MathFn::MulAdd, vec![x.clone(), y.clone(), f32c(1.0)]),
+    ));
+    b.push(assign(at(&out, u32c(1)), add(mul(x, y), f32c(1.0))));
+    let words = spirv(&b.kernel("fma"));
     // GLSL.std.450 Fma is extended instruction 50: `OpExtInst %ty %id %set 50 …`.
     let fmas = instructions(&words)
         .iter()

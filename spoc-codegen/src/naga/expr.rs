@@ -396,6 +396,7 @@ impl Fb<'_, '_> {
                 let r = self.safe_divisor(st, l, r);
                 self.bin(Bo::Divide, l, r)
             }
+            BinOp::Div if float => self.float_div(st, l, r)?,
             BinOp::Div => self.bin(Bo::Divide, l, r),
             BinOp::Rem if int && st.is_signed() => {
                 let r = self.safe_divisor(st, l, r);

@@ -93,11 +93,12 @@ impl Fb<'_, '_> {
         let a = a.to_vec();
         let float = st.is_float();
         Ok(match m {
+            MathFn::Sqrt if self.exact_routines(st) => self.routine_call("sqrt", st, &a)?,
             MathFn::Sqrt => self.m(Mf::Sqrt, &a),
             MathFn::Rsqrt => self.m(Mf::InverseSqrt, &a),
             MathFn::Recip => {
                 let one = self.flit(st, 1.0);
-                self.bin(Bo::Divide, one, a[0])
+                self.float_div(st, one, a[0])?
             }
             MathFn::Abs if !float && !st.is_signed() => a[0],
             MathFn::Abs => self.m(Mf::Abs, &a),
@@ -159,12 +160,6 @@ impl Fb<'_, '_> {
         use MathFn::*;
         let x = a[0];
         match m {
-            Sqrt => {
-                let zero = self.flit(st, 0.0);
-                let neg = self.bin(Bo::Less, x, zero);
-                let nan = self.nan(st);
-                self.sel(neg, nan, r)
-            }
             Rsqrt => {
                 let zero = self.flit(st, 0.0);
                 let neg = self.bin(Bo::Less, x, zero);
@@ -348,9 +343,21 @@ impl Fb<'_, '_> {
         self.sel(over, max, r)
     }
 
+    /// `x / y` on floats, correctly rounded (a generated routine: Vulkan, WGSL and GLSL allow
+    /// 2.5 ULP, and NVIDIA's Vulkan driver is 1 ULP off on a quarter of random inputs).
+    pub fn float_div(&mut self, st: ScalarType, x: H, y: H) -> R<H> {
+        if !self.exact_routines(st) {
+            return Ok(self.bin(Bo::Divide, x, y));
+        }
+        self.routine_call("div", st, &[x, y])
+    }
+
     /// `x % y` on floats: Rust's exact `fmod` (a generated routine; the targets' own remainders
     /// are `x - y * trunc(x / y)`, which rounds).
     pub fn float_rem(&mut self, st: ScalarType, x: H, y: H) -> R<H> {
+        if !self.exact_routines(st) {
+            return Ok(self.bin(Bo::Modulo, x, y));
+        }
         self.routine_call("fmod", st, &[x, y])
     }
 
@@ -380,31 +387,41 @@ impl super::build::Gen<'_> {
         }
         let fty = self.scalar_ty(st)?;
         let ity = self.scalar_ty(ScalarType::I32)?;
+        if st == ScalarType::F64 && matches!(name, "div" | "sqrt" | "fmod") {
+            // frexp of an f64 yields an i64 exponent.
+            self.check_scalar(ScalarType::I64)?;
+        }
         let second = if name == "powi" { ity } else { fty };
         let mut fb = Fb::new(self, &[], Vec::new());
         let x = fb.emit(Expression::FunctionArgument(0));
-        let y = fb.emit(Expression::FunctionArgument(1));
+        let y = if name == "sqrt" {
+            x
+        } else {
+            fb.emit(Expression::FunctionArgument(1))
+        };
         match name {
             "powf" => fb.powf_body(st, x, y)?,
             "atan2" => fb.atan2_body(st, x, y)?,
             "fmod" => fb.fmod_body(st, x, y)?,
+            "div" => fb.div_body(st, x, y)?,
+            "sqrt" => fb.sqrt_body(st, x)?,
             "powi" => fb.powi_body(st, x, y)?,
             _ => fb.hypot_body(st, x, y)?,
         }
         let mut function = fb.finish()?;
         function.name = Some(format!("spoc_{name}_{st}"));
-        function.arguments = vec![
-            naga::FunctionArgument {
-                name: Some("x".into()),
-                ty: fty,
-                binding: None,
-            },
-            naga::FunctionArgument {
+        function.arguments = vec![naga::FunctionArgument {
+            name: Some("x".into()),
+            ty: fty,
+            binding: None,
+        }];
+        if name != "sqrt" {
+            function.arguments.push(naga::FunctionArgument {
                 name: Some(if name == "powi" { "n" } else { "y" }.into()),
                 ty: second,
                 binding: None,
-            },
-        ];
+            });
+        }
         function.result = Some(naga::FunctionResult {
             ty: fty,
             binding: None,
@@ -546,6 +563,284 @@ impl Fb<'_, '_> {
         Ok(())
     }
 
+    /// The mantissa (in [0.5, 1), with `v`'s sign) and exponent (`i32`) of finite nonzero `v`,
+    /// from its bits (naga's `frexp` of an f64 yields an i64 exponent, which SPIR-V's
+    /// `FrexpStruct` rejects). Subnormals are first scaled by 2^32 (f32) or 2^64 (f64).
+    fn frexp(&mut self, st: ScalarType, v: H) -> (H, H) {
+        let ut = unsigned_of(st);
+        let (mant, half_bias, mask, shift): (u32, i128, i128, i32) = if st == ScalarType::F64 {
+            (52, 1022, 0x7ff, 64)
+        } else {
+            (23, 126, 0xff, 32)
+        };
+        let mask_l = self.lit(int_lit(ut, mask));
+        let sh = self.lit(Literal::U32(mant));
+        let bits = self.bitcast(v, ScalarKind::Uint);
+        let field = self.bin(Bo::ShiftRight, bits, sh);
+        let field = self.bin(Bo::And, field, mask_l);
+        let zero_u = self.lit(int_lit(ut, 0));
+        let is_sub = self.bin(Bo::Equal, field, zero_u);
+        let scale = self.flit(st, 2f64.powi(shift));
+        let scaled = self.bin(Bo::Multiply, v, scale);
+        let v2 = self.sel(is_sub, scaled, v);
+        let bits2 = self.bitcast(v2, ScalarKind::Uint);
+        let field2 = self.bin(Bo::ShiftRight, bits2, sh);
+        let field2 = self.bin(Bo::And, field2, mask_l);
+        let field_i = self.emit(Expression::As {
+            expr: field2,
+            kind: ScalarKind::Sint,
+            convert: Some(4),
+        });
+        let hb = self.lit(Literal::I32(half_bias as i32));
+        let e = self.bin(Bo::Subtract, field_i, hb);
+        let adj = self.lit(Literal::I32(shift));
+        let zero_i = self.lit(Literal::I32(0));
+        let adj = self.sel(is_sub, adj, zero_i);
+        let e = self.bin(Bo::Subtract, e, adj);
+        let clear = self.lit(int_lit(ut, !(mask << mant)));
+        let set = self.lit(int_lit(ut, half_bias << mant));
+        let m = self.bin(Bo::And, bits2, clear);
+        let m = self.bin(Bo::InclusiveOr, m, set);
+        let m = self.bitcast(m, ScalarKind::Float);
+        (m, e)
+    }
+
+    /// True when the exact `/`, `sqrt` and `%` routines can be generated for `st` (they work
+    /// on the bits; f64 needs 64-bit integers, which naga's GLSL lacks).
+    fn exact_routines(&self, st: ScalarType) -> bool {
+        st != ScalarType::F64
+            || self
+                .g
+                .allowed
+                .contains(naga::valid::Capabilities::SHADER_INT64)
+    }
+
+    /// Veltkamp's split of `v` into a high and a low half (each product of halves is exact).
+    fn split(&mut self, st: ScalarType, v: H) -> (H, H) {
+        let c = self.flit(
+            st,
+            if st == ScalarType::F64 {
+                134_217_729.0 // 2^27 + 1
+            } else {
+                4097.0 // 2^12 + 1
+            },
+        );
+        let t = self.bin(Bo::Multiply, c, v);
+        let d = self.bin(Bo::Subtract, t, v);
+        let hi = self.bin(Bo::Subtract, t, d);
+        let lo = self.bin(Bo::Subtract, v, hi);
+        (hi, lo)
+    }
+
+    /// `a - c * b`, exactly when the result is representable (`c * b` close to `a`), else
+    /// rounded once (its sign exact): Dekker's product `c * b = p + e` without `fma` (Vulkan
+    /// may leave `Fma` unfused, as lavapipe does), then `(a - p) - e` with `a - p` exact by
+    /// Sterbenz's lemma. Every operation is correctly rounded and never contracted.
+    fn exact_rem(&mut self, st: ScalarType, a: H, c: H, b: H) -> H {
+        let p = self.bin(Bo::Multiply, c, b);
+        let (ch, cl) = self.split(st, c);
+        let (bh, bl) = self.split(st, b);
+        let hh = self.bin(Bo::Multiply, ch, bh);
+        let e = self.bin(Bo::Subtract, hh, p);
+        let hl = self.bin(Bo::Multiply, ch, bl);
+        let e = self.bin(Bo::Add, e, hl);
+        let lh = self.bin(Bo::Multiply, cl, bh);
+        let e = self.bin(Bo::Add, e, lh);
+        let ll = self.bin(Bo::Multiply, cl, bl);
+        let e = self.bin(Bo::Add, e, ll);
+        let d = self.bin(Bo::Subtract, a, p);
+        self.bin(Bo::Subtract, d, e)
+    }
+
+    /// The ULP of positive normal `v` and the (half as large at a power of two) ULP below it.
+    fn ulps(&mut self, st: ScalarType, v: H) -> (H, H) {
+        let p = if st == ScalarType::F64 { 53 } else { 24 };
+        let (m, e) = self.frexp(st, v);
+        let pl = self.lit(Literal::I32(p));
+        let ue = self.bin(Bo::Subtract, e, pl);
+        let one = self.flit(st, 1.0);
+        let ulp = self.m(Mf::Ldexp, &[one, ue]);
+        let half = self.flit(st, 0.5);
+        let at_pow2 = self.bin(Bo::Equal, m, half);
+        let half_ulp = self.bin(Bo::Multiply, ulp, half);
+        let ulp_dn = self.sel(at_pow2, half_ulp, ulp);
+        (ulp, ulp_dn)
+    }
+
+    /// Correctly rounded `x / y`. Special operands (zeros, infinities, NaN) get IEEE's results
+    /// directly. Otherwise both are scaled to [0.5, 1) (exactly, from their bits): `A / B`.
+    /// The hardware quotient `Q` is refined by one Newton step with the exact remainder
+    /// `r = A - Q*B` ([`Fb::exact_rem`]); `Q` is then faithful, so its remainder is exactly
+    /// representable, and `Q` is moved up one ULP when `r > ulp*B/2` (the midpoint above lies
+    /// below `A/B`), down when `r < -ulp_below*B/2` (a quotient is never exactly a midpoint).
+    /// The result is `Q * 2^(ea - eb)` with the sign of `x * y`, a subnormal one rounded from
+    /// `A/B` directly ([`Fb::subnormal_quotient`]).
+    fn div_body(&mut self, st: ScalarType, x: H, y: H) -> R<()> {
+        let zero = self.flit(st, 0.0);
+        let one = self.flit(st, 1.0);
+        let half = self.flit(st, 0.5);
+        let inf = self.inf(st);
+        let nan = self.nan(st);
+        let ax = self.m(Mf::Abs, &[x]);
+        let ay = self.m(Mf::Abs, &[y]);
+        let sx = self.copysign_unchecked(st, one, x);
+        let sy = self.copysign_unchecked(st, one, y);
+        let sign = self.bin(Bo::Multiply, sx, sy);
+        let x_fin = self.bin(Bo::Less, ax, inf);
+        let y_fin = self.bin(Bo::Less, ay, inf);
+        let x0 = self.bin(Bo::Equal, ax, zero);
+        let y0 = self.bin(Bo::Equal, ay, zero);
+        // Special operands: NaN for NaN, 0/0 and inf/inf; inf for inf/y and x/0; else 0.
+        let both_fin = self.bin(Bo::LogicalAnd, x_fin, y_fin);
+        let some_zero = self.bin(Bo::LogicalOr, x0, y0);
+        let no_zero = self.not(some_zero);
+        let regular = self.bin(Bo::LogicalAnd, both_fin, no_zero);
+        self.open();
+        {
+            let xn = self.is_nan(x);
+            let yn = self.is_nan(y);
+            let zz = self.bin(Bo::LogicalAnd, x0, y0);
+            let x_inf = self.not(x_fin);
+            let y_inf = self.not(y_fin);
+            let ii = self.bin(Bo::LogicalAnd, x_inf, y_inf);
+            let n1 = self.bin(Bo::LogicalOr, xn, yn);
+            let n2 = self.bin(Bo::LogicalOr, zz, ii);
+            let is_nan = self.bin(Bo::LogicalOr, n1, n2);
+            let big = self.bin(Bo::LogicalOr, x_inf, y0);
+            let mag = self.sel(big, inf, zero);
+            let signed = self.copysign_unchecked(st, mag, sign);
+            let r = self.sel(is_nan, nan, signed);
+            self.ret(r);
+        }
+        let special = self.close();
+        self.if_stmt(regular, naga::Block::new(), special);
+        let (a, ea) = self.frexp(st, ax);
+        let (b, eb) = self.frexp(st, ay);
+        let k = self.bin(Bo::Subtract, ea, eb);
+        let q = self.bin(Bo::Divide, a, b);
+        let rb = self.bin(Bo::Divide, one, b);
+        let r = self.exact_rem(st, a, q, b);
+        let step = self.bin(Bo::Multiply, r, rb);
+        let q = self.bin(Bo::Add, q, step);
+        let r = self.exact_rem(st, a, q, b);
+        let (ulp, ulp_dn) = self.ulps(st, q);
+        let ub = self.bin(Bo::Multiply, ulp, b);
+        let hub = self.bin(Bo::Multiply, ub, half);
+        let db = self.bin(Bo::Multiply, ulp_dn, b);
+        let hdb = self.bin(Bo::Multiply, db, half);
+        let nhdb = self.emit(Expression::Unary {
+            op: naga::UnaryOperator::Negate,
+            expr: hdb,
+        });
+        let go_up = self.bin(Bo::Greater, r, hub);
+        let go_dn = self.bin(Bo::Less, r, nhdb);
+        let up = self.bin(Bo::Add, q, ulp);
+        let dn = self.bin(Bo::Subtract, q, ulp_dn);
+        let q = self.sel(go_up, up, q);
+        let q = self.sel(go_dn, dn, q);
+        let q = self.subnormal_quotient(st, q, k, a, b);
+        let q = self.m(Mf::Ldexp, &[q, k]);
+        let r = self.bin(Bo::Multiply, q, sign);
+        self.ret(r);
+        Ok(())
+    }
+
+    /// When `q * 2^k` (`q = RN(A/B)`) falls below the normal range, `q` rounded instead to
+    /// the subnormal grid `h = 2^(emin_sub - k)` straight from `A/B` (rounding `q` again would
+    /// round twice): `c = floor(q/h) * h`, then `c + h` when `A/B` lies above the midpoint
+    /// `c + h/2`, or on it with `c/h` odd (ties to even). `q` is kept otherwise.
+    fn subnormal_quotient(&mut self, st: ScalarType, q: H, k: H, a: H, b: H) -> H {
+        let (min_e, sub_e) = if st == ScalarType::F64 {
+            (-1021, -1074)
+        } else {
+            (-125, -149)
+        };
+        let zero = self.flit(st, 0.0);
+        let one = self.flit(st, 1.0);
+        let half = self.flit(st, 0.5);
+        let (_, qe) = self.frexp(st, q);
+        let re = self.bin(Bo::Add, qe, k);
+        let min_l = self.lit(Literal::I32(min_e));
+        let sub = self.bin(Bo::Less, re, min_l);
+        // hk = sub_e - k (only meaningful when `sub`; 0 otherwise keeps ldexp in range).
+        let sub_l = self.lit(Literal::I32(sub_e));
+        let hk = self.bin(Bo::Subtract, sub_l, k);
+        let zero_i = self.lit(Literal::I32(0));
+        let hk = self.sel(sub, hk, zero_i);
+        let nhk = self.emit(Expression::Unary {
+            op: naga::UnaryOperator::Negate,
+            expr: hk,
+        });
+        let h = self.m(Mf::Ldexp, &[one, hk]);
+        let scaled = self.m(Mf::Ldexp, &[q, nhk]);
+        let n = self.m(Mf::Floor, &[scaled]);
+        let c = self.m(Mf::Ldexp, &[n, hk]);
+        let hh = self.bin(Bo::Multiply, h, half);
+        let mid = self.bin(Bo::Add, c, hh);
+        let rm = self.exact_rem(st, a, mid, b);
+        let above = self.bin(Bo::Greater, rm, zero);
+        let tie = self.bin(Bo::Equal, rm, zero);
+        let hn = self.bin(Bo::Multiply, n, half);
+        let fl = self.m(Mf::Floor, &[hn]);
+        let odd = self.bin(Bo::NotEqual, fl, hn);
+        let tie_up = self.bin(Bo::LogicalAnd, tie, odd);
+        let pick_up = self.bin(Bo::LogicalOr, above, tie_up);
+        let ch = self.bin(Bo::Add, c, h);
+        let qs = self.sel(pick_up, ch, c);
+        self.sel(sub, qs, q)
+    }
+
+    /// Correctly rounded `sqrt(x)`: NaN below zero, `x` for ±0, +inf and NaN. Otherwise
+    /// `x = m * 2^e` with `e` even and `m` in [0.5, 2) (exact), the hardware root of `m` is
+    /// refined by a Newton step and rounded by Tuckerman's test: with `s` faithful, the midpoint
+    /// to the float above lies below the root exactly when `m - s * up > 0`, and the one below
+    /// lies above it when `m - down * s < 0` (signs exact by [`Fb::exact_rem`]). The result is
+    /// `s * 2^(e/2)`, never subnormal.
+    fn sqrt_body(&mut self, st: ScalarType, x: H) -> R<()> {
+        let zero = self.flit(st, 0.0);
+        let inf = self.inf(st);
+        let nan = self.nan(st);
+        let neg = self.bin(Bo::Less, x, zero);
+        self.open();
+        self.ret(nan);
+        let ret_nan = self.close();
+        self.if_stmt(neg, ret_nan, naga::Block::new());
+        let is0 = self.bin(Bo::Equal, x, zero);
+        let fin = self.bin(Bo::Less, x, inf);
+        let not0 = self.not(is0);
+        let regular = self.bin(Bo::LogicalAnd, fin, not0);
+        self.open();
+        self.ret(x);
+        let ret_x = self.close();
+        self.if_stmt(regular, naga::Block::new(), ret_x);
+        let (m, e) = self.frexp(st, x);
+        let one_i = self.lit(Literal::I32(1));
+        let odd = self.bin(Bo::And, e, one_i);
+        let m2 = self.m(Mf::Ldexp, &[m, odd]);
+        let e2 = self.bin(Bo::Subtract, e, odd);
+        let two_i = self.lit(Literal::I32(2));
+        let half_e = self.bin(Bo::Divide, e2, two_i);
+        let s = self.m(Mf::Sqrt, &[m2]);
+        let rs = self.m(Mf::InverseSqrt, &[m2]);
+        let r = self.exact_rem(st, m2, s, s);
+        let half = self.flit(st, 0.5);
+        let hrs = self.bin(Bo::Multiply, rs, half);
+        let step = self.bin(Bo::Multiply, r, hrs);
+        let s = self.bin(Bo::Add, s, step);
+        let (ulp, ulp_dn) = self.ulps(st, s);
+        let up = self.bin(Bo::Add, s, ulp);
+        let dn = self.bin(Bo::Subtract, s, ulp_dn);
+        let r_up = self.exact_rem(st, m2, s, up);
+        let r_dn = self.exact_rem(st, m2, dn, s);
+        let go_up = self.bin(Bo::Greater, r_up, zero);
+        let go_dn = self.bin(Bo::Less, r_dn, zero);
+        let s = self.sel(go_up, up, s);
+        let s = self.sel(go_dn, dn, s);
+        let r = self.m(Mf::Ldexp, &[s, half_e]);
+        self.ret(r);
+        Ok(())
+    }
+
     /// `atan2(y, x)` (`y.atan2(x)` in Rust) with IEEE's special cases, which GLSL leaves
     /// undefined: both zero gives ±0 or ±π by the signs, both infinite ±π/4 or ±3π/4, NaN NaN.
     fn atan2_body(&mut self, st: ScalarType, y: H, x: H) -> R<()> {
@@ -588,14 +883,6 @@ impl Fb<'_, '_> {
     /// (each subtraction exact, each lowering the exponent), and the result takes `x`'s sign.
     fn fmod_body(&mut self, st: ScalarType, x: H, y: H) -> R<()> {
         let fty = self.g.scalar_ty(st)?;
-        let frexp_ty =
-            self.g
-                .module
-                .generate_predeclared_type(naga::PredeclaredType::FrexpResult {
-                    size: None,
-                    scalar: super::types::scalar(st),
-                });
-        let _ = frexp_ty;
         let zero = self.flit(st, 0.0);
         let inf = self.inf(st);
         let nan = self.nan(st);
@@ -626,10 +913,8 @@ impl Fb<'_, '_> {
         let done = self.bin(Bo::Less, cur, b);
         let brk = naga::Block::from_vec(vec![Statement::Break]);
         self.if_stmt(done, brk, naga::Block::new());
-        let fa = self.m(Mf::Frexp, &[cur]);
-        let fb = self.m(Mf::Frexp, &[b]);
-        let ea = self.emit(Expression::AccessIndex { base: fa, index: 1 });
-        let eb = self.emit(Expression::AccessIndex { base: fb, index: 1 });
+        let (_, ea) = self.frexp(st, cur);
+        let (_, eb) = self.frexp(st, b);
         let e = self.bin(Bo::Subtract, ea, eb);
         let t = self.m(Mf::Ldexp, &[b, e]);
         let one = self.lit(Literal::I32(1));

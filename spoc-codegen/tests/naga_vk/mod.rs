@@ -25,6 +25,8 @@ pub struct Vk {
     pub name: String,
     /// The subgroup size.
     pub subgroup_size: u32,
+    /// Float controls: `[denorm preserve, signed zero/inf/nan preserve]` for 32 and 64 bits.
+    pub float_controls: [[bool; 2]; 2],
 }
 
 /// The process-wide device (`None` without a Vulkan loader or device), behind a lock because
@@ -41,8 +43,9 @@ pub fn device() -> &'static Mutex<Option<Vk>> {
         let vk = unsafe { Vk::open() };
         match &vk {
             Ok(v) => eprintln!(
-                "Vulkan device: {} (subgroup size {})",
-                v.name, v.subgroup_size
+                "Vulkan device: {} (subgroup size {}; float controls f32 [denorm preserve, \
+                 signed zero/inf/nan preserve] {:?}, f64 {:?})",
+                v.name, v.subgroup_size, v.float_controls[0], v.float_controls[1]
             ),
             Err(e) => eprintln!("no Vulkan device: {e}"),
         }
@@ -80,7 +83,10 @@ impl Vk {
             .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
             .ok_or("no compute queue")? as u32;
         let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
-        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+        let mut fc = vk::PhysicalDeviceFloatControlsProperties::default();
+        let mut props2 = vk::PhysicalDeviceProperties2::default()
+            .push_next(&mut subgroup)
+            .push_next(&mut fc);
         instance.get_physical_device_properties2(pdev, &mut props2);
         let name = props2
             .properties
@@ -88,6 +94,16 @@ impl Vk {
             .map(|c| c.to_string_lossy().into_owned())
             .unwrap_or_default();
         let subgroup_size = subgroup.subgroup_size;
+        let float_controls = [
+            [
+                fc.shader_denorm_preserve_float32 == vk::TRUE,
+                fc.shader_signed_zero_inf_nan_preserve_float32 == vk::TRUE,
+            ],
+            [
+                fc.shader_denorm_preserve_float64 == vk::TRUE,
+                fc.shader_signed_zero_inf_nan_preserve_float64 == vk::TRUE,
+            ],
+        ];
 
         // Enable what the device has among the features the generated modules may declare.
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
@@ -153,6 +169,7 @@ impl Vk {
             memory,
             name,
             subgroup_size,
+            float_controls,
         })
     }
 
@@ -170,11 +187,21 @@ impl Vk {
 
     unsafe fn run_unsafe(
         &self,
-        spirv: &[u32],
+        spirv_in: &[u32],
         entry: &str,
         buffers: &[(u32, Vec<u8>)],
         groups: [u32; 3],
     ) -> Result<Vec<Vec<u8>>, String> {
+        // Drop the float-controls modes this device lacks, as a Vulkan backend does.
+        let fc = self.float_controls;
+        let spirv_owned = spoc_codegen::naga::retain_float_controls(spirv_in, |mode, width| {
+            let w = usize::from(width == 64);
+            match mode {
+                spoc_codegen::naga::FloatMode::DenormPreserve => fc[w][0],
+                spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => fc[w][1],
+            }
+        });
+        let spirv = &spirv_owned[..];
         let d = &self.device;
         let err = |what: &str| {
             let what = what.to_string();
