@@ -40,7 +40,9 @@ pub enum MathFn {
     // unary
     /// `x.sqrt()`: square root, correctly rounded; NaN for `x < 0`.
     Sqrt,
-    /// `x.rsqrt()`: `1.0 / x.sqrt()` with the same two roundings (not an approximation).
+    /// `x.rsqrt()`: `1.0 / x.sqrt()`. Exactly that (two roundings) on the CPU backends and
+    /// CUDA/PTX; backends that use the target's own reciprocal square root (CUDA C, HIP, OpenCL,
+    /// Vulkan) may differ by a few ULP.
     Rsqrt,
     /// `x.recip()`: `1.0 / x`, correctly rounded.
     Recip,
