@@ -4,6 +4,10 @@
 //! modulo the width, float operators are plain Rust (never contracted), buffer accesses are
 //! bounds-checked `load`/`store` calls that trap.
 //!
+//! A kernel also gets a row plan ([`plan`]): a second, *fast* body in which the buffer accesses
+//! that the plan proved in bounds for a whole row go through windows, and the comparisons it
+//! decided for the row are constants.
+//!
 //! Every generator returns `None` for IR the Native backend cannot run yet (barriers, fences,
 //! atomics, warp operations, shared memory, records, `match`); the kernel then has no native
 //! entry point and the runtime refuses to launch it natively, rather than running wrong code.
@@ -16,6 +20,8 @@ use spoc_ir::{
 };
 use std::collections::HashMap;
 
+pub mod plan;
+
 /// How generated code reaches a helper: the path of its `__spoc_dev_<name>` module, and the span
 /// of its first call (type errors in the call point there).
 pub type HelperPaths = HashMap<String, (TokenStream, Span)>;
@@ -24,6 +30,11 @@ pub type HelperPaths = HashMap<String, (TokenStream, Span)>;
 pub struct Native<'a> {
     pub vars: &'a [VarDecl],
     pub helpers: &'a HelperPaths,
+    /// Variables replaced by tokens (the row plan evaluates invariant `let`s from their
+    /// initializers); `None` in bodies.
+    pub subst: Option<&'a HashMap<VarId, TokenStream>>,
+    /// The row plan, when generating a kernel's fast body.
+    pub fast: Option<&'a plan::Plan>,
 }
 
 /// The Rust name of a scalar type; `None` for `f16` (storage only, not yet native).
@@ -125,7 +136,17 @@ fn int_lit(magnitude: u128, suffix: &str) -> Literal {
         .unwrap_or_else(|_| Literal::u32_unsuffixed(0))
 }
 
-impl Native<'_> {
+impl<'a> Native<'a> {
+    /// A generator of a body of `vars` (no substitution, no plan).
+    pub fn new(vars: &'a [VarDecl], helpers: &'a HelperPaths) -> Native<'a> {
+        Native {
+            vars,
+            helpers,
+            subst: None,
+            fast: None,
+        }
+    }
+
     /// The Rust name of variable `id`: its source name with the id appended, so shadowed
     /// variables stay distinct and no name clashes with the generated `ctx`/`args`.
     pub fn var(&self, id: VarId) -> Ident {
@@ -167,6 +188,9 @@ impl Native<'_> {
                     }
                     LValue::Index { base, index } => {
                         let LValue::Var(b) = &**base else { return None };
+                        if let Some(w) = self.fast.and_then(|p| p.window_of(self, *b, index)) {
+                            return Some(quote!(#w.store(ctx, #v)?;));
+                        }
                         let b = self.var(*b);
                         let i = self.expr(index)?;
                         quote!(#b.store(#i, #v)?;)
@@ -246,14 +270,20 @@ impl Native<'_> {
     fn expr(&self, e: &Expr) -> Option<TokenStream> {
         Some(match &e.kind {
             ExprKind::Const(c) => constant(*c),
-            ExprKind::Var(id) => {
-                let v = self.var(*id);
-                quote!(#v)
-            }
+            ExprKind::Var(id) => match self.subst.and_then(|s| s.get(id)) {
+                Some(t) => quote!((#t)),
+                None => {
+                    let v = self.var(*id);
+                    quote!(#v)
+                }
+            },
             ExprKind::Index { array, index } => {
                 let ExprKind::Var(b) = array.kind else {
                     return None;
                 };
+                if let Some(w) = self.fast.and_then(|p| p.window(self, array, index)) {
+                    return Some(quote!(#w.load(ctx)?));
+                }
                 let b = self.var(b);
                 let i = self.expr(index)?;
                 quote!(#b.load(#i)?)
@@ -316,6 +346,10 @@ impl Native<'_> {
     }
 
     fn binary(&self, op: BinOp, lhs: &Expr, rhs: &Expr) -> Option<TokenStream> {
+        if let Some(v) = self.fast.and_then(|p| p.fact(self, op, lhs, rhs)) {
+            // Decided for the whole row by the plan; both sides are pure.
+            return Some(quote!(#v));
+        }
         let (a, b) = (self.expr(lhs)?, self.expr(rhs)?);
         let s = lhs.ty.as_scalar()?;
         rust_scalar(s)?;

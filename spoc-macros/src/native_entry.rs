@@ -1,6 +1,8 @@
 //! The native entry points: a kernel's `NativeFn` (argument unpacking, then the per-thread body
-//! under `NativeLaunch::run`) and a helper's `native` function.
+//! under `NativeLaunch::run`, or the row plan, fast body and checked body under
+//! `NativeLaunch::run_planned`) and a helper's `native` function.
 
+use crate::native::plan::{buffer_params, Plan};
 use crate::native::{rust_scalar, rust_value_type, HelperPaths, Native};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -30,10 +32,7 @@ fn elem_of(p: &Param) -> Option<TokenStream> {
 /// `fn __spoc_native(launch, args) -> Result<(), ThreadTrap>`, or `None` if the kernel uses
 /// something the Native backend cannot run yet.
 pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
-    let cx = Native {
-        vars: &k.vars,
-        helpers,
-    };
+    let cx = Native::new(&k.vars, helpers);
     let body = cx.block(&k.body)?;
     let mut names = Vec::new();
     let mut unpack = Vec::new();
@@ -54,6 +53,38 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
         });
     }
     let allow = allow_lints();
+    let checked = quote! {
+        move |ctx: &::spoc::__private::ThreadCtx| -> ::core::result::Result<(), ::spoc::__private::Trap> {
+            #body
+            ::core::result::Result::Ok(())
+        }
+    };
+    let run = match Plan::new(&cx, &k.body, buffer_params(&k.params)) {
+        None => quote!(launch.run(#checked)),
+        Some(plan) => {
+            let fast_cx = Native {
+                fast: Some(&plan),
+                ..Native::new(&k.vars, helpers)
+            };
+            let fast_body = fast_cx.block(&k.body)?;
+            let plan_body = plan.plan_body(&cx);
+            let plan_ty = plan.plan_type();
+            let wins = plan.window_names();
+            quote! {
+                launch.run_planned(
+                    move |ctx: &::spoc::__private::ThreadCtx| -> ::core::option::Option<#plan_ty> {
+                        #plan_body
+                    },
+                    move |ctx: &::spoc::__private::ThreadCtx, __spoc_plan: &#plan_ty| -> ::core::result::Result<(), ::spoc::__private::Trap> {
+                        let ( #(#wins,)* ) = *__spoc_plan;
+                        #fast_body
+                        ::core::result::Result::Ok(())
+                    },
+                    #checked,
+                )
+            }
+        }
+    };
     Some(quote! {
         #[doc(hidden)]
         #allow
@@ -75,10 +106,7 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
                 thread: [0; 3],
                 trap,
             })?;
-            launch.run(move |ctx: &::spoc::__private::ThreadCtx| -> ::core::result::Result<(), ::spoc::__private::Trap> {
-                #body
-                ::core::result::Result::Ok(())
-            })
+            #run
         }
     })
 }
@@ -87,10 +115,7 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
 /// natively, a stub with the same signature (never called: every kernel calling the helper then
 /// has no native entry point) and `HAS_NATIVE = false`.
 pub fn helper_entry(f: &Function, helpers: &HelperPaths) -> (TokenStream, bool) {
-    let cx = Native {
-        vars: &f.vars,
-        helpers,
-    };
+    let cx = Native::new(&f.vars, helpers);
     let params: Option<Vec<TokenStream>> = f
         .params
         .iter()

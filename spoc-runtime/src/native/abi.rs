@@ -2,15 +2,38 @@
 //!
 //! For every kernel the macro generates one function of type [`NativeFn`]. It unpacks its
 //! arguments once ([`GlobalRef::from_arg`], [`NativeArg::scalar`]) and hands the per-thread body
-//! to [`NativeLaunch::run`], which runs it for every thread of every block, blocks in parallel on
-//! the CPU cores (rayon), the threads of one block in order. Every array access is bounds-checked
-//! and every integer division checked for zero: a fault is a [`Trap`], returned, never a panic.
+//! to [`NativeLaunch::run`] or [`NativeLaunch::run_planned`], which run it for every thread of
+//! every block, blocks in parallel on the CPU cores (rayon), the threads of one block in order.
+//! Every array access is bounds-checked and every integer division checked for zero: a fault is a
+//! [`Trap`], returned, never a panic.
+//!
+//! ## The row plan (fast path)
+//!
+//! A *row* is the threads of one block that share `thread_idx` y and z: `thread_idx_x` runs
+//! over `0..block_dim_x`. When the macro can prove that a buffer access indexes element
+//! `base + stride * thread_idx_x` (wrapping `u32` arithmetic) with `base` and `stride` the same
+//! for the whole row, it generates three closures instead of one:
+//!
+//! - a *plan*, run once per row with `thread = [0, ty, tz]`: it evaluates `base` and `stride` of
+//!   each such access and builds a [`Window`] / [`WindowMut`] for it, which exists only if the
+//!   access is in bounds for *every* thread of the row ([`GlobalRef::window`]); it also checks
+//!   comparisons such as `i < n` that then hold for every thread of the row ([`row_below`]).
+//!   If any check fails the plan returns `None`;
+//! - a *fast body*, run for each thread of a row whose plan succeeded: the per-thread body in
+//!   which those accesses go through the windows (no per-element bounds check) and the proven
+//!   comparisons are constants. Everything else (other accesses, division) is checked as usual;
+//! - the *checked body*, run for each thread of a row whose plan failed.
+//!
+//! Both bodies have the same observable behaviour on a row whose plan succeeded (an access the
+//! plan proved cannot fault), so a kernel's results and faults do not depend on which one ran,
+//! and the fast body, free of early exits, is a loop LLVM can vectorize.
 //!
 //! Nothing here is meant to be called by hand: it is reached through `spoc::__private`.
 
 use rayon::prelude::*;
 use std::fmt;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The per-thread view of a launch: the index intrinsics of the kernel language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,14 +85,20 @@ pub enum Trap {
     ZeroStep,
     /// An argument that does not match the kernel's parameter (launch checks make this
     /// unreachable through the typed API).
-    BadArgument { param: &'static str, expected: &'static str },
+    BadArgument {
+        param: &'static str,
+        expected: &'static str,
+    },
 }
 
 impl fmt::Display for Trap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Trap::OutOfBounds { array, index, len } => {
-                write!(f, "index {index} out of bounds for `{array}` of length {len}")
+                write!(
+                    f,
+                    "index {index} out of bounds for `{array}` of length {len}"
+                )
             }
             Trap::DivisionByZero => f.write_str("integer division or remainder by zero"),
             Trap::ZeroStep => f.write_str("`step_by(0)` in a for loop"),
@@ -211,7 +240,9 @@ unsafe impl<T: Sync> Sync for GlobalRef<T> {}
 unsafe impl<T: Send> Send for GlobalMut<T> {}
 unsafe impl<T: Sync> Sync for GlobalMut<T> {}
 
-#[inline(always)]
+/// Builds an out-of-bounds trap; out of line and cold, so that the checks stay small.
+#[cold]
+#[inline(never)]
 fn oob(array: &'static str, index: u32, len: usize) -> Trap {
     Trap::OutOfBounds {
         array,
@@ -253,6 +284,22 @@ impl<T: Copy> GlobalRef<T> {
         } else {
             Err(oob(self.name, index, self.len))
         }
+    }
+    /// The window of the elements `base + stride * t` (exact arithmetic) that thread
+    /// `t = thread_idx_x` of `row` reads, for `t` in `0..row.block_dim[0]`: `Some` only if every
+    /// one of them is in bounds (and below 2^32, so the kernel's wrapping `u32` index equals the
+    /// exact one).
+    #[inline(always)]
+    pub fn window(&self, row: &ThreadCtx, base: u32, stride: u32) -> Option<Window<T>> {
+        let count = row.block_dim[0];
+        row_fits(count, base, stride, self.len as u64).then_some(Window {
+            ptr: self.ptr,
+            base: base as usize,
+            stride: stride as usize,
+            count,
+            len: self.len,
+            name: self.name,
+        })
     }
 }
 
@@ -299,6 +346,157 @@ impl<T: Copy> GlobalMut<T> {
             Ok(())
         } else {
             Err(oob(self.name, index, self.len))
+        }
+    }
+    /// The window of the elements `base + stride * t` that thread `t = thread_idx_x` of `row`
+    /// reads and writes, for `t` in `0..row.block_dim[0]`: `Some` only if every one of them is in
+    /// bounds (see [`GlobalRef::window`]).
+    #[inline(always)]
+    pub fn window(&self, row: &ThreadCtx, base: u32, stride: u32) -> Option<WindowMut<T>> {
+        let count = row.block_dim[0];
+        row_fits(count, base, stride, self.len as u64).then_some(WindowMut {
+            ptr: self.ptr,
+            base: base as usize,
+            stride: stride as usize,
+            count,
+            len: self.len,
+            name: self.name,
+        })
+    }
+}
+
+/// True if `base + stride * t < bound` for every `t < count`, computed exactly, with
+/// `bound` capped at 2^32 (so that no index of the row wraps around in `u32`).
+#[inline(always)]
+fn row_fits(count: u32, base: u32, stride: u32, bound: u64) -> bool {
+    // At most (2^32 - 1) + (2^32 - 1)^2 < 2^64: no overflow.
+    let last = base as u64 + stride as u64 * (count as u64).saturating_sub(1);
+    count == 0 || last < bound.min(1 << 32)
+}
+
+/// `Some(())` if `base + stride * t < bound` for every thread `t = thread_idx_x` of `row`
+/// (exact arithmetic, no `u32` wraparound): the kernel's comparison `index < bound` is then
+/// true for the whole row. Used by row plans.
+#[inline(always)]
+pub fn row_below(row: &ThreadCtx, base: u32, stride: u32, bound: u32) -> Option<()> {
+    row_fits(row.block_dim[0], base, stride, bound as u64).then_some(())
+}
+
+/// The part of a read-only buffer that the threads of one row read at one access of the kernel:
+/// thread `t = thread_idx_x` reads element `base + stride * t`, proven in bounds for every
+/// `t < count` when the window was made ([`GlobalRef::window`]).
+#[derive(Debug)]
+pub struct Window<T> {
+    ptr: *const T,
+    base: usize,
+    stride: usize,
+    count: u32,
+    len: usize,
+    name: &'static str,
+}
+
+/// The part of a read-write buffer that the threads of one row access at one access of the
+/// kernel (see [`Window`], [`GlobalMut::window`]).
+#[derive(Debug)]
+pub struct WindowMut<T> {
+    ptr: *mut T,
+    base: usize,
+    stride: usize,
+    count: u32,
+    len: usize,
+    name: &'static str,
+}
+
+impl<T> Clone for Window<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Window<T> {}
+impl<T> Clone for WindowMut<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for WindowMut<T> {}
+
+/// The trap of a window used by a thread outside its row (`t >= count`); the generated code
+/// never does this, and the runtime's loop lets LLVM see that it cannot happen.
+#[cold]
+#[inline(never)]
+fn outside_window(name: &'static str, base: usize, stride: usize, t: u32, len: usize) -> Trap {
+    let index = base.wrapping_add(stride.wrapping_mul(t as usize)) as u32;
+    oob(name, index, len)
+}
+
+impl<T: Copy> Window<T> {
+    /// Reads the element of thread `ctx.thread[0]`.
+    ///
+    /// # Errors
+    /// [`Trap::OutOfBounds`] if `ctx.thread[0]` is not a thread of the window's row.
+    #[inline(always)]
+    pub fn load(&self, ctx: &ThreadCtx) -> Result<T, Trap> {
+        let t = ctx.thread[0];
+        if t < self.count {
+            // SAFETY: `window` checked `base + stride * t < len` for every `t < count`.
+            Ok(unsafe { self.ptr.add(self.base + self.stride * t as usize).read() })
+        } else {
+            Err(outside_window(
+                self.name,
+                self.base,
+                self.stride,
+                t,
+                self.len,
+            ))
+        }
+    }
+}
+
+impl<T: Copy> WindowMut<T> {
+    /// Reads the element of thread `ctx.thread[0]`.
+    ///
+    /// # Errors
+    /// [`Trap::OutOfBounds`] if `ctx.thread[0]` is not a thread of the window's row.
+    #[inline(always)]
+    pub fn load(&self, ctx: &ThreadCtx) -> Result<T, Trap> {
+        let t = ctx.thread[0];
+        if t < self.count {
+            // SAFETY: `window` checked `base + stride * t < len` for every `t < count`.
+            Ok(unsafe { self.ptr.add(self.base + self.stride * t as usize).read() })
+        } else {
+            Err(outside_window(
+                self.name,
+                self.base,
+                self.stride,
+                t,
+                self.len,
+            ))
+        }
+    }
+    /// Writes the element of thread `ctx.thread[0]`.
+    ///
+    /// # Errors
+    /// [`Trap::OutOfBounds`] if `ctx.thread[0]` is not a thread of the window's row.
+    #[inline(always)]
+    pub fn store(&self, ctx: &ThreadCtx, value: T) -> Result<(), Trap> {
+        let t = ctx.thread[0];
+        if t < self.count {
+            // SAFETY: `window` checked `base + stride * t < len` for every `t < count`; the
+            // buffer is mutably borrowed by the launch.
+            unsafe {
+                self.ptr
+                    .add(self.base + self.stride * t as usize)
+                    .write(value)
+            };
+            Ok(())
+        } else {
+            Err(outside_window(
+                self.name,
+                self.base,
+                self.stride,
+                t,
+                self.len,
+            ))
         }
     }
 }
@@ -385,43 +583,309 @@ pub struct NativeLaunch {
     pub block: [u32; 3],
 }
 
+/// Threads one rayon task runs at least (when there are enough blocks for every core), so that
+/// the cost of a task (a few hundred nanoseconds) is small next to its work.
+const TASK_THREADS: u64 = 1 << 14;
+
+/// Tasks per rayon thread at least, when there are enough blocks: uneven blocks still balance.
+const TASKS_PER_CORE: u64 = 8;
+
+/// Rows narrower than this run the checked body without a plan: a plan costs about as much as
+/// a few threads.
+const MIN_PLANNED_ROW: u32 = 4;
+
 impl NativeLaunch {
     /// Runs `body` once per thread: blocks in parallel (rayon), the threads of a block in
     /// x-fastest order. Stops at the first trap and returns it with the faulting coordinates.
     pub fn run<F>(&self, body: F) -> Result<(), ThreadTrap>
     where
-        F: Fn(&ThreadCtx) -> Result<(), Trap> + Sync,
+        F: Fn(&ThreadCtx) -> Result<(), Trap> + Sync + Copy,
     {
-        let [gx, gy, gz] = self.grid;
-        let blocks = gx as u64 * gy as u64 * gz as u64;
+        self.run_planned(|_| None::<()>, |_, _| Ok(()), body)
+    }
+
+    /// Runs every thread of the launch, the rows of a block through a row plan (see the module
+    /// documentation): for each row (`thread = [0, ty, tz]`), `plan`; if it returns `Some(p)`,
+    /// `fast(ctx, &p)` for each thread of the row, otherwise `body(ctx)`. `fast` must behave as
+    /// `body` does on every row whose plan succeeded.
+    ///
+    /// Blocks run in parallel, in chunks of consecutive blocks (one rayon task each), the
+    /// threads of a block in x-fastest order. A thread stops at its first trap; its block stops
+    /// there too, other blocks stop at their next block boundary, and the trap is returned with
+    /// its coordinates (if several threads trap, one of them).
+    ///
+    /// # Errors
+    /// The first [`ThreadTrap`] of a faulting block.
+    pub fn run_planned<P, Plan, Fast, F>(
+        &self,
+        plan: Plan,
+        fast: Fast,
+        body: F,
+    ) -> Result<(), ThreadTrap>
+    where
+        Plan: Fn(&ThreadCtx) -> Option<P> + Sync + Copy,
+        Fast: Fn(&ThreadCtx, &P) -> Result<(), Trap> + Sync + Copy,
+        F: Fn(&ThreadCtx) -> Result<(), Trap> + Sync + Copy,
+    {
+        let grid = self.grid;
         let block_dim = self.block;
-        (0..blocks).into_par_iter().try_for_each(|b| {
-            let block = [
-                (b % gx as u64) as u32,
-                ((b / gx as u64) % gy as u64) as u32,
-                (b / (gx as u64 * gy as u64)) as u32,
+        let blocks = grid.iter().map(|&g| g as u64).product::<u64>();
+        let threads = block_dim.iter().map(|&b| b as u64).product::<u64>();
+        if blocks == 0 || threads == 0 {
+            return Ok(());
+        }
+        let cores = rayon::current_num_threads().max(1) as u64;
+        let chunk = (TASK_THREADS / threads)
+            .min(blocks / (cores * TASKS_PER_CORE))
+            .max(1);
+        let chunks = blocks.div_ceil(chunk);
+        let stop = AtomicBool::new(false);
+        (0..chunks).into_par_iter().try_for_each(|c| {
+            // Local copies: their captures then live in registers, not behind a pointer that
+            // the kernel's stores might alias.
+            let (plan, fast, body) = (plan, fast, body);
+            let first = c * chunk;
+            let last = (first + chunk).min(blocks);
+            let [gx, gy, _] = grid;
+            let mut block = [
+                (first % gx as u64) as u32,
+                ((first / gx as u64) % gy as u64) as u32,
+                (first / (gx as u64 * gy as u64)) as u32,
             ];
-            let mut ctx = ThreadCtx {
-                thread: [0; 3],
-                block,
-                block_dim,
-                grid_dim: self.grid,
-            };
-            for tz in 0..block_dim[2] {
-                for ty in 0..block_dim[1] {
-                    for tx in 0..block_dim[0] {
-                        ctx.thread = [tx, ty, tz];
+            for _ in first..last {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let ctx = ThreadCtx {
+                    thread: [0; 3],
+                    block,
+                    block_dim,
+                    grid_dim: grid,
+                };
+                if let Err(t) = run_block(ctx, plan, fast, body) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(t);
+                }
+                next_block(&mut block, grid);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The block after `block` in x-fastest order.
+#[inline(always)]
+fn next_block(block: &mut [u32; 3], grid: [u32; 3]) {
+    block[0] += 1;
+    if block[0] == grid[0] {
+        block[0] = 0;
+        block[1] += 1;
+        if block[1] == grid[1] {
+            block[1] = 0;
+            block[2] += 1;
+        }
+    }
+}
+
+/// Runs the threads of block `ctx.block`, row by row (see [`NativeLaunch::run_planned`]).
+#[inline(always)]
+fn run_block<P, Plan, Fast, F>(
+    mut ctx: ThreadCtx,
+    plan: Plan,
+    fast: Fast,
+    body: F,
+) -> Result<(), ThreadTrap>
+where
+    Plan: Fn(&ThreadCtx) -> Option<P>,
+    Fast: Fn(&ThreadCtx, &P) -> Result<(), Trap>,
+    F: Fn(&ThreadCtx) -> Result<(), Trap>,
+{
+    let [bx, by, bz] = ctx.block_dim;
+    let planned = bx >= MIN_PLANNED_ROW;
+    for tz in 0..bz {
+        for ty in 0..by {
+            ctx.thread = [0, ty, tz];
+            match planned.then(|| plan(&ctx)).flatten() {
+                Some(p) => {
+                    for tx in 0..bx {
+                        ctx.thread[0] = tx;
+                        if let Err(trap) = fast(&ctx, &p) {
+                            return Err(thread_trap(&ctx, trap));
+                        }
+                    }
+                }
+                None => {
+                    for tx in 0..bx {
+                        ctx.thread[0] = tx;
                         if let Err(trap) = body(&ctx) {
-                            return Err(ThreadTrap {
-                                block,
-                                thread: ctx.thread,
-                                trap,
-                            });
+                            return Err(thread_trap(&ctx, trap));
                         }
                     }
                 }
             }
-            Ok(())
-        })
+        }
+    }
+    Ok(())
+}
+
+/// `trap` with the coordinates of the thread `ctx`.
+#[cold]
+#[inline(never)]
+fn thread_trap(ctx: &ThreadCtx, trap: Trap) -> ThreadTrap {
+    ThreadTrap {
+        block: ctx.block,
+        thread: ctx.thread,
+        trap,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    fn arg_of<T>(v: &mut [T]) -> NativeArg {
+        NativeArg::Buffer {
+            ptr: v.as_mut_ptr() as *mut u8,
+            len: v.len(),
+            elem_bytes: std::mem::size_of::<T>(),
+        }
+    }
+
+    fn row(block_dim_x: u32) -> ThreadCtx {
+        ThreadCtx {
+            thread: [0; 3],
+            block: [0; 3],
+            block_dim: [block_dim_x, 1, 1],
+            grid_dim: [1; 3],
+        }
+    }
+
+    #[test]
+    fn row_fits_is_exact_and_refuses_wraparound() {
+        assert!(row_fits(4, 6, 1, 10)); // 6..=9
+        assert!(!row_fits(4, 7, 1, 10)); // 7..=10
+        assert!(row_fits(3, 1, 4, 10)); // 1, 5, 9
+        assert!(!row_fits(3, 2, 4, 10)); // 2, 6, 10
+        assert!(row_fits(0, u32::MAX, u32::MAX, 0)); // no thread, nothing to check
+        assert!(row_fits(5, 3, 0, 4)); // every thread reads element 3
+                                       // Wrapping u32 indices would come back below the bound; the check is exact.
+        assert!(!row_fits(2, u32::MAX, 1, u64::MAX));
+        assert!(row_fits(2, 0, u32::MAX, u64::MAX)); // 0, 2^32 - 1: no wrap
+        assert!(!row_fits(3, 0, u32::MAX, u64::MAX)); // the third wraps to 2^32 - 2
+                                                      // A bound above 2^32 is capped: every index of a row fits in u32.
+        assert!(row_fits(1, u32::MAX, 1, u64::MAX));
+        assert!(row_fits(2, u32::MAX - 1, 1, 1 << 40));
+        assert!(!row_fits(3, u32::MAX - 1, 1, 1 << 40));
+    }
+
+    #[test]
+    fn windows_exist_only_for_rows_in_bounds_and_read_what_load_reads() {
+        let mut data: Vec<i32> = (0..10).map(|i| i * 10).collect();
+        let arg = arg_of(&mut data);
+        let r = GlobalRef::<i32>::from_arg(&arg, "data").unwrap();
+        let m = GlobalMut::<i32>::from_arg(&arg, "data").unwrap();
+        assert!(r.window(&row(4), 7, 1).is_none());
+        assert!(m.window(&row(4), 7, 1).is_none());
+        assert!(r.window(&row(4), 2, 3).is_none()); // 2, 5, 8, 11
+        let w = r.window(&row(3), 1, 4).unwrap(); // 1, 5, 9
+        let wm = m.window(&row(3), 1, 4).unwrap();
+        let mut ctx = row(3);
+        for t in 0..3 {
+            ctx.thread[0] = t;
+            assert_eq!(w.load(&ctx), r.load(1 + 4 * t));
+            wm.store(&ctx, -(t as i32)).unwrap();
+            assert_eq!(wm.load(&ctx), Ok(-(t as i32)));
+        }
+        assert_eq!(data[1], 0);
+        assert_eq!(data[5], -1);
+        assert_eq!(data[9], -2);
+        // A thread outside the row is refused, not read.
+        ctx.thread[0] = 3;
+        assert_eq!(
+            w.load(&ctx),
+            Err(Trap::OutOfBounds {
+                array: "data",
+                index: 13,
+                len: 10
+            })
+        );
+        assert!(row_below(&row(3), 1, 4, 10).is_some());
+        assert!(row_below(&row(3), 1, 4, 9).is_none());
+    }
+
+    /// Every (block, thread) of `launch` runs exactly once, through `fast` on the rows where
+    /// `plan` (ty even) succeeds and through `body` elsewhere.
+    fn check_coverage(grid: [u32; 3], block: [u32; 3]) {
+        let launch = NativeLaunch { grid, block };
+        let total = grid
+            .iter()
+            .chain(&block)
+            .map(|&d| d as usize)
+            .product::<usize>();
+        let hits: Vec<AtomicU32> = (0..total).map(|_| AtomicU32::new(0)).collect();
+        let linear = |c: &ThreadCtx| {
+            let g = [0, 1, 2].map(|a| c.global_id(a) as usize);
+            let size = [0, 1, 2].map(|a| c.global_size(a) as usize);
+            g[0] + size[0] * (g[1] + size[1] * g[2])
+        };
+        let hits = &hits;
+        launch
+            .run_planned(
+                |row| (row.thread[1] % 2 == 0).then_some(row.thread[1]),
+                |c, &ty| {
+                    assert_eq!((c.thread[1], ty % 2), (ty, 0));
+                    hits[linear(c)].fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                },
+                |c| {
+                    assert!(c.thread[1] % 2 == 1 || block[0] < MIN_PLANNED_ROW);
+                    hits[linear(c)].fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                },
+            )
+            .unwrap();
+        assert!(
+            hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+            "grid {grid:?} block {block:?}"
+        );
+    }
+
+    #[test]
+    fn every_thread_runs_once_whatever_the_shape() {
+        for (grid, block) in [
+            ([1, 1, 1], [1, 1, 1]),
+            ([7, 5, 3], [4, 2, 2]),
+            ([300, 1, 1], [64, 1, 1]),
+            ([3, 70, 2], [8, 3, 1]),
+            ([2, 2, 200], [2, 2, 2]),
+            ([1000, 3, 1], [32, 1, 1]),
+        ] {
+            check_coverage(grid, block);
+        }
+    }
+
+    #[test]
+    fn a_trap_names_the_first_faulting_thread_of_its_block() {
+        let launch = NativeLaunch {
+            grid: [4, 1, 1],
+            block: [16, 2, 1],
+        };
+        let fault = |c: &ThreadCtx| {
+            if c.block[0] == 2 && c.thread[1] == 1 && c.thread[0] >= 5 {
+                Err(Trap::DivisionByZero)
+            } else {
+                Ok(())
+            }
+        };
+        let want = ThreadTrap {
+            block: [2, 0, 0],
+            thread: [5, 1, 0],
+            trap: Trap::DivisionByZero,
+        };
+        assert_eq!(launch.run(fault), Err(want.clone()));
+        // The same through the fast body of a planned row.
+        let r = launch.run_planned(|_| Some(()), move |c, _| fault(c), |_| Ok(()));
+        assert_eq!(r, Err(want));
     }
 }
