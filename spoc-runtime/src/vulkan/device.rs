@@ -103,6 +103,12 @@ pub struct VulkanDeviceProps {
     pub sm_count: Option<u32>,
     /// The queue family the backend submits to.
     pub queue_family: u32,
+    /// GLSL.std.450 `Fma` on f32 is fused (one rounding), as Rust's `mul_add` is: measured when
+    /// the device is opened, on operands whose fused and unfused results differ. Vulkan allows
+    /// an unfused `Fma`; kernels calling `mul_add` on f32 are refused where it is not fused.
+    pub fused_fma_f32: bool,
+    /// The same for f64 (lavapipe's is unfused); `false` without `shaderFloat64`.
+    pub fused_fma_f64: bool,
 }
 
 impl VulkanDeviceProps {
@@ -444,7 +450,24 @@ pub(crate) fn enumerate(mask: FeatureMask) -> Result<Enumeration, String> {
     for pdev in pdevs {
         // SAFETY: a physical device of this instance.
         match unsafe { open(&loaded, pdev, mask) } {
-            Ok(Some(d)) => devices.push(Arc::new(d)),
+            Ok(Some(d)) => {
+                let mut d = Arc::new(d);
+                let fused = super::probe::fused_fma(&d);
+                let props = &mut Arc::get_mut(&mut d)
+                    .expect("the probe keeps no reference to the device")
+                    .props;
+                match fused {
+                    Ok((f32_fused, f64_fused)) => {
+                        props.fused_fma_f32 = f32_fused;
+                        props.fused_fma_f64 = f64_fused && props.shader_float64;
+                    }
+                    Err(e) => tracing::warn!(
+                        "Vulkan: could not measure whether {}'s Fma is fused ({e}); assuming it is",
+                        props.name
+                    ),
+                }
+                devices.push(d);
+            }
             Ok(None) => {}
             Err(e) => tracing::warn!("Vulkan: a device could not be opened: {e}"),
         }
@@ -599,6 +622,9 @@ unsafe fn open(
             },
             sm_count: sm_ok.then_some(sm.shader_sm_count).filter(|&n| n > 0),
             queue_family: family as u32,
+            // Measured once the device is open (`super::probe`).
+            fused_fma_f32: true,
+            fused_fma_f64: true,
         };
         mask.apply(&mut props);
         let flags = FeatureFlags::of(&props);

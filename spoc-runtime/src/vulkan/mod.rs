@@ -38,7 +38,11 @@
 //! kernel that needs `f64`, 64-bit or float atomics or subgroup operations the device lacks is
 //! an [`Error::FeatureNotSupported`] before anything is created; the SPIR-V's declared
 //! capabilities (`Int64`, `Float16`, storage widths, subgroup operations, …) and version are
-//! checked against the device the same way. A module is a compute pipeline with its layouts, a
+//! checked against the device the same way. Vulkan lets GLSL.std.450 `Fma` round twice, but
+//! Rust's `mul_add` rounds once: when a device is opened the backend measures whether its f32
+//! and f64 `Fma` are fused ([`VulkanDeviceProps::fused_fma_f32`], `…_f64`; lavapipe's f64 one is
+//! not), and a generated kernel whose SPIR-V has an unfused `Fma` is refused the same way
+//! rather than run with different results. A module is a compute pipeline with its layouts, a
 //! descriptor set and a host-visible scalar block; the argument ABI is
 //! [`spoc_codegen::naga`]'s: descriptor set 0, binding 0 the scalar parameters as a storage
 //! buffer (present only if the kernel has scalar parameters), binding `1 + j` the j-th buffer,
@@ -73,6 +77,7 @@ mod device;
 mod glsl;
 mod memory;
 mod pipeline;
+mod probe;
 mod spv;
 
 pub use device::{DeviceType, MemoryHeap, VulkanDeviceProps};
@@ -406,13 +411,13 @@ impl VulkanBackend {
 
     /// Checks the module's declared needs against the device: [`Error::FeatureNotSupported`]
     /// listing what is missing.
-    fn check_spirv(dev: &VkDev, words: &[u32], what: &str) -> Result<spv::Scan> {
+    fn check_spirv(dev: &VkDev, words: &[u32], what: &str, generated: bool) -> Result<spv::Scan> {
         let scan = spv::scan(words).map_err(|message| Error::Compile {
             backend: NAME.into(),
             kernel: what.into(),
             message,
         })?;
-        let missing = spv::missing(&scan, &dev.props);
+        let missing = spv::missing(&scan, &dev.props, generated);
         if !missing.is_empty() {
             return Err(Error::unsupported(
                 NAME,
@@ -441,7 +446,7 @@ impl VulkanBackend {
                 message: format!("expected SPIR-V, got {:?} output", source.target),
             });
         };
-        Self::check_spirv(dev, words, &kernel.name)?;
+        Self::check_spirv(dev, words, &kernel.name, true)?;
         let (slots, block_bytes) =
             spoc_codegen::naga::scalar_params_layout(Target::Vulkan, kernel)?;
         let abi = Abi::Generated {
@@ -550,7 +555,7 @@ impl VulkanBackend {
             shared_mem,
             args,
             |dev| {
-                let scan = Self::check_spirv(dev, words, entry)?;
+                let scan = Self::check_spirv(dev, words, entry, false)?;
                 let Some(ep) = scan.entry_points.iter().find(|e| e.name == entry) else {
                     return Err(Error::Compile {
                         backend: NAME.into(),
@@ -1040,7 +1045,7 @@ impl Backend for VulkanBackend {
                             message,
                         }
                     })?;
-                    Self::check_spirv(dev, &c.words, kernel_name)?;
+                    Self::check_spirv(dev, &c.words, kernel_name, false)?;
                     Ok((c.words, c.entry, Some(c.local_size)))
                 },
             ),
@@ -1070,6 +1075,28 @@ mod tests {
             spirv_text_to_words("07230203 xyz"),
             Err(Error::Compile { .. })
         ));
+    }
+
+    #[test]
+    fn fma_widths_are_found_in_naga_spirv() {
+        let src = "#version 450\nlayout(local_size_x = 4, local_size_y = 2) in;\n\
+                   layout(set = 0, binding = 1) buffer F { float f[]; };\n\
+                   void main() { f[3] = fma(f[0], f[1], f[2]); }\n";
+        let c = glsl::compile(src, (1, 3)).unwrap();
+        let s = spv::scan(&c.words).unwrap();
+        assert_eq!(s.fma_widths, vec![32]);
+        assert_eq!(s.version, (1, 3));
+        assert_eq!(c.local_size, [4, 2, 1]);
+        assert_eq!(s.entry_points.len(), 1);
+        assert_eq!(s.entry_points[0].local_size, Some([4, 2, 1]));
+        let plain = glsl::compile(
+            "#version 450\nlayout(local_size_x = 1) in;\n\
+             layout(set = 0, binding = 1) buffer F { float f[]; };\n\
+             void main() { f[3] = f[0] * f[1] + f[2]; }\n",
+            (1, 3),
+        )
+        .unwrap();
+        assert!(spv::scan(&plain.words).unwrap().fma_widths.is_empty());
     }
 
     #[test]

@@ -369,6 +369,22 @@ pub(crate) fn dispatch(
 ) -> Result<Option<f64>, Result<LaunchProblem, String>> {
     let bufs = buffers(k, args).map_err(Ok)?;
     let block = pack(&k.abi, args).map_err(Ok)?;
+    run(k, grid, &block, &bufs, timed).map_err(Err)
+}
+
+/// Runs `k` over `grid` workgroups with `block` as its scalar block and `bufs` (buffer, bytes
+/// to bind) at bindings `1 + j`, waiting for it. Returns the kernel's duration in milliseconds
+/// when `timed` and the device has timestamps.
+///
+/// # Errors
+/// The failing Vulkan call.
+pub(crate) fn run(
+    k: &VkKernel,
+    grid: Dims,
+    block: &[u8],
+    bufs: &[(&VkBuffer, u64)],
+    timed: bool,
+) -> Result<Option<f64>, String> {
     let dev = &k.dev;
     let mut l = dev.lock();
     let timer = if timed { l.s.timer } else { None };
@@ -427,8 +443,7 @@ pub(crate) fn dispatch(
                 d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, q, 1);
             }
         }
-    })
-    .map_err(Err)?;
+    })?;
     let Some(q) = timer else { return Ok(None) };
     let mut t = [0u64; 2];
     // SAFETY: both queries were written by the finished submission.
@@ -440,7 +455,7 @@ pub(crate) fn dispatch(
             vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
         )
     }
-    .map_err(|e| Err(format!("vkGetQueryPoolResults: {e}")))?;
+    .map_err(|e| format!("vkGetQueryPoolResults: {e}"))?;
     Ok(Some(ticks_to_ms(&dev.props, t[0], t[1])))
 }
 

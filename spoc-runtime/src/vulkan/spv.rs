@@ -7,6 +7,8 @@ use spirv::{Capability, ExecutionMode, ExecutionModel, Op};
 
 /// The SPIR-V magic number.
 const MAGIC: u32 = 0x0723_0203;
+/// `Fma` in the GLSL.std.450 extended instruction set.
+const GLSL_STD_FMA: u32 = 50;
 
 /// A compute entry point of a module.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +25,8 @@ pub(crate) struct Scan {
     pub(crate) version: (u32, u32),
     pub(crate) capabilities: Vec<u32>,
     pub(crate) entry_points: Vec<EntryPoint>,
+    /// Bit widths of the floats (or float vectors' components) a GLSL.std.450 `Fma` computes.
+    pub(crate) fma_widths: Vec<u32>,
 }
 
 /// Reads the module's header and preamble.
@@ -50,6 +54,10 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, String> {
     let mut entries: Vec<(u32, String)> = Vec::new();
     let mut sizes: Vec<(u32, [u32; 3])> = Vec::new();
     let mut workgroup_size_builtin = false;
+    let mut glsl_std = None;
+    // Float widths by type id (vectors by their component's), and the types Fma results have.
+    let mut float_types: Vec<(u32, u32)> = Vec::new();
+    let mut fma_types: Vec<u32> = Vec::new();
     let mut i = 5;
     while i < words.len() {
         let count = (words[i] >> 16) as usize;
@@ -78,12 +86,33 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, String> {
             {
                 workgroup_size_builtin = true;
             }
-            // The preamble ends with the first function.
-            Some(Op::Function) => break,
+            Some(Op::ExtInstImport) if ops.len() >= 2 => {
+                if literal_string(&ops[1..]) == "GLSL.std.450" {
+                    glsl_std = Some(ops[0]);
+                }
+            }
+            Some(Op::TypeFloat) if ops.len() >= 2 => float_types.push((ops[0], ops[1])),
+            Some(Op::TypeVector) if ops.len() >= 2 => {
+                if let Some(&(_, w)) = float_types.iter().find(|(id, _)| *id == ops[1]) {
+                    float_types.push((ops[0], w));
+                }
+            }
+            Some(Op::ExtInst)
+                if ops.len() >= 4 && Some(ops[2]) == glsl_std && ops[3] == GLSL_STD_FMA =>
+            {
+                fma_types.push(ops[0]);
+            }
             _ => {}
         }
         i += count;
     }
+    out.fma_widths = float_types
+        .iter()
+        .filter(|(id, _)| fma_types.contains(id))
+        .map(|&(_, w)| w)
+        .collect();
+    out.fma_widths.sort_unstable();
+    out.fma_widths.dedup();
     out.entry_points = entries
         .into_iter()
         .map(|(id, name)| EntryPoint {
@@ -171,8 +200,10 @@ fn requirement(cap: u32, p: &VulkanDeviceProps) -> Option<(&'static str, bool)> 
 }
 
 /// The device features `scan` needs that the device lacks, each as
-/// `"<capability> (<feature>)"`; a too-new SPIR-V version is one too.
-pub(crate) fn missing(scan: &Scan, p: &VulkanDeviceProps) -> Vec<String> {
+/// `"<capability> (<feature>)"`; a too-new SPIR-V version is one too. With `fused_fma` (code
+/// generated from Rust, whose `mul_add` rounds once), an `Fma` the device does not fuse is
+/// missing too; external shaders get GLSL's `fma`, which Vulkan allows to round twice.
+pub(crate) fn missing(scan: &Scan, p: &VulkanDeviceProps, fused_fma: bool) -> Vec<String> {
     let mut out = Vec::new();
     let max = max_spirv_for(p.api_version);
     if scan.version > max {
@@ -180,6 +211,14 @@ pub(crate) fn missing(scan: &Scan, p: &VulkanDeviceProps) -> Vec<String> {
             "SPIR-V {}.{} (the device's Vulkan {}.{} accepts up to SPIR-V {}.{})",
             scan.version.0, scan.version.1, p.api_version.0, p.api_version.1, max.0, max.1
         ));
+    }
+    for (w, fused) in [(32, p.fused_fma_f32), (64, p.fused_fma_f64)] {
+        if fused_fma && scan.fma_widths.contains(&w) && !fused {
+            out.push(format!(
+                "a fused f{w} multiply-add (`mul_add`): this device's GLSL.std.450 Fma on f{w} \
+                 rounds twice"
+            ));
+        }
     }
     for &cap in &scan.capabilities {
         if let Some((feature, false)) = requirement(cap, p) {
