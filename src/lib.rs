@@ -2,8 +2,8 @@
 //!
 //! `#[kernel]` lowers a Rust function into spoc's IR at compile time; the runtime finds devices,
 //! moves memory, compiles kernels per device (with caching) and launches them. The same kernel
-//! runs on every backend: the CPU through the Native backend and the IR Interpreter, and (as
-//! their backends land) NVIDIA, AMD, OpenCL and Vulkan devices.
+//! runs on every backend: NVIDIA GPUs (CUDA), OpenCL and Vulkan devices, and the CPU through the
+//! Native backend and the IR Interpreter, so `cargo test` checks kernels on any machine.
 //!
 //! ```
 //! use spoc::prelude::*;
@@ -26,7 +26,76 @@
 //! # }
 //! ```
 //!
-//! See `DESIGN.md` for the kernel language and the architecture.
+//! The kernel language (what a kernel body may contain, and what each construct means on every
+//! backend) is described in `docs/LANGUAGE.md` in the repository; the architecture in
+//! `docs/DESIGN.md`.
+//!
+//! # A short tour
+//!
+//! **Devices.** [`init_device`]`(None)` returns the best device present: a GPU if there is one,
+//! else the Native backend on the CPU. [`init_device`]`(Some("OpenCL"))` picks the best device of
+//! one backend (`"CUDA"` matches both `"CUDA/PTX"` and `"CUDA/C"`), and [`all_devices`] lists
+//! them all. Each [`Device`] has a global `id`, a `name`, its backend's name in `framework`, and
+//! its [`Capabilities`]. A backend can be hidden with the environment variable
+//! `SPOC_DISABLE_<NAME>=1`, `<NAME>` being its name upper-cased with other characters replaced by
+//! `_` (`SPOC_DISABLE_NATIVE`, `SPOC_DISABLE_CUDA_PTX`, `SPOC_DISABLE_CUDA` for both CUDA
+//! backends); `SPOC_DISABLE_GPU=1` hides every GPU device.
+//!
+//! **Buffers.** A [`Buffer<T>`] is typed memory on one device, freed on drop:
+//! [`Device::upload`] copies a slice in, [`Device::alloc`] makes a zeroed buffer,
+//! [`Buffer::to_vec`] and [`Buffer::download`] read it back, [`Buffer::upload_from`] overwrites it.
+//!
+//! **Launch.** `kernel.launch(&dev, grid, block, (args…))` runs `grid` blocks of `block`
+//! threads ([`dims1d`], [`dims2d`], [`dims3d`]). The argument tuple is typed by the kernel's
+//! signature: a scalar parameter takes its value, `&[T]` takes `&Buffer<T>`, `&mut [T]` takes
+//! `&mut Buffer<T>`. Each kernel is compiled once per device and cached.
+//!
+//! **Errors.** Every fallible function returns [`Result`]; nothing panics on bad input or a
+//! missing driver. A launch the device cannot run is [`Error::InvalidLaunch`] (with a
+//! [`LaunchProblem`]) before anything runs; a backend lacking a feature is
+//! [`Error::FeatureNotSupported`]. On the CPU backends every buffer access and every integer
+//! division is checked, and a faulting thread is reported with its coordinates:
+//!
+//! ```
+//! use spoc::prelude::*;
+//!
+//! #[kernel]
+//! fn shift_left(x: &[f32], y: &mut [f32]) {
+//!     let i = global_id_x();
+//!     if i < y.len() {
+//!         y[i] = x[i + 1]; // reads one past the end in the last thread
+//!     }
+//! }
+//!
+//! # fn main() -> spoc::Result<()> {
+//! let dev = spoc::init_device(Some("Interpreter"))?;
+//! let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+//! let mut y = dev.alloc::<f32>(4)?;
+//! let err = shift_left.launch(&dev, dims1d(1), dims1d(4), (&x, &mut y)).unwrap_err();
+//! assert!(matches!(err, spoc::Error::KernelFault { thread: [3, 0, 0], .. }));
+//! assert!(err.to_string().contains("index 4 out of bounds for `x` of length 4"));
+//!
+//! let err = shift_left.launch(&dev, dims1d(0), dims1d(4), (&x, &mut y)).unwrap_err();
+//! assert!(matches!(err, spoc::Error::InvalidLaunch { .. }));
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Backends
+//!
+//! | backend | runs on | needs at run time | cargo feature of `spoc-runtime` |
+//! | --- | --- | --- | --- |
+//! | `Native` | the CPU: the kernel compiled as Rust, blocks in parallel (rayon) | nothing | always |
+//! | `Interpreter` | the CPU: runs the IR, the reference semantics | nothing | always |
+//! | `CUDA/PTX` | NVIDIA GPUs: PTX written by spoc, loaded by the driver | the NVIDIA driver | `cuda` (default) |
+//! | `CUDA/C` | NVIDIA GPUs: CUDA C compiled by NVRTC | the driver and NVRTC | `cuda` (default) |
+//! | `OpenCL` | any OpenCL device (PoCL on the CPU) | an OpenCL ICD | `opencl` (default) |
+//! | `Vulkan` | any Vulkan device: SPIR-V through naga (lavapipe on the CPU) | a Vulkan loader and driver | `vulkan` (default) |
+//! | HIP, Metal, WebGPU | source generation only ([`Target`], `kernel.source(target)`) | — | — |
+//!
+//! Building needs none of the drivers: a backend whose driver is absent is unavailable at run
+//! time, never a build failure or a panic. Kernels using barriers run on the GPU backends only
+//! for now (Native and the Interpreter refuse them with [`Error::FeatureNotSupported`]).
 
 pub mod intrinsics;
 
