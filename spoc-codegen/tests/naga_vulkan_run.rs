@@ -881,3 +881,47 @@ fn report_whether_fma_is_fused() {
         assert!(is_fused, "NVIDIA's Fma should be fused");
     }
 }
+
+#[test]
+fn dynamic_shared_memory_is_a_specialization_constant() {
+    let k = dynamic_shared();
+    spoc_ir::validate(&k).unwrap();
+    let src = spoc_codegen::generate_source_with(
+        Target::Vulkan,
+        &k,
+        &Options {
+            block: Some([64, 1, 1]),
+            soa_params: &[],
+            caps: full_caps(),
+        },
+    )
+    .unwrap()
+    .unwrap();
+    let Code::SpirV(words) = src.code else {
+        panic!()
+    };
+    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
+    let Some(vk) = guard.as_ref() else {
+        assert!(
+            !naga_vk::required(),
+            "no Vulkan device, and one is required"
+        );
+        return;
+    };
+    let n = 256;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let out = vk
+        .run_spec(
+            &words,
+            &src.entry,
+            &[(1, bytes_of(&xs)), (2, vec![0; n * 4])],
+            [4, 1, 1],
+            &[(spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID, 64)],
+        )
+        .unwrap();
+    let got = from_bytes::<f32>(&out[1]);
+    for (g, v) in got.iter().enumerate() {
+        let neighbour = (g / 64) * 64 + (g % 64 + 1) % 64;
+        assert_eq!(*v, neighbour as f32 + 64.0, "out[{g}]");
+    }
+}

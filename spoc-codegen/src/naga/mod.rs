@@ -31,8 +31,9 @@
 //! - The workgroup size is `opts.block` (default `[1, 1, 1]`), embedded in the module: a launch
 //!   must use the block size the module was generated for (`block_dim_x()` is that constant).
 //! - Shared arrays are `Workgroup` variables; they are *not* zero-initialised (as in CUDA).
-//!   Shared arrays sized at launch (dynamic shared memory) are refused: naga needs every
-//!   workgroup array's length when the module is written.
+//!   A shared array sized at launch (dynamic shared memory) is, in SPIR-V, sized by
+//!   specialization constant [`DYNAMIC_SHARED_SPEC_ID`] (elements), which the Vulkan backend sets
+//!   at pipeline creation; the text targets refuse it (naga needs the length when writing).
 //!
 //! # Semantics kept (spoc-ir's doc comments are the contract)
 //!
@@ -135,6 +136,11 @@ use naga::valid::{Capabilities as NCaps, ShaderStages, SubgroupOperationSet, Val
 use spoc_ir::Kernel;
 
 pub use types::{scalar_params_layout, ParamSlot};
+
+/// The specialization constant (a `u32`, in elements) that sizes a kernel's dynamic shared
+/// array in the SPIR-V: the Vulkan backend sets it at pipeline creation from the launch's
+/// dynamic shared-memory size (`bytes / size_of::<T>()`); `len()` of the array reads it too.
+pub const DYNAMIC_SHARED_SPEC_ID: u32 = 0;
 
 /// The descriptor binding of the scalar-parameter block.
 pub const SCALAR_PARAMS_BINDING: u32 = 0;
@@ -265,7 +271,15 @@ fn write(
             };
             let words = back::spv::write_vec(&built.module, info, &options, Some(&pipeline))
                 .map_err(|e| backend_err(format!("naga SPIR-V writer: {}", error_chain(&e))))?;
-            (Code::SpirV(float_controls(&no_contraction(&words))), entry)
+            let mut words = float_controls(&no_contraction(&words));
+            if let Some(len) = built.dynamic_shared {
+                words = specialize_length(&words, len, DYNAMIC_SHARED_SPEC_ID).ok_or_else(|| {
+                    backend_err(format!(
+                        "the dynamic shared array's length constant {len} is not in the SPIR-V"
+                    ))
+                })?;
+            }
+            (Code::SpirV(words), entry)
         }
         Target::WebGpu => {
             let text =
@@ -507,6 +521,46 @@ pub fn float_controls(words: &[u32]) -> Vec<u32> {
     out
 }
 
+/// Turns the 32-bit unsigned `OpConstant` holding `value` into an `OpSpecConstant` with
+/// `SpecId spec_id` (its default stays `value`). `None` if no such constant exists.
+fn specialize_length(words: &[u32], value: u32, spec_id: u32) -> Option<Vec<u32>> {
+    const HEADER: usize = 5;
+    let mut uint = None;
+    let mut target = None;
+    let mut first_type = None;
+    let mut at = HEADER;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        let op = words[at] & 0xffff;
+        if count == 0 || at + count > words.len() {
+            return None;
+        }
+        let inst = &words[at..at + count];
+        match op {
+            spv_op::TYPE_INT if count == 4 && inst[2] == 32 && inst[3] == 0 => {
+                uint = Some(inst[1]);
+            }
+            spv_op::CONSTANT if count == 4 && Some(inst[1]) == uint && inst[3] == value => {
+                target = Some((at, inst[2]));
+            }
+            _ => {}
+        }
+        if first_type.is_none() && (spv_op::TYPE_FIRST..=spv_op::TYPE_LAST).contains(&op) {
+            first_type = Some(at);
+        }
+        at += count;
+    }
+    let (at, id) = target?;
+    let first_type = first_type?;
+    let mut out = words.to_vec();
+    out[at] = (out[at] & 0xffff_0000) | spv_op::SPEC_CONSTANT;
+    out.splice(
+        first_type..first_type,
+        [(4 << 16) | spv_op::DECORATE, id, spv_op::SPEC_ID, spec_id],
+    );
+    Some(out)
+}
+
 /// A float-controls execution mode that [`float_controls`] declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FloatMode {
@@ -621,6 +675,14 @@ mod spv_op {
     pub const EXECUTION_MODE: u32 = 16;
     pub const EXECUTION_MODE_ID: u32 = 331;
     pub const TYPE_FLOAT: u32 = 22;
+    pub const TYPE_INT: u32 = 21;
+    /// OpTypeVoid … OpTypeForwardPointer: the first and last type declarations.
+    pub const TYPE_FIRST: u32 = 19;
+    pub const TYPE_LAST: u32 = 39;
+    pub const CONSTANT: u32 = 43;
+    pub const SPEC_CONSTANT: u32 = 50;
+    /// Decoration SpecId.
+    pub const SPEC_ID: u32 = 1;
     /// Execution mode DenormPreserve (float controls).
     pub const MODE_DENORM_PRESERVE: u32 = 4459;
     /// Execution mode SignedZeroInfNanPreserve (float controls).

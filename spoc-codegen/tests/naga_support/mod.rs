@@ -952,6 +952,25 @@ pub fn halves() -> Kernel {
     b.kernel("halves")
 }
 
+/// A shared array sized at launch: `out[g] = tile[(t + 1) % len(tile)] + len(tile)` after
+/// `tile[t] = x[g]` and a barrier.
+pub fn dynamic_shared() -> Kernel {
+    let mut b = B::new();
+    let x = b.buf("x", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let tile = b.shared("tile", Type::F32, None);
+    b.push(assign(at(&tile, tid()), idx(&x, gid())));
+    b.push(StmtKind::Barrier);
+    b.push(assign(
+        at(&out, gid()),
+        add(
+            idx(&tile, bin(BinOp::Rem, add(tid(), u32c(1)), len(&tile))),
+            cast(len(&tile), ScalarType::F32),
+        ),
+    ));
+    b.kernel("dyn_shared")
+}
+
 /// Every kernel of the corpus, by name.
 pub fn corpus() -> Vec<(&'static str, Kernel)> {
     vec![
@@ -967,6 +986,7 @@ pub fn corpus() -> Vec<(&'static str, Kernel)> {
         ("local_arrays", local_arrays()),
         ("doubles", doubles()),
         ("halves", halves()),
+        ("dynamic_shared", dynamic_shared()),
     ]
 }
 

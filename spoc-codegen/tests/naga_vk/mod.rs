@@ -182,7 +182,19 @@ impl Vk {
         buffers: &[(u32, Vec<u8>)],
         groups: [u32; 3],
     ) -> Result<Vec<Vec<u8>>, String> {
-        unsafe { self.run_unsafe(spirv, entry, buffers, groups) }
+        unsafe { self.run_unsafe(spirv, entry, buffers, groups, &[]) }
+    }
+
+    /// [`Vk::run`] with `u32` specialization constants `(id, value)`.
+    pub fn run_spec(
+        &self,
+        spirv: &[u32],
+        entry: &str,
+        buffers: &[(u32, Vec<u8>)],
+        groups: [u32; 3],
+        spec: &[(u32, u32)],
+    ) -> Result<Vec<Vec<u8>>, String> {
+        unsafe { self.run_unsafe(spirv, entry, buffers, groups, spec) }
     }
 
     unsafe fn run_unsafe(
@@ -191,6 +203,7 @@ impl Vk {
         entry: &str,
         buffers: &[(u32, Vec<u8>)],
         groups: [u32; 3],
+        spec: &[(u32, u32)],
     ) -> Result<Vec<Vec<u8>>, String> {
         // Drop the float-controls modes this device lacks, as a Vulkan backend does.
         let fc = self.float_controls;
@@ -273,10 +286,26 @@ impl Vk {
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(spirv), None)
             .map_err(err("vkCreateShaderModule"))?;
         let name = CString::new(entry).map_err(|e| e.to_string())?;
-        let stage = vk::PipelineShaderStageCreateInfo::default()
+        let entries: Vec<vk::SpecializationMapEntry> = spec
+            .iter()
+            .enumerate()
+            .map(|(k, (id, _))| vk::SpecializationMapEntry {
+                constant_id: *id,
+                offset: 4 * k as u32,
+                size: 4,
+            })
+            .collect();
+        let data: Vec<u8> = spec.iter().flat_map(|(_, v)| v.to_le_bytes()).collect();
+        let spec_info = vk::SpecializationInfo::default()
+            .map_entries(&entries)
+            .data(&data);
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(module)
             .name(&name);
+        if !spec.is_empty() {
+            stage = stage.specialization_info(&spec_info);
+        }
         let pipeline = d
             .create_compute_pipelines(
                 vk::PipelineCache::null(),
