@@ -75,8 +75,11 @@ impl ThreadCtx {
 pub enum Trap {
     /// `array[index]` with `index >= len`.
     OutOfBounds {
+        /// The buffer parameter's or local array's name.
         array: &'static str,
+        /// The index used, in elements.
         index: u64,
+        /// The array's length, in elements.
         len: u64,
     },
     /// Integer `/` or `%` by zero.
@@ -86,7 +89,9 @@ pub enum Trap {
     /// An argument that does not match the kernel's parameter (launch checks make this
     /// unreachable through the typed API).
     BadArgument {
+        /// The parameter's name.
         param: &'static str,
+        /// What it takes (`"f32"`, `"buffer of the right element type"`, …).
         expected: &'static str,
     },
 }
@@ -112,20 +117,30 @@ impl fmt::Display for Trap {
 /// A [`Trap`] with the coordinates of the thread that raised it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadTrap {
+    /// `blockIdx` (x, y, z) of the faulting thread.
     pub block: [u32; 3],
+    /// `threadIdx` (x, y, z) of the faulting thread.
     pub thread: [u32; 3],
+    /// What went wrong.
     pub trap: Trap,
 }
 
 /// A scalar argument value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarArg {
+    /// A `bool` parameter's value.
     Bool(bool),
+    /// An `i32` parameter's value.
     I32(i32),
+    /// An `i64` parameter's value.
     I64(i64),
+    /// A `u32` (or kernel `usize`) parameter's value.
     U32(u32),
+    /// A `u64` parameter's value.
     U64(u64),
+    /// An `f32` parameter's value.
     F32(f32),
+    /// An `f64` parameter's value.
     F64(f64),
 }
 
@@ -136,8 +151,11 @@ pub enum NativeArg {
     Scalar(ScalarArg),
     /// A buffer in host memory: `len` elements of `elem_bytes` bytes at `ptr`.
     Buffer {
+        /// The first element's address (aligned for the element type).
         ptr: *mut u8,
+        /// The length in elements.
         len: usize,
+        /// The size of one element in bytes.
         elem_bytes: usize,
     },
 }
@@ -149,7 +167,9 @@ unsafe impl Sync for NativeArg {}
 
 /// Scalar types a native kernel can receive.
 pub trait FromScalarArg: Sized {
+    /// The Rust name of the type (`"f32"`), for [`Trap::BadArgument`].
     const NAME: &'static str;
+    /// The value if `v` holds this type, else `None`.
     fn from_scalar(v: ScalarArg) -> Option<Self>;
 }
 
@@ -539,7 +559,15 @@ pub fn local_store<T, const N: usize>(
 /// Integer operations with the kernel language's semantics (DESIGN.md §2): wrapping arithmetic,
 /// division and remainder by zero trap, `MIN / -1` wraps, shift amounts are taken modulo the width.
 pub trait KernelInt: Copy {
+    /// `self / rhs`, truncating, `MIN / -1 == MIN`.
+    ///
+    /// # Errors
+    /// [`Trap::DivisionByZero`] if `rhs` is 0.
     fn k_div(self, rhs: Self) -> Result<Self, Trap>;
+    /// `self % rhs`, with the sign of `self`, `MIN % -1 == 0`.
+    ///
+    /// # Errors
+    /// [`Trap::DivisionByZero`] if `rhs` is 0.
     fn k_rem(self, rhs: Self) -> Result<Self, Trap>;
 }
 
@@ -579,7 +607,9 @@ pub type NativeFn = fn(&NativeLaunch, &[NativeArg]) -> Result<(), ThreadTrap>;
 /// Grid and block of one native launch; runs the per-thread body.
 #[derive(Clone, Copy, Debug)]
 pub struct NativeLaunch {
+    /// Blocks per grid in x, y, z (`gridDim`).
     pub grid: [u32; 3],
+    /// Threads per block in x, y, z (`blockDim`).
     pub block: [u32; 3],
 }
 
