@@ -313,7 +313,10 @@ fn target_limits_are_typed_errors() {
         .iter()
         .any(|(op, o)| *op == 71 && o[0] == id && o[1] == 1 && o[2] == 0));
     // Both the array type and `len()` use it.
-    assert!(ins.iter().any(|(op, o)| *op == 28 && o[2] == id), "OpTypeArray of the spec constant");
+    assert!(
+        ins.iter().any(|(op, o)| *op == 28 && o[2] == id),
+        "OpTypeArray of the spec constant"
+    );
 }
 
 #[test]
@@ -390,4 +393,23 @@ fn float_ne_is_not_ordered() {
     // `x != y` must be true for NaN: `!(x == y)`, never SPIR-V's OpFOrdNotEqual (181).
     let words = spirv(&math_fns());
     assert!(!instructions(&words).iter().any(|(op, _)| *op == 181));
+}
+
+#[test]
+fn wgsl_enables_the_extensions_it_uses() {
+    let mut k = warp();
+    k.body.retain(|s| s.kind != StmtKind::WarpBarrier);
+    let (node, _) = unsupported(gen_with(Target::WebGpu, &k, full_caps()));
+    assert!(
+        node.contains("lane_id") && node.contains("[32, 2, 1]"),
+        "{node}"
+    );
+    let t = gen(Target::WebGpu, &k).unwrap();
+    let t = t.text().unwrap();
+    assert!(t.starts_with("enable subgroups;\n"), "{t}");
+    assert!(t.contains("subgroupShuffleDown("), "{t}");
+    let t = gen(Target::WebGpu, &halves()).unwrap();
+    let t = t.text().unwrap();
+    assert!(t.contains("enable f16;"), "{t}");
+    assert!(!t.contains("enable subgroups;"), "{t}");
 }

@@ -89,6 +89,8 @@ pub(super) struct Gen<'k> {
     pub bindings: Vec<(u32, bool)>,
     /// The placeholder length of the dynamic shared array (Vulkan).
     pub dynamic_shared: Option<u32>,
+    /// True once a subgroup operation is used (WGSL then needs `enable subgroups;`).
+    pub subgroups: bool,
 }
 
 /// The result of [`build_module`].
@@ -97,6 +99,8 @@ pub(super) struct Built {
     pub bindings: Vec<(u32, bool)>,
     /// The placeholder length of the dynamic shared array (Vulkan), if there is one.
     pub dynamic_shared: Option<u32>,
+    /// True if the module uses subgroup operations.
+    pub subgroups: bool,
 }
 
 /// A length for the dynamic shared array that no integer constant of the kernel spells, so that
@@ -252,12 +256,14 @@ pub(super) fn build_module(
         routines: HashMap::new(),
         bindings: Vec::new(),
         dynamic_shared: None,
+        subgroups: false,
     };
     g.declare_params()?;
     g.declare_shared()?;
     let function = g.kernel_function()?;
     let module_bindings = std::mem::take(&mut g.bindings);
     let dynamic_shared = g.dynamic_shared;
+    let subgroups = g.subgroups;
     let mut module = g.module;
     module.entry_points.push(EntryPoint {
         name: kernel.name.clone(),
@@ -274,6 +280,7 @@ pub(super) fn build_module(
         module,
         bindings: module_bindings,
         dynamic_shared,
+        subgroups,
     })
 }
 
@@ -286,6 +293,9 @@ impl<'k> Gen<'k> {
         capability: &str,
     ) -> Result<(), CodegenError> {
         if self.allowed.contains(cap) {
+            if cap.intersects(NCaps::SUBGROUP | NCaps::SUBGROUP_BARRIER) {
+                self.subgroups = true;
+            }
             Ok(())
         } else if self.device.contains(cap) {
             let lang = match self.target {
@@ -476,6 +486,12 @@ impl<'k> Gen<'k> {
     pub(super) fn builtin(&mut self, b: Builtin) -> Result<Handle<GlobalVariable>, CodegenError> {
         if let Some((_, h)) = self.builtins.iter().find(|(k, _)| *k == b) {
             return Ok(*h);
+        }
+        if b == Builtin::SubgroupLane && (self.block[1] > 1 || self.block[2] > 1) {
+            return Err(self.unsupported(
+                &format!("`lane_id()` in a block of {:?}", self.block),
+                "a one-dimensional block (naga allows subgroup_invocation_id only then)",
+            ));
         }
         if !b.is_vec3() {
             self.require(

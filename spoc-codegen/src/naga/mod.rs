@@ -286,6 +286,12 @@ fn write(
                 back::wgsl::write_string(&built.module, info, back::wgsl::WriterFlags::empty())
                     .map_err(|e| backend_err(format!("naga WGSL writer: {}", error_chain(&e))))?;
             let entry = wgsl_entry_name(&text).unwrap_or(entry);
+            // naga writes no `enable subgroups;`, which WGSL requires for subgroup built-ins.
+            let text = if built.subgroups {
+                format!("enable subgroups;\n{text}")
+            } else {
+                text
+            };
             (Code::Text(text), entry)
         }
         Target::Metal => {
