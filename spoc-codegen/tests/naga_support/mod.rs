@@ -971,6 +971,50 @@ pub fn dynamic_shared() -> Kernel {
     b.kernel("dyn_shared")
 }
 
+/// Vectors (`[T; lanes]` in memory): a buffer of `f32x3`, a record holding a `u32x2` after
+/// a `u8`-free `u16`-free layout (`{ id: u32, v: f64x2 }`, stride 24), vector literals.
+pub fn vectors() -> Kernel {
+    let v3 = Type::Vector {
+        elem: ScalarType::F32,
+        lanes: 3,
+    };
+    let d2 = Type::Vector {
+        elem: ScalarType::F64,
+        lanes: 2,
+    };
+    let rec = Type::Record("Tagged".into());
+    let mut b = B::new();
+    let out = b.buf_mut("out", v3.clone());
+    let tags = b.buf_mut("tags", rec.clone());
+    let g = cast(gid(), ScalarType::F32);
+    b.push(assign(
+        at(&out, gid()),
+        Expr {
+            kind: ExprKind::VectorLit(vec![g, f32c(1.0), f32c(2.5)]),
+            ty: v3,
+        },
+    ));
+    b.push(assign(
+        at(&tags, gid()),
+        Expr {
+            kind: ExprKind::RecordLit {
+                record: "Tagged".into(),
+                fields: vec![
+                    add(gid(), u32c(100)),
+                    Expr {
+                        kind: ExprKind::VectorLit(vec![f64c(0.5), cast(gid(), ScalarType::F64)]),
+                        ty: d2.clone(),
+                    },
+                ],
+            },
+            ty: rec,
+        },
+    ));
+    let mut k = b.kernel("vectors");
+    k.records = vec![record("Tagged", &[("id", Type::U32), ("v", d2)])];
+    k
+}
+
 /// Every kernel of the corpus, by name.
 pub fn corpus() -> Vec<(&'static str, Kernel)> {
     vec![
@@ -987,6 +1031,7 @@ pub fn corpus() -> Vec<(&'static str, Kernel)> {
         ("doubles", doubles()),
         ("halves", halves()),
         ("dynamic_shared", dynamic_shared()),
+        ("vectors", vectors()),
     ]
 }
 
