@@ -131,10 +131,12 @@ fn dynamic_placeholder(kernel: &Kernel) -> u32 {
         }
     }
     // Primes below 2^16, far from the literals a kernel or this generator writes.
-    [65_521u32, 65_519, 65_497, 65_479, 65_449, 65_447, 65_437, 65_423]
-        .into_iter()
-        .find(|c| !used.contains(&(*c as u64)))
-        .unwrap_or(65_413)
+    [
+        65_521u32, 65_519, 65_497, 65_479, 65_449, 65_447, 65_437, 65_423,
+    ]
+    .into_iter()
+    .find(|c| !used.contains(&(*c as u64)))
+    .unwrap_or(65_413)
 }
 
 /// The direct sub-expressions of `e`.

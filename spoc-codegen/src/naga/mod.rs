@@ -1,6 +1,6 @@
 //! SPIR-V (Vulkan), WGSL (WebGPU), MSL (Metal) and GLSL (compute) through [naga](https://docs.rs/naga).
 //!
-//! One `naga::Module` is built from the IR kernel ([`build`]), checked by naga's validator with
+//! One `naga::Module` is built from the IR kernel (module `build`), checked by naga's validator with
 //! the capabilities the device and the target allow, and written by naga's SPIR-V, WGSL, MSL or
 //! GLSL back end. A validation failure is [`CodegenError::Backend`] (a bug of this generator,
 //! never silently wrong code); a node a target cannot express is [`CodegenError::Unsupported`]
@@ -151,7 +151,7 @@ pub fn buffer_binding(j: usize) -> u32 {
     1 + j as u32
 }
 
-/// Generates SPIR-V / MSL / WGSL / GLSL for `kernel` (already validated by [`spoc_ir::validate`]).
+/// Generates SPIR-V / MSL / WGSL / GLSL for `kernel` (already validated by [`spoc_ir::validate()`]).
 ///
 /// # Errors
 /// - [`CodegenError::Unsupported`] when the target or the device's capabilities cannot express a
@@ -273,11 +273,12 @@ fn write(
                 .map_err(|e| backend_err(format!("naga SPIR-V writer: {}", error_chain(&e))))?;
             let mut words = float_controls(&no_contraction(&words));
             if let Some(len) = built.dynamic_shared {
-                words = specialize_length(&words, len, DYNAMIC_SHARED_SPEC_ID).ok_or_else(|| {
-                    backend_err(format!(
-                        "the dynamic shared array's length constant {len} is not in the SPIR-V"
-                    ))
-                })?;
+                words =
+                    specialize_length(&words, len, DYNAMIC_SHARED_SPEC_ID).ok_or_else(|| {
+                        backend_err(format!(
+                            "the dynamic shared array's length constant {len} is not in the SPIR-V"
+                        ))
+                    })?;
             }
             (Code::SpirV(words), entry)
         }
