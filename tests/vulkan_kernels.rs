@@ -256,12 +256,14 @@ fn vk_hash(v: u32, rounds: u32) -> u32 {
     let mut h = v;
     for _ in 0..rounds {
         h ^= h >> 15;
-        h = h * 0x2c1b_3c6d;
+        h *= 0x2c1b_3c6d;
         h ^= h >> 12;
     }
     h
 }
 
+/// The clamp is spelled as an `if` expression on purpose (a language feature under test).
+#[allow(clippy::manual_clamp)]
 #[device]
 fn vk_lerp(a: f32, b: f32, t: f32) -> f32 {
     let t = if t < 0.0 {
