@@ -284,3 +284,151 @@ fn barrier_kernels_are_refused_natively_not_miscompiled() {
         .unwrap_err();
     assert!(err.to_string().contains("no native code"), "{err}");
 }
+
+/// Helpers reached by import rather than by path: by name and under an alias.
+mod imported {
+    use spoc::prelude::*;
+
+    #[device]
+    pub fn twice(v: f32) -> f32 {
+        v * 2.0
+    }
+
+    #[device]
+    pub fn add_one(v: i32) -> i32 {
+        v + 1
+    }
+}
+
+use imported::add_one as inc;
+use imported::twice;
+
+#[kernel]
+fn calls_imported(x: &[f32], y: &mut [f32], n: &mut [i32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        let t: f32 = twice(x[i]);
+        y[i] = t;
+        let k: i32 = inc(i as i32);
+        n[i] = inc(k);
+    }
+}
+
+#[test]
+fn helpers_imported_by_name_or_alias_are_callable() {
+    for framework in ["Native", "Interpreter"] {
+        let dev = spoc::init_device(Some(framework)).unwrap();
+        let x = dev.upload(&[1.5f32, -2.0, 0.25]).unwrap();
+        let mut y = dev.alloc::<f32>(3).unwrap();
+        let mut n = dev.alloc::<i32>(3).unwrap();
+        calls_imported
+            .launch(&dev, dims1d(1), dims1d(4), (&x, &mut y, &mut n))
+            .unwrap();
+        assert_eq!(y.to_vec().unwrap(), [3.0, -4.0, 0.5], "on {framework}");
+        assert_eq!(n.to_vec().unwrap(), [2, 3, 4], "on {framework}");
+    }
+    // The IR calls each helper by its own name, not by the alias.
+    let ir = calls_imported.ir().unwrap();
+    let mut names: Vec<&str> = ir.functions.iter().map(|f| f.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["add_one", "twice"]);
+}
+
+/// `clash_a::f` calls `clash_a::g`; the kernel also calls `clash_b::g`, a different helper of
+/// the same name that it cannot see is in conflict.
+mod clash_a {
+    use spoc::prelude::*;
+
+    #[device]
+    pub fn g(v: f32) -> f32 {
+        v + 100.0
+    }
+
+    #[device]
+    pub fn f(v: f32) -> f32 {
+        g(v) * 2.0
+    }
+}
+
+mod clash_b {
+    use spoc::prelude::*;
+
+    #[device]
+    pub fn g(v: f32) -> f32 {
+        v - 1.0
+    }
+}
+
+#[kernel]
+fn calls_two_gs(x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        let a: f32 = clash_a::f(x[i]);
+        let b: f32 = clash_b::g(x[i]);
+        y[i] = a + b;
+    }
+}
+
+#[test]
+fn two_helpers_of_one_name_reached_through_another_helper_both_run() {
+    let ir = calls_two_gs.ir().unwrap();
+    let mut names: Vec<&str> = ir.functions.iter().map(|f| f.name.as_str()).collect();
+    names.sort();
+    // Breadth-first from the kernel: `f`, then `clash_b::g` (keeps `g`), then `clash_a::g`.
+    assert_eq!(names, ["f", "g", "g_2"]);
+    let x = [1.0f32, -3.5, 10.0];
+    let want: Vec<f32> = x.iter().map(|v| (v + 100.0) * 2.0 + (v - 1.0)).collect();
+    for framework in ["Native", "Interpreter"] {
+        let dev = spoc::init_device(Some(framework)).unwrap();
+        let xb = dev.upload(&x).unwrap();
+        let mut y = dev.alloc::<f32>(3).unwrap();
+        calls_two_gs
+            .launch(&dev, dims1d(1), dims1d(4), (&xb, &mut y))
+            .unwrap();
+        assert_eq!(y.to_vec().unwrap(), want, "on {framework}");
+    }
+}
+
+#[test]
+fn kernels_and_helpers_declared_in_a_function_body() {
+    #[device]
+    fn half(v: f32) -> f32 {
+        v * 0.5
+    }
+
+    #[kernel]
+    fn halve(y: &mut [f32]) {
+        let i = global_id_x();
+        if i < y.len() {
+            let h: f32 = half(y[i]);
+            y[i] = h;
+        }
+    }
+
+    for framework in ["Native", "Interpreter"] {
+        let dev = spoc::init_device(Some(framework)).unwrap();
+        let mut y = dev.upload(&[4.0f32, 1.0, -3.0]).unwrap();
+        halve.launch(&dev, dims1d(1), dims1d(4), (&mut y,)).unwrap();
+        assert_eq!(y.to_vec().unwrap(), [2.0, 0.5, -1.5], "on {framework}");
+    }
+}
+
+/// An untyped literal whose guessed type (from the call's other arguments) is right.
+#[kernel]
+fn guessed_right(y: &mut [f32]) {
+    let i = global_id_x();
+    let c = 0.5;
+    // `c` and `2.0` take `f32` from the annotated result.
+    let n: f32 = geometry::norm2(c, 2.0);
+    geometry::put(y, i, n + c);
+}
+
+#[test]
+fn untyped_arguments_whose_guess_is_right_compile_and_run() {
+    let dev = native();
+    let mut y = dev.alloc::<f32>(3).unwrap();
+    guessed_right
+        .launch(&dev, dims1d(1), dims1d(3), (&mut y,))
+        .unwrap();
+    assert_eq!(y.to_vec().unwrap(), [4.75; 3]);
+}

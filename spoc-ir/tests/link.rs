@@ -2,7 +2,7 @@
 
 mod support;
 
-use spoc_ir::link::{link_helpers, load_kernel, HelperIr, HelperRef};
+use spoc_ir::link::{link_helpers, load_kernel, load_kernel_renamed, HelperIr, HelperRef};
 use spoc_ir::*;
 use std::sync::OnceLock;
 use support::*;
@@ -42,7 +42,16 @@ helper_ref!(c, "c", [], 2.0);
 helper_ref!(b, "b", [c], 3.0);
 helper_ref!(a, "a", [b, c], 4.0);
 helper_ref!(c2, "c", [], 5.0);
-helper_ref!(d, "d", [c2], 1.0);
+/// `d` calls `c2` by its function name, `c`.
+fn d() -> Result<&'static HelperIr, IrError> {
+    static H: OnceLock<HelperIr> = OnceLock::new();
+    Ok(H.get_or_init(|| HelperIr {
+        function: helper("d", &["c"], 1.0),
+        records: vec![],
+        variants: vec![],
+        callees: vec![c2 as HelperRef],
+    }))
+}
 // even -> odd -> even: recursion, which linking tolerates and validation names.
 helper_ref!(even, "even", [odd], 1.0);
 helper_ref!(odd, "odd", [even], 1.0);
@@ -96,19 +105,67 @@ fn roots_reach_their_callees() {
 }
 
 #[test]
-fn two_different_helpers_with_one_name_are_rejected() {
+fn two_different_helpers_with_one_name_are_both_linked_under_distinct_names() {
+    // The kernel calls `a` (which reaches `c`) and `d` (which calls the other `c`).
     let mut k = caller("a");
-    let e = link_helpers(&mut k, &[a, d]).unwrap_err();
-    match e {
+    let StmtKind::If { then, .. } = &mut k.body[1].kind else {
+        unreachable!()
+    };
+    let StmtKind::Assign { value, .. } = &mut then[0].kind else {
+        unreachable!()
+    };
+    *value = call("d", vec![value.clone()], Type::F32);
+    link_helpers(&mut k, &[a, d]).unwrap();
+    assert_eq!(names(&k), ["a", "b", "c", "c_2", "d"]);
+    assert_valid(&k);
+    // `d` calls the second `c` (scale 5), under its new name; `a` and `b` still call `c`.
+    let d_body = format!("{:?}", k.function("d").unwrap().body);
+    assert!(d_body.contains("\"c_2\""), "{d_body}");
+    let c2_body = format!("{:?}", k.function("c_2").unwrap().body);
+    assert!(
+        c2_body.contains(&format!("{:?}", 5.0f32.to_bits())),
+        "{c2_body}"
+    );
+    let b_body = format!("{:?}", k.function("b").unwrap().body);
+    assert!(
+        b_body.contains("\"c\"") && !b_body.contains("c_2"),
+        "{b_body}"
+    );
+}
+
+// `both` calls `c` and `c2`, two different helpers named `c`: its body cannot tell them apart.
+fn both() -> Result<&'static HelperIr, IrError> {
+    static H: OnceLock<HelperIr> = OnceLock::new();
+    Ok(H.get_or_init(|| HelperIr {
+        function: helper("both", &["c", "c"], 1.0),
+        records: vec![],
+        variants: vec![],
+        callees: vec![c as HelperRef, c2],
+    }))
+}
+
+#[test]
+fn one_caller_of_two_helpers_with_one_name_is_a_link_error() {
+    let mut k = caller("both");
+    match link_helpers(&mut k, &[both]).unwrap_err() {
         IrError::Link { kernel, message } => {
             assert_eq!(kernel, "saxpy");
             assert!(
-                message.contains("two different helper functions are named `c`"),
+                message.contains("`both` calls two different helper functions named `c`"),
                 "{message}"
             );
         }
         other => panic!("expected a link error, got {other:?}"),
     }
+}
+
+#[test]
+fn calls_by_another_name_are_renamed_before_linking() {
+    let bytes = caller("alias_of_a").to_bytes();
+    let e = load_kernel(&bytes, &[a]).unwrap_err();
+    assert!(e.to_string().contains("alias_of_a"), "{e}");
+    let k = load_kernel_renamed(&bytes, &[a], &[("alias_of_a", "a")]).unwrap();
+    assert_eq!(names(&k), ["a", "b", "c"]);
 }
 
 #[test]

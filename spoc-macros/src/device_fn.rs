@@ -1,6 +1,8 @@
-//! What `#[device]` expands to: the original fn (still callable on the host) and a hidden module
-//! `__spoc_dev_<name>` holding the helper's IR accessor (`ir()`), whether it has native code
-//! (`HAS_NATIVE`) and its native code (`native(ctx, args…)`).
+//! What `#[device]` expands to: the original fn (still callable on the host) and, next to it, a
+//! hidden empty enum of the same name (its companion, see `paths.rs`) whose associated items are
+//! the helper's own name (`NAME`), IR accessor (`ir()`), whether it has native code
+//! (`HAS_NATIVE`), its native code (`native(ctx, args…)`) and its signature (`PARAM_TAGS`,
+//! `RET_TAG`, `IS_DEVICE`, checked by callers: `checks.rs`); then the checks of its own calls.
 
 use crate::lower::LoweredFn;
 use crate::paths;
@@ -21,38 +23,58 @@ pub fn function_ir(name: &str, l: &LoweredFn) -> Function {
 
 /// The expansion of `#[device]` on `item`.
 pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
-    let name = crate::lower::ident_name(&item.sig.ident);
+    let ident = &item.sig.ident;
+    let name = crate::lower::ident_name(ident);
     let vis = &item.vis;
-    let module = paths::dev_module(&name);
     let function = function_ir(&name, l);
     let bytes = Literal::byte_string(&function.to_bytes());
-    let helpers = paths::helper_paths(&l.helpers, true);
-    let callees: Vec<TokenStream> = l
-        .helpers
-        .iter()
-        .map(|h| paths::module_path(h, true))
-        .collect();
+    let helpers = paths::helper_paths(&l.helpers);
+    let callees = paths::aliases(&l.helpers);
+    let renames = paths::rename_table(&l.helpers);
+    let resolver = paths::resolver(&l.helpers, &l.calls);
     let (native, has_native) = crate::native_entry::helper_entry(&function, &helpers);
+    let native = with_resolver(native, &resolver);
+    let param_tags: Vec<u8> = l.param_tys.iter().map(|t| crate::checks::tag(*t)).collect();
+    let ret_tag = crate::checks::tag(l.ret_ty);
     let cfgs: Vec<&syn::Attribute> = item
         .attrs
         .iter()
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
+    let cfgs = quote!(#(#cfgs)*);
+    let checks = crate::checks::all(&l.helpers, &l.calls, &cfgs);
     quote! {
         // The host copy: kernel-style index loops are the idiom here, not a smell.
         #[allow(dead_code, clippy::needless_range_loop)]
         #item
 
-        #(#cfgs)*
+        #cfgs
         #[doc(hidden)]
-        #[allow(non_snake_case, unused_imports, dead_code)]
-        #vis mod #module {
-            use super::*;
+        #[allow(non_camel_case_types, dead_code)]
+        #vis enum #ident {}
+
+        #cfgs
+        #[allow(non_snake_case, dead_code)]
+        impl #ident {
+            /// The helper's own name: its IR function's name.
+            pub const NAME: &'static str = #name;
+
+            /// Marks a `#[device]` fn (see spoc-macros' `checks.rs`).
+            pub const IS_DEVICE: bool = true;
+
+            /// The tags of the parameter types (spoc-macros' `checks::tag`).
+            pub const PARAM_TAGS: &'static [u8] = &[ #(#param_tags),* ];
+
+            /// The tag of the result type.
+            pub const RET_TAG: u8 = #ret_tag;
 
             /// True if the helper (and every helper it calls) has native code.
-            pub const HAS_NATIVE: bool = #has_native #(&& #callees::HAS_NATIVE)*;
+            pub const HAS_NATIVE: bool = {
+                #resolver
+                #has_native #(&& #callees::HAS_NATIVE)*
+            };
 
-            /// The helper's IR, decoded once.
+            /// The helper's IR, decoded once, its calls named by each callee's own name.
             pub fn ir() -> ::core::result::Result<
                 &'static ::spoc::__private::spoc_ir::link::HelperIr,
                 ::spoc::__private::spoc_ir::IrError,
@@ -64,9 +86,12 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
                     >,
                 > = ::std::sync::OnceLock::new();
                 const BYTES: &[u8] = #bytes;
+                #resolver
                 IR.get_or_init(|| {
+                    let mut function = ::spoc::__private::spoc_ir::Function::from_bytes(BYTES)?;
+                    ::spoc::__private::spoc_ir::link::rename_calls(&mut function.body, #renames);
                     ::core::result::Result::Ok(::spoc::__private::spoc_ir::link::HelperIr {
-                        function: ::spoc::__private::spoc_ir::Function::from_bytes(BYTES)?,
+                        function,
                         records: ::std::vec::Vec::new(),
                         variants: ::std::vec::Vec::new(),
                         callees: ::std::vec![
@@ -80,5 +105,23 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
 
             #native
         }
+
+        #checks
+    }
+}
+
+/// `native` (the helper's native fn, when there is one) with `resolver` at the start of its body,
+/// so that its calls reach the callees' companions through their aliases.
+fn with_resolver(native: TokenStream, resolver: &TokenStream) -> TokenStream {
+    if resolver.is_empty() {
+        return native;
+    }
+    match syn::parse2::<syn::ImplItemFn>(native.clone()) {
+        Ok(mut f) => {
+            let body = &f.block;
+            f.block = syn::parse_quote!({ #resolver #body });
+            quote!(#f)
+        }
+        Err(_) => native,
     }
 }

@@ -64,16 +64,14 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
     let kernel = kernel_ir(&name, l);
     let bytes = Literal::byte_string(&kernel.to_bytes());
 
-    let helpers: HelperPaths = paths::helper_paths(&l.helpers, false);
-    let modules: Vec<TokenStream> = l
-        .helpers
-        .iter()
-        .map(|h| paths::module_path(h, false))
-        .collect();
+    let helpers: HelperPaths = paths::helper_paths(&l.helpers);
+    let modules = paths::aliases(&l.helpers);
+    let renames = paths::rename_table(&l.helpers);
+    let resolver = paths::resolver(&l.helpers, &l.calls);
     let native_fn = crate::native_entry::kernel_entry(&kernel, &helpers);
     let native_def = if native_fn.is_some() {
         quote!(if true #(&& #modules::HAS_NATIVE)* {
-            ::core::option::Option::Some(Self::__spoc_native as ::spoc::__private::NativeFn)
+            ::core::option::Option::Some(__spoc_native as ::spoc::__private::NativeFn)
         } else {
             ::core::option::Option::None
         })
@@ -114,6 +112,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     let cfgs2 = &cfgs;
+    let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*));
     let has_docs = !docs.is_empty();
     let sep = has_docs.then(|| quote!(#[doc = ""]));
     let allow = crate::native_entry::allow_lints();
@@ -132,10 +131,32 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         #[allow(dead_code)]
         impl #ident {
             /// The kernel's definition, as the runtime takes it.
-            pub const DEF: &'static ::spoc::__private::KernelDef = &::spoc::__private::KernelDef {
-                name: #name,
-                ir: Self::__spoc_ir,
-                native: #native_def,
+            pub const DEF: &'static ::spoc::__private::KernelDef = &{
+                // The helpers' companions, under aliases (spoc-macros' `paths.rs`).
+                #resolver
+
+                fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::Kernel, ::spoc::ir::IrError> {
+                    static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
+                        ::std::sync::OnceLock::new();
+                    const BYTES: &[u8] = #bytes;
+                    IR.get_or_init(|| {
+                        ::spoc::ir::link::load_kernel_renamed(
+                            BYTES,
+                            &[ #(#modules::ir as ::spoc::ir::link::HelperRef),* ],
+                            #renames,
+                        )
+                    })
+                    .as_ref()
+                    .map_err(::core::clone::Clone::clone)
+                }
+
+                #native_fn
+
+                ::spoc::__private::KernelDef {
+                    name: #name,
+                    ir: __spoc_ir,
+                    native: #native_def,
+                }
             };
 
             /// The kernel's definition, as the runtime takes it.
@@ -189,20 +210,8 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
                     &mut [ #(::spoc::Arg::from(#arg_names)),* ],
                 )
             }
-
-            #[doc(hidden)]
-            fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::Kernel, ::spoc::ir::IrError> {
-                static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
-                    ::std::sync::OnceLock::new();
-                const BYTES: &[u8] = #bytes;
-                IR.get_or_init(|| {
-                    ::spoc::ir::link::load_kernel(BYTES, &[ #(#modules::ir as ::spoc::ir::link::HelperRef),* ])
-                })
-                .as_ref()
-                .map_err(::core::clone::Clone::clone)
-            }
-
-            #native_fn
         }
+
+        #checks
     }
 }

@@ -17,6 +17,7 @@
 //! lowering), `resolve.rs` (final types), `native*.rs` (Rust code generated from the IR),
 //! `handle.rs` (`#[kernel]` output), `device_fn.rs` (`#[device]` output).
 
+mod checks;
 mod consts;
 mod device_fn;
 mod errors;

@@ -21,6 +21,9 @@ pub struct VarInfo {
     pub ty: Ty,
     pub mutable: bool,
     pub kind: VarKind,
+    /// Declared by a `let` that failed to lower: uses of it fail silently, so that one error
+    /// does not bring "cannot find value" errors after it.
+    pub poisoned: bool,
 }
 
 /// A call of a `#[device]` helper: the IR knows it by `name`; the generated Rust reaches it through
@@ -34,7 +37,44 @@ pub struct HelperUse {
 
 /// The types at one call of a helper.
 pub struct HelperCall {
-    pub args: Vec<(Ty, Loc)>,
+    /// Index of the callee in [`Lowerer::helpers`].
+    pub helper: usize,
+    /// The call's function path (where "not a #[device] function" and arity errors point).
+    pub span: Loc,
+    pub args: Vec<CallArg>,
+    pub ret: Ty,
+}
+
+/// One argument of a helper call.
+pub struct CallArg {
+    pub ty: Ty,
+    pub span: Loc,
+    /// What the argument is, for the hint of a type mismatch.
+    pub hint: ArgHint,
+    /// Its type was untyped before the call settled it (see `resolve.rs`): a mismatch means the
+    /// guess was wrong, and the hint asks for a suffix or an annotation.
+    pub guessed: bool,
+}
+
+/// What an argument expression is, for error hints.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgHint {
+    /// A numeric literal without suffix: its digits as written (with a leading `-` if negated).
+    Literal(String),
+    /// A variable.
+    Var(String),
+    Other,
+}
+
+/// A checked call of a helper, with final types: what `checks.rs` verifies against the
+/// helper's real signature at compile time.
+pub struct CallCheck {
+    /// Index of the callee in [`LoweredFn::helpers`].
+    pub helper: usize,
+    pub span: Loc,
+    /// Each argument's final type, span, hint and whether its type was guessed.
+    pub args: Vec<(Ty, Loc, ArgHint, bool)>,
+    /// The type the call's result is used as (`Unit` for a call statement).
     pub ret: Ty,
 }
 
@@ -94,6 +134,11 @@ pub struct LoweredFn {
     pub ret: Type,
     /// Helpers called directly, each name once, in first-call order.
     pub helpers: Vec<HelperUse>,
+    /// Every helper call, with final types.
+    pub calls: Vec<CallCheck>,
+    /// The checker types of the parameters and of the result.
+    pub param_tys: Vec<Ty>,
+    pub ret_ty: Ty,
 }
 
 /// Checks and lowers `item` (a kernel if `is_kernel`, else a device function).
@@ -118,9 +163,14 @@ pub fn lower_fn(item: &syn::ItemFn, is_kernel: bool) -> Result<LoweredFn, Errors
         return Err(errs);
     };
     let mut l = Lowerer::new(item.sig.ident.to_string(), is_kernel, ret, errs);
+    let param_tys: Vec<Ty> = params.iter().map(|p| p.ty).collect();
     let params: Vec<Param> = params.iter().map(|p| l.declare_param(p)).collect();
     let body = l.fn_body(&item.block);
-    l.finish(params, body)
+    l.finish(params, body).map(|mut f| {
+        f.param_tys = param_tys;
+        f.ret_ty = ret;
+        f
+    })
 }
 
 impl Lowerer {
@@ -164,11 +214,22 @@ impl Lowerer {
             ty,
             mutable,
             kind,
+            poisoned: false,
         });
         if let Some(scope) = self.scopes.last_mut() {
             scope.push((name.to_string(), id));
         }
         id
+    }
+
+    /// Brings `name` into scope as a variable whose declaration failed (its error is already
+    /// reported): later uses of it fail without errors of their own.
+    pub fn declare_poisoned(&mut self, name: &str) {
+        let ty = self
+            .tys
+            .fresh(Kind::Any, Loc::from(proc_macro2::Span::call_site()));
+        let id = self.declare(name, ty, true, VarKind::Local);
+        self.vars[id.0 as usize].poisoned = true;
     }
 
     /// A compiler-made mutable local, not nameable from the source.
@@ -179,6 +240,7 @@ impl Lowerer {
             ty,
             mutable: true,
             kind: VarKind::Local,
+            poisoned: false,
         });
         id
     }

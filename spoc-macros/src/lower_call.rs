@@ -2,7 +2,7 @@
 //! on buffers, the math of `f32`/`f64`, `abs`/`min`/`max` on integers).
 
 use crate::errors::{Loc, Lowered};
-use crate::lower::{Deferred, HelperUse, Lowerer, TExpr};
+use crate::lower::{ArgHint, CallArg, Deferred, HelperUse, Lowerer, TExpr};
 use crate::types::{Kind, Scalar, Ty};
 use spoc_ir::{Block, ExprKind, Intrinsic, MathFn};
 
@@ -116,7 +116,7 @@ impl Lowerer {
                 format!("recursion is not supported on GPUs: `{name}` calls itself; rewrite it as a loop"),
             ));
         }
-        self.record_helper(&name, path, span)?;
+        let helper = self.record_helper(&name, path, span)?;
         let mut args = Vec::new();
         let mut arg_tys = Vec::new();
         let mut ok = true;
@@ -128,7 +128,12 @@ impl Lowerer {
                     ok = false;
                 }
                 Ok(v) => {
-                    arg_tys.push((v.ty, v.span));
+                    arg_tys.push(CallArg {
+                        ty: v.ty,
+                        span: v.span,
+                        hint: arg_hint(a),
+                        guessed: false,
+                    });
                     args.push(v.e)
                 }
                 Err(_) => ok = false,
@@ -139,13 +144,16 @@ impl Lowerer {
         }
         let ty = self.tys.fresh(Kind::Any, span);
         self.helper_calls.push(crate::lower::HelperCall {
+            helper,
+            span: Loc::of(path),
             args: arg_tys,
             ret: ty,
         });
         Ok(self.mk(ExprKind::Call { func: name, args }, ty, span))
     }
 
-    fn record_helper(&mut self, name: &str, path: &syn::Path, span: Loc) -> Lowered<()> {
+    /// Records a call of helper `name` through `path`; returns its index in `helpers`.
+    fn record_helper(&mut self, name: &str, path: &syn::Path, span: Loc) -> Lowered<usize> {
         // `self::f` and `f` name the same helper.
         let written = |p: &syn::Path| {
             let mut p = p.clone();
@@ -154,22 +162,23 @@ impl Lowerer {
             }
             quote::quote!(#p).to_string()
         };
-        if let Some(prev) = self.helpers.iter().find(|h| h.name == name) {
+        if let Some(i) = self.helpers.iter().position(|h| h.name == name) {
+            let prev = &self.helpers[i];
             if written(&prev.path) != written(path) {
                 let (a, b) = (written(&prev.path), written(path));
                 return Err(self.errs.spanned(
                     path,
-                    format!("two helpers named `{name}` are called (`{a}` and `{b}`); helpers are linked by name, so rename one"),
+                    format!("two helpers named `{name}` are called (`{a}` and `{b}`); a function calls each helper by its name, so import one under another name (`use m::{name} as other_{name};`)"),
                 ));
             }
-            return Ok(());
+            return Ok(i);
         }
         self.helpers.push(HelperUse {
             name: name.to_string(),
             path: path.clone(),
             span,
         });
-        Ok(())
+        Ok(self.helpers.len() - 1)
     }
 
     /// `recv.method(args)`.
@@ -279,5 +288,30 @@ impl Lowerer {
             args: ir_args,
         };
         Ok(self.mk(kind, ty, span))
+    }
+}
+
+/// What argument `a` is, for the hint of a type mismatch: an unsuffixed literal, a variable, or
+/// something else.
+fn arg_hint(a: &syn::Expr) -> ArgHint {
+    match a {
+        syn::Expr::Paren(p) => arg_hint(&p.expr),
+        syn::Expr::Group(g) => arg_hint(&g.expr),
+        syn::Expr::Lit(l) => match &l.lit {
+            syn::Lit::Int(i) if i.suffix().is_empty() => ArgHint::Literal(i.base10_digits().into()),
+            syn::Lit::Float(f) if f.suffix().is_empty() => {
+                ArgHint::Literal(f.base10_digits().into())
+            }
+            _ => ArgHint::Other,
+        },
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match arg_hint(&u.expr) {
+            ArgHint::Literal(d) => ArgHint::Literal(format!("-{d}")),
+            _ => ArgHint::Other,
+        },
+        syn::Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
+            Some(i) => ArgHint::Var(crate::lower::ident_name(i)),
+            None => ArgHint::Other,
+        },
+        _ => ArgHint::Other,
     }
 }

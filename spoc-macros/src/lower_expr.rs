@@ -148,10 +148,18 @@ impl Lowerer {
             return Err(self.errs.spanned(p, "expected a variable name"));
         };
         let name = crate::lower::ident_name(ident);
-        self.lookup(&name).ok_or_else(|| {
-            self.errs
-                .spanned(ident, format!("cannot find value `{name}` in this scope"))
-        })
+        match self.lookup(&name) {
+            // Its `let` failed and was reported: no second error.
+            Some(id) if self.vars[id.0 as usize].poisoned => Err(crate::errors::Failed),
+            Some(id) => Ok(id),
+            None if is_constant_name(&name) => Err(self.errs.spanned(
+                ident,
+                format!("cannot find value `{name}` in this kernel: constants and statics declared outside the kernel (`const {name}: f32 = …;`) are not visible to #[kernel] and #[device] bodies; pass the value as a parameter, or write the literal (with its suffix: `2.0f32`)"),
+            )),
+            None => Err(self
+                .errs
+                .spanned(ident, format!("cannot find value `{name}` in this scope"))),
+        }
     }
 
     fn path_value(&mut self, p: &syn::ExprPath) -> Lowered<TExpr> {
@@ -161,7 +169,7 @@ impl Lowerer {
                 Some((c, s)) => Ok(self.mk(ExprKind::Const(c), Ty::Scalar(s), span)),
                 None => Err(self.errs.spanned(
                     p,
-                    "unknown constant in a kernel: supported are `f32::MAX`-style bounds of scalar types and `std::f32::consts::PI`-style float constants",
+                    "unknown constant in a kernel: supported are `f32::MAX`-style bounds of scalar types and `std::f32::consts::PI`-style float constants; constants declared outside the kernel are not visible to it (pass the value as a parameter, or write the literal)",
                 )),
             };
         }
@@ -521,4 +529,13 @@ impl Lowerer {
         ));
         Ok(self.mk(ExprKind::Var(t), ty, span))
     }
+}
+
+/// True for a name written like a constant or static (`SCALE`, `N_2`): upper case, digits and
+/// underscores, with at least one letter.
+fn is_constant_name(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }

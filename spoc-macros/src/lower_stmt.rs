@@ -114,7 +114,21 @@ impl Lowerer {
         }
     }
 
+    /// A `let`. When it fails, the names it binds still come into scope, poisoned: uses of
+    /// them fail without errors of their own (the `let`'s error says what is wrong).
     fn local(&mut self, local: &syn::Local, out: &mut Block) -> Lowered<()> {
+        let r = self.local_inner(local, out);
+        if r.is_err() {
+            let mut names = Vec::new();
+            pattern_names(&local.pat, &mut names);
+            for n in names {
+                self.declare_poisoned(&n);
+            }
+        }
+        r
+    }
+
+    fn local_inner(&mut self, local: &syn::Local, out: &mut Block) -> Lowered<()> {
         let span = Loc::of(&local);
         let (pat, annotated) = match &local.pat {
             syn::Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
@@ -592,4 +606,25 @@ fn compound_op(op: &syn::BinOp) -> Option<spoc_ir::BinOp> {
 /// A variable or constant: cheap and free of effects, safe to evaluate twice.
 fn is_simple(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Var(_) | ExprKind::Const(_))
+}
+
+/// The names a pattern binds (`x`, `(a, b)`, `[p, q]`, `S { f, .. }`, …).
+fn pattern_names(p: &syn::Pat, out: &mut Vec<String>) {
+    match p {
+        syn::Pat::Ident(i) => {
+            out.push(ident_name(&i.ident));
+            if let Some((_, sub)) = &i.subpat {
+                pattern_names(sub, out);
+            }
+        }
+        syn::Pat::Type(t) => pattern_names(&t.pat, out),
+        syn::Pat::Paren(p) => pattern_names(&p.pat, out),
+        syn::Pat::Reference(r) => pattern_names(&r.pat, out),
+        syn::Pat::Tuple(t) => t.elems.iter().for_each(|e| pattern_names(e, out)),
+        syn::Pat::TupleStruct(t) => t.elems.iter().for_each(|e| pattern_names(e, out)),
+        syn::Pat::Slice(s) => s.elems.iter().for_each(|e| pattern_names(e, out)),
+        syn::Pat::Or(o) => o.cases.iter().for_each(|e| pattern_names(e, out)),
+        syn::Pat::Struct(s) => s.fields.iter().for_each(|f| pattern_names(&f.pat, out)),
+        _ => {}
+    }
 }

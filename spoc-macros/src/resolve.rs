@@ -2,7 +2,7 @@
 //! substitution of every placeholder type and pending literal in the IR.
 
 use crate::errors::Errors;
-use crate::lower::{Deferred, LoweredFn, Lowerer, PendingLit};
+use crate::lower::{CallCheck, Deferred, LoweredFn, Lowerer, PendingLit};
 use crate::types::{Kind, Scalar, Ty};
 use spoc_ir::{Block, Const, Expr, ExprKind, LValue, Param, Stmt, StmtKind, Type, VarDecl};
 
@@ -53,24 +53,38 @@ impl Lowerer {
         if !errs.is_empty() {
             return Err(errs);
         }
+        let calls = self.call_checks();
         Ok(LoweredFn {
             params,
             vars,
             body,
             ret: self.tys.ir_type(self.ret).unwrap_or(Type::Unit),
             helpers: self.helpers,
+            calls,
+            param_tys: Vec::new(),
+            ret_ty: Ty::Unit,
         })
     }
 
-    /// An integer or float literal passed to a helper, untyped by anything else, takes the one
-    /// type of its class (float or integer) among the call's other arguments and its result:
-    /// `smoothstep(0.0, 1.0, x)` with `x: f32` passes `f32`s. The guess is checked: the native
-    /// code passes typed values to the helper's typed native function, so rustc rejects a wrong
-    /// one, and the IR validator checks the linked call. With no single candidate, it is an error.
+    /// An integer or float literal (or untyped variable) passed to a helper, untyped by anything
+    /// else, takes the one type of its class (float or integer) among the call's other arguments
+    /// and its result: `smoothstep(0.0, 1.0, x)` with `x: f32` passes `f32`s. A helper's
+    /// signature is not visible here, so this is a guess, and it is checked: every call is
+    /// verified against the helper's real parameter types at compile time (`checks.rs`), and a
+    /// wrong guess is an error at the argument asking for a suffix or an annotation. With no
+    /// single candidate, it is an error here.
     fn settle_helper_literals(&mut self) {
-        let calls = std::mem::take(&mut self.helper_calls);
+        let mut calls = std::mem::take(&mut self.helper_calls);
+        // Which arguments are untyped before any guess (a variable passed twice is guessed once,
+        // but both of its uses get the "guessed" hint).
+        for call in &mut calls {
+            for a in &mut call.args {
+                a.guessed = matches!(self.tys.resolve(a.ty), Ty::Var(_));
+            }
+        }
         for call in &calls {
-            for (i, &(ty, span)) in call.args.iter().enumerate() {
+            for (i, arg) in call.args.iter().enumerate() {
+                let (ty, span) = (arg.ty, arg.span);
                 let Ty::Var(v) = self.tys.resolve(ty) else {
                     continue;
                 };
@@ -85,7 +99,7 @@ impl Lowerer {
                     .iter()
                     .enumerate()
                     .filter(|&(j, _)| j != i)
-                    .map(|(_, a)| a.0);
+                    .map(|(_, a)| a.ty);
                 let mut candidates: Vec<Scalar> = Vec::new();
                 for t in others.chain(std::iter::once(call.ret)) {
                     if let Ty::Scalar(s) = self.tys.resolve(t) {
@@ -112,6 +126,25 @@ impl Lowerer {
                 }
             }
         }
+        self.helper_calls = calls;
+    }
+
+    /// The helper calls with their final types (after defaults).
+    fn call_checks(&self) -> Vec<CallCheck> {
+        let fin = |t: Ty| self.tys.resolve(t);
+        self.helper_calls
+            .iter()
+            .map(|c| CallCheck {
+                helper: c.helper,
+                span: c.span,
+                args: c
+                    .args
+                    .iter()
+                    .map(|a| (fin(a.ty), a.span, a.hint.clone(), a.guessed))
+                    .collect(),
+                ret: fin(c.ret),
+            })
+            .collect()
     }
 
     fn run_deferred(&mut self) {

@@ -10,7 +10,7 @@ pub struct ParamSig {
     pub ty: Ty,
 }
 
-const SCALARS: &str = "bool, i32, i64, u32, u64, usize, f32 or f64";
+const SCALARS: &str = "`bool`, `i32`, `i64`, `u32`, `u64`, `usize`, `f32` and `f64`";
 
 /// Parses a scalar type (`f32`, `usize`, …).
 pub fn scalar_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Scalar> {
@@ -18,24 +18,34 @@ pub fn scalar_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Scalar> {
         syn::Type::Paren(p) => scalar_type(&p.elem, errs),
         syn::Type::Group(g) => scalar_type(&g.elem, errs),
         syn::Type::Path(p) if p.qself.is_none() => {
-            let found = p
-                .path
-                .get_ident()
-                .and_then(|i| Scalar::from_name(&i.to_string()));
+            let name = p.path.get_ident().map(|i| i.to_string());
+            let found = name.as_deref().and_then(Scalar::from_name);
             found.ok_or_else(|| {
+                let why = match name.as_deref() {
+                    Some("u8" | "i8" | "u16" | "i16") => {
+                        " (8- and 16-bit integers are not supported yet: widen to `i32`/`u32`)".to_string()
+                    }
+                    Some("u128" | "i128") => " (128-bit integers are not supported)".to_string(),
+                    Some("isize") => " (use `i32` or `i64`; `usize` is the 32-bit index type)".to_string(),
+                    Some("f16") => " (`f16` is not supported in kernel code yet)".to_string(),
+                    Some("char" | "str" | "String") => {
+                        " (kernels compute on numbers and `bool`s)".to_string()
+                    }
+                    _ => " (structs and other types are not supported in kernels yet)".to_string(),
+                };
                 errs.spanned(
                     ty,
-                    format!("unsupported type in a kernel: expected {SCALARS} (records are not supported yet)"),
+                    format!("unsupported type in a kernel: the scalar types are {SCALARS}{why}"),
                 )
             })
         }
         syn::Type::Tuple(t) if t.elems.is_empty() => Err(errs.spanned(
             ty,
-            format!("`()` is not a value type in kernels; expected {SCALARS}"),
+            format!("`()` is not a value type in kernels; the scalar types are {SCALARS}"),
         )),
         _ => Err(errs.spanned(
             ty,
-            format!("unsupported type in a kernel: expected {SCALARS}"),
+            format!("unsupported type in a kernel: the scalar types are {SCALARS}, and parameters may also be buffers `&[T]` and `&mut [T]`"),
         )),
     }
 }
@@ -143,7 +153,23 @@ pub fn check_common(sig: &syn::Signature, what: &str, errs: &mut Errors) -> Lowe
         errs.spanned(node, msg);
         ok = false;
     };
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+    let only_lifetimes = sig
+        .generics
+        .params
+        .iter()
+        .all(|p| matches!(p, syn::GenericParam::Lifetime(_)));
+    if !sig.generics.params.is_empty() && only_lifetimes && sig.generics.where_clause.is_none() {
+        bad(
+            &sig.generics,
+            format!(
+                "lifetime parameters are not needed on a {what}: remove `{}` and write buffers as `&[T]` and `&mut [T]`",
+                {
+                    let g = &sig.generics;
+                    quote::quote!(#g).to_string().replace(' ', "")
+                }
+            ),
+        );
+    } else if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         bad(
             &sig.generics,
             format!("{what}s cannot be generic; write one {what} per element type"),

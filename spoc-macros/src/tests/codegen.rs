@@ -20,7 +20,8 @@ fn generated_rust_parses_and_uses_wrapping_and_checked_ops() {
     let tys = crate::param_types(&item);
     let out = handle::expand(&item, &l, &tys);
     let file: syn::File = syn::parse2(out.clone()).expect("expansion parses");
-    assert_eq!(file.items.len(), 2);
+    // The handle, its impl, and one compile-time check per helper call.
+    assert_eq!(file.items.len(), 3);
     let text = out.to_string();
     for needle in [
         "wrapping_mul",
@@ -30,15 +31,18 @@ fn generated_rust_parses_and_uses_wrapping_and_checked_ops() {
         "k_rem",
         "check_step",
         ". rev ()",
-        "__spoc_dev_helper :: native (ctx",
-        "__spoc_dev_helper :: HAS_NATIVE",
-        "__spoc_dev_helper :: ir as",
+        "use helper as __spoc_h0",
+        "__spoc_h0 :: native (ctx",
+        "__spoc_h0 :: HAS_NATIVE",
+        "__spoc_h0 :: ir as",
+        "(\"helper\" , __spoc_h0 :: NAME)",
+        "use helper as __spoc_callee",
         "GlobalRef :: < i32 >",
         "GlobalMut :: < i32 >",
         "scalar :: < i32 >",
         "Launch with `k.launch(&device, grid, block, (n: i32, x: &Buffer<i32>, y: &mut Buffer<i32>))`",
         "pub struct k",
-        "let __spoc_r : i32 =",
+        "let __spoc_r : i32 = __spoc_r as _",
     ] {
         assert!(text.contains(needle), "missing `{needle}` in {text}");
     }
@@ -52,11 +56,11 @@ fn barrier_kernels_have_no_native_entry() {
     let l = lower_fn(&item, true).unwrap_or_else(|e| panic!("{:?}", e.messages()));
     let k = handle::kernel_ir("k", &l);
     assert_eq!(k.body[0].kind, StmtKind::Barrier);
-    assert!(native_entry::kernel_entry(&k, &paths::helper_paths(&l.helpers, false)).is_none());
+    assert!(native_entry::kernel_entry(&k, &paths::helper_paths(&l.helpers)).is_none());
 }
 
 #[test]
-fn device_expansion_parses_and_rewrites_relative_paths() {
+fn device_expansion_parses_and_names_callees_as_written() {
     let item: syn::ItemFn = syn::parse_quote! {
         pub fn outer(x: &[f32], i: usize) -> f32 { super::inner(x[i]) + self::m::other(1.0f32) + plain(2.0f32) }
     };
@@ -65,18 +69,23 @@ fn device_expansion_parses_and_rewrites_relative_paths() {
     let l = l.unwrap_or_else(|e| panic!("{:?}", e.messages()));
     let out = device_fn::expand(&item, &l);
     let text = out.to_string();
-    syn::parse2::<syn::File>(out).expect("expansion parses");
-    assert!(
-        text.contains("super :: super :: __spoc_dev_inner :: native"),
-        "{text}"
-    );
-    assert!(
-        text.contains("super :: m :: __spoc_dev_other :: ir"),
-        "{text}"
-    );
-    assert!(text.contains("__spoc_dev_plain :: HAS_NATIVE"), "{text}");
-    assert!(
-        text.contains("impl :: spoc :: intrinsics :: __native :: ReadBuffer < f32 >"),
-        "{text}"
-    );
+    let file = syn::parse2::<syn::File>(out).expect("expansion parses");
+    // The fn, its companion enum and impl, and one check per call.
+    assert_eq!(file.items.len(), 6, "{text}");
+    for needle in [
+        "pub enum outer { }",
+        "impl outer",
+        "pub const NAME : & 'static str = \"outer\"",
+        "pub const PARAM_TAGS : & 'static [u8] = & [23u8 , 6u8]",
+        "pub const RET_TAG : u8 = 7u8",
+        "use super :: inner as __spoc_h0",
+        "use self :: m :: other as __spoc_h1",
+        "__spoc_h0 :: native (ctx",
+        "__spoc_h1 :: ir as",
+        "__spoc_h2 :: HAS_NATIVE",
+        "(\"other\" , __spoc_h1 :: NAME)",
+        "impl :: spoc :: intrinsics :: __native :: ReadBuffer < f32 >",
+    ] {
+        assert!(text.contains(needle), "missing `{needle}` in {text}");
+    }
 }

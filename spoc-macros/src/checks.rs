@@ -1,0 +1,295 @@
+//! Compile-time checks of helper calls against the helpers' real signatures.
+//!
+//! A kernel (or `#[device]` fn) is lowered without seeing the signatures of the helpers it calls:
+//! they are other items. So `#[device]` records its signature as constants on its companion
+//! type (`PARAM_TAGS`, `RET_TAG`, see [`tag`]), and every call emits a `const _: () = { … };`
+//! item that compares them with the types the call was lowered with. A mismatch is a const
+//! evaluation panic whose message is spoc's own sentence, at the argument's span; rustc reports
+//! it as `error[E0080]: evaluation panicked: …`.
+//!
+//! The same item tells a `#[device]` fn from any other function: the callee path is imported
+//! explicitly next to a glob import of a fallback companion with `IS_DEVICE = false`. An explicit
+//! import shadows a glob one, namespace by namespace, so the fallback is seen only when the
+//! callee has no companion type, that is when it is not a `#[device]` fn.
+
+use crate::errors::Loc;
+use crate::lower::{ArgHint, CallCheck, HelperUse};
+use crate::types::{Scalar, Ty};
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+const SCALARS: [Scalar; 8] = [
+    Scalar::Bool,
+    Scalar::I32,
+    Scalar::I64,
+    Scalar::U32,
+    Scalar::U64,
+    Scalar::Usize,
+    Scalar::F32,
+    Scalar::F64,
+];
+
+/// Tags of buffer types: `BUF_RO + scalar tag` for `&[T]`, `BUF_MUT + scalar tag` for `&mut [T]`.
+const BUF_RO: u8 = 16;
+const BUF_MUT: u8 = 32;
+
+fn scalar_tag(s: Scalar) -> u8 {
+    SCALARS
+        .iter()
+        .position(|&x| x == s)
+        .map_or(0, |i| i as u8 + 1)
+}
+
+/// The tag of a parameter or result type: `0` for `()`, `1..=8` for the scalars, buffers as
+/// `BUF_RO`/`BUF_MUT` plus their element's tag.
+pub fn tag(t: Ty) -> u8 {
+    match t {
+        Ty::Unit | Ty::Var(_) => 0,
+        Ty::Scalar(s) => scalar_tag(s),
+        Ty::Buffer { elem, mutable } => (if mutable { BUF_MUT } else { BUF_RO }) + scalar_tag(elem),
+    }
+}
+
+/// Every type a helper parameter or result can have, with its tag.
+fn all_types() -> Vec<(u8, Ty)> {
+    let mut v = vec![(0, Ty::Unit)];
+    for s in SCALARS {
+        v.push((scalar_tag(s), Ty::Scalar(s)));
+    }
+    for s in SCALARS.iter().filter(|&&s| s != Scalar::Usize) {
+        for mutable in [false, true] {
+            let t = Ty::Buffer { elem: *s, mutable };
+            v.push((tag(t), t));
+        }
+    }
+    v
+}
+
+/// How a type reads in a message.
+pub fn show(t: Ty) -> String {
+    match t {
+        Ty::Unit | Ty::Var(_) => "()".into(),
+        Ty::Scalar(s) => s.name().into(),
+        Ty::Buffer { elem, mutable } => {
+            format!("&{}[{}]", if mutable { "mut " } else { "" }, elem.name())
+        }
+    }
+}
+
+/// Whether an argument of type `arg` may be passed for a parameter of type `param`
+/// (`&mut [T]` coerces to `&[T]`).
+fn arg_fits(param: Ty, arg: Ty) -> bool {
+    match (param, arg) {
+        (
+            Ty::Buffer {
+                elem: pe,
+                mutable: pm,
+            },
+            Ty::Buffer {
+                elem: ae,
+                mutable: am,
+            },
+        ) => pe == ae && (!pm || am),
+        (p, a) => p == a,
+    }
+}
+
+/// The written path of a helper call, for messages (`b::helper`).
+fn written(h: &HelperUse) -> String {
+    let p = &h.path;
+    quote!(#p).to_string().replace(' ', "")
+}
+
+/// A `panic!` with `message`, at `span`.
+fn fail_at(span: Span, message: &str) -> TokenStream {
+    let mut lit = Literal::string(message);
+    lit.set_span(span);
+    quote_spanned!(span=> ::core::panic!(#lit))
+}
+
+/// The hint after "expected `P`, found `A`" for argument `hint`.
+fn arg_advice(param: Ty, arg: Ty, hint: &ArgHint, guessed: bool) -> String {
+    let p = show(param);
+    match (hint, guessed, param) {
+        (ArgHint::Literal(d), true, Ty::Scalar(_)) => format!(
+            "; the unsuffixed literal took its type from the call's other arguments, because a #[device] function's parameter types are not visible to its callers: write `{d}{p}`"
+        ),
+        (ArgHint::Var(v), true, Ty::Scalar(_)) => format!(
+            "; `{v}` took its type from this call's other arguments, because a #[device] function's parameter types are not visible to its callers: annotate it (`let {v}: {p} = …;`)"
+        ),
+        (_, _, Ty::Scalar(s)) if matches!(arg, Ty::Scalar(a) if a != Scalar::Bool) && s != Scalar::Bool => {
+            format!("; convert it with `as {p}`")
+        }
+        _ => String::new(),
+    }
+}
+
+/// The `const _` item checking `call` of `h` (`first`: the first call of this helper in the
+/// function, which alone reports a callee that is not a `#[device]` fn).
+pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
+    let span = call.span.first;
+    let path = &h.path;
+    let w = written(h);
+    let not_device = if first {
+        fail_at(
+            span,
+            &format!("`{w}` is not a #[device] function: kernels and #[device] functions can only call functions marked #[device] (and spoc's intrinsics); mark `{}` with #[device]", h.name),
+        )
+    } else {
+        quote!()
+    };
+    let n = call.args.len();
+    let plural = |k: usize| if k == 1 { "" } else { "s" };
+    let given = if n == 1 { "is" } else { "are" };
+    let mut arity_arms = Vec::new();
+    for k in (0..=8usize).filter(|&k| k != n) {
+        let msg = fail_at(
+            span,
+            &format!(
+                "`{w}` takes {k} argument{}, but {n} {given} given",
+                plural(k)
+            ),
+        );
+        arity_arms.push(quote!(#k => #msg,));
+    }
+    let other_arity = fail_at(
+        span,
+        &format!("`{w}` takes more than 8 arguments, but {n} {given} given"),
+    );
+    let mut arg_checks = Vec::new();
+    for (i, (arg, loc, hint, guessed)) in call.args.iter().enumerate() {
+        let loc: &Loc = loc;
+        let at = |what: String| {
+            format!(
+                "mismatched types: argument {} of `{w}` is {what}, found `{}`",
+                i + 1,
+                show(*arg)
+            )
+        };
+        let mut arms = Vec::new();
+        let is_buffer = matches!(arg, Ty::Buffer { .. });
+        for (t, param) in all_types() {
+            if t == 0 || arg_fits(param, *arg) {
+                continue;
+            }
+            // One arm for every type of the other kind (scalar or buffer), one per type of the same kind.
+            if matches!(param, Ty::Buffer { .. }) != is_buffer {
+                continue;
+            }
+            let msg = at(format!("`{}`", show(param))) + &arg_advice(param, *arg, hint, *guessed);
+            let panic = fail_at(loc.first, &msg);
+            arms.push(quote!(#t => #panic,));
+        }
+        let (lo, hi, what) = if is_buffer {
+            (1u8, SCALARS.len() as u8, "a scalar")
+        } else {
+            (BUF_RO + 1, BUF_MUT + SCALARS.len() as u8, "a buffer")
+        };
+        let range = quote!(#lo..=#hi);
+        let panic = fail_at(loc.first, &at(what.to_string()));
+        arms.push(quote!(#range => #panic,));
+        arg_checks.push(quote!(match __spoc_p[#i] { #(#arms)* _ => {} }));
+    }
+    let mut ret_arms = Vec::new();
+    for (t, ret) in all_types() {
+        if ret == call.ret || matches!(ret, Ty::Buffer { .. }) {
+            continue;
+        }
+        let msg = match (ret, call.ret) {
+            (_, Ty::Unit) => format!(
+                "the value of `{w}(..)` (a `{}`) is unused; bind it: `let _: {0} = {w}(..);`",
+                show(ret)
+            ),
+            (Ty::Unit, used) => format!(
+                "`{w}` returns nothing, but its result is used as a `{}`",
+                show(used)
+            ),
+            (ret, used) => format!(
+                "mismatched types: `{w}` returns `{}`, but its result is used as a `{}`",
+                show(ret),
+                show(used)
+            ),
+        };
+        let panic = fail_at(span, &msg);
+        ret_arms.push(quote!(#t => #panic,));
+    }
+    quote_spanned! {span=>
+        const _: () = {
+            #[allow(unused_imports)]
+            use #path as __spoc_callee;
+            {
+                #[allow(non_camel_case_types, dead_code)]
+                mod __spoc_fallback {
+                    pub enum __spoc_h {}
+                    impl __spoc_h {
+                        pub const IS_DEVICE: bool = false;
+                        pub const PARAM_TAGS: &'static [u8] = &[];
+                        pub const RET_TAG: u8 = 0;
+                    }
+                }
+                #[allow(unused_imports)]
+                use __spoc_callee as __spoc_h;
+                #[allow(unused_imports)]
+                use __spoc_fallback::*;
+                if !__spoc_h::IS_DEVICE {
+                    #not_device
+                } else {
+                    let __spoc_p: &[u8] = __spoc_h::PARAM_TAGS;
+                    if __spoc_p.len() != #n {
+                        match __spoc_p.len() {
+                            #(#arity_arms)*
+                            _ => #other_arity,
+                        }
+                    } else {
+                        #(#arg_checks)*
+                        match __spoc_h::RET_TAG {
+                            #(#ret_arms)*
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        };
+    }
+}
+
+/// The check items of every call in a lowered function, each under the fn's `cfg` attributes.
+pub fn all(helpers: &[HelperUse], calls: &[CallCheck], cfgs: &TokenStream) -> TokenStream {
+    let mut seen = vec![false; helpers.len()];
+    calls
+        .iter()
+        .filter_map(|c| {
+            let h = helpers.get(c.helper)?;
+            let first = !std::mem::replace(&mut seen[c.helper], true);
+            let check = call_check(h, c, first);
+            Some(quote!(#cfgs #check))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_are_distinct_and_buffers_coerce() {
+        let all = all_types();
+        for (i, (a, _)) in all.iter().enumerate() {
+            for (b, _) in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        let ro = Ty::Buffer {
+            elem: Scalar::F32,
+            mutable: false,
+        };
+        let rw = Ty::Buffer {
+            elem: Scalar::F32,
+            mutable: true,
+        };
+        assert!(arg_fits(ro, rw));
+        assert!(!arg_fits(rw, ro));
+        assert!(!arg_fits(Ty::Scalar(Scalar::U32), Ty::USIZE));
+        assert_eq!(tag(rw), BUF_MUT + tag(Ty::Scalar(Scalar::F32)));
+    }
+}
