@@ -109,6 +109,9 @@ pub struct VulkanDeviceProps {
     pub fused_fma_f32: bool,
     /// The same for f64 (lavapipe's is unfused); `false` without `shaderFloat64`.
     pub fused_fma_f64: bool,
+    /// Storage buffers stay mapped in host memory (CPU and integrated devices), so transfers
+    /// are copies; otherwise they go through a staging buffer.
+    pub mapped_buffers: bool,
 }
 
 impl VulkanDeviceProps {
@@ -625,6 +628,8 @@ unsafe fn open(
             // Measured once the device is open (`super::probe`).
             fused_fma_f32: true,
             fused_fma_f64: true,
+            // Set with the memory plan (`finish_open`).
+            mapped_buffers: false,
         };
         mask.apply(&mut props);
         let flags = FeatureFlags::of(&props);
@@ -830,6 +835,8 @@ unsafe fn finish_open(
             return Err("no host-visible coherent memory type".into());
         }
     };
+    let mut props = props;
+    props.mapped_buffers = plan.buffer_mapped;
     Ok(Some(VkDev {
         _loaded: loaded.clone(),
         device,
@@ -840,6 +847,14 @@ unsafe fn finish_open(
         plan,
         submitter: Mutex::new(submitter),
     }))
+}
+
+/// The environment variable that makes every device use staging transfers, as a discrete GPU
+/// does (for testing that path on a CPU device).
+pub(crate) const FORCE_STAGING_VAR: &str = "SPOC_VULKAN_FORCE_STAGING";
+
+fn force_staging() -> bool {
+    std::env::var(FORCE_STAGING_VAR).is_ok_and(|v| !matches!(v.trim(), "" | "0"))
 }
 
 /// Picks the memory types: storage buffers in device-local memory (mapped directly when it is
@@ -856,7 +871,8 @@ fn memory_plan(
     let find = |want: F| types.iter().position(|t| t.property_flags.contains(want));
     let host = find(F::HOST_VISIBLE | F::HOST_COHERENT | F::HOST_CACHED)
         .or_else(|| find(F::HOST_VISIBLE | F::HOST_COHERENT))? as u32;
-    let shared_memory = matches!(p.device_type, DeviceType::Cpu | DeviceType::IntegratedGpu);
+    let shared_memory =
+        matches!(p.device_type, DeviceType::Cpu | DeviceType::IntegratedGpu) && !force_staging();
     let mapped_local = find(F::DEVICE_LOCAL | F::HOST_VISIBLE | F::HOST_COHERENT);
     let (buffer_type, buffer_mapped) = match (shared_memory, mapped_local, find(F::DEVICE_LOCAL)) {
         (true, Some(t), _) => (t as u32, true),

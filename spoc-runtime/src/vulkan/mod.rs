@@ -26,7 +26,8 @@
 //! An allocation is one storage buffer in device-local memory, zeroed. On CPU and integrated
 //! devices whose device-local memory is host-visible and coherent it stays mapped and
 //! transfers are copies; otherwise transfers go through a per-device staging buffer (16 MiB
-//! at a time, `vkCmdCopyBuffer`). A buffer larger than the device's `maxStorageBufferRange`
+//! at a time, `vkCmdCopyBuffer`). `SPOC_VULKAN_FORCE_STAGING=1` (read when the devices are
+//! opened) makes every device use staging, as a discrete GPU does. A buffer larger than the device's `maxStorageBufferRange`
 //! (128 MiB on lavapipe) or `maxMemoryAllocationSize` is refused with [`Error::Memory`], since
 //! a kernel could not see it whole. Each buffer is its own `vkAllocateMemory`, so the number
 //! of live buffers is bounded by the driver's `maxMemoryAllocationCount` (at least 4096).
