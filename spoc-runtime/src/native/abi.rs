@@ -75,11 +75,8 @@ impl ThreadCtx {
 pub enum Trap {
     /// `array[index]` with `index >= len`.
     OutOfBounds {
-        /// The buffer parameter's or local array's name.
         array: &'static str,
-        /// The index used, in elements.
         index: u64,
-        /// The array's length, in elements.
         len: u64,
     },
     /// Integer `/` or `%` by zero.
@@ -89,9 +86,7 @@ pub enum Trap {
     /// An argument that does not match the kernel's parameter (launch checks make this
     /// unreachable through the typed API).
     BadArgument {
-        /// The parameter's name.
         param: &'static str,
-        /// What it takes (`"f32"`, `"buffer of the right element type"`, …).
         expected: &'static str,
     },
 }
@@ -117,30 +112,20 @@ impl fmt::Display for Trap {
 /// A [`Trap`] with the coordinates of the thread that raised it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ThreadTrap {
-    /// `blockIdx` (x, y, z) of the faulting thread.
     pub block: [u32; 3],
-    /// `threadIdx` (x, y, z) of the faulting thread.
     pub thread: [u32; 3],
-    /// What went wrong.
     pub trap: Trap,
 }
 
 /// A scalar argument value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarArg {
-    /// A `bool` parameter's value.
     Bool(bool),
-    /// An `i32` parameter's value.
     I32(i32),
-    /// An `i64` parameter's value.
     I64(i64),
-    /// A `u32` (or kernel `usize`) parameter's value.
     U32(u32),
-    /// A `u64` parameter's value.
     U64(u64),
-    /// An `f32` parameter's value.
     F32(f32),
-    /// An `f64` parameter's value.
     F64(f64),
 }
 
@@ -151,11 +136,8 @@ pub enum NativeArg {
     Scalar(ScalarArg),
     /// A buffer in host memory: `len` elements of `elem_bytes` bytes at `ptr`.
     Buffer {
-        /// The first element's address (aligned for the element type).
         ptr: *mut u8,
-        /// The length in elements.
         len: usize,
-        /// The size of one element in bytes.
         elem_bytes: usize,
     },
 }
@@ -167,9 +149,7 @@ unsafe impl Sync for NativeArg {}
 
 /// Scalar types a native kernel can receive.
 pub trait FromScalarArg: Sized {
-    /// The Rust name of the type (`"f32"`), for [`Trap::BadArgument`].
     const NAME: &'static str;
-    /// The value if `v` holds this type, else `None`.
     fn from_scalar(v: ScalarArg) -> Option<Self>;
 }
 
@@ -559,15 +539,7 @@ pub fn local_store<T, const N: usize>(
 /// Integer operations with the kernel language's semantics (DESIGN.md §2): wrapping arithmetic,
 /// division and remainder by zero trap, `MIN / -1` wraps, shift amounts are taken modulo the width.
 pub trait KernelInt: Copy {
-    /// `self / rhs`, truncating, `MIN / -1 == MIN`.
-    ///
-    /// # Errors
-    /// [`Trap::DivisionByZero`] if `rhs` is 0.
     fn k_div(self, rhs: Self) -> Result<Self, Trap>;
-    /// `self % rhs`, with the sign of `self`, `MIN % -1 == 0`.
-    ///
-    /// # Errors
-    /// [`Trap::DivisionByZero`] if `rhs` is 0.
     fn k_rem(self, rhs: Self) -> Result<Self, Trap>;
 }
 
@@ -607,9 +579,7 @@ pub type NativeFn = fn(&NativeLaunch, &[NativeArg]) -> Result<(), ThreadTrap>;
 /// Grid and block of one native launch; runs the per-thread body.
 #[derive(Clone, Copy, Debug)]
 pub struct NativeLaunch {
-    /// Blocks per grid in x, y, z (`gridDim`).
     pub grid: [u32; 3],
-    /// Threads per block in x, y, z (`blockDim`).
     pub block: [u32; 3],
 }
 
@@ -686,13 +656,7 @@ impl NativeLaunch {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let ctx = ThreadCtx {
-                    thread: [0; 3],
-                    block,
-                    block_dim,
-                    grid_dim: grid,
-                };
-                if let Err(t) = run_block(ctx, plan, fast, body) {
+                if let Err(t) = run_block(block, block_dim, grid, plan, fast, body) {
                     stop.store(true, Ordering::Relaxed);
                     return Err(t);
                 }
@@ -720,7 +684,9 @@ fn next_block(block: &mut [u32; 3], grid: [u32; 3]) {
 /// Runs the threads of block `ctx.block`, row by row (see [`NativeLaunch::run_planned`]).
 #[inline(always)]
 fn run_block<P, Plan, Fast, F>(
-    mut ctx: ThreadCtx,
+    block: [u32; 3],
+    block_dim: [u32; 3],
+    grid_dim: [u32; 3],
     plan: Plan,
     fast: Fast,
     body: F,
@@ -730,25 +696,35 @@ where
     Fast: Fn(&ThreadCtx, &P) -> Result<(), Trap>,
     F: Fn(&ThreadCtx) -> Result<(), Trap>,
 {
-    let [bx, by, bz] = ctx.block_dim;
-    let planned = bx >= MIN_PLANNED_ROW;
+    let [bx, by, bz] = block_dim;
+    // Each thread gets a fresh context that nothing else refers to, so that once the bodies
+    // are inlined it lives in registers; and the row's `block_dim[0]` (a window's `count`) is
+    // the loop bound itself, so LLVM sees that every window access is inside its row.
+    let at = |thread: [u32; 3]| ThreadCtx {
+        thread,
+        block,
+        block_dim,
+        grid_dim,
+    };
     for tz in 0..bz {
         for ty in 0..by {
-            ctx.thread = [0, ty, tz];
-            match planned.then(|| plan(&ctx)).flatten() {
+            let p = if bx >= MIN_PLANNED_ROW {
+                plan(&at([0, ty, tz]))
+            } else {
+                None
+            };
+            match p {
                 Some(p) => {
                     for tx in 0..bx {
-                        ctx.thread[0] = tx;
-                        if let Err(trap) = fast(&ctx, &p) {
-                            return Err(thread_trap(&ctx, trap));
+                        if let Err(trap) = fast(&at([tx, ty, tz]), &p) {
+                            return Err(thread_trap(block, [tx, ty, tz], trap));
                         }
                     }
                 }
                 None => {
                     for tx in 0..bx {
-                        ctx.thread[0] = tx;
-                        if let Err(trap) = body(&ctx) {
-                            return Err(thread_trap(&ctx, trap));
+                        if let Err(trap) = body(&at([tx, ty, tz])) {
+                            return Err(thread_trap(block, [tx, ty, tz], trap));
                         }
                     }
                 }
@@ -758,13 +734,13 @@ where
     Ok(())
 }
 
-/// `trap` with the coordinates of the thread `ctx`.
+/// `trap` with the coordinates of its thread.
 #[cold]
 #[inline(never)]
-fn thread_trap(ctx: &ThreadCtx, trap: Trap) -> ThreadTrap {
+fn thread_trap(block: [u32; 3], thread: [u32; 3], trap: Trap) -> ThreadTrap {
     ThreadTrap {
-        block: ctx.block,
-        thread: ctx.thread,
+        block,
+        thread,
         trap,
     }
 }
