@@ -679,6 +679,37 @@ fn events_and_profiling_time_kernels() {
     backend.destroy_event(start).unwrap();
     backend.destroy_event(end).unwrap();
     backend.destroy_stream(stream).unwrap();
+
+    // Profiling keeps the last kernel's device time (a backend of our own, to read it).
+    let own = VulkanBackend::new();
+    assert_eq!(own.last_kernel_ms(), None);
+    const SPIN: &str = "#version 450\nlayout(local_size_x = 64) in;\n\
+        shared float s[64];\n\
+        void main() { float v = float(gl_LocalInvocationID.x);\n\
+        for (int i = 0; i < 2000; i++) { v = v * 0.999 + 1.0; }\n\
+        s[gl_LocalInvocationID.x] = v; }\n";
+    let launch = || {
+        own.run_source(
+            0,
+            SPIN,
+            SourceLang::Glsl,
+            "spin",
+            dims1d(64),
+            dims1d(64),
+            0,
+            &[],
+        )
+        .unwrap()
+    };
+    launch();
+    assert_eq!(own.last_kernel_ms(), None, "profiling is off");
+    own.enable_profiling();
+    launch();
+    own.disable_profiling();
+    let ms = own.last_kernel_ms().expect("a profiled kernel's time");
+    println!("spin: {ms} ms on the device");
+    assert!(ms > 0.0 && ms < 60_000.0, "{ms}");
+    assert_eq!(own.cached_modules(), 1, "one module for both launches");
 }
 
 #[test]
