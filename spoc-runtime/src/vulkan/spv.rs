@@ -86,10 +86,10 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, String> {
             {
                 workgroup_size_builtin = true;
             }
-            Some(Op::ExtInstImport) if ops.len() >= 2 => {
-                if literal_string(&ops[1..]) == "GLSL.std.450" {
-                    glsl_std = Some(ops[0]);
-                }
+            Some(Op::ExtInstImport)
+                if ops.len() >= 2 && literal_string(&ops[1..]) == "GLSL.std.450" =>
+            {
+                glsl_std = Some(ops[0]);
             }
             Some(Op::TypeFloat) if ops.len() >= 2 => float_types.push((ops[0], ops[1])),
             Some(Op::TypeVector) if ops.len() >= 2 => {
