@@ -124,6 +124,25 @@ fn arg_advice(param: Ty, arg: Ty, hint: &ArgHint, guessed: bool) -> String {
     }
 }
 
+/// A `bool` const expression: `call` fits the signature of `callee` (a path to a companion or a
+/// stub): same arity, every argument fits its parameter, same result type.
+pub fn fits_expr(callee: &TokenStream, call: &CallCheck) -> TokenStream {
+    let n = call.args.len();
+    let args = call.args.iter().enumerate().map(|(i, (t, ..))| {
+        let a = tag(*t);
+        match t {
+            // `&mut [T]` is accepted for `&[T]`.
+            Ty::Buffer { mutable: true, .. } => {
+                let ro = a - BUF_MUT + BUF_RO;
+                quote!((#callee::PARAM_TAGS[#i] == #a || #callee::PARAM_TAGS[#i] == #ro))
+            }
+            _ => quote!(#callee::PARAM_TAGS[#i] == #a),
+        }
+    });
+    let r = tag(call.ret);
+    quote!((#callee::PARAM_TAGS.len() == #n #(&& #args)* && #callee::RET_TAG == #r))
+}
+
 /// The `const _` item checking `call` of `h` (`first`: the first call of this helper in the
 /// function, which alone reports a callee that is not a `#[device]` fn).
 pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {

@@ -142,6 +142,21 @@ impl Lowerer {
         if !ok {
             return Err(crate::errors::Failed);
         }
+        let first_arity = self
+            .helper_calls
+            .iter()
+            .find(|c| c.helper == helper)
+            .map(|c| c.args.len());
+        if let Some(n) = first_arity.filter(|&n| n != arg_tys.len()) {
+            return Err(self.errs.spanned(
+                path,
+                format!(
+                    "`{name}` is called with {} argument{} here but with {n} at its first call; a #[device] function takes the same arguments at every call",
+                    arg_tys.len(),
+                    if arg_tys.len() == 1 { "" } else { "s" }
+                ),
+            ));
+        }
         let ty = self.tys.fresh(Kind::Any, span);
         self.helper_calls.push(crate::lower::HelperCall {
             helper,

@@ -314,31 +314,17 @@ impl<'a> Native<'a> {
             }
             ExprKind::Call { func, args } => {
                 let (module, span) = self.helpers.get(func)?;
-                // Scalars pass through `as _`, and a scalar result comes back through `as _`:
-                // the macro checks every call against the helper's real signature at compile
-                // time with its own error at the argument (spoc-macros' `checks.rs`), so a
-                // mismatch must not also be a rustc type error here, pointing at the attribute.
                 let args = args
                     .iter()
-                    .map(|a| {
-                        let v = self.expr(a)?;
-                        Some(match a.ty {
-                            Type::Scalar(_) => quote!(((#v) as _)),
-                            _ => v,
-                        })
-                    })
+                    .map(|a| self.expr(a))
                     .collect::<Option<Vec<_>>>()?;
+                // The expected type carries the call's span, so that rustc's error for a wrong
+                // guess of the helper's return type points at the call.
                 let ty = respan(rust_value_type(&e.ty)?, *span);
-                let result = match e.ty {
-                    Type::Scalar(_) => quote!(__spoc_r as _),
-                    _ => quote!({
-                        let _ = __spoc_r;
-                    }),
-                };
                 // No `?` here: its desugaring would move the error to the attribute.
                 quote_spanned!(*span=> match #module::native(ctx #(, #args)*) {
                     ::core::result::Result::Ok(__spoc_r) => {
-                        let __spoc_r: #ty = #result;
+                        let __spoc_r: #ty = __spoc_r;
                         __spoc_r
                     }
                     ::core::result::Result::Err(__spoc_e) => {

@@ -15,7 +15,6 @@
 
 use crate::lower::{CallCheck, HelperUse};
 use crate::native::HelperPaths;
-use crate::types::Ty;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
@@ -55,63 +54,76 @@ pub fn rename_table(helpers: &[HelperUse]) -> TokenStream {
     quote!(&[ #(#pairs),* ])
 }
 
-/// The Rust type native code passes or receives for a value of checker type `t`.
-fn native_type(t: Ty) -> TokenStream {
-    match t {
-        Ty::Scalar(s) => crate::native::rust_scalar(s.ir()).unwrap_or_else(|| quote!(())),
-        Ty::Buffer { .. } => quote!(impl ::core::marker::Sized),
-        Ty::Unit | Ty::Var(_) => quote!(()),
-    }
-}
-
-/// The items that declare every helper's alias, for the start of a block: one explicit import
-/// per helper and a glob import of fallback stubs (never run: a callee without a companion is a
-/// compile error reported by `checks.rs`).
+/// The items that declare every helper's alias, for the start of a block.
+///
+/// For helper `i`: `use <path> as __spoc_r{i};` next to a glob import of a stub of the same
+/// name (the stub is seen when the callee is not a `#[device]` fn), and the alias
+/// `type __spoc_h{i}` chosen at compile time between the callee and the stub: the callee when
+/// every call of it in this function fits its signature, else the stub, generic enough to take
+/// any call. So a mismatch is reported once, by `checks.rs` in spoc's words, and never as
+/// a rustc type error in generated code. The stubs never run: their program does not compile.
 pub fn resolver(helpers: &[HelperUse], calls: &[CallCheck]) -> TokenStream {
     if helpers.is_empty() {
         return quote!();
     }
     let mut imports = Vec::new();
     let mut stubs = Vec::new();
+    let mut picks = Vec::new();
     for (i, h) in helpers.iter().enumerate() {
+        let real = format_ident!("__spoc_r{}", i);
         let a = alias(helpers, i);
         let path = &h.path;
         let span = h.span.first;
-        imports.push(quote_spanned!(span=> #[allow(unused_imports)] use #path as #a;));
-        let (args, ret) = match calls.iter().find(|c| c.helper == i) {
-            Some(c) => (
-                c.args.iter().map(|a| native_type(a.0)).collect::<Vec<_>>(),
-                native_type(c.ret),
-            ),
-            None => (Vec::new(), quote!(())),
-        };
+        imports.push(quote_spanned!(span=> #[allow(unused_imports)] use #path as #real;));
+        let mine: Vec<&CallCheck> = calls.iter().filter(|c| c.helper == i).collect();
+        // Generic in every argument and the result, so that any call fits it (lowering made
+        // every call of one helper pass the same number of arguments).
+        let n = mine.first().map_or(0, |c| c.args.len());
+        let generics: Vec<Ident> = (0..n).map(|k| format_ident!("A{}", k)).collect();
         stubs.push(quote! {
-            pub enum #a {}
-            impl #a {
+            pub enum #real {}
+            impl #real {
+                pub const IS_DEVICE: bool = false;
+                pub const PARAM_TAGS: &'static [u8] = &[];
+                pub const RET_TAG: u8 = 0;
                 pub const NAME: &'static str = "";
                 pub const HAS_NATIVE: bool = false;
                 pub fn ir() -> ::core::result::Result<
                     &'static ::spoc::__private::spoc_ir::link::HelperIr,
                     ::spoc::__private::spoc_ir::IrError,
                 > {
-                    ::core::unreachable!("not a #[device] function")
+                    ::core::unreachable!("a call that does not compile")
                 }
-                pub fn native(
+                pub fn native<#(#generics,)* R>(
                     _: &::spoc::__private::ThreadCtx,
-                    #(_: #args),*
-                ) -> ::core::result::Result<#ret, ::spoc::__private::Trap> {
-                    ::core::unreachable!("not a #[device] function")
+                    #(_: #generics),*
+                ) -> ::core::result::Result<R, ::spoc::__private::Trap> {
+                    ::core::unreachable!("a call that does not compile")
                 }
             }
+        });
+        let ok = mine
+            .iter()
+            .map(|c| crate::checks::fits_expr(&quote!(#real), c))
+            .collect::<Vec<_>>();
+        picks.push(quote! {
+            impl __SpocPick<#i, true> for () { type T = #real; }
+            impl __SpocPick<#i, false> for () { type T = __spoc_stubs::#real; }
+            #[allow(non_camel_case_types)]
+            type #a = <() as __SpocPick<#i, { #real::IS_DEVICE #(&& #ok)* }>>::T;
         });
     }
     quote! {
         #(#imports)*
         #[allow(non_camel_case_types, dead_code, clippy::all)]
-        mod __spoc_not_device {
+        mod __spoc_stubs {
             #(#stubs)*
         }
         #[allow(unused_imports)]
-        use __spoc_not_device::*;
+        use __spoc_stubs::*;
+        trait __SpocPick<const I: usize, const OK: bool> {
+            type T;
+        }
+        #(#picks)*
     }
 }

@@ -31,7 +31,8 @@ fn generated_rust_parses_and_uses_wrapping_and_checked_ops() {
         "k_rem",
         "check_step",
         ". rev ()",
-        "use helper as __spoc_h0",
+        "use helper as __spoc_r0",
+        "type __spoc_h0 = < () as __SpocPick < 0usize , { __spoc_r0 :: IS_DEVICE && (__spoc_r0 :: PARAM_TAGS . len () == 1usize && __spoc_r0 :: PARAM_TAGS [0usize] == 2u8 && __spoc_r0 :: RET_TAG == 2u8) } >> :: T",
         "__spoc_h0 :: native (ctx",
         "__spoc_h0 :: HAS_NATIVE",
         "__spoc_h0 :: ir as",
@@ -42,7 +43,7 @@ fn generated_rust_parses_and_uses_wrapping_and_checked_ops() {
         "scalar :: < i32 >",
         "Launch with `k.launch(&device, grid, block, (n: i32, x: &Buffer<i32>, y: &mut Buffer<i32>))`",
         "pub struct k",
-        "let __spoc_r : i32 = __spoc_r as _",
+        "let __spoc_r : i32 = __spoc_r ;",
     ] {
         assert!(text.contains(needle), "missing `{needle}` in {text}");
     }
@@ -78,8 +79,8 @@ fn device_expansion_parses_and_names_callees_as_written() {
         "pub const NAME : & 'static str = \"outer\"",
         "pub const PARAM_TAGS : & 'static [u8] = & [23u8 , 6u8]",
         "pub const RET_TAG : u8 = 7u8",
-        "use super :: inner as __spoc_h0",
-        "use self :: m :: other as __spoc_h1",
+        "use super :: inner as __spoc_r0",
+        "use self :: m :: other as __spoc_r1",
         "__spoc_h0 :: native (ctx",
         "__spoc_h1 :: ir as",
         "__spoc_h2 :: HAS_NATIVE",

@@ -1,0 +1,6 @@
+use spoc::prelude::*;
+
+#[kernel]
+fn k(x: &mut [u8], y: i16) {}
+
+fn main() {}
