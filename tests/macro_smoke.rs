@@ -282,7 +282,18 @@ fn barrier_kernels_are_refused_natively_not_miscompiled() {
     let err = with_barrier
         .launch(&dev, dims1d(1), dims1d(4), (&mut y,))
         .unwrap_err();
-    assert!(err.to_string().contains("no native code"), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("no native code"), "{msg}");
+    // The message names where barriers do run today, and that the Interpreter refuses them too.
+    assert!(
+        msg.contains("GPU backends only (CUDA/PTX, CUDA/C, OpenCL, Vulkan)"),
+        "{msg}"
+    );
+    assert!(msg.contains("Interpreter refuses them too"), "{msg}");
+    let interp = spoc::init_device(Some("Interpreter")).unwrap();
+    assert!(with_barrier
+        .launch(&interp, dims1d(1), dims1d(4), (&mut y,))
+        .is_err());
 }
 
 /// Helpers reached by import rather than by path: by name and under an alias.
@@ -431,4 +442,69 @@ fn untyped_arguments_whose_guess_is_right_compile_and_run() {
         .launch(&dev, dims1d(1), dims1d(3), (&mut y,))
         .unwrap();
     assert_eq!(y.to_vec().unwrap(), [4.75; 3]);
+}
+
+/// The example of `#[kernel]`'s documentation (spoc-macros/src/lib.rs), kept compiling here.
+#[test]
+fn kernel_attribute_doc_example() -> spoc::Result<()> {
+    /// `y = a * x + y`.
+    #[kernel]
+    fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+        let i = global_id_x();
+        if i < y.len() {
+            y[i] = a * x[i] + y[i];
+        }
+    }
+
+    let dev = spoc::init_device(None)?; // the best device present; the CPU without a GPU
+    let x = dev.upload(&[1.0f32, 2.0, 3.0])?;
+    let mut y = dev.upload(&[10.0f32; 3])?;
+    // 1 block of 32 threads; threads 3..32 fail the `i < y.len()` test and do nothing.
+    saxpy.launch(&dev, dims1d(1), dims1d(32), (2.0, &x, &mut y))?;
+    assert_eq!(y.to_vec()?, [12.0, 14.0, 16.0]);
+    Ok(())
+}
+
+/// The example of `#[device]`'s documentation (spoc-macros/src/lib.rs), kept compiling here.
+#[test]
+fn device_attribute_doc_example() {
+    mod shading {
+        use spoc::prelude::*;
+
+        #[device]
+        pub fn clamp01(v: f32) -> f32 {
+            v.max(0.0).min(1.0)
+        }
+
+        #[device]
+        pub fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+            let t = clamp01((x - e0) / (e1 - e0));
+            t * t * (3.0 - 2.0 * t)
+        }
+    }
+
+    use shading::smoothstep; // importing the fn by name is enough
+
+    #[kernel]
+    fn apply(x: &[f32], out: &mut [f32]) {
+        let i = global_id_x();
+        if i < out.len() {
+            out[i] = smoothstep(-1.0, 2.0, x[i]); // the literals take `f32` from `x[i]`
+        }
+    }
+
+    let xs = [-2.0f32, -1.0, 0.5, 2.0, 3.0];
+    let want: Vec<f32> = xs.iter().map(|&v| smoothstep(-1.0, 2.0, v)).collect();
+    assert_eq!(want[0], 0.0);
+    assert_eq!(want[2], 0.5);
+    assert_eq!(want[4], 1.0);
+    for framework in ["Native", "Interpreter"] {
+        let dev = spoc::init_device(Some(framework)).unwrap();
+        let x = dev.upload(&xs).unwrap();
+        let mut out = dev.alloc::<f32>(xs.len()).unwrap();
+        apply
+            .launch(&dev, dims1d(1), dims1d(8), (&x, &mut out))
+            .unwrap();
+        assert_eq!(out.to_vec().unwrap(), want, "on {framework}");
+    }
 }

@@ -131,6 +131,33 @@ const ERROR_CASES: &[(&str, &str)] = &[
     ("async fn k(y: &mut [f32]) {}", "`async`"),
     ("fn k(y: Vec<f32>) {}", "`Vec`"),
     ("fn k(mut a: f32) {}", "`mut` parameters"),
+    (
+        "fn k<'a>(y: &'a mut [f32]) {}",
+        "lifetime parameters are not needed on a kernel: remove `<'a>`",
+    ),
+    ("fn k<'a, T>(y: &'a mut [f32]) {}", "cannot be generic"),
+    (
+        "fn k(y: &mut [u8]) {}",
+        "8- and 16-bit integers are not supported",
+    ),
+    ("fn k(y: i16) {}", "the scalar types are `bool`, `i32`"),
+    ("fn k(y: isize) {}", "use `i32` or `i64`"),
+    (
+        "fn k(y: Point) {}",
+        "structs and other types are not supported",
+    ),
+    (
+        "fn k(y: &mut [f32]) { y[0] = SCALE; }",
+        "constants and statics declared outside the kernel",
+    ),
+    (
+        "fn k(y: &mut [f32]) { y[0] = consts::SCALE; }",
+        "constants declared outside the kernel are not visible",
+    ),
+    (
+        "fn k(y: &mut [f32]) { f(1.0f32); f(1.0f32, 2.0f32); }",
+        "`f` is called with 2 arguments here but with 1 at its first call",
+    ),
 ];
 
 #[test]
@@ -153,4 +180,28 @@ fn errors_are_collected_not_stopped_at_first() {
     })
     .unwrap_err();
     assert_eq!(e.len(), 3, "{e:?}");
+}
+
+#[test]
+fn a_failed_let_adds_no_errors_where_its_names_are_used() {
+    let e = lower(syn::parse_quote! {
+        fn k(y: &mut [f32]) {
+            let t = [1.0f32, 2.0];
+            let (a, b) = (1.0f32, 2.0f32);
+            let u;
+            let v: Vec<f32> = 1.0;
+            let w = undefined_name;
+            y[0] = t + a + b + u + v + w;
+            t = 2.0;
+            y[1] = y[t];
+            y[2] = t.sqrt() + a.len() as f32;
+        }
+    })
+    .unwrap_err();
+    // One error per failed `let`, none for the uses.
+    assert_eq!(e.len(), 5, "{e:#?}");
+    assert!(
+        e[4].contains("cannot find value `undefined_name`"),
+        "{e:#?}"
+    );
 }

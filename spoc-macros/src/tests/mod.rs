@@ -608,3 +608,37 @@ fn device_functions_lower_and_refuse_recursion() {
         "{e:?}"
     );
 }
+
+#[test]
+fn untyped_helper_arguments_are_guessed_and_marked_for_the_signature_check() {
+    use crate::lower::ArgHint;
+    use crate::types::{Scalar, Ty};
+    let item: syn::ItemFn = syn::parse_quote! {
+        fn k(x: &mut [i32]) {
+            let i = global_id_x();
+            let c = 3;
+            put(x, i, c);
+            let r: i64 = g(7, 1i64);
+            put(x, i, c);
+        }
+    };
+    let l = lower_fn(&item, true).unwrap_or_else(|e| panic!("{:?}", e.messages()));
+    assert_eq!(l.calls.len(), 3);
+    // `c` took `usize` from `i` (a guess the compile-time check verifies), at both calls.
+    let (ty, _, hint, guessed) = &l.calls[0].args[2];
+    assert_eq!(*ty, Ty::USIZE);
+    assert_eq!(*hint, ArgHint::Var("c".into()));
+    assert!(*guessed);
+    assert!(l.calls[2].args[2].3);
+    // `7` took `i64` from the other argument and the result; `1i64` and the buffer were typed.
+    let g = &l.calls[1];
+    assert_eq!(g.args[0].0, Ty::Scalar(Scalar::I64));
+    assert_eq!(g.args[0].2, ArgHint::Literal("7".into()));
+    assert!(g.args[0].3);
+    assert!(!g.args[1].3);
+    assert_eq!(g.ret, Ty::Scalar(Scalar::I64));
+    assert!(!l.calls[0].args[0].3);
+    assert_eq!(l.calls[0].ret, Ty::Unit);
+    assert_eq!(l.helpers.len(), 2);
+    assert_eq!((l.calls[0].helper, l.calls[1].helper), (0, 1));
+}

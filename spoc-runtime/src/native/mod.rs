@@ -115,8 +115,11 @@ impl Backend for NativeBackend {
             None => Err(Error::unsupported(
                 NAME,
                 format!(
-                    "kernel `{}`: it has no native code (kernels with barriers, shared memory or \
-                     warp operations run on the Interpreter or a GPU backend)",
+                    "kernel `{}`: it has no native code: it uses a construct the Native backend \
+                     cannot run yet, such as a barrier (`sync_threads()`). Kernels with barriers \
+                     run today on the GPU backends only (CUDA/PTX, CUDA/C, OpenCL, Vulkan): the \
+                     Interpreter refuses them too, and CPU support for them comes with the \
+                     language work planned in docs/LANGUAGE.md",
                     def.name
                 ),
             )),
