@@ -64,14 +64,18 @@ fn device_is_described_and_ranked() {
     let Some(dev) = opencl("device_is_described_and_ranked") else {
         return;
     };
+    for d in all_devices(Some("OpenCL")).unwrap() {
+        let caps = d.capabilities;
+        let platform = OpenClBackend::new().platform_name(d.backend_id).unwrap();
+        println!("OpenCL device: {d} on {platform}: {caps:?}");
+        assert_eq!(d.framework, "OpenCL");
+        assert!(caps.max_threads_per_block >= 1);
+        assert!(caps.max_block_dims.iter().all(|&b| b >= 1));
+        assert!(caps.shared_mem_per_block > 0);
+        assert!(caps.compute_units >= 1);
+        assert!(!(caps.is_cpu && caps.is_gpu));
+    }
     let caps = dev.capabilities;
-    println!("OpenCL device: {dev} {caps:?}");
-    assert_eq!(dev.framework, "OpenCL");
-    assert!(caps.max_threads_per_block >= 1);
-    assert!(caps.max_block_dims.iter().all(|&d| d >= 1));
-    assert!(caps.shared_mem_per_block > 0);
-    assert!(caps.compute_units >= 1);
-    assert!(!(caps.is_cpu && caps.is_gpu));
     let backend = dev.backend();
     assert!(backend.is_available());
     assert!(backend.version().0 >= 1, "{:?}", backend.version());

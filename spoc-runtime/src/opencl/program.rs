@@ -153,11 +153,11 @@ impl ClModule {
                 let mem = b
                     .mem()
                     .handle::<ClMem>()
-                    .filter(|_| b.device().framework == NAME)
+                    .filter(|_| b.device().backend().name() == NAME)
                     .ok_or_else(|| {
                         rejected(format!(
                             "argument {pos} is a buffer of backend {}, not {NAME}",
-                            b.device().framework
+                            b.device().backend().name()
                         ))
                     })?;
                 if b.mem().device() != self.device {
