@@ -242,6 +242,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
                     pub enum __spoc_h {}
                     impl __spoc_h {
                         pub const IS_DEVICE: bool = false;
+                        pub const OK: bool = false;
                         pub const PARAM_TAGS: &'static [u8] = &[];
                         pub const RET_TAG: u8 = 0;
                     }
@@ -252,6 +253,8 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
                 use __spoc_fallback::*;
                 if !__spoc_h::IS_DEVICE {
                     #not_device
+                } else if !__spoc_h::OK {
+                    // The helper has errors of its own, reported where it is.
                 } else {
                     let __spoc_p: &[u8] = __spoc_h::PARAM_TAGS;
                     if __spoc_p.len() != #n {

@@ -62,6 +62,9 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
             /// Marks a `#[device]` fn (see spoc-macros' `checks.rs`).
             pub const IS_DEVICE: bool = true;
 
+            /// The helper expanded without errors (calls of it are checked and compiled).
+            pub const OK: bool = true;
+
             /// The tags of the parameter types (spoc-macros' `checks::tag`).
             pub const PARAM_TAGS: &'static [u8] = &[ #(#param_tags),* ];
 
@@ -123,5 +126,41 @@ fn with_resolver(native: TokenStream, resolver: &TokenStream) -> TokenStream {
             quote!(#f)
         }
         Err(_) => native,
+    }
+}
+
+/// The expansion of `#[device]` on `item` whose body or signature has errors (`errs`): the
+/// errors, the fn itself, and a companion that says it is a `#[device]` fn that failed, so that
+/// calls of it add no errors of their own (neither "not a #[device] function" nor mismatches).
+pub fn expand_failed(item: &syn::ItemFn, errs: TokenStream) -> TokenStream {
+    let ident = &item.sig.ident;
+    let name = crate::lower::ident_name(ident);
+    let vis = &item.vis;
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    quote! {
+        #errs
+
+        #[allow(dead_code)]
+        #item
+
+        #(#cfgs)*
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis enum #ident {}
+
+        #(#cfgs)*
+        #[allow(dead_code)]
+        impl #ident {
+            pub const NAME: &'static str = #name;
+            pub const IS_DEVICE: bool = true;
+            pub const OK: bool = false;
+            pub const PARAM_TAGS: &'static [u8] = &[];
+            pub const RET_TAG: u8 = 0;
+            pub const HAS_NATIVE: bool = false;
+        }
     }
 }

@@ -278,10 +278,7 @@ fn expand_device(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
     };
     match lower::lower_fn(&item, false) {
         Ok(l) => device_fn::expand(&item, &l),
-        Err(errs) => {
-            let errs = errs.to_compile_errors();
-            quote::quote!(#errs #[allow(dead_code)] #item)
-        }
+        Err(errs) => device_fn::expand_failed(&item, errs.to_compile_errors()),
     }
 }
 

@@ -84,6 +84,7 @@ pub fn resolver(helpers: &[HelperUse], calls: &[CallCheck]) -> TokenStream {
             pub enum #real {}
             impl #real {
                 pub const IS_DEVICE: bool = false;
+                pub const OK: bool = false;
                 pub const PARAM_TAGS: &'static [u8] = &[];
                 pub const RET_TAG: u8 = 0;
                 pub const NAME: &'static str = "";
@@ -110,7 +111,7 @@ pub fn resolver(helpers: &[HelperUse], calls: &[CallCheck]) -> TokenStream {
             impl __SpocPick<#i, true> for () { type T = #real; }
             impl __SpocPick<#i, false> for () { type T = __spoc_stubs::#real; }
             #[allow(non_camel_case_types)]
-            type #a = <() as __SpocPick<#i, { #real::IS_DEVICE #(&& #ok)* }>>::T;
+            type #a = <() as __SpocPick<#i, { #real::IS_DEVICE && #real::OK #(&& #ok)* }>>::T;
         });
     }
     quote! {

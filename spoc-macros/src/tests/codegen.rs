@@ -32,7 +32,7 @@ fn generated_rust_parses_and_uses_wrapping_and_checked_ops() {
         "check_step",
         ". rev ()",
         "use helper as __spoc_r0",
-        "type __spoc_h0 = < () as __SpocPick < 0usize , { __spoc_r0 :: IS_DEVICE && (__spoc_r0 :: PARAM_TAGS . len () == 1usize && __spoc_r0 :: PARAM_TAGS [0usize] == 2u8 && __spoc_r0 :: RET_TAG == 2u8) } >> :: T",
+        "type __spoc_h0 = < () as __SpocPick < 0usize , { __spoc_r0 :: IS_DEVICE && __spoc_r0 :: OK && (__spoc_r0 :: PARAM_TAGS . len () == 1usize && __spoc_r0 :: PARAM_TAGS [0usize] == 2u8 && __spoc_r0 :: RET_TAG == 2u8) } >> :: T",
         "__spoc_h0 :: native (ctx",
         "__spoc_h0 :: HAS_NATIVE",
         "__spoc_h0 :: ir as",
