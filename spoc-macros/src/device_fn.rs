@@ -131,7 +131,7 @@ fn with_resolver(native: TokenStream, resolver: &TokenStream) -> TokenStream {
 
 /// The expansion of `#[device]` on `item` whose body or signature has errors (`errs`): the
 /// errors, the fn itself, and a companion that says it is a `#[device]` fn that failed, so that
-/// calls of it add no errors of their own (neither "not a #[device] function" nor mismatches).
+/// calls of it add no errors of their own (neither "not a `#[device]` function" nor mismatches).
 pub fn expand_failed(item: &syn::ItemFn, errs: TokenStream) -> TokenStream {
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);

@@ -39,7 +39,7 @@ pub struct HelperUse {
 pub struct HelperCall {
     /// Index of the callee in [`Lowerer::helpers`].
     pub helper: usize,
-    /// The call's function path (where "not a #[device] function" and arity errors point).
+    /// The call's function path (where "not a `#[device]` function" and arity errors point).
     pub span: Loc,
     pub args: Vec<CallArg>,
     pub ret: Ty,

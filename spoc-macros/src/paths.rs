@@ -7,11 +7,11 @@
 //! (`use b::helper;`) imports the companion with it.
 //!
 //! Generated code names companions through aliases declared by [`resolver`] at the top of each
-//! block that uses them: `use <path as written> as __spoc_h0;`, next to a glob import of fallback
-//! stubs under the same aliases. An explicit import shadows a glob import namespace by
-//! namespace, so the stubs are used only when the callee has no companion, that is when it is
-//! not a `#[device]` fn; then the only error is the one `checks.rs` reports ("`f` is not a
-//! #[device] function"), not a resolution error pointing at generated code.
+//! block that uses them (see there): the callee's companion when the callee is a `#[device]` fn
+//! and every call of it fits its signature, else a stub. So a call of a plain fn, or a call that
+//! does not fit, is reported once, by `checks.rs` in spoc's words ("`f` is not a `#[device]`
+//! function", "mismatched types: argument 3 of `put` …"), and never as a resolution or type
+//! error in generated code.
 
 use crate::lower::{CallCheck, HelperUse};
 use crate::native::HelperPaths;
