@@ -47,9 +47,10 @@ fn opencl(test: &str) -> Option<Device> {
 
 const SAXPY_CL: &str = r#"
 #pragma OPENCL FP_CONTRACT OFF
-__kernel void ext_saxpy(float a, __global const float* x, __global float* y, uint n) {
+__kernel void ext_saxpy(float a, __global const float* x, uint x_len, __global float* y,
+                        uint y_len) {
     size_t i = get_global_id(0);
-    if (i < n) {
+    if (i < y_len) {
         y[i] = a * x[i] + y[i];
     }
 }
@@ -117,7 +118,6 @@ fn saxpy_through_run_source() {
                     Arg::F32(1.5),
                     Arg::Buffer(xb.raw()),
                     Arg::BufferMut(yb.raw_mut()),
-                    Arg::U32(n as u32),
                 ],
             )
             .unwrap();
@@ -127,6 +127,35 @@ fn saxpy_through_run_source() {
         }
         assert_eq!(yb.to_vec().unwrap(), want, "round {round}");
     }
+    // A usize argument is a `uint`; one that does not fit is refused before anything runs.
+    const FILL: &str = "__kernel void fill(__global uint* out, uint out_len, uint v) {
+        if (get_global_id(0) < out_len) out[get_global_id(0)] = v;
+    }";
+    let mut out = dev.alloc::<u32>(10).unwrap();
+    for (v, ok) in [(7usize, true), (1usize << 33, false)] {
+        let r = backend.run_source(
+            dev.backend_id,
+            FILL,
+            SourceLang::OpenClC,
+            "fill",
+            dims1d(1),
+            dims1d(16),
+            0,
+            &[Arg::BufferMut(out.raw_mut()), Arg::Usize(v)],
+        );
+        match (r, ok) {
+            (Ok(()), true) => {}
+            (
+                Err(Error::InvalidLaunch {
+                    problem: LaunchProblem::Rejected { .. },
+                    ..
+                }),
+                false,
+            ) => {}
+            (r, _) => panic!("usize {v}: {r:?}"),
+        }
+    }
+    assert_eq!(out.to_vec().unwrap(), vec![7; 10]);
     // Another language is refused.
     let e = backend
         .run_source(
@@ -149,7 +178,8 @@ fn run_source_with_local_memory_reverses_blocks() {
         return;
     };
     const SRC: &str = r#"
-__kernel void rev(__global const int* in, __global int* out, __local int* tmp) {
+__kernel void rev(__global const int* in, uint in_len, __global int* out, uint out_len,
+                  __local int* tmp) {
     size_t l = get_local_id(0), n = get_local_size(0), g = get_group_id(0);
     tmp[l] = in[g * n + l];
     barrier(CLK_LOCAL_MEM_FENCE);

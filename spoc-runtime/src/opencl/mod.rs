@@ -44,7 +44,7 @@
 //! grid × block per axis, local size = block), after checking the block against the kernel's
 //! `CL_KERNEL_WORK_GROUP_SIZE` ([`LaunchProblem::TooManyThreads`]). The argument ABI of
 //! generated kernels is `spoc_codegen::c`'s; [`Backend::run_source`] runs external OpenCL C with
-//! bare buffer pointers (see [`OpenClBackend`]).
+//! the same buffer and scalar order (see [`OpenClBackend`]).
 
 mod device;
 mod program;
@@ -111,9 +111,10 @@ struct ClEvent(Mutex<Option<opencl3::event::Event>>);
 ///
 /// # External kernels
 /// [`Backend::run_source`] accepts [`SourceLang::OpenClC`]. The kernel takes its arguments in
-/// order: a buffer as a bare `__global T*` (no length), a scalar by value (`bool` as `uchar`,
-/// [`Arg::Usize`] as `ulong`); a non-zero `shared_mem` appends one `__local` pointer of that
-/// many bytes. The source is built with the same options as generated kernels, cached by
+/// the order of generated kernels (and of the CUDA backend's external kernels): a buffer as a
+/// `__global T*` followed by its length in elements as `uint`, a scalar by value (`bool` as
+/// `uchar`, [`Arg::Usize`] as `uint`, refused if it does not fit); a non-zero `shared_mem`
+/// appends one `__local` pointer of that many bytes. The source is built with the same options as generated kernels, cached by
 /// content, and the call waits for the kernel to finish.
 pub struct OpenClBackend {
     state: OnceLock<std::result::Result<Enumeration, String>>,
