@@ -609,8 +609,8 @@ impl NativeLaunch {
     /// `fast(ctx, &p)` for each thread of the row, otherwise `body(ctx)`. `fast` must behave as
     /// `body` does on every row whose plan succeeded.
     ///
-    /// Blocks run in parallel, in chunks of consecutive blocks (one rayon task each), the
-    /// threads of a block in x-fastest order. A thread stops at its first trap; its block stops
+    /// Blocks run in parallel, in chunks of consecutive blocks (one rayon task each; a launch
+    /// of one block runs on the calling thread), the threads of a block in x-fastest order. A thread stops at its first trap; its block stops
     /// there too, other blocks stop at their next block boundary, and the trap is returned with
     /// its coordinates (if several threads trap, one of them).
     ///
@@ -640,7 +640,7 @@ impl NativeLaunch {
             .max(1);
         let chunks = blocks.div_ceil(chunk);
         let stop = AtomicBool::new(false);
-        (0..chunks).into_par_iter().try_for_each(|c| {
+        let run_chunk = |c: u64| {
             // Local copies: their captures then live in registers, not behind a pointer that
             // the kernel's stores might alias.
             let (plan, fast, body) = (plan, fast, body);
@@ -663,7 +663,13 @@ impl NativeLaunch {
                 next_block(&mut block, grid);
             }
             Ok(())
-        })
+        };
+        if chunks == 1 {
+            // One block: run it here rather than wake the pool.
+            run_chunk(0)
+        } else {
+            (0..chunks).into_par_iter().try_for_each(run_chunk)
+        }
     }
 }
 
