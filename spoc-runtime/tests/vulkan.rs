@@ -729,3 +729,199 @@ fn a_backend_without_a_loader_is_unavailable_not_a_panic() {
         }
     }
 }
+
+/// A kernel with a shared array sized at launch, built as IR: `sh[t] = g; barrier;
+/// out[g] = sh[(t + 1) % block_dim_x()]; lens[g] = sh.len()`.
+mod dyn_ir {
+    use spoc_ir::{
+        Axis, BinOp, Expr, ExprKind, Intrinsic, IrError, Kernel, LValue, MemSpace, Param,
+        SharedDecl, Stmt, StmtKind, Type, VarDecl, VarId, VarKind,
+    };
+    use std::sync::OnceLock;
+
+    fn var(id: u32, ty: &Type) -> Expr {
+        Expr::var(VarId(id), ty.clone())
+    }
+
+    fn builtin(i: Intrinsic) -> Expr {
+        Expr {
+            kind: ExprKind::Intrinsic {
+                intrinsic: i,
+                args: vec![],
+            },
+            ty: Type::U32,
+        }
+    }
+
+    fn op(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
+        let ty = lhs.ty.clone();
+        Expr {
+            kind: ExprKind::Binary {
+                op,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            ty,
+        }
+    }
+
+    fn set(array: u32, index: Expr, value: Expr) -> Stmt {
+        Stmt::new(StmtKind::Assign {
+            target: LValue::Index {
+                base: Box::new(LValue::Var(VarId(array))),
+                index,
+            },
+            value,
+        })
+    }
+
+    fn build() -> Kernel {
+        let buf = Type::global_array(Type::U32);
+        let sh = Type::Array {
+            elem: Box::new(Type::U32),
+            space: MemSpace::Shared,
+            len: None,
+        };
+        let u = Type::U32;
+        let decl = |name: &str, ty: &Type, kind| VarDecl {
+            name: name.into(),
+            ty: ty.clone(),
+            mutable: false,
+            kind,
+        };
+        let param = |id: u32, name: &str| Param {
+            var: VarId(id),
+            name: name.into(),
+            ty: buf.clone(),
+            mutable: true,
+        };
+        let let_ = |id: u32, init: Expr| {
+            Stmt::new(StmtKind::Let {
+                var: VarId(id),
+                init: Some(init),
+            })
+        };
+        let one = Expr::constant(spoc_ir::Const::U32(1));
+        Kernel {
+            name: "dyn_rotate".into(),
+            params: vec![param(0, "out"), param(1, "lens")],
+            vars: vec![
+                decl("out", &buf, VarKind::Param),
+                decl("lens", &buf, VarKind::Param),
+                decl("sh", &sh, VarKind::Shared),
+                decl("t", &u, VarKind::Local),
+                decl("g", &u, VarKind::Local),
+            ],
+            shared: vec![SharedDecl {
+                var: VarId(2),
+                elem: Type::U32,
+                len: None,
+            }],
+            body: vec![
+                let_(3, builtin(Intrinsic::ThreadIdx(Axis::X))),
+                let_(4, builtin(Intrinsic::GlobalId(Axis::X))),
+                set(2, var(3, &u), var(4, &u)),
+                Stmt::new(StmtKind::Barrier),
+                set(
+                    0,
+                    var(4, &u),
+                    Expr {
+                        kind: ExprKind::Index {
+                            array: Box::new(var(2, &sh)),
+                            index: Box::new(op(
+                                BinOp::Rem,
+                                op(BinOp::Add, var(3, &u), one),
+                                builtin(Intrinsic::BlockDim(Axis::X)),
+                            )),
+                        },
+                        ty: Type::U32,
+                    },
+                ),
+                set(
+                    1,
+                    var(4, &u),
+                    Expr {
+                        kind: ExprKind::Len(Box::new(var(2, &sh))),
+                        ty: Type::U32,
+                    },
+                ),
+            ],
+            records: vec![],
+            variants: vec![],
+            functions: vec![],
+        }
+    }
+
+    pub fn ir() -> Result<&'static Kernel, IrError> {
+        static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+        K.get_or_init(|| {
+            let k = build();
+            spoc_ir::validate(&k)?;
+            Ok(k)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+}
+
+static DYN_ROTATE: spoc_runtime::KernelDef = spoc_runtime::KernelDef {
+    name: "dyn_rotate",
+    ir: dyn_ir::ir,
+    native: None,
+};
+
+#[test]
+fn shared_memory_sized_at_launch_is_a_specialization() {
+    let Some(dev) = vulkan("shared_memory_sized_at_launch_is_a_specialization") else {
+        return;
+    };
+    let (blocks, block) = (3u32, 64u32);
+    let n = (blocks * block) as usize;
+    // Two lengths, then the first again (its pipeline is kept): len() reports each.
+    for extra in [0usize, 10, 0] {
+        let mut out = dev.alloc::<u32>(n).unwrap();
+        let mut lens = dev.alloc::<u32>(n).unwrap();
+        run(
+            &dev,
+            &DYN_ROTATE,
+            vec![(&mut out).into(), (&mut lens).into()],
+            dims1d(blocks),
+            dims1d(block),
+            (block as usize + extra) * 4 + 3,
+        )
+        .unwrap();
+        let want: Vec<u32> = (0..n as u32)
+            .map(|g| g / block * block + (g % block + 1) % block)
+            .collect();
+        assert_eq!(out.to_vec().unwrap(), want, "extra {extra}");
+        assert!(
+            lens.to_vec()
+                .unwrap()
+                .iter()
+                .all(|&l| l == block + extra as u32),
+            "extra {extra}"
+        );
+    }
+    // Less than one element is refused before anything runs.
+    let mut out = dev.alloc::<u32>(n).unwrap();
+    let mut lens = dev.alloc::<u32>(n).unwrap();
+    let e = run(
+        &dev,
+        &DYN_ROTATE,
+        vec![(&mut out).into(), (&mut lens).into()],
+        dims1d(blocks),
+        dims1d(block),
+        3,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            Error::InvalidLaunch {
+                problem: LaunchProblem::Rejected { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+}

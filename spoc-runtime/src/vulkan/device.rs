@@ -109,6 +109,11 @@ pub struct VulkanDeviceProps {
     pub fused_fma_f32: bool,
     /// The same for f64 (lavapipe's is unfused); `false` without `shaderFloat64`.
     pub fused_fma_f64: bool,
+    /// Float controls (Vulkan 1.2 / `VK_KHR_shader_float_controls`): `shaderDenormPreserveFloat`
+    /// for 16, 32 and 64 bits. Generated SPIR-V declares `DenormPreserve` only where it is.
+    pub denorm_preserve: [bool; 3],
+    /// `shaderSignedZeroInfNanPreserveFloat` for 16, 32 and 64 bits.
+    pub signed_zero_inf_nan_preserve: [bool; 3],
     /// Storage buffers stay mapped in host memory (CPU and integrated devices), so transfers
     /// are copies; otherwise they go through a staging buffer.
     pub mapped_buffers: bool,
@@ -522,16 +527,21 @@ unsafe fn open(
     let a64_ok = core_or(ash::khr::shader_atomic_int64::NAME);
     let af_ok = has(ash::ext::shader_atomic_float::NAME);
     let sm_ok = has(ash::nv::shader_sm_builtins::NAME);
+    let fc_ok = core_or(ash::khr::shader_float_controls::NAME);
 
     // Properties.
     let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
     let mut maint3 = vk::PhysicalDeviceMaintenance3Properties::default();
     let mut sm = vk::PhysicalDeviceShaderSMBuiltinsPropertiesNV::default();
+    let mut fc = vk::PhysicalDeviceFloatControlsProperties::default();
     let mut props2 = vk::PhysicalDeviceProperties2::default()
         .push_next(&mut subgroup)
         .push_next(&mut maint3);
     if sm_ok {
         props2 = props2.push_next(&mut sm);
+    }
+    if fc_ok {
+        props2 = props2.push_next(&mut fc);
     }
     inst.get_physical_device_properties2(pdev, &mut props2);
     let limits = base.limits;
@@ -628,6 +638,16 @@ unsafe fn open(
             // Measured once the device is open (`super::probe`).
             fused_fma_f32: true,
             fused_fma_f64: true,
+            denorm_preserve: [
+                fc_ok && on(fc.shader_denorm_preserve_float16),
+                fc_ok && on(fc.shader_denorm_preserve_float32),
+                fc_ok && on(fc.shader_denorm_preserve_float64),
+            ],
+            signed_zero_inf_nan_preserve: [
+                fc_ok && on(fc.shader_signed_zero_inf_nan_preserve_float16),
+                fc_ok && on(fc.shader_signed_zero_inf_nan_preserve_float32),
+                fc_ok && on(fc.shader_signed_zero_inf_nan_preserve_float64),
+            ],
             // Set with the memory plan (`finish_open`).
             mapped_buffers: false,
         };
@@ -686,6 +706,7 @@ fn exts_to_enable(
             ash::khr::shader_float16_int8::NAME,
             ash::khr::_8bit_storage::NAME,
             ash::khr::shader_atomic_int64::NAME,
+            ash::khr::shader_float_controls::NAME,
         ] {
             if has_ext(exts, n) {
                 out.push(n);

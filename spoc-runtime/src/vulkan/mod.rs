@@ -56,8 +56,12 @@
 //! to the host and to later work), submits it to the device's compute queue and waits for its
 //! fence. Submissions to one device are serialised by a lock. A [`Stream`] therefore orders
 //! nothing beyond that: it is accepted by launches and events, and synchronising it returns at
-//! once. The dynamic shared memory size of a launch is unused (Vulkan kernels declare their
-//! shared arrays; `spoc_codegen` refuses arrays sized at launch). Events are timestamp
+//! once. A kernel's shared array sized at launch is a specialization constant of its SPIR-V
+//! (`spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID`): the launch's dynamic shared size over the
+//! element size gives its length (at least 1), and a pipeline per (block, length) is made on
+//! first use and kept with the module; for other kernels the dynamic size is unused. The float
+//! controls the generated SPIR-V declares (`DenormPreserve`, `SignedZeroInfNanPreserve`) are
+//! kept only where the device supports them ([`VulkanDeviceProps::denorm_preserve`]). Events are timestamp
 //! queries (`vkCmdWriteTimestamp`), scaled by `timestampPeriod`; a queue without timestamps
 //! has no events. [`Backend::enable_profiling`] brackets every dispatch with two timestamps
 //! and logs the kernel's time (`tracing`, info), also kept in
@@ -432,13 +436,15 @@ impl VulkanBackend {
         Ok(scan)
     }
 
-    /// Builds a generated kernel's pipeline from its SPIR-V.
+    /// Builds a generated kernel's pipeline from its SPIR-V, after dropping the float controls
+    /// the device lacks, with its dynamic shared array (if any) `dyn_len` elements long.
     fn build_generated(
         &self,
         dev: &Arc<VkDev>,
         kernel: &Kernel,
         source: &Source,
         options: &CompileOptions,
+        dyn_len: Option<u32>,
     ) -> Result<VkKernel> {
         let Code::SpirV(words) = &source.code else {
             return Err(Error::Compile {
@@ -447,7 +453,22 @@ impl VulkanBackend {
                 message: format!("expected SPIR-V, got {:?} output", source.target),
             });
         };
-        Self::check_spirv(dev, words, &kernel.name, true)?;
+        let p = &dev.props;
+        let words = spoc_codegen::naga::retain_float_controls(words, |mode, width| {
+            let i = match width {
+                16 => 0,
+                32 => 1,
+                64 => 2,
+                _ => return false,
+            };
+            match mode {
+                spoc_codegen::naga::FloatMode::DenormPreserve => p.denorm_preserve[i],
+                spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => {
+                    p.signed_zero_inf_nan_preserve[i]
+                }
+            }
+        });
+        Self::check_spirv(dev, &words, &kernel.name, true)?;
         let (slots, block_bytes) =
             spoc_codegen::naga::scalar_params_layout(Target::Vulkan, kernel)?;
         let abi = Abi::Generated {
@@ -462,16 +483,35 @@ impl VulkanBackend {
             slots,
             block_bytes,
         };
+        let dyn_elem = kernel
+            .shared
+            .iter()
+            .find(|s| s.len.is_none())
+            .map(|s| {
+                crate::ir_scan::layout(kernel, &s.elem)
+                    .map(|(size, _)| size as u32)
+                    .ok_or_else(|| Error::Compile {
+                        backend: NAME.into(),
+                        kernel: kernel.name.clone(),
+                        message: format!(
+                            "the dynamic shared array's element type {} has no layout",
+                            s.elem
+                        ),
+                    })
+            })
+            .transpose()?;
         let block = options.block.map(Dims::to_array).unwrap_or([1, 1, 1]);
         pipeline::build(
             dev,
-            words,
+            &words,
             &source.entry,
             &kernel.name,
             block,
+            dyn_len.filter(|_| dyn_elem.is_some()),
             abi,
             Some(Origin {
                 kernel: kernel.clone(),
+                dyn_elem,
                 options: options.clone(),
             }),
         )
@@ -482,8 +522,9 @@ impl VulkanBackend {
         })
     }
 
-    /// The pipeline of generated kernel `k` for `block` (made and kept with `k` on first use).
-    fn variant(&self, k: &VkKernel, block: [u32; 3]) -> Result<Arc<VkKernel>> {
+    /// The pipeline of generated kernel `k` for `shape` (made and kept with `k` on first use).
+    fn variant(&self, k: &VkKernel, shape: pipeline::Shape) -> Result<Arc<VkKernel>> {
+        let (block, dyn_len) = shape;
         let Some(origin) = &k.origin else {
             return Err(Error::invalid_launch(
                 &k.name,
@@ -496,7 +537,7 @@ impl VulkanBackend {
             ));
         };
         let mut variants = k.variants.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, v)) = variants.iter().find(|(b, _)| *b == block) {
+        if let Some((_, v)) = variants.iter().find(|(s, _)| *s == shape) {
             return Ok(v.clone());
         }
         let options = CompileOptions {
@@ -505,8 +546,9 @@ impl VulkanBackend {
         };
         let source =
             self.generate_for(&origin.kernel, options.block, k.dev.props.codegen_caps())?;
-        let v = Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options)?);
-        variants.push((block, v.clone()));
+        let v =
+            Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options, dyn_len)?);
+        variants.push((shape, v.clone()));
         Ok(v)
     }
 
@@ -647,6 +689,7 @@ impl VulkanBackend {
                 &entry,
                 name,
                 b,
+                None,
                 Abi::External { kinds, block_bytes },
                 None,
             )
@@ -960,7 +1003,7 @@ impl Backend for VulkanBackend {
         } else {
             source
         };
-        let k = self.build_generated(dev, kernel, source, options)?;
+        let k = self.build_generated(dev, kernel, source, options, None)?;
         Ok(Module::new(device, Box::new(k)))
     }
 
@@ -984,11 +1027,29 @@ impl Backend for VulkanBackend {
             .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
         Self::check_stream(stream, module.device())?;
         crate::check::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
-        let b = block.to_array();
-        if b == k.block {
+        let dyn_len = match k.origin.as_ref().and_then(|o| o.dyn_elem) {
+            None => None,
+            Some(elem) => match u32::try_from(shared_mem / elem as usize) {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(Error::invalid_launch(
+                        &k.name,
+                        LaunchProblem::Rejected {
+                            message: format!(
+                                "{shared_mem} bytes of dynamic shared memory: the kernel's \
+                                 shared array sized at launch needs at least one {elem}-byte \
+                                 element (Vulkan has no empty workgroup arrays)"
+                            ),
+                        },
+                    ))
+                }
+            },
+        };
+        let shape = (block.to_array(), dyn_len);
+        if shape == (k.block, k.dyn_len) {
             self.dispatch(k, grid, args)
         } else {
-            let v = self.variant(k, b)?;
+            let v = self.variant(k, shape)?;
             self.dispatch(&v, grid, args)
         }
     }

@@ -51,6 +51,8 @@ impl Abi {
 /// What a generated module needs to be regenerated for another block size.
 pub(crate) struct Origin {
     pub(crate) kernel: Kernel,
+    /// Size in bytes of an element of the kernel's dynamic shared array, if it has one.
+    pub(crate) dyn_elem: Option<u32>,
     pub(crate) options: CompileOptions,
 }
 
@@ -61,6 +63,8 @@ pub(crate) struct VkKernel {
     pub(crate) dev: Arc<VkDev>,
     pub(crate) name: String,
     pub(crate) block: [u32; 3],
+    /// The length (elements) its dynamic shared array was specialised to, if it was.
+    pub(crate) dyn_len: Option<u32>,
     pub(crate) abi: Abi,
     set_layout: vk::DescriptorSetLayout,
     layout: vk::PipelineLayout,
@@ -70,8 +74,9 @@ pub(crate) struct VkKernel {
     scalar: Option<HostBuffer>,
     /// For generated kernels: what regenerating for another block size needs.
     pub(crate) origin: Option<Origin>,
-    /// Pipelines of this kernel for other block sizes, made on demand.
-    pub(crate) variants: Mutex<Vec<([u32; 3], Arc<VkKernel>)>>,
+    /// Pipelines of this kernel for other block sizes or dynamic shared lengths, made on
+    /// demand.
+    pub(crate) variants: Mutex<Vec<(Shape, Arc<VkKernel>)>>,
 }
 
 // SAFETY: Vulkan handles are identifiers; the descriptor set and scalar block are written only
@@ -97,7 +102,12 @@ impl Drop for VkKernel {
     }
 }
 
-/// Builds the pipeline of `entry` in `words` for `block`.
+/// What a pipeline is specialised for: the block size and the dynamic shared array's length.
+pub(crate) type Shape = ([u32; 3], Option<u32>);
+
+/// Builds the pipeline of `entry` in `words` for `block`, with the dynamic shared array's
+/// length (specialization constant `spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID`) set to
+/// `dyn_len` if given.
 ///
 /// # Errors
 /// The failing Vulkan call (a driver's rejection of the module is `vkCreateComputePipelines`
@@ -108,6 +118,7 @@ pub(crate) fn build(
     entry: &str,
     name: &str,
     block: [u32; 3],
+    dyn_len: Option<u32>,
     abi: Abi,
     origin: Option<Origin>,
 ) -> Result<VkKernel, String> {
@@ -118,6 +129,7 @@ pub(crate) fn build(
         dev: dev.clone(),
         name: name.to_string(),
         block,
+        dyn_len,
         abi,
         set_layout: vk::DescriptorSetLayout::null(),
         layout: vk::PipelineLayout::null(),
@@ -162,10 +174,22 @@ pub(crate) fn build(
         let module = d
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None)
             .map_err(|e| format!("vkCreateShaderModule: {e}"))?;
-        let stage = vk::PipelineShaderStageCreateInfo::default()
+        let spec_data = dyn_len.unwrap_or(0).to_le_bytes();
+        let spec_entries = [vk::SpecializationMapEntry {
+            constant_id: spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID,
+            offset: 0,
+            size: 4,
+        }];
+        let spec = vk::SpecializationInfo::default()
+            .map_entries(&spec_entries)
+            .data(&spec_data);
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(module)
             .name(&entry_c);
+        if dyn_len.is_some() {
+            stage = stage.specialization_info(&spec);
+        }
         let made = d.create_compute_pipelines(
             vk::PipelineCache::null(),
             &[vk::ComputePipelineCreateInfo::default()

@@ -35,6 +35,7 @@ pub(crate) fn fused_fma(dev: &Arc<VkDev>) -> Result<(bool, bool), String> {
         &c.entry,
         "fma_probe",
         [1, 1, 1],
+        None,
         Abi::External {
             kinds,
             block_bytes: 0,
