@@ -112,6 +112,7 @@ pub(crate) type Shape = ([u32; 3], Option<u32>);
 /// # Errors
 /// The failing Vulkan call (a driver's rejection of the module is `vkCreateComputePipelines`
 /// or `vkCreateShaderModule`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn build(
     dev: &Arc<VkDev>,
     words: &[u32],
