@@ -22,12 +22,18 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = match std::env::args().nth(1) {
-        Some(s) => s.replace('_', "").parse().map_err(|e| format!("bad element count `{s}`: {e}"))?,
+        Some(s) => s
+            .replace('_', "")
+            .parse()
+            .map_err(|e| format!("bad element count `{s}`: {e}"))?,
         None => 16 << 20,
     };
     let framework = std::env::var("SPOC_DEVICE").ok();
     let dev = spoc::init_device(framework.as_deref())?;
-    println!("device: {} [{}], global id {}", dev.name, dev.framework, dev.id);
+    println!(
+        "device: {} [{}], global id {}",
+        dev.name, dev.framework, dev.id
+    );
 
     let a = 2.5f32;
     let x_host: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
@@ -62,6 +68,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let secs = dt.as_secs_f64();
     let gbs = (12.0 * n as f64) / secs / 1e9;
-    println!("saxpy n={n}: {:.3} ms, {gbs:.2} GB/s; all {n} elements match the CPU reference", secs * 1e3);
+    println!(
+        "saxpy n={n}: {:.3} ms, {gbs:.2} GB/s; all {n} elements match the CPU reference",
+        secs * 1e3
+    );
     Ok(())
 }

@@ -293,6 +293,9 @@ pub fn run_suite(suite: &str, cases: &[Case]) -> bool {
         cases.len(),
         devs.len()
     );
+    for d in &devs {
+        println!("  #{} {} [{}]", d.id, d.name, d.framework);
+    }
     println!(
         "{:<28} {:>5} {:>8} {:>7}",
         "backend", "ran", "skipped", "failed"
