@@ -31,6 +31,7 @@ pub mod native;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 pub mod registry;
+pub mod source_only;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 
@@ -110,5 +111,19 @@ pub(crate) fn builtin_backends() -> Vec<(Arc<dyn Backend>, i32)> {
         Arc::new(vulkan::VulkanBackend::new()) as Arc<dyn Backend>,
         registry::priority::VULKAN,
     ));
+    backends.extend([
+        (
+            Arc::new(source_only::SourceOnlyBackend::new(
+                source_only::SourceOnlyKind::Metal,
+            )) as Arc<dyn Backend>,
+            source_only::SOURCE_ONLY_PRIORITY,
+        ),
+        (
+            Arc::new(source_only::SourceOnlyBackend::new(
+                source_only::SourceOnlyKind::WebGpu,
+            )) as Arc<dyn Backend>,
+            source_only::SOURCE_ONLY_PRIORITY,
+        ),
+    ]);
     backends
 }
