@@ -179,3 +179,121 @@ pub fn check_all(test: &str, sources: &[(String, Target, String)]) {
     );
     eprintln!("{test}: {checked} sources compiled cleanly");
 }
+
+/// NVIDIA's `ptxas`: `$SPOC_PTXAS`, else `ptxas` on `PATH`, else
+/// `/opt/spoc-ptxas/usr/bin/ptxas` (where `fetch-ptxas.sh` installs it); `Err` says how to get
+/// it.
+pub fn ptxas() -> Result<PathBuf, String> {
+    if let Ok(p) = std::env::var("SPOC_PTXAS") {
+        if !p.is_empty() {
+            let p = PathBuf::from(p);
+            return if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!("SPOC_PTXAS={} is not a file", p.display()))
+            };
+        }
+    }
+    let on_path = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join("ptxas"))
+            .find(|c| c.is_file())
+    });
+    let scratch = PathBuf::from("/opt/spoc-ptxas/usr/bin/ptxas");
+    on_path
+        .or_else(|| scratch.is_file().then_some(scratch))
+        .ok_or_else(|| {
+            "ptxas not found (set SPOC_PTXAS, put it on PATH, or run \
+             spoc-codegen/tests/support/fetch-ptxas.sh)"
+                .to_string()
+        })
+}
+
+/// Assembles `ptx` with `ptxas -arch=sm_90` in `dir` (as `name.ptx`); `Err` holds ptxas's
+/// diagnostics, also when it only warned (a warning on generated code is a bug too).
+pub fn check_ptx(ptxas: &Path, dir: &Path, name: &str, ptx: &str) -> Result<(), String> {
+    let src = dir.join(format!("{name}.ptx"));
+    std::fs::write(&src, ptx).map_err(|e| e.to_string())?;
+    let out = Command::new(ptxas)
+        .arg("-arch=sm_90")
+        .arg(&src)
+        .arg("-o")
+        .arg(dir.join(format!("{name}.cubin")))
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+    let diag = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    if out.status.success() && !diag.contains("warning") {
+        Ok(())
+    } else {
+        Err(format!("ptxas rejected {}:\n{diag}", src.display()))
+    }
+}
+
+/// `spirv-val` if installed; `Err` says how to get it.
+pub fn spirv_val() -> Result<String, String> {
+    Command::new("spirv-val")
+        .arg("--version")
+        .output()
+        .map(|_| "spirv-val".to_string())
+        .map_err(|_| "spirv-val not found (Debian: apt-get install spirv-tools)".to_string())
+}
+
+/// Runs `spirv-val --target-env vulkan1.2` on `words`, written to `dir` as `name.spv`; `Err`
+/// holds its report.
+pub fn check_spirv(dir: &Path, name: &str, words: &[u32]) -> Result<(), String> {
+    let path = dir.join(format!("{name}.spv"));
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+    let out = Command::new("spirv-val")
+        .args(["--target-env", "vulkan1.2"])
+        .arg(&path)
+        .output()
+        .map_err(|e| format!("cannot run spirv-val: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "spirv-val rejected {}:\n{}{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// `glslangValidator` if installed; `Err` says how to get it.
+pub fn glslang() -> Result<String, String> {
+    Command::new("glslangValidator")
+        .arg("--version")
+        .output()
+        .map(|_| "glslangValidator".to_string())
+        .map_err(|_| {
+            "glslangValidator not found (Debian: apt-get install glslang-tools)".to_string()
+        })
+}
+
+/// Compiles the GLSL compute shader `source` with `glslangValidator -S comp`, written to `dir`
+/// as `name.comp`; `Err` holds its report.
+pub fn check_glsl(dir: &Path, name: &str, source: &str) -> Result<(), String> {
+    let path = dir.join(format!("{name}.comp"));
+    std::fs::write(&path, source).map_err(|e| e.to_string())?;
+    let out = Command::new("glslangValidator")
+        .args(["-S", "comp"])
+        .arg(&path)
+        .output()
+        .map_err(|e| format!("cannot run glslangValidator: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "glslangValidator rejected {}:\n{}{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}

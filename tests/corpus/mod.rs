@@ -1,0 +1,291 @@
+//! The root kernel corpus: the `#[kernel]` kernels (and their `#[device]` helpers) that
+//! `tests/kernels.rs` runs on every available device and `tests/codegen_corpus.rs` generates for
+//! every target and checks with the real validators. Only kernel definitions live here; inputs,
+//! references and tolerances stay with the tests that use them.
+
+use spoc::prelude::*;
+
+// ---------------------------------------------------------------- saxpy (f32)
+
+#[kernel]
+pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+// ---------------------------------------------------------------- element-wise i32
+
+#[kernel]
+pub fn ops_i32(a: &[i32], b: &[i32], out: &mut [i32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let x = a[i];
+        let y = b[i] | 1;
+        out[i] = x * y + x / y - x % y + (x & 0xff) - (y ^ 0x55) + (x >> 3) + (y << 2) - -x;
+    }
+}
+
+// ---------------------------------------------------------------- element-wise u32
+
+#[kernel]
+pub fn ops_u32(a: &[u32], b: &[u32], out: &mut [u32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let x = a[i];
+        let s = b[i] % 32;
+        let mut h = x ^ (x >> 16);
+        h = h * 0x45d9f3b;
+        h ^= h >> 16;
+        out[i] = h + (x << s) + (x >> (31 - s)) + !b[i] + b[i] / (s + 1);
+    }
+}
+
+// ---------------------------------------------------------------- element-wise i64
+
+#[kernel]
+pub fn ops_i64(a: &[i64], k: i64, out: &mut [i64]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let x = a[i];
+        out[i] = x * k - (x >> 7) + x % 1_000_003 + (i as i64) * 4_294_967_296;
+    }
+}
+
+// ---------------------------------------------------------------- element-wise f64
+
+#[kernel]
+pub fn ops_f64(a: &[f64], b: &[f64], out: &mut [f64]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let x = a[i];
+        let y = b[i];
+        out[i] = (x * x + y * y).sqrt() / (1.0 + y.abs()) - x.mul_add(y, 0.5) + x.min(y) * x.max(y);
+    }
+}
+
+// ---------------------------------------------------------------- 2-D naive matrix multiply
+
+#[kernel]
+pub fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize, m: usize, k: usize) {
+    let row = global_id_y();
+    let col = global_id_x();
+    if row < n && col < m {
+        let mut acc = 0.0f32;
+        for p in 0..k {
+            acc += a[row * k + p] * b[p * m + col];
+        }
+        c[row * m + col] = acc;
+    }
+}
+
+// ---------------------------------------------------------------- mandelbrot
+
+#[kernel]
+pub fn mandelbrot(out: &mut [u32], width: usize, height: usize, max_iter: u32) {
+    let px = global_id_x();
+    let py = global_id_y();
+    if px >= width || py >= height {
+        return;
+    }
+    let cx = -2.0f32 + 3.0 * (px as f32) / (width as f32);
+    let cy = -1.25f32 + 2.5 * (py as f32) / (height as f32);
+    let mut x = 0.0f32;
+    let mut y = 0.0f32;
+    let mut it = 0u32;
+    while it < max_iter {
+        let xx = x * x;
+        let yy = y * y;
+        if xx + yy > 4.0 {
+            break;
+        }
+        y = 2.0 * x * y + cy;
+        x = xx - yy + cx;
+        it += 1;
+    }
+    out[py * width + px] = it;
+}
+
+// ---------------------------------------------------------------- loops with break / continue
+
+#[kernel]
+pub fn collatz(start: &[u64], steps: &mut [u32], odd_sum: &mut [u64]) {
+    let i = global_id_x();
+    if i >= steps.len() {
+        return;
+    }
+    let mut v = start[i];
+    let mut n = 0u32;
+    let mut odd = 0u64;
+    loop {
+        if v <= 1 {
+            break;
+        }
+        n += 1;
+        if v % 2 == 0 {
+            v /= 2;
+            continue;
+        }
+        odd += v;
+        v = 3 * v + 1;
+    }
+    let mut j = 0u32;
+    let mut skipped = 0u32;
+    while j < 100 {
+        j += 1;
+        if j % 3 == 0 {
+            continue;
+        }
+        if j > n + 10 {
+            break;
+        }
+        skipped += 1;
+    }
+    steps[i] = n * 1000 + skipped;
+    odd_sum[i] = odd;
+}
+
+// ---------------------------------------------------------------- helper functions
+
+#[device]
+fn clamp01(v: f32) -> f32 {
+    if v < 0.0 {
+        0.0
+    } else if v > 1.0 {
+        1.0
+    } else {
+        v
+    }
+}
+
+#[device]
+fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+    let t = clamp01((x - e0) / (e1 - e0));
+    t * t * (3.0 - 2.0 * t)
+}
+
+#[kernel]
+pub fn apply_smoothstep(x: &[f32], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        out[i] = smoothstep(-1.0, 2.0, x[i]);
+    }
+}
+
+// ---------------------------------------------------------------- if as an expression
+
+#[kernel]
+pub fn classify(x: &[i32], out: &mut [i32]) {
+    let i = global_id_x();
+    if i < x.len() {
+        let v = x[i];
+        let sign = if v > 0 {
+            1
+        } else if v < 0 {
+            -1
+        } else {
+            0
+        };
+        let mag = if v.abs() > 100 {
+            let big = v / 100;
+            big * big
+        } else {
+            v
+        };
+        out[i] = sign * 1_000_000 + mag;
+    }
+}
+
+// ---------------------------------------------------------------- casts across all scalar types
+
+#[kernel]
+pub fn casts(x: &[f64], ints: &mut [i64], uints: &mut [u64], f32s: &mut [f32], flags: &mut [u32]) {
+    let i = global_id_x();
+    if i >= x.len() {
+        return;
+    }
+    let v = x[i];
+    let a = v as i32;
+    let b = v as u32;
+    let c = v as i64;
+    let d = v as u64;
+    let e = v as f32;
+    let f = a as u32;
+    let g = b as i32;
+    let h = c as i32;
+    let k = d as u32;
+    let back = (e as f64) as f32;
+    let z = (a as f64) + (b as f64) + (k as f32) as f64;
+    ints[i * 3] = a as i64 + g as i64;
+    ints[i * 3 + 1] = c + h as i64;
+    ints[i * 3 + 2] = z as i64;
+    uints[i * 2] = d + f as u64;
+    uints[i * 2 + 1] = (c as u64) ^ (b as u64);
+    f32s[i] = back + (f as f32) + (g as f32);
+    let neg = v < 0.0;
+    flags[i] = (neg as u32) + ((v > 1e9) as u32) * 2;
+}
+
+// ---------------------------------------------------------------- wrapping integer overflow
+
+#[kernel]
+pub fn overflow(
+    out_i32: &mut [i32],
+    out_u32: &mut [u32],
+    out_i64: &mut [i64],
+    out_u64: &mut [u64],
+) {
+    let i = global_id_x();
+    if i >= out_i32.len() {
+        return;
+    }
+    let k = i as i32;
+    out_i32[i] = 2_147_483_000 + k * 1000 - (-2_147_483_647 - 1) / -1 * (k % 2);
+    out_u32[i] = 0u32 - (i as u32) + 4_000_000_000 * (i as u32);
+    out_i64[i] = 9_223_372_036_854_775_000 + (i as i64) * 1_000;
+    out_u64[i] = (i as u64) * 0x9E37_79B9_7F4A_7C15 - 1;
+}
+
+// ---------------------------------------------------------------- for loops: step_by, rev
+
+#[kernel]
+pub fn for_loops(out: &mut [i64], lo: i32, hi: i32) {
+    let i = global_id_x();
+    if i >= out.len() {
+        return;
+    }
+    let s = i + 1;
+    let mut acc = 0i64;
+    for v in (lo..hi).step_by(s) {
+        acc = acc * 3 + v as i64;
+    }
+    for v in (lo..hi).rev() {
+        acc = acc * 7 - v as i64;
+    }
+    for v in (lo..hi).rev().step_by(s) {
+        acc = acc * 5 + v as i64;
+    }
+    for _v in hi..lo {
+        acc += 1_000_000;
+    }
+    out[i] = acc;
+}
+
+// ---------------------------------------------------------------- f32 math methods
+
+#[kernel]
+pub fn math_f32(x: &[f32], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < x.len() {
+        let v = x[i];
+        out[i] = v.sin() + v.cos() * v.exp().ln() + v.abs().sqrt() + v.floor() - v.ceil()
+            + v.tanh()
+            + v.atan2(1.5)
+            + v.abs().powf(0.3)
+            + v.powi(3)
+            + v.round()
+            + v.trunc()
+            + v.mul_add(0.5, -1.0);
+    }
+}
