@@ -20,6 +20,8 @@ mod device;
 mod dims;
 mod dump;
 mod error;
+#[cfg(feature = "hip")]
+pub mod hip;
 pub mod host;
 pub mod interpreter;
 pub mod interpreter_backend;
@@ -106,6 +108,11 @@ pub(crate) fn builtin_backends() -> Vec<(Arc<dyn Backend>, i32)> {
             registry::priority::CUDA_C,
         ),
     ]);
+    #[cfg(feature = "hip")]
+    backends.push((
+        Arc::new(hip::HipBackend::new()) as Arc<dyn Backend>,
+        registry::priority::HIP,
+    ));
     #[cfg(feature = "vulkan")]
     backends.push((
         Arc::new(vulkan::VulkanBackend::new()) as Arc<dyn Backend>,
