@@ -352,3 +352,58 @@ fn the_examples_saxpy_is_the_corpus_saxpy() {
         );
     }
 }
+
+/// The validators are really run: a broken source fails each of them (or the tool is missing,
+/// which is a skip, or a failure with `SPOC_REQUIRE_TOOLCHAINS=1`).
+#[test]
+fn broken_sources_fail_every_external_validator() {
+    let dir = toolchains::work_dir("codegen-corpus-broken");
+    let kernel = saxpy.def().kernel().expect("saxpy's IR");
+    let opts = Options {
+        block: Some([64, 1, 1]),
+        soa_params: &[],
+        caps: full_caps(),
+    };
+    for target in [
+        Target::CudaPtx,
+        Target::CudaC,
+        Target::Hip,
+        Target::OpenCl,
+        Target::Vulkan,
+        Target::Glsl,
+    ] {
+        let mut src = generate_source_with(target, kernel, &opts)
+            .expect("saxpy generates")
+            .expect("a source target");
+        // The unbroken source passes, so a failure below is the breakage's.
+        let good = validate(
+            target,
+            &dir,
+            &format!("good-{}", target.file_extension()),
+            &src,
+        );
+        if let Err(Outcome::Skipped(why)) = &good {
+            eprintln!("SKIPPED {target:?}: {why}");
+            continue;
+        }
+        assert!(good.is_ok(), "{target:?}: {good:?}");
+        src.code = match src.code {
+            // Drop OpFunctionEnd: the function is never closed.
+            Code::SpirV(mut words) => {
+                words.pop();
+                Code::SpirV(words)
+            }
+            Code::Text(t) => Code::Text(format!("{t}\nthis is ( not code;\n")),
+        };
+        let bad = validate(
+            target,
+            &dir,
+            &format!("bad-{}", target.file_extension()),
+            &src,
+        );
+        assert!(
+            matches!(bad, Err(Outcome::Failed(_))),
+            "{target:?} accepted a broken source: {bad:?}"
+        );
+    }
+}
