@@ -20,7 +20,14 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("saxpy: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = match std::env::args().nth(1) {
         Some(s) => s
             .replace('_', "")
