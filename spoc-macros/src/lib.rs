@@ -78,6 +78,7 @@ mod lower_stmt;
 mod native;
 mod native_entry;
 mod paths;
+mod record;
 mod resolve;
 mod sig;
 mod types;
@@ -314,4 +315,32 @@ fn fallback_kernel(item: &syn::ItemFn, errs: TokenStream2) -> TokenStream2 {
             }
         }
     }
+}
+
+/// Makes a `#[repr(C)]` struct of scalars and records a *record*: a type kernels can take in
+/// buffers (`&[Particle]`), hold in locals, pass to and return from `#[device]` functions, and
+/// read and update field by field (`p.x += 1.0`).
+///
+/// ```ignore
+/// use spoc::prelude::*;
+///
+/// #[derive(Clone, Copy, Debug, Default, Record)]
+/// #[repr(C)]
+/// pub struct Particle {
+///     pub x: f32,
+///     pub y: f32,
+///     pub mass: f32,
+/// }
+/// ```
+///
+/// Fields are scalars (`bool i32 u32 i64 u64 f32 f64`) or other records; the struct must be
+/// `#[repr(C)]`, non-generic, with named fields, and `Copy` (derive `Clone, Copy`). The derive
+/// implements `spoc::DeviceCopy`, `spoc::FieldType` and `spoc::Record`.
+///
+/// # Errors
+/// A compile error on a struct that is not `#[repr(C)]`, is generic, has unnamed or no fields,
+/// or has a field of another type.
+#[proc_macro_derive(Record)]
+pub fn derive_record(item: TokenStream) -> TokenStream {
+    record::expand(item.into()).into()
 }

@@ -1,0 +1,115 @@
+//! `#[derive(Record)]`: a `#[repr(C)]` struct of scalars and records becomes a record type the
+//! kernel language can use (kernel values, helper arguments and results, buffer elements).
+//!
+//! The derive implements `spoc::DeviceCopy`, `spoc::FieldType` and `spoc::Record`: the field
+//! table the kernel macro checks field accesses against at compile time, and the IR definition
+//! (`spoc_ir::RecordDef`) linked into each kernel that uses the record.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+/// The expansion of `#[derive(Record)]`.
+pub fn expand(input: TokenStream) -> TokenStream {
+    let item: syn::DeriveInput = match syn::parse2(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    match expand_item(&item) {
+        Ok(t) => t,
+        Err(e) => e.to_compile_error(),
+    }
+}
+
+fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
+    let ident = &item.ident;
+    if !item.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &item.generics,
+            "a record cannot be generic: kernels need one concrete layout",
+        ));
+    }
+    let repr_c = item.attrs.iter().any(|a| {
+        a.path().is_ident("repr")
+            && a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|ids| ids.iter().any(|i| i == "C"))
+    });
+    if !repr_c {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "a record must be `#[repr(C)]`: the host and every device must agree on its layout",
+        ));
+    }
+    let syn::Data::Struct(data) = &item.data else {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "`#[derive(Record)]` applies to a struct with named fields",
+        ));
+    };
+    let syn::Fields::Named(fields) = &data.fields else {
+        return Err(syn::Error::new(
+            data.fields.span(),
+            "a record needs named fields (`struct P { x: f32, y: f32 }`)",
+        ));
+    };
+    if fields.named.is_empty() {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "a record needs at least one field",
+        ));
+    }
+    let name = ident.to_string();
+    let mut infos = Vec::new();
+    let mut defs = Vec::new();
+    let mut nested = Vec::new();
+    for f in &fields.named {
+        let fname = f.ident.as_ref().expect("named field").to_string();
+        let ty = &f.ty;
+        let bound = quote_spanned! {ty.span()=>
+            const _: () = {
+                fn __spoc_field_type<T: ::spoc::FieldType>() {}
+                fn __spoc_check() { __spoc_field_type::<#ty>(); }
+            };
+        };
+        nested.push(bound);
+        infos.push(quote! {
+            ::spoc::FieldInfo { name: #fname, tag: <#ty as ::spoc::FieldType>::TAG }
+        });
+        defs.push(quote! {
+            ::spoc::__private::spoc_ir::Field {
+                name: ::std::string::String::from(#fname),
+                ty: <#ty as ::spoc::FieldType>::ir_type(),
+            }
+        });
+    }
+    let tys = fields.named.iter().map(|f| &f.ty);
+    Ok(quote! {
+        #(#nested)*
+
+        // SAFETY: `#[repr(C)]` (checked above) with only `FieldType` fields (checked by the
+        // bounds above), each valid for any bit pattern a kernel writes and for all-zero bytes.
+        unsafe impl ::spoc::DeviceCopy for #ident {}
+
+        impl ::spoc::FieldType for #ident {
+            const TAG: ::spoc::TypeTag = ::spoc::TypeTag::Record(#name);
+            fn ir_type() -> ::spoc::__private::spoc_ir::Type {
+                ::spoc::__private::spoc_ir::Type::Record(::std::string::String::from(#name))
+            }
+            fn record_defs(out: &mut ::std::vec::Vec<::spoc::__private::spoc_ir::RecordDef>) {
+                #( <#tys as ::spoc::FieldType>::record_defs(out); )*
+                ::spoc::push_record_def(out, ::spoc::__private::spoc_ir::RecordDef {
+                    name: ::std::string::String::from(#name),
+                    fields: ::std::vec![ #(#defs),* ],
+                });
+            }
+        }
+
+        // SAFETY: generated from the struct's own `#[repr(C)]` field list, in order.
+        unsafe impl ::spoc::Record for #ident {
+            const NAME: &'static str = #name;
+            const FIELDS: &'static [::spoc::FieldInfo] = &[ #(#infos),* ];
+        }
+    })
+}

@@ -1,0 +1,149 @@
+//! Records: `#[repr(C)]` structs of scalars and records, usable as kernel values, helper
+//! arguments and buffer elements. `#[derive(Record)]` (from the `spoc` crate) implements
+//! [`Record`] and [`FieldType`] for a struct; the kernel macro links the record's IR definition
+//! ([`spoc_ir::RecordDef`]) into every kernel that names it and checks each field access against
+//! [`Record::FIELDS`] at compile time.
+//!
+//! Layout is C's (`#[repr(C)]`): fields in declaration order, each at the next multiple of its
+//! alignment, the size rounded up to the largest alignment; every backend's generated struct
+//! (CUDA C, OpenCL C, SPIR-V with explicit offsets, PTX byte offsets) uses the same layout, so a
+//! `Buffer<Particle>` holds the same bytes on the host and on the device.
+
+use crate::buffer::DeviceCopy;
+use spoc_ir::{RecordDef, ScalarType, Type};
+
+/// What a record field holds, in a form usable in `const` checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypeTag {
+    /// A scalar of this type.
+    Scalar(ScalarType),
+    /// A record of this name.
+    Record(&'static str),
+}
+
+impl TypeTag {
+    /// `self == other`, usable in `const` contexts.
+    pub const fn same(self, other: TypeTag) -> bool {
+        match (self, other) {
+            (TypeTag::Scalar(a), TypeTag::Scalar(b)) => a as u8 == b as u8,
+            (TypeTag::Record(a), TypeTag::Record(b)) => str_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// The Rust spelling (`"f32"`, `"Particle"`), for compile-time messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TypeTag::Scalar(s) => match s {
+                ScalarType::Bool => "bool",
+                ScalarType::I32 => "i32",
+                ScalarType::I64 => "i64",
+                ScalarType::U32 => "u32",
+                ScalarType::U64 => "u64",
+                ScalarType::F16 => "f16",
+                ScalarType::F32 => "f32",
+                ScalarType::F64 => "f64",
+            },
+            TypeTag::Record(n) => n,
+        }
+    }
+}
+
+/// One field of a record, as [`Record::FIELDS`] lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldInfo {
+    /// The field's name.
+    pub name: &'static str,
+    /// What it holds.
+    pub tag: TypeTag,
+}
+
+/// A type a record field (or a kernel value) may have: the scalars, and every record.
+pub trait FieldType: DeviceCopy {
+    /// The type, for `const` checks.
+    const TAG: TypeTag;
+    /// The type in the IR.
+    fn ir_type() -> Type;
+    /// Appends the IR definitions this type needs (none for scalars; the record and the records
+    /// it contains, innermost first, for records), skipping names already in `out`.
+    fn record_defs(out: &mut Vec<RecordDef>) {
+        let _ = out;
+    }
+}
+
+macro_rules! scalar_field {
+    ($($t:ty => $s:ident),*) => {$(
+        impl FieldType for $t {
+            const TAG: TypeTag = TypeTag::Scalar(ScalarType::$s);
+            fn ir_type() -> Type {
+                Type::Scalar(ScalarType::$s)
+            }
+        }
+    )*};
+}
+scalar_field!(bool => Bool, i32 => I32, i64 => I64, u32 => U32, u64 => U64, f32 => F32, f64 => F64);
+
+/// A `#[derive(Record)]` struct. Implemented by the derive only.
+///
+/// # Safety
+/// The type must be `#[repr(C)]` with only [`FieldType`] fields, listed in [`Record::FIELDS`] in
+/// declaration order (the derive guarantees both).
+pub unsafe trait Record: FieldType {
+    /// The record's name in the IR: the struct's name. Two records of one name in one kernel
+    /// are an error when the kernel's IR is linked.
+    const NAME: &'static str;
+    /// The fields in declaration (and memory) order.
+    const FIELDS: &'static [FieldInfo];
+}
+
+/// Appends `def` to `out` unless a record of its name is there already.
+pub fn push_record_def(out: &mut Vec<RecordDef>, def: RecordDef) {
+    if !out.iter().any(|r| r.name == def.name) {
+        out.push(def);
+    }
+}
+
+/// String equality usable in `const` contexts.
+pub const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The type of field `name` of `R`, if it has one (for the kernel macro's compile-time checks).
+pub const fn field_tag<R: Record>(name: &str) -> Option<TypeTag> {
+    let fields = R::FIELDS;
+    let mut i = 0;
+    while i < fields.len() {
+        if str_eq(fields[i].name, name) {
+            return Some(fields[i].tag);
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn const_string_and_tag_equality() {
+        assert!(str_eq("pos", "pos"));
+        assert!(!str_eq("pos", "po"));
+        assert!(!str_eq("pos", "pot"));
+        assert!(TypeTag::Scalar(ScalarType::F32).same(<f32 as FieldType>::TAG));
+        assert!(!TypeTag::Scalar(ScalarType::F32).same(TypeTag::Scalar(ScalarType::F64)));
+        assert!(TypeTag::Record("A").same(TypeTag::Record("A")));
+        assert!(!TypeTag::Record("A").same(TypeTag::Scalar(ScalarType::I32)));
+    }
+}
