@@ -297,7 +297,26 @@ pub fn run(
 ///
 /// # Errors
 /// As [`compile_kernel`] and [`run_kernel`].
+///
+/// With checked launches on ([`crate::checking`], `SPOC_CHECK=1`), a launch on any device but
+/// the Interpreter first runs on the Interpreter on copies of the buffers, and returns its
+/// report instead of launching if a thread faults there.
 pub fn launch_def(
+    dev: &Device,
+    def: &'static KernelDef,
+    grid: Dims,
+    block: Dims,
+    shared_mem_bytes: usize,
+    args: &mut [Arg<'_>],
+) -> Result<()> {
+    if crate::checking::checking() && dev.backend().name() != crate::interpreter_backend::NAME {
+        crate::checking::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
+    }
+    launch_unchecked(dev, def, grid, block, shared_mem_bytes, args)
+}
+
+/// [`launch_def`] without the Interpreter check.
+pub(crate) fn launch_unchecked(
     dev: &Device,
     def: &'static KernelDef,
     grid: Dims,

@@ -13,6 +13,7 @@ mod args;
 pub mod backend;
 mod buffer;
 pub mod cache;
+mod checking;
 mod check;
 #[cfg(feature = "cuda")]
 pub mod cuda;
@@ -30,9 +31,9 @@ mod ir_scan;
 mod kernel_def;
 mod launch;
 pub mod native;
-pub mod record;
 #[cfg(feature = "opencl")]
 pub mod opencl;
+pub mod record;
 pub mod registry;
 pub mod source_only;
 #[cfg(feature = "vulkan")]
@@ -49,6 +50,7 @@ pub use buffer::{
     from_device, from_device_ptr, to_device, to_device_ptr, Buffer, DeviceCopy, RawBuffer,
     MAX_ELEM_ALIGN,
 };
+pub use checking::{checking, set_checking};
 pub use device::{all_devices, device_is_of_backend, init_device, Capabilities, Device};
 pub use dims::{dims1d, dims2d, dims3d, Dims};
 pub use error::{DimKind, Error, LaunchProblem, Result};
