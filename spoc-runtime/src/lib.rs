@@ -35,6 +35,7 @@ pub mod native;
 pub mod opencl;
 pub mod record;
 pub mod registry;
+pub mod simt;
 pub mod source_only;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
