@@ -1,0 +1,144 @@
+//! Runs every program of `examples/programs` at realistic sizes on one device and prints a table:
+//! program, size, time, throughput, and whether the result matched the host reference.
+//!
+//! ```text
+//! cargo run --release --example bench                         # best device, default sizes
+//! cargo run --release --example bench -- --device OpenCL --quick
+//! cargo run --release --example bench -- --filter matrix      # programs whose name contains it
+//! ```
+//!
+//! Each program is launched once untimed (the first launch compiles its kernels), then timed; a
+//! program the backend cannot run (`FeatureNotSupported`) is listed as skipped. Exits with
+//! status 1 if any program failed or gave a wrong result.
+
+#[path = "programs/mod.rs"]
+mod programs;
+
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use programs::{pick_device, Program, PROGRAMS};
+
+/// Command line of the benchmark.
+#[derive(Parser, Debug)]
+#[command(about = "Runs spoc's benchmark programs on one device and prints a table")]
+struct Args {
+    /// Backend (or backend family) to run on, e.g. `Native`, `OpenCL`, `Vulkan`, `CUDA`;
+    /// default: `SPOC_DEVICE`, else the best device present.
+    #[arg(long)]
+    device: Option<String>,
+    /// Only the programs whose name contains this text.
+    #[arg(long)]
+    filter: Option<String>,
+    /// Smaller sizes (about a second per program on the CPU backends in release builds).
+    #[arg(long)]
+    quick: bool,
+}
+
+/// One line of the table.
+struct Row {
+    program: &'static str,
+    size: String,
+    millis: Option<f64>,
+    rate: String,
+    check: String,
+    failed: bool,
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let dev = pick_device(args.device.as_deref())?;
+    println!(
+        "device: {} [{}], global id {}",
+        dev.name, dev.framework, dev.id
+    );
+    let chosen: Vec<&Program> = PROGRAMS
+        .iter()
+        .filter(|p| args.filter.as_deref().is_none_or(|f| p.name.contains(f)))
+        .collect();
+    if chosen.is_empty() {
+        return Err(format!(
+            "no program matches `{}`; programs: {}",
+            args.filter.unwrap_or_default(),
+            PROGRAMS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+        .into());
+    }
+
+    let bar = ProgressBar::new(chosen.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}")
+            .map_err(|e| format!("progress bar template: {e}"))?,
+    );
+    let mut rows = Vec::new();
+    for p in &chosen {
+        let size = if args.quick {
+            p.quick_size
+        } else {
+            p.default_size
+        };
+        bar.set_message(format!("{} (size {size})", p.name));
+        let row = match (p.run)(&dev, size) {
+            Ok(o) => {
+                let (rate, unit) = o.throughput();
+                Row {
+                    program: p.name,
+                    size: o.shape.clone(),
+                    millis: Some(o.seconds * 1e3),
+                    rate: format!("{rate:.2} {unit}"),
+                    check: o.verdict(),
+                    failed: !o.checked,
+                }
+            }
+            Err(spoc::Error::FeatureNotSupported { backend, feature }) => Row {
+                program: p.name,
+                size: size.to_string(),
+                millis: None,
+                rate: "-".into(),
+                check: format!("skipped: {backend} does not support {feature}"),
+                failed: false,
+            },
+            Err(e) => Row {
+                program: p.name,
+                size: size.to_string(),
+                millis: None,
+                rate: "-".into(),
+                check: format!("error: {e}"),
+                failed: true,
+            },
+        };
+        rows.push(row);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+
+    println!(
+        "{:<16} {:>26} {:>12} {:>16}  check",
+        "program", "size", "time ms", "throughput"
+    );
+    for r in &rows {
+        let ms = r
+            .millis
+            .map(|m| format!("{m:.3}"))
+            .unwrap_or_else(|| "-".into());
+        println!(
+            "{:<16} {:>26} {:>12} {:>16}  {}",
+            r.program, r.size, ms, r.rate, r.check
+        );
+    }
+    let failed = rows.iter().filter(|r| r.failed).count();
+    if failed > 0 {
+        return Err(format!("{failed} of {} programs failed", rows.len()).into());
+    }
+    Ok(())
+}

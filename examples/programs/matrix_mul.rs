@@ -1,0 +1,70 @@
+//! `matrix_mul`: `C = A * B` for `n x n` f32 matrices, naive: one thread per element of `C`,
+//! reading a row of `A` and a column of `B` from global memory; `2 n^3` flops. Checked exactly:
+//! each element is summed in the order `p = 0, 1, …, n - 1` without FMA, as the host reference
+//! does.
+
+use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64, Work};
+use rayon::prelude::*;
+use spoc::prelude::*;
+
+/// `c[row][col] = sum_p a[row][p] * b[p][col]` for `n x n` row-major matrices.
+#[kernel]
+pub fn matmul_naive(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+    let row = global_id_y();
+    let col = global_id_x();
+    if row < n && col < n {
+        let mut acc = 0.0f32;
+        for p in 0..n {
+            acc += a[row * n + p] * b[p * n + col];
+        }
+        c[row * n + col] = acc;
+    }
+}
+
+/// The inputs of both matrix programs: two `n x n` matrices with entries in `[-1, 1)`.
+pub fn inputs(n: usize) -> (Vec<f32>, Vec<f32>) {
+    let mut rng = SplitMix64::new(0x3a73_0005);
+    (rng.f32s(n * n, -1.0, 1.0), rng.f32s(n * n, -1.0, 1.0))
+}
+
+/// The host reference: each `c[r][col]` accumulated in `f32` over `p = 0..n` in order (rows in
+/// parallel).
+pub fn host_matmul(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
+    let mut c = vec![0.0f32; n * n];
+    c.par_chunks_mut(n.max(1)).enumerate().for_each(|(r, row)| {
+        for p in 0..n {
+            let arp = a[r * n + p];
+            for (col, acc) in row.iter_mut().enumerate() {
+                *acc += arp * b[p * n + col];
+            }
+        }
+    });
+    c
+}
+
+/// Runs the naive `matrix_mul` on `size x size` matrices (blocks of 16 x 16 threads).
+///
+/// # Errors
+/// Whatever spoc reports (see [`super::RunFn`]).
+pub fn run_naive(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    let n = size;
+    let (a, b) = inputs(n);
+    let ab = dev.upload(&a)?;
+    let bb = dev.upload(&b)?;
+    let mut cb = dev.alloc::<f32>(n * n)?;
+    let grid = dims2d(blocks_for(n, 16), blocks_for(n, 16));
+    let block = dims2d(16, 16);
+    matmul_naive.launch(dev, grid, block, (&ab, &bb, &mut cb, n))?; // compiles the kernel
+    let seconds = time_it(dev, || {
+        matmul_naive.launch(dev, grid, block, (&ab, &bb, &mut cb, n))
+    })?;
+    let got = cb.to_vec()?;
+    Ok(Outcome::new(
+        "matrix_mul",
+        size,
+        format!("{n} x {n}"),
+        seconds,
+        Work::Flops(2.0 * (n as f64).powi(3)),
+    )
+    .check(check_exact("c", &got, &host_matmul(&a, &b, n))))
+}
