@@ -1,17 +1,19 @@
-//! The intrinsics of the kernel language: thread, block and grid indices and sizes, and the
-//! block barrier.
+//! The intrinsics of the kernel language: thread, block and grid indices and sizes, barriers and
+//! memory fences, shared arrays, atomics and warp operations.
 //!
 //! Inside a `#[kernel]` or `#[device]` function, `#[kernel]` replaces each call with the
 //! backend's own operation (CUDA's `threadIdx.x`, OpenCL's `get_local_id(0)`, …). These Rust
 //! functions exist so that kernel source names resolve, show up in documentation and editors, and
-//! so that a `#[device]` function stays ordinary Rust; they have no meaning on the host.
+//! so that a `#[device]` function stays ordinary Rust.
 //!
 //! Indices and sizes are `usize` in the kernel language and 32-bit on the device: a grid or block
 //! dimension is at most `u32::MAX`.
 //!
 //! # Panics
-//! Every function here panics when called on the host (outside a kernel), always: that is a
-//! programming error, not a runtime condition.
+//! The thread indices, barriers, shared-array declarations and warp operations panic when called
+//! on the host (outside a kernel), always: that is a programming error, not a runtime condition.
+//! The atomics and the fences have their one-thread meaning on the host (a `&mut` element is the
+//! caller's alone), so a `#[device]` function using them can be called and tested on the host.
 
 macro_rules! index_intrinsics {
     ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {$(
@@ -73,16 +75,320 @@ index_intrinsics! {
 
 /// Block-wide barrier: every thread of the block waits here, and shared-memory writes made before
 /// it are visible to the block after it (CUDA `__syncthreads()`, OpenCL
-/// `barrier(CLK_LOCAL_MEM_FENCE)`). A statement: it has no value.
+/// `barrier(CLK_LOCAL_MEM_FENCE)`). A statement: it has no value. Every thread of the block must
+/// reach the same `sync_threads()` (not one in each branch of an `if` that threads take
+/// differently): the Interpreter reports such a "barrier divergence", GPUs may hang.
 ///
-/// Kernels using it do not run on the Native backend yet (the runtime reports so).
+/// Kernel bodies only: a `#[device]` function cannot call it yet.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` function.
+#[inline(never)]
+pub fn sync_threads() {
+    unreachable!("`sync_threads()` can only be called inside a #[kernel] function")
+}
+
+/// Warp-wide barrier: the threads of the warp (32 consecutive threads of the block, see
+/// [`lane_id`]) wait for each other (CUDA `__syncwarp()`, OpenCL `sub_group_barrier`). A
+/// statement: it has no value.
 ///
 /// # Panics
 /// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
 /// function.
 #[inline(never)]
-pub fn sync_threads() {
-    unreachable!("`sync_threads()` can only be called inside a #[kernel] or #[device] function")
+pub fn sync_warp() {
+    unreachable!("`sync_warp()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// Memory fence at block scope: this thread's memory writes before it are seen by the other
+/// threads of its block before its writes after it (CUDA `__threadfence_block()`, OpenCL
+/// `mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)`). It does not wait for other threads
+/// (that is [`sync_threads`]). On the host: a sequentially consistent fence.
+#[inline]
+pub fn thread_fence_block() {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Memory fence at device scope: this thread's memory writes before it are seen by every thread
+/// of the launch before its writes after it (CUDA `__threadfence()`). On the host: a
+/// sequentially consistent fence.
+#[inline]
+pub fn thread_fence() {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+// ---- shared memory ----
+
+/// Declares a shared-memory array of `N` elements of `T` (CUDA `__shared__ T a[N];`, OpenCL
+/// `__local T a[N];`): one array per block, seen by every thread of the block. Kernel bodies
+/// only, as the value of a `let`: `let tile = shared_array::<f32, 256>();`. The elements are
+/// writable although the `let` is not `mut` (`tile[i] = x;`); their initial value is
+/// unspecified on GPUs (zero on the CPU backends): write before reading, then
+/// [`sync_threads`] before other threads read. `T` is a scalar type, `N` an integer literal
+/// (or literal arithmetic, `{ 16 * 17 }`), at least 1.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` function.
+#[inline(never)]
+pub fn shared_array<T: Copy, const N: usize>() -> &'static mut [T; N] {
+    unreachable!("`shared_array()` can only be used inside a #[kernel] function")
+}
+
+/// Declares a 2-D shared-memory array of `R` rows of `C` elements, indexed `tile[r][c]`
+/// (row-major: one array of `R * C` elements, `tile[r][c]` at `r * C + c`; a column index
+/// past `C` reads the next row, it is not checked alone). `tile.len()` is `R`. Otherwise as
+/// [`shared_array`]: `let tile = shared_array_2d::<f32, 16, 17>();`.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` function.
+#[inline(never)]
+pub fn shared_array_2d<T: Copy, const R: usize, const C: usize>() -> &'static mut [[T; C]; R] {
+    unreachable!("`shared_array_2d()` can only be used inside a #[kernel] function")
+}
+
+/// Declares the shared-memory array sized at launch (CUDA `extern __shared__ T a[];`): as many
+/// elements of `T` as the `shared_bytes` of `kernel.launch_with_shared(..)` hold
+/// (`shared_bytes / size_of::<T>()`; `buf.len()` says how many). One per kernel;
+/// `let buf = dynamic_shared::<f32>();`. Otherwise as [`shared_array`]. With a plain `launch`
+/// it has no elements.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` function.
+#[inline(never)]
+pub fn dynamic_shared<T: Copy>() -> &'static mut [T] {
+    unreachable!("`dynamic_shared()` can only be used inside a #[kernel] function")
+}
+
+// ---- atomics ----
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Element types of the atomics: `i32`, `u32`, `i64`, `u64` for every operation, and `f32`,
+/// `f64` for [`atomic_add`] only ([`AtomicInt`]).
+pub trait AtomicValue: Copy + sealed::Sealed {
+    /// `self + v` (wrapping on integers).
+    #[doc(hidden)]
+    fn __add(self, v: Self) -> Self;
+}
+
+/// The integer element types of the atomics (`i32`, `u32`, `i64`, `u64`).
+pub trait AtomicInt: AtomicValue + Ord + Eq {
+    /// `self - v`, wrapping.
+    #[doc(hidden)]
+    fn __sub(self, v: Self) -> Self;
+    /// `self & v`.
+    #[doc(hidden)]
+    fn __and(self, v: Self) -> Self;
+    /// `self | v`.
+    #[doc(hidden)]
+    fn __or(self, v: Self) -> Self;
+    /// `self ^ v`.
+    #[doc(hidden)]
+    fn __xor(self, v: Self) -> Self;
+}
+
+macro_rules! atomic_types {
+    (int: $($i:ty),*; float: $($f:ty),*) => {
+        $(
+            impl sealed::Sealed for $i {}
+            impl AtomicValue for $i {
+                fn __add(self, v: Self) -> Self { self.wrapping_add(v) }
+            }
+            impl AtomicInt for $i {
+                fn __sub(self, v: Self) -> Self { self.wrapping_sub(v) }
+                fn __and(self, v: Self) -> Self { self & v }
+                fn __or(self, v: Self) -> Self { self | v }
+                fn __xor(self, v: Self) -> Self { self ^ v }
+            }
+        )*
+        $(
+            impl sealed::Sealed for $f {}
+            impl AtomicValue for $f {
+                fn __add(self, v: Self) -> Self { self + v }
+            }
+        )*
+    };
+}
+
+atomic_types!(int: i32, u32, i64, u64; float: f32, f64);
+
+/// Replaces `*target` with `f(*target)` and returns the old value.
+fn update<T: Copy>(target: &mut T, f: impl FnOnce(T) -> T) -> T {
+    let old = *target;
+    *target = f(old);
+    old
+}
+
+/// Atomically adds `value` to the element (wrapping on integers) and returns its previous value
+/// (CUDA `atomicAdd`, OpenCL `atomic_add`). The element is `&mut a[i]` with `a` a `&mut [T]`
+/// buffer or a shared array; `T` is `i32`, `u32`, `i64`, `u64`, `f32` or `f64` (float atomics
+/// need the device's support: OpenCL and Vulkan devices may lack them). The float sum of many
+/// threads depends on their order.
+pub fn atomic_add<T: AtomicValue>(target: &mut T, value: T) -> T {
+    update(target, |x| x.__add(value))
+}
+
+/// Atomically subtracts `value` (wrapping) and returns the element's previous value. Integers
+/// only; the element as in [`atomic_add`].
+pub fn atomic_sub<T: AtomicInt>(target: &mut T, value: T) -> T {
+    update(target, |x| x.__sub(value))
+}
+
+/// Atomically replaces the element with the smaller of it and `value` (signed or unsigned by
+/// `T`) and returns its previous value. Integers only.
+pub fn atomic_min<T: AtomicInt>(target: &mut T, value: T) -> T {
+    update(target, |x| x.min(value))
+}
+
+/// Atomically replaces the element with the larger of it and `value` and returns its previous
+/// value. Integers only.
+pub fn atomic_max<T: AtomicInt>(target: &mut T, value: T) -> T {
+    update(target, |x| x.max(value))
+}
+
+/// Atomically stores `value` and returns the element's previous value (CUDA `atomicExch`).
+/// Integers only.
+pub fn atomic_exchange<T: AtomicInt>(target: &mut T, value: T) -> T {
+    update(target, |_| value)
+}
+
+/// Atomically stores `new` if the element equals `expected`, and returns the element's previous
+/// value either way (CUDA `atomicCAS`): the store happened if the result equals `expected`.
+/// Integers only.
+pub fn atomic_compare_exchange<T: AtomicInt>(target: &mut T, expected: T, new: T) -> T {
+    update(target, |x| if x == expected { new } else { x })
+}
+
+/// Atomically replaces the element with `element & value` and returns its previous value.
+/// Integers only.
+pub fn atomic_and<T: AtomicInt>(target: &mut T, value: T) -> T {
+    update(target, |x| x.__and(value))
+}
+
+/// Atomically replaces the element with `element | value` and returns its previous value.
+/// Integers only.
+pub fn atomic_or<T: AtomicInt>(target: &mut T, value: T) -> T {
+    update(target, |x| x.__or(value))
+}
+
+/// Atomically replaces the element with `element ^ value` and returns its previous value.
+/// Integers only.
+pub fn atomic_xor<T: AtomicInt>(target: &mut T, value: T) -> T {
+    update(target, |x| x.__xor(value))
+}
+
+// ---- warps ----
+
+/// Threads per warp (CUDA `warpSize`, OpenCL `get_sub_group_size()`): 32 on NVIDIA GPUs and on
+/// the CPU backends, the subgroup size elsewhere.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn warp_size() -> usize {
+    unreachable!("`warp_size()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// This thread's lane in its warp, `0..warp_size()`: the linear index of the thread in its
+/// block (x fastest) modulo the warp size (CUDA `threadIdx.x % 32` for 1-D blocks, OpenCL
+/// `get_sub_group_local_id()`).
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn lane_id() -> usize {
+    unreachable!("`lane_id()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// The `value` of lane `src_lane` of this warp (CUDA `__shfl_sync(mask, value, src_lane)`).
+/// Every lane of the warp that reaches the call takes part; reading a lane that does not is
+/// an error on the Interpreter, undefined on GPUs. `T` is a number (`i32`, `u32`, `i64`, `u64`,
+/// `usize`, `f32`, `f64`).
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn shuffle<T: Copy>(value: T, src_lane: usize) -> T {
+    let _ = (value, src_lane);
+    unreachable!("`shuffle()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// The `value` of lane `lane_id() - delta` (CUDA `__shfl_up_sync`); lanes below `delta` get
+/// their own `value`.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn shuffle_up<T: Copy>(value: T, delta: usize) -> T {
+    let _ = (value, delta);
+    unreachable!("`shuffle_up()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// The `value` of lane `lane_id() + delta` (CUDA `__shfl_down_sync`); lanes whose source is past
+/// the warp get their own `value`. The usual tree reduction:
+/// `for o in [16, 8, 4, 2, 1] { s += shuffle_down(s, o); }`.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn shuffle_down<T: Copy>(value: T, delta: usize) -> T {
+    let _ = (value, delta);
+    unreachable!("`shuffle_down()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// The `value` of lane `lane_id() ^ lane_mask` (CUDA `__shfl_xor_sync`): the butterfly exchange
+/// of reductions where every lane gets the result.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn shuffle_xor<T: Copy>(value: T, lane_mask: usize) -> T {
+    let _ = (value, lane_mask);
+    unreachable!("`shuffle_xor()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// `true` if `predicate` holds on any lane of the warp that reaches the call (CUDA
+/// `__any_sync`).
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn vote_any(predicate: bool) -> bool {
+    let _ = predicate;
+    unreachable!("`vote_any()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// `true` if `predicate` holds on every lane of the warp that reaches the call (CUDA
+/// `__all_sync`).
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn vote_all(predicate: bool) -> bool {
+    let _ = predicate;
+    unreachable!("`vote_all()` can only be called inside a #[kernel] or #[device] function")
+}
+
+/// A mask with bit `l` set for each lane `l` of the warp that reaches the call with `predicate`
+/// true (CUDA `__ballot_sync`).
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn ballot(predicate: bool) -> u32 {
+    let _ = predicate;
+    unreachable!("`ballot()` can only be called inside a #[kernel] or #[device] function")
 }
 
 /// Float methods the kernel language has and Rust's `f32`/`f64` lack, so that `#[device]`

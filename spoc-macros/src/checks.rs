@@ -44,7 +44,7 @@ fn scalar_tag(s: Scalar) -> u8 {
 /// `BUF_RO`/`BUF_MUT` plus their element's tag.
 pub fn tag(t: Ty) -> u8 {
     match t {
-        Ty::Unit | Ty::Var(_) => 0,
+        Ty::Unit | Ty::Var(_) | Ty::Array { .. } => 0,
         Ty::Scalar(s) => scalar_tag(s),
         Ty::Buffer { elem, mutable } => (if mutable { BUF_MUT } else { BUF_RO }) + scalar_tag(elem),
     }
@@ -68,7 +68,7 @@ fn all_types() -> Vec<(u8, Ty)> {
 /// How a type reads in a message.
 pub fn show(t: Ty) -> String {
     match t {
-        Ty::Unit | Ty::Var(_) => "()".into(),
+        Ty::Unit | Ty::Var(_) | Ty::Array { .. } => "()".into(),
         Ty::Scalar(s) => s.name().into(),
         Ty::Buffer { elem, mutable } => {
             format!("&{}[{}]", if mutable { "mut " } else { "" }, elem.name())

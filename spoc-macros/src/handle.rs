@@ -1,5 +1,6 @@
 //! What `#[kernel]` expands to: the kernel handle (a unit struct named after the fn) with its
-//! `DEF`, `launch`, `ir` and `name`, the embedded IR and the native entry point.
+//! `DEF`, `launch`, `launch_with_shared`, `ir` and `name`, the embedded IR and the native entry
+//! point.
 
 use crate::lower::LoweredFn;
 use crate::native::HelperPaths;
@@ -15,7 +16,7 @@ pub fn kernel_ir(name: &str, l: &LoweredFn) -> Kernel {
         name: name.to_string(),
         params: l.params.clone(),
         vars: l.vars.clone(),
-        shared: Vec::new(),
+        shared: l.shared.clone(),
         body: l.body.clone(),
         records: Vec::new(),
         variants: Vec::new(),
@@ -38,7 +39,7 @@ fn launch_type(t: Ty) -> TokenStream {
                 quote!(&::spoc::Buffer<#id>)
             }
         }
-        Ty::Unit | Ty::Var(_) => quote!(()),
+        Ty::Unit | Ty::Var(_) | Ty::Array { .. } => quote!(()),
     }
 }
 
@@ -52,7 +53,7 @@ fn launch_type_text(t: Ty) -> String {
                 elem.name()
             )
         }
-        Ty::Unit | Ty::Var(_) => "()".into(),
+        Ty::Unit | Ty::Var(_) | Ty::Array { .. } => "()".into(),
     }
 }
 
@@ -200,13 +201,31 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
                 block: ::spoc::Dims,
                 args: ( #(#arg_tys,)* ),
             ) -> ::spoc::Result<()> {
+                self.launch_with_shared(dev, grid, block, 0, args)
+            }
+
+            /// Launches the kernel as [`Self::launch`] does, with `shared_bytes` bytes of
+            /// dynamic shared memory per block: the kernel's `dynamic_shared::<T>()` array
+            /// has `shared_bytes / size_of::<T>()` elements. `launch` is this with 0 bytes.
+            ///
+            /// # Errors
+            /// As [`Self::launch`]; also `LaunchProblem::SharedMemory` when the kernel's
+            /// shared arrays and `shared_bytes` exceed the device's shared memory per block.
+            pub fn launch_with_shared(
+                &self,
+                dev: &::spoc::Device,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                shared_bytes: usize,
+                args: ( #(#arg_tys,)* ),
+            ) -> ::spoc::Result<()> {
                 let ( #(#arg_names,)* ) = args;
                 ::spoc::__private::launch_def(
                     dev,
                     Self::DEF,
                     grid,
                     block,
-                    0,
+                    shared_bytes,
                     &mut [ #(::spoc::Arg::from(#arg_names)),* ],
                 )
             }

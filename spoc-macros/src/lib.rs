@@ -71,8 +71,11 @@ mod device_fn;
 mod errors;
 mod handle;
 mod lower;
+mod lower_array;
 mod lower_call;
 mod lower_expr;
+mod lower_intrinsic;
+mod lower_match;
 mod lower_range;
 mod lower_stmt;
 mod native;
@@ -122,6 +125,10 @@ use proc_macro2::TokenStream as TokenStream2;
 /// - `launch(&self, dev: &Device, grid: Dims, block: Dims, args) -> spoc::Result<()>`: runs
 ///   `grid` blocks of `block` threads each (`dims1d(n)`, `dims2d(x, y)`, `dims3d(x, y, z)`)
 ///   on `dev`, compiling the kernel for the device on first use (cached);
+/// - `launch_with_shared(&self, dev, grid, block, shared_bytes: usize, args)`: the same with
+///   `shared_bytes` bytes of dynamic shared memory per block (the kernel's
+///   `dynamic_shared::<T>()` array has `shared_bytes / size_of::<T>()` elements); `launch` is
+///   this with 0;
 /// - `ir()`: the kernel's IR, linked with its helpers and validated; `source(target)`: the
 ///   source a code generator makes for it (PTX, CUDA C, OpenCL C, SPIR-V, …); `name()`;
 ///   `def()` and `DEF`, the definition the runtime takes.
@@ -153,9 +160,28 @@ use proc_macro2::TokenStream as TokenStream2;
 /// casts; `x.len()` on buffers; the math methods of `f32`/`f64` (`x.sqrt()`, `a.max(b)`,
 /// `x.mul_add(a, b)`, …) and `abs`/`min`/`max`/`wrapping_*` on integers; the thread-index
 /// intrinsics (`global_id_x()`, `thread_idx_x()`, `block_idx_x()`, `block_dim_x()`,
-/// `grid_dim_x()`, and `_y`/`_z`), `sync_threads()`; calls of `#[device]` functions (see the
-/// crate documentation for how those calls are checked). Unsuffixed integer literals default
-/// to `i32` and float literals to `f64`, as in Rust, unless their use fixes the type.
+/// `grid_dim_x()`, and `_y`/`_z`); calls of `#[device]` functions (see the crate
+/// documentation for how those calls are checked); and the constructs below. Unsuffixed
+/// integer literals default to `i32` and float literals to `f64`, as in Rust, unless their use
+/// fixes the type.
+///
+/// | construct | meaning |
+/// | --- | --- |
+/// | `let tile = shared_array::<f32, 256>();` | a shared array (one per block), kernels only; elements writable without `mut`; the length a literal or literal arithmetic (`{ 16 * 17 }`) |
+/// | `let tile = shared_array_2d::<f32, 16, 17>();` | indexed `tile[r][c]`: one array of `16 * 17`, element `r * 17 + c`; `tile.len()` is 16 |
+/// | `let buf = dynamic_shared::<f32>();` | sized at launch by `launch_with_shared` (`buf.len()` elements); one per kernel |
+/// | `sync_threads();` `sync_warp();` | block and warp barriers (statements; `sync_threads` in kernels only) |
+/// | `thread_fence_block();` `thread_fence();` | memory fences at block and device scope |
+/// | `atomic_add(&mut a[i], v)`, `atomic_sub`, `atomic_min`, `atomic_max`, `atomic_exchange`, `atomic_and`, `atomic_or`, `atomic_xor` | on an element of a `&mut [T]` buffer or shared array; the previous value. `T` an integer type, or a float for `atomic_add` |
+/// | `atomic_compare_exchange(&mut a[i], expected, new)` | stores `new` if the element is `expected`; the previous value |
+/// | `warp_size()`, `lane_id()` | `usize` |
+/// | `shuffle(v, lane)`, `shuffle_up(v, d)`, `shuffle_down(v, d)`, `shuffle_xor(v, mask)` | `v` a number, the lane argument a `usize`; the value of the other lane |
+/// | `vote_any(p)`, `vote_all(p)`, `ballot(p)` | `p: bool`; `bool`, `bool`, `u32` mask |
+/// | `let mut a = [0.0f32; 16];` `a[i] = v;` `a.len()` | a per-thread local array (a literal length) |
+/// | `match n { 0 => …, 1 \| 2 => …, 3..=9 => …, _ => … }` | on integers, statement or value; must cover every value; no guards, no bindings |
+///
+/// A `#[device]` function accepts all of them except the shared-array declarations and
+/// `sync_threads()`; shared and local arrays cannot be passed to a `#[device]` function yet.
 ///
 /// Kernels return nothing: results are written into `&mut [T]` parameters. A kernel must be a
 /// free function (at module level or in a function body): in an `impl` block rustc rejects the
@@ -309,6 +335,17 @@ fn fallback_kernel(item: &syn::ItemFn, errs: TokenStream2) -> TokenStream2 {
                 dev: &::spoc::Device,
                 grid: ::spoc::Dims,
                 block: ::spoc::Dims,
+                args: A,
+            ) -> ::spoc::Result<()> {
+                ::core::unreachable!("this kernel failed to compile")
+            }
+
+            #vis fn launch_with_shared<A>(
+                &self,
+                dev: &::spoc::Device,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                shared_bytes: usize,
                 args: A,
             ) -> ::spoc::Result<()> {
                 ::core::unreachable!("this kernel failed to compile")

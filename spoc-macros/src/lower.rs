@@ -1,7 +1,8 @@
 //! Lowering of a function body to IR, with type checking: the shared state ([`Lowerer`]) and the
 //! entry point ([`lower_fn`]). Statements are in `lower_stmt.rs`, expressions in `lower_expr.rs`,
-//! calls and methods in `lower_call.rs`, `for` ranges in `lower_range.rs`, and the final
-//! substitution of inferred types in `resolve.rs`.
+//! calls and methods in `lower_call.rs`, `for` ranges in `lower_range.rs`, shared and local
+//! arrays in `lower_array.rs`, atomics, fences and warp operations in `lower_intrinsic.rs`,
+//! `match` in `lower_match.rs`, and the final substitution of inferred types in `resolve.rs`.
 //!
 //! While lowering, an IR expression whose type is not known yet carries a placeholder type
 //! (`Type::Record("?N")` for type variable N, `Type::Record("?litN")` for pending literal N);
@@ -12,7 +13,7 @@ use crate::errors::{Errors, Loc, Lowered};
 use crate::sig::{self, ParamSig};
 use crate::types::{Kind, Scalar, Ty, Unifier};
 use spoc_ir::{
-    Block, Expr, ExprKind, Param, SrcLoc, Stmt, StmtKind, Type, VarDecl, VarId, VarKind,
+    Block, Expr, ExprKind, Param, SharedDecl, SrcLoc, Stmt, StmtKind, Type, VarDecl, VarId, VarKind,
 };
 
 /// A variable while lowering.
@@ -97,6 +98,9 @@ pub enum Deferred {
     },
     /// `value as to`: `bool` targets, and `bool` to float, are errors.
     Cast { from: Ty, to: Scalar, span: Loc },
+    /// A `match` on an integer: its patterns' constants must fit the scrutinee's type, its
+    /// ranges must not be empty, and its arms must cover every value (`lower_match.rs`).
+    Match(crate::lower_match::MatchCheck),
 }
 
 /// An expression with its checker type.
@@ -124,6 +128,11 @@ pub struct Lowerer {
     pub ret: Ty,
     pub is_kernel: bool,
     pub(crate) loop_depth: u32,
+    /// The shared arrays the kernel declares (hoisted to the kernel: [`spoc_ir::Kernel::shared`]).
+    pub shared: Vec<SharedDecl>,
+    /// The constants of `match` patterns, made once the scrutinee's type is known; a pattern
+    /// holds `Const::U64(k)` for entry `k` until `resolve.rs` replaces it.
+    pub pat_consts: Vec<crate::lower_match::PatConst>,
 }
 
 /// A lowered function: what a [`spoc_ir::Kernel`] or [`spoc_ir::Function`] is built from.
@@ -132,6 +141,8 @@ pub struct LoweredFn {
     pub vars: Vec<VarDecl>,
     pub body: Block,
     pub ret: Type,
+    /// The shared arrays a kernel declares (none for device functions).
+    pub shared: Vec<SharedDecl>,
     /// Helpers called directly, each name once, in first-call order.
     pub helpers: Vec<HelperUse>,
     /// Every helper call, with final types.
@@ -188,6 +199,8 @@ impl Lowerer {
             ret,
             is_kernel,
             loop_depth: 0,
+            shared: Vec::new(),
+            pat_consts: Vec::new(),
         }
     }
 
@@ -269,6 +282,13 @@ impl Lowerer {
             Some(ty) => ty,
             None => match self.tys.resolve(t) {
                 Ty::Var(v) => Type::Record(format!("?{v}")),
+                Ty::Array {
+                    elem, space, len, ..
+                } => Type::Array {
+                    elem: Box::new(self.ir_ty(Ty::Var(elem))),
+                    space: space.ir(),
+                    len,
+                },
                 _ => Type::Unit,
             },
         }

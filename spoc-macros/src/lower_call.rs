@@ -10,7 +10,7 @@ use spoc_ir::{Block, ExprKind, Intrinsic, MathFn};
 const INTRINSIC_MODULES: [&str; 2] = ["intrinsics", "prelude"];
 
 /// The intrinsic-call name of `path`, if it names one of spoc's intrinsics.
-fn intrinsic_name(path: &syn::Path) -> Option<String> {
+pub(crate) fn intrinsic_name(path: &syn::Path) -> Option<String> {
     let last = path.segments.last()?.ident.to_string();
     let n = path.segments.len();
     let via_module =
@@ -19,16 +19,6 @@ fn intrinsic_name(path: &syn::Path) -> Option<String> {
 }
 
 impl Lowerer {
-    /// True for `sync_threads()`.
-    pub fn is_barrier_call(&self, c: &syn::ExprCall) -> bool {
-        match &*c.func {
-            syn::Expr::Path(p) if p.qself.is_none() => {
-                intrinsic_name(&p.path).as_deref() == Some("sync_threads")
-            }
-            _ => false,
-        }
-    }
-
     /// A call expression: an intrinsic, `f32::sqrt(x)`-style math, or a `#[device]` helper.
     pub fn call(&mut self, c: &syn::ExprCall, pre: &mut Block) -> Lowered<TExpr> {
         let span = Loc::of(&c);
@@ -44,6 +34,11 @@ impl Lowerer {
             ));
         }
         let path = &fp.path;
+        if let Some(iname) = intrinsic_name(path) {
+            if let Some(r) = self.intrinsic_call(&iname, c, pre) {
+                return r;
+            }
+        }
         if let Some(seg) = path.segments.iter().find(|s| !s.arguments.is_none()) {
             return Err(self.errs.spanned(
                 &seg.arguments,
@@ -55,11 +50,6 @@ impl Lowerer {
         };
         let name = crate::lower::ident_name(&last.ident);
         if let Some(iname) = intrinsic_name(path) {
-            if iname == "sync_threads" {
-                return Err(self
-                    .errs
-                    .spanned(c, "`sync_threads()` is a statement; it has no value"));
-            }
             if let Some(i) = Intrinsic::index_from_name(&iname) {
                 if !c.args.is_empty() {
                     return Err(self
@@ -125,6 +115,13 @@ impl Lowerer {
                 Ok(v) if self.tys.resolve(v.ty) == Ty::Unit => {
                     self.errs
                         .at(v.span, "this argument has no value (it is `()`)");
+                    ok = false;
+                }
+                Ok(v) if matches!(self.tys.resolve(v.ty), Ty::Array { .. }) => {
+                    self.errs.at(
+                        v.span,
+                        "shared and local arrays cannot be passed to #[device] functions yet; pass the elements the helper needs, or index the array in the kernel",
+                    );
                     ok = false;
                 }
                 Ok(v) => {
@@ -216,6 +213,15 @@ impl Lowerer {
                 format!("buffers support indexing (`x[i]`) and `.len()` only; `.{method}()` is not supported in kernels"),
             ));
         }
+        if let Ty::Array { .. } = self.tys.resolve(recv.ty) {
+            if method == "len" && m.args.is_empty() {
+                return Ok(self.array_len(recv, span));
+            }
+            return Err(self.errs.spanned(
+                &m.method,
+                format!("arrays support indexing (`a[i]`) and `.len()` only; `.{method}()` is not supported in kernels"),
+            ));
+        }
         if let Ty::Unit = self.tys.resolve(recv.ty) {
             return Err(self
                 .errs
@@ -241,7 +247,7 @@ impl Lowerer {
         }
         let Some(f) = MathFn::from_name(&method) else {
             let msg = match method.as_str() {
-                "len" => "`.len()` is only defined on buffer parameters".to_string(),
+                "len" => "`.len()` is only defined on buffers and arrays".to_string(),
                 "step_by" | "rev" => format!("`.{method}()` can only be used on the range of a `for` loop"),
                 _ => format!("unknown method `{method}` in a kernel; supported are `.len()` on buffers, the math methods of `f32`/`f64` (`sqrt`, `exp`, `ln`, `sin`, `powi`, `powf`, `mul_add`, `min`, `max`, …), and `abs`/`min`/`max`/`wrapping_add`/`wrapping_sub`/`wrapping_mul` on integers"),
             };

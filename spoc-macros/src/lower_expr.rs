@@ -17,6 +17,10 @@ impl Lowerer {
                 v.span,
                 "a buffer cannot be used as a value; index it (`x[i]`), take its length (`x.len()`) or pass it to a #[device] function",
             )),
+            Ty::Array { .. } => Err(self.errs.at(
+                v.span,
+                "an array cannot be used as a value; index it (`a[i]`) or take its length (`a.len()`)",
+            )),
             Ty::Unit => Err(self.errs.at(v.span, "this expression has no value (it is `()`)")),
             _ => Ok(v),
         }
@@ -45,6 +49,8 @@ impl Lowerer {
             }
             syn::Expr::Call(c) => self.call(c, pre),
             syn::Expr::MethodCall(m) => self.method_call(m, pre),
+            syn::Expr::Repeat(r) => self.local_array(r, pre),
+            syn::Expr::Match(m) => self.match_value(m, pre),
             syn::Expr::Macro(m) => Err(self.macro_error(&m.mac)),
             _ => Err(self.unsupported(e)),
         }
@@ -57,10 +63,9 @@ impl Lowerer {
             syn::Expr::Reference(_) => "references (`&x`) are not supported in kernels; use the value itself (buffers are passed by name)",
             syn::Expr::Tuple(_) => "tuples are not supported in kernels; use one variable per value",
             syn::Expr::Struct(_) => "struct literals are not supported in kernels yet (records are planned); use one variable per field",
-            syn::Expr::Match(_) => "`match` is not supported in kernels yet; use `if` / `else if` chains",
             syn::Expr::Unsafe(_) => "`unsafe` is not allowed in kernels: every access in a kernel is checked",
             syn::Expr::Async(_) | syn::Expr::Await(_) => "`async`/`.await` are not supported in kernels",
-            syn::Expr::Array(_) | syn::Expr::Repeat(_) => "arrays are not supported in kernels yet; use a buffer parameter",
+            syn::Expr::Array(_) => "array literals `[a, b, …]` are not supported in kernels; declare `let mut t = [0.0f32; N];` and assign its elements",
             syn::Expr::Range(_) => "ranges can only be used as the bounds of a `for` loop (`for i in a..b`)",
             syn::Expr::Field(_) => "field access is not supported in kernels yet (records are planned)",
             syn::Expr::Try(_) => "`?` is not supported in kernels",
@@ -99,7 +104,7 @@ impl Lowerer {
     /// A numeric or bool literal; `negated` folds a leading `-` into it.
     pub fn literal(&mut self, lit: &syn::Lit, negated: bool) -> Lowered<TExpr> {
         let span = Loc::of(&lit);
-        let (digits, suffix, float) = match lit {
+        let (mut digits, suffix, float) = match lit {
             syn::Lit::Bool(b) => {
                 return Ok(self.mk(ExprKind::Const(Const::Bool(b.value)), Ty::BOOL, span))
             }
@@ -113,6 +118,12 @@ impl Lowerer {
             }
             _ => return Err(self.errs.at(span, "unsupported literal in a kernel")),
         };
+        // A negative literal of a pattern (`-1 => …`) carries its sign.
+        let mut negated = negated;
+        if let Some(d) = digits.strip_prefix('-') {
+            digits = d;
+            negated = !negated;
+        }
         let ty = match suffix {
             "" if float => self.tys.fresh(Kind::Float, span),
             "" => self.tys.fresh(Kind::Int, span),
@@ -382,29 +393,7 @@ impl Lowerer {
         Ok(self.mk(kind, Ty::Scalar(to), span))
     }
 
-    // ---- buffers ----
-
-    /// The buffer parameter `base` names: its variable, element type and mutability.
-    pub fn buffer_of(&mut self, base: &syn::Expr) -> Lowered<(VarId, Scalar, bool)> {
-        match base {
-            syn::Expr::Paren(p) => self.buffer_of(&p.expr),
-            syn::Expr::Path(p) => {
-                let id = self.var_of_path(p)?;
-                match self.vars[id.0 as usize].ty {
-                    Ty::Buffer { elem, mutable } => Ok((id, elem, mutable)),
-                    t => {
-                        let shown = self.tys.show(t);
-                        Err(self.errs.spanned(p, format!("cannot index into a value of type {shown}; only buffer parameters (`&[T]`, `&mut [T]`) can be indexed")))
-                    }
-                }
-            }
-            syn::Expr::Index(_) => Err(self.errs.spanned(
-                base,
-                "slices of slices are not supported; flatten the data into one buffer and index it as `x[row * width + col]`",
-            )),
-            _ => Err(self.errs.spanned(base, "only buffer parameters can be indexed (`x[i]`)")),
-        }
-    }
+    // ---- indices ----
 
     /// An index: a `usize` value.
     pub fn index_expr(&mut self, index: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
@@ -422,20 +411,6 @@ impl Lowerer {
             "mismatched types: buffers are indexed by `usize` (convert with `as usize`)",
         )?;
         Ok(i)
-    }
-
-    fn index(&mut self, ix: &syn::ExprIndex, pre: &mut Block) -> Lowered<TExpr> {
-        let span = Loc::of(&ix);
-        let buf = self.buffer_of(&ix.expr);
-        let i = self.index_expr(&ix.index, pre);
-        let ((id, elem, _), i) = (buf?, i?);
-        let ty = self.vars[id.0 as usize].ty;
-        let array = self.mk(ExprKind::Var(id), ty, Loc::of(&ix.expr));
-        let kind = ExprKind::Index {
-            array: Box::new(array.e),
-            index: Box::new(i.e),
-        };
-        Ok(self.mk(kind, Ty::Scalar(elem), span))
     }
 
     // ---- `if` as a value ----

@@ -134,11 +134,10 @@ impl Lowerer {
             syn::Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
             p => (p, None),
         };
-        let declared = match annotated {
-            Some(t) => Some(Ty::Scalar(self.scalar_type_in_let(t)?)),
-            None => None,
-        };
         let Some(init) = &local.init else {
+            if let Some(t) = annotated.filter(|t| !matches!(t, syn::Type::Array(_))) {
+                self.scalar_type_in_let(t)?;
+            }
             return Err(self.errs.at(
                 span,
                 "declare variables with an initial value (`let x: f32 = 0.0;`); deferred initialization is not supported",
@@ -149,9 +148,52 @@ impl Lowerer {
                 .errs
                 .spanned(diverge, "`let … else` is not supported in kernels"));
         }
-        let value = self.scalar(&init.expr, out)?;
-        if let Some(d) = declared {
-            self.unify_at(d, value.ty, value.span, "mismatched types")?;
+        if let Some((call, what)) = self.shared_decl_call(&init.expr) {
+            let name = match pat {
+                syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+                    ident_name(&p.ident)
+                }
+                _ => {
+                    return Err(self.errs.spanned(
+                        pat,
+                        format!(
+                            "a shared array is declared with a name: `let tile = {what}::<…>();`"
+                        ),
+                    ))
+                }
+            };
+            return self.shared_let(&name, call, &what, annotated);
+        }
+        let declared = match annotated {
+            Some(syn::Type::Array(a)) => Some(Err(a)),
+            Some(t) => Some(Ok(Ty::Scalar(self.scalar_type_in_let(t)?))),
+            None => None,
+        };
+        let value = self.value(&init.expr, out)?;
+        match declared {
+            Some(Ok(d)) => self.unify_at(d, value.ty, value.span, "mismatched types")?,
+            Some(Err(a)) => self.local_array_annotation(a, &value)?,
+            None => {}
+        }
+        match self.tys.resolve(value.ty) {
+            Ty::Buffer { .. } => {
+                return Err(self.errs.at(
+                    value.span,
+                    "a buffer cannot be used as a value; index it (`x[i]`), take its length (`x.len()`) or pass it to a #[device] function",
+                ))
+            }
+            Ty::Unit => {
+                return Err(self
+                    .errs
+                    .at(value.span, "this expression has no value (it is `()`)"))
+            }
+            Ty::Array { .. } if !matches!(strip_paren(&init.expr), syn::Expr::Repeat(_)) => {
+                return Err(self.errs.at(
+                    value.span,
+                    "an array cannot be copied into another variable; index it (`a[i]`) or take its length (`a.len()`)",
+                ))
+            }
+            _ => {}
         }
         match pat {
             syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
@@ -248,15 +290,18 @@ impl Lowerer {
                 Ok(())
             }
             syn::Expr::Return(r) => self.return_stmt(r, out),
-            syn::Expr::Call(c) if self.is_barrier_call(c) => {
-                if !c.args.is_empty() {
-                    return Err(self
-                        .errs
-                        .spanned(&c.args, "`sync_threads()` takes no arguments"));
-                }
-                out.push(self.stmt(StmtKind::Barrier, span));
+            syn::Expr::Call(c) if self.statement_intrinsic(c).is_some() => {
+                let kind = self.statement_intrinsic_call(c)?;
+                out.push(self.stmt(kind, span));
                 Ok(())
             }
+            syn::Expr::Call(c) if self.is_value_intrinsic(c) => {
+                // An atomic (or any intrinsic) as a statement: its value is dropped.
+                let v = self.call(c, out)?;
+                out.push(self.stmt(StmtKind::Expr(v.e), span));
+                Ok(())
+            }
+            syn::Expr::Match(m) => self.match_stmt(m, out),
             syn::Expr::Call(c) => {
                 let v = self.call(c, out)?;
                 // A call used as a statement must return `()`: a helper's value cannot be
@@ -498,27 +543,27 @@ impl Lowerer {
                 (LValue::Var(id), self.mk(ExprKind::Var(id), ty, Loc::of(&lhs)))
             }
             syn::Expr::Index(ix) => {
-                let (buf, elem) = self.writable_buffer(&ix.expr)?;
-                let idx = self.index_expr(&ix.index, out)?;
+                let el = self.element(ix, out)?;
+                self.check_writable(&el, &ix.expr)?;
                 // `y[i] op= v` reads and writes `y[i]`: evaluate the index once.
-                let idx = if op.is_some() && !is_simple(&idx.e) {
+                let idx = if op.is_some() && !is_simple(&el.index.e) {
+                    let idx = &el.index;
                     let t = self.temp(idx.ty);
-                    out.push(self.stmt(StmtKind::Let { var: t, init: Some(idx.e) }, idx.span));
+                    out.push(self.stmt(StmtKind::Let { var: t, init: Some(idx.e.clone()) }, idx.span));
                     self.mk(ExprKind::Var(t), idx.ty, idx.span)
                 } else {
-                    idx
+                    TExpr { e: el.index.e.clone(), ty: el.index.ty, span: el.index.span }
                 };
-                let buf_ty = self.vars[buf.0 as usize].ty;
-                let array = self.mk(ExprKind::Var(buf), buf_ty, Loc::of(&ix.expr));
+                let array = self.array_expr(&el, Loc::of(&ix.expr));
                 let read = ExprKind::Index {
                     array: Box::new(array.e),
                     index: Box::new(idx.e.clone()),
                 };
                 let target = LValue::Index {
-                    base: Box::new(LValue::Var(buf)),
+                    base: Box::new(LValue::Var(el.var)),
                     index: idx.e,
                 };
-                (target, self.mk(read, Ty::Scalar(elem), Loc::of(&lhs)))
+                (target, self.mk(read, el.elem, Loc::of(&lhs)))
             }
             syn::Expr::Field(_) => {
                 return Err(self.errs.spanned(lhs, "field assignment is not supported yet (records are planned)"))
@@ -560,6 +605,10 @@ impl Lowerer {
                 p,
                 format!("cannot assign to the whole buffer `{name}`; assign its elements: `{name}[i] = …`"),
             )),
+            (_, Ty::Array { .. }, _) => Err(self.errs.spanned(
+                p,
+                format!("cannot assign to the whole array `{name}`; assign its elements: `{name}[i] = …`"),
+            )),
             (VarKind::Param, _, _) => Err(self.errs.spanned(
                 p,
                 format!("cannot assign to parameter `{name}`; copy it into a local first: `let mut {name} = {name};`"),
@@ -570,18 +619,6 @@ impl Lowerer {
             )),
             _ => Ok(id),
         }
-    }
-
-    fn writable_buffer(&mut self, base: &syn::Expr) -> Lowered<(VarId, Scalar)> {
-        let (id, elem, mutable) = self.buffer_of(base)?;
-        if !mutable {
-            let name = self.vars[id.0 as usize].name.clone();
-            return Err(self.errs.spanned(
-                base,
-                format!("cannot assign to `{name}[..]`: `{name}` is a read-only `&[{0}]` buffer; declare the parameter as `&mut [{0}]`", elem.name()),
-            ));
-        }
-        Ok((id, elem))
     }
 }
 
@@ -601,6 +638,15 @@ fn compound_op(op: &syn::BinOp) -> Option<spoc_ir::BinOp> {
         S::ShrAssign(_) => B::Shr,
         _ => return None,
     })
+}
+
+/// `e` without parentheses.
+fn strip_paren(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip_paren(&p.expr),
+        syn::Expr::Group(g) => strip_paren(&g.expr),
+        e => e,
+    }
 }
 
 /// A variable or constant: cheap and free of effects, safe to evaluate twice.

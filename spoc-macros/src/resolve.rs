@@ -59,6 +59,7 @@ impl Lowerer {
             vars,
             body,
             ret: self.tys.ir_type(self.ret).unwrap_or(Type::Unit),
+            shared: self.shared,
             helpers: self.helpers,
             calls,
             param_tys: Vec::new(),
@@ -159,6 +160,7 @@ impl Lowerer {
                         }
                     }
                 }
+                Deferred::Match(m) => self.check_match(&m),
                 Deferred::Cast { from, to, span } => {
                     let Ty::Scalar(from) = self.tys.resolve(from) else {
                         continue;
@@ -191,10 +193,14 @@ struct Resolver<'a> {
 
 impl Resolver<'_> {
     fn ty(&mut self, t: &mut Type) {
-        if let Type::Record(name) = t {
-            if let Some(v) = name.strip_prefix('?').and_then(|n| n.parse::<u32>().ok()) {
-                *t = self.l.tys.ir_type(Ty::Var(v)).unwrap_or(Type::Unit);
+        match t {
+            Type::Record(name) => {
+                if let Some(v) = name.strip_prefix('?').and_then(|n| n.parse::<u32>().ok()) {
+                    *t = self.l.tys.ir_type(Ty::Var(v)).unwrap_or(Type::Unit);
+                }
             }
+            Type::Array { elem, .. } => self.ty(elem),
+            _ => {}
         }
     }
 
@@ -241,7 +247,8 @@ impl Resolver<'_> {
             }
             StmtKind::Match { scrutinee, arms } => {
                 self.expr(scrutinee);
-                for (_, b) in arms {
+                for (p, b) in arms {
+                    crate::lower_match::resolve_pattern(self.l, p);
                     self.block(b);
                 }
             }
@@ -312,7 +319,10 @@ impl Resolver<'_> {
             }
             ExprKind::Match { scrutinee, arms } => {
                 self.expr(scrutinee);
-                arms.iter_mut().for_each(|(_, a)| self.expr(a));
+                for (p, a) in arms {
+                    crate::lower_match::resolve_pattern(self.l, p);
+                    self.expr(a);
+                }
             }
             ExprKind::Len(a) => self.expr(a),
             ExprKind::ArrayRepeat { value, .. } => self.expr(value),

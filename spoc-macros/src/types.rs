@@ -1,7 +1,8 @@
 //! The checker's types and its unification-based inference.
 //!
 //! Surface types are the kernel language's: `bool`, `i32`, `i64`, `u32`, `u64`, `usize`, `f32`,
-//! `f64`, and buffers `&[T]` / `&mut [T]`. `usize` stays distinct from `u32` while checking (as in
+//! `f64`, buffers `&[T]` / `&mut [T]`, and the arrays a kernel declares (shared arrays and local
+//! arrays). `usize` stays distinct from `u32` while checking (as in
 //! Rust) and is lowered to the IR's `U32` (indices and lengths are 32-bit on the device).
 //!
 //! Type variables carry a [`Kind`] that bounds what they may become: an unsuffixed integer
@@ -9,7 +10,7 @@
 //! (defaulting to `f64`), a helper call's result an `Any` variable that something must fix.
 
 use crate::errors::Loc;
-use spoc_ir::{ScalarType, Type};
+use spoc_ir::{MemSpace, ScalarType, Type};
 use std::fmt;
 
 /// A scalar type of the kernel language.
@@ -147,8 +148,41 @@ pub enum Ty {
         elem: Scalar,
         mutable: bool,
     },
+    /// An array declared in the body: a shared array (`shared_array::<T, N>()`, …) or a local
+    /// array (`[v; N]`).
+    Array {
+        /// A type variable bound to the element type (a local array's element type may be an
+        /// unsuffixed literal's, settled later).
+        elem: u32,
+        /// Shared or local memory.
+        space: ArraySpace,
+        /// The length in elements (`rows * cols` for a 2-D shared array); `None` for the
+        /// `dynamic_shared` array, sized at launch.
+        len: Option<u32>,
+        /// `Some(cols)` for a 2-D shared array, indexed `a[r][c]` and lowered to `a[r * cols + c]`.
+        cols: Option<u32>,
+    },
     /// A type variable (index into [`Unifier`]).
     Var(u32),
+}
+
+/// Where an array declared in a kernel body lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArraySpace {
+    /// Per-block shared memory: `shared_array`, `shared_array_2d`, `dynamic_shared`.
+    Shared,
+    /// Per-thread memory: `let mut a = [0.0f32; 16];`.
+    Local,
+}
+
+impl ArraySpace {
+    /// The IR memory space.
+    pub fn ir(self) -> MemSpace {
+        match self {
+            ArraySpace::Shared => MemSpace::Shared,
+            ArraySpace::Local => MemSpace::Local,
+        }
+    }
 }
 
 impl Ty {
@@ -215,6 +249,23 @@ impl Unifier {
             Ty::Scalar(s) => format!("`{}`", s.name()),
             Ty::Buffer { elem, mutable } => {
                 format!("`&{}[{}]`", if mutable { "mut " } else { "" }, elem.name())
+            }
+            Ty::Array {
+                elem,
+                space,
+                len,
+                cols,
+            } => {
+                let e = match self.resolve(Ty::Var(elem)) {
+                    Ty::Scalar(s) => s.name().to_string(),
+                    _ => "_".into(),
+                };
+                match (space, len, cols) {
+                    (ArraySpace::Local, Some(n), _) => format!("`[{e}; {n}]`"),
+                    (_, Some(n), Some(c)) => format!("shared `[[{e}; {c}]; {}]`", n / c.max(1)),
+                    (_, Some(n), None) => format!("shared `[{e}; {n}]`"),
+                    (_, None, _) => format!("shared `[{e}]`"),
+                }
             }
             Ty::Var(v) => match self.kind_of(v) {
                 Kind::Int => "integer".into(),
@@ -302,6 +353,13 @@ impl Unifier {
             Ty::Unit => Type::Unit,
             Ty::Scalar(s) => Type::Scalar(s.ir()),
             Ty::Buffer { elem, .. } => Type::global_array(Type::Scalar(elem.ir())),
+            Ty::Array {
+                elem, space, len, ..
+            } => Type::Array {
+                elem: Box::new(self.ir_type(Ty::Var(elem))?),
+                space: space.ir(),
+                len,
+            },
             Ty::Var(_) => return None,
         })
     }

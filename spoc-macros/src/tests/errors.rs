@@ -45,8 +45,8 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "a loop has no value",
     ),
     (
-        "fn k(y: &mut [f32]) { match 1 { _ => {} } }",
-        "`match` is not supported",
+        "fn k(y: &mut [f32]) { match 1 { x if x > 0 => {} _ => {} } }",
+        "`match` guards",
     ),
     ("fn k<T>(y: &mut [f32]) {}", "cannot be generic"),
     (

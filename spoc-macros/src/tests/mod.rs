@@ -6,6 +6,7 @@ use crate::{device_fn, handle};
 
 mod codegen;
 mod errors;
+mod lang;
 use spoc_ir::{
     BinOp, Const, Expr, ExprKind, ForDir, Intrinsic, Kernel, LValue, MathFn, ScalarType, Stmt,
     StmtKind, Type, VarId, VarKind,

@@ -1,0 +1,350 @@
+//! The intrinsics beyond thread indices: barriers and fences (statements), atomics on an element
+//! of a buffer or shared array (`atomic_add(&mut hist[b], 1u32)`), and warp operations
+//! (`warp_size()`, `lane_id()`, shuffles, votes, `ballot`).
+
+use crate::errors::{Failed, Loc, Lowered};
+use crate::lower::{Lowerer, TExpr};
+use crate::lower_array::{elem_scalar, Access};
+use crate::lower_call::intrinsic_name;
+use crate::types::{Kind, Scalar, Ty};
+use spoc_ir::{AtomicOp, Block, ExprKind, FenceScope, Intrinsic, ShuffleKind, StmtKind};
+
+/// The intrinsics that are statements, with the IR statement of each.
+const STATEMENTS: [(&str, StmtKind); 4] = [
+    ("sync_threads", StmtKind::Barrier),
+    ("sync_warp", StmtKind::WarpBarrier),
+    ("thread_fence_block", StmtKind::MemFence(FenceScope::Block)),
+    ("thread_fence", StmtKind::MemFence(FenceScope::Device)),
+];
+
+const ATOMICS: [AtomicOp; 9] = [
+    AtomicOp::Add,
+    AtomicOp::Sub,
+    AtomicOp::Min,
+    AtomicOp::Max,
+    AtomicOp::Exchange,
+    AtomicOp::CompareExchange,
+    AtomicOp::And,
+    AtomicOp::Or,
+    AtomicOp::Xor,
+];
+
+/// The value intrinsics of this module: atomics and warp operations.
+fn value_intrinsic(name: &str) -> Option<Intrinsic> {
+    if let Some(op) = ATOMICS.iter().find(|op| op.name() == name) {
+        return Some(Intrinsic::Atomic(*op));
+    }
+    Some(match name {
+        "warp_size" => Intrinsic::WarpSize,
+        "lane_id" => Intrinsic::LaneId,
+        "shuffle" => Intrinsic::Shuffle(ShuffleKind::Index),
+        "shuffle_up" => Intrinsic::Shuffle(ShuffleKind::Up),
+        "shuffle_down" => Intrinsic::Shuffle(ShuffleKind::Down),
+        "shuffle_xor" => Intrinsic::Shuffle(ShuffleKind::Xor),
+        "vote_any" => Intrinsic::VoteAny,
+        "vote_all" => Intrinsic::VoteAll,
+        "ballot" => Intrinsic::Ballot,
+        _ => return None,
+    })
+}
+
+/// The intrinsic name `c` calls, if its callee is a plain path.
+fn called_name(c: &syn::ExprCall) -> Option<String> {
+    match &*c.func {
+        syn::Expr::Path(p) if p.qself.is_none() => intrinsic_name(&p.path),
+        _ => None,
+    }
+}
+
+fn strip(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}
+
+impl Lowerer {
+    /// The name of the statement intrinsic `c` calls (`sync_threads`, `thread_fence`, …), if any.
+    pub fn statement_intrinsic(&self, c: &syn::ExprCall) -> Option<&'static str> {
+        let name = called_name(c)?;
+        STATEMENTS.iter().find(|(n, _)| *n == name).map(|(n, _)| *n)
+    }
+
+    /// True if `c` calls an intrinsic with a value (an index, an atomic, a warp operation).
+    pub fn is_value_intrinsic(&self, c: &syn::ExprCall) -> bool {
+        called_name(c).is_some_and(|n| {
+            Intrinsic::index_from_name(&n).is_some() || value_intrinsic(&n).is_some()
+        })
+    }
+
+    /// The statement of a statement intrinsic call (`sync_threads()` → barrier, …).
+    pub fn statement_intrinsic_call(&mut self, c: &syn::ExprCall) -> Lowered<StmtKind> {
+        let Some(name) = self.statement_intrinsic(c) else {
+            return Err(Failed);
+        };
+        if !c.args.is_empty() {
+            return Err(self
+                .errs
+                .spanned(&c.args, format!("`{name}()` takes no arguments")));
+        }
+        if let Some(g) = generic_args(c) {
+            return Err(self
+                .errs
+                .spanned(g, format!("`{name}()` takes no generic arguments")));
+        }
+        if name == "sync_threads" && !self.is_kernel {
+            return Err(self.errs.spanned(
+                c,
+                "`sync_threads()` cannot be used in a #[device] function yet (every backend would have to inline the helper); call it from the #[kernel] body",
+            ));
+        }
+        let kind = STATEMENTS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| k.clone())
+            .ok_or(Failed)?;
+        Ok(kind)
+    }
+
+    /// The atomics, warp operations, statement intrinsics used as values and shared-array
+    /// declarations out of place; `None` if `name` is none of them.
+    pub fn intrinsic_call(
+        &mut self,
+        name: &str,
+        c: &syn::ExprCall,
+        pre: &mut Block,
+    ) -> Option<Lowered<TExpr>> {
+        if STATEMENTS.iter().any(|(n, _)| *n == name) {
+            return Some(Err(self
+                .errs
+                .spanned(c, format!("`{name}()` is a statement; it has no value"))));
+        }
+        if crate::lower_array::SHARED_DECLS.contains(&name) {
+            return Some(Err(self.errs.spanned(
+                c,
+                format!("`{name}` declares a shared array: use it alone as the value of a `let` (`let tile = {name}::<…>();`)"),
+            )));
+        }
+        let intrinsic = value_intrinsic(name)?;
+        if let Some(g) = generic_args(c) {
+            return Some(Err(self.errs.spanned(
+                g,
+                format!("`{name}` takes no generic arguments: the types come from its arguments"),
+            )));
+        }
+        Some(match intrinsic {
+            Intrinsic::Atomic(op) => self.atomic(op, c, pre),
+            Intrinsic::WarpSize | Intrinsic::LaneId => self.nullary(intrinsic, name, c),
+            Intrinsic::Shuffle(_) => self.shuffle(intrinsic, name, c, pre),
+            _ => self.vote(intrinsic, name, c, pre),
+        })
+    }
+
+    /// Checks that `c` has `n` arguments (`usage` shows the call).
+    fn arity(&mut self, c: &syn::ExprCall, n: usize, usage: &str) -> Lowered<()> {
+        if c.args.len() == n {
+            return Ok(());
+        }
+        let s = if n == 1 { "" } else { "s" };
+        Err(self.errs.spanned(
+            c,
+            format!(
+                "this intrinsic takes {n} argument{s}, {} given: `{usage}`",
+                c.args.len()
+            ),
+        ))
+    }
+
+    fn nullary(&mut self, i: Intrinsic, name: &str, c: &syn::ExprCall) -> Lowered<TExpr> {
+        if !c.args.is_empty() {
+            return Err(self
+                .errs
+                .spanned(&c.args, format!("`{name}()` takes no arguments")));
+        }
+        let kind = ExprKind::Intrinsic {
+            intrinsic: i,
+            args: vec![],
+        };
+        Ok(self.mk(kind, Ty::USIZE, Loc::of(c)))
+    }
+
+    /// `shuffle(v, lane)`, `shuffle_up(v, delta)`, `shuffle_down(v, delta)`, `shuffle_xor(v, mask)`:
+    /// `v` a number, the second argument a `usize`.
+    fn shuffle(
+        &mut self,
+        i: Intrinsic,
+        name: &str,
+        c: &syn::ExprCall,
+        pre: &mut Block,
+    ) -> Lowered<TExpr> {
+        let second = match i {
+            Intrinsic::Shuffle(ShuffleKind::Index) => "src_lane",
+            Intrinsic::Shuffle(ShuffleKind::Xor) => "lane_mask",
+            _ => "delta",
+        };
+        self.arity(c, 2, &format!("{name}(value, {second}: usize)"))?;
+        let v = self.scalar(&c.args[0], pre);
+        let lane = self.scalar(&c.args[1], pre);
+        let (v, lane) = (v?, lane?);
+        self.constrain_at(
+            v.ty,
+            Kind::Numeric,
+            v.span,
+            &format!("`{name}` moves numbers (`i32`, `u32`, `i64`, `u64`, `usize`, `f32`, `f64`)"),
+        )?;
+        self.unify_at(
+            Ty::USIZE,
+            lane.ty,
+            lane.span,
+            &format!("mismatched types: the `{second}` of `{name}` is a `usize` (convert with `as usize`)"),
+        )?;
+        let ty = v.ty;
+        let kind = ExprKind::Intrinsic {
+            intrinsic: i,
+            args: vec![v.e, lane.e],
+        };
+        Ok(self.mk(kind, ty, Loc::of(c)))
+    }
+
+    /// `vote_any(p)`, `vote_all(p)` (`bool`), `ballot(p)` (`u32`).
+    fn vote(
+        &mut self,
+        i: Intrinsic,
+        name: &str,
+        c: &syn::ExprCall,
+        pre: &mut Block,
+    ) -> Lowered<TExpr> {
+        self.arity(c, 1, &format!("{name}(predicate: bool)"))?;
+        let p = self.scalar(&c.args[0], pre)?;
+        self.unify_at(
+            Ty::BOOL,
+            p.ty,
+            p.span,
+            &format!("mismatched types: the predicate of `{name}` is a `bool`"),
+        )?;
+        let ty = if i == Intrinsic::Ballot {
+            Ty::Scalar(Scalar::U32)
+        } else {
+            Ty::BOOL
+        };
+        let kind = ExprKind::Intrinsic {
+            intrinsic: i,
+            args: vec![p.e],
+        };
+        Ok(self.mk(kind, ty, Loc::of(c)))
+    }
+
+    /// `atomic_op(&mut a[i], v)` / `atomic_compare_exchange(&mut a[i], expected, new)`: the
+    /// element's previous value. `a` is a `&mut [T]` buffer or a shared array.
+    fn atomic(&mut self, op: AtomicOp, c: &syn::ExprCall, pre: &mut Block) -> Lowered<TExpr> {
+        let name = op.name();
+        let usage = if op == AtomicOp::CompareExchange {
+            format!("{name}(&mut a[i], expected, new)")
+        } else {
+            format!("{name}(&mut a[i], value)")
+        };
+        let n = if op == AtomicOp::CompareExchange {
+            3
+        } else {
+            2
+        };
+        self.arity(c, n, &usage)?;
+        let target = &c.args[0];
+        let what = format!("the first argument of `{name}` must be `&mut a[i]`: an element of a `&mut [T]` buffer or of a shared array");
+        let ix = match strip(target) {
+            syn::Expr::Reference(r) if r.mutability.is_some() => match strip(&r.expr) {
+                syn::Expr::Index(ix) => ix,
+                syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                    let name_v = p
+                        .path
+                        .get_ident()
+                        .map(|i| i.to_string())
+                        .unwrap_or_default();
+                    return Err(self.errs.spanned(
+                        target,
+                        format!("atomics work on an element of a `&mut [T]` buffer or of a shared array (`&mut a[i]`), not on the variable `{name_v}`: each thread has its own"),
+                    ));
+                }
+                _ => return Err(self.errs.spanned(target, what)),
+            },
+            syn::Expr::Reference(_) => {
+                return Err(self
+                    .errs
+                    .spanned(target, format!("{what}; write `&mut`, not `&`")))
+            }
+            _ => return Err(self.errs.spanned(target, what)),
+        };
+        let el = self.element(ix, pre)?;
+        let array_name = self.vars[el.var.0 as usize].name.clone();
+        match el.access {
+            Access::Buffer { mutable: false } => {
+                let elem = elem_scalar(self, &el).map_or("T", Scalar::name);
+                return Err(self.errs.spanned(
+                    &ix.expr,
+                    format!("`{name}` modifies `{array_name}[..]`, but `{array_name}` is a read-only `&[{elem}]` buffer; declare the parameter as `&mut [{elem}]`"),
+                ));
+            }
+            Access::Local => {
+                return Err(self.errs.spanned(
+                    &ix.expr,
+                    format!("atomics work on buffers and shared arrays, not on the local array `{array_name}` (each thread has its own: write `{array_name}[i] += v`)"),
+                ));
+            }
+            _ => {}
+        }
+        let elem = elem_scalar(self, &el);
+        let ok = match elem {
+            Some(s) if s.is_int() => true,
+            Some(s) if s.is_float() => op == AtomicOp::Add,
+            _ => false,
+        };
+        if !ok {
+            let on = if op == AtomicOp::Add {
+                "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`"
+            } else {
+                "`i32`, `u32`, `i64` and `u64`"
+            };
+            let found = elem.map_or("this type", Scalar::name);
+            return Err(self.errs.spanned(
+                target,
+                format!("`{name}` works on elements of type {on}, not `{found}`"),
+            ));
+        }
+        let mut args = vec![self.array_expr(&el, Loc::of(&ix.expr)).e, el.index.e];
+        let mut ok = true;
+        for a in c.args.iter().skip(1) {
+            match self.scalar(a, pre) {
+                Ok(v) => {
+                    let what = format!(
+                        "mismatched types: the value of `{name}` has the element type of `{array_name}`"
+                    );
+                    ok &= self.unify_at(el.elem, v.ty, v.span, &what).is_ok();
+                    args.push(v.e);
+                }
+                Err(_) => ok = false,
+            }
+        }
+        if !ok {
+            return Err(Failed);
+        }
+        let kind = ExprKind::Intrinsic {
+            intrinsic: Intrinsic::Atomic(op),
+            args,
+        };
+        Ok(self.mk(kind, el.elem, Loc::of(c)))
+    }
+}
+
+/// The generic arguments of `c`'s callee, if any are written.
+fn generic_args(c: &syn::ExprCall) -> Option<&syn::PathArguments> {
+    match &*c.func {
+        syn::Expr::Path(p) => p
+            .path
+            .segments
+            .iter()
+            .map(|s| &s.arguments)
+            .find(|a| !a.is_none()),
+        _ => None,
+    }
+}
