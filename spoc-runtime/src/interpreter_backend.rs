@@ -1,6 +1,9 @@
 //! The Interpreter backend: runs a kernel's IR with [`crate::interpreter`], on host memory. It is
 //! the reference every other backend is compared with, and it checks what GPUs do not
-//! (out-of-bounds accesses, integer division by zero).
+//! (out-of-bounds accesses, integer division by zero, barrier divergence, shuffles from inactive
+//! lanes). Kernels with barriers, shared memory and warp operations run on the SIMT scheduler
+//! ([`crate::simt`]); the launch's dynamic shared memory size goes to the interpreter, which
+//! sizes the kernel's `dynamic_shared` array with it.
 
 use crate::args::Arg;
 use crate::backend::{Backend, DeviceInfo, ExecutionModel, Module};
@@ -38,7 +41,9 @@ impl InterpreterBackend {
     }
 }
 
-/// The runtime's error for an Interpreter error.
+/// The runtime's error for an Interpreter error: faults of threads (out of bounds, division by
+/// zero, barrier divergence, inactive lanes, out of resources) are [`Error::KernelFault`]s with
+/// the faulting block and thread.
 fn convert(e: InterpError) -> Error {
     match e.kind {
         InterpErrorKind::Unsupported { what } => Error::unsupported(NAME, what),

@@ -124,7 +124,7 @@ pub enum SyncError {
     /// The live threads of a block are not all at one block barrier, or some wait at one while
     /// others have finished. `groups` holds each distinct whereabouts with its threads (in
     /// linear order), barriers first by site, finished threads last.
-    #[error("barrier divergence in block ({}, {}, {}): {}", block[0], block[1], block[2], describe_groups(groups))]
+    #[error("barrier divergence in block ({}, {}, {}): {}", block[0], block[1], block[2], describe_groups(groups, |s| s.to_string()))]
     BarrierDivergence {
         /// `blockIdx` of the block.
         block: [u32; 3],
@@ -184,7 +184,13 @@ pub enum SyncError {
 /// At most this many threads are listed per group in messages.
 const LIST_MAX: usize = 4;
 
-fn describe_groups(groups: &[(Whereabouts, Vec<[u32; 3]>)]) -> String {
+/// The groups of a [`SyncError::BarrierDivergence`] as a phrase (`"100 threads [(0, 0, 0), …]
+/// wait at the barrier at site #3; 28 threads […] wait at …"`), each site shown by `site_name`
+/// (which gets `"the barrier at "` in front of it), at most four threads listed per group.
+pub fn describe_groups(
+    groups: &[(Whereabouts, Vec<[u32; 3]>)],
+    site_name: impl Fn(Site) -> String,
+) -> String {
     let mut parts = Vec::with_capacity(groups.len());
     for (w, threads) in groups {
         let mut list: Vec<String> = threads
@@ -201,8 +207,9 @@ fn describe_groups(groups: &[(Whereabouts, Vec<[u32; 3]>)]) -> String {
         parts.push(match w {
             Whereabouts::Barrier(site) => {
                 format!(
-                    "{n} thread{s} [{}] {verb} at the barrier at {site}",
-                    list.join(", ")
+                    "{n} thread{s} [{}] {verb} at the barrier at {}",
+                    list.join(", "),
+                    site_name(*site)
                 )
             }
             Whereabouts::Finished => format!(

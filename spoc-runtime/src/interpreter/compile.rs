@@ -3,14 +3,16 @@
 //! are field indices (with their byte offsets in global memory), variant cases are case indices,
 //! and array accesses are place paths that are walked by reference (no copy of a local array to
 //! read one element). Nodes the Interpreter does not run yet are rejected here, before any thread
-//! runs.
+//! runs. Barriers and warp operations get [`Program::sites`] numbers (the scheduler's
+//! [`crate::simt::Site`]s) and mark the kernel as one that needs the SIMT scheduler.
 
 use super::error::{invalid, unsupported, Fault};
 use super::layout::Layout;
 use super::value::Value;
+use crate::simt::{VoteKind, WarpOpKind};
 use spoc_ir::{
     AtomicOp, Axis, BinOp, Expr, ExprKind, ForDir, Function, Intrinsic, Kernel, LValue, MathFn,
-    MemSpace, Pattern, ScalarType, Stmt, StmtKind, Type, UnOp, VarDecl, VarId, VarKind,
+    MemSpace, Pattern, ScalarType, SrcLoc, Stmt, StmtKind, Type, UnOp, VarDecl, VarId, VarKind,
 };
 use std::collections::HashMap;
 
@@ -31,6 +33,27 @@ pub(crate) struct Program {
     /// Distinct buffer-element layouts, indexed by the ids in [`ParamKind::Buffer`] and
     /// [`CPath::elem`].
     pub layouts: Vec<Layout>,
+    /// The kernel's shared arrays.
+    pub shared: Vec<SharedSpec>,
+    /// Whether the kernel needs the SIMT scheduler (block or warp barriers, shared arrays, warp
+    /// operations); else its threads run one after another.
+    pub simt: bool,
+    /// What each sync site is, for messages (`` `sync_threads()` at line 12, column 9 ``),
+    /// indexed by the site numbers of [`CStmt::Barrier`], [`CStmt::WarpBarrier`] and
+    /// [`CExpr::Warp`].
+    pub sites: Vec<String>,
+}
+
+/// A shared array of the kernel: one per block, zero-filled, laid out as a buffer.
+#[derive(Debug)]
+pub(crate) struct SharedSpec {
+    /// The kernel slot of its variable.
+    pub slot: u32,
+    pub name: String,
+    /// Element layout id.
+    pub elem: u32,
+    /// Length in elements; `None`: sized by the launch's dynamic shared bytes.
+    pub len: Option<u32>,
 }
 
 /// A function body with its variable slots.
@@ -159,6 +182,13 @@ pub(crate) enum CExpr {
         value: Box<CExpr>,
         len: u32,
     },
+    /// A warp operation at sync site `site`: `args` are `(value, lane_or_delta)` for shuffles,
+    /// `(predicate)` for votes and ballots.
+    Warp {
+        site: u32,
+        kind: WarpOpKind,
+        args: Box<[CExpr]>,
+    },
 }
 
 /// A place rooted at a variable: `root` then fields and indices.
@@ -240,24 +270,28 @@ pub(crate) enum CStmt {
     Continue,
     Return(Option<CExpr>),
     Expr(CExpr),
+    /// A block barrier at sync site `.0`.
+    Barrier(u32),
+    /// A warp barrier at sync site `.0`.
+    WarpBarrier(u32),
+    /// A memory fence (a sequentially consistent fence).
+    Fence,
 }
 
 /// Compiles `kernel`.
 ///
-/// Errors: `Unsupported` for shared memory, barriers, warp operations, vectors and other nodes not
-/// run yet; `InvalidKernel` for references the IR does not resolve (variables, helpers, fields,
-/// cases) and malformed nodes.
+/// Errors: `Unsupported` for vectors and other nodes not run yet; `InvalidKernel` for references
+/// the IR does not resolve (variables, helpers, fields, cases) and malformed nodes.
 pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
-    if !kernel.shared.is_empty() || kernel.vars.iter().any(|v| v.kind == VarKind::Shared) {
-        return Err(unsupported(
-            "shared-memory arrays (they need block barriers, which come later)",
-        ));
-    }
     let mut c = Compiler {
         kernel,
         fn_index: HashMap::new(),
         records: HashMap::new(),
         layouts: Vec::new(),
+        sites: Vec::new(),
+        simt: false,
+        loc: None,
+        helper: None,
     };
     for (i, f) in kernel.functions.iter().enumerate() {
         if c.fn_index.insert(f.name.as_str(), i as u32).is_some() {
@@ -296,9 +330,36 @@ pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
         });
     }
 
+    let mut shared = Vec::with_capacity(kernel.shared.len());
+    for s in &kernel.shared {
+        let decl = check_var(&kernel.vars, s.var)?;
+        if decl.kind != VarKind::Shared {
+            return Err(invalid(format!(
+                "shared array declaration of `{}`, which is not a shared variable",
+                decl.name
+            )));
+        }
+        let l = Layout::of(&s.elem, &kernel.records)?;
+        shared.push(SharedSpec {
+            slot: s.var.0,
+            name: decl.name.clone(),
+            elem: c.intern(l),
+            len: s.len,
+        });
+    }
+    for (i, v) in kernel.vars.iter().enumerate() {
+        if v.kind == VarKind::Shared && !shared.iter().any(|s| s.slot == i as u32) {
+            return Err(invalid(format!(
+                "shared variable `{}` has no shared array declaration",
+                v.name
+            )));
+        }
+    }
+
     let kernel_frame = c.frame(&kernel.vars, &kernel.params, &kernel.body)?;
     let mut functions = Vec::with_capacity(kernel.functions.len());
     for f in &kernel.functions {
+        c.helper = Some(f.name.clone());
         functions.push(c.function(f).map_err(|e| in_helper(*e, &f.name))?);
     }
     Ok(Program {
@@ -307,6 +368,9 @@ pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
         functions,
         params,
         layouts: c.layouts,
+        simt: c.simt || !shared.is_empty(),
+        shared,
+        sites: c.sites,
     })
 }
 
@@ -334,6 +398,14 @@ struct Compiler<'k> {
     /// Record name -> its layout (`None` when it cannot live in global memory).
     records: HashMap<String, Option<Layout>>,
     layouts: Vec<Layout>,
+    /// Descriptions of the sync sites numbered so far.
+    sites: Vec<String>,
+    /// Whether a barrier or warp operation was seen.
+    simt: bool,
+    /// Source location of the statement being compiled, when known.
+    loc: Option<SrcLoc>,
+    /// The helper being compiled (`None`: the kernel body).
+    helper: Option<String>,
 }
 
 /// The variables of the function being compiled.
@@ -343,6 +415,22 @@ struct Cx<'a> {
 }
 
 impl<'k> Compiler<'k> {
+    /// Numbers a new sync site for the construct `what` (`"sync_threads()"`, …).
+    fn site(&mut self, what: &str) -> u32 {
+        let n = self.sites.len() as u32;
+        let at = match self.loc {
+            Some(SrcLoc { line, column }) => format!("at line {line}, column {column}"),
+            None => format!("(sync site #{n})"),
+        };
+        let within = match &self.helper {
+            Some(h) => format!(" in helper `{h}`"),
+            None => String::new(),
+        };
+        self.sites.push(format!("`{what}` {at}{within}"));
+        self.simt = true;
+        n
+    }
+
     fn intern(&mut self, l: Layout) -> u32 {
         if let Some(i) = self.layouts.iter().position(|x| *x == l) {
             return i as u32;
@@ -370,7 +458,7 @@ impl<'k> Compiler<'k> {
             elems.push(match &p.ty {
                 Type::Array {
                     elem,
-                    space: MemSpace::Global,
+                    space: MemSpace::Global | MemSpace::Shared,
                     ..
                 } => Some(self.global_elem(elem)?),
                 _ => None,
@@ -395,8 +483,18 @@ impl<'k> Compiler<'k> {
             .collect()
     }
 
-    /// `None` for statements with no effect here (memory fences).
+    /// `None` for statements with no effect here.
     fn stmt(&mut self, cx: Cx, s: &Stmt) -> Result<Option<CStmt>, Fault> {
+        let saved = self.loc;
+        if s.loc.is_some() {
+            self.loc = s.loc;
+        }
+        let r = self.stmt_here(cx, s);
+        self.loc = saved;
+        r
+    }
+
+    fn stmt_here(&mut self, cx: Cx, s: &Stmt) -> Result<Option<CStmt>, Fault> {
         Ok(Some(match &s.kind {
             StmtKind::Let { var, init } => {
                 check_var(cx.vars, *var)?;
@@ -471,19 +569,11 @@ impl<'k> Compiler<'k> {
             StmtKind::Break => CStmt::Break,
             StmtKind::Continue => CStmt::Continue,
             StmtKind::Return(e) => CStmt::Return(e.as_ref().map(|e| self.expr(cx, e)).transpose()?),
-            StmtKind::Barrier => {
-                return Err(unsupported(
-                    "block barriers (`sync_threads`): threads run one after another for now",
-                ))
-            }
-            StmtKind::WarpBarrier => {
-                return Err(unsupported(
-                    "warp barriers: threads run one after another for now",
-                ))
-            }
-            // Each thread runs to completion and atomics are sequentially consistent: a fence
-            // orders nothing more.
-            StmtKind::MemFence(_) => return Ok(None),
+            StmtKind::Barrier => CStmt::Barrier(self.site("sync_threads()")),
+            StmtKind::WarpBarrier => CStmt::WarpBarrier(self.site("sync_warp()")),
+            // Threads of a block share one OS thread; blocks run in parallel: a fence orders
+            // this thread's earlier memory accesses before its later ones for every other.
+            StmtKind::MemFence(_) => CStmt::Fence,
             StmtKind::Expr(e) => CStmt::Expr(self.expr(cx, e)?),
         }))
     }
@@ -508,7 +598,7 @@ impl<'k> Compiler<'k> {
                     Self::load(p)
                 } else {
                     let leaf = match array.ty.as_array() {
-                        Some((_, MemSpace::Global, _)) => {
+                        Some((_, MemSpace::Global | MemSpace::Shared, _)) => {
                             Some(Layout::of(&e.ty, &self.kernel.records)?)
                         }
                         _ => None,
@@ -699,8 +789,11 @@ impl<'k> Compiler<'k> {
                 })?;
                 let (array, index) = (&args[0], &args[1]);
                 let space = array.ty.as_array().map(|(_, s, _)| s);
-                if space != Some(MemSpace::Global) {
-                    return Err(unsupported(format!("`{}` on a non-global array", i.name())));
+                if !matches!(space, Some(MemSpace::Global | MemSpace::Shared)) {
+                    return Err(unsupported(format!(
+                        "`{}` on an array that is neither a buffer nor a shared array",
+                        i.name()
+                    )));
                 }
                 let mut path = self.expr_path(cx, array)?.ok_or_else(|| {
                     unsupported(format!("`{}` on an array that is not a variable", i.name()))
@@ -731,11 +824,33 @@ impl<'k> Compiler<'k> {
                     operands: self.exprs(cx, &args[2..])?,
                 }
             }
-            Intrinsic::Shuffle(_) | Intrinsic::VoteAny | Intrinsic::VoteAll | Intrinsic::Ballot => {
-                return Err(unsupported(format!(
-                    "warp operation `{}`: threads run one after another for now",
-                    i.name()
-                )))
+            Intrinsic::Shuffle(k) => {
+                arity(2)?;
+                if args[0].ty.as_scalar().is_none() {
+                    return Err(invalid(format!(
+                        "`{}` of a value of type `{}`, not a scalar",
+                        i.name(),
+                        args[0].ty
+                    )));
+                }
+                CExpr::Warp {
+                    site: self.site(&format!("{}()", i.name())),
+                    kind: WarpOpKind::Shuffle(k),
+                    args: self.exprs(cx, args)?,
+                }
+            }
+            Intrinsic::VoteAny | Intrinsic::VoteAll | Intrinsic::Ballot => {
+                arity(1)?;
+                let kind = match i {
+                    Intrinsic::VoteAny => WarpOpKind::Vote(VoteKind::Any),
+                    Intrinsic::VoteAll => WarpOpKind::Vote(VoteKind::All),
+                    _ => WarpOpKind::Ballot,
+                };
+                CExpr::Warp {
+                    site: self.site(&format!("{}()", i.name())),
+                    kind,
+                    args: self.exprs(cx, args)?,
+                }
             }
         })
     }
@@ -829,7 +944,7 @@ impl<'k> Compiler<'k> {
         let (mut elem, mut leaf) = (None, None);
         if let Type::Array {
             elem: elem_ty,
-            space: MemSpace::Global,
+            space: MemSpace::Global | MemSpace::Shared,
             ..
         } = &decl.ty
         {

@@ -31,7 +31,41 @@ pub enum InterpErrorKind {
         /// What the parameter takes, as a phrase (`"a buffer of at most 2^32 - 1 elements"`, …).
         expected: String,
     },
-    /// A node the Interpreter does not run yet (barriers, shared memory, warp operations, vectors).
+    /// The threads of a block do not all reach the same block barrier: some wait at another
+    /// one, or have finished while others wait. The error's thread is the first waiting one.
+    #[error("barrier divergence: {detail}")]
+    BarrierDivergence {
+        /// Which threads wait where and which have finished, as a phrase (a few threads of each
+        /// group are listed).
+        detail: String,
+    },
+    /// A warp shuffle read a lane that does not take part in it: a lane of the warp that is not
+    /// at this shuffle (it diverged, waits elsewhere or finished), or a lane that does not exist
+    /// (beyond the last thread of the block, or outside `0..32` for `shuffle`/`shuffle_xor`).
+    #[error(
+        "{op} {site}: lane {lane} reads lane {src_lane}, which is {}",
+        if *absent { "absent" } else { "inactive (not at this shuffle)" }
+    )]
+    InactiveLane {
+        /// The operation (`"shuffle_xor"`, …).
+        op: String,
+        /// Where it is (`` `shuffle_xor()` at line 7, column 13 ``).
+        site: String,
+        /// The reading lane.
+        lane: u32,
+        /// The lane it would read.
+        src_lane: u32,
+        /// True if that lane does not exist, false if it is inactive.
+        absent: bool,
+    },
+    /// The host could not provide what a launch needs (coroutine stacks of the threads of a
+    /// kernel with barriers, deep helper calls on them).
+    #[error("out of resources: {what}")]
+    OutOfResources {
+        /// What ran out, as a phrase.
+        what: String,
+    },
+    /// A node the Interpreter does not run yet (vectors, atomics on local arrays, …).
     #[error("not supported by the interpreter yet: {what}")]
     Unsupported {
         /// The construct and why, as a phrase (`"vector values"`, …).

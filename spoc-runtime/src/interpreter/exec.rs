@@ -1,5 +1,11 @@
 //! Running a compiled kernel: argument binding, the grid of blocks on the CPU cores, and the
 //! evaluation of statements and expressions for one thread.
+//!
+//! Kernels without barriers, shared arrays or warp operations run their threads one after
+//! another, each to completion, reusing one [`Thread`] per worker. The others
+//! ([`Program::simt`]) run each block through [`crate::simt::run_block`]: one coroutine per
+//! thread, the block's shared arrays allocated (zero-filled) per block and bound as extra
+//! buffers after the launch's.
 
 use super::compile::{
     CExpr, CPath, CPattern, CStmt, ParamKind, Program, Special, Step, MAX_INDICES,
@@ -8,6 +14,7 @@ use super::error::{invalid, unsupported, Fault, InterpError, InterpErrorKind};
 use super::layout::Layout;
 use super::value::{self, Agg, Value};
 use crate::native::abi::{NativeArg, ScalarArg, ThreadCtx};
+use crate::simt::{self, Aborted, BlockFault, Site, SyncError, SyncHandle, WarpOpKind};
 use rayon::prelude::*;
 use spoc_ir::{AtomicOp, ForDir, ScalarType};
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
@@ -16,8 +23,12 @@ use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::Se
 /// keeps an unvalidated recursive kernel from exhausting memory).
 const MAX_CALL_DEPTH: u32 = 256;
 
-/// A global buffer bound to a launch.
-#[derive(Debug)]
+/// In SIMT kernels, a helper call with less coroutine stack left than this is refused (an error,
+/// not an overflow of the stack).
+const STACK_MARGIN: usize = 96 * 1024;
+
+/// A global buffer bound to a launch, or a shared array bound to a block.
+#[derive(Clone, Debug)]
 pub(crate) struct BufView {
     ptr: *mut u8,
     /// Length in elements.
@@ -38,19 +49,26 @@ unsafe impl Sync for BufView {}
 /// One launch's bound arguments.
 struct Launch<'a> {
     prog: &'a Program,
+    /// The global buffers (buffer numbers `0..bufs.len()`; the block's shared arrays follow
+    /// them in [`Thread::bufs`]).
     bufs: Vec<BufView>,
-    /// Initial values of the kernel's parameter slots.
+    /// Initial values of the kernel's parameter slots (and of its shared-array slots).
     params: Vec<(usize, Value)>,
 }
 
 /// The state of the thread being run.
-struct Thread {
+struct Thread<'s, 'y> {
     /// Variable slots: the kernel's frame first, then one frame per active helper call.
     stack: Vec<Value>,
     /// Start of the current frame in `stack`.
     base: usize,
     depth: u32,
     ctx: ThreadCtx,
+    /// Every buffer the thread can reach, indexed by buffer number: the launch's global
+    /// buffers, then (in SIMT kernels) the block's shared arrays.
+    bufs: &'s [BufView],
+    /// The scheduler, in SIMT kernels.
+    sync: Option<&'s mut SyncHandle<'y>>,
 }
 
 /// What a statement asks of the enclosing ones.
@@ -81,11 +99,12 @@ fn scalar_arg(s: ScalarType, a: ScalarArg) -> Option<Value> {
     })
 }
 
-/// Runs `prog` over `grid` x `block`.
+/// Runs `prog` over `grid` x `block` with `shared_bytes` of dynamic shared memory per block.
 pub(crate) fn run(
     prog: &Program,
     grid: [u32; 3],
     block: [u32; 3],
+    shared_bytes: usize,
     args: &[NativeArg],
 ) -> Result<(), InterpError> {
     let launch = bind(prog, args).map_err(|k| InterpError::launch(&prog.name, k))?;
@@ -93,6 +112,9 @@ pub(crate) fn run(
     let nblocks = gx * gy * gz;
     if nblocks == 0 || block.contains(&0) {
         return Ok(());
+    }
+    if prog.simt {
+        return launch.run_simt(grid, block, shared_bytes);
     }
     let nslots = prog.kernel.nslots;
     let err = (0..nblocks)
@@ -108,6 +130,8 @@ pub(crate) fn run(
                     block_dim: block,
                     grid_dim: grid,
                 },
+                bufs: &launch.bufs,
+                sync: None,
             },
             |th, b| {
                 th.ctx.block = [
@@ -158,7 +182,7 @@ fn bind<'a>(prog: &'a Program, args: &[NativeArg]) -> Result<Launch<'a>, InterpE
                         ),
                     ));
                 }
-                if (ptr as usize) % l.align() != 0 {
+                if !(ptr as usize).is_multiple_of(l.align()) {
                     return Err(bad_arg(
                         &p.name,
                         format!("a buffer aligned to {} bytes", l.align()),
@@ -185,7 +209,7 @@ fn bind<'a>(prog: &'a Program, args: &[NativeArg]) -> Result<Launch<'a>, InterpE
                     elem_bytes,
                 },
             ) => {
-                if len < 1 || elem_bytes != l.size() || (ptr as usize) % l.align() != 0 {
+                if len < 1 || elem_bytes != l.size() || !(ptr as usize).is_multiple_of(l.align()) {
                     return Err(bad_arg(
                         &p.name,
                         format!(
@@ -207,7 +231,52 @@ fn bind<'a>(prog: &'a Program, args: &[NativeArg]) -> Result<Launch<'a>, InterpE
         };
         params.push((p.slot as usize, v));
     }
+    for (k, s) in prog.shared.iter().enumerate() {
+        params.push((s.slot as usize, Value::Buffer((bufs.len() + k) as u32)));
+    }
     Ok(Launch { prog, bufs, params })
+}
+
+/// The fault a sync call answers while the block is torn down (the scheduler discards it).
+fn aborted(_: Aborted) -> Fault {
+    invalid("the block was aborted")
+}
+
+/// The scheduler handle of a SIMT thread.
+#[inline]
+fn handle<'a, 'y>(th: &'a mut Thread<'_, 'y>) -> Result<&'a mut SyncHandle<'y>, Fault> {
+    th.sync
+        .as_deref_mut()
+        .ok_or_else(|| invalid("a barrier or warp operation outside the SIMT scheduler"))
+}
+
+/// A scalar as the bits a shuffle moves.
+fn to_bits(v: &Value) -> Result<u64, Fault> {
+    Ok(match *v {
+        Value::Bool(b) => b as u64,
+        Value::I32(x) => x as u32 as u64,
+        Value::U32(x) => x as u64,
+        Value::I64(x) => x as u64,
+        Value::U64(x) => x,
+        Value::F16(x) => x as u64,
+        Value::F32(x) => x.to_bits() as u64,
+        Value::F64(x) => x.to_bits(),
+        _ => return Err(invalid(format!("a shuffle of a {}", v.type_name()))),
+    })
+}
+
+/// Shuffled `bits` as a value of the type of `like` (every lane at one site has that type).
+fn from_bits(like: &Value, bits: u64) -> Value {
+    match like {
+        Value::Bool(_) => Value::Bool(bits != 0),
+        Value::I32(_) => Value::I32(bits as u32 as i32),
+        Value::U32(_) => Value::U32(bits as u32),
+        Value::I64(_) => Value::I64(bits as i64),
+        Value::F16(_) => Value::F16(bits as u16),
+        Value::F32(_) => Value::F32(f32::from_bits(bits as u32)),
+        Value::F64(_) => Value::F64(f64::from_bits(bits)),
+        _ => Value::U64(bits),
+    }
 }
 
 fn oob(array: &str, index: u32, len: usize) -> Fault {
@@ -226,6 +295,150 @@ enum Loc<'v> {
 }
 
 impl Launch<'_> {
+    /// The buffer `b` of the thread's buffer table `bufs` ([`Thread::bufs`]).
+    #[inline(always)]
+    fn view<'v>(&self, bufs: &'v [BufView], b: u32) -> &'v BufView {
+        &bufs[b as usize]
+    }
+
+    /// Runs a SIMT kernel: blocks in parallel, the threads of each as coroutines.
+    fn run_simt(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: usize,
+    ) -> Result<(), InterpError> {
+        let prog = self.prog;
+        // (bytes to allocate, length in elements) of each shared array.
+        let mut sizes = Vec::with_capacity(prog.shared.len());
+        for s in &prog.shared {
+            let l = &prog.layouts[s.elem as usize];
+            let (bytes, len) = match s.len {
+                Some(n) => (n as usize * l.size(), n as usize),
+                None => (shared_bytes, shared_bytes / l.size().max(1)),
+            };
+            if len > u32::MAX as usize {
+                return Err(InterpError::launch(
+                    &prog.name,
+                    InterpErrorKind::BadArgument {
+                        param: s.name.clone(),
+                        expected: "a shared array of at most 2^32 - 1 elements".into(),
+                    },
+                ));
+            }
+            sizes.push((bytes, len));
+        }
+        let nslots = prog.kernel.nslots;
+        let body_of_block = |b: [u32; 3]| -> Result<(), BlockFault<Fault>> {
+            // Zero-filled, 8-byte aligned (the largest scalar alignment).
+            let mut mem: Vec<Vec<u64>> = sizes
+                .iter()
+                .map(|(bytes, _)| vec![0u64; bytes.div_ceil(8)])
+                .collect();
+            let mut views: Vec<BufView> = self.bufs.clone();
+            views.extend(
+                prog.shared
+                    .iter()
+                    .zip(sizes.iter())
+                    .zip(mem.iter_mut())
+                    .map(|((s, (_, len)), m)| BufView {
+                        ptr: m.as_mut_ptr().cast(),
+                        len: *len,
+                        elem_size: prog.layouts[s.elem as usize].size(),
+                        elem: s.elem,
+                        mutable: true,
+                        name: s.name.as_str().into(),
+                    }),
+            );
+            let body = |ctx: &ThreadCtx, h: &mut SyncHandle<'_>| -> Result<(), Fault> {
+                let mut th = Thread {
+                    stack: vec![Value::Unit; nslots],
+                    base: 0,
+                    depth: 0,
+                    ctx: *ctx,
+                    bufs: &views,
+                    sync: Some(h),
+                };
+                self.run_thread(&mut th)
+            };
+            let r = simt::run_block(b, block, grid, &body);
+            drop(views);
+            drop(mem);
+            r
+        };
+        simt::run_grid(grid, body_of_block).map_err(|(b, f)| self.block_fault(b, f))
+    }
+
+    /// The Interpreter's error for the fault of block `block`.
+    fn block_fault(&self, block: [u32; 3], f: BlockFault<Fault>) -> InterpError {
+        let name = &self.prog.name;
+        let site = |s: Site| -> String {
+            self.prog
+                .sites
+                .get(s.0 as usize)
+                .cloned()
+                .unwrap_or_else(|| s.to_string())
+        };
+        match f {
+            BlockFault::Thread { thread, error } => {
+                InterpError::thread(name, block, thread, *error)
+            }
+            BlockFault::Sync(e) => match e {
+                SyncError::BarrierDivergence { groups, .. } => {
+                    let first = groups
+                        .first()
+                        .and_then(|g| g.1.first())
+                        .copied()
+                        .unwrap_or_default();
+                    InterpError::thread(
+                        name,
+                        block,
+                        first,
+                        InterpErrorKind::BarrierDivergence {
+                            detail: simt::describe_groups(&groups, site),
+                        },
+                    )
+                }
+                SyncError::InactiveLane {
+                    thread,
+                    lane,
+                    site: s,
+                    op,
+                    src_lane,
+                    missing,
+                    ..
+                } => InterpError::thread(
+                    name,
+                    block,
+                    thread,
+                    InterpErrorKind::InactiveLane {
+                        op: op.to_string(),
+                        site: site(s),
+                        lane,
+                        src_lane,
+                        absent: missing == simt::MissingLane::Absent,
+                    },
+                ),
+                SyncError::MixedWarpOps { .. } => InterpError::thread(
+                    name,
+                    block,
+                    [0; 3],
+                    InterpErrorKind::InvalidKernel {
+                        message: e.to_string(),
+                    },
+                ),
+                SyncError::Stack { .. } => InterpError::thread(
+                    name,
+                    block,
+                    [0; 3],
+                    InterpErrorKind::OutOfResources {
+                        what: e.to_string(),
+                    },
+                ),
+            },
+        }
+    }
+
     /// Runs every thread of the block `th.ctx.block`, x fastest; stops at the first fault.
     fn run_block(&self, th: &mut Thread) -> Result<(), InterpError> {
         let [bx, by, bz] = th.ctx.block_dim;
@@ -247,6 +460,7 @@ impl Launch<'_> {
         Ok(())
     }
 
+    #[inline(always)]
     fn run_thread(&self, th: &mut Thread) -> Result<(), Fault> {
         th.stack.truncate(self.prog.kernel.nslots);
         th.base = 0;
@@ -379,6 +593,9 @@ impl Launch<'_> {
             CStmt::Expr(e) => {
                 self.eval(e, th)?;
             }
+            CStmt::Barrier(site) => handle(th)?.barrier(Site(*site)).map_err(aborted)?,
+            CStmt::WarpBarrier(site) => handle(th)?.warp_barrier(Site(*site)).map_err(aborted)?,
+            CStmt::Fence => std::sync::atomic::fence(SeqCst),
         }
         Ok(Flow::Next)
     }
@@ -417,10 +634,10 @@ impl Launch<'_> {
         })
     }
 
-    /// Length of an array value (a local array or a buffer).
-    fn len_of(&self, v: &Value) -> Result<u32, Fault> {
+    /// Length of an array value (a local array, a buffer or a shared array).
+    fn len_of(&self, bufs: &[BufView], v: &Value) -> Result<u32, Fault> {
         match v {
-            Value::Buffer(b) => Ok(self.bufs[*b as usize].len as u32),
+            Value::Buffer(b) => Ok(self.view(bufs, *b).len as u32),
             v => match v.as_array() {
                 Some(a) => Ok(a.len() as u32),
                 None => Err(invalid(format!("length of a {}", v.type_name()))),
@@ -462,7 +679,9 @@ impl Launch<'_> {
             CExpr::Const(v) => v.clone(),
             CExpr::Var(s) => th.stack[th.base + *s as usize].clone(),
             CExpr::Load(p) => return self.read_path(p, th),
-            CExpr::LenVar(slot) => Value::U32(self.len_of(&th.stack[th.base + *slot as usize])?),
+            CExpr::LenVar(slot) => {
+                Value::U32(self.len_of(th.bufs, &th.stack[th.base + *slot as usize])?)
+            }
             CExpr::LoadIndex {
                 root,
                 index,
@@ -472,7 +691,7 @@ impl Launch<'_> {
                 let i = self.eval(index, th)?.as_index()?;
                 match &th.stack[th.base + *root as usize] {
                     Value::Buffer(b) => {
-                        let buf = &self.bufs[*b as usize];
+                        let buf = self.view(th.bufs, *b);
                         // `elem` is the static element layout id: the buffer must hold it.
                         if Some(buf.elem) != *elem {
                             return Err(invalid("buffer element type mismatch"));
@@ -563,7 +782,7 @@ impl Launch<'_> {
                         }
                     }
                     Value::Buffer(b) => {
-                        let buf = &self.bufs[b as usize];
+                        let buf = self.view(th.bufs, b);
                         let leaf = leaf
                             .as_ref()
                             .ok_or_else(|| invalid("indexing a buffer value"))?;
@@ -589,15 +808,39 @@ impl Launch<'_> {
             CExpr::LenPath(p) => {
                 let mut idx = [0u32; MAX_INDICES];
                 self.eval_indices(p, th, &mut idx)?;
-                let len = match self.locate(p, &idx, &th.stack[th.base + p.root as usize])? {
-                    Loc::Local(v) => self.len_of(v)?,
-                    Loc::Global(..) => return Err(invalid("length of a buffer element")),
-                };
+                let len =
+                    match self.locate(p, &idx, th.bufs, &th.stack[th.base + p.root as usize])? {
+                        Loc::Local(v) => self.len_of(th.bufs, v)?,
+                        Loc::Global(..) => return Err(invalid("length of a buffer element")),
+                    };
                 Value::U32(len)
             }
             CExpr::LenOf(a) => {
                 let v = self.eval(a, th)?;
-                Value::U32(self.len_of(&v)?)
+                Value::U32(self.len_of(th.bufs, &v)?)
+            }
+            CExpr::Warp { site, kind, args } => {
+                let v = self.eval(&args[0], th)?;
+                let site = Site(*site);
+                match *kind {
+                    WarpOpKind::Shuffle(k) => {
+                        let lane = match args.get(1) {
+                            Some(e) => self.eval(e, th)?.as_index()?,
+                            None => return Err(invalid("a shuffle without a lane operand")),
+                        };
+                        let bits = to_bits(&v)?;
+                        let r = handle(th)?.shuffle(site, k, bits, lane).map_err(aborted)?;
+                        from_bits(&v, r)
+                    }
+                    WarpOpKind::Vote(k) => {
+                        let p = v.as_bool()?;
+                        Value::Bool(handle(th)?.vote(site, k, p).map_err(aborted)?)
+                    }
+                    WarpOpKind::Ballot => {
+                        let p = v.as_bool()?;
+                        Value::U32(handle(th)?.ballot(site, p).map_err(aborted)?)
+                    }
+                }
             }
             CExpr::Math3(f, args) => {
                 let x = self.eval(&args[0], th)?;
@@ -649,12 +892,24 @@ impl Launch<'_> {
                 "helper calls nested deeper than {MAX_CALL_DEPTH} (recursion?)"
             )));
         }
+        if let Some(h) = th.sync.as_deref() {
+            if h.stack_remaining() < STACK_MARGIN {
+                return Err(Box::new(InterpErrorKind::OutOfResources {
+                    what: format!(
+                        "helper calls nested {} deep exhaust the {} KiB stack of a thread of a \
+                         kernel with barriers or warp operations",
+                        th.depth,
+                        simt::STACK_BYTES / 1024
+                    ),
+                }));
+            }
+        }
         let new_base = th.stack.len();
         th.stack.resize(new_base + f.nslots, Value::Unit);
         for ((a, slot), elem) in args.iter().zip(f.params.iter()).zip(f.param_elems.iter()) {
             let v = self.eval(a, th)?;
             if let (Some(elem), Value::Buffer(b)) = (elem, &v) {
-                if self.bufs[*b as usize].elem != *elem {
+                if self.view(th.bufs, *b).elem != *elem {
                     return Err(invalid("buffer passed to a helper of another element type"));
                 }
             }
@@ -698,13 +953,19 @@ impl Launch<'_> {
     }
 
     /// Walks `p` from its root value, bounds-checking each index.
-    fn locate<'v>(&'v self, p: &CPath, idx: &[u32], root: &'v Value) -> Result<Loc<'v>, Fault> {
+    fn locate<'v>(
+        &'v self,
+        p: &CPath,
+        idx: &[u32],
+        bufs: &'v [BufView],
+        root: &'v Value,
+    ) -> Result<Loc<'v>, Fault> {
         let mut cur = Loc::Local(root);
         let mut k = 0;
         for s in p.steps.iter() {
             cur = match (s, cur) {
                 (Step::Index(_), Loc::Local(Value::Buffer(b))) => {
-                    let buf = &self.bufs[*b as usize];
+                    let buf = self.view(bufs, *b);
                     if Some(buf.elem) != p.elem {
                         return Err(invalid("buffer element type mismatch"));
                     }
@@ -747,7 +1008,7 @@ impl Launch<'_> {
     fn read_path(&self, p: &CPath, th: &mut Thread) -> Result<Value, Fault> {
         let mut idx = [0u32; MAX_INDICES];
         self.eval_indices(p, th, &mut idx)?;
-        match self.locate(p, &idx, &th.stack[th.base + p.root as usize])? {
+        match self.locate(p, &idx, th.bufs, &th.stack[th.base + p.root as usize])? {
             Loc::Local(v) => Ok(v.clone()),
             Loc::Global(buf, off) => {
                 let leaf = p
@@ -764,6 +1025,7 @@ impl Launch<'_> {
     fn write_path(&self, p: &CPath, th: &mut Thread, v: Value) -> Result<(), Fault> {
         let mut idx = [0u32; MAX_INDICES];
         self.eval_indices(p, th, &mut idx)?;
+        let bufs = th.bufs;
         let mut cur: &mut Value = &mut th.stack[th.base + p.root as usize];
         let mut k = 0;
         for (si, s) in p.steps.iter().enumerate() {
@@ -771,7 +1033,8 @@ impl Launch<'_> {
             match s {
                 Step::Index(_) => {
                     if let Value::Buffer(b) = *cur {
-                        return self.store_global(p, b, idx[k], &p.steps[si + 1..], &v);
+                        let buf = self.view(bufs, b);
+                        return self.store_global(p, buf, idx[k], &p.steps[si + 1..], &v);
                     }
                     let i = idx[k];
                     k += 1;
@@ -793,16 +1056,15 @@ impl Launch<'_> {
         Ok(())
     }
 
-    /// Stores `v` into element `i` of buffer `b`, then through the field steps `rest`.
+    /// Stores `v` into element `i` of buffer `buf`, then through the field steps `rest`.
     fn store_global(
         &self,
         p: &CPath,
-        b: u32,
+        buf: &BufView,
         i: u32,
         rest: &[Step],
         v: &Value,
     ) -> Result<(), Fault> {
-        let buf = &self.bufs[b as usize];
         if Some(buf.elem) != p.elem {
             return Err(invalid("buffer element type mismatch"));
         }
@@ -842,10 +1104,11 @@ impl Launch<'_> {
             Some(e) => Some(self.eval(e, th)?),
             None => None,
         };
-        let (buf, off) = match self.locate(p, &idx, &th.stack[th.base + p.root as usize])? {
-            Loc::Global(buf, off) => (buf, off),
-            Loc::Local(_) => return Err(unsupported("atomics on a local array")),
-        };
+        let (buf, off) =
+            match self.locate(p, &idx, th.bufs, &th.stack[th.base + p.root as usize])? {
+                Loc::Global(buf, off) => (buf, off),
+                Loc::Local(_) => return Err(unsupported("atomics on a local array")),
+            };
         if !buf.mutable {
             return Err(invalid(format!(
                 "atomic on read-only buffer `{}`",

@@ -5,18 +5,28 @@
 //!
 //! How it runs a launch:
 //! - the kernel is first prepared ([`CompiledKernel::new`]): variables become slot indices,
-//!   helpers, fields and cases are resolved, array accesses become place paths; nodes not run
-//!   yet are refused here, before any thread runs;
-//! - blocks run in parallel on the CPU cores (rayon); the threads of a block run one after
-//!   another in x-fastest order, each to completion. The first fault (lowest block index, then
-//!   first thread in that order) is returned;
-//! - global buffers are accessed through the launch's raw pointers, bounds-checked, with relaxed
-//!   atomic loads and stores; record elements use `#[repr(C)]` layout; atomics are real atomic
-//!   read-modify-writes (sequentially consistent).
+//!   helpers, fields and cases are resolved, array accesses become place paths, barriers and
+//!   warp operations get site numbers; nodes not run yet are refused here, before any thread
+//!   runs;
+//! - blocks run in parallel on the CPU cores (rayon). In a kernel without barriers, shared
+//!   arrays or warp operations the threads of a block run one after another in x-fastest order,
+//!   each to completion; the first fault (lowest block index, then first thread in that order)
+//!   is returned;
+//! - a kernel with block or warp barriers, shared arrays or warp operations (shuffles, votes,
+//!   ballot) runs the threads of each block as coroutines on the scheduler of [`crate::simt`]:
+//!   each runs until its next barrier or warp operation; barriers release when every thread of
+//!   the block is at the same one (else [`InterpErrorKind::BarrierDivergence`]); warp operations
+//!   resolve over the lanes at the same operation (a shuffle from a lane not there is
+//!   [`InterpErrorKind::InactiveLane`]). Warps are 32 lanes of consecutive linear thread
+//!   indices. Shared arrays are allocated per block, zero-filled, bounds-checked; the one sized
+//!   at launch (`SharedDecl { len: None }`) holds `shared_mem_bytes / size_of::<T>()` elements;
+//! - global buffers and shared arrays are accessed through raw pointers, bounds-checked, with
+//!   relaxed atomic loads and stores; record elements use `#[repr(C)]` layout; atomics are real
+//!   atomic read-modify-writes (sequentially consistent), on buffers and shared arrays alike;
+//!   memory fences are sequentially consistent fences.
 //!
-//! Not supported yet (an [`InterpErrorKind::Unsupported`] error, never a wrong result): block and
-//! warp barriers, shared-memory arrays, warp shuffles/votes/ballot, vector values, atomics on
-//! local arrays, local arrays passed by mutable reference to helpers.
+//! Not supported yet (an [`InterpErrorKind::Unsupported`] error, never a wrong result): vector
+//! values, atomics on local arrays, local arrays passed by mutable reference to helpers.
 
 mod compile;
 mod error;
@@ -34,7 +44,7 @@ use spoc_ir::Kernel;
 
 /// Threads per warp as the Interpreter reports them (`warp_size()`), and the modulus of
 /// `lane_id()`.
-pub const WARP_SIZE: u32 = 32;
+pub const WARP_SIZE: u32 = crate::simt::WARP_SIZE;
 
 /// A kernel prepared for interpretation; prepare once, launch many times.
 #[derive(Debug)]
@@ -64,8 +74,9 @@ impl CompiledKernel {
     /// parameter in order: scalars by value, buffers (and records by value, as a one-element
     /// buffer of their `#[repr(C)]` bytes) as host memory.
     ///
-    /// `shared_mem_bytes` (dynamic shared memory) is accepted and unused: kernels that use shared
-    /// memory are refused when prepared. A grid or block with a zero dimension runs nothing.
+    /// `shared_mem_bytes` is the dynamic shared memory per block: the kernel's shared array
+    /// sized at launch, if any, holds `shared_mem_bytes / size_of::<T>()` elements. A grid or
+    /// block with a zero dimension runs nothing.
     ///
     /// Every buffer argument must point to `len` live elements of `elem_bytes` bytes for the
     /// whole call, writable if the parameter is `&mut`, not accessed by anything else meanwhile
@@ -74,8 +85,9 @@ impl CompiledKernel {
     /// # Errors
     /// [`InterpErrorKind::BadArgument`] before any thread runs if the arguments do not fit the
     /// parameters (count, scalar type, element size, alignment, length over `u32::MAX`); else the
-    /// first fault of a thread, with its block and thread coordinates. Threads of other blocks
-    /// may have run (and written memory) when an error is returned.
+    /// first fault of a thread, with its block and thread coordinates (for a barrier divergence
+    /// or a shuffle from an inactive lane, the scheduler's error, see the module docs). Threads
+    /// of other blocks may have run (and written memory) when an error is returned.
     pub fn execute(
         &self,
         grid: [u32; 3],
@@ -83,8 +95,7 @@ impl CompiledKernel {
         shared_mem_bytes: usize,
         args: &[NativeArg],
     ) -> Result<(), InterpError> {
-        let _ = shared_mem_bytes;
-        exec::run(&self.prog, grid, block, args)
+        exec::run(&self.prog, grid, block, shared_mem_bytes, args)
     }
 }
 

@@ -15,6 +15,7 @@ use spoc_ir::{
 struct B {
     vars: Vec<VarDecl>,
     params: Vec<Param>,
+    shared: Vec<spoc_ir::SharedDecl>,
 }
 
 impl B {
@@ -49,12 +50,27 @@ impl B {
     fn local(&mut self, name: &str, ty: Type) -> Expr {
         self.decl(name, ty, true, VarKind::Local)
     }
+    /// A shared array of `len` elements (`None`: sized at launch).
+    fn shared(&mut self, name: &str, elem: Type, len: Option<u32>) -> Expr {
+        let ty = Type::Array {
+            elem: Box::new(elem.clone()),
+            space: MemSpace::Shared,
+            len,
+        };
+        let e = self.decl(name, ty, false, VarKind::Shared);
+        self.shared.push(spoc_ir::SharedDecl {
+            var: id(&e),
+            elem,
+            len,
+        });
+        e
+    }
     fn kernel(self, name: &str, body: Vec<Stmt>) -> Kernel {
         Kernel {
             name: name.into(),
             params: self.params,
             vars: self.vars,
-            shared: vec![],
+            shared: self.shared,
             body,
             records: vec![],
             variants: vec![],
@@ -1184,33 +1200,6 @@ fn bad_arguments_are_reported_before_running() {
 }
 
 #[test]
-fn barriers_and_shared_memory_are_unsupported() {
-    let mut k = saxpy();
-    k.body.push(st(StmtKind::Barrier));
-    let mut x = vec![0.0f32; 4];
-    let mut y = vec![5.0f32; 4];
-    let err = exec(&k, d1(1), d1(4), 0, &[f32a(1.0), buf(&mut x), buf(&mut y)]).unwrap_err();
-    assert!(
-        matches!(err.kind, InterpErrorKind::Unsupported { .. }),
-        "{err}"
-    );
-    // Refused before running: nothing was written.
-    assert_eq!(y, vec![5.0; 4]);
-
-    let mut k = saxpy();
-    k.shared.push(spoc_ir::SharedDecl {
-        var: VarId(0),
-        elem: Type::F32,
-        len: Some(64),
-    });
-    let err = CompiledKernel::new(&k).unwrap_err();
-    assert!(
-        matches!(err.kind, InterpErrorKind::Unsupported { .. }),
-        "{err}"
-    );
-}
-
-#[test]
 fn mutable_params_are_reset_for_each_thread() {
     // fn k(mut a: i32, out: &mut [i32]) { a += thread_idx_x() as i32; out[tid] = a; }
     let mut b = B::default();
@@ -1634,4 +1623,667 @@ fn atomic_cas_min_xor() {
     assert!((1..=64).contains(&f[0]));
     assert_eq!(m[0], 10 - 63);
     assert_eq!(x[0], -1); // every bit of 0..64 toggled once
+}
+
+// ---- barriers, shared memory, warp operations ---------------------------------------------
+
+fn tid(a: Axis) -> Expr {
+    intr(Intrinsic::ThreadIdx(a), vec![], Type::U32)
+}
+fn bid(a: Axis) -> Expr {
+    intr(Intrinsic::BlockIdx(a), vec![], Type::U32)
+}
+fn bdim(a: Axis) -> Expr {
+    intr(Intrinsic::BlockDim(a), vec![], Type::U32)
+}
+fn lane() -> Expr {
+    intr(Intrinsic::LaneId, vec![], Type::U32)
+}
+fn sync() -> Stmt {
+    st(StmtKind::Barrier)
+}
+fn at(mut s: Stmt, line: u32, column: u32) -> Stmt {
+    s.loc = Some(spoc_ir::SrcLoc { line, column });
+    s
+}
+fn shfl(k: spoc_ir::ShuffleKind, v: Expr, lane: Expr) -> Expr {
+    let ty = v.ty.clone();
+    intr(Intrinsic::Shuffle(k), vec![v, lane], ty)
+}
+fn atomic_add(array: &Expr, i: Expr, v: Expr) -> Stmt {
+    let ty = v.ty.clone();
+    st(StmtKind::Expr(intr(
+        Intrinsic::Atomic(AtomicOp::Add),
+        vec![array.clone(), i, v],
+        ty,
+    )))
+}
+fn while_(cond: Expr, body: Vec<Stmt>) -> Stmt {
+    st(StmtKind::While { cond, body })
+}
+
+/// A block-wide tree reduction in a shared array of `block` f32, one partial sum per block:
+/// ```text
+/// let tile = shared_array::<f32, BLOCK>(); let t = thread_idx_x(); let i = global_id_x();
+/// tile[t] = if i < x.len() { x[i] } else { 0.0 }; sync_threads();
+/// let mut s = block_dim_x() / 2;
+/// while s > 0 { if t < s { tile[t] += tile[t + s]; } sync_threads(); s /= 2; }
+/// if t == 0 { out[block_idx_x()] = tile[0]; }
+/// ```
+fn reduce_kernel(block: u32) -> Kernel {
+    let mut b = B::default();
+    let x = b.buf("x", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let tile = b.shared("tile", Type::F32, Some(block));
+    let t = b.local("t", Type::U32);
+    let i = b.local("i", Type::U32);
+    let s = b.local("s", Type::U32);
+    let body = vec![
+        let_(&t, tid(Axis::X)),
+        let_(&i, gid(Axis::X)),
+        store(
+            &tile,
+            t.clone(),
+            select(lt(i.clone(), len(&x)), idx(&x, i.clone()), f32c(0.0)),
+        ),
+        sync(),
+        let_(&s, bin(BinOp::Div, bdim(Axis::X), u32c(2))),
+        while_(
+            bin(BinOp::Gt, s.clone(), u32c(0)),
+            vec![
+                if_(
+                    lt(t.clone(), s.clone()),
+                    vec![store(
+                        &tile,
+                        t.clone(),
+                        add(idx(&tile, t.clone()), idx(&tile, add(t.clone(), s.clone()))),
+                    )],
+                    None,
+                ),
+                sync(),
+                set(&s, bin(BinOp::Div, s.clone(), u32c(2))),
+            ],
+        ),
+        if_(
+            bin(BinOp::Eq, t.clone(), u32c(0)),
+            vec![store(&out, bid(Axis::X), idx(&tile, u32c(0)))],
+            None,
+        ),
+    ];
+    b.kernel("reduce", body)
+}
+
+#[test]
+fn shared_memory_tree_reduction_blocks_of_256_and_1024() {
+    for block in [256u32, 1024] {
+        let grid = 5u32;
+        let n = (grid * block - 13) as usize;
+        let mut x: Vec<f32> = (0..n).map(|i| ((i * 7919) % 13) as f32).collect();
+        let expect: Vec<f32> = (0..grid as usize)
+            .map(|g| {
+                let lo = g * block as usize;
+                x[lo..(lo + block as usize).min(n)].iter().sum()
+            })
+            .collect();
+        let mut out = vec![-1.0f32; grid as usize];
+        exec(
+            &reduce_kernel(block),
+            d1(grid),
+            d1(block),
+            0,
+            &[buf(&mut x), buf(&mut out)],
+        )
+        .unwrap();
+        assert_eq!(out, expect, "block {block}");
+        assert!(out.iter().all(|&v| v > 100.0));
+    }
+}
+
+#[test]
+fn shared_arrays_are_zeroed_per_block() {
+    // Thread 0 of each block adds its block index to tile[0] (no one else writes it): each
+    // block must see a fresh zero.
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let tile = b.shared("tile", Type::U32, Some(4));
+    let body = vec![
+        if_(
+            bin(BinOp::Eq, tid(Axis::X), u32c(0)),
+            vec![store(
+                &tile,
+                u32c(0),
+                add(idx(&tile, u32c(0)), add(bid(Axis::X), u32c(1))),
+            )],
+            None,
+        ),
+        sync(),
+        store(&out, gid(Axis::X), idx(&tile, u32c(0))),
+    ];
+    let k = b.kernel("zeroed", body);
+    let mut o = vec![0u32; 12];
+    exec(&k, d1(3), d1(4), 0, &[buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+}
+
+/// A 2-D transpose through a 16 x 17 shared tile (a 2-D shared array lowered to 1-D,
+/// `tile[r][c]` = `tile[r * 17 + c]`).
+#[test]
+fn tile_transpose_through_shared_2d_array() {
+    let mut b = B::default();
+    let inp = b.buf("inp", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let w = b.param("w", Type::U32, false);
+    let h = b.param("h", Type::U32, false);
+    let tile = b.shared("tile", Type::F32, Some(16 * 17));
+    let (x, y) = (b.local("x", Type::U32), b.local("y", Type::U32));
+    let (x2, y2) = (b.local("x2", Type::U32), b.local("y2", Type::U32));
+    let (tx, ty) = (tid(Axis::X), tid(Axis::Y));
+    let and = |a, b| bin(BinOp::LogicalAnd, a, b);
+    let body = vec![
+        let_(&x, add(mul(bid(Axis::X), u32c(16)), tx.clone())),
+        let_(&y, add(mul(bid(Axis::Y), u32c(16)), ty.clone())),
+        if_(
+            and(lt(x.clone(), w.clone()), lt(y.clone(), h.clone())),
+            vec![store(
+                &tile,
+                add(mul(ty.clone(), u32c(17)), tx.clone()),
+                idx(&inp, add(mul(y.clone(), w.clone()), x.clone())),
+            )],
+            None,
+        ),
+        sync(),
+        let_(&x2, add(mul(bid(Axis::Y), u32c(16)), tx.clone())),
+        let_(&y2, add(mul(bid(Axis::X), u32c(16)), ty.clone())),
+        if_(
+            and(lt(x2.clone(), h.clone()), lt(y2.clone(), w.clone())),
+            vec![store(
+                &out,
+                add(mul(y2.clone(), h.clone()), x2.clone()),
+                idx(&tile, add(mul(tx, u32c(17)), ty)),
+            )],
+            None,
+        ),
+    ];
+    let k = b.kernel("transpose", body);
+    let (wd, ht) = (48usize, 40usize);
+    let mut input: Vec<f32> = (0..wd * ht).map(|i| i as f32).collect();
+    let mut o = vec![-1.0f32; wd * ht];
+    let u = |v: u32| NativeArg::Scalar(ScalarArg::U32(v));
+    exec(
+        &k,
+        [3, 3, 1],
+        [16, 16, 1],
+        0,
+        &[buf(&mut input), buf(&mut o), u(wd as u32), u(ht as u32)],
+    )
+    .unwrap();
+    for r in 0..ht {
+        for c in 0..wd {
+            assert_eq!(o[c * ht + r], input[r * wd + c], "r {r} c {c}");
+        }
+    }
+}
+
+/// `let buf = dynamic_shared::<u32>(); let n = buf.len(); if t < n { buf[t] = 2 t }
+/// sync_threads(); out[gid] = buf[(t + 1) % n] + 1000 n`.
+fn dynamic_kernel(guarded: bool) -> Kernel {
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let dynbuf = b.shared("buf", Type::U32, None);
+    let n = b.local("n", Type::U32);
+    let t = b.local("t", Type::U32);
+    let write = store(&dynbuf, t.clone(), mul(t.clone(), u32c(2)));
+    let body = vec![
+        let_(&n, len(&dynbuf)),
+        let_(&t, tid(Axis::X)),
+        if guarded {
+            if_(lt(t.clone(), n.clone()), vec![write], None)
+        } else {
+            write
+        },
+        sync(),
+        store(
+            &out,
+            gid(Axis::X),
+            add(
+                idx(&dynbuf, bin(BinOp::Rem, add(t.clone(), u32c(1)), n.clone())),
+                mul(n.clone(), u32c(1000)),
+            ),
+        ),
+    ];
+    b.kernel("dynamic", body)
+}
+
+#[test]
+fn dynamic_shared_memory_is_sized_by_the_launch() {
+    let k = dynamic_kernel(true);
+    // 64 bytes = 16 u32 for blocks of 16: every thread writes its slot.
+    let mut o = vec![0u32; 32];
+    exec(&k, d1(2), d1(16), 64, &[buf(&mut o)]).unwrap();
+    let expect: Vec<u32> = (0..32u32)
+        .map(|g| 16_000 + ((g % 16 + 1) % 16) * 2)
+        .collect();
+    assert_eq!(o, expect);
+    // 34 bytes = 8 u32 (the rest of a partial element is unused).
+    let mut o = vec![0u32; 16];
+    exec(&k, d1(1), d1(16), 34, &[buf(&mut o)]).unwrap();
+    let expect: Vec<u32> = (0..16u32).map(|t| 8_000 + ((t + 1) % 8) * 2).collect();
+    assert_eq!(o, expect);
+}
+
+#[test]
+fn shared_array_out_of_bounds_names_the_array() {
+    let k = dynamic_kernel(false);
+    let mut o = vec![0u32; 16];
+    let err = exec(&k, d1(1), d1(16), 32, &[buf(&mut o)]).unwrap_err();
+    assert_eq!(err.thread, [8, 0, 0]);
+    assert_eq!(
+        err.kind,
+        InterpErrorKind::OutOfBounds {
+            array: "buf".into(),
+            index: 8,
+            len: 8
+        }
+    );
+    // The threads that waited at the barrier never went past it.
+    assert_eq!(o, vec![0; 16]);
+}
+
+#[test]
+fn histogram_with_shared_atomics() {
+    // let h = shared_array::<u32, 16>(); if i < data.len() { atomic_add(&mut h[data[i] % 16], 1) }
+    // sync_threads(); if t < 16 { atomic_add(&mut out[t], h[t]) }
+    let mut b = B::default();
+    let data = b.buf("data", Type::U32);
+    let out = b.buf_mut("out", Type::U32);
+    let hist = b.shared("h", Type::U32, Some(16));
+    let i = b.local("i", Type::U32);
+    let t = b.local("t", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(&t, tid(Axis::X)),
+        if_(
+            lt(i.clone(), len(&data)),
+            vec![atomic_add(
+                &hist,
+                bin(BinOp::Rem, idx(&data, i.clone()), u32c(16)),
+                u32c(1),
+            )],
+            None,
+        ),
+        sync(),
+        if_(
+            lt(t.clone(), u32c(16)),
+            vec![atomic_add(&out, t.clone(), idx(&hist, t.clone()))],
+            None,
+        ),
+    ];
+    let k = b.kernel("histogram", body);
+    let n = 250usize;
+    let mut d: Vec<u32> = (0..n as u32).map(|v| v * v + 3 * v).collect();
+    let mut expect = vec![0u32; 16];
+    for v in &d {
+        expect[(v % 16) as usize] += 1;
+    }
+    let mut o = vec![0u32; 16];
+    exec(&k, d1(4), d1(64), 0, &[buf(&mut d), buf(&mut o)]).unwrap();
+    assert_eq!(o, expect);
+    assert_eq!(o.iter().sum::<u32>(), n as u32);
+}
+
+#[test]
+fn warp_reductions_with_shuffle_down_and_xor() {
+    use spoc_ir::ShuffleKind;
+    // let v = x[i]; let mut s = v; let mut d = v as f32; let mut off = 16;
+    // while off > 0 { s += shuffle_down(s, off); d += shuffle_xor(d, off); off /= 2; }
+    // if lane_id() == 0 { down[i / 32] = s; } all[i] = d;
+    let mut b = B::default();
+    let x = b.buf("x", Type::I32);
+    let down = b.buf_mut("down", Type::I32);
+    let all = b.buf_mut("all", Type::F32);
+    let i = b.local("i", Type::U32);
+    let s = b.local("s", Type::I32);
+    let d = b.local("d", Type::F32);
+    let off = b.local("off", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(&s, idx(&x, i.clone())),
+        let_(&d, cast(idx(&x, i.clone()), ScalarType::F32)),
+        let_(&off, u32c(16)),
+        while_(
+            bin(BinOp::Gt, off.clone(), u32c(0)),
+            vec![
+                set(
+                    &s,
+                    add(s.clone(), shfl(ShuffleKind::Down, s.clone(), off.clone())),
+                ),
+                set(
+                    &d,
+                    add(d.clone(), shfl(ShuffleKind::Xor, d.clone(), off.clone())),
+                ),
+                set(&off, bin(BinOp::Div, off.clone(), u32c(2))),
+            ],
+        ),
+        if_(
+            bin(BinOp::Eq, lane(), u32c(0)),
+            vec![store(
+                &down,
+                bin(BinOp::Div, i.clone(), u32c(32)),
+                s.clone(),
+            )],
+            None,
+        ),
+        store(&all, i.clone(), d.clone()),
+    ];
+    let k = b.kernel("warp_reduce", body);
+    let n = 128usize;
+    let mut xs: Vec<i32> = (0..n as i32).map(|v| v * 3 - 50).collect();
+    let sums: Vec<i32> = xs.chunks(32).map(|c| c.iter().sum()).collect();
+    let (mut dn, mut al) = (vec![0i32; 4], vec![0.0f32; n]);
+    exec(
+        &k,
+        d1(2),
+        d1(64),
+        0,
+        &[buf(&mut xs), buf(&mut dn), buf(&mut al)],
+    )
+    .unwrap();
+    assert_eq!(dn, sums);
+    let expect: Vec<f32> = (0..n).map(|i| sums[i / 32] as f32).collect();
+    assert_eq!(al, expect);
+}
+
+#[test]
+fn vote_ballot_shuffle_index_warp_size_and_lane_id() {
+    use spoc_ir::ShuffleKind;
+    // p = x[i] > 0; any[i] = vote_any(p); all[i] = vote_all(p); bal[i] = ballot(p);
+    // bc[i] = shuffle(x[i] as f64, 5) ; ws[i] = warp_size() * 100 + lane_id();
+    // if lane_id() < 8 { part[i] = ballot(true) }
+    let mut b = B::default();
+    let x = b.buf("x", Type::I32);
+    let any = b.buf_mut("any", Type::U32);
+    let all = b.buf_mut("all", Type::U32);
+    let bal = b.buf_mut("bal", Type::U32);
+    let bc = b.buf_mut("bc", Type::F64);
+    let ws = b.buf_mut("ws", Type::U32);
+    let part = b.buf_mut("part", Type::U32);
+    let i = b.local("i", Type::U32);
+    let p = b.local("p", Type::BOOL);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(&p, bin(BinOp::Gt, idx(&x, i.clone()), i32c(0))),
+        store(
+            &any,
+            i.clone(),
+            cast(
+                intr(Intrinsic::VoteAny, vec![p.clone()], Type::BOOL),
+                ScalarType::U32,
+            ),
+        ),
+        store(
+            &all,
+            i.clone(),
+            cast(
+                intr(Intrinsic::VoteAll, vec![p.clone()], Type::BOOL),
+                ScalarType::U32,
+            ),
+        ),
+        store(
+            &bal,
+            i.clone(),
+            intr(Intrinsic::Ballot, vec![p.clone()], Type::U32),
+        ),
+        store(
+            &bc,
+            i.clone(),
+            shfl(
+                ShuffleKind::Index,
+                cast(idx(&x, i.clone()), ScalarType::F64),
+                u32c(5),
+            ),
+        ),
+        store(
+            &ws,
+            i.clone(),
+            add(
+                mul(intr(Intrinsic::WarpSize, vec![], Type::U32), u32c(100)),
+                lane(),
+            ),
+        ),
+        if_(
+            lt(lane(), u32c(8)),
+            vec![store(
+                &part,
+                i.clone(),
+                intr(Intrinsic::Ballot, vec![boolc(true)], Type::U32),
+            )],
+            None,
+        ),
+    ];
+    let k = b.kernel("votes", body);
+    // Warp 0: lanes 3 and 17 positive; warp 1: all positive; warp 2: none.
+    let n = 96usize;
+    let mut xs: Vec<i32> = (0..n)
+        .map(|i| match i / 32 {
+            0 if i == 3 || i == 17 => 7,
+            0 => -1,
+            1 => i as i32,
+            _ => -(i as i32),
+        })
+        .collect();
+    let mut outs: Vec<Vec<u32>> = vec![vec![9; n]; 5];
+    let mut bcs = vec![0.0f64; n];
+    let [a, l, bl, w, pt] = &mut outs[..] else {
+        unreachable!()
+    };
+    exec(
+        &k,
+        d1(1),
+        d1(n as u32),
+        0,
+        &[
+            buf(&mut xs),
+            buf(a),
+            buf(l),
+            buf(bl),
+            buf(&mut bcs),
+            buf(w),
+            buf(pt),
+        ],
+    )
+    .unwrap();
+    for i in 0..n {
+        let (wp, ln) = (i / 32, (i % 32) as u32);
+        let (ea, el, eb) = match wp {
+            0 => (1, 0, (1u32 << 3) | (1 << 17)),
+            1 => (1, 1, u32::MAX),
+            _ => (0, 0, 0),
+        };
+        assert_eq!((a[i], l[i], bl[i]), (ea, el, eb), "thread {i}");
+        assert_eq!(bcs[i], xs[wp * 32 + 5] as f64, "thread {i}");
+        assert_eq!(w[i], 3200 + ln);
+        assert_eq!(pt[i], if ln < 8 { 0xff } else { 9 }, "thread {i}");
+    }
+}
+
+#[test]
+fn divergent_barriers_are_an_error() {
+    // if t < 10 { sync_threads() /* line 4 */ } else { sync_threads() /* line 6 */ }
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let body = vec![
+        if_(
+            lt(tid(Axis::X), u32c(10)),
+            vec![at(sync(), 4, 9)],
+            Some(vec![at(sync(), 6, 9)]),
+        ),
+        store(&out, gid(Axis::X), u32c(1)),
+    ];
+    let k = b.kernel("diverge", body);
+    let mut o = vec![0u32; 64];
+    let err = exec(&k, d1(2), d1(32), 0, &[buf(&mut o)]).unwrap_err();
+    assert_eq!(err.block, [0, 0, 0]);
+    assert_eq!(err.thread, [0, 0, 0]);
+    let InterpErrorKind::BarrierDivergence { detail } = &err.kind else {
+        panic!("{err}")
+    };
+    assert!(
+        detail.contains("10 threads [(0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0), … 6 more] wait at the barrier at `sync_threads()` at line 4, column 9"),
+        "{detail}"
+    );
+    assert!(detail.contains("22 threads [(10, 0, 0),"), "{detail}");
+    assert!(detail.contains("line 6, column 9"), "{detail}");
+    assert_eq!(o, vec![0; 64]);
+    let shown = err.to_string();
+    assert!(shown.contains("barrier divergence"), "{shown}");
+}
+
+#[test]
+fn barrier_after_an_early_return_is_an_error() {
+    // if t == 3 { return; } sync_threads(); out[t] = 1;
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let body = vec![
+        if_(
+            bin(BinOp::Eq, tid(Axis::X), u32c(3)),
+            vec![st(StmtKind::Return(None))],
+            None,
+        ),
+        sync(),
+        store(&out, tid(Axis::X), u32c(1)),
+    ];
+    let k = b.kernel("early", body);
+    let mut o = vec![0u32; 8];
+    let err = exec(&k, d1(1), d1(8), 0, &[buf(&mut o)]).unwrap_err();
+    let InterpErrorKind::BarrierDivergence { detail } = &err.kind else {
+        panic!("{err}")
+    };
+    assert!(detail.contains("7 threads"), "{detail}");
+    assert!(
+        detail.contains("1 thread [(3, 0, 0)] has finished"),
+        "{detail}"
+    );
+    assert_eq!(o, vec![0; 8]);
+}
+
+#[test]
+fn shuffle_from_an_inactive_lane_is_an_error() {
+    use spoc_ir::ShuffleKind;
+    // let mut v = lane_id(); if lane_id() < 16 { v = shuffle_xor(v, 16); } out[i] = v;
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let v = b.local("v", Type::U32);
+    let body = vec![
+        let_(&v, lane()),
+        if_(
+            lt(lane(), u32c(16)),
+            vec![at(
+                set(&v, shfl(ShuffleKind::Xor, v.clone(), u32c(16))),
+                12,
+                17,
+            )],
+            None,
+        ),
+        store(&out, gid(Axis::X), v.clone()),
+    ];
+    let k = b.kernel("inactive", body);
+    let mut o = vec![0u32; 64];
+    let err = exec(&k, d1(1), d1(64), 0, &[buf(&mut o)]).unwrap_err();
+    assert_eq!(err.thread, [0, 0, 0]);
+    assert_eq!(
+        err.kind,
+        InterpErrorKind::InactiveLane {
+            op: "shuffle_xor".into(),
+            site: "`shuffle_xor()` at line 12, column 17".into(),
+            lane: 0,
+            src_lane: 16,
+            absent: false,
+        }
+    );
+    assert!(
+        err.to_string()
+            .contains("lane 0 reads lane 16, which is inactive"),
+        "{err}"
+    );
+}
+
+#[test]
+fn shared_array_passed_to_a_helper_and_barrier_in_a_helper() {
+    // fn bump(s: shared [u32], t: u32) { s[t] = t + 1; sync_threads(); }   (helper)
+    // kernel: bump(tile, t); thread_fence(); out[t] = tile[(t + 1) % 8];
+    // The validator refuses barriers in helpers for now; the Interpreter runs them (this test
+    // runs the IR unvalidated), and a validated variant below has the barrier in the kernel.
+    let mut hb = B::default();
+    let sh = hb.param(
+        "s",
+        Type::Array {
+            elem: Box::new(Type::U32),
+            space: MemSpace::Shared,
+            len: Some(8),
+        },
+        true,
+    );
+    let ht = hb.param("t", Type::U32, false);
+    let helper = hb.function(
+        "bump",
+        Type::Unit,
+        vec![
+            store(&sh, ht.clone(), add(ht.clone(), u32c(1))),
+            at(sync(), 30, 5),
+        ],
+    );
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let tile = b.shared("tile", Type::U32, Some(8));
+    let body = vec![
+        st(StmtKind::Expr(call(
+            &helper,
+            vec![tile.clone(), tid(Axis::X)],
+        ))),
+        st(StmtKind::MemFence(spoc_ir::FenceScope::Device)),
+        store(
+            &out,
+            tid(Axis::X),
+            idx(&tile, bin(BinOp::Rem, add(tid(Axis::X), u32c(1)), u32c(8))),
+        ),
+    ];
+    let mut k = b.kernel("helper_barrier", body);
+    k.functions.push(helper);
+    let mut o = vec![0u32; 8];
+    execute(&k, d1(1), d1(8), 0, &[buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![2, 3, 4, 5, 6, 7, 8, 1]);
+    // Validated: the barrier moved from the helper to the kernel, after the call.
+    let mut kv = k.clone();
+    kv.functions[0].body.pop();
+    kv.body.insert(1, sync());
+    let mut o = vec![0u32; 8];
+    exec(&kv, d1(1), d1(8), 0, &[buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![2, 3, 4, 5, 6, 7, 8, 1]);
+    // A fault after the helper's barrier: reported for the first faulting thread.
+    let err = execute(&k, d1(1), d1(8), 0, &[buf(&mut [0u32; 4])]).unwrap_err();
+    assert_eq!(err.thread, [4, 0, 0]);
+    assert!(
+        matches!(err.kind, InterpErrorKind::OutOfBounds { index: 4, .. }),
+        "{err}"
+    );
+    let p = CompiledKernel::new(&k).unwrap();
+    assert_eq!(
+        p.prog.sites,
+        vec!["`sync_threads()` at line 30, column 5 in helper `bump`".to_string()]
+    );
+}
+
+#[test]
+fn fences_in_a_plain_kernel_keep_the_fast_path() {
+    let mut k = saxpy();
+    k.body
+        .insert(0, st(StmtKind::MemFence(spoc_ir::FenceScope::Block)));
+    let p = CompiledKernel::new(&k).unwrap();
+    assert!(!p.prog.simt);
+    let mut x = vec![1.0f32; 4];
+    let mut y = vec![5.0f32; 4];
+    p.execute(d1(1), d1(4), 0, &[f32a(2.0), buf(&mut x), buf(&mut y)])
+        .unwrap();
+    assert_eq!(y, vec![7.0; 4]);
+    assert!(CompiledKernel::new(&reduce_kernel(64)).unwrap().prog.simt);
 }
