@@ -244,6 +244,11 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// enum of the same name with the helper's IR (`ir()`), native code (`native(..)`) and
 /// signature; callers reach it through the same path they call the fn by.
 ///
+/// The body may use everything a kernel body may (atomics on its `&mut [T]` parameters' elements,
+/// warp operations, `sync_warp()`, fences, local arrays, `match`) except shared-array
+/// declarations ("shared memory can only be declared in a kernel") and `sync_threads()`. On the
+/// host, the atomics and fences do what they say; the warp operations panic.
+///
 /// Calls are checked against the signature at compile time, in spoc's words, at the call (see
 /// the crate documentation, "Calling helpers"); a call of a function that is not `#[device]` is
 /// the error "`f` is not a #[device] function". A `#[device]` fn with an error in its body stays

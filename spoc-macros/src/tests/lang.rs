@@ -587,6 +587,22 @@ const LANG_ERRORS: &[(&str, &str)] = &[
         "index it as `t[row][col]`",
     ),
     (
+        "fn k(y: &mut [u32]) { let t = shared_array::<u32, 4>(); t[0][1] = 1; }",
+        "`t` has one dimension",
+    ),
+    (
+        "fn k(y: &mut [u32]) { let t = [0u32; 4]; let n: u32 = t.len(); }",
+        "expected `u32`, found `usize`",
+    ),
+    (
+        "fn k(y: &mut [u32]) { let t = shared_array::<u32, 4>(); y[0] = t.iter(); }",
+        "arrays support indexing",
+    ),
+    (
+        "fn k(y: &mut [u32]) { let t = [0u32; 4]; let s: u32 = helper(t); }",
+        "cannot be passed to #[device] functions",
+    ),
+    (
         "fn k(y: &mut [u32]) { let t = shared_array::<u32, 4>(); t = t; }",
         "whole array",
     ),
