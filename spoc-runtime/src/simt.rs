@@ -41,8 +41,14 @@ pub use spoc_ir::ShuffleKind;
 /// Threads per warp on the CPU backends.
 pub const WARP_SIZE: u32 = 32;
 
-/// Usable bytes of each coroutine stack (a guard page comes on top).
-pub const STACK_BYTES: usize = 256 * 1024;
+/// Usable bytes of each coroutine stack (a guard page comes on top): 256 KiB in optimized
+/// builds, 1 MiB in builds with debug assertions, whose unoptimized frames are about ten times
+/// larger. Only the pages a thread touches take memory.
+pub const STACK_BYTES: usize = if cfg!(debug_assertions) {
+    1024 * 1024
+} else {
+    256 * 1024
+};
 
 /// Identifies one sync point of a kernel (one barrier statement, one warp-operation call). Two
 /// threads are "at the same barrier" exactly when their sites are equal. The caller chooses the

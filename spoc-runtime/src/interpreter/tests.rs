@@ -2287,3 +2287,73 @@ fn fences_in_a_plain_kernel_keep_the_fast_path() {
     assert_eq!(y, vec![7.0; 4]);
     assert!(CompiledKernel::new(&reduce_kernel(64)).unwrap().prog.simt);
 }
+
+/// A chain of `depth` helpers `h_k(x) = h_{k+1}(x) + 1` in a kernel with a barrier: deep chains
+/// end in an `OutOfResources` error (never a stack overflow), short ones run.
+fn helper_chain(depth: usize) -> Kernel {
+    let mut fns: Vec<Function> = Vec::new();
+    for k in (0..depth).rev() {
+        let mut hb = B::default();
+        let x = hb.param("x", Type::U32, false);
+        let value = match fns.last() {
+            Some(next) => add(call(next, vec![x.clone()]), u32c(1)),
+            None => add(x.clone(), u32c(1)),
+        };
+        fns.push(hb.function(&format!("h{k}"), Type::U32, vec![ret(value)]));
+    }
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let body = vec![
+        sync(),
+        store(
+            &out,
+            tid(Axis::X),
+            call(fns.last().unwrap(), vec![tid(Axis::X)]),
+        ),
+    ];
+    let mut k = b.kernel("chain", body);
+    k.functions = fns;
+    k
+}
+
+#[test]
+fn deep_helper_chains_on_coroutine_stacks_fail_cleanly() {
+    let mut o = vec![0u32; 4];
+    exec(&helper_chain(8), d1(1), d1(4), 0, &[buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![8, 9, 10, 11]);
+    // 40 levels fit in debug and release builds alike.
+    exec(&helper_chain(40), d1(1), d1(4), 0, &[buf(&mut o)]).unwrap();
+    assert_eq!(o, vec![40, 41, 42, 43]);
+    let mut o = vec![0u32; 4];
+    match exec(&helper_chain(250), d1(1), d1(4), 0, &[buf(&mut o)]) {
+        Ok(()) => assert_eq!(o, vec![250, 251, 252, 253]),
+        Err(e) => assert!(
+            matches!(e.kind, InterpErrorKind::OutOfResources { .. }),
+            "{e}"
+        ),
+    }
+}
+
+/// SIMT throughput smoke test (`cargo test --release -- --ignored --nocapture
+/// interp_simt_throughput`): the shared-memory tree reduction over 1 Mi elements in blocks of
+/// 256, timed.
+#[test]
+#[ignore]
+fn interp_simt_throughput() {
+    let (block, grid) = (256u32, 4096u32);
+    let n = (block * grid) as usize;
+    let mut x: Vec<f32> = (0..n).map(|i| (i % 3) as f32).collect();
+    let mut out = vec![0.0f32; grid as usize];
+    let k = CompiledKernel::new(&reduce_kernel(block)).unwrap();
+    for round in 0..2 {
+        let t0 = std::time::Instant::now();
+        k.execute(d1(grid), d1(block), 0, &[buf(&mut x), buf(&mut out)])
+            .unwrap();
+        let dt = t0.elapsed();
+        println!(
+            "reduce (SIMT, round {round}): {n} threads in {dt:?} ({:.1} M threads/s)",
+            n as f64 / dt.as_secs_f64() / 1e6
+        );
+    }
+    assert_eq!(out[0], (0..256).map(|i| (i % 3) as f32).sum::<f32>());
+}
