@@ -146,3 +146,54 @@ impl Backend for InterpreterBackend {
         &self.intrinsics
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_faults_become_kernel_faults() {
+        let e = InterpError {
+            kernel: "k".into(),
+            block: [2, 0, 0],
+            thread: [5, 1, 0],
+            kind: InterpErrorKind::InactiveLane {
+                op: "shuffle_xor".into(),
+                site: "`shuffle_xor()` at line 3, column 9".into(),
+                lane: 5,
+                src_lane: 21,
+                absent: false,
+            },
+        };
+        match convert(e) {
+            Error::KernelFault {
+                kernel,
+                block,
+                thread,
+                message,
+            } => {
+                assert_eq!(
+                    (kernel.as_str(), block, thread),
+                    ("k", [2, 0, 0], [5, 1, 0])
+                );
+                assert_eq!(
+                    message,
+                    "`shuffle_xor()` at line 3, column 9: lane 5 reads lane 21, which is \
+                     inactive (not at this shuffle)"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = InterpError {
+            kernel: "k".into(),
+            block: [0; 3],
+            thread: [0; 3],
+            kind: InterpErrorKind::BarrierDivergence {
+                detail: "…".into()
+            },
+        };
+        assert!(
+            matches!(convert(e), Error::KernelFault { message, .. } if message.starts_with("barrier divergence"))
+        );
+    }
+}

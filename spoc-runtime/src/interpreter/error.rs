@@ -43,7 +43,7 @@ pub enum InterpErrorKind {
     /// at this shuffle (it diverged, waits elsewhere or finished), or a lane that does not exist
     /// (beyond the last thread of the block, or outside `0..32` for `shuffle`/`shuffle_xor`).
     #[error(
-        "{op} {site}: lane {lane} reads lane {src_lane}, which is {}",
+        "{site}: lane {lane} reads lane {src_lane}, which is {}",
         if *absent { "absent" } else { "inactive (not at this shuffle)" }
     )]
     InactiveLane {
