@@ -1,23 +1,33 @@
 //! Native code: Rust generated from the lowered IR (not from the source, so that the Native
 //! backend runs exactly what every other backend runs). Integer `+ - *` and negation wrap,
 //! division and remainder go through `KernelInt` (trapping on zero), shifts take the amount
-//! modulo the width, float operators are plain Rust (never contracted), buffer accesses are
-//! bounds-checked `load`/`store` calls that trap.
+//! modulo the width, float operators are plain Rust (never contracted), buffer, shared-array and
+//! local-array accesses are bounds-checked calls that trap.
 //!
 //! A kernel also gets a row plan ([`plan`]): a second, *fast* body in which the buffer accesses
 //! that the plan proved in bounds for a whole row go through windows, and the comparisons it
 //! decided for the row are constants.
 //!
-//! Every generator returns `None` for IR the Native backend cannot run yet (barriers, fences,
-//! atomics, warp operations, shared memory, records, `match`); the kernel then has no native
-//! entry point and the runtime refuses to launch it natively, rather than running wrong code.
+//! Barriers, warp barriers and warp operations (shuffles, votes, ballots) are calls on the
+//! body's `__spoc_simt` handle (`spoc_runtime::native::abi::Simt`), each with its own sync-point
+//! number ("site"); such kernels, and kernels with shared arrays, run on the SIMT scheduler
+//! (see `native_entry.rs`). Helpers receive the handle as their last argument. Atomics are
+//! methods of the buffer or shared-array view (`atomic`, `atomic_cas`), fences are
+//! `std::sync::atomic::fence(SeqCst)`, local arrays are Rust arrays (`local_load`,
+//! `local_mut`), and `match` on integers is Rust's `match` (an expression `match` gets a last
+//! arm that traps, never taken on validated IR).
+//!
+//! Every generator returns `None` for IR the Native backend cannot run yet (records, variants,
+//! vectors, `f16` arithmetic); the kernel then has no native entry point and the runtime refuses
+//! to launch it natively, rather than running wrong code.
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use spoc_ir::{
-    BinOp, Block, Const, Expr, ExprKind, ForDir, Intrinsic, LValue, MathFn, ScalarType, Stmt,
-    StmtKind, Type, UnOp, VarDecl, VarId,
+    AtomicOp, BinOp, Block, Const, Expr, ExprKind, FenceScope, ForDir, Intrinsic, LValue, MathFn,
+    MemSpace, Pattern, ScalarType, ShuffleKind, Stmt, StmtKind, Type, UnOp, VarDecl, VarId,
 };
+use std::cell::Cell;
 use std::collections::HashMap;
 
 pub mod plan;
@@ -35,6 +45,10 @@ pub struct Native<'a> {
     pub subst: Option<&'a HashMap<VarId, TokenStream>>,
     /// The row plan, when generating a kernel's fast body.
     pub fast: Option<&'a plan::Plan>,
+    /// The number of the next sync point (barrier or warp operation) generated.
+    pub next_site: Cell<u32>,
+    /// Set once a sync point has been generated: the body needs the SIMT scheduler.
+    pub uses_simt: Cell<bool>,
 }
 
 /// The Rust name of a scalar type; `None` for `f16` (storage only, not yet native).
@@ -51,13 +65,68 @@ pub fn rust_scalar(s: ScalarType) -> Option<TokenStream> {
     })
 }
 
-/// The Rust type of a value of IR type `t` (`()` for unit); `None` for non-scalars.
+/// The Rust type of a value of IR type `t` (`()` for unit, `[T; N]` for a local array); `None`
+/// for the types without native code yet (records, variants, vectors, `f16`).
 pub fn rust_value_type(t: &Type) -> Option<TokenStream> {
     match t {
         Type::Unit => Some(quote!(())),
         Type::Scalar(s) => rust_scalar(*s),
+        Type::Array {
+            elem,
+            space: MemSpace::Local,
+            len: Some(n),
+        } if **elem != Type::Unit => {
+            let e = rust_value_type(elem)?;
+            let n = Literal::usize_unsuffixed(*n as usize);
+            Some(quote!([#e; #n]))
+        }
         _ => None,
     }
+}
+
+/// An integer constant as a pattern literal (`-5i32`, `7u64`); `None` for other constants.
+fn pattern_lit(c: Const) -> Option<TokenStream> {
+    let lit = match c {
+        Const::I32(v) => int_lit(v.unsigned_abs() as u128, "i32"),
+        Const::I64(v) => int_lit(v.unsigned_abs() as u128, "i64"),
+        Const::U32(v) => Literal::u32_suffixed(v),
+        Const::U64(v) => Literal::u64_suffixed(v),
+        _ => return None,
+    };
+    let negative = matches!(c, Const::I32(v) if v < 0) || matches!(c, Const::I64(v) if v < 0);
+    Some(if negative {
+        quote!(-#lit)
+    } else {
+        quote!(#lit)
+    })
+}
+
+/// An integer `match` pattern; `None` for variant cases (no native code yet).
+fn pattern(p: &Pattern) -> Option<TokenStream> {
+    Some(match p {
+        Pattern::Wildcard => quote!(_),
+        Pattern::Int(c) => pattern_lit(*c)?,
+        Pattern::Range(lo, hi) => {
+            let (lo, hi) = (pattern_lit(*lo)?, pattern_lit(*hi)?);
+            quote!(#lo..=#hi)
+        }
+        Pattern::Or(alts) => {
+            let alts = alts.iter().map(pattern).collect::<Option<Vec<_>>>()?;
+            quote!(#(#alts)|*)
+        }
+        Pattern::Case { .. } => return None,
+    })
+}
+
+/// The number of helper `name`'s first sync point: helpers number theirs from a hash of their
+/// name with the top bit set, so that they never meet a kernel's (numbered from 0) nor, but for
+/// a 1-in-2^31 collision, another helper's.
+pub fn helper_site_base(name: &str) -> u32 {
+    // FNV-1a, 32 bits.
+    let h = name.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ b as u32).wrapping_mul(0x0100_0193)
+    });
+    0x8000_0000 | (h & 0x7fff_0000)
 }
 
 /// `tokens` with every token (recursively) given `span`.
@@ -137,14 +206,58 @@ fn int_lit(magnitude: u128, suffix: &str) -> Literal {
 }
 
 impl<'a> Native<'a> {
-    /// A generator of a body of `vars` (no substitution, no plan).
+    /// A generator of a body of `vars` (no substitution, no plan), numbering its sync points from
+    /// 0 (set [`Native::next_site`] to start elsewhere).
     pub fn new(vars: &'a [VarDecl], helpers: &'a HelperPaths) -> Native<'a> {
         Native {
             vars,
             helpers,
             subst: None,
             fast: None,
+            next_site: Cell::new(0),
+            uses_simt: Cell::new(false),
         }
+    }
+
+    /// A new sync-point number (and a note that the body needs the SIMT scheduler).
+    fn site(&self) -> Literal {
+        let s = self.next_site.get();
+        self.next_site.set(s.wrapping_add(1));
+        self.uses_simt.set(true);
+        Literal::u32_suffixed(s)
+    }
+
+    /// The source name of variable `id`, for messages (`"a"` for `a_3`).
+    fn source_name(&self, id: VarId) -> String {
+        self.vars
+            .get(id.0 as usize)
+            .map_or_else(|| "array".to_string(), |v| v.name.clone())
+    }
+
+    /// The place of an element of a local array: `base[index]…` as a Rust place expression, and
+    /// the `let`s that evaluate its indices first (outermost first), so that no index is
+    /// evaluated while the array is borrowed.
+    fn local_place(&self, l: &LValue, lets: &mut Vec<TokenStream>) -> Option<TokenStream> {
+        match l {
+            LValue::Var(id) => {
+                let v = self.var(*id);
+                Some(quote!(#v))
+            }
+            LValue::Index { base, index } => {
+                let inner = self.local_place(base, lets)?;
+                let i = self.expr(index)?;
+                let t = format_ident!("__spoc_i{}", lets.len());
+                lets.push(quote!(let #t: u32 = #i;));
+                let name = self.source_name(root_var(l)?);
+                Some(quote!((*::spoc::__private::local_mut(&mut #inner, #t, #name)?)))
+            }
+            LValue::Field { .. } => None,
+        }
+    }
+
+    /// The type of the root variable of place `l`.
+    fn root_type(&self, l: &LValue) -> Option<&Type> {
+        Some(&self.vars.get(root_var(l)?.0 as usize)?.ty)
     }
 
     /// The Rust name of variable `id`: its source name with the id appended, so shadowed
@@ -187,13 +300,33 @@ impl<'a> Native<'a> {
                         quote!(#name = #v;)
                     }
                     LValue::Index { base, index } => {
+                        let local = matches!(
+                            self.root_type(target)?,
+                            Type::Array {
+                                space: MemSpace::Local,
+                                ..
+                            }
+                        );
+                        if local {
+                            // The value first, then the indices, then the store.
+                            let mut lets = Vec::new();
+                            let place = self.local_place(target, &mut lets)?;
+                            return Some(quote!({
+                                let __spoc_v = #v;
+                                #(#lets)*
+                                #place = __spoc_v;
+                            }));
+                        }
                         let LValue::Var(b) = &**base else { return None };
                         if let Some(w) = self.fast.and_then(|p| p.window_of(self, *b, index)) {
                             return Some(quote!(#w.store(ctx, #v)?;));
                         }
                         let b = self.var(*b);
                         let i = self.expr(index)?;
-                        quote!(#b.store(#i, #v)?;)
+                        quote!({
+                            let __spoc_v = #v;
+                            #b.store(#i, __spoc_v)?;
+                        })
                     }
                     LValue::Field { .. } => return None,
                 }
@@ -260,10 +393,30 @@ impl<'a> Native<'a> {
                 let b = self.block(body)?;
                 quote!({ #b })
             }
-            StmtKind::Match { .. }
-            | StmtKind::Barrier
-            | StmtKind::WarpBarrier
-            | StmtKind::MemFence(_) => return None,
+            StmtKind::Match { scrutinee, arms } => {
+                let sc = self.expr(scrutinee)?;
+                let mut out = Vec::with_capacity(arms.len());
+                for (p, b) in arms {
+                    let p = pattern(p)?;
+                    let b = self.block(b)?;
+                    out.push(quote!(#p => { #b }));
+                }
+                // A statement `match` need not be exhaustive: no arm, no effect.
+                quote!(match #sc { #(#out)* _ => {} })
+            }
+            StmtKind::Barrier => {
+                let site = self.site();
+                quote!(::spoc::__private::Simt::barrier(&mut *__spoc_simt, #site)?;)
+            }
+            StmtKind::WarpBarrier => {
+                let site = self.site();
+                quote!(::spoc::__private::Simt::warp_barrier(&mut *__spoc_simt, #site)?;)
+            }
+            // Every thread of a block runs on one OS thread, but a device fence must order this
+            // thread's accesses for the other blocks (other OS threads): a real fence for both.
+            StmtKind::MemFence(FenceScope::Block | FenceScope::Device) => quote!(
+                ::core::sync::atomic::fence(::core::sync::atomic::Ordering::SeqCst);
+            ),
         })
     }
 
@@ -278,6 +431,16 @@ impl<'a> Native<'a> {
                 }
             },
             ExprKind::Index { array, index } => {
+                if let Type::Array {
+                    space: MemSpace::Local,
+                    ..
+                } = array.ty
+                {
+                    let a = self.expr(array)?;
+                    let i = self.expr(index)?;
+                    let name = self.source_name(root_of_expr(array)?);
+                    return Some(quote!(::spoc::__private::local_load(&#a, #i, #name)?));
+                }
                 let ExprKind::Var(b) = array.kind else {
                     return None;
                 };
@@ -289,6 +452,15 @@ impl<'a> Native<'a> {
                 quote!(#b.load(#i)?)
             }
             ExprKind::Len(array) => {
+                if let Type::Array {
+                    space: MemSpace::Local,
+                    len: Some(n),
+                    ..
+                } = array.ty
+                {
+                    let n = Literal::u32_suffixed(n);
+                    return Some(quote!(#n));
+                }
                 let ExprKind::Var(b) = array.kind else {
                     return None;
                 };
@@ -321,8 +493,9 @@ impl<'a> Native<'a> {
                 // The expected type carries the call's span, so that rustc's error for a wrong
                 // guess of the helper's return type points at the call.
                 let ty = respan(rust_value_type(&e.ty)?, *span);
-                // No `?` here: its desugaring would move the error to the attribute.
-                quote_spanned!(*span=> match #module::native(ctx #(, #args)*) {
+                // No `?` here: its desugaring would move the error to the attribute. The sync
+                // handle goes last: arguments may themselves use it (warp operations, calls).
+                quote_spanned!(*span=> match #module::native(ctx #(, #args)*, &mut *__spoc_simt) {
                     ::core::result::Result::Ok(__spoc_r) => {
                         let __spoc_r: #ty = __spoc_r;
                         __spoc_r
@@ -336,11 +509,30 @@ impl<'a> Native<'a> {
                 let (c, t, f) = (self.expr(cond)?, self.expr(then)?, self.expr(els)?);
                 quote!((if #c { #t } else { #f }))
             }
+            ExprKind::Match { scrutinee, arms } => {
+                let sc = self.expr(scrutinee)?;
+                let mut out = Vec::with_capacity(arms.len());
+                for (p, v) in arms {
+                    let p = pattern(p)?;
+                    let v = self.expr(v)?;
+                    out.push(quote!(#p => #v,));
+                }
+                // Validated expression matches are exhaustive: the last arm is never taken
+                // (and is unreachable when rustc sees the arms cover every value).
+                quote!((match #sc {
+                    #(#out)*
+                    _ => return ::core::result::Result::Err(::spoc::__private::Trap::NoMatchingArm),
+                }))
+            }
+            ExprKind::ArrayRepeat { value, len } => {
+                rust_value_type(&e.ty)?;
+                let v = self.expr(value)?;
+                let n = Literal::usize_unsuffixed(*len as usize);
+                quote!([#v; #n])
+            }
             ExprKind::Field { .. }
-            | ExprKind::Match { .. }
             | ExprKind::RecordLit { .. }
             | ExprKind::VariantLit { .. }
-            | ExprKind::ArrayRepeat { .. }
             | ExprKind::VectorLit(_) => return None,
         })
     }
@@ -408,8 +600,58 @@ impl<'a> Native<'a> {
                 let a = axis(a);
                 quote!(ctx.global_size(#a))
             }
+            Intrinsic::WarpSize => quote!(32u32),
+            Intrinsic::LaneId => quote!(ctx.lane_id()),
             Intrinsic::Math(m) => self.math(m, args, ty)?,
-            _ => return None,
+            Intrinsic::Atomic(op) => {
+                rust_scalar(ty.as_scalar()?)?;
+                let xs = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Option<Vec<_>>>()?;
+                match (op, xs.as_slice()) {
+                    (AtomicOp::CompareExchange, [a, i, expected, new]) => {
+                        quote!(#a.atomic_cas(#i, #expected, #new)?)
+                    }
+                    (_, [a, i, v]) => {
+                        let op = format_ident!("{}", format!("{op:?}"));
+                        quote!(#a.atomic(::spoc::__private::spoc_ir::AtomicOp::#op, #i, #v)?)
+                    }
+                    _ => return None,
+                }
+            }
+            Intrinsic::Shuffle(kind) => {
+                rust_scalar(ty.as_scalar()?)?;
+                let [v, operand] = args else { return None };
+                let (v, operand) = (self.expr(v)?, self.expr(operand)?);
+                let kind = match kind {
+                    ShuffleKind::Index => quote!(Index),
+                    ShuffleKind::Up => quote!(Up),
+                    ShuffleKind::Down => quote!(Down),
+                    ShuffleKind::Xor => quote!(Xor),
+                };
+                let site = self.site();
+                quote!(::spoc::__private::warp_shuffle(
+                    #v,
+                    #operand,
+                    ::spoc::__private::spoc_ir::ShuffleKind::#kind,
+                    #site,
+                    &mut *__spoc_simt,
+                )?)
+            }
+            Intrinsic::VoteAny | Intrinsic::VoteAll => {
+                let [p] = args else { return None };
+                let p = self.expr(p)?;
+                let all = i == Intrinsic::VoteAll;
+                let site = self.site();
+                quote!(::spoc::__private::warp_vote(#p, #all, #site, &mut *__spoc_simt)?)
+            }
+            Intrinsic::Ballot => {
+                let [p] = args else { return None };
+                let p = self.expr(p)?;
+                let site = self.site();
+                quote!(::spoc::__private::warp_ballot(#p, #site, &mut *__spoc_simt)?)
+            }
         })
     }
 
@@ -437,5 +679,22 @@ impl<'a> Native<'a> {
                 quote!(#t::#name(#x #(, #rest)*))
             }
         })
+    }
+}
+
+/// The variable at the root of place `l`.
+fn root_var(l: &LValue) -> Option<VarId> {
+    match l {
+        LValue::Var(v) => Some(*v),
+        LValue::Index { base, .. } | LValue::Field { base, .. } => root_var(base),
+    }
+}
+
+/// The variable at the root of array expression `e` (`a` in `a[i][j]`).
+fn root_of_expr(e: &Expr) -> Option<VarId> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Index { array, .. } => root_of_expr(array),
+        _ => None,
     }
 }

@@ -1,7 +1,14 @@
 //! The native entry points: a kernel's `NativeFn` (argument unpacking, then the per-thread body
-//! under `NativeLaunch::run`, or the row plan, fast body and checked body under
-//! `NativeLaunch::run_planned`) and a helper's `native` function.
+//! under `NativeLaunch::run`, the row plan, fast body and checked body under
+//! `NativeLaunch::run_planned`, or the body on the SIMT scheduler under `NativeLaunch::run_simt`)
+//! and a helper's `native` function.
+//!
+//! Which runner: a kernel whose own body has a sync point (barrier, warp barrier, shuffle, vote,
+//! ballot) or declares a shared array always runs on the SIMT scheduler. A kernel without them
+//! keeps the row plan; if it calls helpers, one of which might have a warp operation that only
+//! the linked IR shows, it also gets a SIMT runner, chosen at launch by `NativeLaunch::simt`.
 
+use crate::native::helper_site_base;
 use crate::native::plan::{buffer_params, Plan};
 use crate::native::{rust_scalar, rust_value_type, HelperPaths, Native};
 use proc_macro2::TokenStream;
@@ -17,6 +24,7 @@ pub fn allow_lints() -> TokenStream {
         unused_parens,
         unused_braces,
         unreachable_code,
+        unreachable_patterns,
         non_snake_case,
         clippy::all
     )])
@@ -53,36 +61,89 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
         });
     }
     let allow = allow_lints();
-    let checked = quote! {
-        move |ctx: &::spoc::__private::ThreadCtx| -> ::core::result::Result<(), ::spoc::__private::Trap> {
-            #body
-            ::core::result::Result::Ok(())
-        }
+    let own_simt = cx.uses_simt.get() || !k.shared.is_empty();
+
+    // The SIMT runner: the checked body, with the block's shared arrays bound first.
+    let mut bind = Vec::new();
+    let mut specs = Vec::new();
+    for (i, d) in k.shared.iter().enumerate() {
+        let t = rust_scalar(d.elem.as_scalar()?)?;
+        let v = cx.var(d.var);
+        bind.push(quote!(
+            let #v: ::spoc::__private::GlobalMut<#t> = __spoc_shared.array::<#t>(#i)?;
+        ));
+        let name = k
+            .vars
+            .get(d.var.0 as usize)
+            .map_or("shared", |v| v.name.as_str());
+        let len = match d.len {
+            Some(n) => quote!(::core::option::Option::Some(#n)),
+            None => quote!(::core::option::Option::None),
+        };
+        specs.push(quote!(::spoc::__private::SharedSpec {
+            name: #name,
+            elem_bytes: ::core::mem::size_of::<#t>(),
+            len: #len,
+        }));
+    }
+    let run_simt = quote! {
+        launch.run_simt(
+            &[#(#specs),*],
+            move |ctx: &::spoc::__private::ThreadCtx,
+                  __spoc_simt: &mut ::spoc::__private::SyncHandle<'_>,
+                  __spoc_shared: &::spoc::__private::SharedBlock<'_>|
+                  -> ::core::result::Result<(), ::spoc::__private::Trap> {
+                #(#bind)*
+                #body
+                ::core::result::Result::Ok(())
+            },
+        )
     };
-    let run = match Plan::new(&cx, &k.body, buffer_params(&k.params)) {
-        None => quote!(launch.run(#checked)),
-        Some(plan) => {
-            let fast_cx = Native {
-                fast: Some(&plan),
-                ..Native::new(&k.vars, helpers)
-            };
-            let fast_body = fast_cx.block(&k.body)?;
-            let plan_body = plan.plan_body(&cx);
-            let plan_ty = plan.plan_type();
-            let wins = plan.window_names();
-            quote! {
-                launch.run_planned(
-                    move |ctx: &::spoc::__private::ThreadCtx| -> ::core::option::Option<#plan_ty> {
-                        #plan_body
-                    },
-                    move |ctx: &::spoc::__private::ThreadCtx, __spoc_plan: &#plan_ty| -> ::core::result::Result<(), ::spoc::__private::Trap> {
-                        let ( #(#wins,)* ) = *__spoc_plan;
-                        #fast_body
-                        ::core::result::Result::Ok(())
-                    },
-                    #checked,
-                )
+
+    let run = if own_simt {
+        run_simt
+    } else {
+        // Helper calls pass a handle; outside the scheduler it refuses every sync point.
+        let no_simt = (!helpers.is_empty())
+            .then(|| quote!(let __spoc_simt = &mut ::spoc::__private::NoSimt;));
+        let checked = quote! {
+            move |ctx: &::spoc::__private::ThreadCtx| -> ::core::result::Result<(), ::spoc::__private::Trap> {
+                #no_simt
+                #body
+                ::core::result::Result::Ok(())
             }
+        };
+        let fast_run = match Plan::new(&cx, &k.body, buffer_params(&k.params)) {
+            None => quote!(launch.run(#checked)),
+            Some(plan) => {
+                let fast_cx = Native {
+                    fast: Some(&plan),
+                    ..Native::new(&k.vars, helpers)
+                };
+                let fast_body = fast_cx.block(&k.body)?;
+                let plan_body = plan.plan_body(&cx);
+                let plan_ty = plan.plan_type();
+                let wins = plan.window_names();
+                quote! {
+                    launch.run_planned(
+                        move |ctx: &::spoc::__private::ThreadCtx| -> ::core::option::Option<#plan_ty> {
+                            #plan_body
+                        },
+                        move |ctx: &::spoc::__private::ThreadCtx, __spoc_plan: &#plan_ty| -> ::core::result::Result<(), ::spoc::__private::Trap> {
+                            let ( #(#wins,)* ) = *__spoc_plan;
+                            #no_simt
+                            #fast_body
+                            ::core::result::Result::Ok(())
+                        },
+                        #checked,
+                    )
+                }
+            }
+        };
+        if helpers.is_empty() {
+            fast_run
+        } else {
+            quote!(if launch.simt { #run_simt } else { #fast_run })
         }
     };
     Some(quote! {
@@ -111,11 +172,14 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
     })
 }
 
-/// A helper's `pub fn native(ctx, params…) -> Result<Ret, Trap>`. When its body cannot run
+/// A helper's `pub fn native(ctx, params…, simt) -> Result<Ret, Trap>` (`simt`: the caller's
+/// sync handle, `&mut dyn Simt`; the helper's sync points are numbered from
+/// [`helper_site_base`]). When its body cannot run
 /// natively, a stub with the same signature (never called: every kernel calling the helper then
 /// has no native entry point) and `HAS_NATIVE = false`.
 pub fn helper_entry(f: &Function, helpers: &HelperPaths) -> (TokenStream, bool) {
     let cx = Native::new(&f.vars, helpers);
+    cx.next_site.set(helper_site_base(&f.name));
     let params: Option<Vec<TokenStream>> = f
         .params
         .iter()
@@ -155,7 +219,8 @@ pub fn helper_entry(f: &Function, helpers: &HelperPaths) -> (TokenStream, bool) 
         #allow
         pub fn native(
             ctx: &::spoc::__private::ThreadCtx,
-            #(#params),*
+            #(#params,)*
+            __spoc_simt: &mut dyn ::spoc::__private::Simt,
         ) -> ::core::result::Result<#ret, ::spoc::__private::Trap> {
             #body
         }

@@ -97,7 +97,8 @@ pub fn resolver(helpers: &[HelperUse], calls: &[CallCheck]) -> TokenStream {
                 }
                 pub fn native<#(#generics,)* R>(
                     _: &::spoc::__private::ThreadCtx,
-                    #(_: #generics),*
+                    #(_: #generics,)*
+                    _: &mut dyn ::spoc::__private::Simt,
                 ) -> ::core::result::Result<R, ::spoc::__private::Trap> {
                     ::core::unreachable!("a call that does not compile")
                 }

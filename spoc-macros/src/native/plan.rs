@@ -249,10 +249,8 @@ impl Plan {
     /// initializers.
     fn inv_cx<'a>(&'a self, cx: &Native<'a>) -> Native<'a> {
         Native {
-            vars: cx.vars,
-            helpers: cx.helpers,
             subst: Some(&self.inv),
-            fast: None,
+            ..Native::new(cx.vars, cx.helpers)
         }
     }
 

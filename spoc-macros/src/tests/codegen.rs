@@ -50,14 +50,27 @@ fn generated_rust_parses_and_uses_wrapping_and_checked_ops() {
 }
 
 #[test]
-fn barrier_kernels_have_no_native_entry() {
+fn barrier_kernels_run_on_the_simt_scheduler() {
     let item: syn::ItemFn = syn::parse_quote! {
-        fn k(y: &mut [f32]) { sync_threads(); y[0] = 1.0; }
+        fn k(y: &mut [f32]) { sync_threads(); y[0] = 1.0; sync_threads(); }
     };
     let l = lower_fn(&item, true).unwrap_or_else(|e| panic!("{:?}", e.messages()));
     let k = handle::kernel_ir("k", &l);
     assert_eq!(k.body[0].kind, StmtKind::Barrier);
-    assert!(native_entry::kernel_entry(&k, &paths::helper_paths(&l.helpers)).is_none());
+    let entry = native_entry::kernel_entry(&k, &paths::helper_paths(&l.helpers))
+        .expect("a native entry")
+        .to_string();
+    // Only the SIMT runner (no row plan), one sync point per barrier.
+    assert!(entry.contains("launch . run_simt"), "{entry}");
+    assert!(!entry.contains("run_planned"), "{entry}");
+    assert!(
+        entry.contains("barrier (& mut * __spoc_simt , 0u32)"),
+        "{entry}"
+    );
+    assert!(
+        entry.contains("barrier (& mut * __spoc_simt , 1u32)"),
+        "{entry}"
+    );
 }
 
 #[test]

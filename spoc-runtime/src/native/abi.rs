@@ -3,9 +3,12 @@
 //! For every kernel the macro generates one function of type [`NativeFn`]. It unpacks its
 //! arguments once ([`GlobalRef::from_arg`], [`NativeArg::scalar`]) and hands the per-thread body
 //! to [`NativeLaunch::run`] or [`NativeLaunch::run_planned`], which run it for every thread of
-//! every block, blocks in parallel on the CPU cores (rayon), the threads of one block in order.
-//! Every array access is bounds-checked and every integer division checked for zero: a fault is a
-//! [`Trap`], returned, never a panic.
+//! every block, blocks in parallel on the CPU cores (rayon), the threads of one block in order;
+//! or, for kernels with barriers, warp operations or shared arrays, to
+//! [`NativeLaunch::run_simt`], which runs the threads of a block as coroutines on the SIMT
+//! scheduler ([`crate::simt`]) with the block's shared memory. Every array access is
+//! bounds-checked and every integer division checked for zero: a fault is a [`Trap`], returned,
+//! never a panic. Atomics are [`GlobalMut::atomic`] and [`GlobalMut::atomic_cas`].
 //!
 //! ## The row plan (fast path)
 //!
@@ -34,6 +37,12 @@ use rayon::prelude::*;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use super::atomic::AtomicElem;
+pub use super::block::{
+    warp_ballot, warp_shuffle, warp_vote, NoSimt, SharedBlock, SharedSpec, Simt, WarpValue,
+};
+pub use crate::simt::SyncHandle;
 
 /// The per-thread view of a launch: the index intrinsics of the kernel language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +98,26 @@ pub enum Trap {
         param: &'static str,
         expected: &'static str,
     },
+    /// An atomic operation the element type does not have (the validator refuses it: only
+    /// `atomic_add` and `atomic_exchange` exist on floats).
+    BadAtomic {
+        op: spoc_ir::AtomicOp,
+        elem: &'static str,
+    },
+    /// An atomic on an element whose address is not aligned for the hardware atomic (host
+    /// buffers and shared arrays are 16-byte aligned, so this is unreachable in practice).
+    Misaligned { array: &'static str, index: u64 },
+    /// A `match` expression on a value none of its patterns matches (the validator makes
+    /// expression matches exhaustive).
+    NoMatchingArm,
+    /// A barrier or warp operation ran in a launch without the SIMT scheduler: the runtime did
+    /// not see that the kernel needs it (an internal error).
+    NotSimt { what: &'static str },
+    /// The SIMT scheduler found a synchronisation error: a barrier not reached by every thread
+    /// of the block, a shuffle from an inactive lane, … ([`crate::simt::SyncError`]).
+    Sync(crate::simt::SyncError),
+    /// The block is being torn down after another thread's fault; never reported.
+    Aborted,
 }
 
 impl fmt::Display for Trap {
@@ -105,6 +134,21 @@ impl fmt::Display for Trap {
             Trap::BadArgument { param, expected } => {
                 write!(f, "argument `{param}` is not a {expected}")
             }
+            Trap::BadAtomic { op, elem } => {
+                write!(f, "`{}` is not defined on `{elem}` elements", op.name())
+            }
+            Trap::Misaligned { array, index } => write!(
+                f,
+                "element {index} of `{array}` is not aligned for an atomic operation"
+            ),
+            Trap::NoMatchingArm => f.write_str("no arm of a `match` matches the value"),
+            Trap::NotSimt { what } => write!(
+                f,
+                "`{what}` in a launch run without the SIMT scheduler (the runtime did not \
+                 detect that the kernel needs it)"
+            ),
+            Trap::Sync(e) => write!(f, "{e}"),
+            Trap::Aborted => f.write_str("the block was aborted after a fault in another thread"),
         }
     }
 }
@@ -190,7 +234,7 @@ impl NativeArg {
                 len,
                 elem_bytes,
             } if elem_bytes == std::mem::size_of::<T>()
-                && (ptr as usize) % std::mem::align_of::<T>() == 0 =>
+                && (ptr as usize).is_multiple_of(std::mem::align_of::<T>()) =>
             {
                 Ok((ptr as *mut T, len))
             }
@@ -216,9 +260,9 @@ pub struct GlobalRef<T> {
 /// a race in the kernel, as on a GPU.
 #[derive(Debug)]
 pub struct GlobalMut<T> {
-    ptr: *mut T,
-    len: usize,
-    name: &'static str,
+    pub(super) ptr: *mut T,
+    pub(super) len: usize,
+    pub(super) name: &'static str,
     _t: PhantomData<T>,
 }
 
@@ -243,7 +287,7 @@ unsafe impl<T: Sync> Sync for GlobalMut<T> {}
 /// Builds an out-of-bounds trap; out of line and cold, so that the checks stay small.
 #[cold]
 #[inline(never)]
-fn oob(array: &'static str, index: u32, len: usize) -> Trap {
+pub(super) fn oob(array: &'static str, index: u32, len: usize) -> Trap {
     Trap::OutOfBounds {
         array,
         index: index as u64,
@@ -300,6 +344,22 @@ impl<T: Copy> GlobalRef<T> {
             len: self.len,
             name: self.name,
         })
+    }
+}
+
+impl<T> GlobalMut<T> {
+    /// A view of `len` elements at `ptr` (a block's shared array).
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` elements of `T`, aligned, for as long
+    /// as the view (or a copy of it) is used.
+    pub(super) unsafe fn from_raw(ptr: *mut T, len: usize, name: &'static str) -> Self {
+        GlobalMut {
+            ptr,
+            len,
+            name,
+            _t: PhantomData,
+        }
     }
 }
 
@@ -536,6 +596,24 @@ pub fn local_store<T, const N: usize>(
     }
 }
 
+/// The element `index` of a local array, for writing (the place of `a[i] = v` and of nested
+/// `a[i][j] = v`).
+///
+/// # Errors
+/// [`Trap::OutOfBounds`] past the end.
+#[inline(always)]
+pub fn local_mut<'a, T, const N: usize>(
+    a: &'a mut [T; N],
+    index: u32,
+    name: &'static str,
+) -> Result<&'a mut T, Trap> {
+    a.get_mut(index as usize).ok_or(Trap::OutOfBounds {
+        array: name,
+        index: index as u64,
+        len: N as u64,
+    })
+}
+
 /// Integer operations with the kernel language's semantics (DESIGN.md §2): wrapping arithmetic,
 /// division and remainder by zero trap, `MIN / -1` wraps, shift amounts are taken modulo the width.
 pub trait KernelInt: Copy {
@@ -579,8 +657,18 @@ pub type NativeFn = fn(&NativeLaunch, &[NativeArg]) -> Result<(), ThreadTrap>;
 /// Grid and block of one native launch; runs the per-thread body.
 #[derive(Clone, Copy, Debug)]
 pub struct NativeLaunch {
+    /// Blocks per grid in x, y, z.
     pub grid: [u32; 3],
+    /// Threads per block in x, y, z.
     pub block: [u32; 3],
+    /// Bytes of dynamic shared memory per block: the length of a kernel's shared array sized
+    /// at launch is `shared_bytes / size_of::<T>()` (see [`NativeLaunch::run_simt`]).
+    pub shared_bytes: usize,
+    /// True if the kernel, with the helpers it calls, needs the SIMT scheduler (barriers, warp
+    /// operations, shared memory). The generated code of a kernel whose own body needs it runs
+    /// through [`NativeLaunch::run_simt`] whatever this says; a kernel that calls helpers reads
+    /// it, since only the linked kernel shows whether a helper uses warp operations.
+    pub simt: bool,
 }
 
 /// Threads one rayon task runs at least (when there are enough blocks for every core), so that
@@ -829,7 +917,12 @@ mod tests {
     /// Every (block, thread) of `launch` runs exactly once, through `fast` on the rows where
     /// `plan` (ty even) succeeds and through `body` elsewhere.
     fn check_coverage(grid: [u32; 3], block: [u32; 3]) {
-        let launch = NativeLaunch { grid, block };
+        let launch = NativeLaunch {
+            grid,
+            block,
+            shared_bytes: 0,
+            simt: false,
+        };
         let total = grid
             .iter()
             .chain(&block)
@@ -882,6 +975,8 @@ mod tests {
         let launch = NativeLaunch {
             grid: [4, 1, 1],
             block: [16, 2, 1],
+            shared_bytes: 0,
+            simt: false,
         };
         let fault = |c: &ThreadCtx| {
             if c.block[0] == 2 && c.thread[1] == 1 && c.thread[0] >= 5 {

@@ -1,21 +1,35 @@
 //! The Native backend: runs the Rust code `#[kernel]` compiles into the program
-//! ([`KernelDef::native`]) on the host, blocks in parallel on rayon's threads, the threads of a
-//! block in order ([`abi::NativeLaunch::run`]). One device, `CPU (N threads)`; host memory.
+//! ([`KernelDef::native`]) on the host, blocks in parallel on rayon's threads. One device,
+//! `CPU (N threads)`; host memory.
 //!
-//! Kernels that need the threads of a block to run concurrently (barriers, shared memory,
-//! warp operations) have no native code; Native refuses them with
+//! Two ways to run a block:
+//! - kernels without barriers, warp operations or shared memory run the threads of a block one
+//!   after the other, through the row plan ([`abi::NativeLaunch::run_planned`]);
+//! - kernels that have them ("need SIMT": a block barrier, a warp barrier, a shuffle, vote or
+//!   ballot, or a shared array, in the kernel or a helper it calls) run each block on the SIMT
+//!   scheduler ([`crate::simt`]): every thread of the block a coroutine on one OS thread, the
+//!   block's shared arrays allocated per block ([`abi::NativeLaunch::run_simt`]). A barrier that
+//!   not every thread of the block reaches is a [`Error::KernelFault`], never a hang.
+//!
+//! Atomics work on buffers and shared arrays (`std::sync::atomic` on the memory itself), fences
+//! are `std::sync::atomic::fence`, local arrays are Rust arrays with bounds-checked indexing, and
+//! `match` on integers is Rust's `match`. Kernels using constructs with no native code yet
+//! (records, variants, vectors) have no native entry point; Native refuses them with
 //! [`Error::FeatureNotSupported`] when they are compiled.
 
 pub mod abi;
+mod atomic;
+mod block;
 
 use crate::args::Arg;
+use crate::backend::Module;
 use crate::backend::{Backend, DeviceInfo, ExecutionModel};
 use crate::device::Capabilities;
 use crate::dims::Dims;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
-use spoc_ir::{Intrinsic, Kernel};
+use spoc_ir::{Block, Expr, ExprKind, Intrinsic, Kernel, LValue, StmtKind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -38,18 +52,96 @@ impl NativeBackend {
     /// A Native backend.
     pub fn new() -> NativeBackend {
         NativeBackend {
-            // Threads of a block run one after the other: no cross-lane warp operations.
-            intrinsics: IntrinsicRegistry::all_except(|i| {
-                matches!(
-                    i,
-                    Intrinsic::Shuffle(_)
-                        | Intrinsic::VoteAny
-                        | Intrinsic::VoteAll
-                        | Intrinsic::Ballot
-                )
-            }),
+            // Every intrinsic runs natively: warp operations on the SIMT scheduler.
+            intrinsics: IntrinsicRegistry::all_except(|_| false),
             profiling: AtomicBool::new(false),
         }
+    }
+}
+
+/// True if `kernel` (with its helpers) needs the SIMT scheduler: it declares a shared array, or
+/// has a block or warp barrier or a warp operation (shuffle, vote, ballot). `warp_size()` and
+/// `lane_id()` alone do not need it.
+pub fn needs_simt(kernel: &Kernel) -> bool {
+    !kernel.shared.is_empty()
+        || block_needs_simt(&kernel.body)
+        || kernel.functions.iter().any(|f| block_needs_simt(&f.body))
+}
+
+fn block_needs_simt(b: &Block) -> bool {
+    b.iter().any(|s| match &s.kind {
+        StmtKind::Barrier | StmtKind::WarpBarrier => true,
+        StmtKind::Let { init, .. } => init.as_ref().is_some_and(expr_needs_simt),
+        StmtKind::Assign { target, value } => lvalue_needs_simt(target) || expr_needs_simt(value),
+        StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => block_needs_simt(b),
+        StmtKind::If { cond, then, els } => {
+            expr_needs_simt(cond)
+                || block_needs_simt(then)
+                || els.as_ref().is_some_and(block_needs_simt)
+        }
+        StmtKind::While { cond, body } => expr_needs_simt(cond) || block_needs_simt(body),
+        StmtKind::For {
+            start,
+            end,
+            step,
+            body,
+            ..
+        } => {
+            expr_needs_simt(start)
+                || expr_needs_simt(end)
+                || expr_needs_simt(step)
+                || block_needs_simt(body)
+        }
+        StmtKind::Match { scrutinee, arms } => {
+            expr_needs_simt(scrutinee) || arms.iter().any(|(_, b)| block_needs_simt(b))
+        }
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_needs_simt(e),
+        StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::MemFence(_) => {
+            false
+        }
+    })
+}
+
+fn lvalue_needs_simt(l: &LValue) -> bool {
+    match l {
+        LValue::Var(_) => false,
+        LValue::Index { base, index } => lvalue_needs_simt(base) || expr_needs_simt(index),
+        LValue::Field { base, .. } => lvalue_needs_simt(base),
+    }
+}
+
+fn expr_needs_simt(e: &Expr) -> bool {
+    let here = matches!(
+        &e.kind,
+        ExprKind::Intrinsic {
+            intrinsic: Intrinsic::Shuffle(_)
+                | Intrinsic::VoteAny
+                | Intrinsic::VoteAll
+                | Intrinsic::Ballot,
+            ..
+        }
+    );
+    here || match &e.kind {
+        ExprKind::Const(_) | ExprKind::Var(_) => false,
+        ExprKind::Index { array, index } => expr_needs_simt(array) || expr_needs_simt(index),
+        ExprKind::Field { base, .. } => expr_needs_simt(base),
+        ExprKind::Unary { operand, .. } => expr_needs_simt(operand),
+        ExprKind::Binary { lhs, rhs, .. } => expr_needs_simt(lhs) || expr_needs_simt(rhs),
+        ExprKind::Intrinsic { args, .. }
+        | ExprKind::Call { args, .. }
+        | ExprKind::VectorLit(args)
+        | ExprKind::RecordLit { fields: args, .. }
+        | ExprKind::VariantLit { payload: args, .. } => args.iter().any(expr_needs_simt),
+        ExprKind::Cast { value, .. } | ExprKind::ArrayRepeat { value, .. } => {
+            expr_needs_simt(value)
+        }
+        ExprKind::Select { cond, then, els } => {
+            expr_needs_simt(cond) || expr_needs_simt(then) || expr_needs_simt(els)
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            expr_needs_simt(scrutinee) || arms.iter().any(|(_, e)| expr_needs_simt(e))
+        }
+        ExprKind::Len(a) => expr_needs_simt(a),
     }
 }
 
@@ -99,7 +191,9 @@ impl Backend for NativeBackend {
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
-        let caps = host_capabilities();
+        let mut caps = host_capabilities();
+        // Warp operations run on the SIMT scheduler, with warps of 32.
+        caps.subgroups = true;
         Ok(vec![DeviceInfo {
             local_id: 0,
             name: format!("CPU ({} threads)", caps.compute_units),
@@ -116,10 +210,8 @@ impl Backend for NativeBackend {
                 NAME,
                 format!(
                     "kernel `{}`: it has no native code: it uses a construct the Native backend \
-                     cannot run yet, such as a barrier (`sync_threads()`). Kernels with barriers \
-                     run today on the GPU backends only (CUDA/PTX, CUDA/C, OpenCL, Vulkan): the \
-                     Interpreter refuses them too, and CPU support for them comes with the \
-                     language work planned in docs/LANGUAGE.md",
+                     cannot run yet (records, variants or vectors, in the kernel or a helper it \
+                     calls); the Interpreter and the GPU backends run it",
                     def.name
                 ),
             )),
@@ -131,10 +223,10 @@ impl Backend for NativeBackend {
         device: usize,
         def: &KernelDef,
         kernel: &Kernel,
-        _prepared: Option<&crate::backend::Module>,
+        _prepared: Option<&Module>,
         grid: Dims,
         block: Dims,
-        _shared_mem: usize,
+        shared_mem: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
         check_device(NAME, device)?;
@@ -143,9 +235,14 @@ impl Backend for NativeBackend {
             .native
             .ok_or_else(|| Error::unsupported(NAME, "a kernel without native code"))?;
         let native_args = crate::host::native_args(NAME, args)?;
+        // A walk of the IR (well under a microsecond for kernels of a few hundred nodes), so
+        // that Native keeps no per-kernel state.
+        let simt = needs_simt(kernel);
         let launch = abi::NativeLaunch {
             grid: grid.to_array(),
             block: block.to_array(),
+            shared_bytes: shared_mem,
+            simt,
         };
         let t0 = self.profiling.load(Ordering::Relaxed).then(Instant::now);
         let result = native(&launch, &native_args).map_err(|t| fault(def.name, t));

@@ -520,6 +520,8 @@ impl Backend for TestBackend {
         let launch = NativeLaunch {
             grid: grid.to_array(),
             block: block.to_array(),
+            shared_bytes: 0,
+            simt: false,
         };
         f(&launch, &native_args).map_err(|t| spoc_runtime::native::fault(&m.kernel, t))
     }
