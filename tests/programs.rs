@@ -24,7 +24,28 @@ struct Tally {
     failed: Vec<String>,
 }
 
+/// The checks every program relies on must catch a difference, or every program would pass.
+fn checks_catch_differences() {
+    let m = programs::check_exact("v", &[1u32, 2, 3, 5], &[1u32, 2, 4, 6])
+        .expect("check_exact missed a difference");
+    assert_eq!((m.index, m.count), (2, 2));
+    assert_eq!((m.got.as_str(), m.want.as_str()), ("3", "4"));
+    assert!(programs::check_exact("v", &[0.0f32, 1.5], &[-0.0f32, 1.5]).is_none());
+    assert!(programs::check_exact("v", &[1u32], &[1u32, 2]).is_some());
+    // 1e-6 relative to a scale of 10: 1e-5 allowed.
+    let close = |g: f32| programs::check_close("d", &[g], &[1.0], &[10.0], 1e-6, 0.0);
+    assert!(close(1.0 + 8e-6).is_none());
+    assert!(close(1.0 + 2e-5).is_some());
+    let o = programs::Outcome::new("p", 1, "1".into(), 0.5, programs::Work::Bytes(1e9))
+        .check(None)
+        .check(programs::check_exact("v", &[1u32], &[2u32]))
+        .check(None);
+    assert!(!o.checked && o.mismatch.is_some());
+    assert_eq!(o.throughput(), (2.0, "GB/s"));
+}
+
 fn main() {
+    checks_catch_differences();
     let filters: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with('-'))
