@@ -28,12 +28,19 @@ use std::time::Instant;
 
 pub mod bitonic_sort;
 pub mod conv2d;
+pub mod dot_product;
 pub mod gather_scatter;
+pub mod histogram;
 pub mod mandelbrot;
 pub mod matrix_mul;
+pub mod matrix_mul_tiled;
+pub mod radix_sort;
+pub mod reduction;
+pub mod scan;
 pub mod stencil_2d;
 pub mod stream_triad;
 pub mod transpose;
+pub mod transpose_tiled;
 pub mod vector_add;
 pub mod vector_copy;
 
@@ -220,6 +227,51 @@ pub const PROGRAMS: &[Program] = &[
         run: gather_scatter::run,
     },
     Program {
+        name: "dot_product",
+        about: "dot product of f32 vectors: shared-memory tree per block, host sum of the partials",
+        size_means: "elements",
+        default_size: 1 << 24,
+        quick_size: 1 << 20,
+        test_size: 5000,
+        run: dot_product::run,
+    },
+    Program {
+        name: "reduction",
+        about: "sum of u32 (wrapping): shared-memory tree per block, then one block over the partials",
+        size_means: "elements",
+        default_size: 1 << 24,
+        quick_size: 1 << 20,
+        test_size: 5000,
+        run: reduction::run_sum,
+    },
+    Program {
+        name: "reduction_max",
+        about: "maximum of f32: dynamic shared memory tree per block, then one block over the partials",
+        size_means: "elements",
+        default_size: 1 << 24,
+        quick_size: 1 << 20,
+        test_size: 5000,
+        run: reduction::run_max,
+    },
+    Program {
+        name: "scan",
+        about: "inclusive prefix sum of u32, multi-block (block scans, scanned block sums, add-back)",
+        size_means: "elements",
+        default_size: 1 << 24,
+        quick_size: 1 << 20,
+        test_size: 70000,
+        run: scan::run,
+    },
+    Program {
+        name: "histogram",
+        about: "256-bin histogram of bytes: shared-memory atomics per block, then global atomics",
+        size_means: "u32 words (4 bytes each)",
+        default_size: 1 << 24,
+        quick_size: 1 << 20,
+        test_size: 5000,
+        run: histogram::run,
+    },
+    Program {
         name: "matrix_mul",
         about: "C = A * B, naive: one thread per element of C (f32)",
         size_means: "n for n x n matrices",
@@ -229,13 +281,31 @@ pub const PROGRAMS: &[Program] = &[
         run: matrix_mul::run_naive,
     },
     Program {
+        name: "matrix_mul_tiled",
+        about: "C = A * B with 16 x 16 tiles in shared memory (f32)",
+        size_means: "n for n x n matrices",
+        default_size: 1024,
+        quick_size: 256,
+        test_size: 37,
+        run: matrix_mul_tiled::run,
+    },
+    Program {
         name: "transpose",
         about: "B = A^T, naive: one thread per element (f32)",
-        size_means: "n for n x n matrices",
+        size_means: "n: the matrix is n x 3n/4",
         default_size: 4096,
         quick_size: 1024,
         test_size: 70,
         run: transpose::run_naive,
+    },
+    Program {
+        name: "transpose_tiled",
+        about: "B = A^T through 32 x 33 padded shared-memory tiles (f32)",
+        size_means: "n: the matrix is n x 3n/4",
+        default_size: 4096,
+        quick_size: 1024,
+        test_size: 70,
+        run: transpose_tiled::run,
     },
     Program {
         name: "mandelbrot",
@@ -272,6 +342,15 @@ pub const PROGRAMS: &[Program] = &[
         quick_size: 1 << 18,
         test_size: 1000,
         run: bitonic_sort::run,
+    },
+    Program {
+        name: "radix_sort",
+        about: "stable LSD radix sort of u32 keys, 4 bits per pass (histograms with atomics, scan, scatter)",
+        size_means: "keys",
+        default_size: 1 << 22,
+        quick_size: 1 << 18,
+        test_size: 3000,
+        run: radix_sort::run,
     },
 ];
 
