@@ -698,3 +698,132 @@ fn root_of_expr(e: &Expr) -> Option<VarId> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spoc_ir::VarKind;
+
+    fn var(name: &str, ty: Type, mutable: bool, kind: VarKind) -> VarDecl {
+        VarDecl {
+            name: name.into(),
+            ty,
+            mutable,
+            kind,
+        }
+    }
+
+    fn local(n: u32) -> Type {
+        Type::Array {
+            elem: Box::new(Type::I32),
+            space: MemSpace::Local,
+            len: Some(n),
+        }
+    }
+
+    fn idx(base: LValue, i: u32) -> LValue {
+        LValue::Index {
+            base: Box::new(base),
+            index: Expr::constant(Const::U32(i)),
+        }
+    }
+
+    /// Tokens as text without spaces, for substring checks.
+    fn text(t: &TokenStream) -> String {
+        t.to_string().replace(' ', "")
+    }
+
+    #[test]
+    fn patterns_and_local_array_types() {
+        let p = Pattern::Or(vec![
+            Pattern::Int(Const::I32(-3)),
+            Pattern::Range(Const::I64(i64::MIN), Const::I64(-1)),
+            Pattern::Int(Const::U32(7)),
+        ]);
+        assert_eq!(
+            text(&pattern(&p).unwrap()),
+            "-3i32|-9223372036854775808i64..=-1i64|7u32"
+        );
+        assert!(pattern(&Pattern::Case {
+            variant: "V".into(),
+            case: "A".into(),
+            bindings: vec![]
+        })
+        .is_none());
+        let nested = Type::Array {
+            elem: Box::new(local(3)),
+            space: MemSpace::Local,
+            len: Some(2),
+        };
+        assert_eq!(text(&rust_value_type(&nested).unwrap()), "[[i32;3];2]");
+        // Shared and global arrays are not values.
+        assert!(rust_value_type(&Type::global_array(Type::F32)).is_none());
+    }
+
+    #[test]
+    fn nested_local_stores_evaluate_value_then_indices_and_sync_points_are_numbered() {
+        let m = Type::Array {
+            elem: Box::new(local(3)),
+            space: MemSpace::Local,
+            len: Some(2),
+        };
+        let vars = vec![var("m", m.clone(), true, VarKind::Local)];
+        let helpers = HelperPaths::new();
+        let cx = Native::new(&vars, &helpers);
+        let body = vec![
+            Stmt::new(StmtKind::Let {
+                var: VarId(0),
+                init: Some(Expr {
+                    kind: ExprKind::ArrayRepeat {
+                        value: Box::new(Expr {
+                            kind: ExprKind::ArrayRepeat {
+                                value: Box::new(Expr::constant(Const::I32(0))),
+                                len: 3,
+                            },
+                            ty: local(3),
+                        }),
+                        len: 2,
+                    },
+                    ty: m,
+                }),
+            }),
+            Stmt::new(StmtKind::Assign {
+                target: idx(idx(LValue::Var(VarId(0)), 1), 2),
+                value: Expr::constant(Const::I32(5)),
+            }),
+            Stmt::new(StmtKind::Barrier),
+            Stmt::new(StmtKind::MemFence(FenceScope::Device)),
+            Stmt::new(StmtKind::WarpBarrier),
+        ];
+        let tokens = cx.block(&body).unwrap();
+        syn::parse2::<syn::Block>(quote!({ #tokens })).expect("the body parses");
+        let out = text(&tokens);
+        assert!(out.contains("letmutm_0:[[i32;3];2]=[[0i32;3];2];"), "{out}");
+        assert!(
+            out.contains(
+                "{let__spoc_v=5i32;let__spoc_i0:u32=1u32;let__spoc_i1:u32=2u32;\
+                 (*::spoc::__private::local_mut(&mut(*::spoc::__private::local_mut(&mutm_0,\
+                 __spoc_i0,\"m\")?),__spoc_i1,\"m\")?)=__spoc_v;}"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("barrier(&mut*__spoc_simt,0u32)?;"), "{out}");
+        assert!(
+            out.contains("fence(::core::sync::atomic::Ordering::SeqCst)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("warp_barrier(&mut*__spoc_simt,1u32)?;"),
+            "{out}"
+        );
+        assert!(cx.uses_simt.get());
+    }
+
+    #[test]
+    fn helper_sites_are_apart_from_kernel_sites() {
+        let (a, b) = (helper_site_base("warp_total"), helper_site_base("other"));
+        assert!(a >= 0x8000_0000 && b >= 0x8000_0000);
+        assert_ne!(a, b);
+        assert_eq!(a & 0xffff, 0);
+    }
+}
