@@ -25,10 +25,22 @@ fn field_table_lists_fields_in_order_with_their_types() {
     let names: Vec<_> = Body::FIELDS.iter().map(|f| f.name).collect();
     assert_eq!(names, ["pos", "mass", "id"]);
     assert_eq!(Body::FIELDS[0].tag, TypeTag::Record("Vec3"));
-    assert_eq!(Body::FIELDS[1].tag, TypeTag::Scalar(spoc::ir::ScalarType::F64));
+    assert_eq!(
+        Body::FIELDS[1].tag,
+        TypeTag::Scalar(spoc::ir::ScalarType::F64)
+    );
     const MASS: Option<TypeTag> = spoc::field_tag::<Body>("mass");
     assert_eq!(MASS, Some(TypeTag::Scalar(spoc::ir::ScalarType::F64)));
     assert_eq!(spoc::field_tag::<Body>("velocity"), None);
+    const X: Option<TypeTag> = spoc::field_path_tag::<Body>(&["pos", "x"]);
+    assert_eq!(X, Some(TypeTag::Scalar(spoc::ir::ScalarType::F32)));
+    assert_eq!(
+        spoc::field_path_tag::<Body>(&["pos"]),
+        Some(TypeTag::Record("Vec3"))
+    );
+    assert_eq!(spoc::field_path_tag::<Body>(&["pos", "w"]), None);
+    assert_eq!(spoc::field_path_tag::<Body>(&["mass", "x"]), None);
+    assert_eq!(Body::FIELDS[0].fields, Vec3::FIELDS);
 }
 
 #[test]
@@ -47,7 +59,11 @@ fn record_buffers_round_trip_through_a_device() -> spoc::Result<()> {
     let dev = spoc::init_device(Some("Native"))?;
     let host: Vec<Body> = (0..10)
         .map(|i| Body {
-            pos: Vec3 { x: i as f32, y: 2.0, z: -1.0 },
+            pos: Vec3 {
+                x: i as f32,
+                y: 2.0,
+                z: -1.0,
+            },
             mass: 0.5 * i as f64,
             id: i,
         })
@@ -55,5 +71,218 @@ fn record_buffers_round_trip_through_a_device() -> spoc::Result<()> {
     let buf = dev.upload(&host)?;
     assert_eq!(buf.to_vec()?, host);
     assert_eq!(std::mem::size_of::<Body>(), 32);
+    Ok(())
+}
+
+// ---- records in kernels ----
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Record)]
+#[repr(C)]
+pub struct Particle {
+    pub x: f32,
+    pub y: f32,
+    pub mass: f32,
+}
+
+mod geom {
+    use spoc::prelude::*;
+
+    /// A 2-D point, named through its module in kernels (`geom::Point`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Record)]
+    #[repr(C)]
+    pub struct Point {
+        pub x: f64,
+        pub y: f64,
+    }
+}
+
+/// The kinetic-energy-like value of a particle (a record argument).
+#[device]
+fn energy(p: Particle) -> f32 {
+    0.5 * p.mass * (p.x * p.x + p.y * p.y)
+}
+
+/// A particle moved by `(dx, dy)` (a record result, built by a literal).
+#[device]
+fn moved(p: Particle, dx: f32, dy: f32) -> Particle {
+    Particle {
+        mass: p.mass,
+        y: p.y + dy,
+        x: p.x + dx,
+    }
+}
+
+/// Buffers of records, locals, field updates, literals and helpers together.
+#[kernel]
+fn step(ps: &[Particle], out: &mut [Particle], e: &mut [f32]) {
+    let i = global_id_x();
+    if i < ps.len() {
+        let mut q = ps[i];
+        q.x += 1.0;
+        q.y = q.y * 2.0;
+        let r: Particle = moved(q, 0.5f32, -0.5f32);
+        out[i] = r;
+        out[i].mass = 2.0;
+        e[i] = energy(ps[i]);
+    }
+}
+
+fn particles(n: usize) -> Vec<Particle> {
+    (0..n)
+        .map(|i| Particle {
+            x: i as f32 * 0.25,
+            y: 1.0 - i as f32,
+            mass: 1.0 + (i % 3) as f32,
+        })
+        .collect()
+}
+
+/// True if `r` ran; false (printed) if the device refused the kernel with a typed
+/// `FeatureNotSupported`.
+fn ran(dev: &spoc::Device, r: spoc::Result<()>) -> bool {
+    match r {
+        Ok(()) => true,
+        Err(spoc::Error::FeatureNotSupported { backend, feature }) => {
+            eprintln!("skipped on {} ({backend}): {feature}", dev.name);
+            false
+        }
+        Err(e) => panic!("{} ({}): {e}", dev.name, dev.framework),
+    }
+}
+
+#[test]
+fn record_buffers_locals_helpers_and_updates_on_every_device() -> spoc::Result<()> {
+    let ir = step.ir()?;
+    assert!(ir.record("Particle").is_some(), "{ir}");
+    let host = particles(37);
+    let want: Vec<Particle> = host
+        .iter()
+        .map(|p| Particle {
+            x: p.x + 1.0 + 0.5,
+            y: p.y * 2.0 - 0.5,
+            mass: 2.0,
+        })
+        .collect();
+    let want_e: Vec<f32> = host.iter().map(|p| energy(*p)).collect();
+    let mut ran_on = Vec::new();
+    for dev in spoc::all_devices(None)? {
+        let ps = dev.upload(&host)?;
+        let mut out = dev.alloc::<Particle>(host.len())?;
+        let mut e = dev.alloc::<f32>(host.len())?;
+        if !ran(
+            &dev,
+            step.launch(&dev, dims1d(2), dims1d(32), (&ps, &mut out, &mut e)),
+        ) {
+            continue;
+        }
+        assert_eq!(out.to_vec()?, want, "{} ({})", dev.name, dev.framework);
+        assert_eq!(e.to_vec()?, want_e, "{} ({})", dev.name, dev.framework);
+        ran_on.push(dev.framework.to_string());
+    }
+    eprintln!("ran on {ran_on:?}");
+    assert!(
+        ran_on.iter().any(|f| f == "Interpreter"),
+        "ran on {ran_on:?}"
+    );
+    Ok(())
+}
+
+/// Nested records: reads and writes through `b.pos.x`, a nested literal, a field path used
+/// without annotation, and integer and `f64` fields.
+#[kernel]
+fn nested(bs: &mut [Body], v: &[Vec3]) {
+    let i = global_id_x();
+    if i < bs.len() {
+        let mut b = bs[i];
+        b.pos.x += v[i].x;
+        b.pos.y = b.pos.y * 3.0;
+        b.mass = b.mass + 0.5;
+        b.id += 1;
+        bs[i] = b;
+        bs[i].pos.z = v[i].z + b.pos.x;
+    }
+}
+
+#[test]
+fn nested_records_on_every_device() -> spoc::Result<()> {
+    let host: Vec<Body> = (0..20)
+        .map(|i| Body {
+            pos: Vec3 {
+                x: i as f32,
+                y: 2.0,
+                z: -1.0,
+            },
+            mass: 0.25 * i as f64,
+            id: i,
+        })
+        .collect();
+    let vs: Vec<Vec3> = (0..20)
+        .map(|i| Vec3 {
+            x: 0.5,
+            y: 0.0,
+            z: i as f32,
+        })
+        .collect();
+    let want: Vec<Body> = host
+        .iter()
+        .zip(&vs)
+        .map(|(b, v)| Body {
+            pos: Vec3 {
+                x: b.pos.x + v.x,
+                y: b.pos.y * 3.0,
+                z: v.z + (b.pos.x + v.x),
+            },
+            mass: b.mass + 0.5,
+            id: b.id + 1,
+        })
+        .collect();
+    for dev in spoc::all_devices(None)? {
+        let mut bs = dev.upload(&host)?;
+        let v = dev.upload(&vs)?;
+        if !ran(
+            &dev,
+            nested.launch(&dev, dims1d(1), dims1d(32), (&mut bs, &v)),
+        ) {
+            continue;
+        }
+        assert_eq!(bs.to_vec()?, want, "{} ({})", dev.name, dev.framework);
+    }
+    Ok(())
+}
+
+/// Records named through a module path, built by a literal whose fields are given out of
+/// declaration order.
+#[kernel]
+fn points(out: &mut [geom::Point], scale: f64) {
+    let i = global_id_x();
+    if i < out.len() {
+        let p = geom::Point {
+            y: scale * 2.0,
+            x: i as f64 * scale,
+        };
+        out[i] = p;
+    }
+}
+
+#[test]
+fn module_paths_and_literals_in_any_order() -> spoc::Result<()> {
+    let ir = points.ir()?;
+    assert!(ir.record("Point").is_some(), "{ir}");
+    for dev in spoc::all_devices(None)? {
+        let mut out = dev.alloc::<geom::Point>(8)?;
+        if !ran(
+            &dev,
+            points.launch(&dev, dims1d(1), dims1d(8), (&mut out, 0.5)),
+        ) {
+            continue;
+        }
+        let want: Vec<geom::Point> = (0..8)
+            .map(|i| geom::Point {
+                x: i as f64 * 0.5,
+                y: 1.0,
+            })
+            .collect();
+        assert_eq!(out.to_vec()?, want, "{} ({})", dev.name, dev.framework);
+    }
     Ok(())
 }

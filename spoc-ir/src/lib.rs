@@ -19,6 +19,7 @@ mod intrinsic;
 mod kernel;
 pub mod link;
 pub mod print;
+pub mod resolve;
 mod stmt;
 mod types;
 pub mod validate;

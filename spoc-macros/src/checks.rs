@@ -7,6 +7,9 @@
 //! evaluation panic whose message is spoc's own sentence, at the argument's span; rustc reports
 //! it as `error[E0080]: evaluation panicked: …`.
 //!
+//! Records are tagged `REC` (buffers of records `BUF_RO + REC`, `BUF_MUT + REC`); their names are
+//! compared separately, with the companion's `PARAM_RECORDS` and `RET_RECORD`.
+//!
 //! The same item tells a `#[device]` fn from any other function: the callee path is imported
 //! explicitly next to a glob import of a fallback companion with `IS_DEVICE = false`. An explicit
 //! import shadows a glob one, namespace by namespace, so the fallback is seen only when the
@@ -14,7 +17,7 @@
 
 use crate::errors::Loc;
 use crate::lower::{ArgHint, CallCheck, HelperUse};
-use crate::types::{Scalar, Ty};
+use crate::types::{Elem, RecordUse, Scalar, Ty};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
@@ -32,6 +35,18 @@ const SCALARS: [Scalar; 8] = [
 /// Tags of buffer types: `BUF_RO + scalar tag` for `&[T]`, `BUF_MUT + scalar tag` for `&mut [T]`.
 const BUF_RO: u8 = 16;
 const BUF_MUT: u8 = 32;
+/// The tag of every record type (names are compared apart).
+const REC: u8 = 9;
+
+/// A record of any name, in [`all_types`].
+const ANY_RECORD: u32 = u32::MAX;
+
+fn elem_tag(e: Elem) -> u8 {
+    match e {
+        Elem::Scalar(s) => scalar_tag(s),
+        Elem::Record(_) => REC,
+    }
+}
 
 fn scalar_tag(s: Scalar) -> u8 {
     SCALARS
@@ -40,39 +55,86 @@ fn scalar_tag(s: Scalar) -> u8 {
         .map_or(0, |i| i as u8 + 1)
 }
 
-/// The tag of a parameter or result type: `0` for `()`, `1..=8` for the scalars, buffers as
-/// `BUF_RO`/`BUF_MUT` plus their element's tag.
+/// The tag of a parameter or result type: `0` for `()`, `1..=8` for the scalars, `REC` for
+/// records, buffers as `BUF_RO`/`BUF_MUT` plus their element's tag.
 pub fn tag(t: Ty) -> u8 {
     match t {
         Ty::Unit | Ty::Var(_) | Ty::Array { .. } => 0,
         Ty::Scalar(s) => scalar_tag(s),
-        Ty::Buffer { elem, mutable } => (if mutable { BUF_MUT } else { BUF_RO }) + scalar_tag(elem),
+        Ty::Record(_) => REC,
+        Ty::Buffer { elem, mutable } => (if mutable { BUF_MUT } else { BUF_RO }) + elem_tag(elem),
     }
 }
 
-/// Every type a helper parameter or result can have, with its tag.
+/// The record name of a parameter or result type (a record or a buffer of records), `""` for
+/// other types.
+pub fn record_name(t: Ty, recs: &[RecordUse]) -> String {
+    let r = match t {
+        Ty::Record(r)
+        | Ty::Buffer {
+            elem: Elem::Record(r),
+            ..
+        } => r,
+        _ => return String::new(),
+    };
+    recs.get(r as usize)
+        .map(|r| r.name.clone())
+        .unwrap_or_default()
+}
+
+/// Every type a helper parameter or result can have, with its tag (records as one).
 fn all_types() -> Vec<(u8, Ty)> {
     let mut v = vec![(0, Ty::Unit)];
     for s in SCALARS {
         v.push((scalar_tag(s), Ty::Scalar(s)));
     }
-    for s in SCALARS.iter().filter(|&&s| s != Scalar::Usize) {
+    v.push((REC, Ty::Record(ANY_RECORD)));
+    let elems = SCALARS
+        .iter()
+        .filter(|&&s| s != Scalar::Usize)
+        .map(|&s| Elem::Scalar(s))
+        .chain([Elem::Record(ANY_RECORD)]);
+    for elem in elems {
         for mutable in [false, true] {
-            let t = Ty::Buffer { elem: *s, mutable };
+            let t = Ty::Buffer { elem, mutable };
             v.push((tag(t), t));
         }
     }
     v
 }
 
-/// How a type reads in a message.
-pub fn show(t: Ty) -> String {
+/// How a type reads in a message (`f32`, `&mut [Particle]`; `record` for a record of any name).
+pub fn show(t: Ty, recs: &[RecordUse]) -> String {
+    let rec = |r: u32| {
+        recs.get(r as usize)
+            .map_or_else(|| "record".to_string(), |r| r.name.clone())
+    };
     match t {
         Ty::Unit | Ty::Var(_) | Ty::Array { .. } => "()".into(),
         Ty::Scalar(s) => s.name().into(),
+        Ty::Record(r) => rec(r),
         Ty::Buffer { elem, mutable } => {
-            format!("&{}[{}]", if mutable { "mut " } else { "" }, elem.name())
+            let e = match elem {
+                Elem::Scalar(s) => s.name().to_string(),
+                Elem::Record(r) => rec(r),
+            };
+            format!("&{}[{e}]", if mutable { "mut " } else { "" })
         }
+    }
+}
+
+/// A type in a message: `` `f32` ``, or "a record" / "a buffer of records" for any record.
+fn quoted(t: Ty, recs: &[RecordUse]) -> String {
+    match t {
+        Ty::Record(ANY_RECORD) => "a record".into(),
+        Ty::Buffer {
+            elem: Elem::Record(ANY_RECORD),
+            mutable,
+        } => format!(
+            "a `&{}[_]` buffer of records",
+            if mutable { "mut " } else { "" }
+        ),
+        t => format!("`{}`", show(t, recs)),
     }
 }
 
@@ -89,7 +151,8 @@ fn arg_fits(param: Ty, arg: Ty) -> bool {
                 elem: ae,
                 mutable: am,
             },
-        ) => pe == ae && (!pm || am),
+        ) => elem_tag(pe) == elem_tag(ae) && (!pm || am),
+        (Ty::Record(_), Ty::Record(_)) => true,
         (p, a) => p == a,
     }
 }
@@ -101,7 +164,7 @@ fn written(h: &HelperUse) -> String {
 }
 
 /// A `panic!` with `message`, at `span`.
-fn fail_at(span: Span, message: &str) -> TokenStream {
+pub(crate) fn fail_at(span: Span, message: &str) -> TokenStream {
     let mut lit = Literal::string(message);
     lit.set_span(span);
     quote_spanned!(span=> ::core::panic!(#lit))
@@ -109,7 +172,7 @@ fn fail_at(span: Span, message: &str) -> TokenStream {
 
 /// The hint after "expected `P`, found `A`" for argument `hint`.
 fn arg_advice(param: Ty, arg: Ty, hint: &ArgHint, guessed: bool) -> String {
-    let p = show(param);
+    let p = show(param, &[]);
     match (hint, guessed, param) {
         (ArgHint::Literal(d), true, Ty::Scalar(_)) => format!(
             "; the unsuffixed literal took its type from the call's other arguments, because a #[device] function's parameter types are not visible to its callers: write `{d}{p}`"
@@ -145,7 +208,7 @@ pub fn fits_expr(callee: &TokenStream, call: &CallCheck) -> TokenStream {
 
 /// The `const _` item checking `call` of `h` (`first`: the first call of this helper in the
 /// function, which alone reports a callee that is not a `#[device]` fn).
-pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
+pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUse]) -> TokenStream {
     let span = call.span.first;
     let path = &h.path;
     let w = written(h);
@@ -182,7 +245,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
             format!(
                 "mismatched types: argument {} of `{w}` is {what}, found `{}`",
                 i + 1,
-                show(*arg)
+                show(*arg, recs)
             )
         };
         let mut arms = Vec::new();
@@ -195,43 +258,68 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
             if matches!(param, Ty::Buffer { .. }) != is_buffer {
                 continue;
             }
-            let msg = at(format!("`{}`", show(param))) + &arg_advice(param, *arg, hint, *guessed);
+            let msg = at(quoted(param, recs)) + &arg_advice(param, *arg, hint, *guessed);
             let panic = fail_at(loc.first, &msg);
             arms.push(quote!(#t => #panic,));
         }
         let (lo, hi, what) = if is_buffer {
-            (1u8, SCALARS.len() as u8, "a scalar")
+            (1u8, REC, "a value")
         } else {
-            (BUF_RO + 1, BUF_MUT + SCALARS.len() as u8, "a buffer")
+            (BUF_RO + 1, BUF_MUT + REC, "a buffer")
         };
         let range = quote!(#lo..=#hi);
         let panic = fail_at(loc.first, &at(what.to_string()));
         arms.push(quote!(#range => #panic,));
         arg_checks.push(quote!(match __spoc_p[#i] { #(#arms)* _ => {} }));
+        let name = record_name(*arg, recs);
+        if !name.is_empty() {
+            let panic = fail_at(loc.first, &at("of another record type".to_string()));
+            arg_checks.push(quote! {
+                if !::spoc::__private::str_eq(__spoc_h::PARAM_RECORDS[#i], #name) {
+                    #panic
+                }
+            });
+        }
     }
     let mut ret_arms = Vec::new();
     for (t, ret) in all_types() {
-        if ret == call.ret || matches!(ret, Ty::Buffer { .. }) {
+        if tag(ret) == tag(call.ret) || matches!(ret, Ty::Buffer { .. }) {
             continue;
         }
+        let used = show(call.ret, recs);
         let msg = match (ret, call.ret) {
+            (Ty::Record(_), Ty::Unit) => format!(
+                "the value of `{w}(..)` (a record) is unused; bind it: `let _: Name = {w}(..);`"
+            ),
             (_, Ty::Unit) => format!(
                 "the value of `{w}(..)` (a `{}`) is unused; bind it: `let _: {0} = {w}(..);`",
-                show(ret)
+                show(ret, recs)
             ),
-            (Ty::Unit, used) => format!(
-                "`{w}` returns nothing, but its result is used as a `{}`",
-                show(used)
-            ),
-            (ret, used) => format!(
-                "mismatched types: `{w}` returns `{}`, but its result is used as a `{}`",
-                show(ret),
-                show(used)
+            (Ty::Unit, _) => {
+                format!("`{w}` returns nothing, but its result is used as a `{used}`")
+            }
+            (ret, _) => format!(
+                "mismatched types: `{w}` returns {}, but its result is used as a `{used}`",
+                quoted(ret, recs),
             ),
         };
         let panic = fail_at(span, &msg);
         ret_arms.push(quote!(#t => #panic,));
     }
+    let ret_name = record_name(call.ret, recs);
+    let ret_record_check = if ret_name.is_empty() {
+        quote!()
+    } else {
+        let panic = fail_at(
+            span,
+            &format!("mismatched types: `{w}` returns another record type, but its result is used as a `{ret_name}`"),
+        );
+        quote! {
+            if __spoc_h::RET_TAG == #REC && !::spoc::__private::str_eq(__spoc_h::RET_RECORD, #ret_name) {
+                #panic
+            }
+        }
+    };
     quote_spanned! {span=>
         const _: () = {
             #[allow(unused_imports)]
@@ -245,6 +333,8 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
                         pub const OK: bool = false;
                         pub const PARAM_TAGS: &'static [u8] = &[];
                         pub const RET_TAG: u8 = 0;
+                        pub const PARAM_RECORDS: &'static [&'static str] = &[];
+                        pub const RET_RECORD: &'static str = "";
                     }
                 }
                 #[allow(unused_imports)]
@@ -268,6 +358,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
                             #(#ret_arms)*
                             _ => {}
                         }
+                        #ret_record_check
                     }
                 }
             }
@@ -276,14 +367,19 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool) -> TokenStream {
 }
 
 /// The check items of every call in a lowered function, each under the fn's `cfg` attributes.
-pub fn all(helpers: &[HelperUse], calls: &[CallCheck], cfgs: &TokenStream) -> TokenStream {
+pub fn all(
+    helpers: &[HelperUse],
+    calls: &[CallCheck],
+    cfgs: &TokenStream,
+    recs: &[RecordUse],
+) -> TokenStream {
     let mut seen = vec![false; helpers.len()];
     calls
         .iter()
         .filter_map(|c| {
             let h = helpers.get(c.helper)?;
             let first = !std::mem::replace(&mut seen[c.helper], true);
-            let check = call_check(h, c, first);
+            let check = call_check(h, c, first, recs);
             Some(quote!(#cfgs #check))
         })
         .collect()
@@ -302,11 +398,11 @@ mod tests {
             }
         }
         let ro = Ty::Buffer {
-            elem: Scalar::F32,
+            elem: Elem::Scalar(Scalar::F32),
             mutable: false,
         };
         let rw = Ty::Buffer {
-            elem: Scalar::F32,
+            elem: Elem::Scalar(Scalar::F32),
             mutable: true,
         };
         assert!(arg_fits(ro, rw));

@@ -1,8 +1,9 @@
 //! What `#[device]` expands to: the original fn (still callable on the host) and, next to it, a
 //! hidden empty enum of the same name (its companion, see `paths.rs`) whose associated items are
-//! the helper's own name (`NAME`), IR accessor (`ir()`), whether it has native code
-//! (`HAS_NATIVE`), its native code (`native(ctx, args…)`) and its signature (`PARAM_TAGS`,
-//! `RET_TAG`, `IS_DEVICE`, checked by callers: `checks.rs`); then the checks of its own calls.
+//! the helper's own name (`NAME`), IR accessor (`ir()`, with the definitions of the records it
+//! names), whether it has native code (`HAS_NATIVE`), its native code (`native(ctx, args…)`) and
+//! its signature (`PARAM_TAGS`, `RET_TAG`, `PARAM_RECORDS`, `RET_RECORD`, `IS_DEVICE`, checked
+//! by callers: `checks.rs`); then the checks of its own calls and record uses.
 
 use crate::lower::LoweredFn;
 use crate::paths;
@@ -36,13 +37,26 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
     let native = with_resolver(native, &resolver);
     let param_tags: Vec<u8> = l.param_tys.iter().map(|t| crate::checks::tag(*t)).collect();
     let ret_tag = crate::checks::tag(l.ret_ty);
+    let param_records: Vec<String> = l
+        .param_tys
+        .iter()
+        .map(|t| crate::checks::record_name(*t, &l.records))
+        .collect();
+    let ret_record = crate::checks::record_name(l.ret_ty, &l.records);
+    let record_paths: Vec<&syn::Path> = l.records.iter().map(|r| &r.path).collect();
+    let resolve_records = if l.records.is_empty() {
+        quote!()
+    } else {
+        quote!(::spoc::__private::spoc_ir::resolve::resolve_function(&mut function, &records)?;)
+    };
     let cfgs: Vec<&syn::Attribute> = item
         .attrs
         .iter()
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     let cfgs = quote!(#(#cfgs)*);
-    let checks = crate::checks::all(&l.helpers, &l.calls, &cfgs);
+    let checks = crate::checks::all(&l.helpers, &l.calls, &cfgs, &l.records);
+    let record_checks = crate::record_checks::all(l, &cfgs);
     quote! {
         // The host copy: kernel-style index loops are the idiom here, not a smell.
         #[allow(dead_code, clippy::needless_range_loop)]
@@ -71,6 +85,12 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
             /// The tag of the result type.
             pub const RET_TAG: u8 = #ret_tag;
 
+            /// The record name of each parameter (of a record or a buffer of records), else `""`.
+            pub const PARAM_RECORDS: &'static [&'static str] = &[ #(#param_records),* ];
+
+            /// The record name of the result, if it is a record, else `""`.
+            pub const RET_RECORD: &'static str = #ret_record;
+
             /// True if the helper (and every helper it calls) has native code.
             pub const HAS_NATIVE: bool = {
                 #resolver
@@ -93,9 +113,13 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
                 IR.get_or_init(|| {
                     let mut function = ::spoc::__private::spoc_ir::Function::from_bytes(BYTES)?;
                     ::spoc::__private::spoc_ir::link::rename_calls(&mut function.body, #renames);
+                    #[allow(unused_mut)]
+                    let mut records = ::std::vec::Vec::new();
+                    #( <#record_paths as ::spoc::FieldType>::record_defs(&mut records); )*
+                    #resolve_records
                     ::core::result::Result::Ok(::spoc::__private::spoc_ir::link::HelperIr {
                         function,
-                        records: ::std::vec::Vec::new(),
+                        records,
                         variants: ::std::vec::Vec::new(),
                         callees: ::std::vec![
                             #(#callees::ir as ::spoc::__private::spoc_ir::link::HelperRef),*
@@ -110,6 +134,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
         }
 
         #checks
+        #record_checks
     }
 }
 
@@ -160,6 +185,8 @@ pub fn expand_failed(item: &syn::ItemFn, errs: TokenStream) -> TokenStream {
             pub const OK: bool = false;
             pub const PARAM_TAGS: &'static [u8] = &[];
             pub const RET_TAG: u8 = 0;
+            pub const PARAM_RECORDS: &'static [&'static str] = &[];
+            pub const RET_RECORD: &'static str = "";
             pub const HAS_NATIVE: bool = false;
         }
     }

@@ -5,7 +5,7 @@
 use crate::lower::LoweredFn;
 use crate::native::HelperPaths;
 use crate::paths;
-use crate::types::Ty;
+use crate::types::{Elem, RecordUse, Ty};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use spoc_ir::Kernel;
@@ -24,36 +24,81 @@ pub fn kernel_ir(name: &str, l: &LoweredFn) -> Kernel {
     }
 }
 
-/// The launch-tuple element type of a parameter.
-fn launch_type(t: Ty) -> TokenStream {
-    match t {
-        Ty::Scalar(s) => {
+/// The Rust type of a buffer element.
+fn elem_type(e: Elem, recs: &[RecordUse]) -> TokenStream {
+    match e {
+        Elem::Scalar(s) => {
             let id = format_ident!("{}", s.name());
             quote!(#id)
         }
+        Elem::Record(r) => match recs.get(r as usize) {
+            Some(r) => {
+                let p = &r.path;
+                quote!(#p)
+            }
+            None => quote!(()),
+        },
+    }
+}
+
+/// The launch-tuple element type of a parameter.
+fn launch_type(t: Ty, recs: &[RecordUse]) -> TokenStream {
+    match t {
+        Ty::Scalar(s) => elem_type(Elem::Scalar(s), recs),
+        Ty::Record(r) => elem_type(Elem::Record(r), recs),
         Ty::Buffer { elem, mutable } => {
-            let id = format_ident!("{}", elem.name());
+            let e = elem_type(elem, recs);
             if mutable {
-                quote!(&mut ::spoc::Buffer<#id>)
+                quote!(&mut ::spoc::Buffer<#e>)
             } else {
-                quote!(&::spoc::Buffer<#id>)
+                quote!(&::spoc::Buffer<#e>)
             }
         }
         Ty::Unit | Ty::Var(_) | Ty::Array { .. } => quote!(()),
     }
 }
 
-fn launch_type_text(t: Ty) -> String {
+fn launch_type_text(t: Ty, recs: &[RecordUse]) -> String {
+    let path = |r: u32| {
+        recs.get(r as usize).map_or_else(String::new, |r| {
+            let p = &r.path;
+            quote!(#p).to_string().replace(' ', "")
+        })
+    };
     match t {
         Ty::Scalar(s) => s.name().to_string(),
+        Ty::Record(r) => path(r),
         Ty::Buffer { elem, mutable } => {
-            format!(
-                "&{}Buffer<{}>",
-                if mutable { "mut " } else { "" },
-                elem.name()
-            )
+            let e = match elem {
+                Elem::Scalar(s) => s.name().to_string(),
+                Elem::Record(r) => path(r),
+            };
+            format!("&{}Buffer<{e}>", if mutable { "mut " } else { "" })
         }
         Ty::Unit | Ty::Var(_) | Ty::Array { .. } => "()".into(),
+    }
+}
+
+/// The expression that loads a function's IR: `load_kernel_renamed`, or, when it names
+/// records, `load_kernel_with_records` with each record's definition collector.
+fn loader(l: &LoweredFn, modules: &[syn::Ident], renames: &TokenStream) -> TokenStream {
+    if l.records.is_empty() {
+        return quote! {
+            ::spoc::ir::link::load_kernel_renamed(
+                BYTES,
+                &[ #(#modules::ir as ::spoc::ir::link::HelperRef),* ],
+                #renames,
+            )
+        };
+    }
+    let paths = l.records.iter().map(|r| &r.path);
+    quote! {
+        ::spoc::ir::resolve::load_kernel_with_records(
+            BYTES,
+            &[ #(#modules::ir as ::spoc::ir::link::HelperRef),* ],
+            #renames,
+            &[ #(<#paths as ::spoc::FieldType>::record_defs as ::spoc::ir::resolve::RecordDefsFn),* ],
+        )
     }
 }
 
@@ -86,12 +131,15 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         .iter()
         .map(|p| format_ident!("__spoc_{}", p.name))
         .collect();
-    let arg_tys: Vec<TokenStream> = param_tys.iter().map(|t| launch_type(*t)).collect();
+    let arg_tys: Vec<TokenStream> = param_tys
+        .iter()
+        .map(|t| launch_type(*t, &l.records))
+        .collect();
     let tuple_text = l
         .params
         .iter()
         .zip(param_tys)
-        .map(|(p, t)| format!("{}: {}", p.name, launch_type_text(*t)))
+        .map(|(p, t)| format!("{}: {}", p.name, launch_type_text(*t, &l.records)))
         .collect::<Vec<_>>()
         .join(", ");
     let tuple_text = if l.params.len() == 1 {
@@ -113,7 +161,9 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         .filter(|a| a.path().is_ident("cfg"))
         .collect();
     let cfgs2 = &cfgs;
-    let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*));
+    let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*), &l.records);
+    let record_checks = crate::record_checks::all(l, &quote!(#(#cfgs)*));
+    let load = loader(l, &modules, &renames);
     let has_docs = !docs.is_empty();
     let sep = has_docs.then(|| quote!(#[doc = ""]));
     let allow = crate::native_entry::allow_lints();
@@ -140,13 +190,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
                     static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
                         ::std::sync::OnceLock::new();
                     const BYTES: &[u8] = #bytes;
-                    IR.get_or_init(|| {
-                        ::spoc::ir::link::load_kernel_renamed(
-                            BYTES,
-                            &[ #(#modules::ir as ::spoc::ir::link::HelperRef),* ],
-                            #renames,
-                        )
-                    })
+                    IR.get_or_init(|| #load)
                     .as_ref()
                     .map_err(::core::clone::Clone::clone)
                 }
@@ -232,5 +276,6 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         }
 
         #checks
+        #record_checks
     }
 }

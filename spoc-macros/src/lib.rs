@@ -77,11 +77,13 @@ mod lower_expr;
 mod lower_intrinsic;
 mod lower_match;
 mod lower_range;
+mod lower_record;
 mod lower_stmt;
 mod native;
 mod native_entry;
 mod paths;
 mod record;
+mod record_checks;
 mod resolve;
 mod sig;
 mod types;
@@ -294,10 +296,7 @@ fn expand_kernel(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
         Err(e) => return e,
     };
     match lower::lower_fn(&item, true) {
-        Ok(l) => {
-            let tys = param_types(&item);
-            handle::expand(&item, &l, &tys)
-        }
+        Ok(l) => handle::expand(&item, &l, &l.param_tys),
         Err(errs) => fallback_kernel(&item, errs.to_compile_errors()),
     }
 }
@@ -314,10 +313,12 @@ fn expand_device(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
     }
 }
 
-/// The checker types of the (already validated) parameters.
+/// The checker types of the (already validated) parameters (tests; the expansion takes them
+/// from the lowered function).
+#[cfg(test)]
 fn param_types(item: &syn::ItemFn) -> Vec<types::Ty> {
     let mut errs = errors::Errors::default();
-    sig::params(&item.sig, &mut errs)
+    sig::params(&item.sig, &mut errs, &mut types::Unifier::default())
         .map(|ps| ps.into_iter().map(|p| p.ty).collect())
         .unwrap_or_default()
 }

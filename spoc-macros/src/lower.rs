@@ -133,6 +133,10 @@ pub struct Lowerer {
     /// The constants of `match` patterns, made once the scrutinee's type is known; a pattern
     /// holds `Const::U64(k)` for entry `k` until `resolve.rs` replaces it.
     pub pat_consts: Vec<crate::lower_match::PatConst>,
+    /// The first access of each record field (`lower_record.rs`).
+    pub field_uses: Vec<crate::lower_record::FieldUse>,
+    /// Every record literal.
+    pub record_lits: Vec<crate::lower_record::RecordLitUse>,
 }
 
 /// A lowered function: what a [`spoc_ir::Kernel`] or [`spoc_ir::Function`] is built from.
@@ -150,6 +154,12 @@ pub struct LoweredFn {
     /// The checker types of the parameters and of the result.
     pub param_tys: Vec<Ty>,
     pub ret_ty: Ty,
+    /// The record types the function names (`Ty::Record` indexes them).
+    pub records: Vec<crate::types::RecordUse>,
+    /// The compile-time checks of its field accesses.
+    pub field_checks: Vec<crate::lower_record::FieldCheck>,
+    /// Its record literals (each must give every field).
+    pub record_lits: Vec<crate::lower_record::RecordLitUse>,
 }
 
 /// Checks and lowers `item` (a kernel if `is_kernel`, else a device function).
@@ -163,17 +173,34 @@ pub fn lower_fn(item: &syn::ItemFn, is_kernel: bool) -> Result<LoweredFn, Errors
     } else {
         "device function"
     };
+    let mut tys = Unifier::default();
     let common = sig::check_common(&item.sig, what, &mut errs);
-    let params = sig::params(&item.sig, &mut errs);
+    let params = sig::params(&item.sig, &mut errs, &mut tys);
     let ret = if is_kernel {
         sig::kernel_return(&item.sig, &mut errs).map(|()| Ty::Unit)
     } else {
-        sig::device_return(&item.sig, &mut errs)
+        sig::device_return(&item.sig, &mut errs, &mut tys)
     };
     let (Ok(()), Ok(params), Ok(ret)) = (common, params, ret) else {
         return Err(errs);
     };
-    let mut l = Lowerer::new(item.sig.ident.to_string(), is_kernel, ret, errs);
+    if is_kernel {
+        let mut ok = true;
+        for p in &params {
+            if let Ty::Record(r) = p.ty {
+                let name = tys.record_name(r).to_string();
+                errs.at(
+                    p.span,
+                    format!("records cannot be passed by value to a kernel yet; pass a one-element buffer (`{0}: &[{name}]`, launched with `&dev.upload(&[value])?`) and read `{0}[0]`", p.name),
+                );
+                ok = false;
+            }
+        }
+        if !ok {
+            return Err(errs);
+        }
+    }
+    let mut l = Lowerer::new(item.sig.ident.to_string(), is_kernel, ret, errs, tys);
     let param_tys: Vec<Ty> = params.iter().map(|p| p.ty).collect();
     let params: Vec<Param> = params.iter().map(|p| l.declare_param(p)).collect();
     let body = l.fn_body(&item.block);
@@ -185,10 +212,10 @@ pub fn lower_fn(item: &syn::ItemFn, is_kernel: bool) -> Result<LoweredFn, Errors
 }
 
 impl Lowerer {
-    fn new(own_name: String, is_kernel: bool, ret: Ty, errs: Errors) -> Lowerer {
+    fn new(own_name: String, is_kernel: bool, ret: Ty, errs: Errors, tys: Unifier) -> Lowerer {
         Lowerer {
             errs,
-            tys: Unifier::default(),
+            tys,
             vars: Vec::new(),
             scopes: vec![Vec::new()],
             helpers: Vec::new(),
@@ -201,6 +228,8 @@ impl Lowerer {
             loop_depth: 0,
             shared: Vec::new(),
             pat_consts: Vec::new(),
+            field_uses: Vec::new(),
+            record_lits: Vec::new(),
         }
     }
 
@@ -208,7 +237,7 @@ impl Lowerer {
         let name = ident_name(&p.name);
         let var = self.declare(&name, p.ty, false, VarKind::Param);
         let (ty, mutable) = match p.ty {
-            Ty::Buffer { elem, mutable } => (Type::global_array(Type::Scalar(elem.ir())), mutable),
+            Ty::Buffer { mutable, .. } => (self.ir_ty(p.ty), mutable),
             t => (self.ir_ty(t), false),
         };
         Param {

@@ -330,7 +330,7 @@ impl Lowerer {
             }
         };
         let (elem, access) = match array_ty {
-            Ty::Buffer { elem, mutable } => (Ty::Scalar(elem), Access::Buffer { mutable }),
+            Ty::Buffer { elem, mutable } => (elem.ty(), Access::Buffer { mutable }),
             Ty::Array {
                 elem,
                 space: ArraySpace::Shared,
@@ -356,8 +356,8 @@ impl Lowerer {
         match e.access {
             Access::Buffer { mutable: false } => {
                 let elem = match e.array_ty {
-                    Ty::Buffer { elem, .. } => elem.name(),
-                    _ => "T",
+                    Ty::Buffer { elem, .. } => self.tys.elem_name(elem),
+                    _ => "T".to_string(),
                 };
                 Err(self.errs.spanned(
                     base,

@@ -9,7 +9,7 @@ use crate::types::{Kind, Scalar, Ty};
 use spoc_ir::{BinOp, Block, Const, ExprKind, LValue, StmtKind, UnOp, VarId};
 
 impl Lowerer {
-    /// A value of scalar type (not a buffer, not `()`).
+    /// A value of scalar or record type (not a buffer, an array or `()`).
     pub fn scalar(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
         let v = self.value(e, pre)?;
         match self.tys.resolve(v.ty) {
@@ -51,6 +51,8 @@ impl Lowerer {
             syn::Expr::MethodCall(m) => self.method_call(m, pre),
             syn::Expr::Repeat(r) => self.local_array(r, pre),
             syn::Expr::Match(m) => self.match_value(m, pre),
+            syn::Expr::Field(f) => self.field_value(f, pre),
+            syn::Expr::Struct(s) => self.record_lit(s, pre),
             syn::Expr::Macro(m) => Err(self.macro_error(&m.mac)),
             _ => Err(self.unsupported(e)),
         }
@@ -62,12 +64,10 @@ impl Lowerer {
             syn::Expr::Closure(_) => "closures are not supported in kernels; write a #[device] function and call it",
             syn::Expr::Reference(_) => "references (`&x`) are not supported in kernels; use the value itself (buffers are passed by name)",
             syn::Expr::Tuple(_) => "tuples are not supported in kernels; use one variable per value",
-            syn::Expr::Struct(_) => "struct literals are not supported in kernels yet (records are planned); use one variable per field",
             syn::Expr::Unsafe(_) => "`unsafe` is not allowed in kernels: every access in a kernel is checked",
             syn::Expr::Async(_) | syn::Expr::Await(_) => "`async`/`.await` are not supported in kernels",
             syn::Expr::Array(_) => "array literals `[a, b, …]` are not supported in kernels; declare `let mut t = [0.0f32; N];` and assign its elements",
             syn::Expr::Range(_) => "ranges can only be used as the bounds of a `for` loop (`for i in a..b`)",
-            syn::Expr::Field(_) => "field access is not supported in kernels yet (records are planned)",
             syn::Expr::Try(_) => "`?` is not supported in kernels",
             syn::Expr::Let(_) => "`let` in a condition (`if let`, `while let`) is not supported in kernels",
             syn::Expr::Assign(_) => "an assignment has no value; use it as a statement",

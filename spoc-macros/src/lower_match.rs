@@ -224,7 +224,7 @@ impl Lowerer {
             }
             syn::Pat::TupleStruct(_) | syn::Pat::Struct(_) => Err(self.errs.spanned(
                 p,
-                "enum and struct patterns are not supported in kernels yet (records are planned); match integers",
+                "enum and struct patterns are not supported in kernels yet; match integers (records are matched by their fields: `match p.kind { … }`)",
             )),
             _ => Err(self.errs.spanned(
                 p,

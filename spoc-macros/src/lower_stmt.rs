@@ -4,7 +4,7 @@
 use crate::errors::{Failed, Loc, Lowered};
 use crate::lower::{ident_name, Lowerer, TExpr};
 use crate::sig;
-use crate::types::{Kind, Scalar, Ty};
+use crate::types::{Kind, Ty};
 use spoc_ir::{Block, Expr, ExprKind, ForDir, LValue, Stmt, StmtKind, Type, VarId, VarKind};
 
 impl Lowerer {
@@ -136,7 +136,7 @@ impl Lowerer {
         };
         let Some(init) = &local.init else {
             if let Some(t) = annotated.filter(|t| !matches!(t, syn::Type::Array(_))) {
-                self.scalar_type_in_let(t)?;
+                self.value_type_in_let(t)?;
             }
             return Err(self.errs.at(
                 span,
@@ -166,7 +166,7 @@ impl Lowerer {
         }
         let declared = match annotated {
             Some(syn::Type::Array(a)) => Some(Err(a)),
-            Some(t) => Some(Ok(Ty::Scalar(self.scalar_type_in_let(t)?))),
+            Some(t) => Some(Ok(self.value_type_in_let(t)?)),
             None => None,
         };
         let value = self.value(&init.expr, out)?;
@@ -223,14 +223,14 @@ impl Lowerer {
         }
     }
 
-    fn scalar_type_in_let(&mut self, t: &syn::Type) -> Lowered<Scalar> {
+    fn value_type_in_let(&mut self, t: &syn::Type) -> Lowered<Ty> {
         if let syn::Type::Reference(_) = t {
             return Err(self.errs.spanned(
                 t,
                 "local references are not supported in kernels; buffers are used through their parameter name",
             ));
         }
-        sig::scalar_type(t, &mut self.errs)
+        sig::value_type(t, &mut self.errs, &mut self.tys)
     }
 
     // ---- statements ----
@@ -537,46 +537,7 @@ impl Lowerer {
                 out.push(self.stmt(StmtKind::Expr(v.e), span));
                 return Ok(());
             }
-            syn::Expr::Path(p) => {
-                let id = self.assignable_var(p)?;
-                let ty = self.vars[id.0 as usize].ty;
-                (LValue::Var(id), self.mk(ExprKind::Var(id), ty, Loc::of(&lhs)))
-            }
-            syn::Expr::Index(ix) => {
-                let el = self.element(ix, out)?;
-                self.check_writable(&el, &ix.expr)?;
-                // `y[i] op= v` reads and writes `y[i]`: evaluate the index once.
-                let idx = if op.is_some() && !is_simple(&el.index.e) {
-                    let idx = &el.index;
-                    let t = self.temp(idx.ty);
-                    out.push(self.stmt(StmtKind::Let { var: t, init: Some(idx.e.clone()) }, idx.span));
-                    self.mk(ExprKind::Var(t), idx.ty, idx.span)
-                } else {
-                    TExpr { e: el.index.e.clone(), ty: el.index.ty, span: el.index.span }
-                };
-                let array = self.array_expr(&el, Loc::of(&ix.expr));
-                let read = ExprKind::Index {
-                    array: Box::new(array.e),
-                    index: Box::new(idx.e.clone()),
-                };
-                let target = LValue::Index {
-                    base: Box::new(LValue::Var(el.var)),
-                    index: idx.e,
-                };
-                (target, self.mk(read, el.elem, Loc::of(&lhs)))
-            }
-            syn::Expr::Field(_) => {
-                return Err(self.errs.spanned(lhs, "field assignment is not supported yet (records are planned)"))
-            }
-            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
-                return Err(self.errs.spanned(lhs, "`*` dereference is not supported: kernels have no references"))
-            }
-            _ => {
-                return Err(self.errs.spanned(
-                    lhs,
-                    "invalid left-hand side of assignment: assign to a `let mut` local or to a buffer element `y[i]`",
-                ))
-            }
+            _ => self.place(lhs, op.is_some(), out)?,
         };
         let value = self.scalar(rhs, out)?;
         let value = match op {
@@ -594,6 +555,97 @@ impl Lowerer {
             span,
         ));
         Ok(())
+    }
+
+    /// The place `lhs` denotes (a `let mut` local, a buffer or array element, a field of one of
+    /// those) and its current value. `compound`: the place is also read (`+=`), so an index is
+    /// evaluated once, into a temporary.
+    fn place(
+        &mut self,
+        lhs: &syn::Expr,
+        compound: bool,
+        out: &mut Block,
+    ) -> Lowered<(LValue, TExpr)> {
+        match lhs {
+            syn::Expr::Paren(p) => self.place(&p.expr, compound, out),
+            syn::Expr::Path(p) => {
+                let id = self.assignable_var(p)?;
+                let ty = self.vars[id.0 as usize].ty;
+                Ok((LValue::Var(id), self.mk(ExprKind::Var(id), ty, Loc::of(&lhs))))
+            }
+            syn::Expr::Index(ix) => {
+                let el = self.element(ix, out)?;
+                self.check_writable(&el, &ix.expr)?;
+                // `y[i] op= v` reads and writes `y[i]`: evaluate the index once.
+                let idx = if compound && !is_simple(&el.index.e) {
+                    let idx = &el.index;
+                    let t = self.temp(idx.ty);
+                    out.push(self.stmt(StmtKind::Let { var: t, init: Some(idx.e.clone()) }, idx.span));
+                    self.mk(ExprKind::Var(t), idx.ty, idx.span)
+                } else {
+                    TExpr { e: el.index.e.clone(), ty: el.index.ty, span: el.index.span }
+                };
+                let array = self.array_expr(&el, Loc::of(&ix.expr));
+                let read = ExprKind::Index {
+                    array: Box::new(array.e),
+                    index: Box::new(idx.e.clone()),
+                };
+                let target = LValue::Index {
+                    base: Box::new(LValue::Var(el.var)),
+                    index: idx.e,
+                };
+                Ok((target, self.mk(read, el.elem, Loc::of(&lhs))))
+            }
+            syn::Expr::Field(f) => {
+                let name = self.member_name(&f.member)?;
+                let (base, read) = match strip_paren(&f.base) {
+                    syn::Expr::Path(p) => {
+                        let id = self.var_of_path(p)?;
+                        let v = &self.vars[id.0 as usize];
+                        let vname = v.name.clone();
+                        let ty = v.ty;
+                        let record = matches!(self.tys.resolve(ty), Ty::Record(_) | Ty::Var(_));
+                        if record && v.kind == VarKind::Param {
+                            return Err(self.errs.spanned(
+                                lhs,
+                                format!("cannot assign to a field of parameter `{vname}`; copy it into a local first: `let mut {vname} = {vname};`"),
+                            ));
+                        }
+                        if record && !v.mutable {
+                            return Err(self.errs.spanned(
+                                lhs,
+                                format!("cannot assign to `{vname}.{name}`: `{vname}` is not mutable; declare it with `let mut {vname}`"),
+                            ));
+                        }
+                        (LValue::Var(id), self.mk(ExprKind::Var(id), ty, Loc::of(p)))
+                    }
+                    b @ (syn::Expr::Index(_) | syn::Expr::Field(_)) => self.place(b, compound, out)?,
+                    b => {
+                        return Err(self.errs.spanned(
+                            b,
+                            "assign to a field of a `let mut` record (`q.x = …`) or of a buffer element (`out[i].x = …`)",
+                        ))
+                    }
+                };
+                let ty = self.field_ty(read.ty, &name, Loc::of(&f.member))?;
+                let target = LValue::Field {
+                    base: Box::new(base),
+                    field: name.clone(),
+                };
+                let value = ExprKind::Field {
+                    base: Box::new(read.e),
+                    field: name,
+                };
+                Ok((target, self.mk(value, ty, Loc::of(&lhs))))
+            }
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Err(self
+                .errs
+                .spanned(lhs, "`*` dereference is not supported: kernels have no references")),
+            _ => Err(self.errs.spanned(
+                lhs,
+                "invalid left-hand side of assignment: assign to a `let mut` local, a buffer element `y[i]` or a record field `q.x`",
+            )),
+        }
     }
 
     fn assignable_var(&mut self, p: &syn::ExprPath) -> Lowered<VarId> {

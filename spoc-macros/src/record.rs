@@ -75,7 +75,11 @@ fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
         };
         nested.push(bound);
         infos.push(quote! {
-            ::spoc::FieldInfo { name: #fname, tag: <#ty as ::spoc::FieldType>::TAG }
+            ::spoc::FieldInfo {
+                name: #fname,
+                tag: <#ty as ::spoc::FieldType>::TAG,
+                fields: <#ty as ::spoc::FieldType>::NESTED_FIELDS,
+            }
         });
         defs.push(quote! {
             ::spoc::__private::spoc_ir::Field {
@@ -94,6 +98,7 @@ fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
 
         impl ::spoc::FieldType for #ident {
             const TAG: ::spoc::TypeTag = ::spoc::TypeTag::Record(#name);
+            const NESTED_FIELDS: &'static [::spoc::FieldInfo] = <Self as ::spoc::Record>::FIELDS;
             fn ir_type() -> ::spoc::__private::spoc_ir::Type {
                 ::spoc::__private::spoc_ir::Type::Record(::std::string::String::from(#name))
             }

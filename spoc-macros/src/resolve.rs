@@ -5,6 +5,7 @@ use crate::errors::Errors;
 use crate::lower::{CallCheck, Deferred, LoweredFn, Lowerer, PendingLit};
 use crate::types::{Kind, Scalar, Ty};
 use spoc_ir::{Block, Const, Expr, ExprKind, LValue, Param, Stmt, StmtKind, Type, VarDecl};
+use std::collections::{HashMap, HashSet};
 
 impl Lowerer {
     /// Finishes inference and builds the lowered function.
@@ -15,15 +16,35 @@ impl Lowerer {
         if !self.errs.is_empty() {
             return Err(self.errs);
         }
+        self.solve_fields();
+        if !self.errs.is_empty() {
+            return Err(self.errs);
+        }
         self.settle_helper_literals();
         if !self.errs.is_empty() {
             return Err(self.errs);
         }
-        for origin in self.tys.apply_defaults() {
-            self.errs.at(
-                origin,
-                "cannot infer the type of this call's result; annotate the type: `let r: f32 = foo(..);`",
-            );
+        let paths = self.field_paths();
+        let generic = self.generic_fields(&paths);
+        let field_vars: HashSet<u32> = self
+            .field_uses
+            .iter()
+            .filter_map(|u| match self.tys.resolve(u.ty) {
+                Ty::Var(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        self.check_generic_uses(&generic);
+        if !self.errs.is_empty() {
+            return Err(self.errs);
+        }
+        for (origin, kind) in self.tys.apply_defaults(&|v| field_vars.contains(&v)) {
+            let msg = if kind == Kind::Record {
+                "cannot infer the record type of this value (a record's field types are not visible to the kernel macro); annotate it: `let v: Particle = …;`"
+            } else {
+                "cannot infer the type of this call's result; annotate the type: `let r: f32 = foo(..);`"
+            };
+            self.errs.at(origin, msg);
         }
         if !self.errs.is_empty() {
             return Err(self.errs);
@@ -34,6 +55,7 @@ impl Lowerer {
             let mut z = Resolver {
                 l: &self,
                 errs: &mut errs,
+                generic: &generic,
             };
             z.block(&mut body);
             for p in &mut params {
@@ -45,7 +67,7 @@ impl Lowerer {
             .iter()
             .map(|v| VarDecl {
                 name: v.name.clone(),
-                ty: self.tys.ir_type(v.ty).unwrap_or(Type::Unit),
+                ty: self.final_ir(v.ty, &generic),
                 mutable: v.mutable,
                 kind: v.kind,
             })
@@ -54,17 +76,69 @@ impl Lowerer {
             return Err(errs);
         }
         let calls = self.call_checks();
+        let field_checks = self.field_checks(&paths);
         Ok(LoweredFn {
             params,
             vars,
             body,
-            ret: self.tys.ir_type(self.ret).unwrap_or(Type::Unit),
+            ret: self.final_ir(self.ret, &generic),
             shared: self.shared,
             helpers: self.helpers,
             calls,
             param_tys: Vec::new(),
             ret_ty: Ty::Unit,
+            records: std::mem::take(&mut self.tys.records),
+            field_checks,
+            record_lits: self.record_lits,
         })
+    }
+
+    /// The final IR type of `t`: generic field types become `?field:` placeholders.
+    fn final_ir(&self, t: Ty, generic: &HashMap<u32, String>) -> Type {
+        match self.tys.resolve(t) {
+            Ty::Var(v) => generic.get(&v).map_or(Type::Unit, |p| {
+                Type::Record(format!("{}{p}", spoc_ir::resolve::FIELD))
+            }),
+            Ty::Array {
+                elem, space, len, ..
+            } => Type::Array {
+                elem: Box::new(self.final_ir(Ty::Var(elem), generic)),
+                space: space.ir(),
+                len,
+            },
+            t => self.tys.ir_type(t).unwrap_or(Type::Unit),
+        }
+    }
+
+    /// Helper calls and `match` need types the kernel knows: a generic field type (one only the
+    /// record's declaration fixes) passed to or returned by a helper, or matched on, is an error
+    /// asking for an annotation.
+    fn check_generic_uses(&mut self, generic: &HashMap<u32, String>) {
+        let generic_of = |l: &Lowerer, t: Ty| match l.tys.resolve(t) {
+            Ty::Var(v) => generic.get(&v).cloned(),
+            _ => None,
+        };
+        let mut reports = Vec::new();
+        for c in &self.helper_calls {
+            for a in &c.args {
+                if let Some(p) = generic_of(self, a.ty) {
+                    reports.push((a.span, format!("cannot infer the type of this argument: it has the type of field `{p}`, and neither a record's field types nor a #[device] function's parameter types are visible to the kernel macro; bind it to an annotated variable first (`let v: f32 = …;`)")));
+                }
+            }
+            if let Some(p) = generic_of(self, c.ret) {
+                reports.push((c.span, format!("cannot infer the type of this call's result: it is used as field `{p}`, whose type the kernel macro cannot see; annotate it: `let r: f32 = foo(..);`")));
+            }
+        }
+        for d in &self.deferred {
+            if let Deferred::Match(m) = d {
+                if let Some(p) = generic_of(self, m.ty) {
+                    reports.push((m.span, format!("cannot infer the type matched on: it is field `{p}`, whose type the kernel macro cannot see; annotate it first: `let v: u32 = …;`")));
+                }
+            }
+        }
+        for (span, msg) in reports {
+            self.errs.at(span, msg);
+        }
     }
 
     /// An integer or float literal (or untyped variable) passed to a helper, untyped by anything
@@ -112,6 +186,14 @@ impl Lowerer {
                 match candidates.as_slice() {
                     [s] => {
                         let _ = self.tys.unify(ty, Ty::Scalar(*s));
+                    }
+                    _ if !matches!(arg.hint, crate::lower::ArgHint::Literal(_))
+                        && !matches!(kind, Kind::Float | Kind::Int) =>
+                    {
+                        self.errs.at(
+                            span,
+                            "cannot infer the type of this argument: a #[device] function's parameter types are not visible to its callers (nor a record's field types to the kernel macro); bind it to an annotated variable first (`let v: f32 = …;`)",
+                        );
                     }
                     _ => {
                         let example = if kind == Kind::Float {
@@ -189,6 +271,8 @@ impl Lowerer {
 struct Resolver<'a> {
     l: &'a Lowerer,
     errs: &'a mut Errors,
+    /// Generic field types: root variable -> field path text.
+    generic: &'a HashMap<u32, String>,
 }
 
 impl Resolver<'_> {
@@ -196,7 +280,7 @@ impl Resolver<'_> {
         match t {
             Type::Record(name) => {
                 if let Some(v) = name.strip_prefix('?').and_then(|n| n.parse::<u32>().ok()) {
-                    *t = self.l.tys.ir_type(Ty::Var(v)).unwrap_or(Type::Unit);
+                    *t = self.l.final_ir(Ty::Var(v), self.generic);
                 }
             }
             Type::Array { elem, .. } => self.ty(elem),
@@ -280,7 +364,9 @@ impl Resolver<'_> {
                 .strip_prefix("?lit")
                 .and_then(|n| n.parse::<usize>().ok())
             {
-                if let Some(c) = self.literal(i) {
+                if let Some(g) = self.generic_literal(i) {
+                    *e = g;
+                } else if let Some(c) = self.literal(i) {
                     *e = Expr::constant(c);
                 }
                 return;
@@ -327,6 +413,25 @@ impl Resolver<'_> {
             ExprKind::Len(a) => self.expr(a),
             ExprKind::ArrayRepeat { value, .. } => self.expr(value),
         }
+    }
+
+    /// Pending literal `i` when its type is a generic field type: a constant whose type is the
+    /// `?lit:DIGITS:path` placeholder, made at load time (`spoc_ir::resolve`).
+    fn generic_literal(&self, i: usize) -> Option<Expr> {
+        let lit: &PendingLit = self.l.lits.get(i)?;
+        let Ty::Var(v) = self.l.tys.resolve(lit.ty) else {
+            return None;
+        };
+        let path = self.generic.get(&v)?;
+        let sign = if lit.negated { "-" } else { "" };
+        Some(Expr {
+            kind: ExprKind::Const(Const::U64(0)),
+            ty: Type::Record(format!(
+                "{}{sign}{}:{path}",
+                spoc_ir::resolve::LIT,
+                lit.digits
+            )),
+        })
     }
 
     /// The constant of pending literal `i`, or `None` after reporting why it does not fit.

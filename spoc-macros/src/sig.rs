@@ -1,13 +1,15 @@
 //! Function signatures: the parameters and return type of a `#[kernel]` or `#[device]` fn.
 
 use crate::errors::{Errors, Lowered};
-use crate::types::{Scalar, Ty};
+use crate::types::{Elem, Scalar, Ty, Unifier};
 use syn::spanned::Spanned;
 
 /// One parameter as the checker sees it.
 pub struct ParamSig {
     pub name: syn::Ident,
     pub ty: Ty,
+    /// The parameter's type as written.
+    pub span: crate::errors::Loc,
 }
 
 const SCALARS: &str = "`bool`, `i32`, `i64`, `u32`, `u64`, `usize`, `f32` and `f64`";
@@ -31,7 +33,7 @@ pub fn scalar_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Scalar> {
                     Some("char" | "str" | "String") => {
                         " (kernels compute on numbers and `bool`s)".to_string()
                     }
-                    _ => " (structs and other types are not supported in kernels yet)".to_string(),
+                    _ => "; records (`#[derive(Record)]` structs) too, named by a capitalised path without generic arguments".to_string(),
                 };
                 errs.spanned(
                     ty,
@@ -50,11 +52,43 @@ pub fn scalar_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Scalar> {
     }
 }
 
-/// Parses a parameter type: a scalar, `&[T]` or `&mut [T]`.
-pub fn param_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Ty> {
+/// The path of a record type (`Particle`, `geom::Particle`), if `ty` looks like one: a path
+/// without generic arguments whose last segment is capitalised and is not a type spoc knows to
+/// be something else. Whether it really is a `#[derive(Record)]` struct is checked by rustc in
+/// the generated code (`T: spoc::Record`).
+pub fn record_path(ty: &syn::Type) -> Option<&syn::Path> {
     match ty {
-        syn::Type::Paren(p) => param_type(&p.elem, errs),
-        syn::Type::Group(g) => param_type(&g.elem, errs),
+        syn::Type::Paren(p) => record_path(&p.elem),
+        syn::Type::Group(g) => record_path(&g.elem),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            let capitalised = name.starts_with(|c: char| c.is_ascii_uppercase());
+            let known = matches!(
+                name.as_str(),
+                "Self" | "String" | "Vec" | "Option" | "Box" | "Result" | "Buffer"
+            );
+            let plain = p.path.segments.iter().all(|s| s.arguments.is_none());
+            (capitalised && !known && plain).then_some(&p.path)
+        }
+        _ => None,
+    }
+}
+
+/// Parses a value type: a scalar or a record (`let p: Particle = …`, a helper's parameter or
+/// result).
+pub fn value_type(ty: &syn::Type, errs: &mut Errors, tys: &mut Unifier) -> Lowered<Ty> {
+    match record_path(ty) {
+        Some(p) => Ok(tys.record(p)),
+        None => scalar_type(ty, errs).map(Ty::Scalar),
+    }
+}
+
+/// Parses a parameter type: a scalar, a record, `&[T]` or `&mut [T]` (`T` a scalar or a record).
+pub fn param_type(ty: &syn::Type, errs: &mut Errors, tys: &mut Unifier) -> Lowered<Ty> {
+    match ty {
+        syn::Type::Paren(p) => param_type(&p.elem, errs, tys),
+        syn::Type::Group(g) => param_type(&g.elem, errs, tys),
         syn::Type::Reference(r) => {
             let mutable = r.mutability.is_some();
             let syn::Type::Slice(slice) = &*r.elem else {
@@ -76,7 +110,13 @@ pub fn param_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Ty> {
                         "slices of slices or arrays are not supported; flatten the data into one buffer and index it as `x[row * width + col]`",
                     ))
                 }
-                e => scalar_type(e, errs)?,
+                e => match record_path(e) {
+                    Some(p) => match tys.record(p) {
+                        Ty::Record(r) => return Ok(Ty::Buffer { elem: Elem::Record(r), mutable }),
+                        _ => return Err(crate::errors::Failed),
+                    },
+                    None => scalar_type(e, errs)?,
+                },
             };
             if elem == Scalar::Usize {
                 return Err(errs.spanned(
@@ -84,19 +124,26 @@ pub fn param_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Ty> {
                     "buffers of `usize` are not supported (device indices are 32-bit); use `u32` or `u64` elements",
                 ));
             }
-            Ok(Ty::Buffer { elem, mutable })
+            Ok(Ty::Buffer {
+                elem: Elem::Scalar(elem),
+                mutable,
+            })
         }
         syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Vec") => Err(errs
             .spanned(
                 ty,
                 "`Vec` is not supported in kernels; take a buffer parameter `&[T]` or `&mut [T]`",
             )),
-        _ => scalar_type(ty, errs).map(Ty::Scalar),
+        _ => value_type(ty, errs, tys),
     }
 }
 
 /// Parses the parameters of `sig`; reports (and skips) the unsupported ones.
-pub fn params(sig: &syn::Signature, errs: &mut Errors) -> Lowered<Vec<ParamSig>> {
+pub fn params(
+    sig: &syn::Signature,
+    errs: &mut Errors,
+    tys: &mut Unifier,
+) -> Lowered<Vec<ParamSig>> {
     let mut out = Vec::new();
     let mut ok = true;
     for input in &sig.inputs {
@@ -134,8 +181,12 @@ pub fn params(sig: &syn::Signature, errs: &mut Errors) -> Lowered<Vec<ParamSig>>
                 continue;
             }
         };
-        match param_type(&typed.ty, errs) {
-            Ok(ty) => out.push(ParamSig { name, ty }),
+        match param_type(&typed.ty, errs, tys) {
+            Ok(ty) => out.push(ParamSig {
+                name,
+                ty,
+                span: crate::errors::Loc::of(&typed.ty),
+            }),
             Err(_) => ok = false,
         }
     }
@@ -200,13 +251,13 @@ pub fn check_common(sig: &syn::Signature, what: &str, errs: &mut Errors) -> Lowe
     }
 }
 
-/// The return type of a device function: a scalar or nothing.
-pub fn device_return(sig: &syn::Signature, errs: &mut Errors) -> Lowered<Ty> {
+/// The return type of a device function: a scalar, a record or nothing.
+pub fn device_return(sig: &syn::Signature, errs: &mut Errors, tys: &mut Unifier) -> Lowered<Ty> {
     match &sig.output {
         syn::ReturnType::Default => Ok(Ty::Unit),
         syn::ReturnType::Type(_, ty) => match &**ty {
             syn::Type::Tuple(t) if t.elems.is_empty() => Ok(Ty::Unit),
-            t => scalar_type(t, errs).map(Ty::Scalar),
+            t => value_type(t, errs, tys),
         },
     }
 }

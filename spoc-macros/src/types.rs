@@ -1,13 +1,18 @@
 //! The checker's types and its unification-based inference.
 //!
 //! Surface types are the kernel language's: `bool`, `i32`, `i64`, `u32`, `u64`, `usize`, `f32`,
-//! `f64`, buffers `&[T]` / `&mut [T]`, and the arrays a kernel declares (shared arrays and local
-//! arrays). `usize` stays distinct from `u32` while checking (as in
+//! `f64`, records (`#[derive(Record)]` structs, by name), buffers `&[T]` / `&mut [T]` of scalars or
+//! records, and the arrays a kernel declares (shared arrays and local arrays). `usize` stays distinct from `u32` while checking (as in
 //! Rust) and is lowered to the IR's `U32` (indices and lengths are 32-bit on the device).
 //!
 //! Type variables carry a [`Kind`] that bounds what they may become: an unsuffixed integer
 //! literal is an `Int` variable (defaulting to `i32`), a float literal a `Float` variable
 //! (defaulting to `f64`), a helper call's result an `Any` variable that something must fix.
+//!
+//! A record's fields are not visible to the macro (the struct is another item), so the type of a
+//! field access `p.x` is a variable too; one per record and field name, shared by every access
+//! (`lower_record.rs`). A variable known to be a record of a name not known yet (`b.pos` used as
+//! `b.pos.x`) has the kind `Record`.
 
 use crate::errors::Loc;
 use spoc_ir::{MemSpace, ScalarType, Type};
@@ -98,6 +103,8 @@ pub enum Kind {
     Int,
     /// A float type (an unsuffixed float literal).
     Float,
+    /// A record type (a value whose fields are read, `b.pos` in `b.pos.x`).
+    Record,
 }
 
 impl Kind {
@@ -108,6 +115,7 @@ impl Kind {
             Kind::IntOrBool => s.is_int() || s == Scalar::Bool,
             Kind::Int => s.is_int(),
             Kind::Float => s.is_float(),
+            Kind::Record => false,
         }
     }
 
@@ -133,6 +141,7 @@ impl Kind {
             Kind::IntOrBool => "an integer or `bool`",
             Kind::Int => "an integer",
             Kind::Float => "a float",
+            Kind::Record => "a record",
         }
     }
 }
@@ -143,9 +152,11 @@ pub enum Ty {
     /// No value.
     Unit,
     Scalar(Scalar),
+    /// A record (`#[derive(Record)]` struct): index into [`Unifier::records`].
+    Record(u32),
     /// A global buffer parameter.
     Buffer {
-        elem: Scalar,
+        elem: Elem,
         mutable: bool,
     },
     /// An array declared in the body: a shared array (`shared_array::<T, N>()`, …) or a local
@@ -185,6 +196,36 @@ impl ArraySpace {
     }
 }
 
+/// The element type of a buffer: a scalar or a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    Scalar(Scalar),
+    /// Index into [`Unifier::records`].
+    Record(u32),
+}
+
+impl Elem {
+    /// The element as a value type.
+    pub fn ty(self) -> Ty {
+        match self {
+            Elem::Scalar(s) => Ty::Scalar(s),
+            Elem::Record(r) => Ty::Record(r),
+        }
+    }
+}
+
+/// A record type named in a function: its IR name (the path's last segment, which must be the
+/// struct's own name: checked at compile time) and the path as first written, which generated
+/// code uses to reach its `spoc::Record` impl.
+#[derive(Clone)]
+pub struct RecordUse {
+    pub name: String,
+    pub path: syn::Path,
+    pub span: Loc,
+    /// Other paths the same name was written with (checked to be the same type).
+    pub aliases: Vec<syn::Path>,
+}
+
 impl Ty {
     pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
     pub const USIZE: Ty = Ty::Scalar(Scalar::Usize);
@@ -201,6 +242,8 @@ enum Slot {
 #[derive(Default)]
 pub struct Unifier {
     slots: Vec<Slot>,
+    /// The record types named in the function, each name once.
+    pub records: Vec<RecordUse>,
 }
 
 /// Why two types do not unify, with both sides spelled for a message.
@@ -217,6 +260,47 @@ impl fmt::Display for Mismatch {
 }
 
 impl Unifier {
+    /// The record type `path` names (its last segment), added on first use.
+    pub fn record(&mut self, path: &syn::Path) -> Ty {
+        let name = path
+            .segments
+            .last()
+            .map(|s| crate::lower::ident_name(&s.ident))
+            .unwrap_or_default();
+        let written = |p: &syn::Path| quote::quote!(#p).to_string();
+        if let Some(i) = self.records.iter().position(|r| r.name == name) {
+            let r = &mut self.records[i];
+            if written(&r.path) != written(path)
+                && !r.aliases.iter().any(|a| written(a) == written(path))
+            {
+                r.aliases.push(path.clone());
+            }
+            return Ty::Record(i as u32);
+        }
+        self.records.push(RecordUse {
+            name,
+            path: path.clone(),
+            span: Loc::of(path),
+            aliases: Vec::new(),
+        });
+        Ty::Record((self.records.len() - 1) as u32)
+    }
+
+    /// The Rust spelling of a buffer element type (`f32`, `Particle`).
+    pub fn elem_name(&self, e: Elem) -> String {
+        match e {
+            Elem::Scalar(s) => s.name().to_string(),
+            Elem::Record(r) => self.record_name(r).to_string(),
+        }
+    }
+
+    /// The IR name of record `i`.
+    pub fn record_name(&self, i: u32) -> &str {
+        self.records
+            .get(i as usize)
+            .map_or("?", |r| r.name.as_str())
+    }
+
     /// A fresh variable of `kind`, created at `origin` (where a "cannot infer" error points).
     pub fn fresh(&mut self, kind: Kind, origin: Loc) -> Ty {
         self.slots.push(Slot::Free { kind, origin });
@@ -247,8 +331,13 @@ impl Unifier {
         match self.resolve(t) {
             Ty::Unit => "`()`".into(),
             Ty::Scalar(s) => format!("`{}`", s.name()),
+            Ty::Record(r) => format!("`{}`", self.record_name(r)),
             Ty::Buffer { elem, mutable } => {
-                format!("`&{}[{}]`", if mutable { "mut " } else { "" }, elem.name())
+                let e = match elem {
+                    Elem::Scalar(s) => s.name(),
+                    Elem::Record(r) => self.record_name(r),
+                };
+                format!("`&{}[{e}]`", if mutable { "mut " } else { "" })
             }
             Ty::Array {
                 elem,
@@ -296,6 +385,7 @@ impl Unifier {
             (Ty::Var(x), t) | (t, Ty::Var(x)) => {
                 let ok = match t {
                     Ty::Scalar(s) => self.kind_of(x).admits(s),
+                    Ty::Record(_) => matches!(self.kind_of(x), Kind::Any | Kind::Record),
                     _ => self.kind_of(x) == Kind::Any,
                 };
                 if !ok {
@@ -323,6 +413,7 @@ impl Unifier {
                 Ok(())
             }
             Ty::Scalar(s) if kind.admits(s) => Ok(()),
+            Ty::Record(_) if kind == Kind::Record => Ok(()),
             _ if kind == Kind::Any => Ok(()),
             _ => Err(Mismatch {
                 expected: kind.describe().into(),
@@ -331,16 +422,20 @@ impl Unifier {
         }
     }
 
-    /// Binds every free variable: integer literals default to `i32`, float literals to `f64`.
-    /// Returns the origins of variables nothing fixed (helper-call results).
-    pub fn apply_defaults(&mut self) -> Vec<Loc> {
+    /// Binds every free variable but those in `keep`: integer literals default to `i32`, float
+    /// literals to `f64`. Returns the origins and kinds of variables nothing fixed (helper-call
+    /// results, records of unknown type).
+    pub fn apply_defaults(&mut self, keep: &dyn Fn(u32) -> bool) -> Vec<(Loc, Kind)> {
         let mut unresolved = Vec::new();
         for i in 0..self.slots.len() {
+            if keep(i as u32) {
+                continue;
+            }
             if let Slot::Free { kind, origin } = self.slots[i] {
                 match kind {
                     Kind::Int => self.slots[i] = Slot::Bound(Ty::Scalar(Scalar::I32)),
                     Kind::Float => self.slots[i] = Slot::Bound(Ty::Scalar(Scalar::F64)),
-                    _ => unresolved.push(origin),
+                    _ => unresolved.push((origin, kind)),
                 }
             }
         }
@@ -352,7 +447,8 @@ impl Unifier {
         Some(match self.resolve(t) {
             Ty::Unit => Type::Unit,
             Ty::Scalar(s) => Type::Scalar(s.ir()),
-            Ty::Buffer { elem, .. } => Type::global_array(Type::Scalar(elem.ir())),
+            Ty::Record(r) => Type::Record(self.record_name(r).to_string()),
+            Ty::Buffer { elem, .. } => Type::global_array(self.ir_type(elem.ty())?),
             Ty::Array {
                 elem, space, len, ..
             } => Type::Array {
@@ -391,7 +487,7 @@ mod tests {
         assert_eq!(u.kind_of(n.var()), Kind::Int);
         assert!(u.unify(i, f).is_err());
         u.unify(a, f).unwrap();
-        assert_eq!(u.apply_defaults().len(), 0);
+        assert_eq!(u.apply_defaults(&|_| false).len(), 0);
         assert_eq!(u.resolve(i), Ty::I32);
         assert_eq!(u.resolve(a), Ty::Scalar(Scalar::F64));
     }
@@ -400,7 +496,7 @@ mod tests {
     fn unresolved_any_is_reported() {
         let mut u = Unifier::default();
         u.fresh(Kind::Any, Loc::call_site());
-        assert_eq!(u.apply_defaults().len(), 1);
+        assert_eq!(u.apply_defaults(&|_| false).len(), 1);
     }
 
     impl Ty {

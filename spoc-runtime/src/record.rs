@@ -56,12 +56,22 @@ pub struct FieldInfo {
     pub name: &'static str,
     /// What it holds.
     pub tag: TypeTag,
+    /// The fields of the field's type when it is a record (nested field checks read them);
+    /// empty for scalars.
+    pub fields: &'static [FieldInfo],
 }
 
 /// A type a record field (or a kernel value) may have: the scalars, and every record.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a type kernels can hold",
+    label = "not a scalar or a `#[derive(Record)]` struct",
+    note = "kernel values are `bool`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64` and records: `#[derive(Clone, Copy, Record)] #[repr(C)] struct …`"
+)]
 pub trait FieldType: DeviceCopy {
     /// The type, for `const` checks.
     const TAG: TypeTag;
+    /// The fields of a record (as [`Record::FIELDS`]); empty for scalars.
+    const NESTED_FIELDS: &'static [FieldInfo] = &[];
     /// The type in the IR.
     fn ir_type() -> Type;
     /// Appends the IR definitions this type needs (none for scalars; the record and the records
@@ -88,6 +98,11 @@ scalar_field!(bool => Bool, i32 => I32, i64 => I64, u32 => U32, u64 => U64, f32 
 /// # Safety
 /// The type must be `#[repr(C)]` with only [`FieldType`] fields, listed in [`Record::FIELDS`] in
 /// declaration order (the derive guarantees both).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a record",
+    label = "used as a record in a kernel",
+    note = "make it one with `#[derive(Clone, Copy, Record)]` and `#[repr(C)]`"
+)]
 pub unsafe trait Record: FieldType {
     /// The record's name in the IR: the struct's name. Two records of one name in one kernel
     /// are an error when the kernel's IR is linked.
@@ -130,6 +145,40 @@ pub const fn field_tag<R: Record>(name: &str) -> Option<TypeTag> {
         i += 1;
     }
     None
+}
+
+/// The type of the field at `path` in `R` (`&["pos", "x"]` is `r.pos.x`), if every step exists
+/// (each but the last a record): the kernel macro's compile-time check of nested field accesses.
+pub const fn field_path_tag<R: Record>(path: &[&str]) -> Option<TypeTag> {
+    let mut fields = R::FIELDS;
+    let mut tag = None;
+    let mut k = 0;
+    while k < path.len() {
+        if k > 0 {
+            match tag {
+                Some(TypeTag::Record(_)) => {}
+                _ => return None,
+            }
+        }
+        let mut found = None;
+        let mut i = 0;
+        while i < fields.len() {
+            if str_eq(fields[i].name, path[k]) {
+                found = Some(fields[i]);
+                break;
+            }
+            i += 1;
+        }
+        match found {
+            Some(f) => {
+                tag = Some(f.tag);
+                fields = f.fields;
+            }
+            None => return None,
+        }
+        k += 1;
+    }
+    tag
 }
 
 #[cfg(test)]

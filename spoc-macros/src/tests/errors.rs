@@ -80,7 +80,7 @@ const ERROR_CASES: &[(&str, &str)] = &[
     ("fn k(y: &mut [f32]) { if 1 { } }", "must be a `bool`"),
     ("fn k(y: &mut [u32]) { y[0] = 1u32.abs(); }", "`abs`"),
     (
-        "fn k(y: &mut [f32]) { let s = S { a: 1 }; }",
+        "fn k(y: &mut [f32]) { let s = S::<f32> { a: 1 }; }",
         "struct literals",
     ),
     (
@@ -144,7 +144,59 @@ const ERROR_CASES: &[(&str, &str)] = &[
     ("fn k(y: isize) {}", "use `i32` or `i64`"),
     (
         "fn k(y: Point) {}",
-        "structs and other types are not supported",
+        "records cannot be passed by value to a kernel yet",
+    ),
+    (
+        "fn k(y: Option<f32>) {}",
+        "records (`#[derive(Record)]` structs) too",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let p: Point = y[0]; }",
+        "mismatched types: expected `Point`, found `f32`",
+    ),
+    (
+        "fn k(y: &mut [f32]) { y[0] = y.x; }",
+        "a buffer has no field `x`; index it first",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let a = 1.0f32; y[0] = a.x; }",
+        "no field `x` on type `f32`",
+    ),
+    (
+        "fn k(y: &mut [P]) { let q = y[0]; q.x = 1.0f32; }",
+        "`q` is not mutable; declare it with `let mut q`",
+    ),
+    (
+        "fn k(y: &[P]) { y[0].x = 1.0f32; }",
+        "`y` is a read-only `&[P]` buffer",
+    ),
+    (
+        "fn k(y: &mut [P]) { y[0] = P { x: 1.0f32, x: 2.0f32 }; }",
+        "field `x` specified more than once",
+    ),
+    (
+        "fn k(y: &mut [P]) { y[0] = P { ..y[1] }; }",
+        "`..base` is not supported in a record literal",
+    ),
+    (
+        "fn k(y: &mut [P]) { y[0].0 = 1.0f32; }",
+        "tuple fields (`.0`) are not supported",
+    ),
+    (
+        "fn k(y: &mut [P], z: &mut [f32]) { let a = y[0].x; let b: f64 = y[1].x; z[0] = a; }",
+        "mismatched types",
+    ),
+    (
+        "fn k(y: &mut [P], z: &mut [f32]) { z[0] = g(y[0].x); }",
+        "nor a record's field types to the kernel macro",
+    ),
+    (
+        "fn k(y: &mut [P]) { y[0].x = g(1.0f32); }",
+        "it is used as field `P.x`, whose type the kernel macro cannot see",
+    ),
+    (
+        "fn k(y: &mut [f32]) { let a: f32 = g(1.0f32).x; }",
+        "cannot infer the record type of this value",
     ),
     (
         "fn k(y: &mut [f32]) { y[0] = SCALE; }",
