@@ -58,12 +58,15 @@ fn convert(e: InterpError) -> Error {
             },
             kernel: e.kernel,
         },
-        kind => Error::KernelFault {
-            message: kind.to_string(),
-            kernel: e.kernel,
-            block: e.block,
-            thread: e.thread,
-        },
+        _ => {
+            interpreter::set_last_report(&e);
+            Error::KernelFault {
+                message: e.message(),
+                kernel: e.kernel,
+                block: e.block,
+                thread: e.thread,
+            }
+        }
     }
 }
 
@@ -157,6 +160,12 @@ mod tests {
             kernel: "k".into(),
             block: [2, 0, 0],
             thread: [5, 1, 0],
+            loc: Some(interpreter::SourceLoc {
+                file: Some("src/k.rs".into()),
+                line: 3,
+                column: 9,
+                function: None,
+            }),
             kind: InterpErrorKind::InactiveLane {
                 op: "shuffle_xor".into(),
                 site: "`shuffle_xor()` at line 3, column 9".into(),
@@ -178,8 +187,8 @@ mod tests {
                 );
                 assert_eq!(
                     message,
-                    "`shuffle_xor()` at line 3, column 9: lane 5 reads lane 21, which is \
-                     inactive (not at this shuffle)"
+                    "src/k.rs:3:9: `shuffle_xor()`: lane 5 reads lane 21, which is inactive \
+                     (not at this shuffle)"
                 );
             }
             other => panic!("{other:?}"),
@@ -188,8 +197,10 @@ mod tests {
             kernel: "k".into(),
             block: [0; 3],
             thread: [0; 3],
+            loc: None,
             kind: InterpErrorKind::BarrierDivergence {
-                detail: "…".into()
+                detail: "…".into(),
+                groups: vec![],
             },
         };
         assert!(

@@ -97,6 +97,16 @@ impl fmt::Display for WarpOpKind {
     }
 }
 
+/// One release of the lanes of a warp waiting at warp barriers
+/// ([`SyncHandle::warp_barrier_release`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WarpRelease {
+    /// 1 for the warp's first release, 2 for its second, …
+    pub number: u32,
+    /// The lanes it released (bit `l` for lane `l`), the caller's included.
+    pub lanes: u32,
+}
+
 /// The answer of a sync call while the block is being torn down (another thread failed, or the
 /// scheduler found a sync error). The body should return promptly (its result is discarded);
 /// every further sync call answers `Aborted` at once.
@@ -322,10 +332,29 @@ impl SyncHandle<'_> {
     /// # Errors
     /// [`Aborted`] when the block is torn down.
     pub fn warp_barrier(&mut self, site: Site) -> Result<(), Aborted> {
+        self.warp_barrier_release(site).map(|_| ())
+    }
+
+    /// [`SyncHandle::warp_barrier`], returning which release of this warp's warp barriers let
+    /// the thread go and which lanes it released (the race checks use it to tell which lanes a
+    /// warp barrier ordered).
+    ///
+    /// # Errors
+    /// [`Aborted`] when the block is torn down.
+    pub fn warp_barrier_release(&mut self, site: Site) -> Result<WarpRelease, Aborted> {
         // Lanes at different warp-barrier sites synchronise with each other (as `__syncwarp`
         // does on Volta and later): the site is not needed to resolve it.
         let _ = site;
-        self.suspend(Suspend::WarpBarrier).map(|_| ())
+        match self.suspend(Suspend::WarpBarrier)? {
+            Resume::Value(v) => Ok(WarpRelease {
+                number: (v >> 32) as u32,
+                lanes: v as u32,
+            }),
+            _ => Ok(WarpRelease {
+                number: 0,
+                lanes: 1 << self.lane,
+            }),
+        }
     }
 
     /// A warp shuffle: returns `bits` of the source lane (see the module docs for the source of
@@ -519,6 +548,7 @@ where
         st: vec![St::Ready(Resume::Go); n as usize],
         cos,
         fault: None,
+        releases: vec![0; n.div_ceil(WARP_SIZE) as usize],
     };
     let r = sched.run();
     // Every coroutine is done here (a normal end, or the teardown): keep their stacks.
@@ -538,6 +568,8 @@ struct Sched<E> {
     st: Vec<St>,
     cos: Vec<Co<E>>,
     fault: Option<BlockFault<E>>,
+    /// Per warp: how many times warp-barrier lanes were released.
+    releases: Vec<u32>,
 }
 
 impl<E> Sched<E> {
@@ -616,22 +648,31 @@ impl<E> Sched<E> {
         // Sites of warp operations, each resolved once.
         let mut done_sites: [Option<Site>; WARP_SIZE as usize] = [None; WARP_SIZE as usize];
         let mut ndone = 0;
+        let mut lanes = 0u32;
         for i in lo..hi {
-            match self.st[i] {
-                St::Waiting(Suspend::WarpBarrier) => {
-                    self.st[i] = St::Ready(Resume::Go);
-                    progress = true;
+            if let St::Waiting(Suspend::WarpBarrier) = self.st[i] {
+                lanes |= 1 << (i - lo);
+            }
+        }
+        if lanes != 0 {
+            self.releases[w] += 1;
+            let v = (self.releases[w] as u64) << 32 | lanes as u64;
+            for i in lo..hi {
+                if let St::Waiting(Suspend::WarpBarrier) = self.st[i] {
+                    self.st[i] = St::Ready(Resume::Value(v));
                 }
-                St::Waiting(Suspend::Op { site, .. }) => {
-                    if done_sites[..ndone].contains(&Some(site)) {
-                        continue;
-                    }
-                    done_sites[ndone] = Some(site);
-                    ndone += 1;
-                    self.resolve_op(w, lo, hi, site)?;
-                    progress = true;
+            }
+            progress = true;
+        }
+        for i in lo..hi {
+            if let St::Waiting(Suspend::Op { site, .. }) = self.st[i] {
+                if done_sites[..ndone].contains(&Some(site)) {
+                    continue;
                 }
-                _ => {}
+                done_sites[ndone] = Some(site);
+                ndone += 1;
+                self.resolve_op(w, lo, hi, site)?;
+                progress = true;
             }
         }
         Ok(progress)

@@ -6,7 +6,7 @@
 //! runs. Barriers and warp operations get [`Program::sites`] numbers (the scheduler's
 //! [`crate::simt::Site`]s) and mark the kernel as one that needs the SIMT scheduler.
 
-use super::error::{invalid, unsupported, Fault};
+use super::error::{invalid, unsupported, Fault, SourceLoc};
 use super::layout::Layout;
 use super::value::Value;
 use crate::simt::{VoteKind, WarpOpKind};
@@ -38,11 +38,29 @@ pub(crate) struct Program {
     /// Whether the kernel needs the SIMT scheduler (block or warp barriers, shared arrays, warp
     /// operations); else its threads run one after another.
     pub simt: bool,
-    /// What each sync site is, for messages (`` `sync_threads()` at line 12, column 9 ``),
+    /// What each sync site is, for messages (`` `sync_threads()` at src/k.rs:12:9 ``),
     /// indexed by the site numbers of [`CStmt::Barrier`], [`CStmt::WarpBarrier`] and
     /// [`CExpr::Warp`].
     pub sites: Vec<String>,
+    /// The location of each sync site (an index into `locs`, or [`NO_LOC`]).
+    pub site_locs: Vec<u32>,
+    /// The source locations of statements, indexed by the `loc` of [`SStmt`], [`CPath`] and
+    /// the access expressions.
+    pub locs: Vec<SourceLoc>,
 }
+
+/// A `loc` that names no location.
+pub(crate) const NO_LOC: u32 = u32::MAX;
+
+/// A compiled statement with its source location (an index into [`Program::locs`]).
+#[derive(Debug)]
+pub(crate) struct SStmt {
+    pub loc: u32,
+    pub s: CStmt,
+}
+
+/// A block of compiled statements.
+pub(crate) type CBlock = Box<[SStmt]>;
 
 /// A shared array of the kernel: one per block, zero-filled, laid out as a buffer.
 #[derive(Debug)]
@@ -65,7 +83,7 @@ pub(crate) struct Frame {
     pub params: Box<[u32]>,
     /// For each parameter of global-array type, the id of its element layout.
     pub param_elems: Box<[Option<u32>]>,
-    pub body: Box<[CStmt]>,
+    pub body: CBlock,
 }
 
 /// A kernel parameter.
@@ -114,6 +132,8 @@ pub(crate) enum CExpr {
         index: Box<CExpr>,
         /// Layout of the element if `base` can be a global buffer.
         leaf: Option<Layout>,
+        /// Source location (for the checks).
+        loc: u32,
     },
     /// A field of a computed record value.
     FieldOf {
@@ -128,6 +148,8 @@ pub(crate) enum CExpr {
         name: Box<str>,
         /// When the root is a global array: its element layout id.
         elem: Option<u32>,
+        /// Source location (for the checks).
+        loc: u32,
     },
     /// Length of an array variable.
     LenVar(u32),
@@ -205,6 +227,8 @@ pub(crate) struct CPath {
     pub elem: Option<u32>,
     /// When the root is a global array: the layout of the value the path names.
     pub leaf: Option<Layout>,
+    /// Source location of the statement (for the checks).
+    pub loc: u32,
 }
 
 /// One step of a [`CPath`].
@@ -243,15 +267,15 @@ pub(crate) enum CStmt {
         path: CPath,
         value: CExpr,
     },
-    Block(Box<[CStmt]>),
+    Block(CBlock),
     If {
         cond: CExpr,
-        then: Box<[CStmt]>,
-        els: Box<[CStmt]>,
+        then: CBlock,
+        els: CBlock,
     },
     While {
         cond: CExpr,
-        body: Box<[CStmt]>,
+        body: CBlock,
     },
     For {
         slot: u32,
@@ -260,11 +284,11 @@ pub(crate) enum CStmt {
         end: CExpr,
         step: CExpr,
         dir: ForDir,
-        body: Box<[CStmt]>,
+        body: CBlock,
     },
     Match {
         scrutinee: CExpr,
-        arms: Box<[(CPattern, Box<[CStmt]>)]>,
+        arms: Box<[(CPattern, CBlock)]>,
     },
     Break,
     Continue,
@@ -289,9 +313,13 @@ pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
         records: HashMap::new(),
         layouts: Vec::new(),
         sites: Vec::new(),
+        site_locs: Vec::new(),
         simt: false,
         loc: None,
         helper: None,
+        file: super::source::kernel_file(kernel),
+        locs: Vec::new(),
+        loc_index: HashMap::new(),
     };
     for (i, f) in kernel.functions.iter().enumerate() {
         if c.fn_index.insert(f.name.as_str(), i as u32).is_some() {
@@ -360,6 +388,7 @@ pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
     let mut functions = Vec::with_capacity(kernel.functions.len());
     for f in &kernel.functions {
         c.helper = Some(f.name.clone());
+        c.file = super::source::helper_file(f);
         functions.push(c.function(f).map_err(|e| in_helper(*e, &f.name))?);
     }
     Ok(Program {
@@ -371,6 +400,8 @@ pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
         simt: c.simt || !shared.is_empty(),
         shared,
         sites: c.sites,
+        site_locs: c.site_locs,
+        locs: c.locs,
     })
 }
 
@@ -400,12 +431,20 @@ struct Compiler<'k> {
     layouts: Vec<Layout>,
     /// Descriptions of the sync sites numbered so far.
     sites: Vec<String>,
+    /// Their locations (indices into `locs`).
+    site_locs: Vec<u32>,
     /// Whether a barrier or warp operation was seen.
     simt: bool,
     /// Source location of the statement being compiled, when known.
     loc: Option<SrcLoc>,
     /// The helper being compiled (`None`: the kernel body).
     helper: Option<String>,
+    /// The source file of the function being compiled, when registered.
+    file: Option<&'static str>,
+    /// The locations numbered so far ([`Program::locs`]).
+    locs: Vec<SourceLoc>,
+    /// (helper, line, column) -> index in `locs`.
+    loc_index: HashMap<(Option<String>, u32, u32), u32>,
 }
 
 /// The variables of the function being compiled.
@@ -418,17 +457,38 @@ impl<'k> Compiler<'k> {
     /// Numbers a new sync site for the construct `what` (`"sync_threads()"`, …).
     fn site(&mut self, what: &str) -> u32 {
         let n = self.sites.len() as u32;
-        let at = match self.loc {
-            Some(SrcLoc { line, column }) => format!("at line {line}, column {column}"),
-            None => format!("(sync site #{n})"),
+        let loc = self.here();
+        let at = match self.locs.get(loc as usize) {
+            Some(l) => format!("at {l}"),
+            None => match &self.helper {
+                Some(h) => format!("(sync site #{n}) in helper `{h}`"),
+                None => format!("(sync site #{n})"),
+            },
         };
-        let within = match &self.helper {
-            Some(h) => format!(" in helper `{h}`"),
-            None => String::new(),
-        };
-        self.sites.push(format!("`{what}` {at}{within}"));
+        self.sites.push(format!("`{what}` {at}"));
+        self.site_locs.push(loc);
         self.simt = true;
         n
+    }
+
+    /// The location index of the statement being compiled ([`NO_LOC`] when unknown).
+    fn here(&mut self) -> u32 {
+        let Some(SrcLoc { line, column }) = self.loc else {
+            return NO_LOC;
+        };
+        let key = (self.helper.clone(), line, column);
+        if let Some(&i) = self.loc_index.get(&key) {
+            return i;
+        }
+        let i = self.locs.len() as u32;
+        self.locs.push(SourceLoc {
+            file: self.file.map(str::to_string),
+            line,
+            column,
+            function: self.helper.clone(),
+        });
+        self.loc_index.insert(key, i);
+        i
     }
 
     fn intern(&mut self, l: Layout) -> u32 {
@@ -477,21 +537,22 @@ impl<'k> Compiler<'k> {
         Ok(self.intern(l))
     }
 
-    fn block(&mut self, cx: Cx, b: &[Stmt]) -> Result<Box<[CStmt]>, Fault> {
+    fn block(&mut self, cx: Cx, b: &[Stmt]) -> Result<CBlock, Fault> {
         b.iter()
             .filter_map(|s| self.stmt(cx, s).transpose())
             .collect()
     }
 
     /// `None` for statements with no effect here.
-    fn stmt(&mut self, cx: Cx, s: &Stmt) -> Result<Option<CStmt>, Fault> {
+    fn stmt(&mut self, cx: Cx, s: &Stmt) -> Result<Option<SStmt>, Fault> {
         let saved = self.loc;
         if s.loc.is_some() {
             self.loc = s.loc;
         }
+        let loc = self.here();
         let r = self.stmt_here(cx, s);
         self.loc = saved;
-        r
+        Ok(r?.map(|s| SStmt { loc, s }))
     }
 
     fn stmt_here(&mut self, cx: Cx, s: &Stmt) -> Result<Option<CStmt>, Fault> {
@@ -607,6 +668,7 @@ impl<'k> Compiler<'k> {
                         base: self.bx(cx, array)?,
                         index: self.bx(cx, index)?,
                         leaf,
+                        loc: self.here(),
                     }
                 }
             }
@@ -732,6 +794,7 @@ impl<'k> Compiler<'k> {
                 name,
                 steps,
                 elem,
+                loc,
                 ..
             } = p;
             if let Some(Step::Index(index)) = steps.into_vec().pop() {
@@ -740,6 +803,7 @@ impl<'k> Compiler<'k> {
                     index: Box::new(index),
                     name,
                     elem,
+                    loc,
                 };
             }
             unreachable!("checked: one index step");
@@ -969,6 +1033,7 @@ impl<'k> Compiler<'k> {
             nindex,
             elem,
             leaf,
+            loc: self.here(),
         })
     }
 

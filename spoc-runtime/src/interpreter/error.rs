@@ -1,19 +1,187 @@
-//! Errors of the Interpreter.
+//! Errors of the Interpreter: what went wrong ([`InterpErrorKind`]), where in the kernel's source
+//! ([`SourceLoc`]) and in which thread ([`InterpError`]).
 
 use std::fmt;
+
+/// A place in a kernel's Rust source: the statement a report is about.
+///
+/// `file` is the path `file!()` gives for the file holding the `#[kernel]` (or the `#[device]`
+/// helper), as recorded by the macro; it is `None` for kernels whose IR was built by hand (or by a
+/// macro that did not record it). Lines and columns are 1-based; the column is the statement's
+/// first character (in characters).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SourceLoc {
+    /// The source file, when known (`"tests/sanitizer.rs"`).
+    pub file: Option<String>,
+    /// Line, from 1.
+    pub line: u32,
+    /// Column, from 1.
+    pub column: u32,
+    /// The `#[device]` helper the statement belongs to; `None` for the kernel's own body.
+    pub function: Option<String>,
+}
+
+impl fmt::Display for SourceLoc {
+    /// `tests/sanitizer.rs:42:9`, or `line 42, column 9` when the file is unknown, followed by
+    /// ` (in helper `h`)` for a statement of a helper.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "{file}:{}:{}", self.line, self.column)?,
+            None => write!(f, "line {}, column {}", self.line, self.column)?,
+        }
+        if let Some(h) = &self.function {
+            write!(f, " (in helper `{h}`)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Which memory an array lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MemorySpace {
+    /// A global buffer (a `&[T]` / `&mut [T]` parameter).
+    Global,
+    /// A shared array of the block (`shared_array`, `dynamic_shared`).
+    Shared,
+    /// A thread's local array (`[v; N]`) or a temporary array value.
+    Local,
+}
+
+impl fmt::Display for MemorySpace {
+    /// `buffer`, `shared array`, `local array`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemorySpace::Global => "buffer",
+            MemorySpace::Shared => "shared array",
+            MemorySpace::Local => "local array",
+        })
+    }
+}
+
+/// How a thread touched a memory element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    /// A plain read.
+    Read,
+    /// A plain write (an assignment, compound assignments included).
+    Write,
+    /// An atomic read-modify-write (`atomic_add`, …).
+    Atomic,
+}
+
+impl AccessKind {
+    /// The verb of a report: `reads`, `writes`, `atomically updates`.
+    pub fn verb(self) -> &'static str {
+        match self {
+            AccessKind::Read => "reads",
+            AccessKind::Write => "writes",
+            AccessKind::Atomic => "atomically updates",
+        }
+    }
+}
+
+/// One side of a data race: which thread touched the element, how, and at which statement.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RaceAccess {
+    /// `blockIdx` of the thread.
+    pub block: [u32; 3],
+    /// `threadIdx` of the thread.
+    pub thread: [u32; 3],
+    /// What it did.
+    pub kind: AccessKind,
+    /// The statement, when the IR carries its location.
+    pub loc: Option<SourceLoc>,
+}
+
+impl fmt::Display for RaceAccess {
+    /// `thread (3, 0, 0) of block (0, 0, 0) writes it at tests/sanitizer.rs:42:9`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [tx, ty, tz] = self.thread;
+        let [bx, by, bz] = self.block;
+        write!(
+            f,
+            "thread ({tx}, {ty}, {tz}) of block ({bx}, {by}, {bz}) {} it",
+            self.kind.verb()
+        )?;
+        if let Some(l) = &self.loc {
+            write!(f, " at {l}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A group of threads in a [`InterpErrorKind::BarrierDivergence`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DivergenceGroup {
+    /// The barrier they wait at (`None`: they have finished; also `None` for a barrier whose
+    /// statement has no location, see `site`).
+    pub at: Option<SourceLoc>,
+    /// The barrier as a phrase (`` `sync_threads()` at tests/k.rs:12:9 ``), or `"finished"`.
+    pub site: String,
+    /// Their `threadIdx`, in linear order.
+    pub threads: Vec<[u32; 3]>,
+}
 
 /// What went wrong in an interpreted launch.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InterpErrorKind {
-    /// `array[index]` with `index >= len`. `array` is the kernel parameter's name for a global
-    /// buffer, the variable's name for a local array.
-    #[error("index {index} out of bounds for `{array}` of length {len}")]
+    /// `array[index]` with `index >= len`, on a buffer, a shared array or a local array. The
+    /// message names buffers as `` `x` `` and the others as `` shared array `tile` `` and
+    /// `` local array `a` ``.
+    #[error(
+        "index {index} out of bounds for {}`{array}` of length {len}",
+        match space {
+            MemorySpace::Global => "",
+            MemorySpace::Shared => "shared array ",
+            MemorySpace::Local => "local array ",
+        }
+    )]
     OutOfBounds {
-        /// The buffer parameter's or local array's name.
+        /// Where the array lives.
+        space: MemorySpace,
+        /// The buffer parameter's, shared array's or local array's name.
         array: String,
         /// The index used, in elements.
         index: u64,
         /// The array's length, in elements.
+        len: u64,
+    },
+    /// Two different threads touched the same element with no barrier between them, at least
+    /// one of them writing, not both atomically. `second` is the access that revealed the race:
+    /// its thread is the error's thread. On shared memory a block barrier (`sync_threads()`)
+    /// orders the accesses before it before those after it, and `sync_warp()` orders the
+    /// accesses of lanes of one warp that both passed it; on global memory only a block barrier
+    /// orders threads of one block, and nothing orders threads of different blocks.
+    #[error(
+        "data race on {space} `{array}` element {index} (length {len}): {first}, and {second}, \
+         with no barrier between them"
+    )]
+    DataRace {
+        /// [`MemorySpace::Shared`] or [`MemorySpace::Global`].
+        space: MemorySpace,
+        /// The array's name.
+        array: String,
+        /// The element, in elements.
+        index: u64,
+        /// The array's length, in elements.
+        len: u64,
+        /// The earlier access (in the interpreter's schedule).
+        first: RaceAccess,
+        /// The later one, by the reporting thread.
+        second: RaceAccess,
+    },
+    /// A read (or atomic update) of a shared-array element that no thread of the block has
+    /// written yet in this launch: on a GPU it reads whatever the memory held.
+    #[error(
+        "read of shared array `{array}` element {index} (length {len}), which no thread of this \
+         block has written yet (a missing barrier after the writes, or a missing initialisation)"
+    )]
+    UninitializedShared {
+        /// The shared array's name.
+        array: String,
+        /// The element.
+        index: u64,
+        /// The array's length.
         len: u64,
     },
     /// Integer `/` or `%` by zero.
@@ -32,24 +200,28 @@ pub enum InterpErrorKind {
         expected: String,
     },
     /// The threads of a block do not all reach the same block barrier: some wait at another
-    /// one, or have finished while others wait. The error's thread is the first waiting one.
+    /// one, or have finished while others wait. The error's thread is the first waiting one, its
+    /// location that thread's barrier.
     #[error("barrier divergence: {detail}")]
     BarrierDivergence {
         /// Which threads wait where and which have finished, as a phrase (a few threads of each
         /// group are listed).
         detail: String,
+        /// The same, structured: barriers first (by site number), finished threads last.
+        groups: Vec<DivergenceGroup>,
     },
     /// A warp shuffle read a lane that does not take part in it: a lane of the warp that is not
     /// at this shuffle (it diverged, waits elsewhere or finished), or a lane that does not exist
     /// (beyond the last thread of the block, or outside `0..32` for `shuffle`/`shuffle_xor`).
     #[error(
-        "{site}: lane {lane} reads lane {src_lane}, which is {}",
+        "`{op}()`: lane {lane} reads lane {src_lane}, which is {}",
         if *absent { "absent" } else { "inactive (not at this shuffle)" }
     )]
     InactiveLane {
         /// The operation (`"shuffle_xor"`, …).
         op: String,
-        /// Where it is (`` `shuffle_xor()` at line 7, column 13 ``).
+        /// Where it is (`` `shuffle_xor()` at tests/k.rs:7:13 ``); the error's location is the
+        /// same place, structured.
         site: String,
         /// The reading lane.
         lane: u32,
@@ -80,12 +252,12 @@ pub enum InterpErrorKind {
     },
 }
 
-/// An error of an interpreted launch: the kernel, the coordinates of the faulting thread and what
-/// went wrong.
+/// An error of an interpreted launch: the kernel, the coordinates of the faulting thread, the
+/// statement it was running and what went wrong.
 ///
 /// Errors found before any thread runs (a bad argument; an unsupported or ill-formed node found
-/// while preparing the kernel, which is then not run at all) carry block and thread `[0, 0, 0]`;
-/// the `Display` of a [`InterpErrorKind::BadArgument`] omits the coordinates.
+/// while preparing the kernel, which is then not run at all) carry block and thread `[0, 0, 0]`
+/// and no location; the `Display` of a [`InterpErrorKind::BadArgument`] omits the coordinates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InterpError {
     /// The kernel's name.
@@ -94,6 +266,9 @@ pub struct InterpError {
     pub block: [u32; 3],
     /// `threadIdx` of the faulting thread.
     pub thread: [u32; 3],
+    /// The statement the thread was running (for a barrier divergence, the first waiting
+    /// thread's barrier; for an inactive lane, the shuffle), when the IR carries locations.
+    pub loc: Option<SourceLoc>,
     /// What went wrong.
     pub kind: InterpErrorKind,
 }
@@ -105,22 +280,34 @@ impl InterpError {
             kernel: kernel.to_string(),
             block: [0; 3],
             thread: [0; 3],
+            loc: None,
             kind,
         }
     }
 
-    /// An error raised by thread `thread` of block `block`.
+    /// An error raised by thread `thread` of block `block` at `loc`.
     pub(crate) fn thread(
         kernel: &str,
         block: [u32; 3],
         thread: [u32; 3],
+        loc: Option<SourceLoc>,
         kind: InterpErrorKind,
     ) -> InterpError {
         InterpError {
             kernel: kernel.to_string(),
             block,
             thread,
+            loc,
             kind,
+        }
+    }
+
+    /// What went wrong, where: `tests/k.rs:12:9: index 9 out of bounds …` (the kind's message
+    /// alone when the location is unknown). The runtime's `Error::KernelFault` message.
+    pub fn message(&self) -> String {
+        match &self.loc {
+            Some(l) => format!("{l}: {}", self.kind),
+            None => self.kind.to_string(),
         }
     }
 }
@@ -135,7 +322,8 @@ impl fmt::Display for InterpError {
             write!(
                 f,
                 "kernel `{}`, block ({bx}, {by}, {bz}), thread ({tx}, {ty}, {tz}): {}",
-                self.kernel, self.kind
+                self.kernel,
+                self.message()
             )
         }
     }

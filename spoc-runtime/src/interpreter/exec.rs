@@ -8,10 +8,14 @@
 //! buffers after the launch's.
 
 use super::compile::{
-    CExpr, CPath, CPattern, CStmt, ParamKind, Program, Special, Step, MAX_INDICES,
+    CExpr, CPath, CPattern, CStmt, ParamKind, Program, SStmt, Special, Step, MAX_INDICES, NO_LOC,
 };
-use super::error::{invalid, unsupported, Fault, InterpError, InterpErrorKind};
+use super::error::{
+    invalid, unsupported, AccessKind, DivergenceGroup, Fault, InterpError, InterpErrorKind,
+    MemorySpace, RaceAccess, SourceLoc,
+};
 use super::layout::Layout;
+use super::sanitize::{BlockCheck, Checks, Finding, GlobalCheck, Me};
 use super::value::{self, Agg, Value};
 use crate::native::abi::{NativeArg, ScalarArg, ThreadCtx};
 use crate::simt::{self, Aborted, BlockFault, Site, SyncError, SyncHandle, WarpOpKind};
@@ -39,6 +43,21 @@ pub(crate) struct BufView {
     mutable: bool,
     /// The kernel parameter's name.
     name: Box<str>,
+    /// Whether it is a shared array.
+    shared: bool,
+    /// Which shadow checks its accesses.
+    shadow: Shadow,
+}
+
+/// The shadow memory of a [`BufView`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shadow {
+    /// Unchecked.
+    None,
+    /// Shared array `.0` of the block's [`BlockCheck`].
+    Shared(u32),
+    /// Global buffer `.0` of the launch's [`GlobalCheck`].
+    Global(u32),
 }
 
 // SAFETY: a BufView is a view of memory the launch borrows for its duration (the contract of
@@ -54,6 +73,10 @@ struct Launch<'a> {
     bufs: Vec<BufView>,
     /// Initial values of the kernel's parameter slots (and of its shared-array slots).
     params: Vec<(usize, Value)>,
+    /// The optional checks of this launch.
+    checks: Checks,
+    /// The global-race shadow, when that check is on.
+    gcheck: Option<GlobalCheck>,
 }
 
 /// The state of the thread being run.
@@ -69,6 +92,12 @@ struct Thread<'s, 'y> {
     bufs: &'s [BufView],
     /// The scheduler, in SIMT kernels.
     sync: Option<&'s mut SyncHandle<'y>>,
+    /// Who the thread is and which barriers it passed, for the race checks.
+    me: Me,
+    /// The block's check state, in SIMT kernels with checks on.
+    bcheck: Option<&'s BlockCheck>,
+    /// The location of the innermost statement that faulted ([`NO_LOC`] until one does).
+    fault_loc: u32,
 }
 
 /// What a statement asks of the enclosing ones.
@@ -99,19 +128,30 @@ fn scalar_arg(s: ScalarType, a: ScalarArg) -> Option<Value> {
     })
 }
 
-/// Runs `prog` over `grid` x `block` with `shared_bytes` of dynamic shared memory per block.
+/// Runs `prog` over `grid` x `block` with `shared_bytes` of dynamic shared memory per block,
+/// with the optional `checks`.
 pub(crate) fn run(
     prog: &Program,
     grid: [u32; 3],
     block: [u32; 3],
     shared_bytes: usize,
     args: &[NativeArg],
+    checks: Checks,
 ) -> Result<(), InterpError> {
-    let launch = bind(prog, args).map_err(|k| InterpError::launch(&prog.name, k))?;
+    let mut launch = bind(prog, args).map_err(|k| InterpError::launch(&prog.name, k))?;
     let [gx, gy, gz] = grid.map(u64::from);
     let nblocks = gx * gy * gz;
     if nblocks == 0 || block.contains(&0) {
         return Ok(());
+    }
+    launch.checks = checks;
+    if checks.global_races {
+        let lens: Vec<usize> = launch.bufs.iter().map(|b| b.len).collect();
+        let tpb = block.iter().map(|&d| d as u64).product();
+        launch.gcheck = Some(GlobalCheck::new(&lens, tpb));
+        for (k, b) in launch.bufs.iter_mut().enumerate() {
+            b.shadow = Shadow::Global(k as u32);
+        }
     }
     if prog.simt {
         return launch.run_simt(grid, block, shared_bytes);
@@ -132,6 +172,14 @@ pub(crate) fn run(
                 },
                 bufs: &launch.bufs,
                 sync: None,
+                me: Me {
+                    linear: 0,
+                    global: 0,
+                    epoch: 0,
+                    wep: 0,
+                },
+                bcheck: None,
+                fault_loc: NO_LOC,
             },
             |th, b| {
                 th.ctx.block = [
@@ -198,6 +246,8 @@ fn bind<'a>(prog: &'a Program, args: &[NativeArg]) -> Result<Launch<'a>, InterpE
                     elem: *elem,
                     mutable: *mutable,
                     name: p.name.as_str().into(),
+                    shared: false,
+                    shadow: Shadow::None,
                 });
                 Value::Buffer((bufs.len() - 1) as u32)
             }
@@ -234,7 +284,13 @@ fn bind<'a>(prog: &'a Program, args: &[NativeArg]) -> Result<Launch<'a>, InterpE
     for (k, s) in prog.shared.iter().enumerate() {
         params.push((s.slot as usize, Value::Buffer((bufs.len() + k) as u32)));
     }
-    Ok(Launch { prog, bufs, params })
+    Ok(Launch {
+        prog,
+        bufs,
+        params,
+        checks: Checks::NONE,
+        gcheck: None,
+    })
 }
 
 /// The fault a sync call answers while the block is torn down (the scheduler discards it).
@@ -279,12 +335,33 @@ fn from_bits(like: &Value, bits: u64) -> Value {
     }
 }
 
-fn oob(array: &str, index: u32, len: usize) -> Fault {
+fn oob(space: MemorySpace, array: &str, index: u32, len: usize) -> Fault {
     Box::new(InterpErrorKind::OutOfBounds {
+        space,
         array: array.to_string(),
         index: index as u64,
         len: len as u64,
     })
+}
+
+/// An out-of-bounds fault on buffer or shared array `buf`.
+fn oob_buf(buf: &BufView, index: u32) -> Fault {
+    let space = if buf.shared {
+        MemorySpace::Shared
+    } else {
+        MemorySpace::Global
+    };
+    oob(space, &buf.name, index, buf.len)
+}
+
+/// `threadIdx` of linear index `i` in a block of `dim`.
+fn coords(i: u64, dim: [u32; 3]) -> [u32; 3] {
+    let [dx, dy, _] = dim.map(u64::from);
+    [
+        (i % dx) as u32,
+        ((i / dx) % dy) as u32,
+        (i / (dx * dy).max(1)) as u32,
+    ]
 }
 
 /// Where a place lives.
@@ -329,7 +406,12 @@ impl Launch<'_> {
             sizes.push((bytes, len));
         }
         let nslots = prog.kernel.nslots;
-        let body_of_block = |b: [u32; 3]| -> Result<(), BlockFault<Fault>> {
+        let lens: Vec<usize> = sizes.iter().map(|&(_, len)| len).collect();
+        let nthreads = block.iter().map(|&d| d as usize).product::<usize>();
+        let tpb = nthreads as u64;
+        let checked_shared = self.checks.shared();
+        let need_check = checked_shared || self.gcheck.is_some();
+        let body_of_block = |b: [u32; 3]| -> Result<(), BlockFault<(Fault, u32)>> {
             // Zero-filled, 8-byte aligned (the largest scalar alignment).
             let mut mem: Vec<Vec<u64>> = sizes
                 .iter()
@@ -341,16 +423,27 @@ impl Launch<'_> {
                     .iter()
                     .zip(sizes.iter())
                     .zip(mem.iter_mut())
-                    .map(|((s, (_, len)), m)| BufView {
+                    .enumerate()
+                    .map(|(k, ((s, (_, len)), m))| BufView {
                         ptr: m.as_mut_ptr().cast(),
                         len: *len,
                         elem_size: prog.layouts[s.elem as usize].size(),
                         elem: s.elem,
                         mutable: true,
                         name: s.name.as_str().into(),
+                        shared: true,
+                        shadow: if checked_shared {
+                            Shadow::Shared(k as u32)
+                        } else {
+                            Shadow::None
+                        },
                     }),
             );
-            let body = |ctx: &ThreadCtx, h: &mut SyncHandle<'_>| -> Result<(), Fault> {
+            let bcheck = need_check.then(|| BlockCheck::new(nthreads, &lens, &self.checks));
+            let block_linear =
+                b[0] as u64 + grid[0] as u64 * (b[1] as u64 + grid[1] as u64 * b[2] as u64);
+            let body = |ctx: &ThreadCtx, h: &mut SyncHandle<'_>| -> Result<(), (Fault, u32)> {
+                let linear = h.linear_id();
                 let mut th = Thread {
                     stack: vec![Value::Unit; nslots],
                     base: 0,
@@ -358,8 +451,16 @@ impl Launch<'_> {
                     ctx: *ctx,
                     bufs: &views,
                     sync: Some(h),
+                    me: Me {
+                        linear,
+                        global: block_linear * tpb + linear as u64,
+                        epoch: 0,
+                        wep: 0,
+                    },
+                    bcheck: bcheck.as_ref(),
+                    fault_loc: NO_LOC,
                 };
-                self.run_thread(&mut th)
+                self.run_thread(&mut th).map_err(|f| (f, th.fault_loc))
             };
             let r = simt::run_block(b, block, grid, &body);
             drop(views);
@@ -369,8 +470,19 @@ impl Launch<'_> {
         simt::run_grid(grid, body_of_block).map_err(|(b, f)| self.block_fault(b, f))
     }
 
+    /// The source location numbered `loc`.
+    fn loc(&self, loc: u32) -> Option<SourceLoc> {
+        self.prog.locs.get(loc as usize).cloned()
+    }
+
+    /// The location of sync site `s`.
+    fn site_loc(&self, s: Site) -> Option<SourceLoc> {
+        let l = *self.prog.site_locs.get(s.0 as usize)?;
+        self.loc(l)
+    }
+
     /// The Interpreter's error for the fault of block `block`.
-    fn block_fault(&self, block: [u32; 3], f: BlockFault<Fault>) -> InterpError {
+    fn block_fault(&self, block: [u32; 3], f: BlockFault<(Fault, u32)>) -> InterpError {
         let name = &self.prog.name;
         let site = |s: Site| -> String {
             self.prog
@@ -380,9 +492,10 @@ impl Launch<'_> {
                 .unwrap_or_else(|| s.to_string())
         };
         match f {
-            BlockFault::Thread { thread, error } => {
-                InterpError::thread(name, block, thread, *error)
-            }
+            BlockFault::Thread {
+                thread,
+                error: (error, loc),
+            } => InterpError::thread(name, block, thread, self.loc(loc), *error),
             BlockFault::Sync(e) => match e {
                 SyncError::BarrierDivergence { groups, .. } => {
                     let first = groups
@@ -390,12 +503,33 @@ impl Launch<'_> {
                         .and_then(|g| g.1.first())
                         .copied()
                         .unwrap_or_default();
+                    let loc = groups.first().and_then(|g| match g.0 {
+                        simt::Whereabouts::Barrier(s) => self.site_loc(s),
+                        simt::Whereabouts::Finished => None,
+                    });
+                    let structured = groups
+                        .iter()
+                        .map(|(w, threads)| match *w {
+                            simt::Whereabouts::Barrier(s) => DivergenceGroup {
+                                at: self.site_loc(s),
+                                site: site(s),
+                                threads: threads.clone(),
+                            },
+                            simt::Whereabouts::Finished => DivergenceGroup {
+                                at: None,
+                                site: "finished".into(),
+                                threads: threads.clone(),
+                            },
+                        })
+                        .collect();
                     InterpError::thread(
                         name,
                         block,
                         first,
+                        loc,
                         InterpErrorKind::BarrierDivergence {
                             detail: simt::describe_groups(&groups, site),
+                            groups: structured,
                         },
                     )
                 }
@@ -411,6 +545,7 @@ impl Launch<'_> {
                     name,
                     block,
                     thread,
+                    self.site_loc(s),
                     InterpErrorKind::InactiveLane {
                         op: op.to_string(),
                         site: site(s),
@@ -419,10 +554,11 @@ impl Launch<'_> {
                         absent: missing == simt::MissingLane::Absent,
                     },
                 ),
-                SyncError::MixedWarpOps { .. } => InterpError::thread(
+                SyncError::MixedWarpOps { site: s, .. } => InterpError::thread(
                     name,
                     block,
                     [0; 3],
+                    self.site_loc(s),
                     InterpErrorKind::InvalidKernel {
                         message: e.to_string(),
                     },
@@ -431,6 +567,7 @@ impl Launch<'_> {
                     name,
                     block,
                     [0; 3],
+                    None,
                     InterpErrorKind::OutOfResources {
                         what: e.to_string(),
                     },
@@ -442,15 +579,22 @@ impl Launch<'_> {
     /// Runs every thread of the block `th.ctx.block`, x fastest; stops at the first fault.
     fn run_block(&self, th: &mut Thread) -> Result<(), InterpError> {
         let [bx, by, bz] = th.ctx.block_dim;
+        let [gx, gy, _] = th.ctx.grid_dim.map(u64::from);
+        let [cx, cy, cz] = th.ctx.block.map(u64::from);
+        let block_linear = cx + gx * (cy + gy * cz);
+        let tpb = bx as u64 * by as u64 * bz as u64;
         for tz in 0..bz {
             for ty in 0..by {
                 for tx in 0..bx {
                     th.ctx.thread = [tx, ty, tz];
+                    th.me.linear = tx + bx * (ty + by * tz);
+                    th.me.global = block_linear * tpb + th.me.linear as u64;
                     if let Err(kind) = self.run_thread(th) {
                         return Err(InterpError::thread(
                             &self.prog.name,
                             th.ctx.block,
                             th.ctx.thread,
+                            self.loc(th.fault_loc),
                             *kind,
                         ));
                     }
@@ -465,6 +609,9 @@ impl Launch<'_> {
         th.stack.truncate(self.prog.kernel.nslots);
         th.base = 0;
         th.depth = 0;
+        th.fault_loc = NO_LOC;
+        th.me.epoch = 0;
+        th.me.wep = 0;
         for (slot, v) in &self.params {
             th.stack[*slot] = v.clone();
         }
@@ -472,11 +619,18 @@ impl Launch<'_> {
         Ok(())
     }
 
-    fn block(&self, b: &[CStmt], th: &mut Thread) -> Result<Flow, Fault> {
+    fn block(&self, b: &[SStmt], th: &mut Thread) -> Result<Flow, Fault> {
         for s in b {
-            match self.stmt(s, th)? {
-                Flow::Next => {}
-                other => return Ok(other),
+            match self.stmt(&s.s, th) {
+                Ok(Flow::Next) => {}
+                Ok(other) => return Ok(other),
+                Err(e) => {
+                    // The innermost statement names the fault.
+                    if th.fault_loc == NO_LOC {
+                        th.fault_loc = s.loc;
+                    }
+                    return Err(e);
+                }
             }
         }
         Ok(Flow::Next)
@@ -484,7 +638,7 @@ impl Launch<'_> {
 
     /// Runs a loop body; `Some(flow)` when the loop must stop with `flow`.
     #[inline]
-    fn loop_body(&self, body: &[CStmt], th: &mut Thread) -> Result<Option<Flow>, Fault> {
+    fn loop_body(&self, body: &[SStmt], th: &mut Thread) -> Result<Option<Flow>, Fault> {
         Ok(match self.block(body, th)? {
             Flow::Next | Flow::Continue => None,
             Flow::Break => Some(Flow::Next),
@@ -593,8 +747,19 @@ impl Launch<'_> {
             CStmt::Expr(e) => {
                 self.eval(e, th)?;
             }
-            CStmt::Barrier(site) => handle(th)?.barrier(Site(*site)).map_err(aborted)?,
-            CStmt::WarpBarrier(site) => handle(th)?.warp_barrier(Site(*site)).map_err(aborted)?,
+            CStmt::Barrier(site) => {
+                handle(th)?.barrier(Site(*site)).map_err(aborted)?;
+                th.me.epoch += 1;
+            }
+            CStmt::WarpBarrier(site) => {
+                let r = handle(th)?
+                    .warp_barrier_release(Site(*site))
+                    .map_err(aborted)?;
+                th.me.wep = r.number;
+                if let Some(c) = th.bcheck {
+                    c.warp_released(th.me.linear, r);
+                }
+            }
             CStmt::Fence => std::sync::atomic::fence(SeqCst),
         }
         Ok(Flow::Next)
@@ -687,6 +852,7 @@ impl Launch<'_> {
                 index,
                 name,
                 elem,
+                loc,
             } => {
                 let i = self.eval(index, th)?.as_index()?;
                 match &th.stack[th.base + *root as usize] {
@@ -697,8 +863,9 @@ impl Launch<'_> {
                             return Err(invalid("buffer element type mismatch"));
                         }
                         if i as usize >= buf.len {
-                            return Err(oob(&buf.name, i, buf.len));
+                            return Err(oob_buf(buf, i));
                         }
+                        self.note(buf, i, AccessKind::Read, *loc, th)?;
                         let l = &self.prog.layouts[buf.elem as usize];
                         // SAFETY: in bounds; the layout is the buffer's own.
                         unsafe { l.load(buf.ptr.add(i as usize * buf.elem_size)) }
@@ -706,7 +873,7 @@ impl Launch<'_> {
                     v => match v.as_array() {
                         Some(a) => match a.get(i as usize) {
                             Some(x) => x.clone(),
-                            None => return Err(oob(name, i, a.len())),
+                            None => return Err(oob(MemorySpace::Local, name, i, a.len())),
                         },
                         None => return Err(invalid(format!("indexing a {}", v.type_name()))),
                     },
@@ -766,7 +933,12 @@ impl Launch<'_> {
     #[inline(never)]
     fn eval_cold(&self, e: &CExpr, th: &mut Thread) -> Result<Value, Fault> {
         Ok(match e {
-            CExpr::IndexOf { base, index, leaf } => {
+            CExpr::IndexOf {
+                base,
+                index,
+                leaf,
+                loc,
+            } => {
                 let a = self.eval(base, th)?;
                 let i = self.eval(index, th)?.as_index()?;
                 match a {
@@ -778,7 +950,9 @@ impl Launch<'_> {
                         let len = a.len();
                         match a.get_mut(i as usize) {
                             Some(v) => std::mem::replace(v, Value::Unit),
-                            None => return Err(oob("(temporary array)", i, len)),
+                            None => {
+                                return Err(oob(MemorySpace::Local, "(temporary array)", i, len))
+                            }
                         }
                     }
                     Value::Buffer(b) => {
@@ -790,8 +964,9 @@ impl Launch<'_> {
                             return Err(invalid("buffer element type mismatch"));
                         }
                         if i as usize >= buf.len {
-                            return Err(oob(&buf.name, i, buf.len));
+                            return Err(oob_buf(buf, i));
                         }
+                        self.note(buf, i, AccessKind::Read, *loc, th)?;
                         // SAFETY: in bounds; the layout is the buffer's, checked at binding.
                         unsafe { leaf.load(buf.ptr.add(i as usize * buf.elem_size)) }
                     }
@@ -952,6 +1127,98 @@ impl Launch<'_> {
         Ok(())
     }
 
+    /// Checks and records an access to element `i` (in bounds) of `buf` at statement `loc`,
+    /// when `buf` is checked.
+    #[inline(always)]
+    fn note(
+        &self,
+        buf: &BufView,
+        i: u32,
+        kind: AccessKind,
+        loc: u32,
+        th: &Thread,
+    ) -> Result<(), Fault> {
+        if buf.shadow == Shadow::None {
+            return Ok(());
+        }
+        self.note_checked(buf, i, kind, loc, th)
+    }
+
+    #[inline(never)]
+    fn note_checked(
+        &self,
+        buf: &BufView,
+        i: u32,
+        kind: AccessKind,
+        loc: u32,
+        th: &Thread,
+    ) -> Result<(), Fault> {
+        let found = match buf.shadow {
+            Shadow::None => return Ok(()),
+            Shadow::Shared(k) => match th.bcheck {
+                Some(c) => c.access(k as usize, i as usize, &th.me, kind, loc),
+                None => Ok(()),
+            },
+            Shadow::Global(k) => match &self.gcheck {
+                Some(g) => {
+                    let wep_of = |u: u32| th.bcheck.map_or(0, |c| c.wep_of(u));
+                    g.access(k as usize, i as usize, &th.me, kind, loc, &wep_of)
+                }
+                None => Ok(()),
+            },
+        };
+        let Err(finding) = found else { return Ok(()) };
+        let (space, len) = (
+            if buf.shared {
+                MemorySpace::Shared
+            } else {
+                MemorySpace::Global
+            },
+            buf.len as u64,
+        );
+        Err(Box::new(match finding {
+            Finding::Uninit => InterpErrorKind::UninitializedShared {
+                array: buf.name.to_string(),
+                index: i as u64,
+                len,
+            },
+            Finding::Race {
+                thread,
+                kind: first_kind,
+                loc: first_loc,
+            } => {
+                let (first_block, first_thread) = match buf.shadow {
+                    Shadow::Global(_) => {
+                        let tpb = self.gcheck.as_ref().map_or(1, |g| g.threads_per_block());
+                        (
+                            coords(thread / tpb, th.ctx.grid_dim),
+                            coords(thread % tpb, th.ctx.block_dim),
+                        )
+                    }
+                    _ => (th.ctx.block, coords(thread, th.ctx.block_dim)),
+                };
+                InterpErrorKind::DataRace {
+                    space,
+                    array: buf.name.to_string(),
+                    index: i as u64,
+                    len,
+                    first: RaceAccess {
+                        block: first_block,
+                        thread: first_thread,
+                        kind: first_kind,
+                        loc: self.loc(first_loc),
+                    },
+                    second: RaceAccess {
+                        block: th.ctx.block,
+                        thread: th.ctx.thread,
+                        kind,
+                        loc: self.loc(loc),
+                    },
+                }
+            }
+        }))
+    }
+
     /// Walks `p` from its root value, bounds-checking each index.
     fn locate<'v>(
         &'v self,
@@ -974,7 +1241,7 @@ impl Launch<'_> {
                     if (i as usize) < buf.len {
                         Loc::Global(buf, i as usize * buf.elem_size)
                     } else {
-                        return Err(oob(&buf.name, i, buf.len));
+                        return Err(oob_buf(buf, i));
                     }
                 }
                 (Step::Index(_), Loc::Local(v)) => {
@@ -985,7 +1252,7 @@ impl Launch<'_> {
                     k += 1;
                     match a.get(i as usize) {
                         Some(v) => Loc::Local(v),
-                        None => return Err(oob(&p.name, i, a.len())),
+                        None => return Err(oob(MemorySpace::Local, &p.name, i, a.len())),
                     }
                 }
                 (Step::Field { index, .. }, Loc::Local(v)) => {
@@ -1015,6 +1282,8 @@ impl Launch<'_> {
                     .leaf
                     .as_ref()
                     .ok_or_else(|| invalid("global place without layout"))?;
+                let i = (off / buf.elem_size.max(1)) as u32;
+                self.note(buf, i, AccessKind::Read, p.loc, th)?;
                 // SAFETY: `off` is an element start plus static field offsets of the buffer's
                 // own element layout (checked in `locate`), so it is in bounds and aligned.
                 Ok(unsafe { leaf.load(buf.ptr.add(off)) })
@@ -1025,16 +1294,20 @@ impl Launch<'_> {
     fn write_path(&self, p: &CPath, th: &mut Thread, v: Value) -> Result<(), Fault> {
         let mut idx = [0u32; MAX_INDICES];
         self.eval_indices(p, th, &mut idx)?;
-        let bufs = th.bufs;
+        if let (Value::Buffer(b), Some(Step::Index(_))) =
+            (&th.stack[th.base + p.root as usize], p.steps.first())
+        {
+            let buf = self.view(th.bufs, *b);
+            return self.store_global(p, buf, idx[0], &p.steps[1..], &v, th);
+        }
         let mut cur: &mut Value = &mut th.stack[th.base + p.root as usize];
         let mut k = 0;
-        for (si, s) in p.steps.iter().enumerate() {
+        for s in p.steps.iter() {
             let ty = cur.type_name();
             match s {
                 Step::Index(_) => {
-                    if let Value::Buffer(b) = *cur {
-                        let buf = self.view(bufs, b);
-                        return self.store_global(p, buf, idx[k], &p.steps[si + 1..], &v);
+                    if let Value::Buffer(_) = *cur {
+                        return Err(invalid("indexing an element of a buffer"));
                     }
                     let i = idx[k];
                     k += 1;
@@ -1042,7 +1315,9 @@ impl Launch<'_> {
                         .as_array_mut()
                         .ok_or_else(|| invalid(format!("assignment into an element of a {ty}")))?;
                     let len = a.len();
-                    cur = a.get_mut(i as usize).ok_or_else(|| oob(&p.name, i, len))?;
+                    cur = a
+                        .get_mut(i as usize)
+                        .ok_or_else(|| oob(MemorySpace::Local, &p.name, i, len))?;
                 }
                 Step::Field { index, .. } => {
                     cur = cur
@@ -1064,6 +1339,7 @@ impl Launch<'_> {
         i: u32,
         rest: &[Step],
         v: &Value,
+        th: &Thread,
     ) -> Result<(), Fault> {
         if Some(buf.elem) != p.elem {
             return Err(invalid("buffer element type mismatch"));
@@ -1072,8 +1348,9 @@ impl Launch<'_> {
             return Err(invalid(format!("write to read-only buffer `{}`", buf.name)));
         }
         if i as usize >= buf.len {
-            return Err(oob(&buf.name, i, buf.len));
+            return Err(oob_buf(buf, i));
         }
+        self.note(buf, i, AccessKind::Write, p.loc, th)?;
         let mut off = i as usize * buf.elem_size;
         for s in rest {
             match s {
@@ -1119,6 +1396,8 @@ impl Launch<'_> {
             Some(Layout::Scalar(s)) => s,
             _ => return Err(invalid("atomic on a non-scalar element")),
         };
+        let i = (off / buf.elem_size.max(1)) as u32;
+        self.note(buf, i, AccessKind::Atomic, p.loc, th)?;
         // SAFETY: in bounds and aligned (see `read_path`).
         unsafe { atomic_rmw(op, s, buf.ptr.add(off), a, b) }
     }

@@ -28,16 +28,47 @@
 //! Not supported yet (an [`InterpErrorKind::Unsupported`] error, never a wrong result): vector
 //! values, atomics on local arrays, local arrays passed by mutable reference to helpers.
 
+// An `InterpError` (kind, location, both sides of a race) is built once per failed launch;
+// its size does not matter, and boxing it would only make matching on it clumsier.
+#![allow(clippy::result_large_err)]
+
 mod compile;
 mod error;
 mod exec;
 mod layout;
+mod sanitize;
+mod source;
 mod value;
 
 #[cfg(test)]
 mod tests;
 
-pub use error::{InterpError, InterpErrorKind};
+pub use error::{
+    AccessKind, DivergenceGroup, InterpError, InterpErrorKind, MemorySpace, RaceAccess, SourceLoc,
+};
+pub use sanitize::{checks, set_checks, set_global_race_check, set_shared_checks, Checks};
+#[doc(hidden)]
+pub use source::{__register_helper_file, __register_kernel_file};
+
+use std::cell::RefCell;
+
+thread_local! {
+    static LAST_REPORT: RefCell<Option<InterpError>> = const { RefCell::new(None) };
+}
+
+/// The full report of the last Interpreter launch on this OS thread that a thread fault ended
+/// (through the runtime: `kernel.launch(..)` on the Interpreter, or a checked launch with
+/// `SPOC_CHECK=1`), taken (a second call returns `None`). The runtime's
+/// `Error::KernelFault` carries the same report as a message; this is the typed form (kind,
+/// location, both sides of a race).
+pub fn take_last_report() -> Option<InterpError> {
+    LAST_REPORT.with(|r| r.borrow_mut().take())
+}
+
+/// Keeps `e` for [`take_last_report`].
+pub(crate) fn set_last_report(e: &InterpError) {
+    LAST_REPORT.with(|r| *r.borrow_mut() = Some(e.clone()));
+}
 
 use crate::native::abi::NativeArg;
 use spoc_ir::Kernel;
@@ -95,7 +126,24 @@ impl CompiledKernel {
         shared_mem_bytes: usize,
         args: &[NativeArg],
     ) -> Result<(), InterpError> {
-        exec::run(&self.prog, grid, block, shared_mem_bytes, args)
+        self.execute_with(grid, block, shared_mem_bytes, args, checks())
+    }
+
+    /// [`CompiledKernel::execute`] with the optional checks `checks` instead of the process's
+    /// settings ([`checks()`]).
+    ///
+    /// # Errors
+    /// As [`CompiledKernel::execute`], plus the reports of the checks that are on
+    /// ([`InterpErrorKind::DataRace`], [`InterpErrorKind::UninitializedShared`]).
+    pub fn execute_with(
+        &self,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_mem_bytes: usize,
+        args: &[NativeArg],
+        checks: Checks,
+    ) -> Result<(), InterpError> {
+        exec::run(&self.prog, grid, block, shared_mem_bytes, args, checks)
     }
 }
 

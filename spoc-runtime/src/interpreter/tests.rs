@@ -270,6 +270,21 @@ fn exec(
     execute(k, grid, block, shared, args)
 }
 
+/// [`exec`] with the optional checks `c`.
+fn exec_with(
+    k: &Kernel,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: usize,
+    args: &[NativeArg],
+    c: Checks,
+) -> Result<(), InterpError> {
+    if let Err(e) = spoc_ir::validate(k) {
+        panic!("test kernel does not validate: {e}\n{k}");
+    }
+    CompiledKernel::new(k)?.execute_with(grid, block, shared, args, c)
+}
+
 fn buf<T>(v: &mut [T]) -> NativeArg {
     NativeArg::Buffer {
         ptr: v.as_mut_ptr().cast(),
@@ -465,6 +480,7 @@ fn out_of_bounds_read_names_buffer_and_index() {
     assert_eq!(
         err.kind,
         InterpErrorKind::OutOfBounds {
+            space: MemorySpace::Global,
             array: "x".into(),
             index: 4,
             len: 4
@@ -523,6 +539,7 @@ fn out_of_bounds_write_and_local_array() {
     assert_eq!(
         err.kind,
         InterpErrorKind::OutOfBounds {
+            space: MemorySpace::Local,
             array: "a".into(),
             index: 3,
             len: 3
@@ -909,6 +926,7 @@ fn helper_function_call() {
     assert_eq!(
         err.kind,
         InterpErrorKind::OutOfBounds {
+            space: MemorySpace::Global,
             array: "x".into(),
             index: 4,
             len: 4
@@ -1761,8 +1779,20 @@ fn shared_arrays_are_zeroed_per_block() {
     ];
     let k = b.kernel("zeroed", body);
     let mut o = vec![0u32; 12];
-    exec(&k, d1(3), d1(4), 0, &[buf(&mut o)]).unwrap();
+    // The zero fill is what the unchecked interpreter reads…
+    exec_with(&k, d1(3), d1(4), 0, &[buf(&mut o)], Checks::NONE).unwrap();
     assert_eq!(o, vec![1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+    // … and a read of never-written shared memory is an error with the checks on.
+    let err = exec_with(&k, d1(3), d1(4), 0, &[buf(&mut o)], Checks::DEFAULT).unwrap_err();
+    assert_eq!(
+        err.kind,
+        InterpErrorKind::UninitializedShared {
+            array: "tile".into(),
+            index: 0,
+            len: 4
+        }
+    );
+    assert_eq!((err.block, err.thread), ([0, 0, 0], [0, 0, 0]));
 }
 
 /// A 2-D transpose through a 16 x 17 shared tile (a 2-D shared array lowered to 1-D,
@@ -1880,6 +1910,7 @@ fn shared_array_out_of_bounds_names_the_array() {
     assert_eq!(
         err.kind,
         InterpErrorKind::OutOfBounds {
+            space: MemorySpace::Shared,
             array: "buf".into(),
             index: 8,
             len: 8
@@ -1891,7 +1922,8 @@ fn shared_array_out_of_bounds_names_the_array() {
 
 #[test]
 fn histogram_with_shared_atomics() {
-    // let h = shared_array::<u32, 16>(); if i < data.len() { atomic_add(&mut h[data[i] % 16], 1) }
+    // let h = shared_array::<u32, 16>(); if t < 16 { h[t] = 0 } sync_threads();
+    // if i < data.len() { atomic_add(&mut h[data[i] % 16], 1) }
     // sync_threads(); if t < 16 { atomic_add(&mut out[t], h[t]) }
     let mut b = B::default();
     let data = b.buf("data", Type::U32);
@@ -1902,6 +1934,12 @@ fn histogram_with_shared_atomics() {
     let body = vec![
         let_(&i, gid(Axis::X)),
         let_(&t, tid(Axis::X)),
+        if_(
+            lt(t.clone(), u32c(16)),
+            vec![store(&hist, t.clone(), u32c(0))],
+            None,
+        ),
+        sync(),
         if_(
             lt(i.clone(), len(&data)),
             vec![atomic_add(
@@ -2124,7 +2162,7 @@ fn divergent_barriers_are_an_error() {
     let err = exec(&k, d1(2), d1(32), 0, &[buf(&mut o)]).unwrap_err();
     assert_eq!(err.block, [0, 0, 0]);
     assert_eq!(err.thread, [0, 0, 0]);
-    let InterpErrorKind::BarrierDivergence { detail } = &err.kind else {
+    let InterpErrorKind::BarrierDivergence { detail, .. } = &err.kind else {
         panic!("{err}")
     };
     assert!(
@@ -2155,7 +2193,7 @@ fn barrier_after_an_early_return_is_an_error() {
     let k = b.kernel("early", body);
     let mut o = vec![0u32; 8];
     let err = exec(&k, d1(1), d1(8), 0, &[buf(&mut o)]).unwrap_err();
-    let InterpErrorKind::BarrierDivergence { detail } = &err.kind else {
+    let InterpErrorKind::BarrierDivergence { detail, .. } = &err.kind else {
         panic!("{err}")
     };
     assert!(detail.contains("7 threads"), "{detail}");
@@ -2269,7 +2307,7 @@ fn shared_array_passed_to_a_helper_and_barrier_in_a_helper() {
     let p = CompiledKernel::new(&k).unwrap();
     assert_eq!(
         p.prog.sites,
-        vec!["`sync_threads()` at line 30, column 5 in helper `bump`".to_string()]
+        vec!["`sync_threads()` at line 30, column 5 (in helper `bump`)".to_string()]
     );
 }
 
