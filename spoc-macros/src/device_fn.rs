@@ -113,6 +113,9 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
                 IR.get_or_init(|| {
                     let mut function = ::spoc::__private::spoc_ir::Function::from_bytes(BYTES)?;
                     ::spoc::__private::spoc_ir::link::rename_calls(&mut function.body, #renames);
+                    // The Interpreter's reports name this file (spoc-runtime's
+                    // `interpreter/source.rs`).
+                    ::spoc::interpreter::__register_helper_file(&function, ::core::file!());
                     #[allow(unused_mut)]
                     let mut records = ::std::vec::Vec::new();
                     #( <#record_paths as ::spoc::FieldType>::record_defs(&mut records); )*

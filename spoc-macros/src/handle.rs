@@ -190,7 +190,15 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
                     static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
                         ::std::sync::OnceLock::new();
                     const BYTES: &[u8] = #bytes;
-                    IR.get_or_init(|| #load)
+                    IR.get_or_init(|| {
+                        let kernel = #load;
+                        // The Interpreter's reports name this file (spoc-runtime's
+                        // `interpreter/source.rs`).
+                        if let ::core::result::Result::Ok(k) = &kernel {
+                            ::spoc::interpreter::__register_kernel_file(k, ::core::file!());
+                        }
+                        kernel
+                    })
                     .as_ref()
                     .map_err(::core::clone::Clone::clone)
                 }
