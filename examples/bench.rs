@@ -5,6 +5,7 @@
 //! cargo run --release --example bench                         # best device, default sizes
 //! cargo run --release --example bench -- --device OpenCL --quick
 //! cargo run --release --example bench -- --filter matrix      # programs whose name contains it
+//! cargo run --release --example bench -- --device CUDA --scale 4   # 4x the sizes, for a big GPU
 //! ```
 //!
 //! Each program is launched once untimed (the first launch compiles its kernels), then timed; a
@@ -32,6 +33,10 @@ struct Args {
     /// Smaller sizes (about a second per program on the CPU backends in release builds).
     #[arg(long)]
     quick: bool,
+    /// Multiplies every program's size by this factor (the size is an element count for 1-D
+    /// programs and a side length for 2-D ones): `--scale 4` suits a large GPU.
+    #[arg(long, default_value_t = 1)]
+    scale: usize,
 }
 
 /// One line of the table.
@@ -86,7 +91,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             p.quick_size
         } else {
             p.default_size
-        };
+        }
+        .saturating_mul(args.scale.max(1));
         bar.set_message(format!("{} (size {size})", p.name));
         let row = match (p.run)(&dev, size) {
             Ok(o) => {
