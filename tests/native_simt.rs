@@ -733,3 +733,70 @@ fn an_atomic_in_a_helper() {
     }
     assert_eq!(hb.to_vec().unwrap(), want);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Large local arrays
+
+#[kernel]
+fn big_local(x: &mut [u32], k: u32) {
+    let mut a = [0u32; 4096];
+    let i = global_id_x();
+    for j in 0..a.len() {
+        a[j] = j as u32 * k;
+    }
+    sync_threads();
+    x[i] = a[(i * 7) % 4096];
+}
+
+#[kernel]
+fn huge_local(x: &mut [u32]) {
+    let mut a = [1u32; 150_000];
+    let i = global_id_x();
+    a[i] = 2;
+    x[i] = a[i] + a[i + 1];
+}
+
+#[device]
+fn table_sum(n: u32) -> u32 {
+    let mut t = [0u32; 2048];
+    for j in 0..t.len() {
+        t[j] = j as u32 % n;
+    }
+    let mut s = 0u32;
+    for j in 0..t.len() {
+        s += t[j];
+    }
+    s
+}
+
+#[kernel]
+fn helper_with_table(x: &mut [u32]) {
+    let i = global_id_x();
+    x[i] = table_sum(i as u32 + 1) + shuffle_xor(i as u32, 1);
+}
+
+#[test]
+fn large_local_arrays_run_or_fail_cleanly() {
+    let dev = native();
+    let mut xb = dev.alloc::<u32>(128).unwrap();
+    // 16 KiB per thread, on coroutine stacks.
+    big_local
+        .launch(&dev, dims1d(2), dims1d(64), (&mut xb, 3))
+        .unwrap();
+    let want: Vec<u32> = (0..128u32).map(|i| (i * 7 % 4096) * 3).collect();
+    assert_eq!(xb.to_vec().unwrap(), want);
+    // 600 KB per thread: over the limit, refused before any thread runs.
+    let r = huge_local.launch(&dev, dims1d(1), dims1d(4), (&mut xb,));
+    let (_, _, message) = fault_message(r);
+    assert!(message.contains("local arrays need 600000 bytes"), "{message}");
+    // A helper's 8 KiB table, called on coroutine stacks.
+    helper_with_table
+        .launch(&dev, dims1d(1), dims1d(64), (&mut xb,))
+        .unwrap();
+    let got = xb.to_vec().unwrap();
+    for i in 0..64u32 {
+        let n = i + 1;
+        let s: u32 = (0..2048u32).map(|j| j % n).sum();
+        assert_eq!(got[i as usize], s + (i ^ 1), "thread {i}");
+    }
+}

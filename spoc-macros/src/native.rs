@@ -118,6 +118,29 @@ fn pattern(p: &Pattern) -> Option<TokenStream> {
     })
 }
 
+/// Bytes of the local arrays a body declares (every `let` of a local-array type, as if all were
+/// live at once), for the stack check of bodies that run on coroutine stacks.
+pub fn local_array_bytes(vars: &[VarDecl]) -> u64 {
+    fn size(t: &Type) -> u64 {
+        match t {
+            Type::Scalar(s) => s.size_bytes() as u64,
+            Type::Array {
+                elem,
+                space: MemSpace::Local,
+                len: Some(n),
+            } => size(elem).saturating_mul(*n as u64),
+            _ => 0,
+        }
+    }
+    vars.iter()
+        .filter(|v| v.kind == spoc_ir::VarKind::Local && matches!(v.ty, Type::Array { .. }))
+        .fold(0u64, |a, v| a.saturating_add(size(&v.ty)))
+}
+
+/// Local arrays from this size on get a stack check before their body is entered
+/// (`spoc_runtime::native::abi::check_stack`).
+pub const STACK_CHECK_BYTES: u64 = 4096;
+
 /// The number of helper `name`'s first sync point: helpers number theirs from a hash of their
 /// name with the top bit set, so that they never meet a kernel's (numbered from 0) nor, but for
 /// a 1-in-2^31 collision, another helper's.

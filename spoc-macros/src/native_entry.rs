@@ -8,9 +8,10 @@
 //! keeps the row plan; if it calls helpers, one of which might have a warp operation that only
 //! the linked IR shows, it also gets a SIMT runner, chosen at launch by `NativeLaunch::simt`.
 
-use crate::native::helper_site_base;
 use crate::native::plan::{buffer_params, Plan};
+use crate::native::{helper_site_base, local_array_bytes, STACK_CHECK_BYTES};
 use crate::native::{rust_scalar, rust_value_type, HelperPaths, Native};
+use proc_macro2::Literal;
 use proc_macro2::TokenStream;
 use quote::quote;
 use spoc_ir::{Function, Kernel, Param, Type};
@@ -86,9 +87,21 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
             len: #len,
         }));
     }
+    let local = local_array_bytes(&k.vars);
+    let local = if local >= STACK_CHECK_BYTES { local } else { 0 };
+    let local_lit = Literal::usize_suffixed(local.min(usize::MAX as u64) as usize);
+    // Refused before any thread runs when over the limit for every stack.
+    let check = (local > 0).then(|| {
+        quote! {
+            ::spoc::__private::check_stack(#local_lit, &mut ::spoc::__private::NoSimt).map_err(
+                |trap| ::spoc::__private::ThreadTrap { block: [0; 3], thread: [0; 3], trap },
+            )?;
+        }
+    });
     let run_simt = quote! {
         launch.run_simt(
             &[#(#specs),*],
+            #local_lit,
             move |ctx: &::spoc::__private::ThreadCtx,
                   __spoc_simt: &mut ::spoc::__private::SyncHandle<'_>,
                   __spoc_shared: &::spoc::__private::SharedBlock<'_>|
@@ -167,6 +180,7 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
                 thread: [0; 3],
                 trap,
             })?;
+            #check
             #run
         }
     })
@@ -205,7 +219,29 @@ pub fn helper_entry(f: &Function, helpers: &HelperPaths) -> (TokenStream, bool) 
         return (quote!(), false);
     };
     let tail = (f.ret == Type::Unit).then(|| quote!(::core::result::Result::Ok(())));
+    let local = local_array_bytes(&f.vars);
     let (body, native) = match cx.block(&f.body) {
+        Some(b) if local >= STACK_CHECK_BYTES => {
+            // Large local arrays: check the stack, then enter a frame of their own (a frame
+            // holding them would overflow before any check in it ran).
+            let bytes = Literal::usize_suffixed(local.min(usize::MAX as u64) as usize);
+            let names: Vec<_> = f.params.iter().map(|p| cx.var(p.var)).collect();
+            (
+                quote! {
+                    ::spoc::__private::check_stack(#bytes, &mut *__spoc_simt)?;
+                    #[inline(never)]
+                    fn __spoc_body(
+                        ctx: &::spoc::__private::ThreadCtx,
+                        #(#params,)*
+                        __spoc_simt: &mut dyn ::spoc::__private::Simt,
+                    ) -> ::core::result::Result<#ret, ::spoc::__private::Trap> {
+                        #b #tail
+                    }
+                    __spoc_body(ctx, #(#names,)* __spoc_simt)
+                },
+                true,
+            )
+        }
         Some(b) => (quote!(#b #tail), true),
         None => {
             let msg = format!(

@@ -40,7 +40,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use super::atomic::AtomicElem;
 pub use super::block::{
-    warp_ballot, warp_shuffle, warp_vote, NoSimt, SharedBlock, SharedSpec, Simt, WarpValue,
+    check_stack, warp_ballot, warp_shuffle, warp_vote, NoSimt, SharedBlock, SharedSpec, Simt,
+    WarpValue, MAX_LOCAL_BYTES,
 };
 pub use crate::simt::SyncHandle;
 
@@ -118,6 +119,8 @@ pub enum Trap {
     Sync(crate::simt::SyncError),
     /// The block is being torn down after another thread's fault; never reported.
     Aborted,
+    /// A body's local arrays do not fit on the rest of its (coroutine) stack.
+    StackTooSmall { needed: u64, available: u64 },
 }
 
 impl fmt::Display for Trap {
@@ -149,6 +152,11 @@ impl fmt::Display for Trap {
             ),
             Trap::Sync(e) => write!(f, "{e}"),
             Trap::Aborted => f.write_str("the block was aborted after a fault in another thread"),
+            Trap::StackTooSmall { needed, available } => write!(
+                f,
+                "the local arrays need {needed} bytes of stack, but only {available} are left \
+                 on the thread's stack (use a buffer instead of a large local array)"
+            ),
         }
     }
 }

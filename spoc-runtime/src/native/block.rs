@@ -46,6 +46,35 @@ pub trait Simt {
     /// # Errors
     /// As [`Simt::barrier`].
     fn ballot(&mut self, site: u32, pred: bool) -> Result<u32, Trap>;
+    /// Bytes of stack left below the caller (`usize::MAX` when unknown: an OS thread's stack).
+    fn stack_remaining(&self) -> usize;
+}
+
+/// Stack a body needs beyond its local arrays (frames of the generated code and the runtime).
+const STACK_MARGIN: usize = 16 * 1024;
+
+/// The most bytes of local arrays one body (a kernel's or a helper's) may declare: CUDA's limit
+/// of local memory per thread, and well within the 2 MiB stacks of rayon's threads.
+pub const MAX_LOCAL_BYTES: usize = 512 * 1024;
+
+/// Checks that `needed` bytes of local arrays (at most [`MAX_LOCAL_BYTES`]) and a margin fit on
+/// the rest of the stack, so that a kernel with large local arrays fails with an error rather
+/// than overflowing a stack (which would kill the process). Called before entering a body with
+/// large local arrays (whose frame would already overflow).
+///
+/// # Errors
+/// [`Trap::StackTooSmall`] if they do not fit.
+#[inline]
+pub fn check_stack<S: Simt + ?Sized>(needed: usize, simt: &mut S) -> Result<(), Trap> {
+    let available = simt.stack_remaining().min(MAX_LOCAL_BYTES + STACK_MARGIN);
+    if needed.saturating_add(STACK_MARGIN) <= available {
+        Ok(())
+    } else {
+        Err(Trap::StackTooSmall {
+            needed: needed as u64,
+            available: available as u64,
+        })
+    }
 }
 
 fn aborted(_: simt::Aborted) -> Trap {
@@ -80,6 +109,9 @@ impl Simt for SyncHandle<'_> {
     fn ballot(&mut self, site: u32, pred: bool) -> Result<u32, Trap> {
         SyncHandle::ballot(self, Site(site), pred).map_err(aborted)
     }
+    fn stack_remaining(&self) -> usize {
+        SyncHandle::stack_remaining(self)
+    }
 }
 
 /// The [`Simt`] of a launch run without the scheduler (threads of a block one after the other):
@@ -107,6 +139,9 @@ impl Simt for NoSimt {
     }
     fn ballot(&mut self, _: u32, _: bool) -> Result<u32, Trap> {
         Err(Trap::NotSimt { what: "ballot" })
+    }
+    fn stack_remaining(&self) -> usize {
+        usize::MAX
     }
 }
 
@@ -257,6 +292,21 @@ impl SharedBlock<'_> {
     }
 }
 
+/// Calls `body` in a frame of its own, entered only after the stack check (the frame holds the
+/// body's local arrays when it is inlined here).
+#[inline(never)]
+fn enter<F>(
+    body: &F,
+    ctx: &ThreadCtx,
+    h: &mut SyncHandle<'_>,
+    sh: &SharedBlock<'_>,
+) -> Result<(), Trap>
+where
+    F: Fn(&ThreadCtx, &mut SyncHandle<'_>, &SharedBlock<'_>) -> Result<(), Trap>,
+{
+    body(ctx, h, sh)
+}
+
 /// `threadIdx` to report for a sync error.
 fn sync_thread(e: &SyncError) -> [u32; 3] {
     match e {
@@ -281,7 +331,15 @@ impl NativeLaunch {
     /// The fault of the lowest faulting block: a thread's [`Trap`] with its coordinates, or a
     /// synchronisation error ([`Trap::Sync`]: a barrier not reached by every thread of the
     /// block, a shuffle reading an inactive lane) with the coordinates of a thread it names.
-    pub fn run_simt<F>(&self, shared: &[SharedSpec], body: F) -> Result<(), ThreadTrap>
+    ///
+    /// `local_bytes` is the size of the body's local arrays: each thread checks that they fit on
+    /// its coroutine stack ([`check_stack`]) before it enters the body.
+    pub fn run_simt<F>(
+        &self,
+        shared: &[SharedSpec],
+        local_bytes: usize,
+        body: F,
+    ) -> Result<(), ThreadTrap>
     where
         F: Fn(&ThreadCtx, &mut SyncHandle<'_>, &SharedBlock<'_>) -> Result<(), Trap> + Sync,
     {
@@ -298,7 +356,12 @@ impl NativeLaunch {
                 base: mem.as_mut_ptr() as *mut u8,
                 layout: &layout,
             };
-            let run = |ctx: &ThreadCtx, h: &mut SyncHandle<'_>| body(ctx, h, &sh);
+            let run = |ctx: &ThreadCtx, h: &mut SyncHandle<'_>| {
+                if local_bytes > 0 {
+                    check_stack(local_bytes, h)?;
+                }
+                enter(&body, ctx, h, &sh)
+            };
             simt::run_block(b, block_dim, grid, &run)
         });
         r.map_err(|(block, fault)| match fault {
@@ -361,7 +424,7 @@ mod tests {
             len: Some(n),
         }];
         launch([blocks, 1, 1], [n, 1, 1], 0)
-            .run_simt(&specs, |ctx, h, sh| {
+            .run_simt(&specs, 0, |ctx, h, sh| {
                 let s = sh.array::<u32>(0)?;
                 let t = ctx.thread[0];
                 s.store(t, ctx.global_id(0))?;
@@ -391,7 +454,7 @@ mod tests {
     fn shuffles_votes_and_faults_carry_coordinates() {
         let l = launch([2, 1, 1], [64, 1, 1], 0);
         let sums: Vec<AtomicU32> = (0..128).map(|_| AtomicU32::new(0)).collect();
-        l.run_simt(&[], |ctx, h, _| {
+        l.run_simt(&[], 0, |ctx, h, _| {
             let mut v = ctx.global_id(0) as f32;
             for m in [16, 8, 4, 2, 1] {
                 v += warp_shuffle(v, m, ShuffleKind::Xor, 7, h)?;
@@ -409,7 +472,7 @@ mod tests {
             assert_eq!(s.load(Ordering::Relaxed) as usize, want);
         }
         // A thread's trap.
-        let r = l.run_simt(&[], |ctx, _, _| {
+        let r = l.run_simt(&[], 0, |ctx, _, _| {
             if ctx.block[0] == 1 && ctx.thread[0] == 9 {
                 Err(Trap::DivisionByZero)
             } else {
@@ -425,7 +488,7 @@ mod tests {
             })
         );
         // A barrier only part of the block reaches.
-        let r = l.run_simt(&[], |ctx, h, _| {
+        let r = l.run_simt(&[], 0, |ctx, h, _| {
             if ctx.thread[0] >= 40 {
                 Simt::barrier(h, 3)?;
             }
@@ -438,6 +501,24 @@ mod tests {
             "{}",
             t.trap
         );
+        // Local arrays too large for a coroutine stack are an error, not an overflow: the body
+        // (whose frame would hold them) is not entered.
+        let entered = AtomicU32::new(0);
+        let r = l.run_simt(&[], 1 << 30, |_, _, _| {
+            entered.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        });
+        let t = r.unwrap_err();
+        assert!(
+            matches!(t.trap, Trap::StackTooSmall { needed, .. } if needed == 1 << 30),
+            "{t:?}"
+        );
+        assert!(t.trap.to_string().contains("local arrays"), "{}", t.trap);
+        assert_eq!(entered.load(Ordering::Relaxed), 0);
+        l.run_simt(&[], 4096, |_, h, _| check_stack(4096, h))
+            .unwrap();
+        assert!(check_stack(MAX_LOCAL_BYTES, &mut NoSimt).is_ok());
+        assert!(check_stack(MAX_LOCAL_BYTES + 1, &mut NoSimt).is_err());
         // NoSimt refuses.
         assert!(matches!(
             warp_ballot(true, 0, &mut NoSimt),
