@@ -757,10 +757,15 @@ fn huge_local(x: &mut [u32]) {
 }
 
 #[device]
+fn modulo(j: u32, n: u32) -> u32 {
+    j % n
+}
+
+#[device]
 fn table_sum(n: u32) -> u32 {
     let mut t = [0u32; 2048];
     for j in 0..t.len() {
-        t[j] = j as u32 % n;
+        t[j] = modulo(j as u32, n);
     }
     let mut s = 0u32;
     for j in 0..t.len() {
