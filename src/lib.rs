@@ -109,7 +109,8 @@ pub use spoc_ir as ir;
 pub mod prelude {
     pub use crate::intrinsics::*;
     pub use crate::{
-        device, dims1d, dims2d, dims3d, init_device, kernel, Buffer, Device, Dims, Record,
+        device, dims1d, dims2d, dims3d, init_device, kernel, Buffer, Device, Dims, Float, Int,
+        Number, Record,
     };
 }
 

@@ -138,6 +138,27 @@ fn quoted(t: Ty, recs: &[RecordUse]) -> String {
     }
 }
 
+/// The tags of a call: its arguments', then its result's.
+pub fn call_tags(call: &CallCheck) -> Vec<u8> {
+    call.args
+        .iter()
+        .map(|a| tag(a.0))
+        .chain(std::iter::once(tag(call.ret)))
+        .collect()
+}
+
+/// The companion of the instance of `callee` (a companion or a stub) that `call` uses:
+/// `<callee as InstanceAt<{ pick_instance(callee::INSTANCES, tags) }>>::T` (for a plain helper,
+/// `callee` itself).
+pub fn instance_of(callee: &TokenStream, call: &CallCheck) -> TokenStream {
+    let tags = call_tags(call);
+    quote! {
+        <#callee as ::spoc::__private::InstanceAt<{
+            ::spoc::__private::pick_instance(#callee::INSTANCES, &[ #(#tags),* ])
+        }>>::T
+    }
+}
+
 /// Whether an argument of type `arg` may be passed for a parameter of type `param`
 /// (`&mut [T]` coerces to `&[T]`).
 fn arg_fits(param: Ty, arg: Ty) -> bool {
@@ -210,6 +231,20 @@ pub fn fits_expr(callee: &TokenStream, call: &CallCheck) -> TokenStream {
 /// function, which alone reports a callee that is not a `#[device]` fn).
 pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUse]) -> TokenStream {
     let span = call.span.first;
+    let instance = instance_of(&quote!(__spoc_h), call);
+    let call_tags = call_tags(call);
+    let no_instance = {
+        let args: Vec<String> = call.args.iter().map(|a| show(a.0, recs)).collect();
+        fail_at(
+            span,
+            &format!(
+                "mismatched types: no instance of the generic #[device] function `{}` takes ({}) -> {}; it has one instance per type of its bound (`Float`: f32, f64; `Int`: i32, u32, i64, u64; `Number`: both)",
+                written(h),
+                args.join(", "),
+                show(call.ret, recs)
+            ),
+        )
+    };
     let path = &h.path;
     let w = written(h);
     let not_device = if first {
@@ -275,7 +310,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUs
         if !name.is_empty() {
             let panic = fail_at(loc.first, &at("of another record type".to_string()));
             arg_checks.push(quote! {
-                if !::spoc::__private::str_eq(__spoc_h::PARAM_RECORDS[#i], #name) {
+                if !::spoc::__private::str_eq(__spoc_i::PARAM_RECORDS[#i], #name) {
                     #panic
                 }
             });
@@ -315,7 +350,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUs
             &format!("mismatched types: `{w}` returns another record type, but its result is used as a `{ret_name}`"),
         );
         quote! {
-            if __spoc_h::RET_TAG == #REC && !::spoc::__private::str_eq(__spoc_h::RET_RECORD, #ret_name) {
+            if __spoc_i::RET_TAG == #REC && !::spoc::__private::str_eq(__spoc_i::RET_RECORD, #ret_name) {
                 #panic
             }
         }
@@ -335,18 +370,30 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUs
                         pub const RET_TAG: u8 = 0;
                         pub const PARAM_RECORDS: &'static [&'static str] = &[];
                         pub const RET_RECORD: &'static str = "";
+                        pub const INSTANCES: &'static [&'static [u8]] = &[];
+                    }
+                    impl<const I: usize> ::spoc::__private::InstanceAt<I> for __spoc_h {
+                        type T = __spoc_h;
                     }
                 }
                 #[allow(unused_imports)]
                 use __spoc_callee as __spoc_h;
                 #[allow(unused_imports)]
                 use __spoc_fallback::*;
-                if !__spoc_h::IS_DEVICE {
+                // The instance called (a generic helper's, or the helper itself).
+                #[allow(non_camel_case_types)]
+                type __spoc_i = #instance;
+                if !__spoc_i::IS_DEVICE {
                     #not_device
-                } else if !__spoc_h::OK {
+                } else if !__spoc_h::INSTANCES.is_empty()
+                    && ::spoc::__private::pick_instance(__spoc_h::INSTANCES, &[ #(#call_tags),* ])
+                        == __spoc_h::INSTANCES.len()
+                {
+                    #no_instance
+                } else if !__spoc_i::OK {
                     // The helper has errors of its own, reported where it is.
                 } else {
-                    let __spoc_p: &[u8] = __spoc_h::PARAM_TAGS;
+                    let __spoc_p: &[u8] = __spoc_i::PARAM_TAGS;
                     if __spoc_p.len() != #n {
                         match __spoc_p.len() {
                             #(#arity_arms)*
@@ -354,7 +401,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUs
                         }
                     } else {
                         #(#arg_checks)*
-                        match __spoc_h::RET_TAG {
+                        match __spoc_i::RET_TAG {
                             #(#ret_arms)*
                             _ => {}
                         }

@@ -51,12 +51,30 @@ pub type Lowered<T> = Result<T, Failed>;
 #[derive(Default)]
 pub struct Errors {
     list: Vec<syn::Error>,
+    /// Appended to every message (the instance of a generic fn being lowered).
+    note: Option<String>,
 }
 
 impl Errors {
+    /// No errors yet; every message will end with `note`.
+    pub fn with_note(note: Option<String>) -> Errors {
+        Errors {
+            list: Vec::new(),
+            note,
+        }
+    }
+
+    fn text(&self, message: impl Display) -> String {
+        match &self.note {
+            Some(n) => format!("{message}{n}"),
+            None => message.to_string(),
+        }
+    }
+
     /// Records `message` at `span` and returns [`Failed`] for the caller to propagate.
     pub fn at(&mut self, loc: impl Into<Loc>, message: impl Display) -> Failed {
-        self.list.push(loc.into().error(message));
+        let m = self.text(message);
+        self.list.push(loc.into().error(m));
         Failed
     }
 
@@ -66,8 +84,14 @@ impl Errors {
         node: &T,
         message: impl Display,
     ) -> Failed {
-        self.list.push(syn::Error::new_spanned(node, message));
+        let m = self.text(message);
+        self.list.push(syn::Error::new_spanned(node, m));
         Failed
+    }
+
+    /// The messages, in order (to tell whether two instances of a generic fn fail alike).
+    pub fn texts(&self) -> Vec<String> {
+        self.list.iter().map(|e| e.to_string()).collect()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -102,18 +102,15 @@ fn loader(l: &LoweredFn, modules: &[syn::Ident], renames: &TokenStream) -> Token
     }
 }
 
-/// The expansion of `#[kernel]` on `item`. `param_tys` are the checker types of the parameters.
-pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStream {
-    let ident = &item.sig.ident;
-    let name = crate::lower::ident_name(ident);
-    let vis = &item.vis;
-    let kernel = kernel_ir(&name, l);
+/// The kernel's definition, `&KernelDef { name, ir, native }`, as a const expression: the
+/// helpers' aliases, the IR accessor and the native entry point are items inside it.
+fn def_expr(name: &str, l: &LoweredFn) -> TokenStream {
+    let kernel = kernel_ir(name, l);
     let bytes = Literal::byte_string(&kernel.to_bytes());
-
     let helpers: HelperPaths = paths::helper_paths(&l.helpers);
     let modules = paths::aliases(&l.helpers);
     let renames = paths::rename_table(&l.helpers);
-    let resolver = paths::resolver(&l.helpers, &l.calls);
+    let resolver = paths::resolver(&l.helpers, &l.calls, &l.records);
     let native_fn = crate::native_entry::kernel_entry(&kernel, &helpers);
     let native_def = if native_fn.is_some() {
         quote!(if true #(&& #modules::HAS_NATIVE)* {
@@ -124,8 +121,49 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
     } else {
         quote!(::core::option::Option::None)
     };
+    let load = loader(l, &modules, &renames);
+    quote! {
+        &{
+            // The helpers' companions, under aliases (spoc-macros' `paths.rs`).
+            #resolver
 
-    // The launch tuple.
+            fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::Kernel, ::spoc::ir::IrError> {
+                static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
+                    ::std::sync::OnceLock::new();
+                const BYTES: &[u8] = #bytes;
+                IR.get_or_init(|| {
+                    let __spoc_kernel = #load;
+                    // The Interpreter's reports name this file (spoc-runtime's
+                    // `interpreter/source.rs`). (Local names are prefixed: a unit struct of the
+                    // user's, the kernel handle included, would capture a plain one.)
+                    if let ::core::result::Result::Ok(__spoc_k) = &__spoc_kernel {
+                        ::spoc::interpreter::__register_kernel_file(__spoc_k, ::core::file!());
+                    }
+                    __spoc_kernel
+                })
+                .as_ref()
+                .map_err(::core::clone::Clone::clone)
+            }
+
+            #native_fn
+
+            ::spoc::__private::KernelDef {
+                name: #name,
+                ir: __spoc_ir,
+                native: #native_def,
+            }
+        }
+    }
+}
+
+/// The launch tuple of a lowered kernel: the parameters' binding names, their tuple element
+/// types (`lifetimes`: each reference gets its own named lifetime `'__spoc_lK`), and the tuple
+/// as text for the docs.
+fn launch_tuple(
+    l: &LoweredFn,
+    param_tys: &[Ty],
+    lifetimes: bool,
+) -> (Vec<syn::Ident>, Vec<TokenStream>, String) {
     let arg_names: Vec<syn::Ident> = l
         .params
         .iter()
@@ -133,7 +171,24 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         .collect();
     let arg_tys: Vec<TokenStream> = param_tys
         .iter()
-        .map(|t| launch_type(*t, &l.records))
+        .enumerate()
+        .map(|(k, t)| {
+            let ty = launch_type(*t, &l.records);
+            match (lifetimes, t) {
+                (true, Ty::Buffer { .. }) => {
+                    let lt = syn::Lifetime::new(
+                        &format!("'__spoc_l{k}"),
+                        proc_macro2::Span::call_site(),
+                    );
+                    // `&X` / `&mut X` with the lifetime inserted after `&`.
+                    let mut it = ty.into_iter();
+                    let amp = it.next();
+                    let rest: TokenStream = it.collect();
+                    quote!(#amp #lt #rest)
+                }
+                _ => ty,
+            }
+        })
         .collect();
     let tuple_text = l
         .params
@@ -147,6 +202,16 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
     } else {
         format!("({tuple_text})")
     };
+    (arg_names, arg_tys, tuple_text)
+}
+
+/// The expansion of `#[kernel]` on `item`. `param_tys` are the checker types of the parameters.
+pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStream {
+    let ident = &item.sig.ident;
+    let name = crate::lower::ident_name(ident);
+    let vis = &item.vis;
+    let def = def_expr(&name, l);
+    let (arg_names, arg_tys, tuple_text) = launch_tuple(l, param_tys, false);
     let launch_doc = format!(
         " Launch with `{name}.launch(&device, grid, block, {tuple_text})` (`Buffer` is `spoc::Buffer`)."
     );
@@ -163,7 +228,6 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
     let cfgs2 = &cfgs;
     let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*), &l.records);
     let record_checks = crate::record_checks::all(l, &quote!(#(#cfgs)*));
-    let load = loader(l, &modules, &renames);
     let has_docs = !docs.is_empty();
     let sep = has_docs.then(|| quote!(#[doc = ""]));
     let allow = crate::native_entry::allow_lints();
@@ -182,35 +246,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         #[allow(dead_code)]
         impl #ident {
             /// The kernel's definition, as the runtime takes it.
-            pub const DEF: &'static ::spoc::__private::KernelDef = &{
-                // The helpers' companions, under aliases (spoc-macros' `paths.rs`).
-                #resolver
-
-                fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::Kernel, ::spoc::ir::IrError> {
-                    static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
-                        ::std::sync::OnceLock::new();
-                    const BYTES: &[u8] = #bytes;
-                    IR.get_or_init(|| {
-                        let kernel = #load;
-                        // The Interpreter's reports name this file (spoc-runtime's
-                        // `interpreter/source.rs`).
-                        if let ::core::result::Result::Ok(k) = &kernel {
-                            ::spoc::interpreter::__register_kernel_file(k, ::core::file!());
-                        }
-                        kernel
-                    })
-                    .as_ref()
-                    .map_err(::core::clone::Clone::clone)
-                }
-
-                #native_fn
-
-                ::spoc::__private::KernelDef {
-                    name: #name,
-                    ir: __spoc_ir,
-                    native: #native_def,
-                }
-            };
+            pub const DEF: &'static ::spoc::__private::KernelDef = #def;
 
             /// The kernel's definition, as the runtime takes it.
             pub fn def(&self) -> &'static ::spoc::__private::KernelDef {
@@ -285,5 +321,203 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
 
         #checks
         #record_checks
+    }
+}
+
+/// The expansion of a generic `#[kernel] fn k<T: Bound>`: one kernel per instance type (IR name
+/// `k_f32`, …), each the `DEF` of hidden trait `__spoc_k_Instance` implemented for its type; the
+/// handle's `launch` takes any tuple implementing hidden trait `__spoc_k_Args`, implemented for
+/// each instance's launch tuple, which launches that instance.
+pub fn expand_generic(
+    item: &syn::ItemFn,
+    g: &crate::generic::GenericParam,
+    instances: &[(crate::types::Scalar, syn::ItemFn, LoweredFn)],
+) -> TokenStream {
+    let ident = &item.sig.ident;
+    let name = crate::lower::ident_name(ident);
+    let vis = &item.vis;
+    let args_trait = format_ident!("__spoc_{}_Args", name);
+    let inst_trait = format_ident!("__spoc_{}_Instance", name);
+    let docs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    let cfg = quote!(#(#cfgs)*);
+    let allow = crate::native_entry::allow_lints();
+    let mut impls = Vec::new();
+    let mut tuples = Vec::new();
+    let mut names = Vec::new();
+    for (s, _, l) in instances {
+        let inst_name = format!("{name}_{}", s.name());
+        let ty = format_ident!("{}", s.name());
+        let def = def_expr(&inst_name, l);
+        let (arg_names, arg_tys, tuple_text) = launch_tuple(l, &l.param_tys, true);
+        let lifetimes: Vec<syn::Lifetime> = l
+            .param_tys
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| matches!(t, Ty::Buffer { .. }))
+            .map(|(k, _)| {
+                syn::Lifetime::new(&format!("'__spoc_l{k}"), proc_macro2::Span::call_site())
+            })
+            .collect();
+        let checks = crate::checks::all(&l.helpers, &l.calls, &cfg, &l.records);
+        let record_checks = crate::record_checks::all(l, &cfg);
+        tuples.push(format!("`{tuple_text}` (`{}` = `{}`)", g.ident, s.name()));
+        names.push(inst_name);
+        impls.push(quote! {
+            #cfg
+            #allow
+            impl #inst_trait for #ty {
+                const DEF: &'static ::spoc::__private::KernelDef = #def;
+            }
+
+            #cfg
+            impl<#(#lifetimes),*> #args_trait for ( #(#arg_tys,)* ) {
+                fn __spoc_launch(
+                    self,
+                    dev: &::spoc::Device,
+                    grid: ::spoc::Dims,
+                    block: ::spoc::Dims,
+                    shared_bytes: usize,
+                ) -> ::spoc::Result<()> {
+                    let ( #(#arg_names,)* ) = self;
+                    ::spoc::__private::launch_def(
+                        dev,
+                        <#ty as #inst_trait>::DEF,
+                        grid,
+                        block,
+                        shared_bytes,
+                        &mut [ #(::spoc::Arg::from(#arg_names)),* ],
+                    )
+                }
+            }
+
+            #checks
+            #record_checks
+        });
+    }
+    let types: Vec<&str> = instances.iter().map(|(s, ..)| s.name()).collect();
+    let launch_doc = format!(
+        " A generic kernel, instantiated for `{}` in {} (IR names {}). Launch with `{name}.launch(&device, grid, block, args)`, `args` one of: {}. (`Buffer` is `spoc::Buffer`.)",
+        g.ident,
+        types.join(", "),
+        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+        tuples.join("; "),
+    );
+    let no_instance = format!("`{name}` has no instance taking these launch arguments");
+    let instance_note = format!(
+        "`{name}` is instantiated for `{}` in {}",
+        g.ident,
+        types.join(", ")
+    );
+    let has_docs = !docs.is_empty();
+    let sep = has_docs.then(|| quote!(#[doc = ""]));
+    quote! {
+        #(#docs)*
+        #sep
+        #[doc = #launch_doc]
+        #cfg
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #ident;
+
+        /// The launch tuples of a generic kernel's instances (generated; not a public API).
+        #cfg
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[diagnostic::on_unimplemented(message = #no_instance, note = #instance_note)]
+        #vis trait #args_trait {
+            /// Launches the instance these arguments are for.
+            fn __spoc_launch(
+                self,
+                dev: &::spoc::Device,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                shared_bytes: usize,
+            ) -> ::spoc::Result<()>;
+        }
+
+        /// The instance types of a generic kernel (generated; not a public API).
+        #cfg
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        #[diagnostic::on_unimplemented(message = #no_instance, note = #instance_note)]
+        #vis trait #inst_trait {
+            /// The instance's definition.
+            const DEF: &'static ::spoc::__private::KernelDef;
+        }
+
+        #(#impls)*
+
+        #cfg
+        #[allow(dead_code, private_bounds)]
+        impl #ident {
+            /// The names of the instances' kernels, in instance order.
+            pub const INSTANCES: &'static [&'static str] = &[ #(#names),* ];
+
+            /// The kernel's name (its instances are this name, `_`, and the type).
+            pub fn name(&self) -> &'static str {
+                #name
+            }
+
+            /// The definition of the instance for `T`, as the runtime takes it.
+            pub fn def<T: #inst_trait>(&self) -> &'static ::spoc::__private::KernelDef {
+                T::DEF
+            }
+
+            /// The IR of the instance for `T`, linked with its helpers and validated.
+            ///
+            /// # Errors
+            /// If the embedded IR does not decode, link or validate.
+            pub fn ir<T: #inst_trait>(&self) -> ::spoc::Result<&'static ::spoc::ir::Kernel> {
+                T::DEF.kernel()
+            }
+
+            /// The source `target` would compile for the instance for `T` (see the
+            /// non-generic kernels' `source`).
+            ///
+            /// # Errors
+            /// A capability the target lacks, named with the IR node that needs it.
+            pub fn source<T: #inst_trait>(&self, target: ::spoc::Target) -> ::spoc::Result<::core::option::Option<::spoc::Source>> {
+                T::DEF.source(target, ::core::option::Option::None, &[])
+            }
+
+            /// Launches the instance the argument tuple's types select on `dev`, with `grid`
+            /// blocks of `block` threads.
+            ///
+            /// # Errors
+            /// Whatever the runtime reports, as for a non-generic kernel.
+            pub fn launch<A: #args_trait>(
+                &self,
+                dev: &::spoc::Device,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                args: A,
+            ) -> ::spoc::Result<()> {
+                args.__spoc_launch(dev, grid, block, 0)
+            }
+
+            /// [`Self::launch`] with `shared_bytes` bytes of dynamic shared memory per block.
+            ///
+            /// # Errors
+            /// As [`Self::launch`].
+            pub fn launch_with_shared<A: #args_trait>(
+                &self,
+                dev: &::spoc::Device,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                shared_bytes: usize,
+                args: A,
+            ) -> ::spoc::Result<()> {
+                args.__spoc_launch(dev, grid, block, shared_bytes)
+            }
+        }
     }
 }

@@ -69,6 +69,7 @@ mod checks;
 mod consts;
 mod device_fn;
 mod errors;
+mod generic;
 mod handle;
 mod lower;
 mod lower_array;
@@ -295,9 +296,46 @@ fn expand_kernel(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
         Ok(i) => i,
         Err(e) => return e,
     };
-    match lower::lower_fn(&item, true) {
-        Ok(l) => handle::expand(&item, &l, &l.param_tys),
-        Err(errs) => fallback_kernel(&item, errs.to_compile_errors()),
+    match generic::parse(&item.sig, "kernel") {
+        Err(e) => fallback_kernel(&item, e),
+        Ok(Some(g)) => match lower_instances(&item, &g, true) {
+            Ok(instances) => handle::expand_generic(&item, &g, &instances),
+            Err(e) => fallback_kernel(&item, e),
+        },
+        Ok(None) => match lower::lower_fn(&item, true) {
+            Ok(l) => handle::expand(&item, &l, &l.param_tys),
+            Err(errs) => fallback_kernel(&item, errs.to_compile_errors()),
+        },
+    }
+}
+
+/// Lowers every instance of generic `item`. On errors: those of the first instance that fails,
+/// each naming the instance unless every instance fails alike.
+fn lower_instances(
+    item: &syn::ItemFn,
+    g: &generic::GenericParam,
+    is_kernel: bool,
+) -> Result<Vec<(types::Scalar, syn::ItemFn, lower::LoweredFn)>, TokenStream2> {
+    let mut ok = Vec::new();
+    let mut failed = Vec::new();
+    for &s in &g.types {
+        let inst = generic::instance(item, g, s);
+        match lower::lower_fn(&inst, is_kernel) {
+            Ok(l) => ok.push((s, inst, l)),
+            Err(e) => failed.push((s, inst, e)),
+        }
+    }
+    let Some((s, inst, first)) = failed.first() else {
+        return Ok(ok);
+    };
+    let alike = ok.is_empty() && failed.iter().all(|(_, _, e)| e.texts() == first.texts());
+    if alike {
+        return Err(first.to_compile_errors());
+    }
+    let note = format!(" (in the instance `{} = {}`)", g.ident, s.name());
+    match lower::lower_fn_noted(inst, is_kernel, Some(note)) {
+        Err(e) => Err(e.to_compile_errors()),
+        Ok(_) => Err(first.to_compile_errors()),
     }
 }
 
@@ -307,9 +345,16 @@ fn expand_device(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
         Ok(i) => i,
         Err(e) => return e,
     };
-    match lower::lower_fn(&item, false) {
-        Ok(l) => device_fn::expand(&item, &l),
-        Err(errs) => device_fn::expand_failed(&item, errs.to_compile_errors()),
+    match generic::parse(&item.sig, "device function") {
+        Err(e) => device_fn::expand_failed(&item, e),
+        Ok(Some(g)) => match lower_instances(&item, &g, false) {
+            Ok(instances) => device_fn::expand_generic(&item, &g, &instances),
+            Err(e) => device_fn::expand_failed(&item, e),
+        },
+        Ok(None) => match lower::lower_fn(&item, false) {
+            Ok(l) => device_fn::expand(&item, &l),
+            Err(errs) => device_fn::expand_failed(&item, errs.to_compile_errors()),
+        },
     }
 }
 

@@ -167,7 +167,19 @@ pub struct LoweredFn {
 /// # Errors
 /// Every problem found, each with its span.
 pub fn lower_fn(item: &syn::ItemFn, is_kernel: bool) -> Result<LoweredFn, Errors> {
-    let mut errs = Errors::default();
+    lower_fn_noted(item, is_kernel, None)
+}
+
+/// [`lower_fn`], every error message ending with `note` (the instance of a generic fn).
+///
+/// # Errors
+/// Every problem found, each with its span.
+pub fn lower_fn_noted(
+    item: &syn::ItemFn,
+    is_kernel: bool,
+    note: Option<String>,
+) -> Result<LoweredFn, Errors> {
+    let mut errs = Errors::with_note(note);
     let what = if is_kernel {
         "kernel"
     } else {

@@ -251,6 +251,23 @@ impl Lowerer {
                     format!("mismatched types: `{sym}` needs operands of one type, found {a} and {b}; convert one with `as`"),
                 ));
             }
+            let is_record = match self.tys.resolve(l.ty) {
+                Ty::Record(_) => true,
+                Ty::Var(v) => self.tys.kind_of(v) == Kind::Record,
+                _ => false,
+            };
+            if is_record {
+                let shown = self.tys.show(l.ty);
+                let advice = if op.is_comparison() {
+                    "compare their fields"
+                } else {
+                    "use their fields"
+                };
+                return Err(self.errs.at(
+                    span,
+                    format!("`{sym}` cannot be applied to records ({shown}); {advice}"),
+                ));
+            }
             let (kind, what) = match op {
                 BinOp::Eq | BinOp::Ne => (Kind::Any, "scalars"),
                 BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {

@@ -57,12 +57,18 @@ pub fn rename_table(helpers: &[HelperUse]) -> TokenStream {
 /// The items that declare every helper's alias, for the start of a block.
 ///
 /// For helper `i`: `use <path> as __spoc_r{i};` next to a glob import of a stub of the same
-/// name (the stub is seen when the callee is not a `#[device]` fn), and the alias
+/// name (the stub is seen when the callee is not a `#[device]` fn), the instance its calls use
+/// (`type __spoc_x{i}`, see `checks::instance_of`: a generic helper's instance for the first
+/// call's argument and result types, a plain helper itself), and the alias
 /// `type __spoc_h{i}` chosen at compile time between the callee and the stub: the callee when
 /// every call of it in this function fits its signature, else the stub, generic enough to take
 /// any call. So a mismatch is reported once, by `checks.rs` in spoc's words, and never as
 /// a rustc type error in generated code. The stubs never run: their program does not compile.
-pub fn resolver(helpers: &[HelperUse], calls: &[CallCheck]) -> TokenStream {
+pub fn resolver(
+    helpers: &[HelperUse],
+    calls: &[CallCheck],
+    recs: &[crate::types::RecordUse],
+) -> TokenStream {
     if helpers.is_empty() {
         return quote!();
     }
@@ -89,6 +95,7 @@ pub fn resolver(helpers: &[HelperUse], calls: &[CallCheck]) -> TokenStream {
                 pub const RET_TAG: u8 = 0;
                 pub const NAME: &'static str = "";
                 pub const HAS_NATIVE: bool = false;
+                pub const INSTANCES: &'static [&'static [u8]] = &[];
                 pub fn ir() -> ::core::result::Result<
                     &'static ::spoc::__private::spoc_ir::link::HelperIr,
                     ::spoc::__private::spoc_ir::IrError,
@@ -103,16 +110,30 @@ pub fn resolver(helpers: &[HelperUse], calls: &[CallCheck]) -> TokenStream {
                     ::core::unreachable!("a call that does not compile")
                 }
             }
+            impl<const I: usize> ::spoc::__private::InstanceAt<I> for #real {
+                type T = #real;
+            }
         });
+        // The instance the calls use: a generic helper's instance of the first call's types.
+        let inst = format_ident!("__spoc_x{}", i);
+        let _ = recs;
+        let chosen = mine.first().map_or_else(
+            || quote!(#real),
+            |c| crate::checks::instance_of(&quote!(#real), c),
+        );
         let ok = mine
             .iter()
-            .map(|c| crate::checks::fits_expr(&quote!(#real), c))
+            .map(|c| crate::checks::fits_expr(&quote!(#inst), c))
             .collect::<Vec<_>>();
+        picks.push(quote_spanned! {span=>
+            #[allow(non_camel_case_types)]
+            type #inst = #chosen;
+        });
         picks.push(quote! {
-            impl __SpocPick<#i, true> for () { type T = #real; }
+            impl __SpocPick<#i, true> for () { type T = #inst; }
             impl __SpocPick<#i, false> for () { type T = __spoc_stubs::#real; }
             #[allow(non_camel_case_types)]
-            type #a = <() as __SpocPick<#i, { #real::IS_DEVICE && #real::OK #(&& #ok)* }>>::T;
+            type #a = <() as __SpocPick<#i, { #inst::IS_DEVICE && #inst::OK #(&& #ok)* }>>::T;
         });
     }
     quote! {

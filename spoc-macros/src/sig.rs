@@ -221,9 +221,10 @@ pub fn check_common(sig: &syn::Signature, what: &str, errs: &mut Errors) -> Lowe
             ),
         );
     } else if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        // Generic fns are instantiated before lowering (`generic.rs`); this is not reached.
         bad(
             &sig.generics,
-            format!("{what}s cannot be generic; write one {what} per element type"),
+            format!("{what}s take one type parameter bounded by `Float`, `Int` or `Number`"),
         );
     }
     if let Some(a) = &sig.asyncness {

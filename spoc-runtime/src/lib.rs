@@ -21,6 +21,7 @@ mod device;
 mod dims;
 mod dump;
 mod error;
+pub mod generic;
 #[cfg(feature = "hip")]
 pub mod hip;
 pub mod host;
@@ -60,6 +61,7 @@ pub use kernel_def::KernelDef;
 pub use launch::{
     clear_cache, compile_kernel, compile_kernel_with, memo_len, run, run_kernel, CompiledKernel,
 };
+pub use generic::{Float, Int, Number};
 pub use record::{
     field_path_tag, field_tag, push_record_def, FieldInfo, FieldType, Record, TypeTag,
 };
@@ -74,6 +76,7 @@ pub mod __private {
     pub use crate::dims::Dims;
     pub use crate::error::{Error, Result};
     pub use crate::launch::launch_def;
+    pub use crate::generic::{pick_instance, InstanceAt};
     pub use crate::record::str_eq;
 }
 

@@ -32,7 +32,8 @@ fn generated_rust_parses_and_uses_wrapping_and_checked_ops() {
         "check_step",
         ". rev ()",
         "use helper as __spoc_r0",
-        "type __spoc_h0 = < () as __SpocPick < 0usize , { __spoc_r0 :: IS_DEVICE && __spoc_r0 :: OK && (__spoc_r0 :: PARAM_TAGS . len () == 1usize && __spoc_r0 :: PARAM_TAGS [0usize] == 2u8 && __spoc_r0 :: RET_TAG == 2u8) } >> :: T",
+        "type __spoc_x0 = < __spoc_r0 as :: spoc :: __private :: InstanceAt < { :: spoc :: __private :: pick_instance (__spoc_r0 :: INSTANCES , & [2u8 , 2u8]) } >> :: T",
+        "type __spoc_h0 = < () as __SpocPick < 0usize , { __spoc_x0 :: IS_DEVICE && __spoc_x0 :: OK && (__spoc_x0 :: PARAM_TAGS . len () == 1usize && __spoc_x0 :: PARAM_TAGS [0usize] == 2u8 && __spoc_x0 :: RET_TAG == 2u8) } >> :: T",
         "__spoc_h0 :: native (ctx",
         "__spoc_h0 :: HAS_NATIVE",
         "__spoc_h0 :: ir as",
@@ -84,8 +85,8 @@ fn device_expansion_parses_and_names_callees_as_written() {
     let out = device_fn::expand(&item, &l);
     let text = out.to_string();
     let file = syn::parse2::<syn::File>(out).expect("expansion parses");
-    // The fn, its companion enum and impl, and one check per call.
-    assert_eq!(file.items.len(), 6, "{text}");
+    // The fn, its companion enum and impl, its `InstanceAt` impl, and one check per call.
+    assert_eq!(file.items.len(), 7, "{text}");
     for needle in [
         "pub enum outer { }",
         "impl outer",

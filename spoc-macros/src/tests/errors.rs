@@ -48,7 +48,7 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "fn k(y: &mut [f32]) { match 1 { x if x > 0 => {} _ => {} } }",
         "`match` guards",
     ),
-    ("fn k<T>(y: &mut [f32]) {}", "cannot be generic"),
+    ("fn k<T>(y: &mut [f32]) {}", "one type parameter bounded by"),
     (
         "fn k(y: &mut [f32]) -> f32 { 1.0 }",
         "kernels return nothing",
@@ -135,7 +135,7 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "fn k<'a>(y: &'a mut [f32]) {}",
         "lifetime parameters are not needed on a kernel: remove `<'a>`",
     ),
-    ("fn k<'a, T>(y: &'a mut [f32]) {}", "cannot be generic"),
+    ("fn k<'a, T>(y: &'a mut [f32]) {}", "one type parameter bounded by"),
     (
         "fn k(y: &mut [u8]) {}",
         "8- and 16-bit integers are not supported",
@@ -189,6 +189,14 @@ const ERROR_CASES: &[(&str, &str)] = &[
     (
         "fn k(y: &mut [P], z: &mut [f32]) { z[0] = g(y[0].x); }",
         "nor a record's field types to the kernel macro",
+    ),
+    (
+        "fn k(y: &mut [P], z: &mut [u32]) { if y[0] == y[1] { z[0] = 1u32; } }",
+        "`==` cannot be applied to records (`P`); compare their fields",
+    ),
+    (
+        "fn k(y: &mut [P], z: &mut [u32]) { let a = y[0] + y[1]; }",
+        "`+` cannot be applied to records (`P`); use their fields",
     ),
     (
         "fn k(y: &mut [P]) { y[0].x = g(1.0f32); }",

@@ -1,0 +1,145 @@
+//! Generic kernels and helpers: `#[kernel] fn k<T: Float>(…)` and `#[device] fn f<T: Float>(…)`
+//! are instantiated once per type of their bound; launches pick the instance from the argument
+//! tuple, calls from the argument types. Each instance runs on every device and is compared
+//! with the same computation on the host.
+
+use spoc::prelude::*;
+
+/// Linear interpolation, for any float type.
+#[device]
+fn lerp<T: Float>(a: T, b: T, t: T) -> T {
+    a + (b - a) * t
+}
+
+/// `y = a * x + y`, for `f32` and `f64`.
+#[kernel]
+fn axpy<T: Float>(a: T, x: &[T], y: &mut [T]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/// Blends `x` towards `y` by `t` with the generic helper.
+#[kernel]
+fn blend<T: Float>(t: T, x: &[T], y: &mut [T]) {
+    let i = global_id_x();
+    if i < y.len() {
+        let v: T = lerp(x[i], y[i], t);
+        y[i] = v;
+    }
+}
+
+/// Integer sums with wrapping, min and `T::MAX`, for the four integer types.
+#[kernel]
+fn clamp_add<T: Int>(k: T, x: &[T], y: &mut [T]) {
+    let i = global_id_x();
+    if i < y.len() {
+        let s = x[i] + k;
+        y[i] = s.min(T::MAX - 1 as T);
+    }
+}
+
+fn run<R>(name: &str, mut f: impl FnMut(&spoc::Device) -> spoc::Result<R>) -> Vec<R> {
+    let mut out = Vec::new();
+    for dev in spoc::all_devices(None).expect("devices") {
+        match f(&dev) {
+            Ok(r) => out.push(r),
+            Err(spoc::Error::FeatureNotSupported { backend, feature }) => {
+                eprintln!("{name}: skipped on {} ({backend}): {feature}", dev.name)
+            }
+            Err(e) => panic!("{name} on {} ({}): {e}", dev.name, dev.framework),
+        }
+    }
+    out
+}
+
+#[test]
+fn axpy_instances_match_the_host() {
+    assert_eq!(axpy::INSTANCES, ["axpy_f32", "axpy_f64"]);
+    assert_eq!(axpy.ir::<f32>().unwrap().name, "axpy_f32");
+    assert_eq!(axpy.ir::<f64>().unwrap().name, "axpy_f64");
+    let xs: Vec<f32> = (0..100).map(|i| i as f32 * 0.37).collect();
+    let want32: Vec<f32> = xs.iter().map(|x| 2.5 * x + 1.0).collect();
+    let xd: Vec<f64> = (0..100).map(|i| i as f64 * 0.37).collect();
+    let want64: Vec<f64> = xd.iter().map(|x| 2.5 * x + 1.0).collect();
+    let ran = run("axpy", |dev| {
+        let x = dev.upload(&xs)?;
+        let mut y = dev.upload(&vec![1.0f32; xs.len()])?;
+        // The literal takes `f32` from the buffers: the instance is picked by the tuple.
+        axpy.launch(dev, dims1d(4), dims1d(32), (2.5, &x, &mut y))?;
+        assert_eq!(y.to_vec()?, want32, "{}", dev.framework);
+        let x = dev.upload(&xd)?;
+        let mut y = dev.upload(&vec![1.0f64; xd.len()])?;
+        axpy.launch(dev, dims1d(4), dims1d(32), (2.5f64, &x, &mut y))?;
+        assert_eq!(y.to_vec()?, want64, "{}", dev.framework);
+        Ok(dev.framework.to_string())
+    });
+    eprintln!("axpy ran on {ran:?}");
+    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
+}
+
+#[test]
+fn generic_helpers_pick_their_instance() {
+    assert_eq!(lerp(1.0f32, 3.0, 0.25), 1.5);
+    assert_eq!(lerp(1.0f64, 3.0, 0.75), 2.5);
+    let ir = blend.ir::<f64>().unwrap();
+    assert!(ir.function("lerp_f64").is_some(), "{ir}");
+    let ir = blend.ir::<f32>().unwrap();
+    assert!(ir.function("lerp_f32").is_some(), "{ir}");
+    let xs: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let ys: Vec<f32> = (0..64).map(|i| 100.0 - i as f32).collect();
+    let want: Vec<f32> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(x, y)| lerp(*x, *y, 0.25))
+        .collect();
+    let xd: Vec<f64> = xs.iter().map(|&v| v as f64).collect();
+    let yd: Vec<f64> = ys.iter().map(|&v| v as f64).collect();
+    let wantd: Vec<f64> = xd
+        .iter()
+        .zip(&yd)
+        .map(|(x, y)| lerp(*x, *y, 0.25))
+        .collect();
+    let ran = run("blend", |dev| {
+        let x = dev.upload(&xs)?;
+        let mut y = dev.upload(&ys)?;
+        blend.launch(dev, dims1d(2), dims1d(32), (0.25f32, &x, &mut y))?;
+        assert_eq!(y.to_vec()?, want, "{}", dev.framework);
+        let x = dev.upload(&xd)?;
+        let mut y = dev.upload(&yd)?;
+        blend.launch(dev, dims1d(2), dims1d(32), (0.25f64, &x, &mut y))?;
+        assert_eq!(y.to_vec()?, wantd, "{}", dev.framework);
+        Ok(dev.framework.to_string())
+    });
+    eprintln!("blend ran on {ran:?}");
+    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
+}
+
+#[test]
+fn integer_instances_wrap_and_clamp() {
+    let xs: Vec<i32> = vec![0, 5, i32::MAX, -7, i32::MAX - 3];
+    let want: Vec<i32> = xs
+        .iter()
+        .map(|x| x.wrapping_add(3).min(i32::MAX - 1))
+        .collect();
+    let xu: Vec<u64> = vec![0, 5, u64::MAX, 7, u64::MAX - 3];
+    let wantu: Vec<u64> = xu
+        .iter()
+        .map(|x| x.wrapping_add(3).min(u64::MAX - 1))
+        .collect();
+    let ran = run("clamp_add", |dev| {
+        let x = dev.upload(&xs)?;
+        let mut y = dev.alloc::<i32>(xs.len())?;
+        clamp_add.launch(dev, dims1d(1), dims1d(8), (3i32, &x, &mut y))?;
+        assert_eq!(y.to_vec()?, want, "{}", dev.framework);
+        let x = dev.upload(&xu)?;
+        let mut y = dev.alloc::<u64>(xu.len())?;
+        clamp_add.launch(dev, dims1d(1), dims1d(8), (3u64, &x, &mut y))?;
+        assert_eq!(y.to_vec()?, wantu, "{}", dev.framework);
+        Ok(dev.framework.to_string())
+    });
+    eprintln!("clamp_add ran on {ran:?}");
+    assert_eq!(clamp_add::INSTANCES.len(), 4);
+    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
+}
