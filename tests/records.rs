@@ -286,3 +286,111 @@ fn module_paths_and_literals_in_any_order() -> spoc::Result<()> {
     }
     Ok(())
 }
+
+/// The total mass of a buffer of records (a helper taking a record buffer).
+#[device]
+fn total_mass(ps: &[Particle]) -> f32 {
+    let mut m = 0.0f32;
+    for i in 0..ps.len() {
+        m += ps[i].mass;
+    }
+    m
+}
+
+/// Field arithmetic whose types only the record declares (`sqrt`, `abs`, unary minus,
+/// comparisons, integer division), a local array of records, a record chosen by `if`.
+#[kernel]
+fn misc(ps: &[Particle], bs: &[Body], out: &mut [f32], ids: &mut [u32]) {
+    let i = global_id_x();
+    if i < ps.len() {
+        let p = ps[i];
+        let mut pair = [p; 2];
+        pair[1].x = -p.x;
+        pair[1].y = (p.y * p.y + 1.0).sqrt();
+        let far = if pair[1].y > 2.0 { pair[1] } else { pair[0] };
+        let m: f32 = total_mass(ps);
+        out[i] = far.x.abs() + far.y + m;
+        ids[i] = bs[i].id / (bs[i].id % 3 + 1) + bs[i].id.min(7);
+    }
+}
+
+#[test]
+fn field_arithmetic_local_record_arrays_and_record_buffers_in_helpers() -> spoc::Result<()> {
+    let ps = particles(10);
+    let bs: Vec<Body> = (0..10)
+        .map(|i| Body {
+            id: i * 5,
+            ..Default::default()
+        })
+        .collect();
+    let total: f32 = ps.iter().fold(0.0, |a, p| a + p.mass);
+    let want: Vec<f32> = ps
+        .iter()
+        .map(|p| {
+            let y = (p.y * p.y + 1.0).sqrt();
+            let (fx, fy) = if y > 2.0 { (-p.x, y) } else { (p.x, p.y) };
+            fx.abs() + fy + total
+        })
+        .collect();
+    let want_ids: Vec<u32> = bs
+        .iter()
+        .map(|b| b.id / (b.id % 3 + 1) + b.id.min(7))
+        .collect();
+    let mut ran_on = Vec::new();
+    for dev in spoc::all_devices(None)? {
+        let p = dev.upload(&ps)?;
+        let b = dev.upload(&bs)?;
+        let mut out = dev.alloc::<f32>(ps.len())?;
+        let mut ids = dev.alloc::<u32>(ps.len())?;
+        if !ran(
+            &dev,
+            misc.launch(&dev, dims1d(1), dims1d(16), (&p, &b, &mut out, &mut ids)),
+        ) {
+            continue;
+        }
+        assert_eq!(out.to_vec()?, want, "{} ({})", dev.name, dev.framework);
+        assert_eq!(ids.to_vec()?, want_ids, "{} ({})", dev.name, dev.framework);
+        ran_on.push(dev.framework.to_string());
+    }
+    for backend in ["Interpreter", "Native"] {
+        assert!(ran_on.iter().any(|f| f == backend), "ran on {ran_on:?}");
+    }
+    Ok(())
+}
+
+/// Integer division by zero in a field whose type only the record declares.
+#[kernel]
+fn field_div(bs: &mut [Body]) {
+    let i = global_id_x();
+    if i < bs.len() {
+        bs[i].id = 10 / bs[i].id;
+    }
+}
+
+#[test]
+fn field_division_by_zero_faults_on_the_cpu_backends() -> spoc::Result<()> {
+    for name in ["Native", "Interpreter"] {
+        let dev = spoc::init_device(Some(name))?;
+        let mut bs = dev.upload(&[
+            Body {
+                id: 2,
+                ..Default::default()
+            },
+            Body::default(),
+        ])?;
+        let err = field_div
+            .launch(&dev, dims1d(1), dims1d(2), (&mut bs,))
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                spoc::Error::KernelFault {
+                    thread: [1, 0, 0],
+                    ..
+                }
+            ),
+            "{name}: {err}"
+        );
+    }
+    Ok(())
+}

@@ -17,9 +17,17 @@
 //! `local_mut`), and `match` on integers is Rust's `match` (an expression `match` gets a last
 //! arm that traps, never taken on validated IR).
 //!
-//! Every generator returns `None` for IR the Native backend cannot run yet (records, variants,
-//! vectors, `f16` arithmetic); the kernel then has no native entry point and the runtime refuses
-//! to launch it natively, rather than running wrong code.
+//! Records are the Rust structs themselves (a buffer of records is a `GlobalRef<Particle>`), their
+//! paths given under [`record_key`] in the [`HelperPaths`]. A value whose type the kernel macro
+//! left to the record's declaration (`?field:Particle.x`, see `spoc_ir::resolve`) has the type
+//! `<Particle as FieldOf<{hash("x")}>>::T`, its literals are typed by a `let` of that type, and
+//! its arithmetic goes through `KernelArith` (wrapping for integers, IEEE for floats). A store
+//! to a field of a buffer element reads the element, updates the field and writes the element
+//! back (so two threads writing different fields of one element race, unlike on a GPU).
+//!
+//! Every generator returns `None` for IR the Native backend cannot run yet (variants, vectors,
+//! `f16` arithmetic); the kernel then has no native entry point and the runtime refuses to launch
+//! it natively, rather than running wrong code.
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -33,8 +41,37 @@ use std::collections::HashMap;
 pub mod plan;
 
 /// How generated code reaches a helper: the alias of its companion (see `paths.rs`), and the span
-/// of its first call (type errors in the call point there).
+/// of its first call (type errors in the call point there). Records are in it too, under
+/// [`record_key`]: the path the function names the record by.
 pub type HelperPaths = HashMap<String, (TokenStream, Span)>;
+
+/// The key of record `name` in a [`HelperPaths`] (not an identifier: no helper has it).
+pub fn record_key(name: &str) -> String {
+    format!("record {name}")
+}
+
+/// True for the key of a record (not a helper) in a [`HelperPaths`].
+pub fn is_record_key(key: &str) -> bool {
+    key.starts_with("record ")
+}
+
+/// A field's name as an identifier (raw for keywords: `r#type`).
+fn field_ident(name: &str) -> Ident {
+    syn::parse_str::<Ident>(name).unwrap_or_else(|_| Ident::new_raw(name, Span::call_site()))
+}
+
+/// The field path of a type left to a record's declaration (`?field:Root.a.b`, or a literal's
+/// `?lit:DIGITS:Root.a.b`).
+fn generic_path(t: &Type) -> Option<&str> {
+    match t {
+        Type::Record(n) => n.strip_prefix(spoc_ir::resolve::FIELD).or_else(|| {
+            n.strip_prefix(spoc_ir::resolve::LIT)
+                .and_then(|r| r.split_once(':'))
+                .map(|(_, p)| p)
+        }),
+        _ => None,
+    }
+}
 
 /// The generator's view of one function.
 pub struct Native<'a> {
@@ -274,7 +311,11 @@ impl<'a> Native<'a> {
                 let name = self.source_name(root_var(l)?);
                 Some(quote!((*::spoc::__private::local_mut(&mut #inner, #t, #name)?)))
             }
-            LValue::Field { .. } => None,
+            LValue::Field { base, field } => {
+                let inner = self.local_place(base, lets)?;
+                let f = field_ident(field);
+                Some(quote!((#inner).#f))
+            }
         }
     }
 
@@ -295,6 +336,104 @@ impl<'a> Native<'a> {
         format_ident!("{}_{}", name, id.0)
     }
 
+    /// The Rust path of record `name`.
+    fn record_path(&self, name: &str) -> Option<TokenStream> {
+        self.helpers.get(&record_key(name)).map(|(p, _)| p.clone())
+    }
+
+    /// The Rust type of field path `Root.a.b`: `<<Root as FieldOf<ha>>::T as FieldOf<hb>>::T`.
+    fn field_type(&self, path: &str) -> Option<TokenStream> {
+        let mut parts = path.split('.');
+        let mut t = self.record_path(parts.next()?)?;
+        for f in parts {
+            let h = crate::record::field_hash(f);
+            t = quote!(<#t as ::spoc::__private::FieldOf<#h>>::T);
+        }
+        Some(t)
+    }
+
+    /// The Rust type of a value of IR type `t`: [`rust_value_type`]'s, records and field types
+    /// included.
+    pub fn value_type(&self, t: &Type) -> Option<TokenStream> {
+        match t {
+            Type::Record(n) => match generic_path(t) {
+                Some(p) => self.field_type(p),
+                None => self.record_path(n),
+            },
+            Type::Array {
+                elem,
+                space: MemSpace::Local,
+                len: Some(n),
+            } if **elem != Type::Unit => {
+                let e = self.value_type(elem)?;
+                let n = Literal::usize_unsuffixed(*n as usize);
+                Some(quote!([#e; #n]))
+            }
+            _ => rust_value_type(t),
+        }
+    }
+
+    /// The element type of a buffer parameter's type `t` (a scalar or a record).
+    pub fn elem_type(&self, t: &Type) -> Option<TokenStream> {
+        match t {
+            Type::Array { elem, .. } => match &**elem {
+                Type::Record(_) => self.value_type(elem),
+                e => rust_scalar(e.as_scalar()?),
+            },
+            _ => None,
+        }
+    }
+
+    /// `{ let v = value; <place> = v; }` for a store to a field of a record: of a variable, of
+    /// a local array's element, or of a buffer's element (read, update, write back).
+    fn field_store(&self, target: &LValue, value: TokenStream) -> Option<TokenStream> {
+        let mut fields = Vec::new();
+        let mut inner = target;
+        while let LValue::Field { base, field } = inner {
+            fields.push(field_ident(field));
+            inner = base;
+        }
+        fields.reverse();
+        match inner {
+            LValue::Var(id) => {
+                let v = self.var(*id);
+                Some(quote!({
+                    let __spoc_v = #value;
+                    #v #(.#fields)* = __spoc_v;
+                }))
+            }
+            LValue::Index { base, index } => {
+                let local = matches!(
+                    self.root_type(inner)?,
+                    Type::Array {
+                        space: MemSpace::Local,
+                        ..
+                    }
+                );
+                if local {
+                    let mut lets = Vec::new();
+                    let place = self.local_place(inner, &mut lets)?;
+                    return Some(quote!({
+                        let __spoc_v = #value;
+                        #(#lets)*
+                        #place #(.#fields)* = __spoc_v;
+                    }));
+                }
+                let LValue::Var(b) = &**base else { return None };
+                let b = self.var(*b);
+                let i = self.expr(index)?;
+                Some(quote!({
+                    let __spoc_v = #value;
+                    let __spoc_i: u32 = #i;
+                    let mut __spoc_e = #b.load(__spoc_i)?;
+                    __spoc_e #(.#fields)* = __spoc_v;
+                    #b.store(__spoc_i, __spoc_e)?;
+                }))
+            }
+            LValue::Field { .. } => None,
+        }
+    }
+
     pub fn block(&self, b: &Block) -> Option<TokenStream> {
         let stmts = b.iter().map(|s| self.stmt(s)).collect::<Option<Vec<_>>>()?;
         Some(quote!(#(#stmts)*))
@@ -305,7 +444,7 @@ impl<'a> Native<'a> {
             StmtKind::Let { var, init } => {
                 let decl = self.vars.get(var.0 as usize)?;
                 let name = self.var(*var);
-                let ty = rust_value_type(&decl.ty)?;
+                let ty = self.value_type(&decl.ty)?;
                 let m = decl.mutable.then(|| quote!(mut));
                 match init {
                     Some(e) => {
@@ -351,7 +490,7 @@ impl<'a> Native<'a> {
                             #b.store(#i, __spoc_v)?;
                         })
                     }
-                    LValue::Field { .. } => return None,
+                    LValue::Field { .. } => return self.field_store(target, v),
                 }
             }
             StmtKind::Block(b) => {
@@ -445,6 +584,15 @@ impl<'a> Native<'a> {
 
     fn expr(&self, e: &Expr) -> Option<TokenStream> {
         Some(match &e.kind {
+            ExprKind::Const(_) if matches!(&e.ty, Type::Record(n) if n.starts_with(spoc_ir::resolve::LIT)) =>
+            {
+                // A literal typed by a record field: `{ let l: <field type> = 1.5; l }`.
+                let Type::Record(n) = &e.ty else { return None };
+                let (digits, path) = n.strip_prefix(spoc_ir::resolve::LIT)?.split_once(':')?;
+                let t = self.field_type(path)?;
+                let lit: TokenStream = digits.parse().ok()?;
+                quote!({ let __spoc_l: #t = #lit; __spoc_l })
+            }
             ExprKind::Const(c) => constant(*c),
             ExprKind::Var(id) => match self.subst.and_then(|s| s.get(id)) {
                 Some(t) => quote!((#t)),
@@ -492,6 +640,12 @@ impl<'a> Native<'a> {
             }
             ExprKind::Unary { op, operand } => {
                 let x = self.expr(operand)?;
+                if generic_path(&operand.ty).is_some() {
+                    return Some(match op {
+                        UnOp::Neg => quote!(::spoc::__private::KernelArith::k_neg(#x)),
+                        UnOp::Not => quote!((!(#x))),
+                    });
+                }
                 let s = operand.ty.as_scalar()?;
                 match op {
                     UnOp::Neg if s.is_integer() => quote!((#x).wrapping_neg()),
@@ -504,7 +658,9 @@ impl<'a> Native<'a> {
             ExprKind::Cast { value, to } => {
                 let v = self.expr(value)?;
                 let t = rust_scalar(*to)?;
-                rust_scalar(value.ty.as_scalar()?)?;
+                if generic_path(&value.ty).is_none() {
+                    rust_scalar(value.ty.as_scalar()?)?;
+                }
                 quote!(((#v) as #t))
             }
             ExprKind::Call { func, args } => {
@@ -515,7 +671,7 @@ impl<'a> Native<'a> {
                     .collect::<Option<Vec<_>>>()?;
                 // The expected type carries the call's span, so that rustc's error for a wrong
                 // guess of the helper's return type points at the call.
-                let ty = respan(rust_value_type(&e.ty)?, *span);
+                let ty = respan(self.value_type(&e.ty)?, *span);
                 // No `?` here: its desugaring would move the error to the attribute. The sync
                 // handle goes last: arguments may themselves use it (warp operations, calls).
                 quote_spanned!(*span=> match #module::native(ctx #(, #args)*, &mut *__spoc_simt) {
@@ -548,15 +704,33 @@ impl<'a> Native<'a> {
                 }))
             }
             ExprKind::ArrayRepeat { value, len } => {
-                rust_value_type(&e.ty)?;
+                self.value_type(&e.ty)?;
                 let v = self.expr(value)?;
                 let n = Literal::usize_unsuffixed(*len as usize);
                 quote!([#v; #n])
             }
-            ExprKind::Field { .. }
-            | ExprKind::RecordLit { .. }
-            | ExprKind::VariantLit { .. }
-            | ExprKind::VectorLit(_) => return None,
+            ExprKind::Field { base, field } => {
+                let b = self.expr(base)?;
+                let f = field_ident(field);
+                quote!((#b).#f)
+            }
+            ExprKind::RecordLit { record, fields } => {
+                // `?rec:Name:a,b` (fields in source order): `Path { a: …, b: … }`.
+                let (name, order) = record
+                    .strip_prefix(spoc_ir::resolve::REC)?
+                    .split_once(':')?;
+                let path = self.record_path(name)?;
+                let names: Vec<Ident> = order.split(',').map(field_ident).collect();
+                if names.len() != fields.len() {
+                    return None;
+                }
+                let values = fields
+                    .iter()
+                    .map(|f| self.expr(f))
+                    .collect::<Option<Vec<_>>>()?;
+                quote!(#path { #(#names: #values),* })
+            }
+            ExprKind::VariantLit { .. } | ExprKind::VectorLit(_) => return None,
         })
     }
 
@@ -566,6 +740,39 @@ impl<'a> Native<'a> {
             return Some(quote!(#v));
         }
         let (a, b) = (self.expr(lhs)?, self.expr(rhs)?);
+        if generic_path(&lhs.ty).is_some() {
+            // The type is a record field's: integer or float, the trait knows.
+            let arith = |m: &str| {
+                let m = format_ident!("{}", m);
+                quote!(::spoc::__private::KernelArith::#m(#a, #b))
+            };
+            return Some(match op {
+                BinOp::Add => arith("k_add"),
+                BinOp::Sub => arith("k_sub"),
+                BinOp::Mul => arith("k_mul"),
+                BinOp::Div => {
+                    let d = arith("k_div");
+                    quote!(#d?)
+                }
+                BinOp::Rem => {
+                    let r = arith("k_rem");
+                    quote!(#r?)
+                }
+                BinOp::Shl => quote!((#a).wrapping_shl((#b) as u32)),
+                BinOp::Shr => quote!((#a).wrapping_shr((#b) as u32)),
+                BinOp::BitAnd => quote!((#a & #b)),
+                BinOp::BitOr => quote!((#a | #b)),
+                BinOp::BitXor => quote!((#a ^ #b)),
+                BinOp::Eq => quote!((#a == #b)),
+                BinOp::Ne => quote!((#a != #b)),
+                BinOp::Lt => quote!((#a < #b)),
+                BinOp::Le => quote!((#a <= #b)),
+                BinOp::Gt => quote!((#a > #b)),
+                BinOp::Ge => quote!((#a >= #b)),
+                BinOp::LogicalAnd => quote!((#a && #b)),
+                BinOp::LogicalOr => quote!((#a || #b)),
+            });
+        }
         let s = lhs.ty.as_scalar()?;
         rust_scalar(s)?;
         let int = s.is_integer();
@@ -679,6 +886,24 @@ impl<'a> Native<'a> {
     }
 
     fn math(&self, m: MathFn, args: &[Expr], ty: &Type) -> Option<TokenStream> {
+        if let Some(path) = generic_path(ty) {
+            // A record field's type: through the type (`<T>::sqrt(x)`), `abs` through the trait.
+            let t = self.field_type(path)?;
+            let xs = args
+                .iter()
+                .map(|a| self.expr(a))
+                .collect::<Option<Vec<_>>>()?;
+            let x = xs.first()?;
+            let rest = &xs[1..];
+            return Some(match m {
+                MathFn::Abs => quote!(::spoc::__private::KernelArith::k_abs(#x)),
+                MathFn::Rsqrt => quote!(((1.0 as #t) / <#t>::sqrt(#x))),
+                _ => {
+                    let name = format_ident!("{}", m.name());
+                    quote!(<#t>::#name(#x #(, #rest)*))
+                }
+            });
+        }
         let s = ty.as_scalar()?;
         let t = rust_scalar(s)?;
         let xs = args

@@ -14,7 +14,7 @@ use crate::native::{rust_scalar, rust_value_type, HelperPaths, Native};
 use proc_macro2::Literal;
 use proc_macro2::TokenStream;
 use quote::quote;
-use spoc_ir::{Function, Kernel, Param, Type};
+use spoc_ir::{Function, Kernel, Type};
 
 /// Lints the generated code may trip without anything being wrong.
 pub fn allow_lints() -> TokenStream {
@@ -31,17 +31,12 @@ pub fn allow_lints() -> TokenStream {
     )])
 }
 
-fn elem_of(p: &Param) -> Option<TokenStream> {
-    match &p.ty {
-        Type::Array { elem, .. } => rust_scalar(elem.as_scalar()?),
-        _ => None,
-    }
-}
-
 /// `fn __spoc_native(launch, args) -> Result<(), ThreadTrap>`, or `None` if the kernel uses
 /// something the Native backend cannot run yet.
 pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
     let cx = Native::new(&k.vars, helpers);
+    // Helpers proper (the map also holds the records' paths).
+    let calls_helpers = helpers.keys().any(|k| !crate::native::is_record_key(k));
     let body = cx.block(&k.body)?;
     let mut names = Vec::new();
     let mut unpack = Vec::new();
@@ -50,7 +45,7 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
         names.push(cx.var(p.var));
         let arg = quote!(__spoc_arg(#i, #name)?);
         unpack.push(if p.is_buffer() {
-            let t = elem_of(p)?;
+            let t = cx.elem_type(&p.ty)?;
             if p.mutable {
                 quote!(::spoc::__private::GlobalMut::<#t>::from_arg(#arg, #name)?)
             } else {
@@ -117,8 +112,8 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
         run_simt
     } else {
         // Helper calls pass a handle; outside the scheduler it refuses every sync point.
-        let no_simt = (!helpers.is_empty())
-            .then(|| quote!(let __spoc_simt = &mut ::spoc::__private::NoSimt;));
+        let no_simt =
+            calls_helpers.then(|| quote!(let __spoc_simt = &mut ::spoc::__private::NoSimt;));
         let checked = quote! {
             move |ctx: &::spoc::__private::ThreadCtx| -> ::core::result::Result<(), ::spoc::__private::Trap> {
                 #no_simt
@@ -153,7 +148,7 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
                 }
             }
         };
-        if helpers.is_empty() {
+        if !calls_helpers {
             fast_run
         } else {
             quote!(if launch.simt { #run_simt } else { #fast_run })
@@ -200,19 +195,19 @@ pub fn helper_entry(f: &Function, helpers: &HelperPaths) -> (TokenStream, bool) 
         .map(|p| {
             let name = cx.var(p.var);
             Some(if p.is_buffer() {
-                let t = elem_of(p)?;
+                let t = cx.elem_type(&p.ty)?;
                 if p.mutable {
                     quote!(#name: ::spoc::__private::GlobalMut<#t>)
                 } else {
                     quote!(#name: impl ::spoc::intrinsics::__native::ReadBuffer<#t>)
                 }
             } else {
-                let t = rust_value_type(&p.ty)?;
+                let t = cx.value_type(&p.ty)?;
                 quote!(#name: #t)
             })
         })
         .collect();
-    let ret = rust_value_type(&f.ret);
+    let ret = cx.value_type(&f.ret);
     let allow = allow_lints();
     let (Some(params), Some(ret)) = (params, ret) else {
         // Not even the signature is expressible: no native function at all.

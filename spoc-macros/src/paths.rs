@@ -38,6 +38,19 @@ pub fn helper_paths(helpers: &[HelperUse]) -> HelperPaths {
         .collect()
 }
 
+/// [`helper_paths`] and, under `native::record_key`, the path of every record in `recs`.
+pub fn native_paths(helpers: &[HelperUse], recs: &[crate::types::RecordUse]) -> HelperPaths {
+    let mut out = helper_paths(helpers);
+    for r in recs {
+        let p = &r.path;
+        out.insert(
+            crate::native::record_key(&r.name),
+            (quote!(#p), r.span.first),
+        );
+    }
+    out
+}
+
 /// Every helper's alias, in `helpers` order.
 pub fn aliases(helpers: &[HelperUse]) -> Vec<Ident> {
     (0..helpers.len()).map(|i| alias(helpers, i)).collect()

@@ -65,7 +65,7 @@ fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
     let mut defs = Vec::new();
     let mut nested = Vec::new();
     for f in &fields.named {
-        let fname = f.ident.as_ref().expect("named field").to_string();
+        let fname = crate::lower::ident_name(f.ident.as_ref().expect("named field"));
         let ty = &f.ty;
         let bound = quote_spanned! {ty.span()=>
             const _: () = {
@@ -88,6 +88,17 @@ fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
             }
         });
     }
+    let field_of = fields.named.iter().map(|f| {
+        let h = field_hash(&crate::lower::ident_name(
+            f.ident.as_ref().expect("named field"),
+        ));
+        let ty = &f.ty;
+        quote! {
+            impl ::spoc::__private::FieldOf<#h> for #ident {
+                type T = #ty;
+            }
+        }
+    });
     let tys = fields.named.iter().map(|f| &f.ty);
     Ok(quote! {
         #(#nested)*
@@ -111,10 +122,21 @@ fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
             }
         }
 
+        // Each field's type by the hash of its name, for native code (`spoc::__private::FieldOf`).
+        #(#field_of)*
+
         // SAFETY: generated from the struct's own `#[repr(C)]` field list, in order.
         unsafe impl ::spoc::Record for #ident {
             const NAME: &'static str = #name;
             const FIELDS: &'static [::spoc::FieldInfo] = &[ #(#infos),* ];
         }
+    })
+}
+
+/// The FNV-1a (64-bit) hash of a field name: the `H` of `spoc::__private::FieldOf<H>`, by which
+/// native code names a field's type.
+pub fn field_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
 }

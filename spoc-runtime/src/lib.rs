@@ -77,7 +77,7 @@ pub mod __private {
     pub use crate::error::{Error, Result};
     pub use crate::launch::launch_def;
     pub use crate::generic::{pick_instance, InstanceAt};
-    pub use crate::record::str_eq;
+    pub use crate::record::{str_eq, FieldOf, KernelArith};
 }
 
 /// This crate's version as `(major, minor, patch)`.
