@@ -209,22 +209,32 @@ fn arg_advice(param: Ty, arg: Ty, hint: &ArgHint, guessed: bool) -> String {
 }
 
 /// A `bool` const expression: `call` fits the signature of `callee` (a path to a companion or a
-/// stub): same arity, every argument fits its parameter, same result type.
-pub fn fits_expr(callee: &TokenStream, call: &CallCheck) -> TokenStream {
+/// stub): same arity, every argument fits its parameter, same result type, records of the same
+/// names.
+pub fn fits_expr(callee: &TokenStream, call: &CallCheck, recs: &[RecordUse]) -> TokenStream {
     let n = call.args.len();
     let args = call.args.iter().enumerate().map(|(i, (t, ..))| {
         let a = tag(*t);
-        match t {
+        let fits = match t {
             // `&mut [T]` is accepted for `&[T]`.
             Ty::Buffer { mutable: true, .. } => {
                 let ro = a - BUF_MUT + BUF_RO;
                 quote!((#callee::PARAM_TAGS[#i] == #a || #callee::PARAM_TAGS[#i] == #ro))
             }
             _ => quote!(#callee::PARAM_TAGS[#i] == #a),
+        };
+        let name = record_name(*t, recs);
+        if name.is_empty() {
+            fits
+        } else {
+            quote!((#fits && ::spoc::__private::str_eq(#callee::PARAM_RECORDS[#i], #name)))
         }
     });
     let r = tag(call.ret);
-    quote!((#callee::PARAM_TAGS.len() == #n #(&& #args)* && #callee::RET_TAG == #r))
+    let ret_name = record_name(call.ret, recs);
+    let ret_record = (!ret_name.is_empty())
+        .then(|| quote!(&& ::spoc::__private::str_eq(#callee::RET_RECORD, #ret_name)));
+    quote!((#callee::PARAM_TAGS.len() == #n #(&& #args)* && #callee::RET_TAG == #r #ret_record))
 }
 
 /// The `const _` item checking `call` of `h` (`first`: the first call of this helper in the

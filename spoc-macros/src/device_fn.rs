@@ -195,7 +195,7 @@ fn companion(
     let name = name.to_string();
     let function = function_ir(&name, l);
     let bytes = Literal::byte_string(&function.to_bytes());
-    let helpers = paths::native_paths(&l.helpers, &l.records);
+    let helpers = paths::native_paths(l);
     let callees = paths::aliases(&l.helpers);
     let renames = paths::rename_table(&l.helpers);
     let resolver = paths::resolver(&l.helpers, &l.calls, &l.records);

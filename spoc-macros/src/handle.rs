@@ -107,7 +107,7 @@ fn loader(l: &LoweredFn, modules: &[syn::Ident], renames: &TokenStream) -> Token
 fn def_expr(name: &str, l: &LoweredFn) -> TokenStream {
     let kernel = kernel_ir(name, l);
     let bytes = Literal::byte_string(&kernel.to_bytes());
-    let helpers: HelperPaths = paths::native_paths(&l.helpers, &l.records);
+    let helpers: HelperPaths = paths::native_paths(l);
     let modules = paths::aliases(&l.helpers);
     let renames = paths::rename_table(&l.helpers);
     let resolver = paths::resolver(&l.helpers, &l.calls, &l.records);

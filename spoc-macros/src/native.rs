@@ -50,14 +50,33 @@ pub fn record_key(name: &str) -> String {
     format!("record {name}")
 }
 
-/// True for the key of a record (not a helper) in a [`HelperPaths`].
-pub fn is_record_key(key: &str) -> bool {
-    key.starts_with("record ")
+/// The key of a source span in a [`HelperPaths`] (`span field Root.a.b`, `span lit Name`).
+pub fn span_key(what: &str) -> String {
+    format!("span {what}")
 }
 
-/// A field's name as an identifier (raw for keywords: `r#type`).
-fn field_ident(name: &str) -> Ident {
-    syn::parse_str::<Ident>(name).unwrap_or_else(|_| Ident::new_raw(name, Span::call_site()))
+/// True for the key of a record or a span (not a helper) in a [`HelperPaths`].
+pub fn is_record_key(key: &str) -> bool {
+    key.starts_with("record ") || key.starts_with("span ")
+}
+
+/// A field's name as an identifier (raw for keywords: `r#type`), at `span`.
+fn field_ident(name: &str, span: Span) -> Ident {
+    match syn::parse_str::<Ident>(name) {
+        Ok(mut i) => {
+            i.set_span(span);
+            i
+        }
+        Err(_) => Ident::new_raw(name, span),
+    }
+}
+
+/// The record path text (`Root.a`) of a value of IR type `t`, if it is a record.
+fn record_text(t: &Type) -> Option<&str> {
+    match t {
+        Type::Record(n) => generic_path(t).or(Some(n.as_str())),
+        _ => None,
+    }
 }
 
 /// The field path of a type left to a record's declaration (`?field:Root.a.b`, or a literal's
@@ -313,7 +332,7 @@ impl<'a> Native<'a> {
             }
             LValue::Field { base, field } => {
                 let inner = self.local_place(base, lets)?;
-                let f = field_ident(field);
+                let f = field_ident(field, Span::call_site());
                 Some(quote!((#inner).#f))
             }
         }
@@ -334,6 +353,21 @@ impl<'a> Native<'a> {
             .filter(|n| !n.is_empty() && *n != "_")
             .unwrap_or("v");
         format_ident!("{}_{}", name, id.0)
+    }
+
+    /// The span of the first use of `what` (`field Root.a`, `lit Name`), else the call site.
+    fn span_of(&self, what: &str) -> Span {
+        self.helpers
+            .get(&span_key(what))
+            .map_or_else(Span::call_site, |(_, s)| *s)
+    }
+
+    /// Field `field` of a value of IR type `base` as an identifier, at its first use.
+    fn field_of(&self, base: &Type, field: &str) -> Ident {
+        let span = record_text(base).map_or_else(Span::call_site, |r| {
+            self.span_of(&format!("field {r}.{field}"))
+        });
+        field_ident(field, span)
     }
 
     /// The Rust path of record `name`.
@@ -387,19 +421,39 @@ impl<'a> Native<'a> {
     /// `{ let v = value; <place> = v; }` for a store to a field of a record: of a variable, of
     /// a local array's element, or of a buffer's element (read, update, write back).
     fn field_store(&self, target: &LValue, value: TokenStream) -> Option<TokenStream> {
-        let mut fields = Vec::new();
+        let mut names = Vec::new();
         let mut inner = target;
         while let LValue::Field { base, field } = inner {
-            fields.push(field_ident(field));
+            names.push(field.as_str());
             inner = base;
         }
-        fields.reverse();
+        names.reverse();
+        // The record the chain starts from: the root variable's, or its array's element's.
+        let mut path = match (inner, self.root_type(inner)) {
+            (LValue::Var(_), Some(t)) => record_text(t).map(str::to_string),
+            (LValue::Index { .. }, Some(Type::Array { elem, .. })) => {
+                record_text(elem).map(str::to_string)
+            }
+            _ => None,
+        };
+        let fields: Vec<Ident> = names
+            .iter()
+            .map(|f| {
+                let span = path
+                    .as_ref()
+                    .map_or_else(Span::call_site, |p| self.span_of(&format!("field {p}.{f}")));
+                path = path.as_ref().map(|p| format!("{p}.{f}"));
+                field_ident(f, span)
+            })
+            .collect();
         match inner {
             LValue::Var(id) => {
                 let v = self.var(*id);
+                let at = fields.last().map_or_else(Span::call_site, Ident::span);
+                let store = respan(quote!(#v #(.#fields)* = __spoc_v;), at);
                 Some(quote!({
                     let __spoc_v = #value;
-                    #v #(.#fields)* = __spoc_v;
+                    #store
                 }))
             }
             LValue::Index { base, index } => {
@@ -422,11 +476,13 @@ impl<'a> Native<'a> {
                 let LValue::Var(b) = &**base else { return None };
                 let b = self.var(*b);
                 let i = self.expr(index)?;
+                let at = fields.last().map_or_else(Span::call_site, Ident::span);
+                let store = respan(quote!(__spoc_e #(.#fields)* = __spoc_v;), at);
                 Some(quote!({
                     let __spoc_v = #value;
                     let __spoc_i: u32 = #i;
                     let mut __spoc_e = #b.load(__spoc_i)?;
-                    __spoc_e #(.#fields)* = __spoc_v;
+                    #store
                     #b.store(__spoc_i, __spoc_e)?;
                 }))
             }
@@ -710,23 +766,29 @@ impl<'a> Native<'a> {
                 quote!([#v; #n])
             }
             ExprKind::Field { base, field } => {
+                // Spanned at the field's first use: rustc's errors in it point there.
                 let b = self.expr(base)?;
-                let f = field_ident(field);
-                quote!((#b).#f)
+                let f = self.field_of(&base.ty, field);
+                respan(quote!((#b).#f), f.span())
             }
             ExprKind::RecordLit { record, fields } => {
                 // `?rec:Name:a,b` (fields in source order): `Path { a: …, b: … }`.
                 let (name, order) = record
                     .strip_prefix(spoc_ir::resolve::REC)?
                     .split_once(':')?;
-                let path = self.record_path(name)?;
-                let names: Vec<Ident> = order.split(',').map(field_ident).collect();
+                let span = self.span_of(&format!("lit {name}"));
+                let path = respan(self.record_path(name)?, span);
+                let names: Vec<Ident> = order.split(',').map(|f| field_ident(f, span)).collect();
                 if names.len() != fields.len() {
                     return None;
                 }
                 let values = fields
                     .iter()
-                    .map(|f| self.expr(f))
+                    .zip(order.split(','))
+                    .map(|(v, f)| {
+                        let v = self.expr(v)?;
+                        Some(respan(v, self.span_of(&format!("field {name}.{f}"))))
+                    })
                     .collect::<Option<Vec<_>>>()?;
                 quote!(#path { #(#names: #values),* })
             }

@@ -38,15 +38,33 @@ pub fn helper_paths(helpers: &[HelperUse]) -> HelperPaths {
         .collect()
 }
 
-/// [`helper_paths`] and, under `native::record_key`, the path of every record in `recs`.
-pub fn native_paths(helpers: &[HelperUse], recs: &[crate::types::RecordUse]) -> HelperPaths {
-    let mut out = helper_paths(helpers);
-    for r in recs {
+/// [`helper_paths`] and, for the native generator: under `native::record_key`, the path of
+/// every record `l` names; under `native::span_key`, the span of each field path's first use
+/// (`field Root.a.b`) and of each record's first literal (`lit Name`), where rustc's errors in
+/// native code then point.
+pub fn native_paths(l: &crate::lower::LoweredFn) -> HelperPaths {
+    let mut out = helper_paths(&l.helpers);
+    for r in &l.records {
         let p = &r.path;
         out.insert(
             crate::native::record_key(&r.name),
             (quote!(#p), r.span.first),
         );
+    }
+    for c in &l.field_checks {
+        let Some(root) = l.records.get(c.path.root as usize) else {
+            continue;
+        };
+        let key = format!("field {}.{}", root.name, c.path.fields.join("."));
+        out.entry(crate::native::span_key(&key))
+            .or_insert((quote!(), c.span.first));
+    }
+    for lit in &l.record_lits {
+        if let Some(r) = l.records.get(lit.record as usize) {
+            let key = format!("lit {}", r.name);
+            out.entry(crate::native::span_key(&key))
+                .or_insert((quote!(), lit.span.first));
+        }
     }
     out
 }
@@ -109,6 +127,8 @@ pub fn resolver(
                 pub const NAME: &'static str = "";
                 pub const HAS_NATIVE: bool = false;
                 pub const INSTANCES: &'static [&'static [u8]] = &[];
+                pub const PARAM_RECORDS: &'static [&'static str] = &[];
+                pub const RET_RECORD: &'static str = "";
                 pub fn ir() -> ::core::result::Result<
                     &'static ::spoc::__private::spoc_ir::link::HelperIr,
                     ::spoc::__private::spoc_ir::IrError,
@@ -129,14 +149,13 @@ pub fn resolver(
         });
         // The instance the calls use: a generic helper's instance of the first call's types.
         let inst = format_ident!("__spoc_x{}", i);
-        let _ = recs;
         let chosen = mine.first().map_or_else(
             || quote!(#real),
             |c| crate::checks::instance_of(&quote!(#real), c),
         );
         let ok = mine
             .iter()
-            .map(|c| crate::checks::fits_expr(&quote!(#inst), c))
+            .map(|c| crate::checks::fits_expr(&quote!(#inst), c, recs))
             .collect::<Vec<_>>();
         picks.push(quote_spanned! {span=>
             #[allow(non_camel_case_types)]

@@ -135,7 +135,10 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "fn k<'a>(y: &'a mut [f32]) {}",
         "lifetime parameters are not needed on a kernel: remove `<'a>`",
     ),
-    ("fn k<'a, T>(y: &'a mut [f32]) {}", "one type parameter bounded by"),
+    (
+        "fn k<'a, T>(y: &'a mut [f32]) {}",
+        "one type parameter bounded by",
+    ),
     (
         "fn k(y: &mut [u8]) {}",
         "8- and 16-bit integers are not supported",
