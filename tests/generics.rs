@@ -143,3 +143,26 @@ fn integer_instances_wrap_and_clamp() {
     assert_eq!(clamp_add::INSTANCES.len(), 4);
     assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
 }
+
+/// The example of docs/LANGUAGE.md ("Generic kernels and helpers").
+#[kernel]
+fn axpy_lerp<T: Float>(a: T, x: &[T], y: &mut [T]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + lerp(y[i], y[i], 0.5 as T);
+    }
+}
+
+#[test]
+fn the_documented_example_runs() -> spoc::Result<()> {
+    let dev = spoc::init_device(None)?;
+    let x = dev.upload(&[1.0f32, 2.0])?;
+    let mut y = dev.upload(&[0.5f32, 0.5])?;
+    axpy_lerp.launch(&dev, dims1d(1), dims1d(2), (2.0, &x, &mut y))?;
+    assert_eq!(y.to_vec()?, [2.5, 4.5]);
+    let xd = dev.upload(&[1.0f64])?;
+    let mut yd = dev.upload(&[0.5f64])?;
+    axpy_lerp.launch(&dev, dims1d(1), dims1d(1), (2.0, &xd, &mut yd))?;
+    assert_eq!(yd.to_vec()?, [2.5]);
+    Ok(())
+}

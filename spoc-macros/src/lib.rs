@@ -41,6 +41,26 @@
 //!   name.
 //! - Helpers cannot be recursive (GPUs have no call stack to speak of).
 //!
+//! # Records
+//!
+//! `#[derive(Record)]` structs are values of the kernel language: buffer elements (`&[P]`),
+//! locals and literals (`P { x: 1.0, y: 2.0 }`, any field order), `#[device]` arguments and
+//! results, with field reads and updates (`p.x`, `b.pos.x`, `q.x += 1.0`, `out[i].m = 2.0`).
+//! The struct is another item, so a field's type is inferred from its use (`lower_record.rs`)
+//! and checked at compile time against the derive's field table (`record_checks.rs`:
+//! "mismatched types: field `x` of `Particle` is `f32`, but it is used as `f64`"). A type only
+//! the declaration fixes (`q.x += 1.0`) stays a placeholder in the IR, resolved when the kernel
+//! is loaded with the records' definitions (`spoc_ir::resolve`), and is named
+//! `<P as FieldOf<hash>>::T` in native code. Kernels cannot take a record by value yet.
+//!
+//! # Generic kernels and helpers
+//!
+//! `fn k<T: Float>` (or `Int`, `Number`) is lowered once per type of the bound, `T` replaced in
+//! the fn's tokens (`generic.rs`): a kernel's instances are kernels `k_f32`, … whose handle
+//! launches the one the argument tuple selects; a helper's instances are companions the caller
+//! picks by the argument and result types it inferred (`spoc::__private::InstanceAt`), and its
+//! host copy dispatches to per-type copies of the body. One type parameter, one bound.
+//!
 //! # Not visible to kernel bodies
 //!
 //! Constants and statics declared outside the kernel (`const SCALE: f32 = 2.0;`) are not
@@ -61,7 +81,9 @@
 //! called on the host.
 //!
 //! Internals: `sig.rs` (signatures), `types.rs` (types and inference), `lower*.rs` (checking and
-//! lowering), `resolve.rs` (final types), `checks.rs` (compile-time checks of helper calls),
+//! lowering; records in `lower_record.rs`), `resolve.rs` (final types), `checks.rs`
+//! (compile-time checks of helper calls), `record_checks.rs` (of record fields), `generic.rs`
+//! (instances of generic fns), `record.rs` (`#[derive(Record)]`),
 //! `paths.rs` (how generated code reaches helpers), `native*.rs` (Rust code generated from the
 //! IR), `handle.rs` (`#[kernel]` output), `device_fn.rs` (`#[device]` output).
 
@@ -151,7 +173,9 @@ use proc_macro2::TokenStream as TokenStream2;
 /// | `x: &[T]` (read-only buffer) | `&Buffer<T>` |
 /// | `y: &mut [T]` (read-write buffer) | `&mut Buffer<T>` |
 ///
-/// `T` is a scalar type other than `usize`. Parameters are plain names (`mut x: f32` and
+/// `T` is a scalar type other than `usize`, or a record (`#[derive(Record)]`; see the crate
+/// documentation, "Records"). A record by value (`p: Particle`) is refused: pass a one-element
+/// buffer. Parameters are plain names (`mut x: f32` and
 /// patterns are refused: copy into a local, `let mut x = x;`).
 ///
 /// # The body
@@ -188,9 +212,19 @@ use proc_macro2::TokenStream as TokenStream2;
 ///
 /// Kernels return nothing: results are written into `&mut [T]` parameters. A kernel must be a
 /// free function (at module level or in a function body): in an `impl` block rustc rejects the
-/// generated struct ("struct is not supported in `trait`s or `impl`s"). It cannot be generic
-/// (lifetime parameters are not needed: buffers are `&[T]`), `async`, `unsafe`, `const` or
-/// `extern`. Other attributes than docs, `cfg` and `allow`/`expect` are refused.
+/// generated struct ("struct is not supported in `trait`s or `impl`s"). It cannot be `async`,
+/// `unsafe`, `const` or `extern`, nor take lifetime parameters (buffers are `&[T]`). Other
+/// attributes than docs, `cfg` and `allow`/`expect` are refused.
+///
+/// # Generic kernels
+///
+/// `#[kernel] fn axpy<T: Float>(a: T, x: &[T], y: &mut [T])` (bounds `Float`: `f32`, `f64`;
+/// `Int`: `i32`, `u32`, `i64`, `u64`; `Number`: both) is one kernel per type, `axpy_f32` and
+/// `axpy_f64` (`axpy::INSTANCES`). `axpy.launch(&dev, grid, block, (2.0, &x, &mut y))` launches
+/// the instance whose launch tuple the arguments are (a tuple no instance takes is a compile
+/// error); `axpy.ir::<f32>()`, `axpy.def::<f32>()`, `axpy.source::<f32>(target)` reach one
+/// instance. Each instance is checked alone; an error in one names it ("… (in the instance
+/// `T = i32`)").
 ///
 /// # Errors
 ///
@@ -241,9 +275,12 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 ///
 /// The function stays an ordinary host function (`smoothstep(0.0, 1.0, 0.5)` works on the
-/// host), written in the kernel language. Parameters are scalars and buffers as for
+/// host), written in the kernel language. Parameters are scalars, records and buffers as for
 /// [`macro@kernel`] (`&[T]`, `&mut [T]`, which a kernel passes its buffer parameters to); the
-/// result is a scalar or nothing. Next to it the macro generates a hidden companion, an empty
+/// result is a scalar, a record or nothing. It may be generic (`fn lerp<T: Float>(a: T, b: T,
+/// t: T) -> T`): one instance per type of the bound (`lerp_f32`, …), a call using the instance of
+/// its argument and result types; on the host, `lerp` is a generic fn dispatching to per-type
+/// copies of the body. Next to it the macro generates a hidden companion, an empty
 /// enum of the same name with the helper's IR (`ir()`), native code (`native(..)`) and
 /// signature; callers reach it through the same path they call the fn by.
 ///
