@@ -224,7 +224,7 @@ impl Lowerer {
             }
             syn::Pat::TupleStruct(_) | syn::Pat::Struct(_) => Err(self.errs.spanned(
                 p,
-                "enum and struct patterns are not supported in kernels yet; match integers (records are matched by their fields: `match p.kind { … }`)",
+                "enum and struct patterns are not supported in kernels yet; match integers (a record by one of its fields: `let k: u32 = p.kind; match k { … }`)",
             )),
             _ => Err(self.errs.spanned(
                 p,
