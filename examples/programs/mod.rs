@@ -13,8 +13,6 @@
 //! - `examples/bench.rs`, which runs every program at [`Program::default_size`] (or
 //!   [`Program::quick_size`]) on one device and prints a table.
 //!
-//! Not here yet: `nbody` and `soa_aos` (they need records, `#[derive(Record)]`, a later task).
-//!
 //! Floating-point results are checked exactly where the kernel adds in the same order as the host
 //! reference (spoc never contracts `a * b + c` into an FMA, so the bits agree), and within a
 //! stated relative tolerance where the order differs (reductions).
@@ -34,6 +32,7 @@ pub mod histogram;
 pub mod mandelbrot;
 pub mod matrix_mul;
 pub mod matrix_mul_tiled;
+pub mod nbody;
 pub mod radix_sort;
 pub mod reduction;
 pub mod scan;
@@ -351,6 +350,15 @@ pub const PROGRAMS: &[Program] = &[
         quick_size: 1 << 18,
         test_size: 3000,
         run: radix_sort::run,
+    },
+    Program {
+        name: "nbody",
+        about: "one all-pairs gravity step with softening over #[derive(Record)] bodies (20 flops per interaction)",
+        size_means: "bodies",
+        default_size: 1 << 15,
+        quick_size: 4096,
+        test_size: 300,
+        run: nbody::run,
     },
 ];
 
