@@ -5,18 +5,27 @@ use crate::buffer::{Buffer, RawBuffer};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::native::abi::ScalarArg;
+use crate::soa::RawSoaBuffer;
 
-/// One kernel argument: a buffer (shared or mutable borrow) or a scalar.
+/// One kernel argument: a buffer (shared or mutable borrow), a Structure-of-Arrays record
+/// buffer (shared or mutable borrow) or a scalar.
 ///
 /// A `&[T]` parameter accepts [`Arg::Buffer`] or [`Arg::BufferMut`]; a `&mut [T]` parameter
-/// only [`Arg::BufferMut`]. A kernel `usize` is 32 bits: [`Arg::Usize`] is accepted by a `usize`
-/// (`u32`) or `u64` parameter if the value fits.
+/// only [`Arg::BufferMut`]. A record-buffer parameter (`&[P]`, `&mut [P]`) also accepts
+/// [`Arg::Soa`] / [`Arg::SoaMut`] under the same rule, on backends that lower SoA parameters
+/// ([`crate::Backend::supports_soa_params`]: CUDA/PTX); elsewhere the launch is refused with
+/// [`Error::FeatureNotSupported`]. A kernel `usize` is 32 bits: [`Arg::Usize`] is accepted by a
+/// `usize` (`u32`) or `u64` parameter if the value fits.
 #[derive(Debug)]
 pub enum Arg<'a> {
     /// A buffer the kernel may read.
     Buffer(&'a RawBuffer),
     /// A buffer the kernel may read and write.
     BufferMut(&'a mut RawBuffer),
+    /// A Structure-of-Arrays record buffer the kernel may read ([`crate::SoaBuffer`]).
+    Soa(&'a RawSoaBuffer),
+    /// A Structure-of-Arrays record buffer the kernel may read and write.
+    SoaMut(&'a mut RawSoaBuffer),
     /// A `bool`.
     Bool(bool),
     /// An `i32`.
@@ -45,6 +54,15 @@ impl Arg<'_> {
         }
     }
 
+    /// The Structure-of-Arrays buffer, if this is an SoA argument.
+    pub fn soa(&self) -> Option<&RawSoaBuffer> {
+        match self {
+            Arg::Soa(b) => Some(b),
+            Arg::SoaMut(b) => Some(b),
+            _ => None,
+        }
+    }
+
     /// The scalar value, if this is a scalar (`Usize` as `U64`; launches have already turned it
     /// into the parameter's type).
     pub fn scalar(&self) -> Option<ScalarArg> {
@@ -57,7 +75,7 @@ impl Arg<'_> {
             Arg::F32(v) => ScalarArg::F32(v),
             Arg::F64(v) => ScalarArg::F64(v),
             Arg::Usize(v) => ScalarArg::U64(v as u64),
-            Arg::Buffer(_) | Arg::BufferMut(_) => return None,
+            Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => return None,
         })
     }
 
@@ -66,6 +84,8 @@ impl Arg<'_> {
         match self {
             Arg::Buffer(b) => format!("&buffer of {}", b.elem_type_name()),
             Arg::BufferMut(b) => format!("&mut buffer of {}", b.elem_type_name()),
+            Arg::Soa(b) => format!("&SoA buffer of {}", b.type_name()),
+            Arg::SoaMut(b) => format!("&mut SoA buffer of {}", b.type_name()),
             Arg::Bool(_) => "bool".into(),
             Arg::I32(_) => "i32".into(),
             Arg::I64(_) => "i64".into(),
@@ -139,10 +159,14 @@ impl<'a> KernelArgs<'a> {
 /// [`Error::WrongDevice`] if a buffer lives on another device than `dev`.
 pub fn set_args<'a>(dev: &Device, args: Vec<Arg<'a>>) -> Result<KernelArgs<'a>> {
     for a in &args {
-        if let Some(b) = a.buffer() {
-            if !b.device().same_hardware(dev) {
+        let on = a
+            .buffer()
+            .map(RawBuffer::device)
+            .or_else(|| a.soa().map(RawSoaBuffer::device));
+        if let Some(d) = on {
+            if !d.same_hardware(dev) {
                 return Err(Error::WrongDevice {
-                    buffer_device: b.device().id,
+                    buffer_device: d.id,
                     device: dev.id,
                 });
             }

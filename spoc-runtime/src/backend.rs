@@ -174,7 +174,9 @@ pub struct CompileOptions {
     /// The block size, for backends that embed it in the module
     /// ([`Backend::compile_needs_block`]); `None` otherwise.
     pub block: Option<Dims>,
-    /// Record-buffer parameters lowered as structure-of-arrays (CUDA/PTX only).
+    /// Record-buffer parameters lowered as structure-of-arrays (CUDA/PTX only, see
+    /// [`Backend::supports_soa_params`]), in parameter order. A launch fills it with the
+    /// parameters given an [`Arg::Soa`] / [`Arg::SoaMut`] argument.
     pub soa_params: Vec<String>,
     /// Backend-specific compiler flags.
     pub flags: Vec<String>,
@@ -389,6 +391,15 @@ pub trait Backend: Send + Sync + 'static {
     /// True if compiled modules depend on the block size (Vulkan embeds the workgroup size):
     /// the runtime then puts the launch's block in [`CompileOptions::block`].
     fn compile_needs_block(&self) -> bool {
+        false
+    }
+
+    /// True if the backend compiles record-buffer parameters named in
+    /// [`CompileOptions::soa_params`] as Structure-of-Arrays and binds [`Arg::Soa`] /
+    /// [`Arg::SoaMut`] arguments ([`crate::SoaBuffer`]): CUDA/PTX only. The runtime refuses SoA
+    /// arguments and options with [`Error::FeatureNotSupported`] on every other backend, before
+    /// compiling or launching anything. The default is false.
+    fn supports_soa_params(&self) -> bool {
         false
     }
 

@@ -64,7 +64,7 @@ pub struct RawBuffer {
 }
 
 impl RawBuffer {
-    fn alloc(device: &Device, len: usize, elem: ElemInfo) -> Result<RawBuffer> {
+    pub(crate) fn alloc(device: &Device, len: usize, elem: ElemInfo) -> Result<RawBuffer> {
         let backend = device.backend();
         let mem = backend.alloc_custom(device.local(), len, elem.size)?;
         Ok(RawBuffer {

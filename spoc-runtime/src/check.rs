@@ -1,11 +1,12 @@
 //! The checks every launch passes before anything runs.
 
 use crate::args::Arg;
-use crate::buffer::ElemInfo;
+use crate::buffer::{ElemInfo, RawBuffer};
 use crate::device::Capabilities;
 use crate::dims::Dims;
 use crate::error::{DimKind, Error, LaunchProblem, Result};
 use crate::ir_scan::{layout, scalar_type_id};
+use crate::soa::RawSoaBuffer;
 use spoc_ir::{Kernel, Param, ScalarType, Type};
 
 const AXES: [char; 3] = ['x', 'y', 'z'];
@@ -109,14 +110,66 @@ fn scalar_matches(s: ScalarType, arg: &Arg<'_>) -> bool {
     )
 }
 
+/// A Structure-of-Arrays buffer against a record-buffer parameter of element `elem`: the
+/// same record, the same fields (names and scalar types, in order) as the kernel's definition,
+/// every field array `len` elements long.
+fn check_soa(kernel: &Kernel, elem: &Type, soa: &RawSoaBuffer) -> Option<String> {
+    let Type::Record(rec) = elem else {
+        return Some(format!(
+            "the parameter is a buffer of `{elem}`, not of records"
+        ));
+    };
+    if short_type_name(rec) != soa.record_name() {
+        return Some(format!(
+            "the buffer holds `{}`, the parameter `{rec}`",
+            soa.record_name()
+        ));
+    }
+    let Some(def) = kernel.record(rec) else {
+        return Some(format!("the kernel has no definition of record `{rec}`"));
+    };
+    if def.fields.len() != soa.fields().len() {
+        return Some(format!(
+            "`{rec}` has {} field(s) in the kernel, the buffer {}",
+            def.fields.len(),
+            soa.fields().len()
+        ));
+    }
+    for (f, a) in def.fields.iter().zip(soa.fields()) {
+        if f.name != a.name() || f.ty != Type::Scalar(a.scalar()) {
+            return Some(format!(
+                "field `{}: {}` of `{rec}` in the kernel, `{}: {}` in the buffer",
+                f.name,
+                f.ty,
+                a.name(),
+                a.scalar()
+            ));
+        }
+        if a.buffer().len() != soa.len() || a.buffer().elem_size() != a.scalar().size_bytes() {
+            return Some(format!(
+                "field array `{}` has {} elements of {} bytes, the buffer {} of {}",
+                a.name(),
+                a.buffer().len(),
+                a.buffer().elem_size(),
+                soa.len(),
+                a.scalar().size_bytes()
+            ));
+        }
+    }
+    None
+}
+
 /// Arguments against the kernel's parameters, in this order: count; each argument's kind and
-/// type (turning `Usize` into the parameter's integer type), device and length; one buffer on
+/// type (turning `Usize` into the parameter's integer type), device and length (for a
+/// Structure-of-Arrays argument: its record and fields against the kernel's record, and the
+/// parameter listed in `soa_params`, the options the kernel was compiled with); one buffer on
 /// two parameters of which one is `&mut`; a shared borrow on a `&mut` parameter.
 pub(crate) fn check_args(
     kernel: &Kernel,
     name: &str,
     launch_device: &crate::Device,
     args: &mut [Arg<'_>],
+    soa_params: &[String],
 ) -> Result<()> {
     let bad = |problem| Err(Error::invalid_launch(name, problem));
     let params = &kernel.params;
@@ -135,6 +188,50 @@ pub(crate) fn check_args(
                 got: arg.describe(),
             })
         };
+        let compiled_soa = soa_params.contains(&p.name);
+        if let Some(soa) = arg.soa() {
+            let Type::Array { elem, .. } = &p.ty else {
+                return mismatch(arg);
+            };
+            if let Some(message) = check_soa(kernel, elem, soa) {
+                return bad(LaunchProblem::SoaMismatch {
+                    param: p.name.clone(),
+                    message,
+                });
+            }
+            if !compiled_soa {
+                return bad(LaunchProblem::SoaMismatch {
+                    param: p.name.clone(),
+                    message: "the kernel was compiled with this parameter as an array of \
+                              structures (not in CompileOptions::soa_params)"
+                        .into(),
+                });
+            }
+            if !soa.device().same_hardware(launch_device) {
+                return bad(LaunchProblem::WrongDevice {
+                    param: p.name.clone(),
+                    buffer_device: soa.device().id,
+                    device: launch_device.id,
+                });
+            }
+            if soa.len() > u32::MAX as usize {
+                return bad(LaunchProblem::BufferTooLong {
+                    param: p.name.clone(),
+                    len: soa.len(),
+                });
+            }
+            continue;
+        }
+        if compiled_soa {
+            return bad(LaunchProblem::SoaMismatch {
+                param: p.name.clone(),
+                message: format!(
+                    "the kernel was compiled with this parameter as a structure of arrays \
+                     (CompileOptions::soa_params), but got {}",
+                    arg.describe()
+                ),
+            });
+        }
         if let Some(b) = arg.buffer() {
             let Type::Array { elem, .. } = &p.ty else {
                 return mismatch(arg);
@@ -180,11 +277,20 @@ pub(crate) fn check_args(
         }
     }
     // Aliasing, then mutability: (&x, &x) on (&[T], &mut [T]) reports the aliasing.
+    let identity = |a: &Arg<'_>| {
+        a.buffer()
+            .map(RawBuffer::allocation_id)
+            .or_else(|| a.soa().map(RawSoaBuffer::allocation_id))
+    };
     for i in 0..args.len() {
-        let Some(a) = args[i].buffer() else { continue };
+        let Some(a) = identity(&args[i]) else {
+            continue;
+        };
         for j in i + 1..args.len() {
-            let Some(b) = args[j].buffer() else { continue };
-            if a.allocation_id() == b.allocation_id() && (params[i].mutable || params[j].mutable) {
+            let Some(b) = identity(&args[j]) else {
+                continue;
+            };
+            if a == b && (params[i].mutable || params[j].mutable) {
                 let mutable = if params[i].mutable { i } else { j };
                 return bad(LaunchProblem::AliasedBuffer {
                     first: params[i].name.clone(),
@@ -195,7 +301,7 @@ pub(crate) fn check_args(
         }
     }
     for (p, arg) in params.iter().zip(args.iter()) {
-        if p.mutable && matches!(arg, Arg::Buffer(_)) {
+        if p.mutable && matches!(arg, Arg::Buffer(_) | Arg::Soa(_)) {
             return bad(LaunchProblem::ReadOnlyBuffer {
                 param: p.name.clone(),
             });

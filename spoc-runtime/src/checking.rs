@@ -53,7 +53,7 @@ fn copy_scalar(a: &Arg<'_>) -> Option<Arg<'static>> {
         Arg::F32(v) => Arg::F32(v),
         Arg::F64(v) => Arg::F64(v),
         Arg::Usize(v) => Arg::Usize(v),
-        Arg::Buffer(_) | Arg::BufferMut(_) => return None,
+        Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => return None,
     })
 }
 
@@ -72,13 +72,19 @@ pub(crate) fn check_on_interpreter(
     let dev = crate::device::init_device(Some(INTERPRETER))?;
     let mut copies: Vec<Option<RawBuffer>> = Vec::with_capacity(args.len());
     for a in args {
-        copies.push(match a.buffer() {
-            Some(b) => {
+        copies.push(match (a.buffer(), a.soa()) {
+            (Some(b), _) => {
                 let mut c = alloc_custom_bytes(&dev, b.len(), b.elem_size())?;
                 c.upload_bytes(&b.to_bytes()?)?;
                 Some(c)
             }
-            None => None,
+            // The Interpreter runs the kernel on an array-of-structures copy.
+            (None, Some(s)) => {
+                let mut c = alloc_custom_bytes(&dev, s.len(), s.record_size())?;
+                c.upload_bytes(&s.to_aos_bytes()?)?;
+                Some(c)
+            }
+            (None, None) => None,
         });
     }
     let mut iargs: Vec<Arg<'_>> = args
@@ -89,8 +95,8 @@ pub(crate) fn check_on_interpreter(
             None => copy_scalar(a).expect("an argument is a buffer or a scalar"),
         })
         .collect();
-    crate::launch::launch_unchecked(&dev, def, grid, block, shared_mem, &mut iargs).map_err(
-        |e| match e {
+    crate::launch::launch_unchecked(&dev, def, grid, block, shared_mem, &mut iargs).map_err(|e| {
+        match e {
             Error::KernelFault {
                 kernel,
                 block,
@@ -103,6 +109,6 @@ pub(crate) fn check_on_interpreter(
                 message: format!("SPOC_CHECK (Interpreter): {message}"),
             },
             other => other,
-        },
-    )
+        }
+    })
 }

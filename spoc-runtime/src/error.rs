@@ -340,6 +340,17 @@ pub enum LaunchProblem {
         /// Global id of the launch's device.
         device: usize,
     },
+    /// A Structure-of-Arrays argument that does not fit its parameter: its record or fields
+    /// differ from the kernel's record, or the kernel was compiled without (or with) the
+    /// parameter in `CompileOptions::soa_params` and given an array-of-structures (or SoA)
+    /// buffer.
+    #[error("SoA argument for `{param}`: {message}")]
+    SoaMismatch {
+        /// The parameter's name.
+        param: String,
+        /// What differs.
+        message: String,
+    },
     /// The backend refused the arguments for a reason the runtime's checks do not cover.
     #[error("the backend rejected the arguments: {message}")]
     Rejected {

@@ -187,6 +187,9 @@ fn build(
             format!("intrinsic `{missing}` (used by kernel `{}`)", def.name),
         ));
     }
+    if !options.soa_params.is_empty() && !backend.supports_soa_params() {
+        return Err(soa_refused(backend.name(), def.name, &options.soa_params));
+    }
     backend.check_kernel(def, kernel)?;
     let module = match backend.execution_model() {
         ExecutionModel::Jit => {
@@ -217,6 +220,29 @@ fn build(
     }))
 }
 
+/// The [`Error::FeatureNotSupported`] of a backend without Structure-of-Arrays parameters.
+fn soa_refused(backend: &str, kernel: &str, params: &[String]) -> Error {
+    Error::unsupported(
+        backend,
+        format!(
+            "Structure-of-Arrays buffer arguments (`{}` of kernel `{kernel}`): only CUDA/PTX \
+             lowers them; pass an array-of-structures Buffer",
+            params.join("`, `")
+        ),
+    )
+}
+
+/// The names of the parameters given a Structure-of-Arrays argument, in parameter order.
+fn soa_params_of(kernel: &Kernel, args: &[Arg<'_>]) -> Vec<String> {
+    kernel
+        .params
+        .iter()
+        .zip(args)
+        .filter(|(_, a)| a.soa().is_some())
+        .map(|(p, _)| p.name.clone())
+        .collect()
+}
+
 fn launch_compiled(
     ck: &CompiledKernel,
     grid: Dims,
@@ -225,6 +251,12 @@ fn launch_compiled(
     args: &mut [Arg<'_>],
 ) -> Result<()> {
     let dev = &ck.device;
+    if !dev.backend().supports_soa_params() {
+        let soa = soa_params_of(ck.kernel, args);
+        if !soa.is_empty() {
+            return Err(soa_refused(dev.backend().name(), ck.def.name, &soa));
+        }
+    }
     check_dims(
         ck.def.name,
         dev.caps(),
@@ -232,7 +264,7 @@ fn launch_compiled(
         block,
         ck.static_shared.saturating_add(shared_mem),
     )?;
-    check_args(ck.kernel, ck.def.name, dev, args)?;
+    check_args(ck.kernel, ck.def.name, dev, args, &ck.options.soa_params)?;
     let backend = dev.backend();
     match (backend.execution_model(), &ck.module) {
         (ExecutionModel::Jit, Some(module)) => {
@@ -324,13 +356,20 @@ pub(crate) fn launch_unchecked(
     shared_mem_bytes: usize,
     args: &mut [Arg<'_>],
 ) -> Result<()> {
-    let options = if dev.backend().compile_needs_block() {
-        CompileOptions {
-            block: Some(block),
-            ..CompileOptions::default()
+    let backend = dev.backend();
+    let soa_params = if args.iter().any(|a| a.soa().is_some()) {
+        let soa = soa_params_of(def.kernel()?, args);
+        if !soa.is_empty() && !backend.supports_soa_params() {
+            return Err(soa_refused(backend.name(), def.name, &soa));
         }
+        soa
     } else {
-        CompileOptions::default()
+        Vec::new()
+    };
+    let options = CompileOptions {
+        block: backend.compile_needs_block().then_some(block),
+        soa_params,
+        ..CompileOptions::default()
     };
     let ck = compile_with(dev, def, options)?;
     launch_compiled(&ck, grid, block, shared_mem_bytes, args)

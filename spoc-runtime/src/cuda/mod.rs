@@ -19,8 +19,14 @@
 //! elements (`u32`); a scalar is passed by value (`bool` as one byte, [`Arg::Usize`] as a `u32`,
 //! refused if it does not fit). For a CUDA C kernel with a shared array sized at launch, its
 //! length in elements (`shared_mem / size_of::<T>()`, as a `u32`) follows. PTX kernels read the
-//! dynamic shared size themselves. Structure-of-Arrays parameters are refused at compile time:
-//! the runtime's buffers are arrays of structures.
+//! dynamic shared size themselves.
+//!
+//! A Structure-of-Arrays record buffer ([`crate::SoaBuffer`], [`Arg::Soa`] / [`Arg::SoaMut`];
+//! CUDA/PTX only) is one device address (`u64`) per field, in the record's declaration order,
+//! then the length in elements (`u32`): the PTX generator's `name__soa_<field>` … `name__soa_len`
+//! parameters, which it emits for the parameters named in [`CompileOptions::soa_params`] (the
+//! runtime names every parameter given an SoA argument there). CUDA/C refuses SoA options with
+//! [`Error::FeatureNotSupported`].
 //!
 //! # Streams, memory and synchronisation
 //! Launches without a stream go to the legacy default stream, and transfers are synchronous
@@ -277,6 +283,36 @@ impl CudaBackend {
         }
         let mut slots: Vec<Slot> = Vec::with_capacity(args.len() * 2 + 1);
         for (i, a) in args.iter().enumerate() {
+            if let Some(soa) = a.soa() {
+                for f in soa.fields() {
+                    let mem = f.buffer().mem();
+                    let Some(cm) = mem.handle::<CudaMem>() else {
+                        return bad(LaunchProblem::Rejected {
+                            message: format!(
+                                "argument {i}: field `{}` is not a CUDA buffer",
+                                f.name()
+                            ),
+                        });
+                    };
+                    if mem.device() != local {
+                        return bad(LaunchProblem::Rejected {
+                            message: format!(
+                                "argument {i} lives on CUDA device {}, the launch is on device {local}",
+                                mem.device()
+                            ),
+                        });
+                    }
+                    slots.push(Slot::U64(cm.ptr));
+                }
+                let Ok(len) = u32::try_from(soa.len()) else {
+                    return bad(LaunchProblem::BufferTooLong {
+                        param: format!("#{i}"),
+                        len: soa.len(),
+                    });
+                };
+                slots.push(Slot::U32(len));
+                continue;
+            }
             if let Some(b) = a.buffer() {
                 let mem = b.mem();
                 let Some(cm) = mem.handle::<CudaMem>() else {
@@ -320,7 +356,9 @@ impl CudaBackend {
                         })
                     }
                 },
-                Arg::Buffer(_) | Arg::BufferMut(_) => unreachable!("buffers handled above"),
+                Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => {
+                    unreachable!("buffers handled above")
+                }
             });
         }
         if let Some(elem) = k.dyn_shared_elem {
@@ -731,6 +769,11 @@ impl Backend for CudaBackend {
         Some(self.target())
     }
 
+    /// CUDA/PTX lowers Structure-of-Arrays parameters; CUDA/C does not.
+    fn supports_soa_params(&self) -> bool {
+        self.variant == CudaVariant::Ptx
+    }
+
     /// Generates for the lowest compute capability among the devices; [`Backend::compile`]
     /// regenerates for a device whose capability differs.
     fn generate_source(
@@ -749,12 +792,11 @@ impl Backend for CudaBackend {
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
-        if !options.soa_params.is_empty() {
+        if !options.soa_params.is_empty() && !self.supports_soa_params() {
             return Err(Error::unsupported(
                 self.name(),
                 format!(
-                    "launching Structure-of-Arrays parameters ({}): the runtime binds buffers \
-                     as arrays of structures",
+                    "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
                     options.soa_params.join(", ")
                 ),
             ));
@@ -762,8 +804,9 @@ impl Backend for CudaBackend {
         let dev = self.device(device)?;
         let regenerated;
         let source = if Some(dev.cc) != self.default_cc() {
+            let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
             regenerated = self
-                .generate_for(kernel, options.block, &[], Some(dev.cc))?
+                .generate_for(kernel, options.block, &soa, Some(dev.cc))?
                 .ok_or_else(|| Error::Compile {
                     backend: self.name().to_string(),
                     kernel: kernel.name.clone(),

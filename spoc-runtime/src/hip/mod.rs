@@ -328,6 +328,12 @@ impl HipBackend {
                         message: format!("argument {i}: a buffer without memory"),
                     })
                 }
+                Arg::Soa(_) | Arg::SoaMut(_) => {
+                    return Err(Error::unsupported(
+                        self.name(),
+                        "Structure-of-Arrays buffer arguments (only CUDA/PTX lowers them)",
+                    ))
+                }
             }
         }
         if let Some(elem) = k.dyn_shared_elem {

@@ -122,7 +122,7 @@ fn scalar_bytes(arg: &Arg<'_>) -> Option<ScalarBytes> {
             Ok(v) => ScalarBytes::B4(v.to_ne_bytes()),
             Err(_) => return None,
         },
-        Arg::Buffer(_) | Arg::BufferMut(_) => return None,
+        Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => return None,
     })
 }
 

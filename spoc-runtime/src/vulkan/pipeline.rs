@@ -243,7 +243,7 @@ fn scalar_bytes(arg: &Arg<'_>, size: u32) -> Option<Vec<u8>> {
         Arg::F64(v) => v.to_le_bytes().to_vec(),
         Arg::Usize(v) if size == 4 => u32::try_from(v).ok()?.to_le_bytes().to_vec(),
         Arg::Usize(v) => (v as u64).to_le_bytes().to_vec(),
-        Arg::Buffer(_) | Arg::BufferMut(_) => return None,
+        Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => return None,
     };
     (v.len() == size as usize).then_some(v)
 }
