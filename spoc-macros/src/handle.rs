@@ -173,7 +173,24 @@ fn launch_tuple(
         .iter()
         .enumerate()
         .map(|(k, t)| {
-            let ty = launch_type(*t, &l.records);
+            let ty = match (lifetimes, t) {
+                // A record buffer also takes a Structure-of-Arrays `&SoaBuffer<P>`.
+                (
+                    false,
+                    Ty::Buffer {
+                        elem: e @ Elem::Record(_),
+                        mutable,
+                    },
+                ) => {
+                    let e = elem_type(*e, &l.records);
+                    if *mutable {
+                        quote!(impl ::spoc::BufferMutArg<'__spoc_a, #e>)
+                    } else {
+                        quote!(impl ::spoc::BufferArg<'__spoc_a, #e>)
+                    }
+                }
+                _ => launch_type(*t, &l.records),
+            };
             match (lifetimes, t) {
                 (true, Ty::Buffer { .. }) => {
                     let lt = syn::Lifetime::new(
@@ -282,7 +299,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
             /// # Errors
             /// Whatever the runtime reports: a device or compile error, a launch error, or a
             /// fault of a thread on backends that check.
-            pub fn launch(
+            pub fn launch<'__spoc_a>(
                 &self,
                 dev: &::spoc::Device,
                 grid: ::spoc::Dims,
@@ -299,7 +316,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
             /// # Errors
             /// As [`Self::launch`]; also `LaunchProblem::SharedMemory` when the kernel's
             /// shared arrays and `shared_bytes` exceed the device's shared memory per block.
-            pub fn launch_with_shared(
+            pub fn launch_with_shared<'__spoc_a>(
                 &self,
                 dev: &::spoc::Device,
                 grid: ::spoc::Dims,
@@ -314,7 +331,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
                     grid,
                     block,
                     shared_bytes,
-                    &mut [ #(::spoc::Arg::from(#arg_names)),* ],
+                    &mut [ #(::core::convert::Into::<::spoc::Arg<'_>>::into(#arg_names)),* ],
                 )
             }
         }
