@@ -36,6 +36,7 @@ pub mod nbody;
 pub mod radix_sort;
 pub mod reduction;
 pub mod scan;
+pub mod soa_aos;
 pub mod stencil_2d;
 pub mod stream_triad;
 pub mod transpose;
@@ -359,6 +360,15 @@ pub const PROGRAMS: &[Program] = &[
         quick_size: 4096,
         test_size: 300,
         run: nbody::run,
+    },
+    Program {
+        name: "soa_aos",
+        about: "a record update through an array-of-structures Buffer and a structure-of-arrays SoaBuffer (SoA on CUDA/PTX only)",
+        size_means: "particles (32-byte records)",
+        default_size: 1 << 21,
+        quick_size: 1 << 18,
+        test_size: 5000,
+        run: soa_aos::run,
     },
 ];
 

@@ -1,0 +1,16 @@
+//! `soa_aos`: see `examples/programs/soa_aos.rs`.
+//!
+//! ```text
+//! cargo run --release --example soa_aos [-- --device NAME] [--size N]
+//! ```
+//!
+//! Runs on the named backend (or `SPOC_DEVICE`, or the best device present), checks the result
+//! against a host reference, prints the time and throughput, and exits with status 1 on an
+//! error or a mismatch.
+
+#[path = "programs/mod.rs"]
+mod programs;
+
+fn main() {
+    programs::example_main("soa_aos");
+}
