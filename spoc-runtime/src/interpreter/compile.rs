@@ -119,9 +119,36 @@ pub(crate) enum Special {
     LaneId,
 }
 
+/// One step of a `u32` arithmetic expression in postfix order (index arithmetic:
+/// `ty * 16 + k`), evaluated on a small stack of `u32`s without building [`Value`]s.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum IOp {
+    /// Push a `u32` variable.
+    Var(u32),
+    /// Push a constant.
+    Const(u32),
+    /// Push a thread index.
+    Special(Special),
+    /// Pop `b`, pop `a`, push `a op b`: wrapping `+ - *`, `/ %` (a zero divisor faults),
+    /// bitwise ops, shifts by the amount modulo 32.
+    Bin(BinOp),
+}
+
+/// The deepest stack a `u32` expression may need.
+pub(crate) const ISTACK: usize = 16;
+
 /// A compiled expression.
 #[derive(Debug)]
 pub(crate) enum CExpr {
+    /// A `u32` arithmetic expression (see [`IOp`]), with at least one operator.
+    U32(Box<[IOp]>),
+    /// `a * k + b` on `u32` variables `a`, `b` (wrapping): the usual 2-D index
+    /// (`row * width + col`), an [`CExpr::U32`] of that shape.
+    Affine {
+        a: u32,
+        k: u32,
+        b: u32,
+    },
     Const(Value),
     Var(u32),
     /// A read through a place: array elements and record fields of a variable.
@@ -403,6 +430,19 @@ pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
         site_locs: c.site_locs,
         locs: c.locs,
     })
+}
+
+/// The deepest stack the postfix `ops` reach.
+fn max_depth(ops: &[IOp]) -> usize {
+    let (mut d, mut max) = (0usize, 0usize);
+    for op in ops {
+        match op {
+            IOp::Bin(_) => d = d.saturating_sub(1),
+            _ => d += 1,
+        }
+        max = max.max(d);
+    }
+    max
 }
 
 fn in_helper(e: super::error::InterpErrorKind, name: &str) -> Fault {
@@ -688,6 +728,15 @@ impl<'k> Compiler<'k> {
                 operand: self.bx(cx, operand)?,
             },
             ExprKind::Binary { op, lhs, rhs } => {
+                let mut ops = Vec::new();
+                if self.u32_ops(cx, e, &mut ops)? && max_depth(&ops) <= ISTACK {
+                    if let [IOp::Var(a), IOp::Const(k), IOp::Bin(BinOp::Mul), IOp::Var(b), IOp::Bin(BinOp::Add)] =
+                        ops[..]
+                    {
+                        return Ok(CExpr::Affine { a, k, b });
+                    }
+                    return Ok(CExpr::U32(ops.into_boxed_slice()));
+                }
                 let l = self.bx(cx, lhs)?;
                 let r = self.bx(cx, rhs)?;
                 match op {
@@ -784,6 +833,54 @@ impl<'k> Compiler<'k> {
             },
             ExprKind::VectorLit(_) => return Err(unsupported("vector values")),
         })
+    }
+
+    /// Appends `e` to `ops` in postfix order if it is a `u32` arithmetic expression: `u32`
+    /// operands combined with the operators [`IOp::Bin`] evaluates, down to `u32` variables,
+    /// constants and thread indices. Returns whether it is (`ops` is then complete).
+    fn u32_ops(&mut self, cx: Cx, e: &Expr, ops: &mut Vec<IOp>) -> Result<bool, Fault> {
+        if e.ty != Type::U32 {
+            return Ok(false);
+        }
+        let op = match &e.kind {
+            ExprKind::Const(spoc_ir::Const::U32(v)) => IOp::Const(*v),
+            ExprKind::Var(v) => {
+                if check_var(cx.vars, *v)?.ty != Type::U32 {
+                    return Ok(false);
+                }
+                IOp::Var(v.0)
+            }
+            ExprKind::Intrinsic { intrinsic, args } if args.is_empty() => {
+                match self.intrinsic(cx, *intrinsic, args)? {
+                    CExpr::Special(sp) => IOp::Special(sp),
+                    CExpr::Const(Value::U32(v)) => IOp::Const(v),
+                    _ => return Ok(false),
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs }
+                if matches!(
+                    op,
+                    BinOp::Add
+                        | BinOp::Sub
+                        | BinOp::Mul
+                        | BinOp::Div
+                        | BinOp::Rem
+                        | BinOp::BitAnd
+                        | BinOp::BitOr
+                        | BinOp::BitXor
+                        | BinOp::Shl
+                        | BinOp::Shr
+                ) =>
+            {
+                if !self.u32_ops(cx, lhs, ops)? || !self.u32_ops(cx, rhs, ops)? {
+                    return Ok(false);
+                }
+                IOp::Bin(*op)
+            }
+            _ => return Ok(false),
+        };
+        ops.push(op);
+        Ok(true)
     }
 
     /// A read of place `p`, with the one-index case specialised.

@@ -8,7 +8,8 @@
 //! buffers after the launch's.
 
 use super::compile::{
-    CExpr, CPath, CPattern, CStmt, ParamKind, Program, SStmt, Special, Step, MAX_INDICES, NO_LOC,
+    CExpr, CPath, CPattern, CStmt, IOp, ParamKind, Program, SStmt, Special, Step, ISTACK,
+    MAX_INDICES, NO_LOC,
 };
 use super::error::{
     invalid, unsupported, AccessKind, DivergenceGroup, Fault, InterpError, InterpErrorKind,
@@ -20,7 +21,7 @@ use super::value::{self, Agg, Value};
 use crate::native::abi::{NativeArg, ScalarArg, ThreadCtx};
 use crate::simt::{self, Aborted, BlockFault, Site, SyncError, SyncHandle, WarpOpKind};
 use rayon::prelude::*;
-use spoc_ir::{AtomicOp, ForDir, ScalarType};
+use spoc_ir::{AtomicOp, BinOp, ForDir, ScalarType};
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
 
 /// Helper calls nested deeper than this are refused (the validator rejects recursion; this
@@ -291,6 +292,21 @@ fn bind<'a>(prog: &'a Program, args: &[NativeArg]) -> Result<Launch<'a>, InterpE
         checks: Checks::NONE,
         gcheck: None,
     })
+}
+
+#[cold]
+fn not_u32(v: &Value) -> Fault {
+    invalid(format!("a u32 variable holds a {}", v.type_name()))
+}
+
+#[cold]
+fn not_u32_op(op: BinOp) -> Fault {
+    invalid(format!("`{}` in a u32 expression", op.symbol()))
+}
+
+#[cold]
+fn div_zero() -> Fault {
+    Box::new(InterpErrorKind::DivisionByZero)
 }
 
 /// The fault a sync call answers while the block is torn down (the scheduler discards it).
@@ -838,9 +854,77 @@ impl Launch<'_> {
         }
     }
 
+    /// Evaluates a `u32` arithmetic expression (postfix, at most [`ISTACK`] deep: checked when
+    /// it was compiled).
+    #[inline]
+    fn ieval(&self, ops: &[IOp], th: &Thread) -> Result<u32, Fault> {
+        let mut st = [0u32; ISTACK];
+        let mut n = 0usize;
+        for op in ops {
+            let v = match *op {
+                IOp::Var(s) => match th.stack[th.base + s as usize] {
+                    Value::U32(v) => v,
+                    ref v => return Err(not_u32(v)),
+                },
+                IOp::Const(c) => c,
+                IOp::Special(s) => Self::special(s, &th.ctx),
+                IOp::Bin(op) => {
+                    n -= 1;
+                    let (a, b) = (st[n - 1], st[n]);
+                    st[n - 1] = match op {
+                        BinOp::Add => a.wrapping_add(b),
+                        BinOp::Sub => a.wrapping_sub(b),
+                        BinOp::Mul => a.wrapping_mul(b),
+                        BinOp::Div => a.checked_div(b).ok_or_else(div_zero)?,
+                        BinOp::Rem => a.checked_rem(b).ok_or_else(div_zero)?,
+                        BinOp::BitAnd => a & b,
+                        BinOp::BitOr => a | b,
+                        BinOp::BitXor => a ^ b,
+                        BinOp::Shl => a.wrapping_shl(b),
+                        BinOp::Shr => a.wrapping_shr(b),
+                        _ => return Err(not_u32_op(op)),
+                    };
+                    continue;
+                }
+            };
+            st[n] = v;
+            n += 1;
+        }
+        Ok(st[0])
+    }
+
+    /// `a * k + b` on `u32` variable slots `a`, `b`.
+    #[inline(always)]
+    fn affine(a: u32, k: u32, b: u32, th: &Thread) -> Result<u32, Fault> {
+        match (
+            &th.stack[th.base + a as usize],
+            &th.stack[th.base + b as usize],
+        ) {
+            (Value::U32(x), Value::U32(y)) => Ok(x.wrapping_mul(k).wrapping_add(*y)),
+            (Value::U32(_), v) | (v, _) => Err(not_u32(v)),
+        }
+    }
+
+    /// Evaluates an index expression.
+    #[inline(always)]
+    fn index(&self, e: &CExpr, th: &mut Thread) -> Result<u32, Fault> {
+        match e {
+            CExpr::U32(ops) => self.ieval(ops, th),
+            CExpr::Affine { a, k, b } => Self::affine(*a, *k, *b, th),
+            CExpr::Var(s) => match th.stack[th.base + *s as usize] {
+                Value::U32(v) => Ok(v),
+                ref v => v.as_index(),
+            },
+            CExpr::Const(Value::U32(v)) => Ok(*v),
+            _ => self.eval(e, th)?.as_index(),
+        }
+    }
+
     /// Evaluates the common expression forms.
     fn eval_node(&self, e: &CExpr, th: &mut Thread) -> Result<Value, Fault> {
         Ok(match e {
+            CExpr::U32(ops) => Value::U32(self.ieval(ops, th)?),
+            CExpr::Affine { a, k, b } => Value::U32(Self::affine(*a, *k, *b, th)?),
             CExpr::Const(v) => v.clone(),
             CExpr::Var(s) => th.stack[th.base + *s as usize].clone(),
             CExpr::Load(p) => return self.read_path(p, th),
@@ -854,7 +938,7 @@ impl Launch<'_> {
                 elem,
                 loc,
             } => {
-                let i = self.eval(index, th)?.as_index()?;
+                let i = self.index(index, th)?;
                 match &th.stack[th.base + *root as usize] {
                     Value::Buffer(b) => {
                         let buf = self.view(th.bufs, *b);
@@ -867,8 +951,14 @@ impl Launch<'_> {
                         }
                         self.note(buf, i, AccessKind::Read, *loc, th)?;
                         let l = &self.prog.layouts[buf.elem as usize];
+                        let p = buf.ptr.wrapping_add(i as usize * buf.elem_size);
                         // SAFETY: in bounds; the layout is the buffer's own.
-                        unsafe { l.load(buf.ptr.add(i as usize * buf.elem_size)) }
+                        unsafe {
+                            match l {
+                                Layout::Scalar(s) => super::layout::load_scalar(*s, p),
+                                _ => l.load(p),
+                            }
+                        }
                     }
                     v => match v.as_array() {
                         Some(a) => match a.get(i as usize) {
@@ -1120,7 +1210,7 @@ impl Launch<'_> {
         let mut k = 0;
         for s in p.steps.iter() {
             if let Step::Index(e) = s {
-                idx[k] = self.eval(e, th)?.as_index()?;
+                idx[k] = self.index(e, th)?;
                 k += 1;
             }
         }

@@ -180,22 +180,26 @@ const EMPTY: Rec = Rec {
     kind: 0,
 };
 
-/// The shadow of one shared element.
-#[derive(Clone, Copy, Debug)]
+/// The shadow of one shared element: its last write and up to two reads.
+#[derive(Debug)]
 pub(crate) struct SCell {
-    w: Rec,
-    r: [Rec; 2],
+    w: Cell<Rec>,
+    r: [Cell<Rec>; 2],
 }
 
-const SEMPTY: SCell = SCell {
-    w: EMPTY,
-    r: [EMPTY; 2],
-};
+impl SCell {
+    fn new() -> SCell {
+        SCell {
+            w: Cell::new(EMPTY),
+            r: [Cell::new(EMPTY), Cell::new(EMPTY)],
+        }
+    }
+}
 
 /// The check state of one block (lives on the OS thread that runs the block's coroutines).
 pub(crate) struct BlockCheck {
     /// The shadow of each shared array (empty when the shared checks are off).
-    arrays: Vec<Box<[Cell<SCell>]>>,
+    arrays: Vec<Box<[SCell]>>,
     /// Per thread (linear): the last warp-barrier release it passed.
     wep: Box<[Cell<u32>]>,
     races: bool,
@@ -224,7 +228,7 @@ impl BlockCheck {
     pub(crate) fn new(nthreads: usize, lens: &[usize], checks: &Checks) -> BlockCheck {
         let arrays = if checks.shared() {
             lens.iter()
-                .map(|&n| (0..n).map(|_| Cell::new(SEMPTY)).collect())
+                .map(|&n| (0..n).map(|_| SCell::new()).collect())
                 .collect()
         } else {
             Vec::new()
@@ -272,7 +276,6 @@ impl BlockCheck {
         let Some(cell) = self.arrays.get(array).and_then(|a| a.get(i)) else {
             return Ok(());
         };
-        let mut c = cell.get();
         let race = |r: &Rec| Finding::Race {
             thread: r.tid as u64,
             kind: code_kind(r.kind),
@@ -285,47 +288,54 @@ impl BlockCheck {
             loc,
             kind: kind_code(kind),
         };
+        let w = cell.w.get();
         match kind {
             AccessKind::Read => {
-                if self.races && !self.ordered(&c.w, me) {
-                    return Err(race(&c.w));
+                if w.tid == me.linear
+                    && w.epoch == me.epoch
+                    && w.wep == me.wep
+                    && w.kind == kind_code(AccessKind::Write)
+                {
+                    // Its own plain write, with no barrier since: any later access of another
+                    // thread that conflicts with this read conflicts with that write already.
+                    return Ok(());
                 }
-                if self.uninit && c.w.tid == NONE {
+                if self.races && !self.ordered(&w, me) {
+                    return Err(race(&w));
+                }
+                if self.uninit && w.tid == NONE {
                     return Err(Finding::Uninit);
                 }
                 if self.races {
+                    let (r0, r1) = (cell.r[0].get(), cell.r[1].get());
                     let stale = |r: &Rec| r.tid == NONE || r.epoch != me.epoch;
-                    if c.r[0].tid == me.linear {
-                        c.r[0] = rec;
-                    } else if c.r[1].tid == me.linear {
-                        c.r[1] = rec;
-                    } else if stale(&c.r[0]) {
-                        c.r[0] = rec;
-                    } else if stale(&c.r[1]) {
-                        c.r[1] = rec;
+                    if r0.tid == me.linear || (r1.tid != me.linear && stale(&r0)) {
+                        cell.r[0].set(rec);
+                    } else if r1.tid == me.linear || stale(&r1) {
+                        cell.r[1].set(rec);
                     }
                 }
             }
             AccessKind::Write | AccessKind::Atomic => {
                 let atomic = kind == AccessKind::Atomic;
-                if atomic && self.uninit && c.w.tid == NONE {
+                if atomic && self.uninit && w.tid == NONE {
                     return Err(Finding::Uninit);
                 }
                 if self.races {
-                    let both_atomic = atomic && c.w.kind == kind_code(AccessKind::Atomic);
-                    if !both_atomic && !self.ordered(&c.w, me) {
-                        return Err(race(&c.w));
+                    let both_atomic = atomic && w.kind == kind_code(AccessKind::Atomic);
+                    if !both_atomic && !self.ordered(&w, me) {
+                        return Err(race(&w));
                     }
-                    for r in &c.r {
-                        if !self.ordered(r, me) {
-                            return Err(race(r));
+                    for r in &cell.r {
+                        let r = r.get();
+                        if !self.ordered(&r, me) {
+                            return Err(race(&r));
                         }
                     }
                 }
-                c.w = rec;
+                cell.w.set(rec);
             }
         }
-        cell.set(c);
         Ok(())
     }
 }

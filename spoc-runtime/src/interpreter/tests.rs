@@ -463,6 +463,89 @@ fn division_by_zero_reports_block_and_thread() {
     assert_eq!(&o[4..], &[-100, 0, 0, 0]);
 }
 
+/// The `u32` index fast paths (postfix expressions, `a * k + b`) compute what the general
+/// evaluator does, wrap, and fault on a zero divisor with the statement's location.
+#[test]
+fn u32_index_arithmetic_fast_paths() {
+    // out[i] = (i * 3 + i) ^ (i << 31) >> 1, via `a * k + b` and a postfix expression, then
+    // out2[i * 2 + 1 - 1 - i] = 7 / (i % 3) (a zero divisor at i = 0 and 3).
+    let mut b = B::default();
+    let out = b.buf_mut("out", Type::U32);
+    let out2 = b.buf_mut("out2", Type::U32);
+    let i = b.local("i", Type::U32);
+    let ub = |op, l, r| bin(op, l, r);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(
+            &out,
+            i.clone(),
+            ub(
+                BinOp::Shr,
+                ub(
+                    BinOp::BitXor,
+                    add(mul(i.clone(), u32c(3)), i.clone()),
+                    ub(BinOp::Shl, i.clone(), u32c(31)),
+                ),
+                u32c(1),
+            ),
+        ),
+        at(
+            store(
+                &out2,
+                ub(
+                    BinOp::Sub,
+                    ub(BinOp::Sub, add(mul(i.clone(), u32c(2)), u32c(1)), u32c(1)),
+                    i.clone(),
+                ),
+                ub(BinOp::Div, u32c(7), ub(BinOp::Rem, i.clone(), u32c(3))),
+            ),
+            12,
+            9,
+        ),
+    ];
+    let k = b.kernel("idx", body);
+    let mut o = vec![0u32; 4];
+    let mut o2 = vec![0u32; 4];
+    let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut o), buf(&mut o2)]).unwrap_err();
+    assert_eq!(err.kind, InterpErrorKind::DivisionByZero);
+    assert_eq!(err.thread, [0, 0, 0]);
+    assert_eq!(err.loc.as_ref().map(|l| (l.line, l.column)), Some((12, 9)));
+    assert_eq!(o[0], 0);
+    // Without the zero divisor: every thread's values.
+    let mut b2 = B::default();
+    let out = b2.buf_mut("out", Type::U32);
+    let i = b2.local("i", Type::U32);
+    let j = b2.local("j", Type::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(&j, add(mul(i.clone(), u32c(0x8000_0001)), i.clone())),
+        store(
+            &out,
+            add(mul(i.clone(), u32c(1)), u32c(0)),
+            ub(
+                BinOp::Shr,
+                ub(
+                    BinOp::BitXor,
+                    j.clone(),
+                    ub(BinOp::Shl, i.clone(), u32c(33)),
+                ),
+                u32c(1),
+            ),
+        ),
+    ];
+    let k = b2.kernel("idx2", body);
+    let p = CompiledKernel::new(&k).unwrap();
+    let dump = format!("{:?}", p.prog.kernel.body);
+    assert!(dump.contains("Affine"), "{dump}");
+    assert!(dump.contains("U32(["), "{dump}");
+    let mut o = vec![0u32; 8];
+    exec(&k, d1(2), d1(4), 0, &[buf(&mut o)]).unwrap();
+    let want: Vec<u32> = (0..8u32)
+        .map(|i| (i.wrapping_mul(0x8000_0001).wrapping_add(i) ^ i.wrapping_shl(33)) >> 1)
+        .collect();
+    assert_eq!(o, want);
+}
+
 /// `y[i] = x[i + 1]` with 4 threads and buffers of 4.
 #[test]
 fn out_of_bounds_read_names_buffer_and_index() {

@@ -147,7 +147,7 @@ impl Value {
     }
 
     /// The value as an index (`u32`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn as_index(&self) -> Result<u32, Fault> {
         match self {
             Value::U32(i) => Ok(*i),
