@@ -6,8 +6,9 @@
 //!
 //! `cargo bench --bench sanitizer` (figures in docs/BENCHMARKS.md). Options after `--`:
 //! `--no-numba` skips the simulator; `--saxpy N`, `--matmul N` set the shared sizes (defaults
-//! 65536 and 64, which the simulator runs in seconds); `--reps R` (default 5) timed runs, the
-//! best kept, after one warm-up run; `--quick` skips the larger sizes (Interpreter only).
+//! 65536 and 64, which the simulator runs in seconds); `--reps R` (default 5) timed runs per
+//! setting, the settings taking turns, the best kept, after one warm-up run; `--quick` skips the
+//! larger sizes (Interpreter only).
 
 use spoc::interpreter::{set_checks, Checks};
 use spoc::prelude::*;
@@ -63,16 +64,22 @@ const SETTINGS: [(&str, Checks); 3] = [
     ("+ global races", Checks::ALL),
 ];
 
-/// Best of `reps` timed runs of `f` after one warm-up, in seconds.
-fn best(reps: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    (0..reps.max(1))
-        .map(|_| {
+/// For each setting, the best of `reps` timed runs of `f` (after one warm-up run each), in
+/// seconds. The settings take turns run by run, so that a change of the machine's load hits all
+/// of them alike.
+fn best_per_setting(reps: usize, mut f: impl FnMut()) -> [f64; 3] {
+    let mut best = [f64::INFINITY; 3];
+    for rep in 0..=reps.max(1) {
+        for (k, (_, c)) in SETTINGS.iter().enumerate() {
+            set_checks(*c);
             let t = Instant::now();
             f();
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
+            if rep > 0 {
+                best[k] = best[k].min(t.elapsed().as_secs_f64());
+            }
+        }
+    }
+    best
 }
 
 /// Work-items per second of saxpy over `n` elements for each setting.
@@ -81,15 +88,12 @@ fn bench_saxpy(dev: &spoc::Device, n: usize, reps: usize) -> [f64; 3] {
     let x = dev.upload(&x_host).unwrap();
     let mut y = dev.upload(&vec![1.0f32; n]).unwrap();
     let grid = dims1d((n as u32).div_ceil(256));
-    SETTINGS.map(|(_, c)| {
-        set_checks(c);
-        let t = best(reps, || {
-            saxpy
-                .launch(dev, grid, dims1d(256), (2.0f32, &x, &mut y))
-                .unwrap()
-        });
-        n as f64 / t
+    best_per_setting(reps, || {
+        saxpy
+            .launch(dev, grid, dims1d(256), (2.0f32, &x, &mut y))
+            .unwrap()
     })
+    .map(|t| n as f64 / t)
 }
 
 /// Work-items (threads) per second of the tiled matmul of `n x n` matrices for each setting.
@@ -101,15 +105,12 @@ fn bench_matmul(dev: &spoc::Device, n: usize, reps: usize) -> [f64; 3] {
     let mut c = dev.alloc::<f32>(n * n).unwrap();
     let g = (n as u32).div_ceil(16);
     let items = (g * 16) as f64 * (g * 16) as f64;
-    let rates = SETTINGS.map(|(_, s)| {
-        set_checks(s);
-        let t = best(reps, || {
-            matmul_tiled
-                .launch(dev, dims2d(g, g), dims2d(16, 16), (&a, &b, &mut c, n))
-                .unwrap()
-        });
-        items / t
-    });
+    let rates = best_per_setting(reps, || {
+        matmul_tiled
+            .launch(dev, dims2d(g, g), dims2d(16, 16), (&a, &b, &mut c, n))
+            .unwrap()
+    })
+    .map(|t| items / t);
     // The result is checked once (exact: small integers and quarters sum exactly in f32).
     let got = c.to_vec().unwrap();
     for (i, g) in got.iter().enumerate().step_by(97) {
