@@ -94,8 +94,10 @@
 //! | HIP, Metal, WebGPU | source generation only ([`Target`], `kernel.source(target)`) | — | — |
 //!
 //! Building needs none of the drivers: a backend whose driver is absent is unavailable at run
-//! time, never a build failure or a panic. Kernels using barriers run on the GPU backends only
-//! for now (Native and the Interpreter refuse them with [`Error::FeatureNotSupported`]).
+//! time, never a build failure or a panic. Every backend runs the whole kernel language
+//! (shared memory, barriers, atomics, warp operations, records); a feature a device lacks (f64,
+//! 64-bit atomics, subgroups) is an [`Error::FeatureNotSupported`] naming it. With
+//! `SPOC_CHECK=1` ([`set_checking`]) every launch first runs on the checking Interpreter.
 
 pub mod intrinsics;
 

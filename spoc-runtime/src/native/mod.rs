@@ -13,8 +13,9 @@
 //!
 //! Atomics work on buffers and shared arrays (`std::sync::atomic` on the memory itself), fences
 //! are `std::sync::atomic::fence`, local arrays are Rust arrays with bounds-checked indexing, and
-//! `match` on integers is Rust's `match`. Kernels using constructs with no native code yet
-//! (records, variants, vectors) have no native entry point; Native refuses them with
+//! `match` on integers is Rust's `match`; records are the user's `#[derive(Record)]` structs.
+//! Kernels using constructs with no native code yet (variants, vectors: IR the Rust front end
+//! does not produce) have no native entry point; Native refuses them with
 //! [`Error::FeatureNotSupported`] when they are compiled.
 
 pub mod abi;
@@ -210,8 +211,8 @@ impl Backend for NativeBackend {
                 NAME,
                 format!(
                     "kernel `{}`: it has no native code: it uses a construct the Native backend \
-                     cannot run yet (records, variants or vectors, in the kernel or a helper it \
-                     calls); the Interpreter and the GPU backends run it",
+                     cannot run yet (variants or vectors, in the kernel or a helper it calls); the \
+                     Interpreter and the GPU backends run it",
                     def.name
                 ),
             )),
