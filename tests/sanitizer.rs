@@ -611,6 +611,45 @@ fn local_array_indexed_past_its_end() {
     assert_at(&r.loc, "local_oob");
 }
 
+// ============================================================ 15b. a fault inside a #[device] helper
+
+#[device]
+fn ratio(a: i32, b: i32) -> i32 {
+    let r = a / b; // BUG(helper_div)
+    r
+}
+
+#[kernel]
+fn ratios(x: &[i32], w: &[i32], y: &mut [i32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = ratio(x[i], w[i]);
+    }
+}
+
+#[test]
+fn a_fault_in_a_helper_names_the_helper_and_its_line() {
+    let dev = interpreter();
+    let x = dev.upload(&[10i32, 20, 30, 40]).unwrap();
+    let w = dev.upload(&[1i32, 2, 0, 4]).unwrap();
+    let mut y = dev.alloc::<i32>(4).unwrap();
+    let r = report(ratios.launch(&dev, dims1d(1), dims1d(4), (&x, &w, &mut y)));
+    assert_eq!(r.kind, InterpErrorKind::DivisionByZero);
+    assert_eq!(r.thread, [2, 0, 0]);
+    assert_at(&r.loc, "helper_div");
+    assert_eq!(
+        r.loc.as_ref().and_then(|l| l.function.as_deref()),
+        Some("ratio")
+    );
+    let (line, column) = marked("helper_div");
+    assert!(
+        r.message()
+            .starts_with(&format!("{FILE}:{line}:{column} (in helper `ratio`): ")),
+        "{}",
+        r.message()
+    );
+}
+
 // ============================================================ 16. warp-synchronous reduction without sync_warp
 
 #[kernel]
