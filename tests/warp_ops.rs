@@ -1,0 +1,148 @@
+//! Warp operations on every device: a butterfly sum with `shuffle_xor`, `ballot`, `vote_any`,
+//! `vote_all`, a broadcast with `shuffle` and `lane_id`, checked against a host reference computed
+//! for the device's own warp (subgroup) size — 32 on NVIDIA and on the CPU backends, whatever the
+//! Vulkan or OpenCL driver reports elsewhere. A device that cannot run warp operations must refuse
+//! with a typed `FeatureNotSupported`, which is printed as a skip.
+
+use spoc::prelude::*;
+
+#[kernel]
+fn warp_mix(
+    x: &[i32],
+    sum: &mut [i32],
+    votes: &mut [u32],
+    broadcast: &mut [i32],
+    lanes: &mut [u32],
+) {
+    let i = global_id_x();
+    let v = x[i];
+    let mut s = v;
+    let mut off = warp_size() / 2;
+    while off > 0 {
+        s += shuffle_xor(s, off);
+        off /= 2;
+    }
+    sum[i] = s;
+    let any = if vote_any(v > 90) { 1u32 } else { 0u32 };
+    let all = if vote_all(v >= 0) { 2u32 } else { 0u32 };
+    votes[i] = any | all;
+    broadcast[i] = shuffle(v, 0);
+    lanes[i] = lane_id() as u32;
+}
+
+#[kernel]
+fn warp_ballot(x: &[i32], bal: &mut [u32]) {
+    let i = global_id_x();
+    bal[i] = ballot(x[i] % 2 == 0);
+}
+
+const N: usize = 256;
+const BLOCK: u32 = 64;
+
+fn input() -> Vec<i32> {
+    // Warps of 32 with negative values in some and not others, values above 90 in some.
+    (0..N)
+        .map(|i| {
+            let v = ((i * 37) % 101) as i32;
+            if (i / 32) % 3 == 1 {
+                v - 50
+            } else {
+                v / 2
+            }
+        })
+        .collect()
+}
+
+struct Want {
+    sum: Vec<i32>,
+    votes: Vec<u32>,
+    broadcast: Vec<i32>,
+    lanes: Vec<u32>,
+    ballot: Vec<u32>,
+}
+
+fn reference(x: &[i32], w: usize) -> Want {
+    let mut want = Want {
+        sum: vec![0; N],
+        votes: vec![0; N],
+        broadcast: vec![0; N],
+        lanes: vec![0; N],
+        ballot: vec![0; N],
+    };
+    for base in (0..N).step_by(w) {
+        let warp = &x[base..base + w];
+        let s = warp.iter().fold(0i32, |a, &b| a.wrapping_add(b));
+        let any = warp.iter().any(|&v| v > 90) as u32;
+        let all = (warp.iter().all(|&v| v >= 0) as u32) << 1;
+        let bal = warp
+            .iter()
+            .enumerate()
+            .filter(|(_, &v)| v % 2 == 0)
+            .fold(0u32, |m, (l, _)| m | (1 << l));
+        for l in 0..w {
+            want.sum[base + l] = s;
+            want.votes[base + l] = any | all;
+            want.broadcast[base + l] = warp[0];
+            want.lanes[base + l] = l as u32;
+            want.ballot[base + l] = bal;
+        }
+    }
+    want
+}
+
+fn run(dev: &Device, x: &[i32]) -> spoc::Result<Want> {
+    let xb = dev.upload(x)?;
+    let mut sum = dev.alloc::<i32>(N)?;
+    let mut votes = dev.alloc::<u32>(N)?;
+    let mut broadcast = dev.alloc::<i32>(N)?;
+    let mut lanes = dev.alloc::<u32>(N)?;
+    let mut bal = dev.alloc::<u32>(N)?;
+    let grid = dims1d(N as u32 / BLOCK);
+    warp_mix.launch(
+        dev,
+        grid,
+        dims1d(BLOCK),
+        (&xb, &mut sum, &mut votes, &mut broadcast, &mut lanes),
+    )?;
+    warp_ballot.launch(dev, grid, dims1d(BLOCK), (&xb, &mut bal))?;
+    Ok(Want {
+        sum: sum.to_vec()?,
+        votes: votes.to_vec()?,
+        broadcast: broadcast.to_vec()?,
+        lanes: lanes.to_vec()?,
+        ballot: bal.to_vec()?,
+    })
+}
+
+#[test]
+fn warp_operations_match_the_reference_for_each_devices_warp_size() {
+    let x = input();
+    let mut ran = Vec::new();
+    for dev in spoc::all_devices(None).expect("device enumeration") {
+        let w = dev.capabilities.warp_size as usize;
+        let label = format!("{} ({}, warp {w})", dev.name, dev.framework);
+        if !(1..=32).contains(&w) || BLOCK as usize % w != 0 {
+            println!("skipped on {label}: the test needs a warp of 1..=32 lanes dividing {BLOCK}");
+            continue;
+        }
+        match run(&dev, &x) {
+            Ok(got) => {
+                let want = reference(&x, w);
+                assert_eq!(got.lanes, want.lanes, "lane_id on {label}");
+                assert_eq!(got.sum, want.sum, "shuffle_xor butterfly sum on {label}");
+                assert_eq!(got.votes, want.votes, "vote_any / vote_all on {label}");
+                assert_eq!(got.broadcast, want.broadcast, "shuffle(v, 0) on {label}");
+                assert_eq!(got.ballot, want.ballot, "ballot on {label}");
+                ran.push(format!("{} (warp {w})", dev.framework));
+            }
+            Err(spoc::Error::FeatureNotSupported { feature, .. }) => {
+                println!("skipped on {label}: {feature}");
+            }
+            Err(e) => panic!("{label}: {e}"),
+        }
+    }
+    println!("warp operations ran on {ran:?}");
+    for required in ["Native", "Interpreter"] {
+        assert!(ran.iter().any(|f| f.starts_with(required)), "{required} must run warp operations");
+    }
+}
