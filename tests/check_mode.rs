@@ -42,12 +42,21 @@ fn checked_launches_report_the_interpreters_fault_and_do_not_run() -> spoc::Resu
             .unwrap_err();
         let msg = err.to_string();
         assert!(
-            matches!(err, spoc::Error::KernelFault { thread: [3, 0, 0], .. }),
+            matches!(
+                err,
+                spoc::Error::KernelFault {
+                    thread: [3, 0, 0],
+                    ..
+                }
+            ),
             "{}: {msg}",
             dev.name
         );
         assert!(msg.contains("SPOC_CHECK (Interpreter)"), "{msg}");
-        assert!(msg.contains("index 4 out of bounds for `x` of length 4"), "{msg}");
+        assert!(
+            msg.contains("index 4 out of bounds for `x` of length 4"),
+            "{msg}"
+        );
         // The real launch did not run: y is untouched.
         assert_eq!(y.to_vec()?, [7.0; 4], "{}", dev.name);
 

@@ -793,7 +793,10 @@ fn large_local_arrays_run_or_fail_cleanly() {
     // 600 KB per thread: over the limit, refused before any thread runs.
     let r = huge_local.launch(&dev, dims1d(1), dims1d(4), (&mut xb,));
     let (_, _, message) = fault_message(r);
-    assert!(message.contains("local arrays need 600000 bytes"), "{message}");
+    assert!(
+        message.contains("local arrays need 600000 bytes"),
+        "{message}"
+    );
     // A helper's 8 KiB table, called on coroutine stacks.
     helper_with_table
         .launch(&dev, dims1d(1), dims1d(64), (&mut xb,))

@@ -143,6 +143,9 @@ fn warp_operations_match_the_reference_for_each_devices_warp_size() {
     }
     println!("warp operations ran on {ran:?}");
     for required in ["Native", "Interpreter"] {
-        assert!(ran.iter().any(|f| f.starts_with(required)), "{required} must run warp operations");
+        assert!(
+            ran.iter().any(|f| f.starts_with(required)),
+            "{required} must run warp operations"
+        );
     }
 }

@@ -14,8 +14,8 @@ mod args;
 pub mod backend;
 mod buffer;
 pub mod cache;
-mod checking;
 mod check;
+mod checking;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod device;
@@ -58,12 +58,12 @@ pub use checking::{checking, set_checking};
 pub use device::{all_devices, device_is_of_backend, init_device, Capabilities, Device};
 pub use dims::{dims1d, dims2d, dims3d, Dims};
 pub use error::{DimKind, Error, LaunchProblem, Result};
+pub use generic::{Float, Int, Number};
 pub use intrinsics::IntrinsicRegistry;
 pub use kernel_def::KernelDef;
 pub use launch::{
     clear_cache, compile_kernel, compile_kernel_with, memo_len, run, run_kernel, CompiledKernel,
 };
-pub use generic::{Float, Int, Number};
 pub use record::{
     field_path_tag, field_tag, push_record_def, FieldInfo, FieldType, Record, TypeTag,
 };
@@ -78,8 +78,8 @@ pub mod __private {
     pub use crate::device::Device;
     pub use crate::dims::Dims;
     pub use crate::error::{Error, Result};
-    pub use crate::launch::launch_def;
     pub use crate::generic::{pick_instance, InstanceAt};
+    pub use crate::launch::launch_def;
     pub use crate::record::{str_eq, FieldOf, KernelArith};
 }
 
