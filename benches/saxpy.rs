@@ -15,6 +15,8 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
+// The rayon loop is written as BENCHMARKS.md quotes it.
+#[allow(clippy::assign_op_pattern)]
 fn native_vs_rayon(c: &mut Criterion) {
     let n = 16usize << 20;
     let x_host: Vec<f32> = (0..n).map(|i| (i % 100) as f32).collect();

@@ -85,6 +85,7 @@ fn lerp(a: f32, b: f32, t: f32) -> f32 {
 }
 
 #[device]
+#[allow(clippy::assign_op_pattern)] // the kernel language's `+=` is tested elsewhere
 fn bump(dst: &mut [f32], i: usize, v: f32) {
     if i < dst.len() {
         dst[i] = dst[i] + v;

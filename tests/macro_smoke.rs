@@ -461,6 +461,7 @@ fn device_attribute_doc_example() {
         use spoc::prelude::*;
 
         #[device]
+        #[allow(clippy::manual_clamp)] // spelled out as the IR test expects
         pub fn clamp01(v: f32) -> f32 {
             v.max(0.0).min(1.0)
         }

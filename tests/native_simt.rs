@@ -525,6 +525,7 @@ fn a_warp_operation_in_a_helper_runs_on_the_scheduler() {
         .launch(&dev, dims1d(2), dims1d(32), (&xb, &mut yb))
         .unwrap();
     let y = yb.to_vec().unwrap();
+    #[allow(clippy::needless_range_loop)]
     for i in 0..64 {
         let w = i / 32 * 32;
         assert_eq!(y[i], (w..w + 32).sum::<usize>() as f32, "thread {i}");
@@ -687,6 +688,7 @@ fn three_dimensional_blocks_of_1024_threads() {
         .unwrap();
     let o = ob.to_vec().unwrap();
     let mask = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | 1 << l);
+    #[allow(clippy::needless_range_loop)]
     for g in 0..2 * n {
         let lin = g % n;
         let want = (n - 1 - lin) as u32 + ((lin % 32) ^ 1) as u32;

@@ -121,7 +121,7 @@ fn warp_operations_match_the_reference_for_each_devices_warp_size() {
     for dev in spoc::all_devices(None).expect("device enumeration") {
         let w = dev.capabilities.warp_size as usize;
         let label = format!("{} ({}, warp {w})", dev.name, dev.framework);
-        if !(1..=32).contains(&w) || BLOCK as usize % w != 0 {
+        if !(1..=32).contains(&w) || !(BLOCK as usize).is_multiple_of(w) {
             println!("skipped on {label}: the test needs a warp of 1..=32 lanes dividing {BLOCK}");
             continue;
         }

@@ -192,7 +192,7 @@ fn query(framework: Option<&str>) -> Result<(Vec<Device>, Reasons)> {
     let mut matching: Vec<&Entry> = st
         .entries
         .iter()
-        .filter(|e| framework.map_or(true, |f| name_matches(f, e.backend.name())))
+        .filter(|e| framework.is_none_or(|f| name_matches(f, e.backend.name())))
         .collect();
     if let (Some(f), true) = (framework, matching.is_empty()) {
         return Err(Error::BackendNotFound {

@@ -267,7 +267,7 @@ impl Body<'_, '_> {
                 .ctx
                 .caps
                 .compute_capability
-                .map_or(true, |cc| cc >= (6, 0));
+                .is_none_or(|cc| cc >= (6, 0));
         if self.ctx.caps.float_atomic_add && cc_ok {
             return Ok(call_code("atomicAdd", &[ptr, v.clone()]));
         }
