@@ -4,6 +4,7 @@
 //! cargo run --release --example saxpy              # 16 M elements, best device
 //! cargo run --release --example saxpy -- 1000000   # 1 M elements
 //! SPOC_DEVICE=Interpreter cargo run --release --example saxpy -- 100000
+//! cargo run --release --example saxpy -- --device OpenCL 1000000
 //! ```
 //!
 //! Checks every element against a CPU reference and prints the launch time and the effective
@@ -28,14 +29,19 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let n: usize = match std::env::args().nth(1) {
-        Some(s) => s
-            .replace('_', "")
-            .parse()
-            .map_err(|e| format!("bad element count `{s}`: {e}"))?,
-        None => 16 << 20,
-    };
-    let framework = std::env::var("SPOC_DEVICE").ok();
+    // Arguments: `[--device NAME] [N]`; the device also comes from `SPOC_DEVICE`.
+    let mut framework = std::env::var("SPOC_DEVICE").ok();
+    let mut n: usize = 16 << 20;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--device" {
+            framework = Some(args.next().ok_or("`--device` needs a backend name")?);
+        } else {
+            n = a.replace('_', "").parse().map_err(|e| {
+                format!("bad element count `{a}`: {e} (usage: saxpy [--device NAME] [N])")
+            })?;
+        }
+    }
     let dev = spoc::init_device(framework.as_deref())?;
     println!(
         "device: {} [{}], global id {}",
