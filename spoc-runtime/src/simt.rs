@@ -436,12 +436,41 @@ impl SyncHandle<'_> {
     }
 }
 
-thread_local! {
-    /// Stacks of finished coroutines, reused by later blocks on this OS thread.
-    static POOL: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
+/// A coroutine stack whose usable top is moved down by a per-stack multiple of 64 bytes (its
+/// colour), so that the hot top frames of the threads of a block fall in different cache sets
+/// (the stacks themselves are page-aligned mappings at a fixed stride, whose tops would all map
+/// to the same sets and evict each other at every switch).
+struct ColoredStack {
+    inner: DefaultStack,
+    /// The inner stack's base, lowered by the colour.
+    base: corosensei::stack::StackPointer,
 }
 
-fn take_stacks(n: usize) -> Result<Vec<DefaultStack>, SyncError> {
+/// Distinct colours (cache lines of offset).
+const COLORS: usize = 64;
+
+// SAFETY: the base stays within the inner stack's usable memory (the offset, at most
+// `COLORS * 64` bytes, is far below `STACK_BYTES`) and keeps its 16-byte alignment; the limit
+// (and so the guard page) is the inner stack's.
+unsafe impl Stack for ColoredStack {
+    #[inline]
+    fn base(&self) -> corosensei::stack::StackPointer {
+        self.base
+    }
+    #[inline]
+    fn limit(&self) -> corosensei::stack::StackPointer {
+        self.inner.limit()
+    }
+}
+
+thread_local! {
+    /// Stacks of finished coroutines, reused by later blocks on this OS thread.
+    static POOL: RefCell<Vec<ColoredStack>> = const { RefCell::new(Vec::new()) };
+    /// Stacks allocated on this OS thread so far (picks the next colour).
+    static ALLOCATED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn take_stacks(n: usize) -> Result<Vec<ColoredStack>, SyncError> {
     let mut stacks = POOL.with(|p| {
         let mut p = p.borrow_mut();
         let keep = p.len().saturating_sub(n);
@@ -449,7 +478,21 @@ fn take_stacks(n: usize) -> Result<Vec<DefaultStack>, SyncError> {
     });
     while stacks.len() < n {
         match DefaultStack::new(STACK_BYTES) {
-            Ok(s) => stacks.push(s),
+            Ok(inner) => {
+                let k = ALLOCATED.with(|a| {
+                    let k = a.get();
+                    a.set(k + 1);
+                    k
+                });
+                let top = inner.base().get() - (k % COLORS) * 64;
+                match corosensei::stack::StackPointer::new(top) {
+                    Some(base) => stacks.push(ColoredStack { inner, base }),
+                    None => stacks.push(ColoredStack {
+                        base: inner.base(),
+                        inner,
+                    }),
+                }
+            }
             Err(e) => {
                 give_back(stacks);
                 return Err(SyncError::Stack {
@@ -462,7 +505,7 @@ fn take_stacks(n: usize) -> Result<Vec<DefaultStack>, SyncError> {
     Ok(stacks)
 }
 
-fn give_back(stacks: Vec<DefaultStack>) {
+fn give_back(stacks: Vec<ColoredStack>) {
     POOL.with(|p| p.borrow_mut().extend(stacks));
 }
 
@@ -475,7 +518,7 @@ enum St {
     Done,
 }
 
-type Co<E> = Coroutine<Resume, Suspend, Result<(), E>, DefaultStack>;
+type Co<E> = Coroutine<Resume, Suspend, Result<(), E>, ColoredStack>;
 
 /// `threadIdx` of linear index `i` in a block of `dim`.
 fn coords(i: u32, dim: [u32; 3]) -> [u32; 3] {
@@ -549,6 +592,11 @@ where
         cos,
         fault: None,
         releases: vec![0; n.div_ceil(WARP_SIZE) as usize],
+        at_barrier: 0,
+        barrier_site: None,
+        mixed_sites: false,
+        done: 0,
+        at_warp: 0,
     };
     let r = sched.run();
     // Every coroutine is done here (a normal end, or the teardown): keep their stacks.
@@ -570,6 +618,17 @@ struct Sched<E> {
     fault: Option<BlockFault<E>>,
     /// Per warp: how many times warp-barrier lanes were released.
     releases: Vec<u32>,
+    /// Threads waiting at a block barrier (since the last release).
+    at_barrier: usize,
+    /// The site of the first of them.
+    barrier_site: Option<Site>,
+    /// Whether some of them wait at another site.
+    mixed_sites: bool,
+    /// Threads that finished.
+    done: usize,
+    /// Threads that suspended at a warp barrier or warp operation since the warps were last
+    /// resolved (resolving answers every one of them or fails the block).
+    at_warp: usize,
 }
 
 impl<E> Sched<E> {
@@ -582,29 +641,68 @@ impl<E> Sched<E> {
                     if self.fault.is_some() {
                         return self.teardown();
                     }
+                    self.note(i);
                 }
             }
-            let mut progress = false;
-            for w in 0..self.st.len().div_ceil(WARP_SIZE as usize) {
-                match self.resolve_warp(w) {
-                    Ok(p) => progress |= p,
-                    Err(e) => {
-                        self.fault = Some(BlockFault::Sync(e));
-                        return self.teardown();
+            if self.at_warp > 0 {
+                self.at_warp = 0;
+                let mut progress = false;
+                for w in 0..self.st.len().div_ceil(WARP_SIZE as usize) {
+                    match self.resolve_warp(w) {
+                        Ok(p) => progress |= p,
+                        Err(e) => {
+                            self.fault = Some(BlockFault::Sync(e));
+                            return self.teardown();
+                        }
                     }
                 }
+                if progress {
+                    continue;
+                }
             }
-            if progress {
+            // Nothing can run: every live thread waits at a block barrier. The common case,
+            // every thread at one site, needs no scan.
+            if self.at_barrier == self.st.len() && !self.mixed_sites {
+                self.st.fill(St::Ready(Resume::Go));
+                self.clear_barrier();
                 continue;
             }
-            // Nothing can run: every live thread waits at a block barrier.
-            if let Err(e) = self.release_barrier() {
+            if self.done == self.st.len() {
+                return Ok(());
+            }
+            let r = self.release_barrier();
+            self.clear_barrier();
+            if let Err(e) = r {
                 if e.is_none() {
                     return Ok(());
                 }
                 self.fault = e.map(BlockFault::Sync);
                 return self.teardown();
             }
+        }
+    }
+
+    /// Forgets the threads waiting at block barriers (they were released).
+    fn clear_barrier(&mut self) {
+        self.at_barrier = 0;
+        self.barrier_site = None;
+        self.mixed_sites = false;
+    }
+
+    /// Counts thread `i`, just stepped, where it stopped.
+    #[inline]
+    fn note(&mut self, i: usize) {
+        match self.st[i] {
+            St::Waiting(Suspend::Barrier(site)) => {
+                self.at_barrier += 1;
+                match self.barrier_site {
+                    None => self.barrier_site = Some(site),
+                    Some(s0) => self.mixed_sites |= s0 != site,
+                }
+            }
+            St::Waiting(_) => self.at_warp += 1,
+            St::Done => self.done += 1,
+            St::Ready(_) => {}
         }
     }
 
