@@ -304,6 +304,7 @@ pub struct SyncHandle<'y> {
 }
 
 impl SyncHandle<'_> {
+    #[inline]
     fn suspend(&mut self, s: Suspend) -> Result<Resume, Aborted> {
         if self.aborted {
             return Err(Aborted);
@@ -322,6 +323,7 @@ impl SyncHandle<'_> {
     ///
     /// # Errors
     /// [`Aborted`] when the block is torn down.
+    #[inline]
     pub fn barrier(&mut self, site: Site) -> Result<(), Aborted> {
         self.suspend(Suspend::Barrier(site)).map(|_| ())
     }
@@ -331,6 +333,7 @@ impl SyncHandle<'_> {
     ///
     /// # Errors
     /// [`Aborted`] when the block is torn down.
+    #[inline]
     pub fn warp_barrier(&mut self, site: Site) -> Result<(), Aborted> {
         self.warp_barrier_release(site).map(|_| ())
     }
@@ -341,6 +344,7 @@ impl SyncHandle<'_> {
     ///
     /// # Errors
     /// [`Aborted`] when the block is torn down.
+    #[inline]
     pub fn warp_barrier_release(&mut self, site: Site) -> Result<WarpRelease, Aborted> {
         // Lanes at different warp-barrier sites synchronise with each other (as `__syncwarp`
         // does on Volta and later): the site is not needed to resolve it.
@@ -392,6 +396,7 @@ impl SyncHandle<'_> {
             .map(|v| v as u32)
     }
 
+    #[inline]
     fn op(
         &mut self,
         site: Site,
@@ -707,6 +712,7 @@ impl<E> Sched<E> {
     }
 
     /// Resumes thread `i` with `r` and records where it stopped.
+    #[inline(always)]
     fn step(&mut self, i: usize, r: Resume) {
         match self.cos[i].resume(r) {
             CoroutineResult::Yield(s) => self.st[i] = St::Waiting(s),
