@@ -74,7 +74,7 @@ impl ScalarType {
     }
 
     /// The Rust spelling of the type (`f16` for the storage type).
-    pub fn rust_name(self) -> &'static str {
+    pub const fn rust_name(self) -> &'static str {
         match self {
             ScalarType::Bool => "bool",
             ScalarType::I32 => "i32",

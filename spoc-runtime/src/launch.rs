@@ -251,7 +251,7 @@ fn launch_compiled(
     args: &mut [Arg<'_>],
 ) -> Result<()> {
     let dev = &ck.device;
-    if !dev.backend().supports_soa_params() {
+    if !dev.backend().supports_soa_params() && args.iter().any(|a| a.soa().is_some()) {
         let soa = soa_params_of(ck.kernel, args);
         if !soa.is_empty() {
             return Err(soa_refused(dev.backend().name(), ck.def.name, &soa));
@@ -357,12 +357,9 @@ pub(crate) fn launch_unchecked(
     args: &mut [Arg<'_>],
 ) -> Result<()> {
     let backend = dev.backend();
+    // A backend without SoA parameters refuses these options in `build`, before compiling.
     let soa_params = if args.iter().any(|a| a.soa().is_some()) {
-        let soa = soa_params_of(def.kernel()?, args);
-        if !soa.is_empty() && !backend.supports_soa_params() {
-            return Err(soa_refused(backend.name(), def.name, &soa));
-        }
-        soa
+        soa_params_of(def.kernel()?, args)
     } else {
         Vec::new()
     };

@@ -34,16 +34,7 @@ impl TypeTag {
     /// The Rust spelling (`"f32"`, `"Particle"`), for compile-time messages.
     pub const fn name(self) -> &'static str {
         match self {
-            TypeTag::Scalar(s) => match s {
-                ScalarType::Bool => "bool",
-                ScalarType::I32 => "i32",
-                ScalarType::I64 => "i64",
-                ScalarType::U32 => "u32",
-                ScalarType::U64 => "u64",
-                ScalarType::F16 => "f16",
-                ScalarType::F32 => "f32",
-                ScalarType::F64 => "f64",
-            },
+            TypeTag::Scalar(s) => s.rust_name(),
             TypeTag::Record(n) => n,
         }
     }
