@@ -23,39 +23,8 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
-/// `c = a * b`, `n x n` row-major, 16 x 16 tiles of `a` and `b` in shared memory.
-#[kernel]
-fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
-    let ta = shared_array_2d::<f32, 16, 16>();
-    let tb = shared_array_2d::<f32, 16, 16>();
-    let tx = thread_idx_x();
-    let ty = thread_idx_y();
-    let row = block_idx_y() * 16 + ty;
-    let col = block_idx_x() * 16 + tx;
-    let mut acc = 0.0f32;
-    for t in 0..(n + 15) / 16 {
-        let ac = t * 16 + tx;
-        let br = t * 16 + ty;
-        ta[ty][tx] = if row < n && ac < n {
-            a[row * n + ac]
-        } else {
-            0.0f32
-        };
-        tb[ty][tx] = if br < n && col < n {
-            b[br * n + col]
-        } else {
-            0.0f32
-        };
-        sync_threads();
-        for k in 0usize..16 {
-            acc += ta[ty][k] * tb[k][tx];
-        }
-        sync_threads();
-    }
-    if row < n && col < n {
-        c[row * n + col] = acc;
-    }
-}
+// The tiled matmul is the example program's (16 x 16 tiles of `a` and `b` in shared memory).
+use programs::matrix_mul_tiled::matmul_tiled;
 
 /// The three check settings measured.
 const SETTINGS: [(&str, Checks); 3] = [
@@ -125,7 +94,7 @@ fn bench_matmul(dev: &spoc::Device, n: usize, reps: usize) -> [f64; 3] {
 
 /// The simulator's (work-items, items per second) per kernel, or why it did not run.
 fn numba(n_saxpy: usize, n_matmul: usize) -> Result<Vec<(String, f64)>, String> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/numba_sim.sh");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/numba_sim.sh");
     let out = Command::new("sh")
         .arg(script)
         .arg(n_saxpy.to_string())

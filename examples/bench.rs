@@ -12,9 +12,6 @@
 //! program the backend cannot run (`FeatureNotSupported`) is listed as skipped. Exits with
 //! status 1 if any program failed or gave a wrong result.
 
-#[path = "programs/mod.rs"]
-mod programs;
-
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 use programs::{pick_device, Program, PROGRAMS};

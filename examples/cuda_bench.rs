@@ -16,7 +16,7 @@
 //!
 //! 1. **Launch overhead** of a cached 3-argument kernel (`saxpy`, 1024 elements, grid 4 × block
 //!    256): spoc's typed `saxpy.launch(&dev, …)` on `CUDA/PTX` against cudarc's launch builder
-//!    running the *same* PTX (generated with `spoc_codegen::generate_source_with` for the
+//!    running the *same* PTX (generated with `spoc::codegen::generate_source_with` for the
 //!    device's compute capability, as the backend does, and loaded with cudarc's
 //!    `CudaContext::load_module`), with the same arguments per the PTX ABI (`f32 a`, `u64
 //!    x_ptr`, `u32 x_len`, `u64 y_ptr`, `u32 y_len`), both on the legacy default stream of the
@@ -522,12 +522,12 @@ fn run(cfg: &Config, dev: &Device) -> Res<bool> {
 
     // The PTX the backend loads for this device: generated for its compute capability.
     let kernel = saxpy.ir()?;
-    let mut caps = spoc_codegen::Capabilities::for_target(spoc::Target::CudaPtx);
+    let mut caps = spoc::codegen::Capabilities::for_target(spoc::Target::CudaPtx);
     caps.compute_capability = Some((major.max(0) as u32, minor.max(0) as u32));
-    let source = spoc_codegen::generate_source_with(
+    let source = spoc::codegen::generate_source_with(
         spoc::Target::CudaPtx,
         kernel,
-        &spoc_codegen::Options {
+        &spoc::codegen::Options {
             block: None,
             soa_params: &[],
             caps,

@@ -8,9 +8,6 @@
 //! against a host reference, prints the time and throughput, and exits with status 1 on an
 //! error or a mismatch.
 
-#[path = "programs/mod.rs"]
-mod programs;
-
 fn main() {
     programs::example_main("reduction");
 }

@@ -107,6 +107,10 @@ pub use spoc_runtime::*;
 /// The IR, for users who want to look at what a kernel was lowered to.
 pub use spoc_ir as ir;
 
+/// The code generators, for users who want source for a target with capabilities of their own
+/// choosing (`spoc::codegen::generate_source_with`); launches never need this.
+pub use spoc_codegen as codegen;
+
 /// Everything a kernel file needs: the attributes, the launch types and the intrinsics.
 pub mod prelude {
     pub use crate::intrinsics::*;

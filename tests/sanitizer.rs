@@ -1,13 +1,10 @@
 //! The Interpreter as a sanitizer: deliberately buggy kernels of the kinds GPU programmers
-//! write, each reported with the right kind, thread(s) and source line; correct kernels (the
-//! examples' programs, a few shared-memory classics) with no report; `SPOC_CHECK` catching a
-//! race in a kernel launched on the Native device.
+//! write, each reported with the right kind, thread(s) and source line; correct kernels (a few
+//! shared-memory classics here, the example programs in `examples/tests/sanitizer.rs`) with no
+//! report; `SPOC_CHECK` catching a race in a kernel launched on the Native device.
 //!
 //! Each buggy statement carries a `// BUG(name)` comment; the test finds that line in this file's
 //! own text, so the asserted line and column are the real ones.
-
-#[path = "../examples/programs/mod.rs"]
-mod programs;
 
 use spoc::interpreter::{
     take_last_report, AccessKind, InterpError, InterpErrorKind, MemorySpace, SourceLoc,
@@ -997,16 +994,5 @@ fn correct_shared_memory_kernels_have_no_report() {
         .launch(&dev, dims1d(2), dims1d(64), (&ones, &mut sums))
         .unwrap();
     assert_eq!(sums.to_vec().unwrap(), [32; 4]);
-    assert!(take_last_report().is_none());
-}
-
-#[test]
-fn the_example_programs_have_no_report_with_every_check_on() {
-    let _on = AllChecks::on();
-    let dev = interpreter();
-    for p in programs::PROGRAMS {
-        let o = (p.run)(&dev, p.test_size).unwrap_or_else(|e| panic!("{}: {e}", p.name));
-        assert!(o.checked, "{}: {}", p.name, o.verdict());
-    }
     assert!(take_last_report().is_none());
 }

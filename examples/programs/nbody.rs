@@ -137,7 +137,7 @@ pub fn reference(bs: &[Body], dt: f32, eps2: f32) -> (Vec<[f64; 6]>, Vec<[f64; 6
         .unzip()
 }
 
-/// Compares device bodies with [`reference`]'s result: every component within
+/// Compares device bodies with [`reference()`]'s result: every component within
 /// `(n + 32) * f32::EPSILON * scale`, masses exact.
 pub fn check_bodies(
     output: &str,

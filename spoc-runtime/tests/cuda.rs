@@ -652,15 +652,25 @@ fn module_cache_and_teardown() {
         .compile_cached(dev.backend_id, k, h, &src, &opts)
         .unwrap();
     assert!(!std::sync::Arc::ptr_eq(&m1, &m3));
-    // Structure-of-Arrays launches are refused, not miscompiled.
+    // Structure-of-Arrays options are honoured or refused, never ignored: `out` is a buffer of
+    // `u32`, not of records, so CUDA/PTX refuses to lower it as SoA (compiling the AoS source
+    // it was handed would bind the wrong parameters), and CUDA/C refuses SoA altogether.
     let soa = CompileOptions {
         soa_params: vec!["out".into()],
         ..CompileOptions::default()
     };
-    assert!(matches!(
-        backend.compile(dev.backend_id, k, &src, &soa),
-        Err(Error::FeatureNotSupported { .. })
-    ));
+    let got = backend.compile(dev.backend_id, k, &src, &soa);
+    assert!(
+        matches!(got, Err(Error::FeatureNotSupported { .. })),
+        "CUDA/PTX, SoA options naming a non-record buffer: {got:?}"
+    );
+    let c = CudaBackend::new(CudaVariant::C);
+    let c_src = c.generate_source(k, None, &[]).unwrap().unwrap();
+    let got = c.compile(dev.backend_id, k, &c_src, &soa);
+    assert!(
+        matches!(got, Err(Error::FeatureNotSupported { .. })),
+        "CUDA/C, SoA options: {got:?}"
+    );
 }
 
 /// `rot(out: &mut [u32])` with a launch-sized shared array `s: [u32]`:

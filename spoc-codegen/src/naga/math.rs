@@ -155,7 +155,8 @@ impl Fb<'_, '_> {
 
     /// Rust's results where SPIR-V/GLSL leave a function undefined or loose: NaN in, NaN out;
     /// `sqrt`/`ln` of negatives NaN, `ln(±0) = -inf`, `rsqrt(±0) = ±inf`; trigonometry of ±inf
-    /// NaN; `asin`/`acos` outside [-1, 1] NaN; `tanh` of large arguments ±1.
+    /// NaN; `asin`/`acos` outside [-1, 1] NaN; `tanh` of large arguments ±1; `floor`, `ceil`,
+    /// `trunc` and `round` keep the argument's sign (also on a zero result).
     fn fix_domain(&mut self, m: MathFn, st: ScalarType, a: &[H], r: H) -> H {
         use MathFn::*;
         let x = a[0];
@@ -214,6 +215,11 @@ impl Fb<'_, '_> {
                 let isn = self.is_nan(x);
                 self.sel(isn, x, r)
             }
+            // The result of every rounding function has the sign of its argument (IEEE 754
+            // §5.9; `(-0.3f64).ceil()` is -0.0). Drivers that implement them through
+            // `x + 2^52 - 2^52` (lavapipe without SSE4.1's `roundsd`) lose the sign of a zero
+            // result, so it is copied back with integer operations, which no driver folds.
+            Floor | Ceil | Trunc | Round => self.copysign_unchecked(st, r, x),
             _ => r,
         }
     }

@@ -803,7 +803,9 @@ impl Backend for CudaBackend {
         }
         let dev = self.device(device)?;
         let regenerated;
-        let source = if Some(dev.cc) != self.default_cc() {
+        // `source` was generated for the backend's default capability without SoA lowering:
+        // a device of another capability, or SoA parameters, need the device's own code.
+        let source = if Some(dev.cc) != self.default_cc() || !options.soa_params.is_empty() {
             let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
             regenerated = self
                 .generate_for(kernel, options.block, &soa, Some(dev.cc))?

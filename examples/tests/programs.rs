@@ -1,4 +1,4 @@
-//! Sarek's benchmark programs (`examples/programs`) at their small test sizes on every available
+//! Sarek's benchmark programs (the `programs` library of `examples/`) at their small test sizes on every available
 //! device: each program checks its own result against a host reference (exactly, or within its
 //! stated tolerance). A custom harness prints one line per run, then per backend how many
 //! programs ran, were skipped (only a typed `Error::FeatureNotSupported`, printed with its reason)
@@ -9,9 +9,7 @@
 //! device fails the run. Arguments that do not start with `-` keep only the programs whose name
 //! contains one of them (`cargo test --test programs -- scan histogram`).
 
-#[path = "../examples/programs/mod.rs"]
-mod programs;
-
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;

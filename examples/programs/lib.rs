@@ -1,4 +1,5 @@
-//! Sarek's benchmark programs, written as spoc programs.
+//! Sarek's benchmark programs, written as spoc programs: the library of the `spoc-examples`
+//! package (`examples/`).
 //!
 //! Each program lives in its own module (`examples/programs/<name>.rs`): its `#[kernel]`s and a
 //! host driver `run(dev, size)` that makes deterministic inputs (a seeded [`SplitMix64`]),
@@ -8,17 +9,15 @@
 //!
 //! - one example per program (`cargo run --release --example vector_add -- --size 1000000`), a
 //!   thin `main` calling [`example_main`];
-//! - `tests/programs.rs`, which runs every program at its small [`Program::test_size`] on every
-//!   device;
+//! - `examples/tests/programs.rs`, which runs every program at its small [`Program::test_size`]
+//!   on every device, and `examples/tests/sanitizer.rs`, which runs each on the checking
+//!   Interpreter;
 //! - `examples/bench.rs`, which runs every program at [`Program::default_size`] (or
 //!   [`Program::quick_size`]) on one device and prints a table.
 //!
 //! Floating-point results are checked exactly where the kernel adds in the same order as the host
 //! reference (spoc never contracts `a * b + c` into an FMA, so the bits agree), and within a
 //! stated relative tolerance where the order differs (reductions).
-
-// Every example includes this module and uses only part of it.
-#![allow(dead_code)]
 
 use spoc::Device;
 use std::fmt;
