@@ -80,42 +80,10 @@
 //! is ordinary Rust: rustc lints it, and its arithmetic panics on overflow in debug builds when
 //! called on the host.
 //!
-//! Internals: `sig.rs` (signatures), `types.rs` (types and inference), `lower*.rs` (checking and
-//! lowering; records in `lower_record.rs`), `resolve.rs` (final types), `checks.rs`
-//! (compile-time checks of helper calls), `record_checks.rs` (of record fields), `generic.rs`
-//! (instances of generic fns), `record.rs` (`#[derive(Record)]`),
-//! `paths.rs` (how generated code reaches helpers), `native*.rs` (Rust code generated from the
-//! IR), `handle.rs` (`#[kernel]` output), `device_fn.rs` (`#[device]` output).
-
-mod checks;
-mod consts;
-mod device_fn;
-mod errors;
-mod generic;
-mod handle;
-mod lower;
-mod lower_array;
-mod lower_call;
-mod lower_expr;
-mod lower_intrinsic;
-mod lower_match;
-mod lower_range;
-mod lower_record;
-mod lower_stmt;
-mod native;
-mod native_entry;
-mod paths;
-mod record;
-mod record_checks;
-mod resolve;
-mod sig;
-mod types;
-
-#[cfg(test)]
-mod tests;
+//! The work is done by `spoc-frontend` (a plain library, so that tests and fuzzers can run it
+//! in-process): this crate is the proc-macro shell around it.
 
 use proc_macro::TokenStream;
-use proc_macro2::TokenStream as TokenStream2;
 
 /// Turns a function into a GPU kernel.
 ///
@@ -240,7 +208,7 @@ use proc_macro2::TokenStream as TokenStream2;
 /// not panic.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand_kernel(attr.into(), item.into()).into()
+    spoc_frontend::expand_kernel(attr.into(), item.into()).into()
 }
 
 /// Marks a helper function callable from kernels and from other `#[device]` functions.
@@ -295,151 +263,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// a host function, and the errors are reported where they are.
 #[proc_macro_attribute]
 pub fn device(attr: TokenStream, item: TokenStream) -> TokenStream {
-    expand_device(attr.into(), item.into()).into()
-}
-
-fn parse_item(
-    attr: TokenStream2,
-    item: TokenStream2,
-    what: &str,
-) -> Result<syn::ItemFn, TokenStream2> {
-    if !attr.is_empty() {
-        return Err(
-            syn::Error::new_spanned(attr, format!("#[{what}] takes no arguments"))
-                .to_compile_error(),
-        );
-    }
-    let item: syn::ItemFn = syn::parse2(item).map_err(|e| {
-        syn::Error::new(e.span(), format!("#[{what}] applies to a function: {e}"))
-            .to_compile_error()
-    })?;
-    for a in &item.attrs {
-        let p = a.path();
-        if !(p.is_ident("doc") || p.is_ident("cfg") || p.is_ident("allow") || p.is_ident("expect"))
-        {
-            return Err(syn::Error::new_spanned(
-                a,
-                format!("attributes other than docs, `cfg` and `allow` are not supported on a #[{what}] fn"),
-            )
-            .to_compile_error());
-        }
-    }
-    Ok(item)
-}
-
-/// The expansion of `#[kernel]`.
-fn expand_kernel(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
-    let item = match parse_item(attr, item, "kernel") {
-        Ok(i) => i,
-        Err(e) => return e,
-    };
-    match generic::parse(&item.sig, "kernel") {
-        Err(e) => fallback_kernel(&item, e),
-        Ok(Some(g)) => match lower_instances(&item, &g, true) {
-            Ok(instances) => handle::expand_generic(&item, &g, &instances),
-            Err(e) => fallback_kernel(&item, e),
-        },
-        Ok(None) => match lower::lower_fn(&item, true) {
-            Ok(l) => handle::expand(&item, &l, &l.param_tys),
-            Err(errs) => fallback_kernel(&item, errs.to_compile_errors()),
-        },
-    }
-}
-
-/// Lowers every instance of generic `item`. On errors: those of the first instance that fails,
-/// each naming the instance unless every instance fails alike.
-fn lower_instances(
-    item: &syn::ItemFn,
-    g: &generic::GenericParam,
-    is_kernel: bool,
-) -> Result<Vec<(types::Scalar, syn::ItemFn, lower::LoweredFn)>, TokenStream2> {
-    let mut ok = Vec::new();
-    let mut failed = Vec::new();
-    for &s in &g.types {
-        let inst = generic::instance(item, g, s);
-        match lower::lower_fn(&inst, is_kernel) {
-            Ok(l) => ok.push((s, inst, l)),
-            Err(e) => failed.push((s, inst, e)),
-        }
-    }
-    let Some((s, inst, first)) = failed.first() else {
-        return Ok(ok);
-    };
-    let alike = ok.is_empty() && failed.iter().all(|(_, _, e)| e.texts() == first.texts());
-    if alike {
-        return Err(first.to_compile_errors());
-    }
-    let note = format!(" (in the instance `{} = {}`)", g.ident, s.name());
-    match lower::lower_fn_noted(inst, is_kernel, Some(note)) {
-        Err(e) => Err(e.to_compile_errors()),
-        Ok(_) => Err(first.to_compile_errors()),
-    }
-}
-
-/// The expansion of `#[device]`.
-fn expand_device(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
-    let item = match parse_item(attr, item, "device") {
-        Ok(i) => i,
-        Err(e) => return e,
-    };
-    match generic::parse(&item.sig, "device function") {
-        Err(e) => device_fn::expand_failed(&item, e),
-        Ok(Some(g)) => match lower_instances(&item, &g, false) {
-            Ok(instances) => device_fn::expand_generic(&item, &g, &instances),
-            Err(e) => device_fn::expand_failed(&item, e),
-        },
-        Ok(None) => match lower::lower_fn(&item, false) {
-            Ok(l) => device_fn::expand(&item, &l),
-            Err(errs) => device_fn::expand_failed(&item, errs.to_compile_errors()),
-        },
-    }
-}
-
-/// The checker types of the (already validated) parameters (tests; the expansion takes them
-/// from the lowered function).
-#[cfg(test)]
-fn param_types(item: &syn::ItemFn) -> Vec<types::Ty> {
-    let mut errs = errors::Errors::default();
-    sig::params(&item.sig, &mut errs, &mut types::Unifier::default())
-        .map(|ps| ps.into_iter().map(|p| p.ty).collect())
-        .unwrap_or_default()
-}
-
-/// On errors: the errors, plus a unit struct of the kernel's name so that uses of the kernel do
-/// not add "cannot find value" errors of their own.
-fn fallback_kernel(item: &syn::ItemFn, errs: TokenStream2) -> TokenStream2 {
-    let ident = &item.sig.ident;
-    let vis = &item.vis;
-    quote::quote! {
-        #errs
-        #[allow(non_camel_case_types, dead_code)]
-        #[derive(Clone, Copy, Debug)]
-        #vis struct #ident;
-
-        #[allow(dead_code, unused_variables)]
-        impl #ident {
-            #vis fn launch<A>(
-                &self,
-                dev: &::spoc::Device,
-                grid: ::spoc::Dims,
-                block: ::spoc::Dims,
-                args: A,
-            ) -> ::spoc::Result<()> {
-                ::core::unreachable!("this kernel failed to compile")
-            }
-
-            #vis fn launch_with_shared<A>(
-                &self,
-                dev: &::spoc::Device,
-                grid: ::spoc::Dims,
-                block: ::spoc::Dims,
-                shared_bytes: usize,
-                args: A,
-            ) -> ::spoc::Result<()> {
-                ::core::unreachable!("this kernel failed to compile")
-            }
-        }
-    }
+    spoc_frontend::expand_device(attr.into(), item.into()).into()
 }
 
 /// Makes a `#[repr(C)]` struct of scalars and records a *record*: a type kernels can take in
@@ -467,5 +291,5 @@ fn fallback_kernel(item: &syn::ItemFn, errs: TokenStream2) -> TokenStream2 {
 /// or has a field of another type.
 #[proc_macro_derive(Record)]
 pub fn derive_record(item: TokenStream) -> TokenStream {
-    record::expand(item.into()).into()
+    spoc_frontend::expand_record(item.into()).into()
 }

@@ -90,6 +90,11 @@ impl Errors {
     }
 
     /// The messages, in order (to tell whether two instances of a generic fn fail alike).
+    /// The errors themselves, with their spans.
+    pub fn syn_errors(&self) -> &[syn::Error] {
+        &self.list
+    }
+
     pub fn texts(&self) -> Vec<String> {
         self.list.iter().map(|e| e.to_string()).collect()
     }

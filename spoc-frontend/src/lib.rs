@@ -1,0 +1,278 @@
+//! # spoc-frontend
+//!
+//! The front end of spoc's `#[kernel]`, `#[device]` and `#[derive(Record)]` (DESIGN.md §2–§3):
+//! Rust functions parsed with syn, type-checked, lowered to spoc's IR and expanded into the
+//! code the attributes generate. `spoc-macros` is the proc-macro shell around this crate; a
+//! plain library can also be driven in-process, by tests and fuzzers, with a string of Rust
+//! source ([`lower_kernel_source`]). Nothing here panics on user input: every problem is a
+//! spanned `compile_error!` in the expansion (or an `Err` from [`lower_kernel_source`]).
+//!
+//! Modules: `sig.rs` (signatures), `types.rs` (types and inference), `lower*.rs` (checking and
+//! lowering; records in `lower_record.rs`), `resolve.rs` (final types), `checks.rs`
+//! (compile-time checks of helper calls), `record_checks.rs` (of record fields), `generic.rs`
+//! (instances of generic fns), `record.rs` (`#[derive(Record)]`),
+//! `paths.rs` (how generated code reaches helpers), `native*.rs` (Rust code generated from the
+//! IR), `handle.rs` (`#[kernel]` output), `device_fn.rs` (`#[device]` output).
+
+mod checks;
+mod consts;
+mod device_fn;
+mod errors;
+mod generic;
+mod handle;
+mod lower;
+mod lower_array;
+mod lower_call;
+mod lower_expr;
+mod lower_intrinsic;
+mod lower_match;
+mod lower_range;
+mod lower_record;
+mod lower_stmt;
+mod native;
+mod native_entry;
+mod paths;
+mod record;
+mod record_checks;
+mod resolve;
+mod sig;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+use proc_macro2::TokenStream as TokenStream2;
+
+fn parse_item(
+    attr: TokenStream2,
+    item: TokenStream2,
+    what: &str,
+) -> Result<syn::ItemFn, TokenStream2> {
+    if !attr.is_empty() {
+        return Err(
+            syn::Error::new_spanned(attr, format!("#[{what}] takes no arguments"))
+                .to_compile_error(),
+        );
+    }
+    let item: syn::ItemFn = syn::parse2(item).map_err(|e| {
+        syn::Error::new(e.span(), format!("#[{what}] applies to a function: {e}"))
+            .to_compile_error()
+    })?;
+    for a in &item.attrs {
+        let p = a.path();
+        if !(p.is_ident("doc") || p.is_ident("cfg") || p.is_ident("allow") || p.is_ident("expect"))
+        {
+            return Err(syn::Error::new_spanned(
+                a,
+                format!("attributes other than docs, `cfg` and `allow` are not supported on a #[{what}] fn"),
+            )
+            .to_compile_error());
+        }
+    }
+    Ok(item)
+}
+
+/// The expansion of `#[kernel]`.
+/// What `#[kernel]` expands `item` to (`attr` is the attribute's arguments, which must be
+/// empty): the kernel handle and its embedded IR and native code, or `compile_error!`s with
+/// spans and a stand-in handle when the fn is outside the kernel language.
+pub fn expand_kernel(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
+    let item = match parse_item(attr, item, "kernel") {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    match generic::parse(&item.sig, "kernel") {
+        Err(e) => fallback_kernel(&item, e),
+        Ok(Some(g)) => match lower_instances(&item, &g, true) {
+            Ok(instances) => handle::expand_generic(&item, &g, &instances),
+            Err(e) => fallback_kernel(&item, e),
+        },
+        Ok(None) => match lower::lower_fn(&item, true) {
+            Ok(l) => handle::expand(&item, &l, &l.param_tys),
+            Err(errs) => fallback_kernel(&item, errs.to_compile_errors()),
+        },
+    }
+}
+
+/// Lowers every instance of generic `item`. On errors: those of the first instance that fails,
+/// each naming the instance unless every instance fails alike.
+fn lower_instances(
+    item: &syn::ItemFn,
+    g: &generic::GenericParam,
+    is_kernel: bool,
+) -> Result<Vec<(types::Scalar, syn::ItemFn, lower::LoweredFn)>, TokenStream2> {
+    let mut ok = Vec::new();
+    let mut failed = Vec::new();
+    for &s in &g.types {
+        let inst = generic::instance(item, g, s);
+        match lower::lower_fn(&inst, is_kernel) {
+            Ok(l) => ok.push((s, inst, l)),
+            Err(e) => failed.push((s, inst, e)),
+        }
+    }
+    let Some((s, inst, first)) = failed.first() else {
+        return Ok(ok);
+    };
+    let alike = ok.is_empty() && failed.iter().all(|(_, _, e)| e.texts() == first.texts());
+    if alike {
+        return Err(first.to_compile_errors());
+    }
+    let note = format!(" (in the instance `{} = {}`)", g.ident, s.name());
+    match lower::lower_fn_noted(inst, is_kernel, Some(note)) {
+        Err(e) => Err(e.to_compile_errors()),
+        Ok(_) => Err(first.to_compile_errors()),
+    }
+}
+
+/// The expansion of `#[device]`.
+/// What `#[device]` expands `item` to: the host fn and its hidden companion (IR, native code,
+/// signature), or `compile_error!`s with spans.
+pub fn expand_device(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
+    let item = match parse_item(attr, item, "device") {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    match generic::parse(&item.sig, "device function") {
+        Err(e) => device_fn::expand_failed(&item, e),
+        Ok(Some(g)) => match lower_instances(&item, &g, false) {
+            Ok(instances) => device_fn::expand_generic(&item, &g, &instances),
+            Err(e) => device_fn::expand_failed(&item, e),
+        },
+        Ok(None) => match lower::lower_fn(&item, false) {
+            Ok(l) => device_fn::expand(&item, &l),
+            Err(errs) => device_fn::expand_failed(&item, errs.to_compile_errors()),
+        },
+    }
+}
+
+/// The checker types of the (already validated) parameters (tests; the expansion takes them
+/// from the lowered function).
+#[cfg(test)]
+fn param_types(item: &syn::ItemFn) -> Vec<types::Ty> {
+    let mut errs = errors::Errors::default();
+    sig::params(&item.sig, &mut errs, &mut types::Unifier::default())
+        .map(|ps| ps.into_iter().map(|p| p.ty).collect())
+        .unwrap_or_default()
+}
+
+/// On errors: the errors, plus a unit struct of the kernel's name so that uses of the kernel do
+/// not add "cannot find value" errors of their own.
+fn fallback_kernel(item: &syn::ItemFn, errs: TokenStream2) -> TokenStream2 {
+    let ident = &item.sig.ident;
+    let vis = &item.vis;
+    quote::quote! {
+        #errs
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #ident;
+
+        #[allow(dead_code, unused_variables)]
+        impl #ident {
+            #vis fn launch<A>(
+                &self,
+                dev: &::spoc::Device,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                args: A,
+            ) -> ::spoc::Result<()> {
+                ::core::unreachable!("this kernel failed to compile")
+            }
+
+            #vis fn launch_with_shared<A>(
+                &self,
+                dev: &::spoc::Device,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                shared_bytes: usize,
+                args: A,
+            ) -> ::spoc::Result<()> {
+                ::core::unreachable!("this kernel failed to compile")
+            }
+        }
+    }
+}
+
+/// What `#[derive(Record)]` expands `item` (a `#[repr(C)]` struct) to.
+pub fn expand_record(item: TokenStream2) -> TokenStream2 {
+    record::expand(item)
+}
+
+/// A problem in kernel source given as text ([`lower_kernel_source`]): spoc's message and the
+/// position it points at (line from 1, column from 0, in characters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceError {
+    /// The message, as the compile error would print it.
+    pub message: String,
+    /// Line of the construct the message is about, from 1.
+    pub line: usize,
+    /// Column of that construct, from 0.
+    pub column: usize,
+}
+
+impl std::fmt::Display for SourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.column, self.message)
+    }
+}
+
+impl SourceError {
+    fn of(e: &syn::Error) -> SourceError {
+        let start = e.span().start();
+        SourceError {
+            message: e.to_string(),
+            line: start.line,
+            column: start.column,
+        }
+    }
+}
+
+/// Lowers the kernel in `source` (one `fn` item, with or without its `#[kernel]` attribute) to
+/// the IR that `#[kernel]` would embed, checked as the attribute checks it. This is the
+/// attribute's own front end run in-process, for tools that make kernels at run time (the
+/// random-kernel tests) and for fuzzing the front end.
+///
+/// The kernel must stand alone: generic kernels, calls of `#[device]` helpers and records are
+/// refused here (their IR comes from other items, which only the compiler links).
+///
+/// # Errors
+/// Every problem the attribute would report, each with its position; a parse error of
+/// `source`.
+pub fn lower_kernel_source(source: &str) -> Result<spoc_ir::Kernel, Vec<SourceError>> {
+    let one = |e: syn::Error| vec![SourceError::of(&e)];
+    let mut item: syn::ItemFn = syn::parse_str(source).map_err(one)?;
+    item.attrs.retain(|a| !a.path().is_ident("kernel"));
+    let item = parse_item(TokenStream2::new(), quote::quote!(#item), "kernel").map_err(|_| {
+        vec![SourceError {
+            message:
+                "attributes other than docs, `cfg` and `allow` are not supported on a #[kernel] fn"
+                    .into(),
+            line: 1,
+            column: 0,
+        }]
+    })?;
+    let refuse = |what: &str| {
+        let start = item.sig.ident.span().start();
+        vec![SourceError {
+            message: format!("lower_kernel_source takes stand-alone kernels: {what}"),
+            line: start.line,
+            column: start.column,
+        }]
+    };
+    match generic::parse(&item.sig, "kernel") {
+        Err(_) | Ok(Some(_)) => return Err(refuse("this one is generic")),
+        Ok(None) => {}
+    }
+    let l = lower::lower_fn(&item, true).map_err(|errs| {
+        errs.syn_errors()
+            .iter()
+            .map(SourceError::of)
+            .collect::<Vec<_>>()
+    })?;
+    if !l.helpers.is_empty() {
+        return Err(refuse("this one calls #[device] helpers"));
+    }
+    if !l.records.is_empty() {
+        return Err(refuse("this one uses records"));
+    }
+    Ok(handle::kernel_ir(&lower::ident_name(&item.sig.ident), &l))
+}
