@@ -1,0 +1,913 @@
+//! The oracle: evaluates a kernel AST with Rust's own operators (`wrapping_*`, `as`,
+//! `f32::sqrt`, …), with the kernel language's definitions where Rust has none (`usize` is 32
+//! bits; integer arithmetic wraps; shift amounts are taken modulo the width). Threads of a block
+//! run phase by phase (a phase is the code between two top-level barriers), each thread in turn;
+//! the generated kernels' cross-thread traffic is race-free and order-independent, so any
+//! interleaving gives what this order gives, and the oracle checks that it is (shared-memory
+//! races and reads of unwritten shared elements are reported, as the Interpreter does, so a
+//! shrunk kernel cannot drift outside the defined subset).
+//!
+//! Where Rust leaves a result unspecified, the oracle says so instead of picking one
+//! ([`Fault::Unspecified`]): `min`/`max` of zeros of opposite signs, `copysign` with a NaN sign.
+
+use crate::ast::*;
+
+/// Why the oracle has no result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    /// Rust does not specify the result.
+    Unspecified(String),
+    /// The kernel hits an active exclusion (a known open bug).
+    Known(&'static str),
+    /// The kernel is outside the defined subset (a race, an unwritten shared read, a barrier
+    /// some threads skip, too many loop iterations): only a shrinking step can produce one.
+    Invalid(String),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Unspecified(s) => write!(f, "unspecified in Rust: {s}"),
+            Fault::Known(s) => write!(f, "hits known bug {s}"),
+            Fault::Invalid(s) => write!(f, "outside the subset: {s}"),
+        }
+    }
+}
+
+/// A kernel's inputs: parameter values and the initial contents of every buffer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inputs {
+    /// One value per kernel parameter (`Kernel::params` order).
+    pub params: Vec<Val>,
+    /// Input buffers, per [`Ty::BUF`] type, [`IN_LEN`] elements each.
+    pub inputs: Vec<Vec<Val>>,
+    /// Output buffers' initial contents, per [`Ty::BUF`] type, `THREADS * SLOTS` each.
+    pub outputs: Vec<Vec<Val>>,
+    /// Accumulators' initial contents, [`ACC_LEN`] each.
+    pub accs: Vec<Vec<Val>>,
+}
+
+/// Final memory: outputs per [`Ty::BUF`] type and accumulators.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Memory {
+    /// Output buffers, per [`Ty::BUF`] type.
+    pub outputs: Vec<Vec<Val>>,
+    /// Accumulators.
+    pub accs: Vec<Vec<Val>>,
+}
+
+/// Which active exclusions the oracle enforces.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Excl {
+    /// `abs-int-min`: taking `abs` of a signed MIN is [`Fault::Known`].
+    pub abs_int_min: bool,
+}
+
+/// Loop iterations a thread may run before the kernel counts as runaway.
+const ITER_BUDGET: u64 = 200_000;
+
+#[derive(Clone, Debug)]
+enum Slot {
+    Empty,
+    Scalar(Val),
+    Array(Vec<Val>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Who {
+    None,
+    One(u32),
+    Many,
+}
+
+impl Who {
+    fn add(self, t: u32) -> Who {
+        match self {
+            Who::None => Who::One(t),
+            Who::One(x) if x == t => self,
+            _ => Who::Many,
+        }
+    }
+    fn other_than(self, t: u32) -> bool {
+        match self {
+            Who::None => false,
+            Who::One(x) => x != t,
+            Who::Many => true,
+        }
+    }
+    fn any(self) -> bool {
+        self != Who::None
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Access {
+    phase: u32,
+    readers: Who,
+    writers: Who,
+    atomics: Who,
+}
+
+struct SharedArr {
+    vals: Vec<Option<Val>>,
+    acc: Vec<Access>,
+}
+
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return,
+}
+
+struct Machine<'k> {
+    k: &'k Kernel,
+    excl: Excl,
+    mem: Memory,
+    inputs: &'k Inputs,
+    shared: Vec<SharedArr>,
+    block: u32,
+    tid: u32,
+    phase: u32,
+    iters: u64,
+}
+
+type R<T> = Result<T, Fault>;
+
+/// Runs kernel `k` on `inputs` for the whole launch ([`GRID`] blocks of [`BLOCK`] threads).
+///
+/// # Errors
+/// A [`Fault`] when Rust leaves the result unspecified, the kernel hits an active exclusion,
+/// or it is outside the defined subset.
+pub fn run(k: &Kernel, inputs: &Inputs, excl: Excl) -> Result<Memory, Fault> {
+    let mut m = Machine {
+        k,
+        excl,
+        mem: Memory {
+            outputs: inputs.outputs.clone(),
+            accs: inputs.accs.clone(),
+        },
+        inputs,
+        shared: vec![],
+        block: 0,
+        tid: 0,
+        phase: 0,
+        iters: 0,
+    };
+    // Phases: the body split at top-level barriers.
+    let mut phases: Vec<&[Stmt]> = vec![];
+    let mut start = 0;
+    for (i, s) in k.body.iter().enumerate() {
+        if *s == Stmt::Sync {
+            phases.push(&k.body[start..i]);
+            start = i + 1;
+        }
+    }
+    phases.push(&k.body[start..]);
+    for b in 0..GRID {
+        m.block = b;
+        m.shared = k
+            .shared
+            .iter()
+            .map(|_| SharedArr {
+                vals: vec![None; BLOCK as usize],
+                acc: vec![
+                    Access {
+                        phase: u32::MAX,
+                        readers: Who::None,
+                        writers: Who::None,
+                        atomics: Who::None,
+                    };
+                    BLOCK as usize
+                ],
+            })
+            .collect();
+        let mut frames: Vec<Vec<Slot>> = (0..BLOCK)
+            .map(|_| vec![Slot::Empty; k.vars.len()])
+            .collect();
+        for (i, &p) in k.params.iter().enumerate() {
+            for f in frames.iter_mut() {
+                f[p.0 as usize] = Slot::Scalar(inputs.params[i]);
+            }
+        }
+        let mut returned = vec![false; BLOCK as usize];
+        for (ph, stmts) in phases.iter().enumerate() {
+            m.phase = ph as u32;
+            for t in 0..BLOCK {
+                if returned[t as usize] {
+                    continue;
+                }
+                m.tid = t;
+                m.iters = 0;
+                let frame = &mut frames[t as usize];
+                if let Flow::Return = m.stmts(stmts, frame)? {
+                    returned[t as usize] = true;
+                    if ph + 1 < phases.len() {
+                        // On a GPU the barrier would wait for it forever (or not at all).
+                        return Err(Fault::Invalid(format!(
+                            "thread {t} of block {b} returns before a barrier"
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    Ok(m.mem)
+}
+
+fn scalar(f: &[Slot], v: VarId) -> R<Val> {
+    match &f[v.0 as usize] {
+        Slot::Scalar(x) => Ok(*x),
+        _ => Err(Fault::Invalid(format!("variable {} read unset", v.0))),
+    }
+}
+
+impl Machine<'_> {
+    fn gid(&self) -> u32 {
+        self.block * BLOCK + self.tid
+    }
+
+    fn stmts(&mut self, ss: &[Stmt], f: &mut Vec<Slot>) -> R<Flow> {
+        for s in ss {
+            match self.stmt(s, f)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn block(&mut self, b: &Block, f: &mut Vec<Slot>) -> R<Flow> {
+        self.stmts(&b.stmts, f)
+    }
+
+    fn tick(&mut self, n: u64) -> R<()> {
+        self.iters += n;
+        if self.iters > ITER_BUDGET {
+            return Err(Fault::Invalid("too many loop iterations".into()));
+        }
+        Ok(())
+    }
+
+    fn shared_access(&mut self, sh: usize, i: u32, kind: u8) -> R<()> {
+        // kind: 0 read, 1 write, 2 atomic.
+        let (t, phase) = (self.tid, self.phase);
+        let a = &mut self.shared[sh].acc[i as usize];
+        if a.phase != phase {
+            *a = Access {
+                phase,
+                readers: Who::None,
+                writers: Who::None,
+                atomics: Who::None,
+            };
+        }
+        let race = match kind {
+            0 => a.writers.other_than(t) || a.atomics.other_than(t),
+            1 => a.writers.other_than(t) || a.readers.other_than(t) || a.atomics.other_than(t),
+            _ => a.writers.other_than(t) || a.readers.other_than(t),
+        };
+        let mixed = kind == 2 && (a.writers.any() || a.readers.any())
+            || kind != 2 && a.atomics.any() && a.atomics.other_than(t);
+        if race || mixed {
+            return Err(Fault::Invalid(format!(
+                "race on sh{sh}[{i}] in phase {phase} (thread {t})"
+            )));
+        }
+        match kind {
+            0 => a.readers = a.readers.add(t),
+            1 => a.writers = a.writers.add(t),
+            _ => a.atomics = a.atomics.add(t),
+        }
+        if kind != 1 && self.shared[sh].vals[i as usize].is_none() {
+            return Err(Fault::Invalid(format!("sh{sh}[{i}] read before any write")));
+        }
+        Ok(())
+    }
+
+    fn index(&mut self, e: &Expr, len: u32, f: &mut Vec<Slot>) -> R<u32> {
+        match self.expr(e, f)? {
+            Val::Usize(i) => Ok(i % len),
+            v => Err(Fault::Invalid(format!("index of type {:?}", v.ty()))),
+        }
+    }
+
+    fn arr_len(&self, a: VarId) -> u32 {
+        match self.k.vars[a.0 as usize].kind {
+            VarKind::Array { len } => len,
+            _ => 1,
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, f: &mut Vec<Slot>) -> R<Flow> {
+        match s {
+            Stmt::Let { var, init } => {
+                let v = self.expr(init, f)?;
+                f[var.0 as usize] = Slot::Scalar(v);
+            }
+            Stmt::LetArr { var, init } => {
+                let v = self.expr(init, f)?;
+                f[var.0 as usize] = Slot::Array(vec![v; self.arr_len(*var) as usize]);
+            }
+            Stmt::Assign { place, op, value } => {
+                // Rust evaluates the value first, then the place (also for compound
+                // assignments of primitive types).
+                let v = self.expr(value, f)?;
+                let combine = |this: &mut Self, old: Val| -> R<Val> {
+                    match op {
+                        None => Ok(v),
+                        Some(o) => this.binop(*o, old, v, value),
+                    }
+                };
+                match place {
+                    Place::Var(x) => {
+                        let old = scalar(f, *x)?;
+                        let new = combine(self, old)?;
+                        f[x.0 as usize] = Slot::Scalar(new);
+                    }
+                    Place::Arr(a, i) => {
+                        let len = self.arr_len(*a);
+                        let i = self.index(i, len, f)? as usize;
+                        let old = match &f[a.0 as usize] {
+                            Slot::Array(xs) => xs[i],
+                            _ => return Err(Fault::Invalid("array unset".into())),
+                        };
+                        let new = combine(self, old)?;
+                        if let Slot::Array(xs) = &mut f[a.0 as usize] {
+                            xs[i] = new;
+                        }
+                    }
+                    Place::Out(t, slot) => {
+                        let b = t.buf_index().expect("a buffer type");
+                        let i = (self.gid() * SLOTS + slot) as usize;
+                        let old = self.mem.outputs[b][i];
+                        let new = combine(self, old)?;
+                        self.mem.outputs[b][i] = new;
+                    }
+                    Place::Shared(sh) => {
+                        let t = self.tid;
+                        if op.is_some() {
+                            self.shared_access(*sh, t, 0)?;
+                        }
+                        self.shared_access(*sh, t, 1)?;
+                        let old = self.shared[*sh].vals[t as usize].unwrap_or(v);
+                        let new = combine(self, old)?;
+                        self.shared[*sh].vals[t as usize] = Some(new);
+                    }
+                }
+            }
+            Stmt::Atomic {
+                target,
+                op,
+                index,
+                value,
+            } => {
+                // A call: `&mut a[i]` (the index) first, then the value.
+                let len = match target {
+                    AtomTarget::Acc(_) => ACC_LEN,
+                    AtomTarget::Shared(_) => BLOCK,
+                };
+                let i = match index {
+                    Some(e) => self.index(e, len, f)?,
+                    None => match target {
+                        AtomTarget::Acc(_) => 0,
+                        AtomTarget::Shared(_) => self.tid,
+                    },
+                };
+                let v = self.expr(value, f)?;
+                let old = match target {
+                    AtomTarget::Acc(a) => self.mem.accs[*a][i as usize],
+                    AtomTarget::Shared(sh) => {
+                        self.shared_access(*sh, i, 2)?;
+                        self.shared[*sh].vals[i as usize].expect("checked")
+                    }
+                };
+                let new = atomic(*op, old, v)?;
+                match target {
+                    AtomTarget::Acc(a) => self.mem.accs[*a][i as usize] = new,
+                    AtomTarget::Shared(sh) => self.shared[*sh].vals[i as usize] = Some(new),
+                }
+            }
+            Stmt::If { cond, then, els } => {
+                let c = self.bool(cond, f)?;
+                if c {
+                    return self.block(then, f);
+                } else if let Some(e) = els {
+                    return self.block(e, f);
+                }
+            }
+            Stmt::While {
+                counter,
+                limit,
+                cond,
+                body,
+            } => {
+                let c = counter.0 as usize;
+                f[c] = Slot::Scalar(Val::U32(0));
+                loop {
+                    let n = match f[c] {
+                        Slot::Scalar(Val::U32(n)) => n,
+                        _ => return Err(Fault::Invalid("counter".into())),
+                    };
+                    if n >= *limit {
+                        break;
+                    }
+                    if let Some(e) = cond {
+                        if !self.bool(e, f)? {
+                            break;
+                        }
+                    }
+                    self.tick(1)?;
+                    f[c] = Slot::Scalar(Val::U32(n + 1));
+                    match self.block(body, f)? {
+                        Flow::Break => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                }
+            }
+            Stmt::Loop {
+                counter,
+                limit,
+                body,
+            } => {
+                let c = counter.0 as usize;
+                f[c] = Slot::Scalar(Val::U32(0));
+                loop {
+                    let n = match f[c] {
+                        Slot::Scalar(Val::U32(n)) => n,
+                        _ => return Err(Fault::Invalid("counter".into())),
+                    };
+                    if n >= *limit {
+                        break;
+                    }
+                    self.tick(1)?;
+                    f[c] = Slot::Scalar(Val::U32(n + 1));
+                    match self.block(body, f)? {
+                        Flow::Break => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                }
+            }
+            Stmt::For {
+                var,
+                lo,
+                hi,
+                rev,
+                step,
+                body,
+            } => {
+                let lo_v = self.expr(lo, f)?;
+                let hi_v = self.expr(hi, f)?;
+                let ty = lo_v.ty();
+                let (a, b) = (wide(lo_v), wide(hi_v));
+                let s = step.unwrap_or(1).max(1) as i128;
+                if b <= a {
+                    return Ok(Flow::Normal);
+                }
+                let trips = ((b - a) + s - 1) / s;
+                if trips as u64 > ITER_BUDGET {
+                    return Err(Fault::Invalid("too many loop iterations".into()));
+                }
+                for n in 0..trips {
+                    self.tick(1)?;
+                    let x = if *rev { b - 1 - n * s } else { a + n * s };
+                    f[var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64));
+                    match self.block(body, f)? {
+                        Flow::Break => break,
+                        Flow::Return => return Ok(Flow::Return),
+                        Flow::Normal | Flow::Continue => {}
+                    }
+                }
+            }
+            Stmt::Match {
+                scrut,
+                arms,
+                default,
+            } => {
+                let v = self.expr(scrut, f)?;
+                for a in arms {
+                    if a.pats.iter().any(|p| matches_pat(p, v)) {
+                        return self.block(&a.body, f);
+                    }
+                }
+                return self.block(default, f);
+            }
+            Stmt::Block(b) => return self.block(b, f),
+            Stmt::Break => return Ok(Flow::Break),
+            Stmt::Continue => return Ok(Flow::Continue),
+            Stmt::Return => return Ok(Flow::Return),
+            Stmt::Sync => return Err(Fault::Invalid("a barrier below the top level".into())),
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn bool(&mut self, e: &Expr, f: &mut Vec<Slot>) -> R<bool> {
+        match self.expr(e, f)? {
+            Val::Bool(b) => Ok(b),
+            v => Err(Fault::Invalid(format!("condition of type {:?}", v.ty()))),
+        }
+    }
+
+    /// A value block: its statements must run to the end (no `break`/`return` crosses it).
+    fn value_block(&mut self, b: &Block, f: &mut Vec<Slot>) -> R<Val> {
+        match self.stmts(&b.stmts, f)? {
+            Flow::Normal => {}
+            _ => return Err(Fault::Invalid("control flow out of a value block".into())),
+        }
+        match &b.tail {
+            Some(t) => self.expr(t, f),
+            None => Err(Fault::Invalid("value block without a value".into())),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr, f: &mut Vec<Slot>) -> R<Val> {
+        let k = self.k;
+        Ok(match &e.kind {
+            ExprKind::Lit(v) => *v,
+            ExprKind::Var(v) => scalar(f, *v)?,
+            ExprKind::Intr(i) => Val::Usize(match i {
+                Intr::Gid => self.gid(),
+                Intr::Tid => self.tid,
+                Intr::BlockIdx => self.block,
+                Intr::BlockDim => BLOCK,
+                Intr::GridDim => GRID,
+                Intr::GlobalSize => THREADS,
+            }),
+            ExprKind::Input { index, .. } => {
+                let i = self.index(index, IN_LEN, f)?;
+                let b = e.ty.buf_index().expect("a buffer type");
+                self.inputs.inputs[b][i as usize]
+            }
+            ExprKind::OutRead { slot } => {
+                let b = e.ty.buf_index().expect("a buffer type");
+                self.mem.outputs[b][(self.gid() * SLOTS + slot) as usize]
+            }
+            ExprKind::ArrRead { arr, index } => {
+                let len = self.arr_len(*arr);
+                let i = self.index(index, len, f)?;
+                match &f[arr.0 as usize] {
+                    Slot::Array(xs) => xs[i as usize],
+                    _ => return Err(Fault::Invalid("array unset".into())),
+                }
+            }
+            ExprKind::SharedRead { sh, index } => {
+                let i = match index {
+                    Some(ix) => self.index(ix, BLOCK, f)?,
+                    None => self.tid,
+                };
+                self.shared_access(*sh, i, 0)?;
+                self.shared[*sh].vals[i as usize].expect("checked")
+            }
+            ExprKind::Len(l) => Val::Usize(match l {
+                LenOf::Input(_) => IN_LEN,
+                LenOf::Output(_) => THREADS * SLOTS,
+                LenOf::Array(a) => self.arr_len(*a),
+                LenOf::Shared(_) => BLOCK,
+            }),
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a, f)?;
+                unary(*op, a)
+            }
+            ExprKind::Binary(op, a, b) => match op {
+                BinOp::LAnd => {
+                    if self.bool(a, f)? {
+                        Val::Bool(self.bool(b, f)?)
+                    } else {
+                        Val::Bool(false)
+                    }
+                }
+                BinOp::LOr => {
+                    if self.bool(a, f)? {
+                        Val::Bool(true)
+                    } else {
+                        Val::Bool(self.bool(b, f)?)
+                    }
+                }
+                _ => {
+                    let x = self.expr(a, f)?;
+                    let y = self.expr(b, f)?;
+                    self.binop(*op, x, y, b)?
+                }
+            },
+            ExprKind::Cast(a) => cast(self.expr(a, f)?, e.ty),
+            ExprKind::Method(m, args) => {
+                let mut vs = Vec::with_capacity(args.len());
+                for a in args {
+                    vs.push(self.expr(a, f)?);
+                }
+                self.method(*m, &vs)?
+            }
+            ExprKind::If(c, a, b) => {
+                if self.bool(c, f)? {
+                    self.value_block(a, f)?
+                } else {
+                    self.value_block(b, f)?
+                }
+            }
+            ExprKind::Block(b) => self.value_block(b, f)?,
+            ExprKind::Match(s, arms, d) => {
+                let v = self.expr(s, f)?;
+                match arms
+                    .iter()
+                    .find(|a| a.pats.iter().any(|p| matches_pat(p, v)))
+                {
+                    Some(a) => self.value_block(&a.body, f)?,
+                    None => self.value_block(d, f)?,
+                }
+            }
+            ExprKind::Call(h, args) => {
+                let helper = &k.helpers[*h];
+                let mut frame = vec![Slot::Empty; k.vars.len()];
+                for (p, a) in helper.params.iter().zip(args) {
+                    let v = self.expr(a, f)?;
+                    frame[p.0 as usize] = Slot::Scalar(v);
+                }
+                self.value_block(&helper.body, &mut frame)?
+            }
+        })
+    }
+
+    /// `x op y`, where `rhs` is the right operand's expression (a divisor is guarded unless it
+    /// is a non-zero literal, as the printer writes it).
+    fn binop(&mut self, op: BinOp, x: Val, y: Val, rhs: &Expr) -> R<Val> {
+        if op.is_shift() {
+            return Ok(shift(op, x, y.bits() as u32));
+        }
+        if op.is_cmp() {
+            return Ok(Val::Bool(compare(op, x, y)));
+        }
+        let y = match op {
+            BinOp::Div | BinOp::Rem if x.ty().is_int() && !divisor_is_plain(rhs) => {
+                Val::from_bits(y.ty(), y.bits() | 1)
+            }
+            _ => y,
+        };
+        Ok(arith(op, x, y))
+    }
+
+    fn method(&mut self, m: Method, a: &[Val]) -> R<Val> {
+        macro_rules! fl {
+            ($x:expr, $y:expr, $z:expr, $V:ident) => {{
+                let (x, y, z) = ($x, $y, $z);
+                Val::$V(match m {
+                    Method::Abs => x.abs(),
+                    Method::Min | Method::Max => {
+                        if x == 0.0 && y == 0.0 && x.to_bits() != y.to_bits() {
+                            return Err(Fault::Unspecified(format!(
+                                "{}({x:?}, {y:?}) of zeros of opposite signs",
+                                m.name()
+                            )));
+                        }
+                        if m == Method::Min {
+                            x.min(y)
+                        } else {
+                            x.max(y)
+                        }
+                    }
+                    Method::Sqrt => x.sqrt(),
+                    Method::Floor => x.floor(),
+                    Method::Ceil => x.ceil(),
+                    Method::Round => x.round(),
+                    Method::Trunc => x.trunc(),
+                    Method::Signum => x.signum(),
+                    Method::Recip => x.recip(),
+                    Method::Copysign => {
+                        if y.is_nan() {
+                            return Err(Fault::Unspecified("copysign with a NaN sign".into()));
+                        }
+                        x.copysign(y)
+                    }
+                    Method::MulAdd => x.mul_add(y, z),
+                    _ => return Err(Fault::Invalid(format!("{} on a float", m.name()))),
+                })
+            }};
+        }
+        macro_rules! int {
+            ($x:expr, $y:expr, $V:ident, $signed:expr, $min:expr) => {{
+                let (x, y) = ($x, $y);
+                Val::$V(match m {
+                    Method::Abs if $signed => {
+                        if self.excl.abs_int_min && x == $min {
+                            return Err(Fault::Known("abs-int-min"));
+                        }
+                        x.wrapping_abs_()
+                    }
+                    Method::Min => x.min(y),
+                    Method::Max => x.max(y),
+                    Method::WrappingAdd => x.wrapping_add(y),
+                    Method::WrappingSub => x.wrapping_sub(y),
+                    Method::WrappingMul => x.wrapping_mul(y),
+                    _ => return Err(Fault::Invalid(format!("{} on an integer", m.name()))),
+                })
+            }};
+        }
+        let second = a.get(1).copied().unwrap_or(a[0]);
+        let third = a.get(2).copied().unwrap_or(a[0]);
+        Ok(match (a[0], second, third) {
+            (Val::F32(x), Val::F32(y), Val::F32(z)) => fl!(x, y, z, F32),
+            (Val::F64(x), Val::F64(y), Val::F64(z)) => fl!(x, y, z, F64),
+            (Val::I32(x), Val::I32(y), _) => int!(x, y, I32, true, i32::MIN),
+            (Val::I64(x), Val::I64(y), _) => int!(x, y, I64, true, i64::MIN),
+            (Val::U32(x), Val::U32(y), _) => int!(x, y, U32, false, 0),
+            (Val::U64(x), Val::U64(y), _) => int!(x, y, U64, false, 0),
+            (Val::Usize(x), Val::Usize(y), _) => int!(x, y, Usize, false, 0),
+            _ => return Err(Fault::Invalid(format!("{} on mixed types", m.name()))),
+        })
+    }
+}
+
+/// `wrapping_abs`, with unsigned types' identity so one macro serves every integer type.
+trait WrappingAbs {
+    fn wrapping_abs_(self) -> Self;
+}
+impl WrappingAbs for i32 {
+    fn wrapping_abs_(self) -> Self {
+        self.wrapping_abs()
+    }
+}
+impl WrappingAbs for i64 {
+    fn wrapping_abs_(self) -> Self {
+        self.wrapping_abs()
+    }
+}
+impl WrappingAbs for u32 {
+    fn wrapping_abs_(self) -> Self {
+        self
+    }
+}
+impl WrappingAbs for u64 {
+    fn wrapping_abs_(self) -> Self {
+        self
+    }
+}
+
+fn wide(v: Val) -> i128 {
+    match v {
+        Val::I32(x) => x as i128,
+        Val::I64(x) => x as i128,
+        Val::U32(x) | Val::Usize(x) => x as i128,
+        Val::U64(x) => x as i128,
+        Val::Bool(b) => b as i128,
+        Val::F32(x) => x as i128,
+        Val::F64(x) => x as i128,
+    }
+}
+
+fn matches_pat(p: &Pat, v: Val) -> bool {
+    match p {
+        Pat::Lit(x) => x.same(v),
+        Pat::Range(a, b) => wide(*a) <= wide(v) && wide(v) <= wide(*b),
+    }
+}
+
+/// `op a` with Rust's semantics (signed `-` wraps).
+pub fn unary(op: UnOp, a: Val) -> Val {
+    match (op, a) {
+        (UnOp::Neg, Val::I32(x)) => Val::I32(x.wrapping_neg()),
+        (UnOp::Neg, Val::I64(x)) => Val::I64(x.wrapping_neg()),
+        (UnOp::Neg, Val::F32(x)) => Val::F32(-x),
+        (UnOp::Neg, Val::F64(x)) => Val::F64(-x),
+        (UnOp::Not, Val::Bool(x)) => Val::Bool(!x),
+        (UnOp::Not, v) => Val::from_bits(v.ty(), !v.bits()),
+        (UnOp::Neg, v) => v,
+    }
+}
+
+/// `a as to` with Rust's semantics, `usize` being 32 bits.
+pub fn cast(v: Val, to: Ty) -> Val {
+    macro_rules! to {
+        ($x:expr) => {
+            match to {
+                Ty::I32 => Val::I32($x as i32),
+                Ty::U32 => Val::U32($x as u32),
+                Ty::I64 => Val::I64($x as i64),
+                Ty::U64 => Val::U64($x as u64),
+                Ty::F32 => Val::F32($x as f32),
+                Ty::F64 => Val::F64($x as f64),
+                Ty::Usize => Val::Usize($x as u32),
+                Ty::Bool => Val::Bool($x as u64 != 0),
+            }
+        };
+    }
+    match v {
+        Val::Bool(b) => to!(b as u8),
+        Val::I32(x) => to!(x),
+        Val::U32(x) | Val::Usize(x) => to!(x),
+        Val::I64(x) => to!(x),
+        Val::U64(x) => to!(x),
+        Val::F32(x) => to!(x),
+        Val::F64(x) => to!(x),
+    }
+}
+
+fn shift(op: BinOp, x: Val, amount: u32) -> Val {
+    macro_rules! sh {
+        ($x:expr, $V:ident) => {
+            Val::$V(if op == BinOp::Shl {
+                $x.wrapping_shl(amount)
+            } else {
+                $x.wrapping_shr(amount)
+            })
+        };
+    }
+    match x {
+        Val::I32(x) => sh!(x, I32),
+        Val::I64(x) => sh!(x, I64),
+        Val::U32(x) => sh!(x, U32),
+        Val::U64(x) => sh!(x, U64),
+        Val::Usize(x) => sh!(x, Usize),
+        v => v,
+    }
+}
+
+fn compare(op: BinOp, x: Val, y: Val) -> bool {
+    macro_rules! cmp {
+        ($x:expr, $y:expr) => {
+            match op {
+                BinOp::Eq => $x == $y,
+                BinOp::Ne => $x != $y,
+                BinOp::Lt => $x < $y,
+                BinOp::Le => $x <= $y,
+                BinOp::Gt => $x > $y,
+                _ => $x >= $y,
+            }
+        };
+    }
+    match (x, y) {
+        (Val::Bool(a), Val::Bool(b)) => cmp!(a, b),
+        (Val::I32(a), Val::I32(b)) => cmp!(a, b),
+        (Val::I64(a), Val::I64(b)) => cmp!(a, b),
+        (Val::U32(a), Val::U32(b)) | (Val::Usize(a), Val::Usize(b)) => cmp!(a, b),
+        (Val::U64(a), Val::U64(b)) => cmp!(a, b),
+        (Val::F32(a), Val::F32(b)) => cmp!(a, b),
+        (Val::F64(a), Val::F64(b)) => cmp!(a, b),
+        _ => false,
+    }
+}
+
+/// `x op y` for the arithmetic and bitwise operators (integer divisors already non-zero).
+pub fn arith(op: BinOp, x: Val, y: Val) -> Val {
+    macro_rules! int {
+        ($x:expr, $y:expr, $V:ident) => {
+            Val::$V(match op {
+                BinOp::Add => $x.wrapping_add($y),
+                BinOp::Sub => $x.wrapping_sub($y),
+                BinOp::Mul => $x.wrapping_mul($y),
+                BinOp::Div => $x.wrapping_div($y),
+                BinOp::Rem => $x.wrapping_rem($y),
+                BinOp::And => $x & $y,
+                BinOp::Or => $x | $y,
+                _ => $x ^ $y,
+            })
+        };
+    }
+    macro_rules! fl {
+        ($x:expr, $y:expr, $V:ident) => {
+            Val::$V(match op {
+                BinOp::Add => $x + $y,
+                BinOp::Sub => $x - $y,
+                BinOp::Mul => $x * $y,
+                BinOp::Div => $x / $y,
+                _ => $x % $y,
+            })
+        };
+    }
+    match (x, y) {
+        (Val::Bool(a), Val::Bool(b)) => Val::Bool(match op {
+            BinOp::And => a & b,
+            BinOp::Or => a | b,
+            _ => a ^ b,
+        }),
+        (Val::I32(a), Val::I32(b)) => int!(a, b, I32),
+        (Val::I64(a), Val::I64(b)) => int!(a, b, I64),
+        (Val::U32(a), Val::U32(b)) => int!(a, b, U32),
+        (Val::Usize(a), Val::Usize(b)) => int!(a, b, Usize),
+        (Val::U64(a), Val::U64(b)) => int!(a, b, U64),
+        (Val::F32(a), Val::F32(b)) => fl!(a, b, F32),
+        (Val::F64(a), Val::F64(b)) => fl!(a, b, F64),
+        (a, _) => a,
+    }
+}
+
+fn atomic(op: AtomOp, old: Val, v: Val) -> R<Val> {
+    Ok(match op {
+        AtomOp::Add => match (old, v) {
+            (Val::F32(a), Val::F32(b)) => Val::F32(a + b),
+            (Val::F64(a), Val::F64(b)) => Val::F64(a + b),
+            _ => arith(BinOp::Add, old, v),
+        },
+        AtomOp::Sub => arith(BinOp::Sub, old, v),
+        AtomOp::And => arith(BinOp::And, old, v),
+        AtomOp::Or => arith(BinOp::Or, old, v),
+        AtomOp::Xor => arith(BinOp::Xor, old, v),
+        AtomOp::Min | AtomOp::Max => {
+            let lt = compare(BinOp::Lt, v, old);
+            if (op == AtomOp::Min) == lt {
+                v
+            } else {
+                old
+            }
+        }
+    })
+}

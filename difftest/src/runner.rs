@@ -1,0 +1,742 @@
+//! The differential test run: the compiled set (kernels the build script wrote, lowered by
+//! `#[kernel]`, Native included), then run-time-lowered kernels, each on every device; the
+//! Interpreter against the oracle, every other device against the Interpreter; a table per
+//! backend, and every disagreement shrunk and printed as Rust source.
+//!
+//! Settings come from the environment ([`Settings::from_env`]), so that a prebuilt test binary
+//! runs anywhere without a source tree.
+
+use crate::ast::Kernel;
+use crate::gen::{Config, Stats, KNOWN};
+use crate::harness::{self, Buffers, Disagreement, Drawn, Kind, Outcome, Runnable, Verdict};
+use crate::oracle::{self, Inputs};
+use crate::print;
+use crate::shrink::{self, Budget};
+use spoc::{Device, KernelDef};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The run's settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// `SPOC_DIFFTEST_SEED` (decimal or `0x…`): the seed of the run-time-lowered kernels.
+    pub seed: u64,
+    /// `SPOC_DIFFTEST_KERNELS`: how many run-time-lowered kernels.
+    pub kernels: u64,
+    /// `SPOC_DIFFTEST_FIRST`: the index of the first one (to split a long run into shards, or
+    /// rerun one kernel: `SPOC_DIFFTEST_FIRST=17 SPOC_DIFFTEST_KERNELS=1`).
+    pub first: u64,
+    /// `SPOC_DIFFTEST_SKIP_COMPILED=1` skips the compiled set.
+    pub compiled: bool,
+    /// `SPOC_DIFFTEST_KNOWN`: the active exclusions (comma-separated names of
+    /// [`KNOWN`], `none` for none; default all).
+    pub known: Vec<String>,
+    /// `SPOC_DIFFTEST_SHRINK`: how many disagreements to shrink (default 8; 0: none).
+    pub shrink: usize,
+    /// `SPOC_DIFFTEST_SHRINK_SECS`: time limit of one shrink (default 120 s).
+    pub shrink_secs: u64,
+    /// `SPOC_DIFFTEST_TIMEOUT`: seconds one kernel may take on one device before the run is
+    /// stopped with a report (default 300).
+    pub timeout: u64,
+    /// `SPOC_DIFFTEST_DEVICES`: only devices whose `framework name` contains one of these
+    /// comma-separated, case-insensitive strings (default: every device).
+    pub devices: Vec<String>,
+    /// `SPOC_DIFFTEST_VERBOSE=1`: print every kernel's source.
+    pub verbose: bool,
+}
+
+/// The default number of run-time-lowered kernels (what CI runs).
+pub const DEFAULT_KERNELS: u64 = 300;
+/// The default seed.
+pub const DEFAULT_SEED: u64 = 0x5eed_d1ff;
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|s| !s.trim().is_empty())
+}
+
+fn parse_u64(name: &str, s: &str) -> u64 {
+    let s = s.trim();
+    let r = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    r.unwrap_or_else(|_| panic!("{name}={s}: not a number"))
+}
+
+impl Settings {
+    /// The settings the environment gives.
+    ///
+    /// # Panics
+    /// On a malformed number or an unknown exclusion name.
+    pub fn from_env() -> Settings {
+        let num = |n: &str, d: u64| env(n).map(|s| parse_u64(n, &s)).unwrap_or(d);
+        let known = match env("SPOC_DIFFTEST_KNOWN") {
+            None => KNOWN.iter().map(|k| k.name.to_string()).collect(),
+            Some(s) if s.trim() == "none" => vec![],
+            Some(s) => s
+                .split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .inspect(|x| {
+                    assert!(
+                        KNOWN.iter().any(|k| k.name == x),
+                        "SPOC_DIFFTEST_KNOWN: unknown exclusion {x}; known: {:?}",
+                        KNOWN.iter().map(|k| k.name).collect::<Vec<_>>()
+                    )
+                })
+                .collect(),
+        };
+        Settings {
+            seed: num("SPOC_DIFFTEST_SEED", DEFAULT_SEED),
+            kernels: num("SPOC_DIFFTEST_KERNELS", DEFAULT_KERNELS),
+            first: num("SPOC_DIFFTEST_FIRST", 0),
+            compiled: env("SPOC_DIFFTEST_SKIP_COMPILED").is_none_or(|s| s == "0"),
+            known,
+            shrink: num("SPOC_DIFFTEST_SHRINK", 8) as usize,
+            shrink_secs: num("SPOC_DIFFTEST_SHRINK_SECS", 120),
+            timeout: num("SPOC_DIFFTEST_TIMEOUT", 300),
+            devices: env("SPOC_DIFFTEST_DEVICES")
+                .map(|s| s.split(',').map(|x| x.trim().to_lowercase()).collect())
+                .unwrap_or_default(),
+            verbose: env("SPOC_DIFFTEST_VERBOSE").is_some_and(|s| s != "0"),
+        }
+    }
+}
+
+/// A kernel of the compiled set, as the build script wrote it.
+#[derive(Clone, Copy, Debug)]
+pub struct Compiled {
+    /// Its index in the set.
+    pub index: u64,
+    /// The seed it was generated from.
+    pub subseed: u64,
+    /// Its source (helpers and kernel), as compiled.
+    pub source: &'static str,
+    /// Its definition (`kernel.def()`).
+    pub def: fn() -> &'static KernelDef,
+}
+
+/// The compiled set and how it was generated.
+#[derive(Clone, Copy, Debug)]
+pub struct CompiledSet {
+    /// The kernels.
+    pub kernels: &'static [Compiled],
+    /// The seed of the set.
+    pub seed: u64,
+    /// The exclusions active when it was generated.
+    pub known: &'static [&'static str],
+}
+
+/// The generator's configuration for compiled kernels.
+pub fn compiled_config(known: &[&str]) -> Config {
+    Config {
+        helpers: true,
+        native: true,
+        known: known.iter().map(|s| s.to_string()).collect(),
+        ..Config::default()
+    }
+}
+
+/// The generator's configuration for run-time-lowered kernels.
+pub fn lowered_config(known: &[String]) -> Config {
+    Config {
+        helpers: false,
+        known: known.to_vec(),
+        ..Config::default()
+    }
+}
+
+/// The name of compiled kernel `index`.
+pub fn compiled_name(index: u64) -> String {
+    format!("dtc_{index}")
+}
+
+// ------------------------------------------------------------------ watchdog
+
+static RUNNING: Mutex<Option<(Instant, String)>> = Mutex::new(None);
+
+fn watch(timeout: u64) {
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let g = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((t, what)) = &*g {
+            if t.elapsed() > Duration::from_secs(timeout) {
+                println!(
+                    "\nTIMEOUT: {what} did not finish in {timeout} s (SPOC_DIFFTEST_TIMEOUT); stopping"
+                );
+                std::process::exit(3);
+            }
+        }
+    });
+}
+
+fn running(what: Option<String>) {
+    *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = what.map(|w| (Instant::now(), w));
+}
+
+// ------------------------------------------------------------------ tallies and reports
+
+/// Counts of one backend (device).
+#[derive(Default, Debug)]
+pub struct Tally {
+    /// Kernels that ran and agreed.
+    pub ran: usize,
+    /// Kernels refused with `FeatureNotSupported`: reason → count.
+    pub skipped: BTreeMap<String, usize>,
+    /// Kernels that disagreed.
+    pub disagreed: usize,
+    /// Time spent on this device.
+    pub time: Duration,
+}
+
+/// One disagreement, for the report.
+#[derive(Debug)]
+pub struct Report {
+    /// The device (or `front end`).
+    pub device: String,
+    /// What it was compared with.
+    pub versus: &'static str,
+    /// `compiled` or `lowered`.
+    pub set: &'static str,
+    /// The kernel's name, index and sub-seed.
+    pub kernel: String,
+    /// The disagreement as found.
+    pub found: Disagreement,
+    /// The kernel as found (helpers included).
+    pub source: String,
+    /// The shrunk kernel, its inputs, what it gives, and how shrinking went.
+    pub shrunk: Option<String>,
+    /// Why it was not shrunk.
+    pub note: String,
+}
+
+/// A device, labelled `framework #id (name)`.
+struct Dev {
+    dev: Device,
+    label: String,
+    native: bool,
+    interp: bool,
+}
+
+/// The whole run's state.
+struct Run {
+    s: Settings,
+    devs: Vec<Dev>,
+    tallies: BTreeMap<String, Tally>,
+    reports: Vec<Report>,
+    stats: Stats,
+    redrawn: BTreeMap<String, u64>,
+    shrunk: usize,
+    kernels: usize,
+}
+
+/// The devices the run uses: every device of every available backend (Interpreter first),
+/// filtered by `SPOC_DIFFTEST_DEVICES`.
+///
+/// # Panics
+/// If a backend named in `SPOC_REQUIRE_BACKENDS` (or Native, or the Interpreter) has no device.
+fn devices(s: &Settings) -> Vec<Dev> {
+    let mut devs = spoc::all_devices(None).expect("listing devices failed");
+    let mut required = vec!["Native".to_string(), "Interpreter".to_string()];
+    if let Some(v) = env("SPOC_REQUIRE_BACKENDS") {
+        required.extend(
+            v.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty()),
+        );
+    }
+    for name in &required {
+        if !devs.iter().any(|d| spoc::device_is_of_backend(name, d)) {
+            let why = spoc::init_device(Some(name)).err().map(|e| e.to_string());
+            panic!(
+                "required backend {name} has no device ({}); available: {:?}",
+                why.unwrap_or_else(|| "no device".into()),
+                devs.iter().map(|d| d.framework).collect::<Vec<_>>()
+            );
+        }
+    }
+    devs.sort_by_key(|d| d.framework != "Interpreter");
+    devs.into_iter()
+        .map(|d| Dev {
+            label: format!("{} #{} ({})", d.framework, d.id, d.name),
+            native: d.framework == "Native",
+            interp: d.framework == "Interpreter",
+            dev: d,
+        })
+        .filter(|d| {
+            d.interp
+                || s.devices.is_empty()
+                || s.devices.iter().any(|f| d.label.to_lowercase().contains(f))
+        })
+        .collect()
+}
+
+/// Runs everything; prints the tables and reports; returns whether every device agreed.
+pub fn run(s: Settings, compiled: Option<CompiledSet>) -> bool {
+    let t0 = Instant::now();
+    watch(s.timeout);
+    let devs = devices(&s);
+    println!("== spoc-difftest: random kernels on every device");
+    println!(
+        "seed {:#x} (SPOC_DIFFTEST_SEED), run-time-lowered kernels {}..{} (SPOC_DIFFTEST_FIRST, SPOC_DIFFTEST_KERNELS)",
+        s.seed,
+        s.first,
+        s.first + s.kernels
+    );
+    println!("devices:");
+    for d in &devs {
+        println!("  {}", d.label);
+    }
+    println!("known-bug exclusions active (SPOC_DIFFTEST_KNOWN):");
+    if s.known.is_empty() {
+        println!("  none");
+    }
+    for k in KNOWN.iter().filter(|k| s.known.iter().any(|n| n == k.name)) {
+        println!("  {}: {}", k.name, k.what);
+    }
+    let mut r = Run {
+        s,
+        devs,
+        tallies: BTreeMap::new(),
+        reports: vec![],
+        stats: Stats::default(),
+        redrawn: BTreeMap::new(),
+        shrunk: 0,
+        kernels: 0,
+    };
+    let mut compiled_n = 0;
+    if let (true, Some(set)) = (r.s.compiled, compiled) {
+        let t = Instant::now();
+        let cfg = compiled_config(set.known);
+        for c in set.kernels {
+            let name = compiled_name(c.index);
+            let d = harness::draw_from(c.subseed, c.index, &name, &cfg)
+                .unwrap_or_else(|f| panic!("compiled kernel {name}: the oracle now says {f}"));
+            let src = print::full(&d.kernel);
+            assert_eq!(
+                src, c.source,
+                "compiled kernel {name}: the generator now draws another kernel from its seed \
+                 (build script and test out of step)"
+            );
+            r.stats.add(&d.stats);
+            r.case(
+                &d,
+                "compiled",
+                Runnable {
+                    def: (c.def)(),
+                    ir: None,
+                },
+            );
+            compiled_n += 1;
+        }
+        println!(
+            "compiled set: {compiled_n} kernels (seed {:#x}, built with exclusions {:?}) in {:.1} s",
+            set.seed,
+            set.known,
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let t = Instant::now();
+    let cfg = lowered_config(&r.s.known);
+    for idx in r.s.first..r.s.first + r.s.kernels {
+        let name = format!("dt_{idx}");
+        let d = harness::draw(r.s.seed, idx, &name, &cfg);
+        r.stats.add(&d.stats);
+        for (why, n) in &d.redrawn {
+            *r.redrawn.entry(why.clone()).or_default() += n;
+        }
+        match harness::lower(&d.kernel) {
+            Ok(run) => r.case(&d, "lowered", run),
+            Err(msg) => r.front_end(&d, msg),
+        }
+        if (idx + 1 - r.s.first).is_multiple_of(100) {
+            println!(
+                "  … {} run-time-lowered kernels, {:.1} s",
+                idx + 1 - r.s.first,
+                t.elapsed().as_secs_f64()
+            );
+        }
+        // Compiled modules of finished kernels are never used again.
+        spoc::clear_cache();
+    }
+    println!(
+        "run-time-lowered: {} kernels in {:.1} s",
+        r.s.kernels,
+        t.elapsed().as_secs_f64()
+    );
+    r.finish(compiled_n, t0)
+}
+
+impl Run {
+    fn tally(&mut self, label: &str) -> &mut Tally {
+        self.tallies.entry(label.to_string()).or_default()
+    }
+
+    fn front_end(&mut self, d: &Drawn, msg: String) {
+        self.kernels += 1;
+        self.tally("front end (lower_kernel_source)").disagreed += 1;
+        let found = Disagreement {
+            kind: Kind::Error("FrontEnd".into()),
+            detail: msg.clone(),
+        };
+        let first = msg.split(';').next().unwrap_or("").to_string();
+        let first = strip_position(&first);
+        let mut shrunk = None;
+        let mut note = String::new();
+        if self.shrunk < self.s.shrink {
+            self.shrunk += 1;
+            let budget = self.budget();
+            let mut holds = |k: &Kernel, _: &Inputs| match harness::lower(k) {
+                Err(m) => strip_position(m.split(';').next().unwrap_or("")) == first,
+                Ok(_) => false,
+            };
+            let (k, inp, st) = shrink::shrink(&d.kernel, &d.inputs, budget, &mut holds);
+            let m = harness::lower(&k).err().unwrap_or_default();
+            shrunk = Some(format!(
+                "{}\n{}\nlower_kernel_source says: {m}\n",
+                shrink_line(&st),
+                fenced(&print::kernel_fn(&k, true)),
+            ));
+            let _ = inp;
+        } else {
+            note = "not shrunk (SPOC_DIFFTEST_SHRINK reached)".into();
+        }
+        self.reports.push(Report {
+            device: "front end".into(),
+            versus: "rustc's acceptance (the kernel is in the language)",
+            set: "lowered",
+            kernel: kernel_id(d),
+            found,
+            source: print::full(&d.kernel),
+            shrunk,
+            note,
+        });
+    }
+
+    fn budget(&self) -> Budget {
+        Budget {
+            tries: 3000,
+            time: Duration::from_secs(self.s.shrink_secs),
+        }
+    }
+
+    fn run_dev(&mut self, i: usize, d: &Drawn, k: &Kernel, inp: &Inputs, run: Runnable) -> Outcome {
+        let label = self.devs[i].label.clone();
+        running(Some(format!("kernel {} on {label}", k.name)));
+        let t = Instant::now();
+        let o = harness::run_on(&self.devs[i].dev, k, inp, run);
+        self.tally(&label).time += t.elapsed();
+        running(None);
+        let _ = d;
+        o
+    }
+
+    /// One kernel on every device.
+    fn case(&mut self, d: &Drawn, set: &'static str, run: Runnable) {
+        self.kernels += 1;
+        if self.s.verbose {
+            println!("-- {} ({set})\n{}", kernel_id(d), print::full(&d.kernel));
+        }
+        let want = harness::expected(&d.kernel, &d.want);
+        let ii = self
+            .devs
+            .iter()
+            .position(|x| x.interp)
+            .expect("the Interpreter");
+        let interp = self.run_dev(ii, d, &d.kernel, &d.inputs, run);
+        let ilabel = self.devs[ii].label.clone();
+        let reference: Buffers = match harness::judge(&want, &interp) {
+            Verdict::Agree => {
+                self.tally(&ilabel).ran += 1;
+                want.clone()
+            }
+            Verdict::Skipped(why) => {
+                *self.tally(&ilabel).skipped.entry(why).or_default() += 1;
+                want.clone()
+            }
+            Verdict::Disagree(dis) => {
+                self.tally(&ilabel).disagreed += 1;
+                self.disagreement(d, set, ii, None, dis);
+                match &interp {
+                    Outcome::Ran(b) => b.clone(),
+                    _ => want.clone(),
+                }
+            }
+        };
+        let interp_ok = matches!(harness::judge(&want, &interp), Verdict::Agree);
+        for i in 0..self.devs.len() {
+            if self.devs[i].interp || (self.devs[i].native && run.def.native.is_none()) {
+                continue;
+            }
+            let o = self.run_dev(i, d, &d.kernel, &d.inputs, run);
+            let label = self.devs[i].label.clone();
+            match harness::judge(&reference, &o) {
+                Verdict::Agree => self.tally(&label).ran += 1,
+                Verdict::Skipped(why) => *self.tally(&label).skipped.entry(why).or_default() += 1,
+                Verdict::Disagree(dis) => {
+                    self.tally(&label).disagreed += 1;
+                    let versus = if interp_ok { Some(ii) } else { None };
+                    self.disagreement(d, set, i, versus.or(Some(usize::MAX)), dis);
+                }
+            }
+        }
+    }
+
+    /// Records (and shrinks) a disagreement of device `i`: with the oracle (`versus: None`, the
+    /// Interpreter) or with the Interpreter (`Some(ii)`; `Some(usize::MAX)` when the
+    /// Interpreter itself disagreed, so that the device was compared with its result).
+    fn disagreement(
+        &mut self,
+        d: &Drawn,
+        set: &'static str,
+        i: usize,
+        versus: Option<usize>,
+        dis: Disagreement,
+    ) {
+        let label = self.devs[i].label.clone();
+        let versus_s = match versus {
+            None => "the oracle (Rust semantics)",
+            Some(usize::MAX) => "the Interpreter (which itself disagreed with the oracle)",
+            Some(_) => "the Interpreter",
+        };
+        let mut report = Report {
+            device: label,
+            versus: versus_s,
+            set,
+            kernel: kernel_id(d),
+            found: dis.clone(),
+            source: print::full(&d.kernel),
+            shrunk: None,
+            note: String::new(),
+        };
+        if versus == Some(usize::MAX) {
+            report.note = "not shrunk: the Interpreter disagrees with the oracle on this kernel too (see its report)".into();
+        } else if self.devs[i].native {
+            report.note = "not shrunk: Native runs only compiled kernels, and shrinking re-lowers at run time".into();
+        } else if self.shrunk >= self.s.shrink {
+            report.note = "not shrunk (SPOC_DIFFTEST_SHRINK reached)".into();
+        } else {
+            self.shrunk += 1;
+            let start = if d.kernel.helpers.is_empty() {
+                d.kernel.clone()
+            } else {
+                shrink::inline_helpers(&d.kernel)
+            };
+            report.shrunk = self.shrink(i, versus.is_none(), &start, &d.inputs, &dis.kind);
+            if report.shrunk.is_none() {
+                report.note = "not shrunk: the disagreement does not reproduce with the kernel's helpers inlined and lowered at run time".into();
+            }
+        }
+        self.reports.push(report);
+    }
+
+    /// Whether device `i` still shows a disagreement of `kind` on `(k, inp)`: against the
+    /// oracle (`vs_oracle`, device `i` being the Interpreter), or against the Interpreter, which
+    /// must then agree with the oracle.
+    fn still(
+        &mut self,
+        i: usize,
+        vs_oracle: bool,
+        kind: &Kind,
+        k: &Kernel,
+        inp: &Inputs,
+    ) -> Option<(Disagreement, Buffers, Outcome)> {
+        let excl = harness::excl_of(&lowered_config(&self.s.known));
+        let mem = oracle::run(k, inp, excl).ok()?;
+        let want = harness::expected(k, &mem);
+        let run = harness::lower(k).ok()?;
+        let ii = self
+            .devs
+            .iter()
+            .position(|x| x.interp)
+            .expect("the Interpreter");
+        let io = self.run_dev(ii, &dummy(), k, inp, run);
+        let (reference, o) = if vs_oracle {
+            (want, io)
+        } else {
+            if harness::judge(&want, &io) != Verdict::Agree {
+                return None;
+            }
+            let o = self.run_dev(i, &dummy(), k, inp, run);
+            (want, o)
+        };
+        match harness::judge(&reference, &o) {
+            Verdict::Disagree(dis) if dis.kind == *kind => Some((dis, reference, o)),
+            _ => None,
+        }
+    }
+
+    fn shrink(
+        &mut self,
+        i: usize,
+        vs_oracle: bool,
+        k: &Kernel,
+        inp: &Inputs,
+        kind: &Kind,
+    ) -> Option<String> {
+        self.still(i, vs_oracle, kind, k, inp)?;
+        let budget = self.budget();
+        let t = Instant::now();
+        let mut holds = |k: &Kernel, inp: &Inputs| self.still(i, vs_oracle, kind, k, inp).is_some();
+        let (k2, inp2, st) = shrink::shrink(k, inp, budget, &mut holds);
+        let (dis, want, got) = self.still(i, vs_oracle, kind, &k2, &inp2)?;
+        spoc::clear_cache();
+        let got_s = match &got {
+            Outcome::Ran(_) => dis.detail.clone(),
+            Outcome::Failed(c, m) => format!("{c}: {m}"),
+            Outcome::Skipped(s) => s.clone(),
+        };
+        let _ = want;
+        Some(format!(
+            "{} ({:.1} s)\n{}\ninputs:\n{}{}: {got_s}\n",
+            shrink_line(&st),
+            t.elapsed().as_secs_f64(),
+            fenced(&print::kernel_fn(&k2, true)),
+            harness::show_inputs(&k2, &inp2),
+            self.devs[i].label,
+        ))
+    }
+
+    fn finish(self, compiled_n: usize, t0: Instant) -> bool {
+        println!("\n== spoc-difftest: {} kernels ({compiled_n} compiled, {} run-time-lowered), seed {:#x}", self.kernels, self.kernels - compiled_n, self.s.seed);
+        println!(
+            "{:<48} {:>6} {:>8} {:>10} {:>9}",
+            "backend", "ran", "skipped", "disagreed", "time (s)"
+        );
+        for (label, t) in &self.tallies {
+            println!(
+                "{label:<48} {:>6} {:>8} {:>10} {:>9.1}",
+                t.ran,
+                t.skipped.values().sum::<usize>(),
+                t.disagreed,
+                t.time.as_secs_f64()
+            );
+        }
+        if self.devs.iter().any(|d| d.native) {
+            println!(
+                "(Native runs the compiled set only: run-time-lowered kernels have no native code)"
+            );
+        }
+        for (label, t) in &self.tallies {
+            for (why, n) in &t.skipped {
+                println!("  skipped on {label}: {n} kernel(s): {why}");
+            }
+        }
+        println!("exclusions (constructs or kernels kept out, by known bug):");
+        for k in KNOWN {
+            let active = self.s.known.iter().any(|n| n == k.name);
+            let n = self.stats.excluded.get(k.name).copied().unwrap_or(0)
+                + self
+                    .redrawn
+                    .get(&format!("known bug {}", k.name))
+                    .copied()
+                    .unwrap_or(0);
+            println!(
+                "  {:<20} {}: {n}",
+                k.name,
+                if active { "active" } else { "off" }
+            );
+        }
+        println!("kernels drawn again because the oracle had no defined result:");
+        if self.redrawn.is_empty() {
+            println!("  none");
+        }
+        for (why, n) in &self.redrawn {
+            println!("  {n:>5} {why}");
+        }
+        for (n, rep) in self.reports.iter().enumerate() {
+            println!(
+                "\n-- DISAGREEMENT {} on {} (vs {}), {} kernel {}",
+                n + 1,
+                rep.device,
+                rep.versus,
+                rep.set,
+                rep.kernel
+            );
+            println!("{}", rep.found.detail);
+            match &rep.shrunk {
+                Some(s) => println!("shrunk: {s}"),
+                None => println!(
+                    "{}\nthe kernel as found:\n{}",
+                    rep.note,
+                    fenced(&rep.source)
+                ),
+            }
+        }
+        let bad = self.reports.len();
+        println!(
+            "\nspoc-difftest: {} kernels, {bad} disagreement(s), {:.1} s",
+            self.kernels,
+            t0.elapsed().as_secs_f64()
+        );
+        bad == 0
+    }
+}
+
+fn dummy() -> Drawn {
+    Drawn {
+        index: 0,
+        subseed: 0,
+        kernel: Kernel {
+            name: String::new(),
+            vars: vec![],
+            params: vec![],
+            accs: vec![],
+            shared: vec![],
+            helpers: vec![],
+            body: vec![],
+        },
+        inputs: Inputs {
+            params: vec![],
+            inputs: vec![],
+            outputs: vec![],
+            accs: vec![],
+        },
+        want: oracle::Memory {
+            outputs: vec![],
+            accs: vec![],
+        },
+        stats: Stats::default(),
+        redrawn: BTreeMap::new(),
+    }
+}
+
+fn kernel_id(d: &Drawn) -> String {
+    format!(
+        "{} (index {}, sub-seed {:#x})",
+        d.kernel.name, d.index, d.subseed
+    )
+}
+
+fn fenced(src: &str) -> String {
+    format!("```rust\n{}```", src)
+}
+
+fn shrink_line(st: &shrink::ShrinkStats) -> String {
+    format!(
+        "{} tries, {} edits kept{}",
+        st.tries,
+        st.kept,
+        if st.exhausted {
+            ", budget exhausted"
+        } else {
+            ""
+        }
+    )
+}
+
+/// A front-end message without its `line:column:` prefix.
+fn strip_position(m: &str) -> String {
+    let m = m.trim();
+    let mut parts = m.splitn(3, ':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(a), Some(b), Some(rest))
+            if a.trim().chars().all(|c| c.is_ascii_digit())
+                && b.trim().chars().all(|c| c.is_ascii_digit()) =>
+        {
+            rest.trim().to_string()
+        }
+        _ => m.to_string(),
+    }
+}

@@ -1,0 +1,31 @@
+//! Random-kernel differential testing (`docs/TESTING.md`): the compiled set (written by
+//! `build.rs`, lowered by `#[kernel]`) and `SPOC_DIFFTEST_KERNELS` run-time-lowered kernels on
+//! every device; the Interpreter against a Rust-semantics oracle, every other device against the
+//! Interpreter. Exits non-zero on any disagreement. Settings: `spoc_difftest::runner::Settings`.
+
+#[allow(
+    unused_parens,
+    unused_mut,
+    unused_variables,
+    unused_assignments,
+    unused_braces,
+    unreachable_code,
+    unreachable_patterns,
+    arithmetic_overflow,
+    unconditional_panic,
+    overflowing_literals,
+    overlapping_range_endpoints,
+    clippy::all
+)]
+mod compiled {
+    use spoc::prelude::*;
+    use spoc_difftest::runner::{Compiled, CompiledSet};
+    include!(concat!(env!("OUT_DIR"), "/compiled.rs"));
+}
+
+fn main() {
+    let settings = spoc_difftest::runner::Settings::from_env();
+    if !spoc_difftest::runner::run(settings, Some(compiled::SET)) {
+        std::process::exit(1);
+    }
+}
