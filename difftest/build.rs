@@ -46,9 +46,7 @@ fn main() {
         known: known.clone(),
         ..gen::Config::default()
     };
-    let excl = oracle::Excl {
-        abs_int_min: cfg.excludes("abs-int-min"),
-    };
+    let excl = cfg.excl();
     let mut src = String::new();
     let mut table = String::new();
     for index in 0..n {

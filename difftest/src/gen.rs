@@ -34,6 +34,22 @@ pub const KNOWN: &[Known] = &[
                keep them",
     },
     Known {
+        name: "c-double-minus",
+        what: "no float `-` directly on a float `-` or a negative float literal (the C printer \
+               writes `- -6.0f` as `--6.0f`: difftest/FINDINGS.md F2)",
+    },
+    Known {
+        name: "vulkan-fmod-barrier",
+        what: "no float `%` in kernels with `sync_threads()` (Vulkan's fmod routine gives wrong \
+               values there: difftest/FINDINGS.md F3)",
+    },
+    Known {
+        name: "vulkan-fast-math",
+        what: "kernels in which the oracle sees a float `+ - * / %` or comparison with an \
+               operand known at compile time to be ±0, NaN or ±inf are drawn again (lavapipe \
+               folds `0.0 * x`, `x + 0.0`, `0.0 - x` as if signed zeros and NaN did not exist)",
+    },
+    Known {
         name: "abs-int-min",
         what: "kernels in which the oracle takes `abs` of i32::MIN / i64::MIN are drawn again",
     },
@@ -70,6 +86,14 @@ impl Config {
     /// Whether exclusion `name` is active.
     pub fn excludes(&self, name: &str) -> bool {
         self.known.iter().any(|k| k == name)
+    }
+
+    /// The exclusions the oracle enforces (by redrawing the kernels that hit them).
+    pub fn excl(&self) -> crate::oracle::Excl {
+        crate::oracle::Excl {
+            abs_int_min: self.excludes("abs-int-min"),
+            vulkan_fast_math: self.excludes("vulkan-fast-math"),
+        }
     }
 }
 
@@ -123,6 +147,8 @@ struct Gen<'c> {
     stats: Stats,
     /// Helpers callable from here (a helper calls only earlier ones).
     callable: usize,
+    /// The kernel has a barrier.
+    barrier: bool,
 }
 
 /// Generates the kernel named `name` for `seed`.
@@ -151,6 +177,7 @@ pub fn generate(seed: u64, name: &str, cfg: &Config) -> (Kernel, Stats) {
         stmts: 0,
         stats: Stats::default(),
         callable: 0,
+        barrier: false,
     };
     g.kernel();
     (g.k, g.stats)
@@ -251,6 +278,14 @@ impl Gen<'_> {
             self.k.shared.push(Shared { ty, family });
         }
         self.modes = vec![ShMode::Unused; n_sh];
+        let phases = if n_sh > 0 {
+            self.rng.range(2, 3) as u32
+        } else if self.rng.chance(10) {
+            2
+        } else {
+            1
+        };
+        self.barrier = phases > 1;
         // Helpers.
         if self.cfg.helpers {
             let n = self.rng.weighted(&[3, 4, 2, 1]);
@@ -260,13 +295,6 @@ impl Gen<'_> {
         }
         self.callable = self.k.helpers.len();
         self.stmts = 0;
-        let phases = if n_sh > 0 {
-            self.rng.range(2, 3) as u32
-        } else if self.rng.chance(10) {
-            2
-        } else {
-            1
-        };
         let mut body = vec![];
         for phase in 0..phases {
             if phase > 0 {
@@ -466,7 +494,7 @@ impl Gen<'_> {
     }
 
     fn index(&mut self, depth: u32) -> Expr {
-        if self.rng.chance(40) {
+        if self.rng.chance(40) && !self.in_helper {
             return Expr {
                 ty: Ty::Usize,
                 kind: ExprKind::Intr(Intr::Gid),
@@ -689,7 +717,18 @@ impl Gen<'_> {
             t if t.is_float() => UnOp::Neg,
             _ => UnOp::Not,
         };
-        let a = self.expr(ty, d, false);
+        let mut a = self.expr(ty, d, false);
+        if ty.is_float() && self.cfg.excludes("c-double-minus") && starts_negative(&a) {
+            *self
+                .stats
+                .excluded
+                .entry("c-double-minus".into())
+                .or_default() += 1;
+            a = Expr {
+                ty,
+                kind: ExprKind::Method(Method::Abs, vec![a]),
+            };
+        }
         Expr {
             ty,
             kind: ExprKind::Unary(op, Box::new(a)),
@@ -730,7 +769,15 @@ impl Gen<'_> {
                 }
             }
             t if t.is_float() => {
-                let op = *self.rng.pick(&FLOAT_OPS);
+                let mut op = *self.rng.pick(&FLOAT_OPS);
+                if op == BinOp::Rem && self.barrier && self.cfg.excludes("vulkan-fmod-barrier") {
+                    *self
+                        .stats
+                        .excluded
+                        .entry("vulkan-fmod-barrier".into())
+                        .or_default() += 1;
+                    op = BinOp::Div;
+                }
                 let a = self.expr(t, d, false);
                 let b = self.expr(t, d, false);
                 Expr::bin(op, a, b, t)
@@ -945,7 +992,19 @@ impl Gen<'_> {
         }
         Some(match t {
             Ty::Bool => *self.rng.pick(&[BinOp::And, BinOp::Or, BinOp::Xor]),
-            t if t.is_float() => *self.rng.pick(&FLOAT_OPS),
+            t if t.is_float() => {
+                let op = *self.rng.pick(&FLOAT_OPS);
+                if op == BinOp::Rem && self.barrier && self.cfg.excludes("vulkan-fmod-barrier") {
+                    *self
+                        .stats
+                        .excluded
+                        .entry("vulkan-fmod-barrier".into())
+                        .or_default() += 1;
+                    BinOp::Div
+                } else {
+                    op
+                }
+            }
             _ => *self.rng.pick(&INT_OPS),
         })
     }
@@ -1245,6 +1304,20 @@ impl Gen<'_> {
             }
             _ => self.let_stmt(depth.min(2)),
         }
+    }
+}
+
+/// Whether a float expression's C text would start with `-` (a negation, or a negative or
+/// `-0.0` literal).
+fn starts_negative(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Unary(UnOp::Neg, _) => true,
+        // The front end keeps a block's tail and a cast to the same type as is.
+        ExprKind::Block(b) => b.tail.as_ref().is_some_and(starts_negative),
+        ExprKind::Cast(a) if a.ty == e.ty => starts_negative(a),
+        ExprKind::Lit(Val::F32(x)) => x.is_sign_negative(),
+        ExprKind::Lit(Val::F64(x)) => x.is_sign_negative(),
+        _ => false,
     }
 }
 

@@ -37,9 +37,7 @@ pub struct Drawn {
 
 /// The oracle's exclusions for a generator configuration.
 pub fn excl_of(cfg: &Config) -> Excl {
-    Excl {
-        abs_int_min: cfg.excludes("abs-int-min"),
-    }
+    cfg.excl()
 }
 
 /// Draws kernel `index` of a run with `seed`: generated again (from derived seeds) until the
@@ -340,9 +338,11 @@ pub fn run_on(dev: &Device, k: &Kernel, inputs: &Inputs, r: Runnable) -> Outcome
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(go)) {
         Ok(Ok(b)) => Outcome::Ran(b),
-        Ok(Err(Error::FeatureNotSupported { backend, feature })) => {
-            Outcome::Skipped(format!("{backend} does not support {feature}"))
-        }
+        Ok(Err(Error::FeatureNotSupported { backend, feature })) => Outcome::Skipped(
+            // Without the kernel's name, so that equal reasons are counted together.
+            format!("{backend} does not support {feature}")
+                .replace(&format!("`{}`", k.name), "`…`"),
+        ),
         Ok(Err(e)) => Outcome::Failed(error_class(&e), e.to_string()),
         Err(p) => {
             let msg = p
@@ -432,8 +432,23 @@ pub enum Verdict {
 pub enum Kind {
     /// Different values.
     Values,
-    /// An error of this variant where the reference ran.
+    /// An error where the reference ran: its variant and [`error_signature`].
     Error(String),
+}
+
+/// The part of an error message that identifies the problem: for a compiler's log, the first
+/// `error:` line without its file and position; otherwise the message with digits dropped.
+pub fn error_signature(msg: &str) -> String {
+    if let Some(line) = msg.lines().find(|l| l.contains("error")) {
+        let tail = line.rsplit(": ").next().unwrap_or(line);
+        if line.contains(':') && tail.len() < line.len() {
+            return tail.trim().to_string();
+        }
+    }
+    msg.chars()
+        .filter(|c| !c.is_ascii_digit())
+        .take(120)
+        .collect()
 }
 
 /// A disagreement: its kind and a description.
@@ -450,7 +465,7 @@ pub fn judge(want: &Buffers, got: &Outcome) -> Verdict {
     match got {
         Outcome::Skipped(why) => Verdict::Skipped(why.clone()),
         Outcome::Failed(class, msg) => Verdict::Disagree(Disagreement {
-            kind: Kind::Error(class.clone()),
+            kind: Kind::Error(format!("{class}: {}", error_signature(msg))),
             detail: format!("{class}: {msg}"),
         }),
         Outcome::Ran(g) => match compare(want, g) {
@@ -460,6 +475,22 @@ pub fn judge(want: &Buffers, got: &Outcome) -> Verdict {
                 detail: d,
             }),
         },
+    }
+}
+
+/// A buffer's values as a Rust array expression (`[v; n]` when all are equal).
+fn show_buf(vals: &[Val]) -> String {
+    match vals.first() {
+        Some(v) if vals.iter().all(|x| x.same(*v)) => {
+            format!("[{}; {}]", print::lit(*v), vals.len())
+        }
+        _ => format!(
+            "[{}]",
+            vals.iter()
+                .map(|v| print::lit(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -481,8 +512,11 @@ pub fn show_inputs(k: &Kernel, inputs: &Inputs) -> String {
     }
     for &t in &u.inputs {
         let b = t.buf_index().expect("a buffer type");
-        let vals: Vec<String> = inputs.inputs[b].iter().map(|v| print::lit(*v)).collect();
-        s.push_str(&format!("  x_{} = [{}]\n", t.name(), vals.join(", ")));
+        s.push_str(&format!(
+            "  x_{} = {}\n",
+            t.name(),
+            show_buf(&inputs.inputs[b])
+        ));
     }
     for &t in &u.outputs {
         let b = t.buf_index().expect("a buffer type");
@@ -494,8 +528,10 @@ pub fn show_inputs(k: &Kernel, inputs: &Inputs) -> String {
         ));
     }
     for &a in &u.accs {
-        let vals: Vec<String> = inputs.accs[a].iter().map(|v| print::lit(*v)).collect();
-        s.push_str(&format!("  acc{a} (before) = [{}]\n", vals.join(", ")));
+        s.push_str(&format!(
+            "  acc{a} (before) = {}\n",
+            show_buf(&inputs.accs[a])
+        ));
     }
     s
 }

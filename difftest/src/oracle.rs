@@ -61,16 +61,22 @@ pub struct Memory {
 pub struct Excl {
     /// `abs-int-min`: taking `abs` of a signed MIN is [`Fault::Known`].
     pub abs_int_min: bool,
+    /// `vulkan-fast-math`: a float `+ - * / %` or comparison with an operand a compiler can
+    /// know at compile time to be ±0, NaN or ±inf is [`Fault::Known`] (lavapipe folds such
+    /// operations as if signed zeros, NaN and infinities did not exist).
+    pub vulkan_fast_math: bool,
 }
 
 /// Loop iterations a thread may run before the kernel counts as runaway.
 const ITER_BUDGET: u64 = 200_000;
 
+/// A variable's value. The `bool`s say whether a compiler could know the value at compile time
+/// (it derives from literals only, along this path): see [`Excl::vulkan_fast_math`].
 #[derive(Clone, Debug)]
 enum Slot {
     Empty,
-    Scalar(Val),
-    Array(Vec<Val>),
+    Scalar(Val, bool),
+    Array(Vec<Val>, Vec<bool>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -130,6 +136,8 @@ struct Machine<'k> {
     tid: u32,
     phase: u32,
     iters: u64,
+    /// Per output element: whether its value is known at compile time.
+    out_konst: Vec<Vec<bool>>,
 }
 
 type R<T> = Result<T, Fault>;
@@ -153,6 +161,11 @@ pub fn run(k: &Kernel, inputs: &Inputs, excl: Excl) -> Result<Memory, Fault> {
         tid: 0,
         phase: 0,
         iters: 0,
+        out_konst: inputs
+            .outputs
+            .iter()
+            .map(|o| vec![false; o.len()])
+            .collect(),
     };
     // Phases: the body split at top-level barriers.
     let mut phases: Vec<&[Stmt]> = vec![];
@@ -187,7 +200,7 @@ pub fn run(k: &Kernel, inputs: &Inputs, excl: Excl) -> Result<Memory, Fault> {
             .collect();
         for (i, &p) in k.params.iter().enumerate() {
             for f in frames.iter_mut() {
-                f[p.0 as usize] = Slot::Scalar(inputs.params[i]);
+                f[p.0 as usize] = Slot::Scalar(inputs.params[i], false);
             }
         }
         let mut returned = vec![false; BLOCK as usize];
@@ -215,9 +228,9 @@ pub fn run(k: &Kernel, inputs: &Inputs, excl: Excl) -> Result<Memory, Fault> {
     Ok(m.mem)
 }
 
-fn scalar(f: &[Slot], v: VarId) -> R<Val> {
+fn scalar(f: &[Slot], v: VarId) -> R<(Val, bool)> {
     match &f[v.0 as usize] {
-        Slot::Scalar(x) => Ok(*x),
+        Slot::Scalar(x, k) => Ok((*x, *k)),
         _ => Err(Fault::Invalid(format!("variable {} read unset", v.0))),
     }
 }
@@ -301,47 +314,53 @@ impl Machine<'_> {
     fn stmt(&mut self, s: &Stmt, f: &mut Vec<Slot>) -> R<Flow> {
         match s {
             Stmt::Let { var, init } => {
-                let v = self.expr(init, f)?;
-                f[var.0 as usize] = Slot::Scalar(v);
+                let (v, k) = self.ev(init, f)?;
+                f[var.0 as usize] = Slot::Scalar(v, k);
             }
             Stmt::LetArr { var, init } => {
-                let v = self.expr(init, f)?;
-                f[var.0 as usize] = Slot::Array(vec![v; self.arr_len(*var) as usize]);
+                let (v, k) = self.ev(init, f)?;
+                let n = self.arr_len(*var) as usize;
+                f[var.0 as usize] = Slot::Array(vec![v; n], vec![k; n]);
             }
             Stmt::Assign { place, op, value } => {
                 // Rust evaluates the value first, then the place (also for compound
                 // assignments of primitive types).
-                let v = self.expr(value, f)?;
-                let combine = |this: &mut Self, old: Val| -> R<Val> {
+                let (v, vk) = self.ev(value, f)?;
+                let combine = |this: &mut Self, old: (Val, bool)| -> R<(Val, bool)> {
                     match op {
-                        None => Ok(v),
-                        Some(o) => this.binop(*o, old, v, value),
+                        None => Ok((v, vk)),
+                        Some(o) => {
+                            this.fast_math(*o, old, (v, vk))?;
+                            Ok((this.binop(*o, old.0, v, value)?, old.1 && vk))
+                        }
                     }
                 };
                 match place {
                     Place::Var(x) => {
                         let old = scalar(f, *x)?;
-                        let new = combine(self, old)?;
-                        f[x.0 as usize] = Slot::Scalar(new);
+                        let (new, k) = combine(self, old)?;
+                        f[x.0 as usize] = Slot::Scalar(new, k);
                     }
                     Place::Arr(a, i) => {
                         let len = self.arr_len(*a);
                         let i = self.index(i, len, f)? as usize;
                         let old = match &f[a.0 as usize] {
-                            Slot::Array(xs) => xs[i],
+                            Slot::Array(xs, ks) => (xs[i], ks[i]),
                             _ => return Err(Fault::Invalid("array unset".into())),
                         };
-                        let new = combine(self, old)?;
-                        if let Slot::Array(xs) = &mut f[a.0 as usize] {
+                        let (new, k) = combine(self, old)?;
+                        if let Slot::Array(xs, ks) = &mut f[a.0 as usize] {
                             xs[i] = new;
+                            ks[i] = k;
                         }
                     }
                     Place::Out(t, slot) => {
                         let b = t.buf_index().expect("a buffer type");
                         let i = (self.gid() * SLOTS + slot) as usize;
-                        let old = self.mem.outputs[b][i];
-                        let new = combine(self, old)?;
+                        let old = (self.mem.outputs[b][i], self.out_konst[b][i]);
+                        let (new, k) = combine(self, old)?;
                         self.mem.outputs[b][i] = new;
+                        self.out_konst[b][i] = k;
                     }
                     Place::Shared(sh) => {
                         let t = self.tid;
@@ -350,7 +369,7 @@ impl Machine<'_> {
                         }
                         self.shared_access(*sh, t, 1)?;
                         let old = self.shared[*sh].vals[t as usize].unwrap_or(v);
-                        let new = combine(self, old)?;
+                        let (new, _) = combine(self, (old, false))?;
                         self.shared[*sh].vals[t as usize] = Some(new);
                     }
                 }
@@ -402,10 +421,10 @@ impl Machine<'_> {
                 body,
             } => {
                 let c = counter.0 as usize;
-                f[c] = Slot::Scalar(Val::U32(0));
+                f[c] = Slot::Scalar(Val::U32(0), true);
                 loop {
                     let n = match f[c] {
-                        Slot::Scalar(Val::U32(n)) => n,
+                        Slot::Scalar(Val::U32(n), _) => n,
                         _ => return Err(Fault::Invalid("counter".into())),
                     };
                     if n >= *limit {
@@ -417,7 +436,7 @@ impl Machine<'_> {
                         }
                     }
                     self.tick(1)?;
-                    f[c] = Slot::Scalar(Val::U32(n + 1));
+                    f[c] = Slot::Scalar(Val::U32(n + 1), true);
                     match self.block(body, f)? {
                         Flow::Break => break,
                         Flow::Return => return Ok(Flow::Return),
@@ -431,17 +450,17 @@ impl Machine<'_> {
                 body,
             } => {
                 let c = counter.0 as usize;
-                f[c] = Slot::Scalar(Val::U32(0));
+                f[c] = Slot::Scalar(Val::U32(0), true);
                 loop {
                     let n = match f[c] {
-                        Slot::Scalar(Val::U32(n)) => n,
+                        Slot::Scalar(Val::U32(n), _) => n,
                         _ => return Err(Fault::Invalid("counter".into())),
                     };
                     if n >= *limit {
                         break;
                     }
                     self.tick(1)?;
-                    f[c] = Slot::Scalar(Val::U32(n + 1));
+                    f[c] = Slot::Scalar(Val::U32(n + 1), true);
                     match self.block(body, f)? {
                         Flow::Break => break,
                         Flow::Return => return Ok(Flow::Return),
@@ -457,8 +476,8 @@ impl Machine<'_> {
                 step,
                 body,
             } => {
-                let lo_v = self.expr(lo, f)?;
-                let hi_v = self.expr(hi, f)?;
+                let (lo_v, lo_k) = self.ev(lo, f)?;
+                let (hi_v, hi_k) = self.ev(hi, f)?;
                 let ty = lo_v.ty();
                 let (a, b) = (wide(lo_v), wide(hi_v));
                 let s = step.unwrap_or(1).max(1) as i128;
@@ -472,7 +491,7 @@ impl Machine<'_> {
                 for n in 0..trips {
                     self.tick(1)?;
                     let x = if *rev { b - 1 - n * s } else { a + n * s };
-                    f[var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64));
+                    f[var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64), lo_k && hi_k);
                     match self.block(body, f)? {
                         Flow::Break => break,
                         Flow::Return => return Ok(Flow::Return),
@@ -509,45 +528,56 @@ impl Machine<'_> {
         }
     }
 
-    /// A value block: its statements must run to the end (no `break`/`return` crosses it).
-    fn value_block(&mut self, b: &Block, f: &mut Vec<Slot>) -> R<Val> {
+    fn expr(&mut self, e: &Expr, f: &mut Vec<Slot>) -> R<Val> {
+        Ok(self.ev(e, f)?.0)
+    }
+
+    /// A value block's value and whether it is known at compile time: its statements must run
+    /// to the end (no `break`/`return` crosses it).
+    fn value_block_k(&mut self, b: &Block, f: &mut Vec<Slot>) -> R<(Val, bool)> {
         match self.stmts(&b.stmts, f)? {
             Flow::Normal => {}
             _ => return Err(Fault::Invalid("control flow out of a value block".into())),
         }
         match &b.tail {
-            Some(t) => self.expr(t, f),
+            Some(t) => self.ev(t, f),
             None => Err(Fault::Invalid("value block without a value".into())),
         }
     }
 
-    fn expr(&mut self, e: &Expr, f: &mut Vec<Slot>) -> R<Val> {
+    /// `e`'s value, and whether a compiler could know it at compile time.
+    fn ev(&mut self, e: &Expr, f: &mut Vec<Slot>) -> R<(Val, bool)> {
         let k = self.k;
         Ok(match &e.kind {
-            ExprKind::Lit(v) => *v,
+            ExprKind::Lit(v) => (*v, true),
             ExprKind::Var(v) => scalar(f, *v)?,
-            ExprKind::Intr(i) => Val::Usize(match i {
-                Intr::Gid => self.gid(),
-                Intr::Tid => self.tid,
-                Intr::BlockIdx => self.block,
-                Intr::BlockDim => BLOCK,
-                Intr::GridDim => GRID,
-                Intr::GlobalSize => THREADS,
-            }),
+            ExprKind::Intr(i) => (
+                Val::Usize(match i {
+                    Intr::Gid => self.gid(),
+                    Intr::Tid => self.tid,
+                    Intr::BlockIdx => self.block,
+                    Intr::BlockDim => BLOCK,
+                    Intr::GridDim => GRID,
+                    Intr::GlobalSize => THREADS,
+                }),
+                // Vulkan embeds the block size in the shader.
+                *i == Intr::BlockDim,
+            ),
             ExprKind::Input { index, .. } => {
                 let i = self.index(index, IN_LEN, f)?;
                 let b = e.ty.buf_index().expect("a buffer type");
-                self.inputs.inputs[b][i as usize]
+                (self.inputs.inputs[b][i as usize], false)
             }
             ExprKind::OutRead { slot } => {
                 let b = e.ty.buf_index().expect("a buffer type");
-                self.mem.outputs[b][(self.gid() * SLOTS + slot) as usize]
+                let i = (self.gid() * SLOTS + slot) as usize;
+                (self.mem.outputs[b][i], self.out_konst[b][i])
             }
             ExprKind::ArrRead { arr, index } => {
                 let len = self.arr_len(*arr);
                 let i = self.index(index, len, f)?;
                 match &f[arr.0 as usize] {
-                    Slot::Array(xs) => xs[i as usize],
+                    Slot::Array(xs, ks) => (xs[i as usize], ks[i as usize]),
                     _ => return Err(Fault::Invalid("array unset".into())),
                 }
             }
@@ -557,75 +587,106 @@ impl Machine<'_> {
                     None => self.tid,
                 };
                 self.shared_access(*sh, i, 0)?;
-                self.shared[*sh].vals[i as usize].expect("checked")
+                (self.shared[*sh].vals[i as usize].expect("checked"), false)
             }
-            ExprKind::Len(l) => Val::Usize(match l {
-                LenOf::Input(_) => IN_LEN,
-                LenOf::Output(_) => THREADS * SLOTS,
-                LenOf::Array(a) => self.arr_len(*a),
-                LenOf::Shared(_) => BLOCK,
-            }),
+            ExprKind::Len(l) => match l {
+                LenOf::Input(_) => (Val::Usize(IN_LEN), false),
+                LenOf::Output(_) => (Val::Usize(THREADS * SLOTS), false),
+                LenOf::Array(a) => (Val::Usize(self.arr_len(*a)), true),
+                LenOf::Shared(_) => (Val::Usize(BLOCK), true),
+            },
             ExprKind::Unary(op, a) => {
-                let a = self.expr(a, f)?;
-                unary(*op, a)
+                let (a, k) = self.ev(a, f)?;
+                (unary(*op, a), k)
             }
             ExprKind::Binary(op, a, b) => match op {
-                BinOp::LAnd => {
-                    if self.bool(a, f)? {
-                        Val::Bool(self.bool(b, f)?)
+                BinOp::LAnd | BinOp::LOr => {
+                    let (x, kx) = self.ev(a, f)?;
+                    let short = matches!(
+                        (op, x),
+                        (BinOp::LAnd, Val::Bool(false)) | (BinOp::LOr, Val::Bool(true))
+                    );
+                    if short {
+                        (x, kx)
                     } else {
-                        Val::Bool(false)
-                    }
-                }
-                BinOp::LOr => {
-                    if self.bool(a, f)? {
-                        Val::Bool(true)
-                    } else {
-                        Val::Bool(self.bool(b, f)?)
+                        let (y, ky) = self.ev(b, f)?;
+                        if !matches!(y, Val::Bool(_)) {
+                            return Err(Fault::Invalid("a non-bool operand of && or ||".into()));
+                        }
+                        (y, kx && ky)
                     }
                 }
                 _ => {
-                    let x = self.expr(a, f)?;
-                    let y = self.expr(b, f)?;
-                    self.binop(*op, x, y, b)?
+                    let x = self.ev(a, f)?;
+                    let y = self.ev(b, f)?;
+                    self.fast_math(*op, x, y)?;
+                    (self.binop(*op, x.0, y.0, b)?, x.1 && y.1)
                 }
             },
-            ExprKind::Cast(a) => cast(self.expr(a, f)?, e.ty),
+            ExprKind::Cast(a) => {
+                let (v, k) = self.ev(a, f)?;
+                (cast(v, e.ty), k)
+            }
             ExprKind::Method(m, args) => {
                 let mut vs = Vec::with_capacity(args.len());
+                let mut k = true;
                 for a in args {
-                    vs.push(self.expr(a, f)?);
+                    let (v, ka) = self.ev(a, f)?;
+                    vs.push(v);
+                    k &= ka;
                 }
-                self.method(*m, &vs)?
+                (self.method(*m, &vs)?, k)
             }
             ExprKind::If(c, a, b) => {
-                if self.bool(c, f)? {
-                    self.value_block(a, f)?
+                let (c, kc) = self.ev(c, f)?;
+                let (v, kv) = if c == Val::Bool(true) {
+                    self.value_block_k(a, f)?
                 } else {
-                    self.value_block(b, f)?
-                }
+                    self.value_block_k(b, f)?
+                };
+                (v, kc && kv)
             }
-            ExprKind::Block(b) => self.value_block(b, f)?,
+            ExprKind::Block(b) => self.value_block_k(b, f)?,
             ExprKind::Match(s, arms, d) => {
-                let v = self.expr(s, f)?;
-                match arms
+                let (v, ks) = self.ev(s, f)?;
+                let (r, kr) = match arms
                     .iter()
                     .find(|a| a.pats.iter().any(|p| matches_pat(p, v)))
                 {
-                    Some(a) => self.value_block(&a.body, f)?,
-                    None => self.value_block(d, f)?,
-                }
+                    Some(a) => self.value_block_k(&a.body, f)?,
+                    None => self.value_block_k(d, f)?,
+                };
+                (r, ks && kr)
             }
             ExprKind::Call(h, args) => {
                 let helper = &k.helpers[*h];
                 let mut frame = vec![Slot::Empty; k.vars.len()];
                 for (p, a) in helper.params.iter().zip(args) {
-                    let v = self.expr(a, f)?;
-                    frame[p.0 as usize] = Slot::Scalar(v);
+                    let (v, ka) = self.ev(a, f)?;
+                    frame[p.0 as usize] = Slot::Scalar(v, ka);
                 }
-                self.value_block(&helper.body, &mut frame)?
+                self.value_block_k(&helper.body, &mut frame)?
             }
         })
+    }
+
+    /// [`Excl::vulkan_fast_math`]: refuses a float operation on an operand known at compile time
+    /// to be ±0, NaN or ±inf.
+    fn fast_math(&self, op: BinOp, x: (Val, bool), y: (Val, bool)) -> R<()> {
+        if !self.excl.vulkan_fast_math || !x.0.ty().is_float() || op.is_shift() {
+            return Ok(());
+        }
+        let special = |(v, k): (Val, bool)| {
+            k && match v {
+                Val::F32(a) => a == 0.0 || !a.is_finite(),
+                Val::F64(a) => a == 0.0 || !a.is_finite(),
+                _ => false,
+            }
+        };
+        if special(x) || special(y) {
+            return Err(Fault::Known("vulkan-fast-math"));
+        }
+        Ok(())
     }
 
     /// `x op y`, where `rhs` is the right operand's expression (a divisor is guarded unless it

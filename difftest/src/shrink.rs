@@ -44,6 +44,9 @@ pub fn shrink(
     let mut cur = k.clone();
     let mut inp = inputs.clone();
     let mut st = ShrinkStats::default();
+    // Every kernel tried, so that no cycle of edits can spend the budget.
+    let mut seen = std::collections::HashSet::new();
+    seen.insert(crate::print::kernel_fn(&cur, false));
     let out_of_budget =
         |st: &ShrinkStats| st.tries >= budget.tries || start.elapsed() >= budget.time;
     'passes: loop {
@@ -54,7 +57,7 @@ pub fn shrink(
                 st.exhausted = true;
                 break 'passes;
             }
-            if cand == cur {
+            if cand == cur || !seen.insert(crate::print::kernel_fn(&cand, false)) {
                 n += 1;
                 continue;
             }
@@ -67,20 +70,21 @@ pub fn shrink(
                 n += 1;
             }
         }
-        // Inputs: parameters, then whole buffers, to zero.
-        for cand in input_edits(&cur, &inp) {
-            if out_of_budget(&st) {
-                st.exhausted = true;
-                break 'passes;
-            }
-            if cand == inp {
-                continue;
-            }
-            st.tries += 1;
-            if holds(&cur, &cand) {
-                inp = cand;
-                st.kept += 1;
-                changed = true;
+        // Inputs: parameters to zero (else one), then whole buffers to zero; an edit is only
+        // tried towards a simpler value, so that no pair of edits undoes each other.
+        for slot in 0..input_slots(&cur) {
+            for cand in input_edits(&cur, &inp, slot) {
+                if out_of_budget(&st) {
+                    st.exhausted = true;
+                    break 'passes;
+                }
+                st.tries += 1;
+                if holds(&cur, &cand) {
+                    inp = cand;
+                    st.kept += 1;
+                    changed = true;
+                    break;
+                }
             }
         }
         if !changed {
@@ -90,32 +94,50 @@ pub fn shrink(
     (cur, inp, st)
 }
 
-fn input_edits(k: &Kernel, inp: &Inputs) -> Vec<Inputs> {
+/// Number of input slots [`input_edits`] knows for `k`: used parameters, then used input and
+/// output buffers.
+fn input_slots(k: &Kernel) -> usize {
+    let u = uses(k);
+    u.params.len() + 2 * (u.inputs.len() + u.outputs.len())
+}
+
+/// Simpler values for input slot `slot`, simplest first (none when it is already simplest).
+fn input_edits(k: &Kernel, inp: &Inputs, slot: usize) -> Vec<Inputs> {
     let u = uses(k);
     let mut out = vec![];
-    for &p in &u.params {
+    if slot < u.params.len() {
+        let p = u.params[slot];
         let i = k.params.iter().position(|&q| q == p).expect("a parameter");
-        for v in [Val::zero(k.ty_of(p)), Val::from_bits(k.ty_of(p), 1)] {
+        let (zero, one) = (Val::zero(k.ty_of(p)), Val::from_bits(k.ty_of(p), 1));
+        let cur = inp.params[i];
+        for v in [zero, one] {
+            if cur.same(zero) || cur.same(v) {
+                break;
+            }
             let mut c = inp.clone();
             c.params[i] = v;
             out.push(c);
         }
+        return out;
     }
-    for &t in u.inputs.iter().chain(&u.outputs) {
-        let b = t.buf_index().expect("a buffer type");
-        for which in 0..2 {
-            let mut c = inp.clone();
-            let bufs = if which == 0 {
-                &mut c.inputs
-            } else {
-                &mut c.outputs
-            };
-            for v in bufs[b].iter_mut() {
-                *v = Val::zero(t);
-            }
-            out.push(c);
-        }
+    let j = (slot - u.params.len()) / 2;
+    let outputs = (slot - u.params.len()) % 2 == 1;
+    let list = if outputs { &u.outputs } else { &u.inputs };
+    let Some(&t) = list.get(j) else {
+        return out;
+    };
+    let b = t.buf_index().expect("a buffer type");
+    let mut c = inp.clone();
+    let bufs = if outputs {
+        &mut c.outputs
+    } else {
+        &mut c.inputs
+    };
+    if bufs[b].iter().all(|v| v.same(Val::zero(t))) {
+        return out;
     }
+    bufs[b].iter_mut().for_each(|v| *v = Val::zero(t));
+    out.push(c);
     out
 }
 
@@ -254,9 +276,9 @@ impl Editor {
                 body,
                 ..
             } => {
-                if let ExprKind::Lit(l) = lo.kind {
+                if let (ExprKind::Lit(l), false) = (&lo.kind, matches!(hi.kind, ExprKind::Lit(_))) {
                     let one = Val::from_bits(l.ty(), l.bits().wrapping_add(1));
-                    if hi.kind != ExprKind::Lit(one) {
+                    {
                         if let Some(0) = self.site(1) {
                             *hi = Expr::lit(one);
                             return;

@@ -15,6 +15,7 @@
     unconditional_panic,
     overflowing_literals,
     overlapping_range_endpoints,
+    unused_comparisons,
     clippy::all
 )]
 mod compiled {
