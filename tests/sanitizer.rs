@@ -785,7 +785,7 @@ fn partials_to_one_slot(x: &[f32], out: &mut [f32]) {
 #[test]
 fn global_races_are_reported_when_asked_for() {
     spoc::interpreter::set_global_race_check(true);
-    assert!(spoc::interpreter::checks().global_races);
+    assert!(spoc::interpreter::checks().unwrap().global_races);
     let dev = interpreter();
     let x = dev.upload(&seq_f32(256)).unwrap();
     let mut total = dev.upload(&[0.0f32]).unwrap();

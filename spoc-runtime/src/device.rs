@@ -226,16 +226,36 @@ pub(crate) fn name_matches(filter: &str, name: &str) -> bool {
     }
 }
 
+/// The environment variable that names the backend [`init_device`]`(None)` picks.
+pub const DEVICE_VAR: &str = "SPOC_DEVICE";
+
 /// The best available device, by backend priority (see [`crate::registry`]); with
 /// `framework`, the best device of that backend (or family: `"CUDA"` matches `"CUDA/PTX"` and
-/// `"CUDA/C"`).
+/// `"CUDA/C"`, case-insensitive). Without `framework`, the environment variable `SPOC_DEVICE`
+/// ([`DEVICE_VAR`]), when set and not empty, is the framework (`SPOC_DEVICE=Interpreter`); an
+/// explicit `framework` wins over it.
 ///
 /// # Errors
 /// [`Error::BackendNotFound`] if no registered backend answers to `framework`;
-/// [`Error::BackendUnavailable`] if all that do are disabled or unavailable;
+/// [`Error::InvalidEnvironment`] if none answers to `SPOC_DEVICE` (the message lists the
+/// registered backends), or a `SPOC_DISABLE_*` switch is neither on nor off;
+/// [`Error::BackendUnavailable`] if all that answer are disabled or unavailable;
 /// [`Error::NoDevice`] if none has a device.
 pub fn init_device(framework: Option<&str>) -> Result<Device> {
-    registry::best_device(framework)
+    if framework.is_some() {
+        return registry::best_device(framework);
+    }
+    match crate::env::text(DEVICE_VAR)? {
+        None => registry::best_device(None),
+        Some(name) => registry::best_device(Some(&name)).map_err(|e| match e {
+            Error::BackendNotFound { registered, .. } => Error::InvalidEnvironment {
+                variable: DEVICE_VAR.to_string(),
+                value: name,
+                expected: format!("a backend or family name (registered: {registered})"),
+            },
+            other => other,
+        }),
+    }
 }
 
 /// Every available device (of `framework`, if given), best first.

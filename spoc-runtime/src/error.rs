@@ -136,6 +136,18 @@ pub enum Error {
         /// The compiler's message.
         message: String,
     },
+    /// An environment variable of spoc's has a value it does not understand (see
+    /// `spoc::env`): a switch set to something other than on or off, or a `SPOC_DEVICE` that
+    /// names no backend.
+    #[error("environment variable {variable}=`{value}` is not understood: expected {expected}")]
+    InvalidEnvironment {
+        /// The variable's name.
+        variable: String,
+        /// Its value.
+        value: String,
+        /// What it accepts.
+        expected: String,
+    },
     /// A driver call failed.
     #[error("driver error on backend `{backend}`: {message}")]
     Driver {

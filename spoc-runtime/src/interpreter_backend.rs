@@ -117,6 +117,8 @@ impl Backend for InterpreterBackend {
         args: &[Arg<'_>],
     ) -> Result<()> {
         crate::native::check_device(NAME, device)?;
+        // A bad SPOC_CHECK_* switch is the runtime's error, not a fault of the kernel.
+        interpreter::checks()?;
         let native_args = crate::host::native_args(NAME, args)?;
         let (grid, block) = (grid.to_array(), block.to_array());
         let t0 = self.profiling.load(Ordering::Relaxed).then(Instant::now);
