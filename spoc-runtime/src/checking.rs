@@ -74,13 +74,17 @@ pub(crate) fn check_on_interpreter(
         copies.push(match (a.buffer(), a.soa()) {
             (Some(b), _) => {
                 let mut c = alloc_custom_bytes(&dev, b.len(), b.elem_size())?;
-                c.upload_bytes(&b.to_bytes()?)?;
+                // SAFETY: the bytes of a buffer of the same element type; the copy is
+                // untyped and only the Interpreter reads it.
+                unsafe { c.upload_bytes(&b.to_bytes()?)? };
                 Some(c)
             }
             // The Interpreter runs the kernel on an array-of-structures copy.
             (None, Some(s)) => {
                 let mut c = alloc_custom_bytes(&dev, s.len(), s.record_size())?;
-                c.upload_bytes(&s.to_aos_bytes()?)?;
+                // SAFETY: records assembled from the buffer's own fields; the copy is untyped
+                // and only the Interpreter reads it.
+                unsafe { c.upload_bytes(&s.to_aos_bytes()?)? };
                 Some(c)
             }
             (None, None) => None,

@@ -164,7 +164,7 @@ impl Device {
     ///
     /// # Errors
     /// [`Error::Memory`] if the allocation or the copy fails.
-    pub fn upload<T: Copy + Send + Sync + 'static>(&self, data: &[T]) -> Result<Buffer<T>> {
+    pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<Buffer<T>> {
         Buffer::from_slice(self, data)
     }
 
