@@ -45,7 +45,7 @@ fn checked_launches_report_the_interpreters_fault_and_do_not_run() -> spoc::Resu
             matches!(
                 err,
                 spoc::Error::KernelFault {
-                    thread: [3, 0, 0],
+                    thread: Some([3, 0, 0]),
                     ..
                 }
             ),

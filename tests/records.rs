@@ -417,7 +417,7 @@ fn field_division_by_zero_faults_on_the_cpu_backends() -> spoc::Result<()> {
             matches!(
                 err,
                 spoc::Error::KernelFault {
-                    thread: [1, 0, 0],
+                    thread: Some([1, 0, 0]),
                     ..
                 }
             ),

@@ -61,7 +61,7 @@ fn report(r: spoc::Result<()>) -> InterpError {
         panic!("not a kernel fault: {e}")
     };
     let rep = take_last_report().expect("a typed report of the fault");
-    assert_eq!((*block, *thread), (rep.block, rep.thread));
+    assert_eq!((*block, *thread), (Some(rep.block), Some(rep.thread)));
     assert_eq!(*message, rep.message());
     println!("{e}");
     rep
@@ -850,7 +850,7 @@ fn checked_launch_on_native_reports_the_interpreters_race() {
         matches!(
             e,
             Error::KernelFault {
-                thread: [16, 0, 0],
+                thread: Some([16, 0, 0]),
                 ..
             }
         ),

@@ -142,13 +142,26 @@ impl Device {
         }
     }
 
-    /// Retires the global id space: devices obtained afterwards get fresh ids (ids are never
-    /// reused), the runtime's kernel memo is dropped, compiles in flight fail with
-    /// [`Error::DeviceDestroyedDuringBuild`], and `Device` values obtained before fail with
-    /// [`Error::DeviceReset`] on compile and launch. Backend-local devices, their memory and
-    /// their caches are untouched: buffers allocated before stay valid and can be used with the
-    /// new `Device` of the same hardware.
+    /// Recovers devices that a kernel fault left unusable, and retires the global id space.
+    ///
+    /// - A device whose context a kernel fault broke (a CUDA illegal address: every call then
+    ///   returns [`Error::KernelFault`]) gets a fresh context ([`Backend::recover`]); its
+    ///   buffers, modules, streams and events are lost with the old one, and each refuses
+    ///   further use with [`Error::ContextReset`]. A device that cannot be recovered keeps
+    ///   failing (the reason is logged through `tracing`).
+    /// - Devices obtained afterwards get fresh ids (ids are never reused), the runtime's kernel
+    ///   memo is dropped, compiles in flight fail with [`Error::DeviceDestroyedDuringBuild`],
+    ///   and `Device` values obtained before fail with [`Error::DeviceReset`] on compile and
+    ///   launch.
+    ///
+    /// Healthy devices, their memory and their caches are untouched: buffers allocated before
+    /// stay valid and can be used with the new `Device` of the same hardware.
     pub fn reset() {
+        for (backend, _) in registry::backends() {
+            if let Err(e) = backend.recover() {
+                tracing::warn!("Device::reset: {} could not recover: {e}", backend.name());
+            }
+        }
         registry::reset();
     }
 

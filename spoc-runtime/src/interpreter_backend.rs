@@ -63,8 +63,8 @@ fn convert(e: InterpError) -> Error {
             Error::KernelFault {
                 message: e.message(),
                 kernel: e.kernel,
-                block: e.block,
-                thread: e.thread,
+                block: Some(e.block),
+                thread: Some(e.thread),
             }
         }
     }
@@ -185,7 +185,7 @@ mod tests {
             } => {
                 assert_eq!(
                     (kernel.as_str(), block, thread),
-                    ("k", [2, 0, 0], [5, 1, 0])
+                    ("k", Some([2, 0, 0]), Some([5, 1, 0]))
                 );
                 assert_eq!(
                     message,

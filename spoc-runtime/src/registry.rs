@@ -218,7 +218,11 @@ fn query(framework: Option<&str>) -> Result<(Vec<Device>, Reasons)> {
         }
         if !st.seen.contains_key(&e.order) {
             if !e.backend.is_available() {
-                reasons.push((name.to_string(), "not available on this machine".into()));
+                let why = e
+                    .backend
+                    .unavailable_reason()
+                    .unwrap_or_else(|| "not available on this machine".into());
+                reasons.push((name.to_string(), why));
                 continue;
             }
             let infos = match e.backend.devices() {
