@@ -614,13 +614,12 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 /// The device named `name` (a backend or family), else the one `SPOC_DEVICE` names, else the
-/// best present.
+/// best present: [`spoc::init_device`], which reads `SPOC_DEVICE` itself.
 ///
 /// # Errors
 /// As [`spoc::init_device`].
 pub fn pick_device(name: Option<&str>) -> spoc::Result<Device> {
-    let env = std::env::var("SPOC_DEVICE").ok();
-    spoc::init_device(name.or(env.as_deref()))
+    spoc::init_device(name)
 }
 
 /// Formats a byte or flop throughput line.

@@ -341,7 +341,7 @@ pub fn launch_def(
     shared_mem_bytes: usize,
     args: &mut [Arg<'_>],
 ) -> Result<()> {
-    if crate::checking::checking() && dev.backend().name() != crate::interpreter_backend::NAME {
+    if crate::checking::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
         crate::checking::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
     }
     launch_unchecked(dev, def, grid, block, shared_mem_bytes, args)

@@ -874,8 +874,12 @@ unsafe fn finish_open(
 /// does (for testing that path on a CPU device).
 pub(crate) const FORCE_STAGING_VAR: &str = "SPOC_VULKAN_FORCE_STAGING";
 
+/// The staging switch; a value that is neither on nor off is reported and read as off.
 fn force_staging() -> bool {
-    std::env::var(FORCE_STAGING_VAR).is_ok_and(|v| !matches!(v.trim(), "" | "0"))
+    crate::env::switch_or(FORCE_STAGING_VAR, false).unwrap_or_else(|e| {
+        tracing::warn!("{e}; staging is not forced");
+        false
+    })
 }
 
 /// Picks the memory types: storage buffers in device-local memory (mapped directly when it is
