@@ -38,7 +38,7 @@ fn main() {
     let known: Vec<String> = match std::env::var("SPOC_DIFFTEST_KNOWN").ok() {
         Some(s) if s.trim() == "none" => vec![],
         Some(s) if !s.trim().is_empty() => s.split(',').map(|x| x.trim().to_string()).collect(),
-        _ => gen::KNOWN.iter().map(|k| k.name.to_string()).collect(),
+        _ => gen::default_known(),
     };
     let cfg = gen::Config {
         helpers: true,

@@ -17,6 +17,17 @@ pub struct Known {
     pub name: &'static str,
     /// What is excluded while it is active.
     pub what: &'static str,
+    /// Active unless `SPOC_DIFFTEST_KNOWN` says otherwise.
+    pub default: bool,
+}
+
+/// The names of the exclusions active by default.
+pub fn default_known() -> Vec<String> {
+    KNOWN
+        .iter()
+        .filter(|k| k.default)
+        .map(|k| k.name.to_string())
+        .collect()
 }
 
 /// The known open bugs the generator can steer around, each by name. Which are active is the
@@ -26,32 +37,45 @@ pub const KNOWN: &[Known] = &[
         name: "block-expr-order",
         what: "value blocks (`{ ..; e }`, `if`/`match` values) with side effects only as a whole \
                `let` initializer, never inside a larger expression",
+        default: true,
     },
     Known {
         name: "native-match-value-stmts",
         what: "compiled kernels: `match` values whose arms hold statements (Native's generated \
                code does not compile, E0381: difftest/FINDINGS.md F1); run-time-lowered kernels \
                keep them",
+        default: true,
     },
     Known {
         name: "c-double-minus",
         what: "no float `-` directly on a float `-` or a negative float literal (the C printer \
                writes `- -6.0f` as `--6.0f`: difftest/FINDINGS.md F2)",
+        default: true,
     },
     Known {
         name: "vulkan-fmod-barrier",
         what: "no float `%` in kernels with `sync_threads()` (Vulkan's fmod routine gives wrong \
                values there: difftest/FINDINGS.md F3)",
+        default: true,
     },
     Known {
         name: "vulkan-fast-math",
         what: "kernels in which the oracle sees a float `+ - * / %` or comparison with an \
                operand known at compile time to be ±0, NaN or ±inf are drawn again (lavapipe \
                folds `0.0 * x`, `x + 0.0`, `0.0 - x` as if signed zeros and NaN did not exist)",
+        default: true,
     },
     Known {
         name: "abs-int-min",
         what: "kernels in which the oracle takes `abs` of i32::MIN / i64::MIN are drawn again",
+        default: true,
+    },
+    Known {
+        name: "f32-subnormals",
+        what: "kernels in which the oracle sees f32 arithmetic on or giving a subnormal are \
+               drawn again (for devices that flush f32 subnormals, which LANGUAGE.md allows on \
+               Vulkan/NVIDIA); off by default",
+        default: false,
     },
 ];
 
@@ -75,7 +99,7 @@ impl Default for Config {
         Config {
             helpers: false,
             native: false,
-            known: KNOWN.iter().map(|k| k.name.to_string()).collect(),
+            known: default_known(),
             mul_add: true,
             max_stmts: 40,
         }
@@ -93,6 +117,7 @@ impl Config {
         crate::oracle::Excl {
             abs_int_min: self.excludes("abs-int-min"),
             vulkan_fast_math: self.excludes("vulkan-fast-math"),
+            f32_subnormals: self.excludes("f32-subnormals"),
         }
     }
 }

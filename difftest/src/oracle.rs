@@ -56,6 +56,19 @@ pub struct Memory {
     pub accs: Vec<Vec<Val>>,
 }
 
+impl Memory {
+    /// The same contents ([`Val::same`]: equal bits, or NaN and NaN).
+    pub fn same(&self, other: &Memory) -> bool {
+        let eq = |a: &Vec<Vec<Val>>, b: &Vec<Vec<Val>>| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| p.same(*q)))
+        };
+        eq(&self.outputs, &other.outputs) && eq(&self.accs, &other.accs)
+    }
+}
+
 /// Which active exclusions the oracle enforces.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Excl {
@@ -65,6 +78,8 @@ pub struct Excl {
     /// know at compile time to be ±0, NaN or ±inf is [`Fault::Known`] (lavapipe folds such
     /// operations as if signed zeros, NaN and infinities did not exist).
     pub vulkan_fast_math: bool,
+    /// `f32-subnormals`: f32 arithmetic on or giving a subnormal is [`Fault::Known`].
+    pub f32_subnormals: bool,
 }
 
 /// Loop iterations a thread may run before the kernel counts as runaway.
@@ -331,7 +346,9 @@ impl Machine<'_> {
                         None => Ok((v, vk)),
                         Some(o) => {
                             this.fast_math(*o, old, (v, vk))?;
-                            Ok((this.binop(*o, old.0, v, value)?, old.1 && vk))
+                            let r = this.binop(*o, old.0, v, value)?;
+                            this.subnormal(&[old.0, v, r])?;
+                            Ok((r, old.1 && vk))
                         }
                     }
                 };
@@ -620,12 +637,16 @@ impl Machine<'_> {
                     let x = self.ev(a, f)?;
                     let y = self.ev(b, f)?;
                     self.fast_math(*op, x, y)?;
-                    (self.binop(*op, x.0, y.0, b)?, x.1 && y.1)
+                    let r = self.binop(*op, x.0, y.0, b)?;
+                    self.subnormal(&[x.0, y.0, r])?;
+                    (r, x.1 && y.1)
                 }
             },
             ExprKind::Cast(a) => {
                 let (v, k) = self.ev(a, f)?;
-                (cast(v, e.ty), k)
+                let r = cast(v, e.ty);
+                self.subnormal(&[v, r])?;
+                (r, k)
             }
             ExprKind::Method(m, args) => {
                 let mut vs = Vec::with_capacity(args.len());
@@ -635,7 +656,10 @@ impl Machine<'_> {
                     vs.push(v);
                     k &= ka;
                 }
-                (self.method(*m, &vs)?, k)
+                let r = self.method(*m, &vs)?;
+                vs.push(r);
+                self.subnormal(&vs)?;
+                (r, k)
             }
             ExprKind::If(c, a, b) => {
                 let (c, kc) = self.ev(c, f)?;
@@ -668,6 +692,18 @@ impl Machine<'_> {
                 self.value_block_k(&helper.body, &mut frame)?
             }
         })
+    }
+
+    /// [`Excl::f32_subnormals`]: refuses f32 arithmetic on or giving a subnormal.
+    fn subnormal(&self, vals: &[Val]) -> R<()> {
+        if self.excl.f32_subnormals
+            && vals
+                .iter()
+                .any(|v| matches!(v, Val::F32(x) if x.is_subnormal()))
+        {
+            return Err(Fault::Known("f32-subnormals"));
+        }
+        Ok(())
     }
 
     /// [`Excl::vulkan_fast_math`]: refuses a float operation on an operand known at compile time

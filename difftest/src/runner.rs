@@ -30,7 +30,7 @@ pub struct Settings {
     /// `SPOC_DIFFTEST_SKIP_COMPILED=1` skips the compiled set.
     pub compiled: bool,
     /// `SPOC_DIFFTEST_KNOWN`: the active exclusions (comma-separated names of
-    /// [`KNOWN`], `none` for none; default all).
+    /// [`KNOWN`], `none` for none; default: those marked `default`).
     pub known: Vec<String>,
     /// `SPOC_DIFFTEST_SHRINK`: how many disagreements to shrink (default 8; 0: none).
     pub shrink: usize,
@@ -39,9 +39,14 @@ pub struct Settings {
     /// `SPOC_DIFFTEST_TIMEOUT`: seconds one kernel may take on one device before the run is
     /// stopped with a report (default 300).
     pub timeout: u64,
-    /// `SPOC_DIFFTEST_DEVICES`: only devices whose `framework name` contains one of these
-    /// comma-separated, case-insensitive strings (default: every device).
+    /// `SPOC_DIFFTEST_DEVICES`: comma-separated, case-insensitive strings matched against each
+    /// device's label `framework #id (name)`: a device is used if it contains one of the plain
+    /// strings (every device when there are none) and none of those written `!string`. The
+    /// Interpreter is always used.
     pub devices: Vec<String>,
+    /// `SPOC_DIFFTEST_JOBS`: split the run-time-lowered kernels over this many child
+    /// processes running at once (the first also runs the compiled set); default 1.
+    pub jobs: u64,
     /// `SPOC_DIFFTEST_VERBOSE=1`: print every kernel's source.
     pub verbose: bool,
 }
@@ -72,7 +77,7 @@ impl Settings {
     pub fn from_env() -> Settings {
         let num = |n: &str, d: u64| env(n).map(|s| parse_u64(n, &s)).unwrap_or(d);
         let known = match env("SPOC_DIFFTEST_KNOWN") {
-            None => KNOWN.iter().map(|k| k.name.to_string()).collect(),
+            None => crate::gen::default_known(),
             Some(s) if s.trim() == "none" => vec![],
             Some(s) => s
                 .split(',')
@@ -100,6 +105,7 @@ impl Settings {
                 .map(|s| s.split(',').map(|x| x.trim().to_lowercase()).collect())
                 .unwrap_or_default(),
             verbose: env("SPOC_DIFFTEST_VERBOSE").is_some_and(|s| s != "0"),
+            jobs: num("SPOC_DIFFTEST_JOBS", 1).max(1),
         }
     }
 }
@@ -264,16 +270,25 @@ fn devices(s: &Settings) -> Vec<Dev> {
             interp: d.framework == "Interpreter",
             dev: d,
         })
-        .filter(|d| {
-            d.interp
-                || s.devices.is_empty()
-                || s.devices.iter().any(|f| d.label.to_lowercase().contains(f))
-        })
+        .filter(|d| d.interp || wanted(&s.devices, &d.label))
         .collect()
 }
 
-/// Runs everything; prints the tables and reports; returns whether every device agreed.
+/// Whether `label` passes the `SPOC_DIFFTEST_DEVICES` filter.
+pub fn wanted(filter: &[String], label: &str) -> bool {
+    let l = label.to_lowercase();
+    let (neg, pos): (Vec<&String>, Vec<&String>) = filter.iter().partition(|f| f.starts_with('!'));
+    (pos.is_empty() || pos.iter().any(|f| l.contains(f.as_str())))
+        && !neg.iter().any(|f| l.contains(&f[1..]))
+}
+
+/// Runs everything; prints the tables and reports; returns whether every device agreed. With
+/// `SPOC_DIFFTEST_JOBS` > 1, runs shards of the kernels in child processes (this executable
+/// again) and sums their tables.
 pub fn run(s: Settings, compiled: Option<CompiledSet>) -> bool {
+    if s.jobs > 1 && env("SPOC_DIFFTEST_CHILD").is_none() {
+        return run_jobs(&s);
+    }
     let t0 = Instant::now();
     watch(s.timeout);
     let devs = devices(&s);
@@ -665,6 +680,17 @@ impl Run {
             }
         }
         let bad = self.reports.len();
+        // For a parent process (`SPOC_DIFFTEST_JOBS`): the table as data.
+        for (label, t) in &self.tallies {
+            println!(
+                "TALLY\t{label}\t{}\t{}\t{}\t{:.3}",
+                t.ran,
+                t.skipped.values().sum::<usize>(),
+                t.disagreed,
+                t.time.as_secs_f64()
+            );
+        }
+        println!("KERNELS\t{}\t{compiled_n}\t{bad}", self.kernels);
         println!(
             "\nspoc-difftest: {} kernels, {bad} disagreement(s), {:.1} s",
             self.kernels,
@@ -672,6 +698,103 @@ impl Run {
         );
         bad == 0
     }
+}
+
+/// `SPOC_DIFFTEST_JOBS`: the run-time-lowered kernels split into contiguous shards, one child
+/// process each (all at once); the first child also runs the compiled set. Prints every child's
+/// output, then the summed table.
+fn run_jobs(s: &Settings) -> bool {
+    let t0 = Instant::now();
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let per = s.kernels.div_ceil(s.jobs);
+    let mut handles = vec![];
+    for j in 0..s.jobs {
+        let first = s.first + j * per;
+        let n = per.min((s.first + s.kernels).saturating_sub(first));
+        if n == 0 && j > 0 {
+            continue;
+        }
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.env("SPOC_DIFFTEST_CHILD", "1")
+            .env("SPOC_DIFFTEST_JOBS", "1")
+            .env("SPOC_DIFFTEST_FIRST", first.to_string())
+            .env("SPOC_DIFFTEST_KERNELS", n.to_string())
+            .env("SPOC_DIFFTEST_SEED", format!("{:#x}", s.seed))
+            .env(
+                "SPOC_DIFFTEST_SKIP_COMPILED",
+                if j == 0 && s.compiled { "0" } else { "1" },
+            )
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let child = cmd.spawn().expect("spawning a shard");
+        handles.push((
+            j,
+            first,
+            n,
+            std::thread::spawn(move || child.wait_with_output()),
+        ));
+    }
+    println!(
+        "== spoc-difftest: {} shards (SPOC_DIFFTEST_JOBS={})",
+        handles.len(),
+        s.jobs
+    );
+    let mut ok = true;
+    let mut tallies: BTreeMap<String, (usize, usize, usize, f64)> = BTreeMap::new();
+    let (mut kernels, mut compiled, mut bad) = (0usize, 0usize, 0usize);
+    for (j, first, n, h) in handles {
+        let out = h
+            .join()
+            .expect("a shard's reader")
+            .expect("a shard's output");
+        let text = String::from_utf8_lossy(&out.stdout);
+        println!(
+            "\n==== shard {j}: kernels {first}..{} ({})",
+            first + n,
+            out.status
+        );
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            match f.as_slice() {
+                ["TALLY", label, ran, skipped, dis, time] => {
+                    let t = tallies.entry(label.to_string()).or_default();
+                    t.0 += ran.parse::<usize>().unwrap_or(0);
+                    t.1 += skipped.parse::<usize>().unwrap_or(0);
+                    t.2 += dis.parse::<usize>().unwrap_or(0);
+                    t.3 += time.parse::<f64>().unwrap_or(0.0);
+                }
+                ["KERNELS", k, c, b] => {
+                    kernels += k.parse::<usize>().unwrap_or(0);
+                    compiled += c.parse::<usize>().unwrap_or(0);
+                    bad += b.parse::<usize>().unwrap_or(0);
+                }
+                _ => println!("{line}"),
+            }
+        }
+        ok &= out.status.success();
+    }
+    println!(
+        "\n== spoc-difftest, all shards: {kernels} kernels ({compiled} compiled, {} run-time-lowered), seed {:#x}",
+        kernels - compiled,
+        s.seed
+    );
+    println!(
+        "{:<48} {:>6} {:>8} {:>10} {:>9}",
+        "backend", "ran", "skipped", "disagreed", "time (s)"
+    );
+    for (label, (r, sk, d, t)) in &tallies {
+        println!("{label:<48} {r:>6} {sk:>8} {d:>10} {t:>9.1}");
+    }
+    println!(
+        "spoc-difftest: {kernels} kernels, {bad} disagreement(s), {:.1} s{}",
+        t0.elapsed().as_secs_f64(),
+        if ok {
+            ""
+        } else {
+            " (a shard failed: see its output above)"
+        }
+    );
+    ok && bad == 0
 }
 
 fn dummy() -> Drawn {
