@@ -211,6 +211,51 @@ pub enum Intr {
     GridDim,
     /// `global_size_x()`
     GlobalSize,
+    /// `lane_id()` (depends on the device's warp size)
+    LaneId,
+    /// `warp_size()` (the device's)
+    WarpSize,
+}
+
+/// Warp operations (top level only, every thread of the block taking part).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpOp {
+    /// `shuffle(v, src)`: `src` is printed `% warp_size()`, so it is a lane of the warp.
+    Shuffle,
+    /// `shuffle_up(v, delta)`: lanes below `delta` keep their own value.
+    Up,
+    /// `shuffle_down(v, delta)`: lanes whose source is past the warp keep their own value.
+    Down,
+    /// `shuffle_xor(v, mask)`: `mask` is printed `% warp_size()`.
+    Xor,
+    /// `vote_any(p)`
+    Any,
+    /// `vote_all(p)`
+    All,
+    /// `ballot(p)` (`u32`)
+    Ballot,
+}
+
+impl WarpOp {
+    /// The intrinsic's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            WarpOp::Shuffle => "shuffle",
+            WarpOp::Up => "shuffle_up",
+            WarpOp::Down => "shuffle_down",
+            WarpOp::Xor => "shuffle_xor",
+            WarpOp::Any => "vote_any",
+            WarpOp::All => "vote_all",
+            WarpOp::Ballot => "ballot",
+        }
+    }
+    /// Whether it takes a lane operand.
+    pub fn has_operand(self) -> bool {
+        matches!(
+            self,
+            WarpOp::Shuffle | WarpOp::Up | WarpOp::Down | WarpOp::Xor
+        )
+    }
 }
 
 /// Unary operators.
@@ -657,6 +702,19 @@ pub enum Stmt {
     Return,
     /// `sync_threads();` (top level of the kernel body only).
     Sync,
+    /// `let v: T = op(value[, operand]);` (top level of the kernel body only): a warp
+    /// operation every thread of the block reaches.
+    Warp {
+        /// The result.
+        var: VarId,
+        /// The operation.
+        op: WarpOp,
+        /// The value (a `bool` for votes and ballots).
+        value: Expr,
+        /// The lane, delta or mask (`usize`; wrapped `% warp_size()` for `shuffle` and
+        /// `shuffle_xor`).
+        operand: Option<Expr>,
+    },
 }
 
 /// A global accumulator buffer, touched only by atomics of one family.
@@ -762,10 +820,30 @@ impl Expr {
     }
 }
 
-/// Whether an integer divisor is printed as is (a non-zero literal) or guarded as `(d | 1)`.
+/// Whether an integer divisor is printed as is (a non-zero literal, or an intrinsic that is
+/// never zero: `warp_size()`, `block_dim_x()`, …) or guarded as `(d | 1)`.
 pub fn divisor_is_plain(d: &Expr) -> bool {
     match &d.kind {
         ExprKind::Lit(v) => d.ty.is_int() && v.bits() != 0,
+        ExprKind::Intr(i) => matches!(
+            i,
+            Intr::WarpSize | Intr::BlockDim | Intr::GridDim | Intr::GlobalSize
+        ),
         _ => false,
     }
+}
+
+/// Whether `k` uses anything whose value depends on the device's warp size.
+pub fn uses_warps(k: &Kernel) -> bool {
+    let (mut ops, mut intrs) = (false, false);
+    let body = Block {
+        stmts: k.body.clone(),
+        tail: None,
+    };
+    crate::visit::walk_block(
+        &body,
+        &mut |s| ops |= matches!(s, Stmt::Warp { .. }),
+        &mut |e| intrs |= matches!(e.kind, ExprKind::Intr(Intr::LaneId | Intr::WarpSize)),
+    );
+    ops || intrs
 }

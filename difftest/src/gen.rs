@@ -66,6 +66,27 @@ pub const KNOWN: &[Known] = &[
         default: true,
     },
     Known {
+        name: "vulkan-sext-compare",
+        what: "kernels in which the oracle sees an ordering comparison (`<`, a range pattern, \
+               `min`, `max`, `abs`) of a sign-extended `i32` (`x as i64`) are drawn again \
+               (lavapipe orders such values wrongly: difftest/FINDINGS.md F4)",
+        default: true,
+    },
+    Known {
+        name: "shuffle-8-lanes",
+        what: "no `shuffle_up`/`shuffle_down` when a device of the run has warps narrower than \
+               32 lanes (lavapipe's 8-lane subgroups rotate instead of keeping the lane's own \
+               value when the source is past the warp); always in the compiled set",
+        default: true,
+    },
+    Known {
+        name: "vulkan-sqrt-max",
+        what: "kernels in which the oracle takes a `sqrt` whose result is the largest finite \
+               square root (of `f32::MAX`, `f64::MAX`) are drawn again (Vulkan's refined sqrt \
+               is one ulp high there: difftest/FINDINGS.md F5)",
+        default: true,
+    },
+    Known {
         name: "abs-int-min",
         what: "kernels in which the oracle takes `abs` of i32::MIN / i64::MIN are drawn again",
         default: true,
@@ -92,6 +113,10 @@ pub struct Config {
     pub mul_add: bool,
     /// Largest number of statements in a kernel (roughly).
     pub max_stmts: u32,
+    /// Percentage of kernels with warp operations (PoCL, without subgroups, refuses those).
+    pub warp_percent: u32,
+    /// A device of the run has warps narrower than 32 lanes (for `shuffle-8-lanes`).
+    pub narrow_warps: bool,
 }
 
 impl Default for Config {
@@ -102,6 +127,8 @@ impl Default for Config {
             known: default_known(),
             mul_add: true,
             max_stmts: 40,
+            warp_percent: 15,
+            narrow_warps: true,
         }
     }
 }
@@ -118,6 +145,8 @@ impl Config {
             abs_int_min: self.excludes("abs-int-min"),
             vulkan_fast_math: self.excludes("vulkan-fast-math"),
             f32_subnormals: self.excludes("f32-subnormals"),
+            vulkan_sext_compare: self.excludes("vulkan-sext-compare"),
+            vulkan_sqrt_max: self.excludes("vulkan-sqrt-max"),
         }
     }
 }
@@ -174,6 +203,8 @@ struct Gen<'c> {
     callable: usize,
     /// The kernel has a barrier.
     barrier: bool,
+    /// The kernel has warp operations (and may read `lane_id()`, `warp_size()`).
+    warps: bool,
 }
 
 /// Generates the kernel named `name` for `seed`.
@@ -203,6 +234,7 @@ pub fn generate(seed: u64, name: &str, cfg: &Config) -> (Kernel, Stats) {
         stats: Stats::default(),
         callable: 0,
         barrier: false,
+        warps: false,
     };
     g.kernel();
     (g.k, g.stats)
@@ -311,6 +343,7 @@ impl Gen<'_> {
             1
         };
         self.barrier = phases > 1;
+        self.warps = self.rng.chance(self.cfg.warp_percent);
         // Helpers.
         if self.cfg.helpers {
             let n = self.rng.weighted(&[3, 4, 2, 1]);
@@ -352,17 +385,35 @@ impl Gen<'_> {
                     self.modes[sh] = ShMode::Own;
                 }
             }
-            self.can_return = phase + 1 == phases;
             let budget = self.cfg.max_stmts / phases;
             let n = self.rng.range(2, 2 + budget as i64 / 3) as u32;
+            // Warp operations at the top level, where every thread reaches them; `return`
+            // only after the last one of the last phase.
+            let warp_at: Vec<u32> = if self.warps {
+                (0..self.rng.range(0, 2))
+                    .map(|_| self.rng.below(n as u64 + 1) as u32)
+                    .collect()
+            } else {
+                vec![]
+            };
+            let last_warp = warp_at.iter().copied().max();
             let start = self.stmts;
-            for _ in 0..n {
-                if self.stmts - start >= budget {
+            for i in 0..=n {
+                for _ in warp_at.iter().filter(|&&w| w == i) {
+                    let s = self.warp_stmt();
+                    body.push(s);
+                }
+                if i == n {
                     break;
+                }
+                self.can_return = phase + 1 == phases && last_warp.is_none_or(|w| i >= w);
+                if self.stmts - start >= budget {
+                    continue;
                 }
                 let s = self.stmt(3);
                 body.push(s);
             }
+            self.can_return = false;
         }
         // Sinks: the values of a few variables of the top scope, into the output slots.
         let top = self.visible(|v| matches!(v.kind, VarKind::Local { .. }));
@@ -416,6 +467,87 @@ impl Gen<'_> {
             AtomFamily::Or,
             AtomFamily::Xor,
         ])
+    }
+
+    /// `let v: T = op(value, operand);` at the top level. The value has no side effects (it
+    /// is evaluated by every thread before any result is known).
+    fn warp_stmt(&mut self) -> Stmt {
+        let mut op = *self.rng.pick(&[
+            WarpOp::Shuffle,
+            WarpOp::Up,
+            WarpOp::Down,
+            WarpOp::Down,
+            WarpOp::Xor,
+            WarpOp::Any,
+            WarpOp::All,
+            WarpOp::Ballot,
+        ]);
+        if matches!(op, WarpOp::Up | WarpOp::Down)
+            && self.cfg.narrow_warps
+            && self.cfg.excludes("shuffle-8-lanes")
+        {
+            *self
+                .stats
+                .excluded
+                .entry("shuffle-8-lanes".into())
+                .or_default() += 1;
+            op = WarpOp::Xor;
+        }
+        let was_pure = std::mem::replace(&mut self.pure, true);
+        let (ty, value) = match op {
+            WarpOp::Any | WarpOp::All | WarpOp::Ballot => {
+                let v = self.expr(Ty::Bool, 2, false);
+                (
+                    if op == WarpOp::Ballot {
+                        Ty::U32
+                    } else {
+                        Ty::Bool
+                    },
+                    v,
+                )
+            }
+            _ => {
+                let t = *self.rng.pick(&[
+                    Ty::I32,
+                    Ty::U32,
+                    Ty::I64,
+                    Ty::U64,
+                    Ty::F32,
+                    Ty::F64,
+                    Ty::Usize,
+                ]);
+                (t, self.expr(t, 2, false))
+            }
+        };
+        let operand = match op {
+            WarpOp::Shuffle | WarpOp::Xor => {
+                let e = self.expr(Ty::Usize, 1, false);
+                let w = Expr {
+                    ty: Ty::Usize,
+                    kind: ExprKind::Intr(Intr::WarpSize),
+                };
+                Some(Expr::bin(BinOp::Rem, e, w, Ty::Usize))
+            }
+            WarpOp::Up | WarpOp::Down => Some(if self.rng.chance(70) {
+                let d = *self
+                    .rng
+                    .pick(&[0u32, 1, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 31, 32, 33]);
+                Expr::lit(Val::Usize(d))
+            } else {
+                self.expr(Ty::Usize, 1, false)
+            }),
+            _ => None,
+        };
+        self.pure = was_pure;
+        let var = self.new_var(ty, VarKind::Local { mutable: false });
+        self.bind(var);
+        self.stmts += 1;
+        Stmt::Warp {
+            var,
+            op,
+            value,
+            operand,
+        }
     }
 
     fn helper(&mut self, h: usize) {
@@ -484,7 +616,7 @@ impl Gen<'_> {
                         kind: ExprKind::Len(l),
                     }
                 } else {
-                    let i = *self.rng.pick(&[
+                    let mut is = vec![
                         Intr::Gid,
                         Intr::Gid,
                         Intr::Gid,
@@ -494,7 +626,11 @@ impl Gen<'_> {
                         Intr::BlockDim,
                         Intr::GridDim,
                         Intr::GlobalSize,
-                    ]);
+                    ];
+                    if self.warps {
+                        is.extend([Intr::LaneId, Intr::LaneId, Intr::WarpSize]);
+                    }
+                    let i = *self.rng.pick(&is);
                     Expr {
                         ty,
                         kind: ExprKind::Intr(i),

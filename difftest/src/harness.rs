@@ -274,6 +274,26 @@ fn scalar_arg(v: Val) -> Arg<'static> {
     }
 }
 
+/// A refusal's reason without what varies between kernels (the kernel's name, the arguments of
+/// a construct named in backquotes), so that equal reasons are counted together.
+fn skip_reason(msg: &str, k: &Kernel) -> String {
+    let msg = msg.replace(&format!("`{}`", k.name), "`…`");
+    let mut out = String::new();
+    for (i, part) in msg.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.push('`');
+            match part.find('(') {
+                Some(p) if p > 0 => out.push_str(&part[..p]),
+                _ => out.push_str(part),
+            }
+            out.push('`');
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 /// The variant name of an error (`Compile`, `KernelFault`, …).
 pub fn error_class(e: &Error) -> String {
     let d = format!("{e:?}");
@@ -338,11 +358,10 @@ pub fn run_on(dev: &Device, k: &Kernel, inputs: &Inputs, r: Runnable) -> Outcome
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(go)) {
         Ok(Ok(b)) => Outcome::Ran(b),
-        Ok(Err(Error::FeatureNotSupported { backend, feature })) => Outcome::Skipped(
-            // Without the kernel's name, so that equal reasons are counted together.
-            format!("{backend} does not support {feature}")
-                .replace(&format!("`{}`", k.name), "`…`"),
-        ),
+        Ok(Err(Error::FeatureNotSupported { backend, feature })) => Outcome::Skipped(skip_reason(
+            &format!("{backend} does not support {feature}"),
+            k,
+        )),
         Ok(Err(e)) => Outcome::Failed(error_class(&e), e.to_string()),
         Err(p) => {
             let msg = p

@@ -80,18 +80,63 @@ pub struct Excl {
     pub vulkan_fast_math: bool,
     /// `f32-subnormals`: f32 arithmetic on or giving a subnormal is [`Fault::Known`].
     pub f32_subnormals: bool,
+    /// `vulkan-sext-compare`: an ordering comparison (`<`, `<=`, `>`, `>=`, a range pattern,
+    /// `min`, `max`, `abs`) of a sign-extended `i32` (`x as i64`, `x as u64`, unchanged since)
+    /// is [`Fault::Known`].
+    pub vulkan_sext_compare: bool,
+    /// `vulkan-sqrt-max`: a `sqrt` whose result is the largest finite square root (of
+    /// `f32::MAX`, `f64::MAX` and the values next to them) is [`Fault::Known`].
+    pub vulkan_sqrt_max: bool,
 }
 
 /// Loop iterations a thread may run before the kernel counts as runaway.
 const ITER_BUDGET: u64 = 200_000;
 
-/// A variable's value. The `bool`s say whether a compiler could know the value at compile time
-/// (it derives from literals only, along this path): see [`Excl::vulkan_fast_math`].
+/// Where a value comes from, as far as some exclusions need to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Prov {
+    /// A compiler could know it at compile time (it derives from literals only, along this
+    /// path): see [`Excl::vulkan_fast_math`].
+    konst: bool,
+    /// It is an `i32` sign-extended to 64 bits, unchanged since: see
+    /// [`Excl::vulkan_sext_compare`].
+    sext: bool,
+}
+
+/// Known at compile time.
+const K: Prov = Prov {
+    konst: true,
+    sext: false,
+};
+/// Known at run time only.
+const RT: Prov = Prov {
+    konst: false,
+    sext: false,
+};
+
+impl Prov {
+    /// The provenance of an operation's result on values of provenance `self` and `o`.
+    fn both(self, o: Prov) -> Prov {
+        Prov {
+            konst: self.konst && o.konst,
+            sext: false,
+        }
+    }
+    /// A value passed on (a branch's) under a condition of provenance `c`.
+    fn under(self, c: Prov) -> Prov {
+        Prov {
+            konst: self.konst && c.konst,
+            sext: self.sext,
+        }
+    }
+}
+
+/// A variable's value and provenance.
 #[derive(Clone, Debug)]
 enum Slot {
     Empty,
-    Scalar(Val, bool),
-    Array(Vec<Val>, Vec<bool>),
+    Scalar(Val, Prov),
+    Array(Vec<Val>, Vec<Prov>),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -152,7 +197,9 @@ struct Machine<'k> {
     phase: u32,
     iters: u64,
     /// Per output element: whether its value is known at compile time.
-    out_konst: Vec<Vec<bool>>,
+    out_konst: Vec<Vec<Prov>>,
+    /// Lanes per warp.
+    warp: u32,
 }
 
 type R<T> = Result<T, Fault>;
@@ -163,6 +210,23 @@ type R<T> = Result<T, Fault>;
 /// A [`Fault`] when Rust leaves the result unspecified, the kernel hits an active exclusion,
 /// or it is outside the defined subset.
 pub fn run(k: &Kernel, inputs: &Inputs, excl: Excl) -> Result<Memory, Fault> {
+    run_warp(k, inputs, excl, 32)
+}
+
+/// A piece of a kernel body between sync points.
+enum Seg<'a> {
+    /// Statements, and how many barriers precede them.
+    Code(&'a [Stmt], u32),
+    /// A warp operation.
+    Warp(&'a Stmt),
+}
+
+/// [`run`] for a device whose warps have `warp` lanes (what `lane_id()`, `warp_size()` and the
+/// warp operations see).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_warp(k: &Kernel, inputs: &Inputs, excl: Excl, warp: u32) -> Result<Memory, Fault> {
     let mut m = Machine {
         k,
         excl,
@@ -176,22 +240,28 @@ pub fn run(k: &Kernel, inputs: &Inputs, excl: Excl) -> Result<Memory, Fault> {
         tid: 0,
         phase: 0,
         iters: 0,
-        out_konst: inputs
-            .outputs
-            .iter()
-            .map(|o| vec![false; o.len()])
-            .collect(),
+        out_konst: inputs.outputs.iter().map(|o| vec![RT; o.len()]).collect(),
+        warp: warp.max(1),
     };
-    // Phases: the body split at top-level barriers.
-    let mut phases: Vec<&[Stmt]> = vec![];
-    let mut start = 0;
+    // Segments: the body split at top-level barriers and warp operations.
+    let mut segs: Vec<Seg<'_>> = vec![];
+    let (mut start, mut barriers) = (0, 0);
     for (i, s) in k.body.iter().enumerate() {
-        if *s == Stmt::Sync {
-            phases.push(&k.body[start..i]);
-            start = i + 1;
+        match s {
+            Stmt::Sync => {
+                segs.push(Seg::Code(&k.body[start..i], barriers));
+                barriers += 1;
+                start = i + 1;
+            }
+            Stmt::Warp { .. } => {
+                segs.push(Seg::Code(&k.body[start..i], barriers));
+                segs.push(Seg::Warp(s));
+                start = i + 1;
+            }
+            _ => {}
         }
     }
-    phases.push(&k.body[start..]);
+    segs.push(Seg::Code(&k.body[start..], barriers));
     for b in 0..GRID {
         m.block = b;
         m.shared = k
@@ -215,35 +285,45 @@ pub fn run(k: &Kernel, inputs: &Inputs, excl: Excl) -> Result<Memory, Fault> {
             .collect();
         for (i, &p) in k.params.iter().enumerate() {
             for f in frames.iter_mut() {
-                f[p.0 as usize] = Slot::Scalar(inputs.params[i], false);
+                f[p.0 as usize] = Slot::Scalar(inputs.params[i], RT);
             }
         }
         let mut returned = vec![false; BLOCK as usize];
-        for (ph, stmts) in phases.iter().enumerate() {
-            m.phase = ph as u32;
-            for t in 0..BLOCK {
-                if returned[t as usize] {
-                    continue;
-                }
-                m.tid = t;
-                m.iters = 0;
-                let frame = &mut frames[t as usize];
-                if let Flow::Return = m.stmts(stmts, frame)? {
-                    returned[t as usize] = true;
-                    if ph + 1 < phases.len() {
-                        // On a GPU the barrier would wait for it forever (or not at all).
-                        return Err(Fault::Invalid(format!(
-                            "thread {t} of block {b} returns before a barrier"
-                        )));
+        for (si, seg) in segs.iter().enumerate() {
+            match seg {
+                Seg::Code(stmts, phase) => {
+                    m.phase = *phase;
+                    for t in 0..BLOCK {
+                        if returned[t as usize] {
+                            continue;
+                        }
+                        m.tid = t;
+                        m.iters = 0;
+                        let frame = &mut frames[t as usize];
+                        match m.stmts(stmts, frame)? {
+                            Flow::Return => {
+                                returned[t as usize] = true;
+                                if si + 1 < segs.len() {
+                                    // On a GPU a barrier or warp operation would wait for it
+                                    // forever (or not at all).
+                                    return Err(Fault::Invalid(format!(
+                                        "thread {t} of block {b} returns before a sync point"
+                                    )));
+                                }
+                            }
+                            Flow::Normal => {}
+                            _ => return Err(Fault::Invalid("break outside a loop".into())),
+                        }
                     }
                 }
+                Seg::Warp(s) => m.warp_op(s, &mut frames)?,
             }
         }
     }
     Ok(m.mem)
 }
 
-fn scalar(f: &[Slot], v: VarId) -> R<(Val, bool)> {
+fn scalar(f: &[Slot], v: VarId) -> R<(Val, Prov)> {
     match &f[v.0 as usize] {
         Slot::Scalar(x, k) => Ok((*x, *k)),
         _ => Err(Fault::Invalid(format!("variable {} read unset", v.0))),
@@ -253,6 +333,88 @@ fn scalar(f: &[Slot], v: VarId) -> R<(Val, bool)> {
 impl Machine<'_> {
     fn gid(&self) -> u32 {
         self.block * BLOCK + self.tid
+    }
+
+    /// A warp operation: every thread's value and operand (in thread order), then each thread's
+    /// result from the lanes of its warp.
+    fn warp_op(&mut self, s: &Stmt, frames: &mut [Vec<Slot>]) -> R<()> {
+        let Stmt::Warp {
+            var,
+            op,
+            value,
+            operand,
+        } = s
+        else {
+            return Ok(());
+        };
+        let mut vals = vec![];
+        let mut opers = vec![];
+        for t in 0..BLOCK {
+            self.tid = t;
+            self.iters = 0;
+            let f = &mut frames[t as usize];
+            vals.push(self.expr(value, f)?);
+            opers.push(match operand {
+                Some(o) => match self.expr(o, f)? {
+                    Val::Usize(x) => x as u64,
+                    v => return Err(Fault::Invalid(format!("warp operand {v:?}"))),
+                },
+                None => 0,
+            });
+        }
+        let w = self.warp as u64;
+        for t in 0..BLOCK as u64 {
+            let (lane, base) = (t % w, t - t % w);
+            // Lanes of this warp present in the block.
+            let present = |l: u64| base + l < BLOCK as u64;
+            let pick = |l: u64| -> R<Val> {
+                if present(l) {
+                    Ok(vals[(base + l) as usize])
+                } else {
+                    Err(Fault::Invalid(format!(
+                        "lane {l} of the warp is not in the block"
+                    )))
+                }
+            };
+            let own = vals[t as usize];
+            let d = opers[t as usize];
+            let r = match op {
+                WarpOp::Shuffle => pick(d)?,
+                WarpOp::Xor => pick(lane ^ d)?,
+                WarpOp::Up => {
+                    if d <= lane {
+                        pick(lane - d)?
+                    } else {
+                        own
+                    }
+                }
+                WarpOp::Down => {
+                    if lane + d < w && present(lane + d) {
+                        pick(lane + d)?
+                    } else {
+                        own
+                    }
+                }
+                WarpOp::Any | WarpOp::All | WarpOp::Ballot => {
+                    let bits: Vec<bool> = (0..w)
+                        .filter(|&l| present(l))
+                        .map(|l| vals[(base + l) as usize] == Val::Bool(true))
+                        .collect();
+                    match op {
+                        WarpOp::Any => Val::Bool(bits.iter().any(|&b| b)),
+                        WarpOp::All => Val::Bool(bits.iter().all(|&b| b)),
+                        _ => Val::U32(
+                            bits.iter()
+                                .enumerate()
+                                .filter(|(l, &b)| b && *l < 32)
+                                .fold(0u32, |m, (l, _)| m | 1 << l),
+                        ),
+                    }
+                }
+            };
+            frames[t as usize][var.0 as usize] = Slot::Scalar(r, RT);
+        }
+        Ok(())
     }
 
     fn stmts(&mut self, ss: &[Stmt], f: &mut Vec<Slot>) -> R<Flow> {
@@ -341,14 +503,14 @@ impl Machine<'_> {
                 // Rust evaluates the value first, then the place (also for compound
                 // assignments of primitive types).
                 let (v, vk) = self.ev(value, f)?;
-                let combine = |this: &mut Self, old: (Val, bool)| -> R<(Val, bool)> {
+                let combine = |this: &mut Self, old: (Val, Prov)| -> R<(Val, Prov)> {
                     match op {
                         None => Ok((v, vk)),
                         Some(o) => {
                             this.fast_math(*o, old, (v, vk))?;
                             let r = this.binop(*o, old.0, v, value)?;
                             this.subnormal(&[old.0, v, r])?;
-                            Ok((r, old.1 && vk))
+                            Ok((r, old.1.both(vk)))
                         }
                     }
                 };
@@ -386,7 +548,7 @@ impl Machine<'_> {
                         }
                         self.shared_access(*sh, t, 1)?;
                         let old = self.shared[*sh].vals[t as usize].unwrap_or(v);
-                        let (new, _) = combine(self, (old, false))?;
+                        let (new, _) = combine(self, (old, RT))?;
                         self.shared[*sh].vals[t as usize] = Some(new);
                     }
                 }
@@ -438,7 +600,7 @@ impl Machine<'_> {
                 body,
             } => {
                 let c = counter.0 as usize;
-                f[c] = Slot::Scalar(Val::U32(0), true);
+                f[c] = Slot::Scalar(Val::U32(0), K);
                 loop {
                     let n = match f[c] {
                         Slot::Scalar(Val::U32(n), _) => n,
@@ -453,7 +615,7 @@ impl Machine<'_> {
                         }
                     }
                     self.tick(1)?;
-                    f[c] = Slot::Scalar(Val::U32(n + 1), true);
+                    f[c] = Slot::Scalar(Val::U32(n + 1), K);
                     match self.block(body, f)? {
                         Flow::Break => break,
                         Flow::Return => return Ok(Flow::Return),
@@ -467,7 +629,7 @@ impl Machine<'_> {
                 body,
             } => {
                 let c = counter.0 as usize;
-                f[c] = Slot::Scalar(Val::U32(0), true);
+                f[c] = Slot::Scalar(Val::U32(0), K);
                 loop {
                     let n = match f[c] {
                         Slot::Scalar(Val::U32(n), _) => n,
@@ -477,7 +639,7 @@ impl Machine<'_> {
                         break;
                     }
                     self.tick(1)?;
-                    f[c] = Slot::Scalar(Val::U32(n + 1), true);
+                    f[c] = Slot::Scalar(Val::U32(n + 1), K);
                     match self.block(body, f)? {
                         Flow::Break => break,
                         Flow::Return => return Ok(Flow::Return),
@@ -508,7 +670,7 @@ impl Machine<'_> {
                 for n in 0..trips {
                     self.tick(1)?;
                     let x = if *rev { b - 1 - n * s } else { a + n * s };
-                    f[var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64), lo_k && hi_k);
+                    f[var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64), lo_k.both(hi_k));
                     match self.block(body, f)? {
                         Flow::Break => break,
                         Flow::Return => return Ok(Flow::Return),
@@ -521,7 +683,8 @@ impl Machine<'_> {
                 arms,
                 default,
             } => {
-                let v = self.expr(scrut, f)?;
+                let (v, ks) = self.ev(scrut, f)?;
+                self.sext_range(ks, arms)?;
                 for a in arms {
                     if a.pats.iter().any(|p| matches_pat(p, v)) {
                         return self.block(&a.body, f);
@@ -533,7 +696,11 @@ impl Machine<'_> {
             Stmt::Break => return Ok(Flow::Break),
             Stmt::Continue => return Ok(Flow::Continue),
             Stmt::Return => return Ok(Flow::Return),
-            Stmt::Sync => return Err(Fault::Invalid("a barrier below the top level".into())),
+            Stmt::Sync | Stmt::Warp { .. } => {
+                return Err(Fault::Invalid(
+                    "a barrier or warp operation below the top level".into(),
+                ))
+            }
         }
         Ok(Flow::Normal)
     }
@@ -551,7 +718,7 @@ impl Machine<'_> {
 
     /// A value block's value and whether it is known at compile time: its statements must run
     /// to the end (no `break`/`return` crosses it).
-    fn value_block_k(&mut self, b: &Block, f: &mut Vec<Slot>) -> R<(Val, bool)> {
+    fn value_block_k(&mut self, b: &Block, f: &mut Vec<Slot>) -> R<(Val, Prov)> {
         match self.stmts(&b.stmts, f)? {
             Flow::Normal => {}
             _ => return Err(Fault::Invalid("control flow out of a value block".into())),
@@ -563,10 +730,10 @@ impl Machine<'_> {
     }
 
     /// `e`'s value, and whether a compiler could know it at compile time.
-    fn ev(&mut self, e: &Expr, f: &mut Vec<Slot>) -> R<(Val, bool)> {
+    fn ev(&mut self, e: &Expr, f: &mut Vec<Slot>) -> R<(Val, Prov)> {
         let k = self.k;
         Ok(match &e.kind {
-            ExprKind::Lit(v) => (*v, true),
+            ExprKind::Lit(v) => (*v, K),
             ExprKind::Var(v) => scalar(f, *v)?,
             ExprKind::Intr(i) => (
                 Val::Usize(match i {
@@ -576,14 +743,19 @@ impl Machine<'_> {
                     Intr::BlockDim => BLOCK,
                     Intr::GridDim => GRID,
                     Intr::GlobalSize => THREADS,
+                    Intr::LaneId => self.tid % self.warp,
+                    Intr::WarpSize => self.warp,
                 }),
                 // Vulkan embeds the block size in the shader.
-                *i == Intr::BlockDim,
+                Prov {
+                    konst: *i == Intr::BlockDim,
+                    sext: false,
+                },
             ),
             ExprKind::Input { index, .. } => {
                 let i = self.index(index, IN_LEN, f)?;
                 let b = e.ty.buf_index().expect("a buffer type");
-                (self.inputs.inputs[b][i as usize], false)
+                (self.inputs.inputs[b][i as usize], RT)
             }
             ExprKind::OutRead { slot } => {
                 let b = e.ty.buf_index().expect("a buffer type");
@@ -604,17 +776,17 @@ impl Machine<'_> {
                     None => self.tid,
                 };
                 self.shared_access(*sh, i, 0)?;
-                (self.shared[*sh].vals[i as usize].expect("checked"), false)
+                (self.shared[*sh].vals[i as usize].expect("checked"), RT)
             }
             ExprKind::Len(l) => match l {
-                LenOf::Input(_) => (Val::Usize(IN_LEN), false),
-                LenOf::Output(_) => (Val::Usize(THREADS * SLOTS), false),
-                LenOf::Array(a) => (Val::Usize(self.arr_len(*a)), true),
-                LenOf::Shared(_) => (Val::Usize(BLOCK), true),
+                LenOf::Input(_) => (Val::Usize(IN_LEN), RT),
+                LenOf::Output(_) => (Val::Usize(THREADS * SLOTS), RT),
+                LenOf::Array(a) => (Val::Usize(self.arr_len(*a)), K),
+                LenOf::Shared(_) => (Val::Usize(BLOCK), K),
             },
             ExprKind::Unary(op, a) => {
                 let (a, k) = self.ev(a, f)?;
-                (unary(*op, a), k)
+                (unary(*op, a), k.both(K))
             }
             ExprKind::Binary(op, a, b) => match op {
                 BinOp::LAnd | BinOp::LOr => {
@@ -630,35 +802,51 @@ impl Machine<'_> {
                         if !matches!(y, Val::Bool(_)) {
                             return Err(Fault::Invalid("a non-bool operand of && or ||".into()));
                         }
-                        (y, kx && ky)
+                        (y, kx.both(ky))
                     }
                 }
                 _ => {
                     let x = self.ev(a, f)?;
                     let y = self.ev(b, f)?;
                     self.fast_math(*op, x, y)?;
+                    self.sext_compare(*op, x, y)?;
                     let r = self.binop(*op, x.0, y.0, b)?;
                     self.subnormal(&[x.0, y.0, r])?;
-                    (r, x.1 && y.1)
+                    let mut p = x.1.both(y.1);
+                    p.konst |= folds_to_constant(*op, (a, x), (b, y));
+                    (r, p)
                 }
             },
             ExprKind::Cast(a) => {
                 let (v, k) = self.ev(a, f)?;
                 let r = cast(v, e.ty);
                 self.subnormal(&[v, r])?;
-                (r, k)
+                let sext = v.ty() == Ty::I32 && matches!(e.ty, Ty::I64 | Ty::U64);
+                (
+                    r,
+                    Prov {
+                        konst: k.konst,
+                        sext,
+                    },
+                )
             }
             ExprKind::Method(m, args) => {
                 let mut vs = Vec::with_capacity(args.len());
-                let mut k = true;
+                let mut k = K;
+                // `x.wrapping_sub(x)` is 0 whatever `x` is.
+                let same = *m == Method::WrappingSub && args.len() == 2 && args[0] == args[1];
                 for a in args {
                     let (v, ka) = self.ev(a, f)?;
+                    if ka.sext && matches!(m, Method::Min | Method::Max | Method::Abs) {
+                        self.sext_compare(BinOp::Lt, (v, ka), (v, ka))?;
+                    }
                     vs.push(v);
-                    k &= ka;
+                    k = k.both(ka);
                 }
                 let r = self.method(*m, &vs)?;
                 vs.push(r);
                 self.subnormal(&vs)?;
+                k.konst |= same && r.ty().is_int();
                 (r, k)
             }
             ExprKind::If(c, a, b) => {
@@ -668,11 +856,12 @@ impl Machine<'_> {
                 } else {
                     self.value_block_k(b, f)?
                 };
-                (v, kc && kv)
+                (v, kv.under(kc))
             }
             ExprKind::Block(b) => self.value_block_k(b, f)?,
             ExprKind::Match(s, arms, d) => {
                 let (v, ks) = self.ev(s, f)?;
+                self.sext_range(ks, arms)?;
                 let (r, kr) = match arms
                     .iter()
                     .find(|a| a.pats.iter().any(|p| matches_pat(p, v)))
@@ -680,7 +869,7 @@ impl Machine<'_> {
                     Some(a) => self.value_block_k(&a.body, f)?,
                     None => self.value_block_k(d, f)?,
                 };
-                (r, ks && kr)
+                (r, kr.under(ks))
             }
             ExprKind::Call(h, args) => {
                 let helper = &k.helpers[*h];
@@ -692,6 +881,30 @@ impl Machine<'_> {
                 self.value_block_k(&helper.body, &mut frame)?
             }
         })
+    }
+
+    /// [`Excl::vulkan_sext_compare`]: refuses an ordering comparison of a sign-extended `i32`.
+    fn sext_compare(&self, op: BinOp, x: (Val, Prov), y: (Val, Prov)) -> R<()> {
+        if self.excl.vulkan_sext_compare
+            && matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+            && (x.1.sext || y.1.sext)
+        {
+            return Err(Fault::Known("vulkan-sext-compare"));
+        }
+        Ok(())
+    }
+
+    /// [`Excl::vulkan_sext_compare`] for a `match` with range patterns.
+    fn sext_range(&self, scrut: Prov, arms: &[Arm]) -> R<()> {
+        if self.excl.vulkan_sext_compare
+            && scrut.sext
+            && arms
+                .iter()
+                .any(|a| a.pats.iter().any(|p| matches!(p, Pat::Range(..))))
+        {
+            return Err(Fault::Known("vulkan-sext-compare"));
+        }
+        Ok(())
     }
 
     /// [`Excl::f32_subnormals`]: refuses f32 arithmetic on or giving a subnormal.
@@ -708,16 +921,17 @@ impl Machine<'_> {
 
     /// [`Excl::vulkan_fast_math`]: refuses a float operation on an operand known at compile time
     /// to be ±0, NaN or ±inf.
-    fn fast_math(&self, op: BinOp, x: (Val, bool), y: (Val, bool)) -> R<()> {
+    fn fast_math(&self, op: BinOp, x: (Val, Prov), y: (Val, Prov)) -> R<()> {
         if !self.excl.vulkan_fast_math || !x.0.ty().is_float() || op.is_shift() {
             return Ok(());
         }
-        let special = |(v, k): (Val, bool)| {
-            k && match v {
-                Val::F32(a) => a == 0.0 || !a.is_finite(),
-                Val::F64(a) => a == 0.0 || !a.is_finite(),
-                _ => false,
-            }
+        let special = |(v, k): (Val, Prov)| {
+            k.konst
+                && match v {
+                    Val::F32(a) => a == 0.0 || !a.is_finite(),
+                    Val::F64(a) => a == 0.0 || !a.is_finite(),
+                    _ => false,
+                }
         };
         if special(x) || special(y) {
             return Err(Fault::Known("vulkan-fast-math"));
@@ -745,8 +959,9 @@ impl Machine<'_> {
 
     fn method(&mut self, m: Method, a: &[Val]) -> R<Val> {
         macro_rules! fl {
-            ($x:expr, $y:expr, $z:expr, $V:ident) => {{
+            ($x:expr, $y:expr, $z:expr, $V:ident, $MAX:expr) => {{
                 let (x, y, z) = ($x, $y, $z);
+                let max = $MAX;
                 Val::$V(match m {
                     Method::Abs => x.abs(),
                     Method::Min | Method::Max => {
@@ -762,7 +977,13 @@ impl Machine<'_> {
                             x.max(y)
                         }
                     }
-                    Method::Sqrt => x.sqrt(),
+                    Method::Sqrt => {
+                        let r = x.sqrt();
+                        if self.excl.vulkan_sqrt_max && r == max.sqrt() {
+                            return Err(Fault::Known("vulkan-sqrt-max"));
+                        }
+                        r
+                    }
                     Method::Floor => x.floor(),
                     Method::Ceil => x.ceil(),
                     Method::Round => x.round(),
@@ -802,8 +1023,8 @@ impl Machine<'_> {
         let second = a.get(1).copied().unwrap_or(a[0]);
         let third = a.get(2).copied().unwrap_or(a[0]);
         Ok(match (a[0], second, third) {
-            (Val::F32(x), Val::F32(y), Val::F32(z)) => fl!(x, y, z, F32),
-            (Val::F64(x), Val::F64(y), Val::F64(z)) => fl!(x, y, z, F64),
+            (Val::F32(x), Val::F32(y), Val::F32(z)) => fl!(x, y, z, F32, f32::MAX),
+            (Val::F64(x), Val::F64(y), Val::F64(z)) => fl!(x, y, z, F64, f64::MAX),
             (Val::I32(x), Val::I32(y), _) => int!(x, y, I32, true, i32::MIN),
             (Val::I64(x), Val::I64(y), _) => int!(x, y, I64, true, i64::MIN),
             (Val::U32(x), Val::U32(y), _) => int!(x, y, U32, false, 0),
@@ -836,6 +1057,32 @@ impl WrappingAbs for u32 {
 impl WrappingAbs for u64 {
     fn wrapping_abs_(self) -> Self {
         self
+    }
+}
+
+/// Whether a compiler can fold integer `a op b` to a constant whatever the operands are
+/// (`x ^ x`, `x - x`, `x == x`, `x & 0`, `x * 0`, `x | !0`), so that its result is known at
+/// compile time although the operands are not.
+fn folds_to_constant(op: BinOp, a: (&Expr, (Val, Prov)), b: (&Expr, (Val, Prov))) -> bool {
+    let (ea, (va, pa)) = a;
+    let (eb, (vb, pb)) = b;
+    if !va.ty().is_int() || va.ty() != vb.ty() {
+        return false;
+    }
+    let zero = |v: Val, p: Prov| p.konst && v.bits() == 0;
+    let ones = |v: Val, p: Prov| p.konst && v == Val::from_bits(v.ty(), u64::MAX);
+    match op {
+        BinOp::Sub
+        | BinOp::Xor
+        | BinOp::Eq
+        | BinOp::Ne
+        | BinOp::Lt
+        | BinOp::Le
+        | BinOp::Gt
+        | BinOp::Ge => ea == eb,
+        BinOp::And | BinOp::Mul => zero(va, pa) || zero(vb, pb),
+        BinOp::Or => ones(va, pa) || ones(vb, pb),
+        _ => false,
     }
 }
 

@@ -366,6 +366,24 @@ impl Printer<'_> {
             Stmt::Continue => self.line("continue;"),
             Stmt::Return => self.line("return;"),
             Stmt::Sync => self.line("sync_threads();"),
+            Stmt::Warp {
+                var,
+                op,
+                value,
+                operand,
+            } => {
+                let v = self.expr(value);
+                let args = match operand {
+                    Some(o) => format!("{v}, {}", self.expr(o)),
+                    None => v,
+                };
+                self.line(&format!(
+                    "let {}: {} = {}({args});",
+                    k.var_name(*var),
+                    k.ty_of(*var).name(),
+                    op.name()
+                ));
+            }
         }
     }
 
@@ -410,6 +428,8 @@ impl Printer<'_> {
                 Intr::BlockDim => "block_dim_x()".into(),
                 Intr::GridDim => "grid_dim_x()".into(),
                 Intr::GlobalSize => "global_size_x()".into(),
+                Intr::LaneId => "lane_id()".into(),
+                Intr::WarpSize => "warp_size()".into(),
             },
             ExprKind::Input { index, wrap } => {
                 let t = e.ty.name();

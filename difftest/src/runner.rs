@@ -6,7 +6,7 @@
 //! Settings come from the environment ([`Settings::from_env`]), so that a prebuilt test binary
 //! runs anywhere without a source tree.
 
-use crate::ast::Kernel;
+use crate::ast::{uses_warps, Kernel};
 use crate::gen::{Config, Stats, KNOWN};
 use crate::harness::{self, Buffers, Disagreement, Drawn, Kind, Outcome, Runnable, Verdict};
 use crate::oracle::{self, Inputs};
@@ -144,11 +144,13 @@ pub fn compiled_config(known: &[&str]) -> Config {
     }
 }
 
-/// The generator's configuration for run-time-lowered kernels.
-pub fn lowered_config(known: &[String]) -> Config {
+/// The generator's configuration for run-time-lowered kernels (`narrow_warps`: a device of the
+/// run has warps narrower than 32 lanes).
+pub fn lowered_config(known: &[String], narrow_warps: bool) -> Config {
     Config {
         helpers: false,
         known: known.to_vec(),
+        narrow_warps,
         ..Config::default()
     }
 }
@@ -202,7 +204,7 @@ pub struct Report {
     /// The device (or `front end`).
     pub device: String,
     /// What it was compared with.
-    pub versus: &'static str,
+    pub versus: String,
     /// `compiled` or `lowered`.
     pub set: &'static str,
     /// The kernel's name, index and sub-seed.
@@ -215,6 +217,32 @@ pub struct Report {
     pub shrunk: Option<String>,
     /// Why it was not shrunk.
     pub note: String,
+}
+
+/// What a device's results are compared with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Versus {
+    /// The oracle (the device is the Interpreter).
+    Oracle,
+    /// The Interpreter, which agrees with the oracle.
+    Interp,
+    /// The Interpreter, which itself disagrees with the oracle on this kernel.
+    InterpDisagreeing,
+    /// The oracle at this warp size (the device's warps are not the Interpreter's).
+    WarpOracle(u32),
+}
+
+impl Versus {
+    fn describe(self) -> String {
+        match self {
+            Versus::Oracle => "the oracle (Rust semantics)".into(),
+            Versus::Interp => "the Interpreter".into(),
+            Versus::InterpDisagreeing => {
+                "the Interpreter (which itself disagreed with the oracle)".into()
+            }
+            Versus::WarpOracle(w) => format!("the oracle at the device's warp size, {w}"),
+        }
+    }
 }
 
 /// A device, labelled `framework #id (name)`.
@@ -353,7 +381,11 @@ pub fn run(s: Settings, compiled: Option<CompiledSet>) -> bool {
         );
     }
     let t = Instant::now();
-    let cfg = lowered_config(&r.s.known);
+    let narrow = r
+        .devs
+        .iter()
+        .any(|d| d.dev.capabilities.subgroups && d.dev.capabilities.warp_size < 32);
+    let cfg = lowered_config(&r.s.known, narrow);
     for idx in r.s.first..r.s.first + r.s.kernels {
         let name = format!("dt_{idx}");
         let d = harness::draw(r.s.seed, idx, &name, &cfg);
@@ -419,7 +451,7 @@ impl Run {
         }
         self.reports.push(Report {
             device: "front end".into(),
-            versus: "rustc's acceptance (the kernel is in the language)",
+            versus: "rustc's acceptance (the kernel is in the language)".into(),
             set: "lowered",
             kernel: kernel_id(d),
             found,
@@ -436,15 +468,37 @@ impl Run {
         }
     }
 
-    fn run_dev(&mut self, i: usize, d: &Drawn, k: &Kernel, inp: &Inputs, run: Runnable) -> Outcome {
+    fn run_dev(&mut self, i: usize, k: &Kernel, inp: &Inputs, run: Runnable) -> Outcome {
         let label = self.devs[i].label.clone();
         running(Some(format!("kernel {} on {label}", k.name)));
         let t = Instant::now();
         let o = harness::run_on(&self.devs[i].dev, k, inp, run);
         self.tally(&label).time += t.elapsed();
         running(None);
-        let _ = d;
         o
+    }
+
+    fn interp(&self) -> usize {
+        self.devs
+            .iter()
+            .position(|x| x.interp)
+            .expect("the Interpreter")
+    }
+
+    fn excl(&self) -> oracle::Excl {
+        lowered_config(&self.s.known, true).excl()
+    }
+
+    /// What device `i` is compared with for kernel `k`: the Interpreter, or for a kernel whose
+    /// result depends on the warp size, on a device whose warps are not the Interpreter's 32
+    /// lanes, the oracle at the device's warp size.
+    fn versus(&self, i: usize, k: &Kernel) -> Versus {
+        let w = self.devs[i].dev.capabilities.warp_size;
+        if w != 32 && uses_warps(k) {
+            Versus::WarpOracle(w)
+        } else {
+            Versus::Interp
+        }
     }
 
     /// One kernel on every device.
@@ -454,14 +508,12 @@ impl Run {
             println!("-- {} ({set})\n{}", kernel_id(d), print::full(&d.kernel));
         }
         let want = harness::expected(&d.kernel, &d.want);
-        let ii = self
-            .devs
-            .iter()
-            .position(|x| x.interp)
-            .expect("the Interpreter");
-        let interp = self.run_dev(ii, d, &d.kernel, &d.inputs, run);
+        let ii = self.interp();
+        let interp = self.run_dev(ii, &d.kernel, &d.inputs, run);
         let ilabel = self.devs[ii].label.clone();
-        let reference: Buffers = match harness::judge(&want, &interp) {
+        let verdict = harness::judge(&want, &interp);
+        let interp_ok = verdict == Verdict::Agree;
+        let reference: Buffers = match verdict {
             Verdict::Agree => {
                 self.tally(&ilabel).ran += 1;
                 want.clone()
@@ -472,52 +524,62 @@ impl Run {
             }
             Verdict::Disagree(dis) => {
                 self.tally(&ilabel).disagreed += 1;
-                self.disagreement(d, set, ii, None, dis);
+                self.disagreement(d, set, ii, Versus::Oracle, dis);
                 match &interp {
                     Outcome::Ran(b) => b.clone(),
                     _ => want.clone(),
                 }
             }
         };
-        let interp_ok = matches!(harness::judge(&want, &interp), Verdict::Agree);
         for i in 0..self.devs.len() {
             if self.devs[i].interp || (self.devs[i].native && run.def.native.is_none()) {
                 continue;
             }
-            let o = self.run_dev(i, d, &d.kernel, &d.inputs, run);
             let label = self.devs[i].label.clone();
+            let mut versus = self.versus(i, &d.kernel);
+            let reference = match versus {
+                Versus::WarpOracle(w) => {
+                    match oracle::run_warp(&d.kernel, &d.inputs, self.excl(), w) {
+                        Ok(m) => harness::expected(&d.kernel, &m),
+                        Err(f) => {
+                            let why = format!("no defined result for warps of {w} lanes ({f})");
+                            *self.tally(&label).skipped.entry(why).or_default() += 1;
+                            continue;
+                        }
+                    }
+                }
+                _ => {
+                    if !interp_ok {
+                        versus = Versus::InterpDisagreeing;
+                    }
+                    reference.clone()
+                }
+            };
+            let o = self.run_dev(i, &d.kernel, &d.inputs, run);
             match harness::judge(&reference, &o) {
                 Verdict::Agree => self.tally(&label).ran += 1,
                 Verdict::Skipped(why) => *self.tally(&label).skipped.entry(why).or_default() += 1,
                 Verdict::Disagree(dis) => {
                     self.tally(&label).disagreed += 1;
-                    let versus = if interp_ok { Some(ii) } else { None };
-                    self.disagreement(d, set, i, versus.or(Some(usize::MAX)), dis);
+                    self.disagreement(d, set, i, versus, dis);
                 }
             }
         }
     }
 
-    /// Records (and shrinks) a disagreement of device `i`: with the oracle (`versus: None`, the
-    /// Interpreter) or with the Interpreter (`Some(ii)`; `Some(usize::MAX)` when the
-    /// Interpreter itself disagreed, so that the device was compared with its result).
+    /// Records (and shrinks) a disagreement of device `i` with `versus`.
     fn disagreement(
         &mut self,
         d: &Drawn,
         set: &'static str,
         i: usize,
-        versus: Option<usize>,
+        versus: Versus,
         dis: Disagreement,
     ) {
         let label = self.devs[i].label.clone();
-        let versus_s = match versus {
-            None => "the oracle (Rust semantics)",
-            Some(usize::MAX) => "the Interpreter (which itself disagreed with the oracle)",
-            Some(_) => "the Interpreter",
-        };
         let mut report = Report {
             device: label,
-            versus: versus_s,
+            versus: versus.describe(),
             set,
             kernel: kernel_id(d),
             found: dis.clone(),
@@ -525,7 +587,7 @@ impl Run {
             shrunk: None,
             note: String::new(),
         };
-        if versus == Some(usize::MAX) {
+        if versus == Versus::InterpDisagreeing {
             report.note = "not shrunk: the Interpreter disagrees with the oracle on this kernel too (see its report)".into();
         } else if self.devs[i].native {
             report.note = "not shrunk: Native runs only compiled kernels, and shrinking re-lowers at run time".into();
@@ -538,7 +600,7 @@ impl Run {
             } else {
                 shrink::inline_helpers(&d.kernel)
             };
-            report.shrunk = self.shrink(i, versus.is_none(), &start, &d.inputs, &dis.kind);
+            report.shrunk = self.shrink(i, versus, &start, &d.inputs, &dis.kind);
             if report.shrunk.is_none() {
                 report.note = "not shrunk: the disagreement does not reproduce with the kernel's helpers inlined and lowered at run time".into();
             }
@@ -546,35 +608,37 @@ impl Run {
         self.reports.push(report);
     }
 
-    /// Whether device `i` still shows a disagreement of `kind` on `(k, inp)`: against the
-    /// oracle (`vs_oracle`, device `i` being the Interpreter), or against the Interpreter, which
-    /// must then agree with the oracle.
+    /// Whether device `i` still shows a disagreement of `kind` with `versus` on `(k, inp)`.
+    /// Unless the disagreement is the Interpreter's with the oracle, the Interpreter must agree
+    /// with the oracle, so that the kernel stays inside the defined subset.
     fn still(
         &mut self,
         i: usize,
-        vs_oracle: bool,
+        versus: Versus,
         kind: &Kind,
         k: &Kernel,
         inp: &Inputs,
     ) -> Option<(Disagreement, Buffers, Outcome)> {
-        let excl = harness::excl_of(&lowered_config(&self.s.known));
+        let excl = self.excl();
         let mem = oracle::run(k, inp, excl).ok()?;
         let want = harness::expected(k, &mem);
         let run = harness::lower(k).ok()?;
-        let ii = self
-            .devs
-            .iter()
-            .position(|x| x.interp)
-            .expect("the Interpreter");
-        let io = self.run_dev(ii, &dummy(), k, inp, run);
-        let (reference, o) = if vs_oracle {
+        let ii = self.interp();
+        let io = self.run_dev(ii, k, inp, run);
+        let (reference, o) = if versus == Versus::Oracle {
             (want, io)
         } else {
             if harness::judge(&want, &io) != Verdict::Agree {
                 return None;
             }
-            let o = self.run_dev(i, &dummy(), k, inp, run);
-            (want, o)
+            let reference = match versus {
+                Versus::WarpOracle(w) => {
+                    harness::expected(k, &oracle::run_warp(k, inp, excl, w).ok()?)
+                }
+                _ => want,
+            };
+            let o = self.run_dev(i, k, inp, run);
+            (reference, o)
         };
         match harness::judge(&reference, &o) {
             Verdict::Disagree(dis) if dis.kind == *kind => Some((dis, reference, o)),
@@ -585,24 +649,23 @@ impl Run {
     fn shrink(
         &mut self,
         i: usize,
-        vs_oracle: bool,
+        versus: Versus,
         k: &Kernel,
         inp: &Inputs,
         kind: &Kind,
     ) -> Option<String> {
-        self.still(i, vs_oracle, kind, k, inp)?;
+        self.still(i, versus, kind, k, inp)?;
         let budget = self.budget();
         let t = Instant::now();
-        let mut holds = |k: &Kernel, inp: &Inputs| self.still(i, vs_oracle, kind, k, inp).is_some();
+        let mut holds = |k: &Kernel, inp: &Inputs| self.still(i, versus, kind, k, inp).is_some();
         let (k2, inp2, st) = shrink::shrink(k, inp, budget, &mut holds);
-        let (dis, want, got) = self.still(i, vs_oracle, kind, &k2, &inp2)?;
+        let (dis, _, got) = self.still(i, versus, kind, &k2, &inp2)?;
         spoc::clear_cache();
         let got_s = match &got {
             Outcome::Ran(_) => dis.detail.clone(),
             Outcome::Failed(c, m) => format!("{c}: {m}"),
             Outcome::Skipped(s) => s.clone(),
         };
-        let _ = want;
         Some(format!(
             "{} ({:.1} s)\n{}\ninputs:\n{}{}: {got_s}\n",
             shrink_line(&st),
@@ -795,34 +858,6 @@ fn run_jobs(s: &Settings) -> bool {
         }
     );
     ok && bad == 0
-}
-
-fn dummy() -> Drawn {
-    Drawn {
-        index: 0,
-        subseed: 0,
-        kernel: Kernel {
-            name: String::new(),
-            vars: vec![],
-            params: vec![],
-            accs: vec![],
-            shared: vec![],
-            helpers: vec![],
-            body: vec![],
-        },
-        inputs: Inputs {
-            params: vec![],
-            inputs: vec![],
-            outputs: vec![],
-            accs: vec![],
-        },
-        want: oracle::Memory {
-            outputs: vec![],
-            accs: vec![],
-        },
-        stats: Stats::default(),
-        redrawn: BTreeMap::new(),
-    }
 }
 
 fn kernel_id(d: &Drawn) -> String {

@@ -319,6 +319,12 @@ impl Editor {
                 self.block(default);
             }
             Stmt::Block(b) => self.block(b),
+            Stmt::Warp { value, operand, .. } => {
+                self.expr(value);
+                if let Some(o) = operand {
+                    self.expr(o);
+                }
+            }
             Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Sync => {}
         }
     }
@@ -562,7 +568,13 @@ pub fn inline_helpers(k: &Kernel) -> Kernel {
                 block(default, hs);
             }
             Stmt::Block(b) => block(b, hs),
-            _ => {}
+            Stmt::Warp { value, operand, .. } => {
+                expr(value, hs);
+                if let Some(o) = operand {
+                    expr(o, hs);
+                }
+            }
+            Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Sync => {}
         }
     }
     c.body.iter_mut().for_each(|s| stmt(s, &helpers));

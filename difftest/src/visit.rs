@@ -70,6 +70,12 @@ impl<'a> Walk<'_, 'a> {
                 self.block(default);
             }
             Stmt::Block(b) => self.block(b),
+            Stmt::Warp { value, operand, .. } => {
+                self.expr(value);
+                if let Some(o) = operand {
+                    self.expr(o);
+                }
+            }
             Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Sync => {}
         }
     }
