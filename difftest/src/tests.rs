@@ -386,3 +386,36 @@ fn inlined_helpers_keep_the_meaning() {
     }
     assert!(calls > 10);
 }
+
+#[test]
+fn interpreter_end_to_end_agrees_and_a_corrupted_result_fails() {
+    // Lowered at run time, run on the real Interpreter device, compared with the oracle.
+    let dev = spoc::init_device(Some("Interpreter")).expect("the Interpreter");
+    let cfg = Config::default();
+    let mut checked = 0;
+    for i in 0..12u64 {
+        let d = draw(21, i, &format!("e2e_{i}"), &cfg);
+        let run = crate::harness::lower(&d.kernel).expect("lowers");
+        let want = crate::harness::expected(&d.kernel, &d.want);
+        let got = crate::harness::run_on(&dev, &d.kernel, &d.inputs, run);
+        assert_eq!(
+            judge(&want, &got),
+            Verdict::Agree,
+            "{}",
+            print::full(&d.kernel)
+        );
+        // One flipped bit anywhere in the device's result is a disagreement.
+        if let Outcome::Ran(mut bufs) = got {
+            if let Some((_, v)) = bufs.iter_mut().find(|(_, v)| !v.is_empty()) {
+                let j = v.len() / 2;
+                v[j] = Val::from_bits(v[j].ty(), v[j].bits() ^ 1);
+                assert!(matches!(
+                    judge(&want, &Outcome::Ran(bufs)),
+                    Verdict::Disagree(_)
+                ));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 6);
+}
