@@ -128,6 +128,10 @@ pub struct Lowerer {
     pub ret: Ty,
     pub is_kernel: bool,
     pub(crate) loop_depth: u32,
+    /// How many blocks the statement being lowered sits in.
+    pub(crate) block_depth: u32,
+    /// The "blocks nested too deeply" error has been reported.
+    pub(crate) too_deep: bool,
     /// The shared arrays the kernel declares (hoisted to the kernel: [`spoc_ir::Kernel::shared`]).
     pub shared: Vec<SharedDecl>,
     /// The constants of `match` patterns, made once the scrutinee's type is known; a pattern
@@ -238,6 +242,8 @@ impl Lowerer {
             ret,
             is_kernel,
             loop_depth: 0,
+            block_depth: 0,
+            too_deep: false,
             shared: Vec::new(),
             pat_consts: Vec::new(),
             field_uses: Vec::new(),

@@ -26,8 +26,35 @@ impl Lowerer {
         }
     }
 
-    /// Any value, buffers included.
+    /// Any value, buffers included. A value nested deeper than [`SPILL_DEPTH`] is bound to a
+    /// temporary first (in `pre`, so only where it is evaluated): however long the source's
+    /// chain (`a + a + … + a`), the IR's expressions stay shallow, as the backends, which
+    /// recurse over them, and the C compilers behind them need.
     pub fn value(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
+        let v = crate::nesting::deep(|| self.value_inner(e, pre))?;
+        if !deeper_than(&v.e, SPILL_DEPTH) {
+            return Ok(v);
+        }
+        match self.tys.resolve(v.ty) {
+            Ty::Buffer { .. } | Ty::Array { .. } | Ty::Unit => Ok(v),
+            _ => Ok(self.spill(v, pre)),
+        }
+    }
+
+    /// `v` evaluated into a new temporary (a `let` pushed on `pre`), and read from it.
+    pub(crate) fn spill(&mut self, v: TExpr, pre: &mut Block) -> TExpr {
+        let t = self.temp(v.ty);
+        pre.push(self.stmt(
+            StmtKind::Let {
+                var: t,
+                init: Some(v.e),
+            },
+            v.span,
+        ));
+        self.mk(ExprKind::Var(t), v.ty, v.span)
+    }
+
+    fn value_inner(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
         let span = Loc::of(&e);
         match e {
             syn::Expr::Lit(l) => self.literal(&l.lit, false),
@@ -530,4 +557,36 @@ fn is_constant_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// How deep an IR expression may nest before [`Lowerer::value`] binds it to a temporary.
+const SPILL_DEPTH: u32 = 24;
+
+/// True if `e` nests deeper than `n` levels (looking no deeper than that).
+fn deeper_than(e: &spoc_ir::Expr, n: u32) -> bool {
+    if n == 0 {
+        return true;
+    }
+    match &e.kind {
+        ExprKind::Const(_) | ExprKind::Var(_) => false,
+        ExprKind::Index { array, index } => deeper_than(array, n - 1) || deeper_than(index, n - 1),
+        ExprKind::Field { base, .. } => deeper_than(base, n - 1),
+        ExprKind::Unary { operand, .. } => deeper_than(operand, n - 1),
+        ExprKind::Binary { lhs, rhs, .. } => deeper_than(lhs, n - 1) || deeper_than(rhs, n - 1),
+        ExprKind::Intrinsic { args, .. } | ExprKind::Call { args, .. } => {
+            args.iter().any(|a| deeper_than(a, n - 1))
+        }
+        ExprKind::Cast { value, .. } => deeper_than(value, n - 1),
+        ExprKind::Select { cond, then, els } => {
+            deeper_than(cond, n - 1) || deeper_than(then, n - 1) || deeper_than(els, n - 1)
+        }
+        ExprKind::Match { scrutinee, arms } => {
+            deeper_than(scrutinee, n - 1) || arms.iter().any(|(_, a)| deeper_than(a, n - 1))
+        }
+        ExprKind::Len(a) => deeper_than(a, n - 1),
+        ExprKind::RecordLit { fields, .. } => fields.iter().any(|f| deeper_than(f, n - 1)),
+        ExprKind::VariantLit { payload, .. } => payload.iter().any(|f| deeper_than(f, n - 1)),
+        ExprKind::ArrayRepeat { value, .. } => deeper_than(value, n - 1),
+        ExprKind::VectorLit(v) => v.iter().any(|f| deeper_than(f, n - 1)),
+    }
 }

@@ -57,6 +57,43 @@ impl Lowerer {
         out: &mut Block,
         want_tail: bool,
     ) -> Lowered<Option<TExpr>> {
+        if let Some(first) = stmts.first() {
+            self.enter_block(first)?;
+        }
+        let r = self.stmts_inner(stmts, out, want_tail);
+        if !stmts.is_empty() {
+            self.block_depth -= 1;
+        }
+        r
+    }
+
+    /// Counts one more level of blocks, refusing more than [`crate::nesting::MAX_BLOCK_DEPTH`]
+    /// with an error at `at` (once per function); [`Lowerer::block_depth`] is decremented by
+    /// the caller when the block ends, if this succeeded.
+    pub(crate) fn enter_block<T: quote::ToTokens>(&mut self, at: &T) -> Lowered<()> {
+        let max = crate::nesting::MAX_BLOCK_DEPTH;
+        if self.block_depth < max {
+            self.block_depth += 1;
+            return Ok(());
+        }
+        if self.too_deep {
+            return Err(Failed);
+        }
+        self.too_deep = true;
+        let first = at.to_token_stream().into_iter().next();
+        let span = first.map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        Err(self.errs.at(
+            span,
+            format!("blocks are nested more than {max} deep here, more than spoc's backends compile; move the inner part into a #[device] function, or join conditions with `&&`"),
+        ))
+    }
+
+    fn stmts_inner(
+        &mut self,
+        stmts: &[syn::Stmt],
+        out: &mut Block,
+        want_tail: bool,
+    ) -> Lowered<Option<TExpr>> {
         let mut ok = true;
         for (i, s) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
@@ -237,6 +274,10 @@ impl Lowerer {
 
     /// An expression in statement position. `tail`: it is the last of a unit block, without `;`.
     pub fn stmt_expr(&mut self, e: &syn::Expr, out: &mut Block, tail: bool) -> Lowered<()> {
+        crate::nesting::deep(|| self.stmt_expr_inner(e, out, tail))
+    }
+
+    fn stmt_expr_inner(&mut self, e: &syn::Expr, out: &mut Block, tail: bool) -> Lowered<()> {
         let span = Loc::of(&e);
         match e {
             syn::Expr::If(i) => self.if_stmt(i, out),
@@ -380,8 +421,12 @@ impl Lowerer {
             None => Ok(None),
             Some((_, e)) => match &**e {
                 syn::Expr::If(nested) => {
+                    // `else if` nests the second `if` in the first one's `else` block.
+                    self.enter_block(nested)?;
                     let mut b = Block::new();
-                    self.if_stmt(nested, &mut b).map(|()| Some(b))
+                    let r = self.if_stmt(nested, &mut b).map(|()| Some(b));
+                    self.block_depth -= 1;
+                    r
                 }
                 syn::Expr::Block(b) => self.unit_block(&b.block).map(Some),
                 other => Err(self.errs.spanned(other, "expected a block after `else`")),

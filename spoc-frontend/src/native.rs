@@ -496,6 +496,10 @@ impl<'a> Native<'a> {
     }
 
     fn stmt(&self, s: &Stmt) -> Option<TokenStream> {
+        crate::nesting::deep(|| self.stmt_inner(s))
+    }
+
+    fn stmt_inner(&self, s: &Stmt) -> Option<TokenStream> {
         Some(match &s.kind {
             StmtKind::Let { var, init } => {
                 let decl = self.vars.get(var.0 as usize)?;
@@ -639,6 +643,10 @@ impl<'a> Native<'a> {
     }
 
     fn expr(&self, e: &Expr) -> Option<TokenStream> {
+        crate::nesting::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&self, e: &Expr) -> Option<TokenStream> {
         Some(match &e.kind {
             ExprKind::Const(_) if matches!(&e.ty, Type::Record(n) if n.starts_with(spoc_ir::resolve::LIT)) =>
             {
