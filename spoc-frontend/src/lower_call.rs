@@ -107,11 +107,16 @@ impl Lowerer {
             ));
         }
         let helper = self.record_helper(&name, path, span)?;
-        let mut args = Vec::new();
+        let mut args: Vec<TExpr> = Vec::new();
         let mut arg_tys = Vec::new();
         let mut ok = true;
         for a in &c.args {
-            match self.value(a, pre) {
+            let mut apre = Block::new();
+            let v = self.value(a, &mut apre);
+            if let Ok(v) = &v {
+                self.sequence(&mut args, v, apre, pre);
+            }
+            match v {
                 Ok(v) if self.tys.resolve(v.ty) == Ty::Unit => {
                     self.errs
                         .at(v.span, "this argument has no value (it is `()`)");
@@ -131,7 +136,7 @@ impl Lowerer {
                         hint: arg_hint(a),
                         guessed: false,
                     });
-                    args.push(v.e)
+                    args.push(v)
                 }
                 Err(_) => ok = false,
             }
@@ -161,6 +166,7 @@ impl Lowerer {
             args: arg_tys,
             ret: ty,
         });
+        let args = args.into_iter().map(|v| v.e).collect();
         Ok(self.mk(ExprKind::Call { func: name, args }, ty, span))
     }
 
@@ -242,7 +248,10 @@ impl Lowerer {
             };
             let what = format!("`.{method}()` is defined on integers");
             self.constrain_at(recv.ty, Kind::Int, recv.span, &what)?;
-            let rhs = self.scalar(arg, pre)?;
+            let mut recv = recv;
+            let mut rpre = Block::new();
+            let rhs = self.scalar(arg, &mut rpre)?;
+            self.sequence([&mut recv], &rhs, rpre, pre);
             return self.binary_op(op, recv, rhs, span);
         }
         let Some(f) = MathFn::from_name(&method) else {
@@ -292,9 +301,11 @@ impl Lowerer {
             });
         }
         let ty = recv.ty;
-        let mut ir_args = vec![recv.e];
+        let mut vals = vec![recv];
         for a in args {
-            let v = self.scalar(a, pre)?;
+            let mut apre = Block::new();
+            let v = self.scalar(a, &mut apre)?;
+            self.sequence(&mut vals, &v, apre, pre);
             let expected = if f == MathFn::Powi { Ty::I32 } else { ty };
             self.unify_at(
                 expected,
@@ -302,11 +313,11 @@ impl Lowerer {
                 v.span,
                 &format!("mismatched types in `.{name}()`"),
             )?;
-            ir_args.push(v.e);
+            vals.push(v);
         }
         let kind = ExprKind::Intrinsic {
             intrinsic: Intrinsic::Math(f),
-            args: ir_args,
+            args: vals.into_iter().map(|v| v.e).collect(),
         };
         Ok(self.mk(kind, ty, span))
     }

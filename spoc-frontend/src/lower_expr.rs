@@ -5,8 +5,9 @@
 use crate::errors::Loc;
 use crate::errors::Lowered;
 use crate::lower::{Deferred, Lowerer, PendingLit, TExpr};
+use crate::native::plan::children;
 use crate::types::{Kind, Scalar, Ty};
-use spoc_ir::{BinOp, Block, Const, ExprKind, LValue, StmtKind, UnOp, VarId};
+use spoc_ir::{BinOp, Block, Const, Expr, ExprKind, Intrinsic, LValue, StmtKind, UnOp, VarId};
 
 impl Lowerer {
     /// A value of scalar or record type (not a buffer, an array or `()`).
@@ -52,6 +53,62 @@ impl Lowerer {
             v.span,
         ));
         self.mk(ExprKind::Var(t), v.ty, v.span)
+    }
+
+    /// Keeps Rust's left-to-right order of operands: `later` is the operand right of
+    /// `earlier` (already lowered, their statements already in `pre`), and `later_pre` the
+    /// statements it needs first. If those statements, or `later` itself, may change memory,
+    /// every earlier operand whose value they could change is first evaluated into a
+    /// temporary; then `later_pre` joins `pre`. (Two effects in one IR expression would also be
+    /// unsequenced in the C the GPU backends generate.)
+    pub(crate) fn sequence<'t>(
+        &mut self,
+        earlier: impl IntoIterator<Item = &'t mut TExpr>,
+        later: &TExpr,
+        mut later_pre: Block,
+        pre: &mut Block,
+    ) {
+        if later_pre.is_empty() && !has_effects(&later.e) {
+            return;
+        }
+        for x in earlier {
+            if self.stable(&x.e) {
+                continue;
+            }
+            if let Ty::Buffer { .. } | Ty::Array { .. } | Ty::Unit = self.tys.resolve(x.ty) {
+                continue;
+            }
+            let v = std::mem::replace(
+                x,
+                self.mk(ExprKind::Const(Const::Bool(false)), Ty::BOOL, x.span),
+            );
+            *x = self.spill(v, pre);
+        }
+        pre.append(&mut later_pre);
+    }
+
+    /// True if no statement can change the value of `e` nor make its evaluation fault: a
+    /// constant, an immutable variable, a length, an index intrinsic, and operators and math
+    /// on those (but integer division, which can fault).
+    pub(crate) fn stable(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::Len(_) => true,
+            ExprKind::Var(id) => self.vars.get(id.0 as usize).is_some_and(|v| !v.mutable),
+            ExprKind::Intrinsic { intrinsic, args } => match intrinsic {
+                Intrinsic::Math(_) => args.iter().all(|a| self.stable(a)),
+                i => i.is_index() || matches!(i, Intrinsic::WarpSize | Intrinsic::LaneId),
+            },
+            ExprKind::Binary { op, lhs, rhs } => {
+                !matches!(op, BinOp::Div | BinOp::Rem) && self.stable(lhs) && self.stable(rhs)
+            }
+            ExprKind::Unary { operand, .. } => self.stable(operand),
+            ExprKind::Cast { value, .. } => self.stable(value),
+            ExprKind::Select { cond, then, els } => {
+                self.stable(cond) && self.stable(then) && self.stable(els)
+            }
+            ExprKind::Field { base, .. } => self.stable(base),
+            _ => false,
+        }
     }
 
     fn value_inner(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
@@ -247,8 +304,10 @@ impl Lowerer {
             }
         };
         let l = self.scalar(&b.left, pre);
-        let r = self.scalar(&b.right, pre);
-        let (l, r) = (l?, r?);
+        let mut rpre = Block::new();
+        let r = self.scalar(&b.right, &mut rpre);
+        let (mut l, r) = (l?, r?);
+        self.sequence([&mut l], &r, rpre, pre);
         let span = Loc::of(&b);
         self.binary_op(op, l, r, span).map(|v| TExpr { span, ..v })
     }
@@ -513,7 +572,10 @@ impl Lowerer {
             ));
         }
         let ty = then.ty;
-        if then_pre.is_empty() && else_pre.is_empty() {
+        // A select may evaluate both sides on some targets (SPIR-V's `OpSelect`): a branch that
+        // writes memory takes the statement form.
+        let pure = !has_effects(&then.e) && !has_effects(&els.e);
+        if pure && then_pre.is_empty() && else_pre.is_empty() {
             let kind = ExprKind::Select {
                 cond: Box::new(cond.e),
                 then: Box::new(then.e),
@@ -563,30 +625,19 @@ fn is_constant_name(name: &str) -> bool {
 const SPILL_DEPTH: u32 = 24;
 
 /// True if `e` nests deeper than `n` levels (looking no deeper than that).
-fn deeper_than(e: &spoc_ir::Expr, n: u32) -> bool {
-    if n == 0 {
-        return true;
-    }
-    match &e.kind {
-        ExprKind::Const(_) | ExprKind::Var(_) => false,
-        ExprKind::Index { array, index } => deeper_than(array, n - 1) || deeper_than(index, n - 1),
-        ExprKind::Field { base, .. } => deeper_than(base, n - 1),
-        ExprKind::Unary { operand, .. } => deeper_than(operand, n - 1),
-        ExprKind::Binary { lhs, rhs, .. } => deeper_than(lhs, n - 1) || deeper_than(rhs, n - 1),
-        ExprKind::Intrinsic { args, .. } | ExprKind::Call { args, .. } => {
-            args.iter().any(|a| deeper_than(a, n - 1))
-        }
-        ExprKind::Cast { value, .. } => deeper_than(value, n - 1),
-        ExprKind::Select { cond, then, els } => {
-            deeper_than(cond, n - 1) || deeper_than(then, n - 1) || deeper_than(els, n - 1)
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            deeper_than(scrutinee, n - 1) || arms.iter().any(|(_, a)| deeper_than(a, n - 1))
-        }
-        ExprKind::Len(a) => deeper_than(a, n - 1),
-        ExprKind::RecordLit { fields, .. } => fields.iter().any(|f| deeper_than(f, n - 1)),
-        ExprKind::VariantLit { payload, .. } => payload.iter().any(|f| deeper_than(f, n - 1)),
-        ExprKind::ArrayRepeat { value, .. } => deeper_than(value, n - 1),
-        ExprKind::VectorLit(v) => v.iter().any(|f| deeper_than(f, n - 1)),
-    }
+fn deeper_than(e: &Expr, n: u32) -> bool {
+    n == 0 || children(e).into_iter().any(|c| deeper_than(c, n - 1))
+}
+
+/// True if evaluating `e` can change memory: it calls a helper (which may write buffers) or is
+/// an atomic.
+pub(crate) fn has_effects(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Call { .. }
+            | ExprKind::Intrinsic {
+                intrinsic: Intrinsic::Atomic(_),
+                ..
+            }
+    ) || children(e).into_iter().any(has_effects)
 }

@@ -493,20 +493,29 @@ impl Lowerer {
         };
         let range = crate::lower_range::parse(&f.expr, &mut self.errs)?;
         let start = self.scalar(range.start, out);
-        let end = self.scalar(range.end, out);
+        let mut epre = Block::new();
+        let end = self.scalar(range.end, &mut epre);
+        let mut spre = Block::new();
         let step = match range.step {
-            Some(s) => self.scalar(s, out).and_then(|s| {
+            Some(s) => self.scalar(s, &mut spre).and_then(|s| {
                 self.unify_at(
                     Ty::USIZE,
                     s.ty,
                     s.span,
                     "mismatched types: `step_by` takes a `usize`",
                 )
-                .map(|()| s.e)
+                .map(|()| s)
             }),
-            None => Ok(Expr::constant(spoc_ir::Const::U32(1))),
+            None => Ok(self.mk(
+                ExprKind::Const(spoc_ir::Const::U32(1)),
+                Ty::USIZE,
+                Loc::of(&f.expr),
+            )),
         };
-        let (start, end, step) = (start?, end?, step?);
+        let (mut start, mut end, step) = (start?, end?, step?);
+        self.sequence([&mut start], &end, epre, out);
+        self.sequence([&mut start, &mut end], &step, spre, out);
+        let step = step.e;
         self.unify_at(
             start.ty,
             end.ty,
@@ -575,16 +584,34 @@ impl Lowerer {
         span: Loc,
         out: &mut Block,
     ) -> Lowered<()> {
-        let (target, current) = match lhs {
+        let (target, current, value) = match lhs {
             syn::Expr::Paren(p) => return self.assign(&p.expr, rhs, op, span, out),
             syn::Expr::Infer(_) if op.is_none() => {
                 let v = self.scalar(rhs, out)?;
                 out.push(self.stmt(StmtKind::Expr(v.e), span));
                 return Ok(());
             }
-            _ => self.place(lhs, op.is_some(), out)?,
+            _ => {
+                // Rust evaluates the value first, then the place (in a compound assignment on
+                // primitives too): the place's statements come after the value's, and the
+                // value is settled first if the place could change it.
+                let mut ppre = Block::new();
+                let (target, current) = self.place(lhs, op.is_some(), &mut ppre)?;
+                let mut value = self.scalar(rhs, out)?;
+                self.sequence([&mut value], &current, ppre, out);
+                // A value that writes memory is computed before the element is read (`+=`) or
+                // an index that could see its writes is evaluated, which the generated C would
+                // leave unsequenced.
+                let exposed = match op {
+                    Some(_) => !matches!(target, LValue::Var(_)),
+                    None => !self.stable_place(&target),
+                };
+                if exposed && crate::lower_expr::has_effects(&value.e) {
+                    value = self.spill(value, out);
+                }
+                (target, current, value)
+            }
         };
-        let value = self.scalar(rhs, out)?;
         let value = match op {
             Some((op, op_span)) => self.binary_op(op, current, value, op_span)?,
             None => {
@@ -690,6 +717,16 @@ impl Lowerer {
                 lhs,
                 "invalid left-hand side of assignment: assign to a `let mut` local, a buffer element `y[i]` or a record field `q.x`",
             )),
+        }
+    }
+
+    /// True if no write to memory changes which element `l` denotes (its indices are
+    /// [`Lowerer::stable`]).
+    fn stable_place(&self, l: &LValue) -> bool {
+        match l {
+            LValue::Var(_) => true,
+            LValue::Index { base, index } => self.stable(index) && self.stable_place(base),
+            LValue::Field { base, .. } => self.stable_place(base),
         }
     }
 

@@ -623,8 +623,12 @@ impl<'a> Native<'a> {
                     let b = self.block(b)?;
                     out.push(quote!(#p => { #b }));
                 }
-                // A statement `match` need not be exhaustive: no arm, no effect.
-                quote!(match #sc { #(#out)* _ => {} })
+                // A statement `match` need not be exhaustive: no arm, no effect. (Not after a
+                // `_` arm: rustc's initialisation check would take the dead arm as a path that
+                // leaves a variable unassigned.)
+                let rest =
+                    (!matches!(arms.last(), Some((Pattern::Wildcard, _)))).then(|| quote!(_ => {}));
+                quote!(match #sc { #(#out)* #rest })
             }
             StmtKind::Barrier => {
                 let site = self.site();

@@ -551,7 +551,7 @@ impl Walk<'_, '_> {
 }
 
 /// The direct subexpressions of `e`.
-fn children(e: &Expr) -> Vec<&Expr> {
+pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Const(_) | ExprKind::Var(_) => vec![],
         ExprKind::Index { array, index } => vec![array, index],
