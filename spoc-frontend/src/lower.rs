@@ -184,6 +184,9 @@ pub fn lower_fn_noted(
     note: Option<String>,
 ) -> Result<LoweredFn, Errors> {
     let mut errs = Errors::with_note(note);
+    if !ascii_names(item, &mut errs) {
+        return Err(errs);
+    }
     let what = if is_kernel {
         "kernel"
     } else {
@@ -391,4 +394,34 @@ pub fn src_loc(span: Loc) -> Option<SrcLoc> {
         line: lc.line as u32,
         column: lc.column as u32 + 1,
     })
+}
+
+/// Reports each identifier of `item` that is not ASCII (once per name); false if there was one.
+/// The names of a kernel, its parameters, locals, helpers and records end up in the generated
+/// C, PTX and SPIR-V and in the IR, whose identifiers are ASCII (`[A-Za-z_][A-Za-z0-9_]*`);
+/// refusing them here, at the name, is better than a kernel that compiles and then fails at
+/// every launch (docs/LANGUAGE.md, "Names").
+pub fn ascii_names(item: &syn::ItemFn, errs: &mut Errors) -> bool {
+    struct Names<'e> {
+        errs: &'e mut Errors,
+        seen: Vec<String>,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Names<'_> {
+        fn visit_ident(&mut self, i: &'ast syn::Ident) {
+            let name = ident_name(i);
+            if !name.is_ascii() && !self.seen.contains(&name) {
+                self.errs.spanned(
+                    i,
+                    format!("`{name}` is not an ASCII identifier: spoc compiles kernels to C, PTX and SPIR-V, whose names are ASCII; rename it with ASCII letters, digits and `_`"),
+                );
+                self.seen.push(name);
+            }
+        }
+    }
+    let mut v = Names {
+        errs,
+        seen: Vec::new(),
+    };
+    syn::visit::Visit::visit_item_fn(&mut v, item);
+    v.seen.is_empty()
 }

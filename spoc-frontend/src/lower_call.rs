@@ -39,6 +39,32 @@ impl Lowerer {
                 return r;
             }
         }
+        let owner = path
+            .segments
+            .iter()
+            .rev()
+            .nth(1)
+            .map(|s| s.ident.to_string());
+        match owner.as_deref() {
+            Some("Vec" | "VecDeque" | "Box" | "HashMap" | "BTreeMap" | "HashSet") => {
+                let written = quote::quote!(#path).to_string().replace(' ', "");
+                return Err(self.errs.spanned(
+                    fp,
+                    format!(
+                        "`{written}` allocates, and kernels cannot allocate; {}",
+                        crate::lower_expr::ALLOCATION_ADVICE
+                    ),
+                ));
+            }
+            Some("String" | "str") => {
+                let written = quote::quote!(#path).to_string().replace(' ', "");
+                return Err(self.errs.spanned(
+                    fp,
+                    format!("`{written}`: kernels have no strings (they compute on numbers and `bool`s); write results into a `&mut [T]` buffer"),
+                ));
+            }
+            _ => {}
+        }
         if let Some(seg) = path.segments.iter().find(|s| !s.arguments.is_none()) {
             return Err(self.errs.spanned(
                 &seg.arguments,
@@ -258,6 +284,10 @@ impl Lowerer {
             let msg = match method.as_str() {
                 "len" => "`.len()` is only defined on buffers and arrays".to_string(),
                 "step_by" | "rev" => format!("`.{method}()` can only be used on the range of a `for` loop"),
+                "clamp" => "`.clamp(lo, hi)` is not supported in kernels (Rust's panics when `lo > hi` or a bound is NaN, which a kernel cannot do); write `x.max(lo).min(hi)`".to_string(),
+                "fract" => "`.fract()` is not supported in kernels yet; write `x - x.trunc()`".to_string(),
+                "is_nan" => "`.is_nan()` is not supported in kernels yet; write `x != x`".to_string(),
+                "push" | "pop" | "iter" | "iter_mut" | "to_vec" | "collect" | "map" | "sum" => format!("`.{method}()` is not supported in kernels: buffers and arrays are indexed one element at a time (`x[i]`), in a `for` loop over a range"),
                 _ => format!("unknown method `{method}` in a kernel; supported are `.len()` on buffers, the math methods of `f32`/`f64` (`sqrt`, `exp`, `ln`, `sin`, `powi`, `powf`, `mul_add`, `min`, `max`, …), and `abs`/`min`/`max`/`wrapping_add`/`wrapping_sub`/`wrapping_mul` on integers"),
             };
             return Err(self.errs.spanned(&m.method, msg));

@@ -176,7 +176,9 @@ impl Lowerer {
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
         let msg = if name == "vec" {
-            "`vec!` allocates, and kernels cannot allocate; take a `&mut [T]` buffer parameter instead".to_string()
+            format!("`vec!` allocates, and kernels cannot allocate; {ALLOCATION_ADVICE}")
+        } else if matches!(name.as_str(), "format" | "write" | "writeln") {
+            format!("`{name}!` builds a string, and kernels compute on numbers and `bool`s only: write results into a `&mut [T]` buffer")
         } else {
             format!("macros (`{name}!`) are not supported in kernels; write the code out, or call a #[device] function")
         };
@@ -620,6 +622,9 @@ fn is_constant_name(name: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
+
+/// What to write instead of a `Vec` in a kernel.
+pub(crate) const ALLOCATION_ADVICE: &str = "for scratch space per thread, declare a local array with a literal length (`let mut a = [0.0f32; 16];`); for data in and out, take a `&mut [T]` buffer parameter";
 
 /// How deep an IR expression may nest before [`Lowerer::value`] binds it to a temporary.
 const SPILL_DEPTH: u32 = 24;
