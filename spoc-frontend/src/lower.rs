@@ -184,7 +184,7 @@ pub fn lower_fn_noted(
     note: Option<String>,
 ) -> Result<LoweredFn, Errors> {
     let mut errs = Errors::with_note(note);
-    if !ascii_names(item, &mut errs) {
+    if !ascii_names(item, &mut errs) | !body_attributes(&item.block, &mut errs) {
         return Err(errs);
     }
     let what = if is_kernel {
@@ -424,4 +424,33 @@ pub fn ascii_names(item: &syn::ItemFn, errs: &mut Errors) -> bool {
     };
     syn::visit::Visit::visit_item_fn(&mut v, item);
     v.seen.is_empty()
+}
+
+/// Reports each attribute in `body` other than lint levels and docs; false if there was one.
+/// The macro lowers the body as written, so an attribute that changes code (`#[cfg]`, which
+/// rustc evaluates inside an attribute macro's input only after the macro ran) would be
+/// silently ignored.
+pub fn body_attributes(body: &syn::Block, errs: &mut Errors) -> bool {
+    struct Attrs<'e> {
+        errs: &'e mut Errors,
+        ok: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Attrs<'_> {
+        fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+            let p = a.path();
+            let lint = ["allow", "expect", "warn", "deny", "doc"]
+                .iter()
+                .any(|n| p.is_ident(n));
+            if !lint {
+                self.errs.spanned(
+                    a,
+                    "attributes inside a kernel body are not supported, but lint levels (`#[allow(..)]`) and docs: the macro lowers the body as written, so `#[cfg]` and the like would be ignored",
+                );
+                self.ok = false;
+            }
+        }
+    }
+    let mut v = Attrs { errs, ok: true };
+    syn::visit::Visit::visit_block(&mut v, body);
+    v.ok
 }
