@@ -61,7 +61,12 @@ fn parse_item(
     })?;
     for a in &item.attrs {
         let p = a.path();
-        if !(p.is_ident("doc") || p.is_ident("cfg") || p.is_ident("allow") || p.is_ident("expect"))
+        let tool = p.segments.first().is_some_and(|s| s.ident == "rustfmt");
+        if !(p.is_ident("doc")
+            || p.is_ident("cfg")
+            || p.is_ident("allow")
+            || p.is_ident("expect")
+            || tool)
         {
             return Err(syn::Error::new_spanned(
                 a,

@@ -426,7 +426,8 @@ pub fn ascii_names(item: &syn::ItemFn, errs: &mut Errors) -> bool {
     v.seen.is_empty()
 }
 
-/// Reports each attribute in `body` other than lint levels and docs; false if there was one.
+/// Reports each attribute in `body` other than lint levels, docs and `rustfmt::…`; false if
+/// there was one.
 /// The macro lowers the body as written, so an attribute that changes code (`#[cfg]`, which
 /// rustc evaluates inside an attribute macro's input only after the macro ran) would be
 /// silently ignored.
@@ -440,11 +441,12 @@ pub fn body_attributes(body: &syn::Block, errs: &mut Errors) -> bool {
             let p = a.path();
             let lint = ["allow", "expect", "warn", "deny", "doc"]
                 .iter()
-                .any(|n| p.is_ident(n));
+                .any(|n| p.is_ident(n))
+                || p.segments.first().is_some_and(|s| s.ident == "rustfmt");
             if !lint {
                 self.errs.spanned(
                     a,
-                    "attributes inside a kernel body are not supported, but lint levels (`#[allow(..)]`) and docs: the macro lowers the body as written, so `#[cfg]` and the like would be ignored",
+                    "attributes inside a kernel body are not supported, but lint levels (`#[allow(..)]`), docs and `#[rustfmt::skip]`: the macro lowers the body as written, so `#[cfg]` and the like would be ignored",
                 );
                 self.ok = false;
             }
