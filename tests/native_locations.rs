@@ -6,6 +6,8 @@
 //! Each faulting statement carries a `// BUG(name)` comment; the test finds that line in this
 //! file's own text, so the asserted line and column are the real ones.
 
+mod common;
+
 use spoc::prelude::*;
 use spoc::{Device, Error};
 
@@ -14,17 +16,8 @@ const SOURCE: &str = include_str!("native_locations.rs");
 
 /// `file:line:column` of the statement marked `// BUG(name)`: its first non-blank character.
 fn marked(name: &str) -> String {
-    let tag = format!("// BUG({name})");
-    let mut found = SOURCE
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_end().ends_with(&tag));
-    let (i, line) = found
-        .next()
-        .unwrap_or_else(|| panic!("no line marked {tag}"));
-    assert!(found.next().is_none(), "two lines marked {tag}");
-    let col = line.chars().take_while(|c| c.is_whitespace()).count();
-    format!("{FILE}:{}:{}", i + 1, col + 1)
+    let (line, column) = common::marked(SOURCE, name);
+    format!("{FILE}:{line}:{column}")
 }
 
 fn native() -> Device {
