@@ -29,7 +29,7 @@ fn fault(r: spoc::Result<()>) -> (String, [u32; 3]) {
     match r {
         Err(Error::KernelFault {
             message, thread, ..
-        }) => (message, thread),
+        }) => (message, thread.expect("a CPU fault knows its thread")),
         other => panic!("expected a kernel fault, got {other:?}"),
     }
 }
