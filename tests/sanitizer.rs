@@ -6,6 +6,8 @@
 //! Each buggy statement carries a `// BUG(name)` comment; the test finds that line in this file's
 //! own text, so the asserted line and column are the real ones.
 
+mod common;
+
 use spoc::interpreter::{
     take_last_report, AccessKind, InterpError, InterpErrorKind, MemorySpace, SourceLoc,
 };
@@ -17,17 +19,7 @@ const SOURCE: &str = include_str!("sanitizer.rs");
 
 /// (line, column) of the statement marked `// BUG(name)`: its first non-blank character.
 fn marked(name: &str) -> (u32, u32) {
-    let tag = format!("// BUG({name})");
-    let mut found = SOURCE
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| l.trim_end().ends_with(&tag));
-    let (i, line) = found
-        .next()
-        .unwrap_or_else(|| panic!("no line marked {tag}"));
-    assert!(found.next().is_none(), "two lines marked {tag}");
-    let col = line.chars().take_while(|c| c.is_whitespace()).count();
-    (i as u32 + 1, col as u32 + 1)
+    common::marked(SOURCE, name)
 }
 
 /// Asserts that `loc` is the statement marked `name` in this file.

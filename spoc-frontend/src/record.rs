@@ -61,6 +61,16 @@ fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
         ));
     }
     let name = ident.to_string();
+    let names = std::iter::once(ident).chain(fields.named.iter().filter_map(|f| f.ident.as_ref()));
+    if let Some(bad) = names
+        .into_iter()
+        .find(|i| !crate::lower::ident_name(i).is_ascii())
+    {
+        return Err(syn::Error::new_spanned(
+            bad,
+            format!("`{bad}` is not an ASCII identifier: records and their fields are named in the C, PTX and SPIR-V spoc generates, whose names are ASCII; rename it with ASCII letters, digits and `_`"),
+        ));
+    }
     let mut infos = Vec::new();
     let mut defs = Vec::new();
     let mut nested = Vec::new();

@@ -145,6 +145,8 @@ pub struct RawBuffer {
 
 impl RawBuffer {
     pub(crate) fn alloc(device: &Device, len: usize, elem: ElemInfo) -> Result<RawBuffer> {
+        let bytes = (len as u64).saturating_mul(elem.size as u64);
+        device.check_buffers(&[bytes])?;
         let backend = device.backend();
         let mem = backend.alloc_custom(device.local(), len, elem.size)?;
         Ok(RawBuffer {

@@ -24,6 +24,12 @@ pub struct Capabilities {
     pub compute_units: u32,
     /// Device memory in bytes (0 if unknown).
     pub total_memory: u64,
+    /// The largest single buffer the device takes, in bytes (0 if unknown): the whole memory
+    /// on CUDA and the CPU backends, `CL_DEVICE_MAX_MEM_ALLOC_SIZE` on OpenCL, the smaller of
+    /// `maxStorageBufferRange` and `maxMemoryAllocationSize` on Vulkan (what one kernel
+    /// parameter can see). [`Device::check_buffers`] tests sizes against it before anything
+    /// is made.
+    pub max_buffer_bytes: u64,
     /// `f64` arithmetic is supported.
     pub fp64: bool,
     /// 64-bit integer atomics are supported.
@@ -51,6 +57,7 @@ impl Capabilities {
             warp_size: 32,
             compute_units: threads,
             total_memory,
+            max_buffer_bytes: total_memory,
             fp64: true,
             int64_atomics: true,
             subgroups: false,
@@ -179,6 +186,45 @@ impl Device {
     /// [`Error::Memory`] if the allocation or the copy fails.
     pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<Buffer<T>> {
         Buffer::from_slice(self, data)
+    }
+
+    /// Checks that buffers of `bytes` bytes each fit this device, before anything is made: each
+    /// at most [`Capabilities::max_buffer_bytes`], all together at most
+    /// [`Capabilities::total_memory`] (limits the device does not know are not checked). A
+    /// program calls it before it builds large host inputs, so that a size the device cannot
+    /// take is refused at once instead of after the host has filled gigabytes.
+    ///
+    /// # Errors
+    /// [`Error::BufferTooLarge`] naming the limit.
+    pub fn check_buffers(&self, bytes: &[u64]) -> Result<()> {
+        let caps = self.caps();
+        let err = |what, bytes, limit, limit_name| Error::BufferTooLarge {
+            device: self.to_string(),
+            what,
+            bytes,
+            limit,
+            limit_name,
+        };
+        if caps.max_buffer_bytes > 0 {
+            if let Some(&b) = bytes.iter().find(|&&b| b > caps.max_buffer_bytes) {
+                return Err(err(
+                    "a buffer of",
+                    b,
+                    caps.max_buffer_bytes,
+                    "the largest buffer the device takes",
+                ));
+            }
+        }
+        let total = bytes.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        if caps.total_memory > 0 && total > caps.total_memory {
+            return Err(err(
+                "buffers totalling",
+                total,
+                caps.total_memory,
+                "the device's memory",
+            ));
+        }
+        Ok(())
     }
 
     /// Waits until all work queued on the device has finished.

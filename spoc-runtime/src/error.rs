@@ -119,6 +119,21 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// A buffer (or a set of buffers) larger than the device takes: refused before anything
+    /// is allocated.
+    #[error("cannot make {what} {} ({bytes} bytes): {limit_name} is {} ({limit} bytes) on {device}", mib(*bytes), mib(*limit))]
+    BufferTooLarge {
+        /// The device, as it prints (`#3 llvmpipe [Vulkan]`).
+        device: String,
+        /// `"a buffer of"` or `"buffers totalling"`.
+        what: &'static str,
+        /// The size asked for, in bytes.
+        bytes: u64,
+        /// The device's limit, in bytes.
+        limit: u64,
+        /// Which limit (`"the largest buffer the device takes"`, `"the device's memory"`).
+        limit_name: &'static str,
+    },
     /// A host slice and a buffer (or two buffers) of different lengths in a transfer.
     #[error(
         "length mismatch in {operation}: the buffer has {expected} elements, the other side {got}"
@@ -169,6 +184,16 @@ pub enum Error {
         /// The driver's message.
         message: String,
     },
+}
+
+/// `12.0 MiB`, `3.5 GiB`.
+fn mib(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+    }
 }
 
 /// ` in block (x, y, z), thread (x, y, z)` where the coordinates are known.

@@ -237,6 +237,7 @@ fn describe_device(dev: CUdevice) -> Result<CudaDevice, String> {
         warp_size: u(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
         compute_units: u(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         total_memory: total as u64,
+        max_buffer_bytes: total as u64,
         fp64: true,
         int64_atomics: true,
         subgroups: true,

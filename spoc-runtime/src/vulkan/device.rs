@@ -163,6 +163,13 @@ impl VulkanDeviceProps {
             } else {
                 self.heaps.iter().map(|h| h.size).sum()
             },
+            max_buffer_bytes: self
+                .max_storage_buffer_range
+                .min(if self.max_allocation > 0 {
+                    self.max_allocation
+                } else {
+                    u64::MAX
+                }),
             fp64: cg.fp64,
             int64_atomics: cg.int64_atomics,
             subgroups: cg.subgroups,
