@@ -36,15 +36,16 @@ pub const KNOWN: &[Known] = &[
     Known {
         name: "block-expr-order",
         what: "value blocks (`{ ..; e }`, `if`/`match` values) with side effects only as a whole \
-               `let` initializer, never inside a larger expression",
-        default: true,
+               `let` initializer, never inside a larger expression (fixed on main in f16b01a: \
+               off by default)",
+        default: false,
     },
     Known {
         name: "native-match-value-stmts",
         what: "compiled kernels: `match` values whose arms hold statements (Native's generated \
-               code does not compile, E0381: difftest/FINDINGS.md F1); run-time-lowered kernels \
-               keep them",
-        default: true,
+               code does not compile, E0381: difftest/FINDINGS.md F1, fixed on main in f16b01a: \
+               off by default); run-time-lowered kernels keep them",
+        default: false,
     },
     Known {
         name: "c-double-minus",
@@ -60,9 +61,10 @@ pub const KNOWN: &[Known] = &[
     },
     Known {
         name: "vulkan-fast-math",
-        what: "kernels in which the oracle sees a float `+ - * / %` or comparison with an \
-               operand known at compile time to be ±0, NaN or ±inf are drawn again (lavapipe \
-               folds `0.0 * x`, `x + 0.0`, `0.0 - x` as if signed zeros and NaN did not exist)",
+        what: "kernels in which the oracle sees a float `+ - * / %`, comparison or method with \
+               an operand known at compile time to be ±0, NaN or ±inf are drawn again \
+               (lavapipe folds `0.0 * x`, `x + 0.0`, `0.0 - x`, `(-0.0).abs()` as if signed \
+               zeros and NaN did not exist)",
         default: true,
     },
     Known {

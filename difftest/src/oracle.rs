@@ -74,9 +74,10 @@ impl Memory {
 pub struct Excl {
     /// `abs-int-min`: taking `abs` of a signed MIN is [`Fault::Known`].
     pub abs_int_min: bool,
-    /// `vulkan-fast-math`: a float `+ - * / %` or comparison with an operand a compiler can
-    /// know at compile time to be ±0, NaN or ±inf is [`Fault::Known`] (lavapipe folds such
-    /// operations as if signed zeros, NaN and infinities did not exist).
+    /// `vulkan-fast-math`: a float `+ - * / %`, comparison or method (`abs`, `floor`, …) with
+    /// an operand a compiler can know at compile time to be ±0, NaN or ±inf is
+    /// [`Fault::Known`] (lavapipe folds such operations as if signed zeros, NaN and infinities
+    /// did not exist).
     pub vulkan_fast_math: bool,
     /// `f32-subnormals`: f32 arithmetic on or giving a subnormal is [`Fault::Known`].
     pub f32_subnormals: bool,
@@ -840,6 +841,8 @@ impl Machine<'_> {
                     if ka.sext && matches!(m, Method::Min | Method::Max | Method::Abs) {
                         self.sext_compare(BinOp::Lt, (v, ka), (v, ka))?;
                     }
+                    // lavapipe also folds `(-0.0).abs()` to -0.0.
+                    self.fast_math(BinOp::Add, (v, ka), (v, RT))?;
                     vs.push(v);
                     k = k.both(ka);
                 }
