@@ -1,7 +1,7 @@
 //! # spoc-difftest
 //!
 //! Random-kernel differential testing of spoc. A seeded generator ([`gen`]) draws well-typed
-//! kernels of the kernel language ([`ast`]); the printer ([`print`]) writes each as a
+//! kernels of the kernel language ([`ast`]); the printer ([`mod@print`]) writes each as a
 //! `#[kernel] fn`; the oracle ([`oracle`]) evaluates it with Rust's own operators. The harness
 //! ([`harness`]) lowers the source at run time (`spoc_frontend::lower_kernel_source`) or takes
 //! the kernels the build script compiled through `#[kernel]`, runs them on every device, checks
