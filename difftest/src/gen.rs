@@ -19,6 +19,22 @@ pub struct Known {
     pub what: &'static str,
     /// Active unless `SPOC_DIFFTEST_KNOWN` says otherwise.
     pub default: bool,
+    /// The devices whose presence makes a default exclusion apply to a run.
+    pub scope: Scope,
+}
+
+/// Which devices a known bug concerns: a default exclusion applies to a run only if one of them
+/// is in it (an exclusion named in `SPOC_DIFFTEST_KNOWN` applies whatever the devices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every run.
+    Any,
+    /// Runs with a Vulkan device.
+    Vulkan,
+    /// Runs with lavapipe (Mesa's llvmpipe Vulkan driver).
+    Lavapipe,
+    /// Runs with a device whose warps are narrower than 32 lanes.
+    NarrowWarps,
 }
 
 /// The names of the exclusions active by default.
@@ -39,6 +55,7 @@ pub const KNOWN: &[Known] = &[
                `let` initializer, never inside a larger expression (fixed on main in f16b01a: \
                off by default)",
         default: false,
+        scope: Scope::Any,
     },
     Known {
         name: "native-match-value-stmts",
@@ -46,18 +63,21 @@ pub const KNOWN: &[Known] = &[
                code does not compile, E0381: difftest/FINDINGS.md F1, fixed on main in f16b01a: \
                off by default); run-time-lowered kernels keep them",
         default: false,
+        scope: Scope::Any,
     },
     Known {
         name: "c-double-minus",
         what: "no float `-` directly on a float `-` or a negative float literal (the C printer \
                writes `- -6.0f` as `--6.0f`: difftest/FINDINGS.md F2)",
         default: true,
+        scope: Scope::Any,
     },
     Known {
         name: "vulkan-fmod-barrier",
         what: "no float `%` in kernels with `sync_threads()` (Vulkan's fmod routine gives wrong \
                values there: difftest/FINDINGS.md F3)",
         default: true,
+        scope: Scope::Lavapipe,
     },
     Known {
         name: "vulkan-fast-math",
@@ -66,6 +86,7 @@ pub const KNOWN: &[Known] = &[
                (lavapipe folds `0.0 * x`, `x + 0.0`, `0.0 - x`, `(-0.0).abs()` as if signed \
                zeros and NaN did not exist)",
         default: true,
+        scope: Scope::Lavapipe,
     },
     Known {
         name: "vulkan-sext-compare",
@@ -73,13 +94,14 @@ pub const KNOWN: &[Known] = &[
                `min`, `max`, `abs`) of a sign-extended `i32` (`x as i64`) are drawn again \
                (lavapipe orders such values wrongly: difftest/FINDINGS.md F4)",
         default: true,
+        scope: Scope::Lavapipe,
     },
     Known {
         name: "shuffle-8-lanes",
-        what: "no `shuffle_up`/`shuffle_down` when a device of the run has warps narrower than \
-               32 lanes (lavapipe's 8-lane subgroups rotate instead of keeping the lane's own \
-               value when the source is past the warp); always in the compiled set",
+        what: "no `shuffle_up`/`shuffle_down` (lavapipe's 8-lane subgroups rotate instead of \
+               keeping the lane's own value when the source is past the warp)",
         default: true,
+        scope: Scope::NarrowWarps,
     },
     Known {
         name: "vulkan-sqrt-max",
@@ -87,11 +109,13 @@ pub const KNOWN: &[Known] = &[
                square root (of `f32::MAX`, `f64::MAX`) are drawn again (Vulkan's refined sqrt \
                is one ulp high there: difftest/FINDINGS.md F5)",
         default: true,
+        scope: Scope::Vulkan,
     },
     Known {
         name: "abs-int-min",
         what: "kernels in which the oracle takes `abs` of i32::MIN / i64::MIN are drawn again",
         default: true,
+        scope: Scope::Any,
     },
     Known {
         name: "f32-subnormals",
@@ -99,6 +123,7 @@ pub const KNOWN: &[Known] = &[
                drawn again (for devices that flush f32 subnormals, which LANGUAGE.md allows on \
                Vulkan/NVIDIA); off by default",
         default: false,
+        scope: Scope::Any,
     },
 ];
 
@@ -117,8 +142,6 @@ pub struct Config {
     pub max_stmts: u32,
     /// Percentage of kernels with warp operations (PoCL, without subgroups, refuses those).
     pub warp_percent: u32,
-    /// A device of the run has warps narrower than 32 lanes (for `shuffle-8-lanes`).
-    pub narrow_warps: bool,
 }
 
 impl Default for Config {
@@ -130,7 +153,6 @@ impl Default for Config {
             mul_add: true,
             max_stmts: 40,
             warp_percent: 15,
-            narrow_warps: true,
         }
     }
 }
@@ -484,10 +506,7 @@ impl Gen<'_> {
             WarpOp::All,
             WarpOp::Ballot,
         ]);
-        if matches!(op, WarpOp::Up | WarpOp::Down)
-            && self.cfg.narrow_warps
-            && self.cfg.excludes("shuffle-8-lanes")
-        {
+        if matches!(op, WarpOp::Up | WarpOp::Down) && self.cfg.excludes("shuffle-8-lanes") {
             *self
                 .stats
                 .excluded

@@ -10,6 +10,8 @@
 //!
 //! `docs/TESTING.md` at the repository root says what is covered and how to run it.
 
+#![warn(missing_docs)]
+
 pub mod ast;
 pub mod gen;
 pub mod harness;

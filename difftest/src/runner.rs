@@ -7,7 +7,7 @@
 //! runs anywhere without a source tree.
 
 use crate::ast::{uses_warps, Kernel};
-use crate::gen::{Config, Stats, KNOWN};
+use crate::gen::{Config, Scope, Stats, KNOWN};
 use crate::harness::{self, Buffers, Disagreement, Drawn, Kind, Outcome, Runnable, Verdict};
 use crate::oracle::{self, Inputs};
 use crate::print;
@@ -30,8 +30,11 @@ pub struct Settings {
     /// `SPOC_DIFFTEST_SKIP_COMPILED=1` skips the compiled set.
     pub compiled: bool,
     /// `SPOC_DIFFTEST_KNOWN`: the active exclusions (comma-separated names of
-    /// [`KNOWN`], `none` for none; default: those marked `default`).
+    /// [`KNOWN`], `none` for none; default: those marked `default` whose [`Scope`] has a device
+    /// in the run).
     pub known: Vec<String>,
+    /// `SPOC_DIFFTEST_KNOWN` was given (its exclusions apply whatever the devices).
+    pub known_explicit: bool,
     /// `SPOC_DIFFTEST_SHRINK`: how many disagreements to shrink (default 8; 0: none).
     pub shrink: usize,
     /// `SPOC_DIFFTEST_SHRINK_SECS`: time limit of one shrink (default 120 s).
@@ -93,6 +96,7 @@ impl Settings {
                 .collect(),
         };
         Settings {
+            known_explicit: env("SPOC_DIFFTEST_KNOWN").is_some(),
             seed: num("SPOC_DIFFTEST_SEED", DEFAULT_SEED),
             kernels: num("SPOC_DIFFTEST_KERNELS", DEFAULT_KERNELS),
             first: num("SPOC_DIFFTEST_FIRST", 0),
@@ -144,13 +148,11 @@ pub fn compiled_config(known: &[&str]) -> Config {
     }
 }
 
-/// The generator's configuration for run-time-lowered kernels (`narrow_warps`: a device of the
-/// run has warps narrower than 32 lanes).
-pub fn lowered_config(known: &[String], narrow_warps: bool) -> Config {
+/// The generator's configuration for run-time-lowered kernels.
+pub fn lowered_config(known: &[String]) -> Config {
     Config {
         helpers: false,
         known: known.to_vec(),
-        narrow_warps,
         ..Config::default()
     }
 }
@@ -302,6 +304,19 @@ fn devices(s: &Settings) -> Vec<Dev> {
         .collect()
 }
 
+/// Whether a device of `scope` is among `devs`.
+fn in_scope(scope: Scope, devs: &[Dev]) -> bool {
+    devs.iter().any(|d| {
+        let c = &d.dev.capabilities;
+        match scope {
+            Scope::Any => true,
+            Scope::Vulkan => d.dev.framework == "Vulkan",
+            Scope::Lavapipe => d.dev.framework == "Vulkan" && d.dev.name.contains("llvmpipe"),
+            Scope::NarrowWarps => c.subgroups && c.warp_size < 32,
+        }
+    })
+}
+
 /// Whether `label` passes the `SPOC_DIFFTEST_DEVICES` filter.
 pub fn wanted(filter: &[String], label: &str) -> bool {
     let l = label.to_lowercase();
@@ -320,6 +335,16 @@ pub fn run(s: Settings, compiled: Option<CompiledSet>) -> bool {
     let t0 = Instant::now();
     watch(s.timeout);
     let devs = devices(&s);
+    let mut s = s;
+    if !s.known_explicit {
+        // Default exclusions only where the bug's devices are in the run.
+        s.known.retain(|n| {
+            KNOWN
+                .iter()
+                .find(|k| k.name == n)
+                .is_some_and(|k| in_scope(k.scope, &devs))
+        });
+    }
     println!("== spoc-difftest: random kernels on every device");
     println!(
         "seed {:#x} (SPOC_DIFFTEST_SEED), run-time-lowered kernels {}..{} (SPOC_DIFFTEST_FIRST, SPOC_DIFFTEST_KERNELS)",
@@ -381,11 +406,7 @@ pub fn run(s: Settings, compiled: Option<CompiledSet>) -> bool {
         );
     }
     let t = Instant::now();
-    let narrow = r
-        .devs
-        .iter()
-        .any(|d| d.dev.capabilities.subgroups && d.dev.capabilities.warp_size < 32);
-    let cfg = lowered_config(&r.s.known, narrow);
+    let cfg = lowered_config(&r.s.known);
     for idx in r.s.first..r.s.first + r.s.kernels {
         let name = format!("dt_{idx}");
         let d = harness::draw(r.s.seed, idx, &name, &cfg);
@@ -486,7 +507,7 @@ impl Run {
     }
 
     fn excl(&self) -> oracle::Excl {
-        lowered_config(&self.s.known, true).excl()
+        lowered_config(&self.s.known).excl()
     }
 
     /// What device `i` is compared with for kernel `k`: the Interpreter, or for a kernel whose
@@ -710,11 +731,14 @@ impl Run {
                     .get(&format!("known bug {}", k.name))
                     .copied()
                     .unwrap_or(0);
-            println!(
-                "  {:<20} {}: {n}",
-                k.name,
-                if active { "active" } else { "off" }
-            );
+            let state = if active {
+                "active"
+            } else if k.default && !self.s.known_explicit {
+                "off (no device it concerns)"
+            } else {
+                "off"
+            };
+            println!("  {:<26} {state}: {n}", k.name);
         }
         println!("kernels drawn again because the oracle had no defined result:");
         if self.redrawn.is_empty() {
