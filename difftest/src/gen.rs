@@ -35,6 +35,10 @@ pub enum Scope {
     Lavapipe,
     /// Runs with a device whose warps are narrower than 32 lanes.
     NarrowWarps,
+    /// Runs with a device compiled from C source (OpenCL, CUDA/C, HIP).
+    CSource,
+    /// Runs with an NVIDIA device (CUDA, or an OpenCL or Vulkan device named NVIDIA).
+    Nvidia,
 }
 
 /// The names of the exclusions active by default.
@@ -70,7 +74,7 @@ pub const KNOWN: &[Known] = &[
         what: "no float `-` directly on a float `-` or a negative float literal (the C printer \
                writes `- -6.0f` as `--6.0f`: difftest/FINDINGS.md F2)",
         default: true,
-        scope: Scope::Any,
+        scope: Scope::CSource,
     },
     Known {
         name: "vulkan-fmod-barrier",
@@ -115,7 +119,7 @@ pub const KNOWN: &[Known] = &[
         name: "abs-int-min",
         what: "kernels in which the oracle takes `abs` of i32::MIN / i64::MIN are drawn again",
         default: true,
-        scope: Scope::Any,
+        scope: Scope::Nvidia,
     },
     Known {
         name: "f32-subnormals",

@@ -313,6 +313,10 @@ fn in_scope(scope: Scope, devs: &[Dev]) -> bool {
             Scope::Vulkan => d.dev.framework == "Vulkan",
             Scope::Lavapipe => d.dev.framework == "Vulkan" && d.dev.name.contains("llvmpipe"),
             Scope::NarrowWarps => c.subgroups && c.warp_size < 32,
+            Scope::CSource => matches!(d.dev.framework, "OpenCL" | "CUDA/C" | "HIP"),
+            Scope::Nvidia => {
+                d.dev.framework.starts_with("CUDA") || d.dev.name.to_lowercase().contains("nvidia")
+            }
         }
     })
 }
