@@ -249,7 +249,11 @@ impl Body<'_, '_> {
             BinOp::Add => arith("+", prec::ADD),
             BinOp::Sub => arith("-", prec::ADD),
             BinOp::Mul => arith("*", prec::MUL),
-            BinOp::Div | BinOp::Rem if t.is_signed() || (t.is_integer() && d.is_opencl()) => {
+            // A constant divisor other than 0 and -1 leaves nothing undefined: C's operator.
+            BinOp::Div | BinOp::Rem if t.is_integer() && plain_divisor(rhs) => {
+                arith(op.symbol(), prec::MUL)
+            }
+            BinOp::Div | BinOp::Rem if t.is_integer() => {
                 let f = prelude::div_rem(self.ctx, t, op == BinOp::Rem);
                 call_code(&f, &ops)
             }
@@ -561,6 +565,18 @@ fn wraps_signed(e: &Expr) -> bool {
             ExprKind::Unary { op, .. } => *op == UnOp::Neg,
             _ => false,
         }
+}
+
+/// True if integer divisor `rhs` is a constant other than 0 and -1, so that C's `/` and `%`
+/// are defined for every dividend.
+fn plain_divisor(rhs: &Expr) -> bool {
+    match rhs.kind {
+        ExprKind::Const(Const::I32(v)) => v != 0 && v != -1,
+        ExprKind::Const(Const::I64(v)) => v != 0 && v != -1,
+        ExprKind::Const(Const::U32(v)) => v != 0,
+        ExprKind::Const(Const::U64(v)) => v != 0,
+        _ => false,
+    }
 }
 
 /// `f(a, b, …)`.

@@ -312,25 +312,16 @@ impl Body<'_, '_> {
                         Code::primary(format!("sub_group_ballot({}).x", ops[0].text))
                     }
                     Intrinsic::Shuffle(k) => {
-                        let f = match k {
-                            ShuffleKind::Index => {
-                                self.ctx.ext.subgroup_shuffle = true;
-                                "sub_group_shuffle"
+                        match k {
+                            ShuffleKind::Index | ShuffleKind::Xor => {
+                                self.ctx.ext.subgroup_shuffle = true
                             }
-                            ShuffleKind::Xor => {
-                                self.ctx.ext.subgroup_shuffle = true;
-                                "sub_group_shuffle_xor"
-                            }
-                            ShuffleKind::Up => {
-                                self.ctx.ext.subgroup_shuffle_relative = true;
-                                "sub_group_shuffle_up"
-                            }
-                            ShuffleKind::Down => {
-                                self.ctx.ext.subgroup_shuffle_relative = true;
-                                "sub_group_shuffle_down"
-                            }
-                        };
-                        call_code(f, &ops)
+                            _ => self.ctx.ext.subgroup_shuffle_relative = true,
+                        }
+                        let t = e.ty.as_scalar().unwrap_or(ScalarType::I32);
+                        // Every OpenCL kind goes through a helper (out-of-range sources).
+                        let f = prelude::shuffle(self.ctx, k, t).unwrap_or_default();
+                        call_code(&f, &ops)
                     }
                     _ => unreachable!("only warp intrinsics come here"),
                 })
@@ -360,6 +351,10 @@ impl Body<'_, '_> {
                         prec::UNARY,
                     ),
                     Intrinsic::Shuffle(k) => {
+                        let t = e.ty.as_scalar().unwrap_or(ScalarType::I32);
+                        if let Some(f) = prelude::shuffle(self.ctx, k, t) {
+                            return Ok(call_code(&f, &ops));
+                        }
                         let base = match k {
                             ShuffleKind::Index => "__shfl",
                             ShuffleKind::Up => "__shfl_up",

@@ -3,7 +3,7 @@
 
 use super::ctx::Ctx;
 use super::dialect::{Dialect, Storage};
-use spoc_ir::{MemSpace, ScalarType};
+use spoc_ir::{MemSpace, ScalarType, ShuffleKind};
 
 fn t(d: Dialect, s: ScalarType) -> &'static str {
     d.scalar(s, Storage::Value)
@@ -23,10 +23,14 @@ fn signed_min(d: Dialect, s: ScalarType) -> &'static str {
     }
 }
 
-/// Integer `a / b` (`is_rem`: `a % b`) where C's own operator would be undefined: signed
-/// `MIN / -1` wraps to `MIN` and `MIN % -1` is 0, as the IR says. In OpenCL, whose devices
-/// include CPUs where a division by zero traps and kills the host process, a zero divisor
-/// gives 0 (the IR leaves it unchecked on GPU backends; any value is allowed).
+/// Integer `a / b` (`is_rem`: `a % b`) where C's own operator would be undefined behaviour
+/// (C11 §6.5.5: the result of `/` or `%` by zero, or of a quotient that does not fit, is
+/// undefined; OpenCL C and CUDA C inherit the rule): signed `MIN / -1` wraps to `MIN` and
+/// `MIN % -1` is 0, as the IR says, and a zero divisor gives 0 in every dialect. The zero test
+/// keeps the compiler from assuming a nonzero divisor (and from deleting the kernel's own later
+/// tests of it); on CPU devices such as PoCL the division would also trap and kill the host
+/// process. The IR leaves the value unchecked on GPU backends (any value is allowed), and the
+/// checked mode reports it before this helper runs.
 pub(crate) fn div_rem(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
     let op = if is_rem { "rem" } else { "div" };
     let name = format!("spoc_{op}_{}", sfx(s));
@@ -34,9 +38,7 @@ pub(crate) fn div_rem(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
         let (ty, u) = (t(d, s), t(d, Dialect::unsigned_of(s)));
         let sym = if is_rem { "%" } else { "/" };
         let mut body = String::new();
-        if d.is_opencl() {
-            body.push_str("    if (b == 0) return 0; /* would trap on CPU devices */\n");
-        }
+        body.push_str("    if (b == 0) return 0; /* undefined in C; traps on CPU devices */\n");
         if s.is_signed() {
             if is_rem {
                 body.push_str("    if (b == -1) return 0; /* MIN % -1 is undefined in C */\n");
@@ -55,14 +57,21 @@ pub(crate) fn div_rem(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
     name
 }
 
-/// Wrapping absolute value of a signed integer (`abs(MIN)` = `MIN`).
+/// Wrapping absolute value of a signed integer (`abs(MIN)` = `MIN`, Rust's `wrapping_abs`),
+/// computed entirely in the unsigned type: `s` is all ones for a negative `a`, and
+/// `(a ^ s) - s` is `-a` then, `a` otherwise. No signed operation can overflow, so no compiler
+/// may assume the result is non-negative (NVRTC and NVIDIA's OpenCL folded `abs(x) < 0` to
+/// false for `a < 0 ? -a : a`).
 pub(crate) fn abs_signed(ctx: &mut Ctx, s: ScalarType) -> String {
     let name = format!("spoc_abs_{}", sfx(s));
     ctx.helper(&name, |d| {
         let (ty, u) = (t(d, s), t(d, Dialect::unsigned_of(s)));
+        let top = if s.size_bytes() == 8 { 63 } else { 31 };
         format!(
             "{q} inline {ty} {name}({ty} a) {{\n    \
-             return a < 0 ? ({ty})(0 - ({u})a) : a;\n}}\n",
+             {u} x = ({u})a;\n    \
+             {u} s = ({u})0 - (x >> {top});\n    \
+             return ({ty})((x ^ s) - s);\n}}\n",
             q = d.device_fn()
         )
     });
@@ -288,6 +297,61 @@ pub(crate) fn powi(ctx: &mut Ctx, s: ScalarType) -> String {
         )
     });
     name
+}
+
+/// A warp shuffle with docs/LANGUAGE.md's semantics where the dialect's own function leaves a
+/// source outside the warp undefined or reads another lane: `shuffle_up` / `shuffle_down` /
+/// `shuffle_xor` whose source lane is outside the (sub)group return the lane's own value, and
+/// `shuffle` reads lane `src % warp_size()`. CUDA's `shfl.sync` takes the operand modulo 32
+/// (PTX ISA §9.7.8.6), so a delta or mask of 32 or more selects the own value explicitly;
+/// OpenCL's `sub_group_shuffle*` (cl_khr_subgroup_shuffle, `…_relative`) leave out-of-range
+/// sources undefined, so every kind checks. The shuffle itself runs unconditionally (all lanes
+/// must reach it); only the result is selected. `None` when the dialect's call already has
+/// these semantics (HIP, CUDA's `shuffle`).
+pub(crate) fn shuffle(ctx: &mut Ctx, kind: ShuffleKind, s: ScalarType) -> Option<String> {
+    let d = ctx.d;
+    let (base, keep) = match (d, kind) {
+        (Dialect::Hip, _) | (Dialect::Cuda, ShuffleKind::Index) => return None,
+        (Dialect::Cuda, ShuffleKind::Up) => ("__shfl_up_sync(0xffffffffu, v, a)", "a < 32u"),
+        (Dialect::Cuda, ShuffleKind::Down) => ("__shfl_down_sync(0xffffffffu, v, a)", "a < 32u"),
+        (Dialect::Cuda, ShuffleKind::Xor) => ("__shfl_xor_sync(0xffffffffu, v, (int)a)", "a < 32u"),
+        (Dialect::OpenCl, ShuffleKind::Index) => {
+            ("sub_group_shuffle(v, a % get_max_sub_group_size())", "true")
+        }
+        (Dialect::OpenCl, ShuffleKind::Up) => (
+            "sub_group_shuffle_up(v, a)",
+            "a <= get_sub_group_local_id()",
+        ),
+        (Dialect::OpenCl, ShuffleKind::Down) => (
+            "sub_group_shuffle_down(v, a)",
+            "a < get_sub_group_size() - get_sub_group_local_id()",
+        ),
+        (Dialect::OpenCl, ShuffleKind::Xor) => (
+            "sub_group_shuffle_xor(v, a)",
+            "(get_sub_group_local_id() ^ a) < get_sub_group_size()",
+        ),
+    };
+    let k = match kind {
+        ShuffleKind::Index => "shuffle",
+        ShuffleKind::Up => "shuffle_up",
+        ShuffleKind::Down => "shuffle_down",
+        ShuffleKind::Xor => "shuffle_xor",
+    };
+    let name = format!("spoc_{k}_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let ty = t(d, s);
+        let u = t(d, ScalarType::U32);
+        let ret = if keep == "true" {
+            "    return r;\n".to_string()
+        } else {
+            format!("    return {keep} ? r : v;\n")
+        };
+        format!(
+            "{q} inline {ty} {name}({ty} v, {u} a) {{\n    {ty} r = {base};\n{ret}}}\n",
+            q = d.device_fn()
+        )
+    });
+    Some(name)
 }
 
 /// The linear thread index in the block modulo the warp size (CUDA/HIP).

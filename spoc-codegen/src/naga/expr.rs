@@ -336,6 +336,22 @@ impl Fb<'_, '_> {
                 let zero = self.lit(int_lit(st, 0));
                 self.bin(Bo::Subtract, zero, v)
             }
+            // Signed negation on the bits (`0 - u`, wrapping), not `OpSNegate`: `-MIN` is `MIN`
+            // with no signed overflow for a driver to assume away.
+            UnOp::Neg if st.is_integer() => {
+                let u = self.emit(Expression::As {
+                    expr: v,
+                    kind: ScalarKind::Uint,
+                    convert: None,
+                });
+                let zero = self.lit(int_lit(super::types::unsigned_of(st), 0));
+                let r = self.bin(Bo::Subtract, zero, u);
+                self.emit(Expression::As {
+                    expr: r,
+                    kind: ScalarKind::Sint,
+                    convert: None,
+                })
+            }
             UnOp::Neg => self.emit(Expression::Unary {
                 op: Uo::Negate,
                 expr: v,

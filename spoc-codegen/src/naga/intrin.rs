@@ -32,20 +32,7 @@ impl Fb<'_, '_> {
                     .require(C::SUBGROUP, &format!("`{}`", i.name()), SUBGROUPS)?;
                 let v = self.expr(&args[0])?;
                 let l = self.expr(&args[1])?;
-                let mode = match k {
-                    ShuffleKind::Index => naga::GatherMode::Shuffle(l),
-                    ShuffleKind::Up => naga::GatherMode::ShuffleUp(l),
-                    ShuffleKind::Down => naga::GatherMode::ShuffleDown(l),
-                    ShuffleKind::Xor => naga::GatherMode::ShuffleXor(l),
-                };
-                let t = self.g.value_ty(ty)?;
-                let result = self.emit(Expression::SubgroupOperationResult { ty: t });
-                self.stmt(Statement::SubgroupGather {
-                    mode,
-                    argument: v,
-                    result,
-                });
-                result
+                self.shuffle(k, v, l, ty)?
             }
             Intrinsic::VoteAny | Intrinsic::VoteAll => {
                 self.g
@@ -79,6 +66,77 @@ impl Fb<'_, '_> {
                 })
             }
         })
+    }
+
+    /// A subgroup shuffle with docs/LANGUAGE.md's semantics. SPIR-V leaves the result undefined
+    /// when the source invocation is outside the subgroup (`OpGroupNonUniformShuffle`, `…Xor`,
+    /// `…Up`, `…Down`, SPIR-V 1.5 §3.42.24), and lavapipe's 8-lane subgroups returned another
+    /// lane's value: `shuffle_up` / `shuffle_down` / `shuffle_xor` whose source is outside the
+    /// subgroup select the lane's own value (`lane >= delta`, `delta < size - lane`,
+    /// `lane ^ mask < size`, none of which can overflow), and `shuffle` reads lane
+    /// `src & (size - 1)` (subgroup sizes are powers of two), as CUDA's `__shfl_sync` takes
+    /// `src % 32`. The gather itself runs for every lane; only its result is selected.
+    fn shuffle(&mut self, k: ShuffleKind, v: H, l: H, ty: &Type) -> R<H> {
+        let size = self.builtin_scalar(Builtin::SubgroupSize)?;
+        let l = if k == ShuffleKind::Index {
+            let one = self.lit(Literal::U32(1));
+            let m = self.bin(Bo::Subtract, size, one);
+            self.bin(Bo::And, l, m)
+        } else {
+            l
+        };
+        let mode = match k {
+            ShuffleKind::Index => naga::GatherMode::Shuffle(l),
+            ShuffleKind::Up => naga::GatherMode::ShuffleUp(l),
+            ShuffleKind::Down => naga::GatherMode::ShuffleDown(l),
+            ShuffleKind::Xor => naga::GatherMode::ShuffleXor(l),
+        };
+        let t = self.g.value_ty(ty)?;
+        let result = self.emit(Expression::SubgroupOperationResult { ty: t });
+        self.stmt(Statement::SubgroupGather {
+            mode,
+            argument: v,
+            result,
+        });
+        if k == ShuffleKind::Index {
+            return Ok(result);
+        }
+        let lane = self.shuffle_lane()?;
+        let inside = match k {
+            ShuffleKind::Up => self.bin(Bo::GreaterEqual, lane, l),
+            ShuffleKind::Down => {
+                let room = self.bin(Bo::Subtract, size, lane);
+                self.bin(Bo::Less, l, room)
+            }
+            _ => {
+                let src = self.bin(Bo::ExclusiveOr, lane, l);
+                self.bin(Bo::Less, src, size)
+            }
+        };
+        Ok(self.sel(inside, result, v))
+    }
+
+    /// The invocation's lane in its subgroup, for [`Fb::shuffle`]: `SubgroupInvocationId` in a
+    /// one-dimensional block (naga allows it only there), else the linear invocation index
+    /// modulo the subgroup size (how every driver seen numbers the lanes of multi-dimensional
+    /// workgroups: lavapipe and NVIDIA's assign consecutive linear indices to a subgroup).
+    fn shuffle_lane(&mut self) -> R<H> {
+        let [_, by, bz] = self.g.block;
+        if by == 1 && bz == 1 {
+            return self.builtin_scalar(Builtin::SubgroupLane);
+        }
+        let size = self.builtin_scalar(Builtin::SubgroupSize)?;
+        let x = self.builtin_axis(Builtin::LocalId, Axis::X)?;
+        let y = self.builtin_axis(Builtin::LocalId, Axis::Y)?;
+        let z = self.builtin_axis(Builtin::LocalId, Axis::Z)?;
+        let [bx, by, _] = self.g.block;
+        let dx = self.lit(Literal::U32(bx));
+        let dy = self.lit(Literal::U32(by));
+        let zy = self.bin(Bo::Multiply, z, dy);
+        let row = self.bin(Bo::Add, zy, y);
+        let rows = self.bin(Bo::Multiply, row, dx);
+        let linear = self.bin(Bo::Add, rows, x);
+        Ok(self.bin(Bo::Modulo, linear, size))
     }
 
     /// Component `axis` of a 3-axis builtin.

@@ -101,6 +101,7 @@ impl Fb<'_, '_> {
                 self.float_div(st, one, a[0])?
             }
             MathFn::Abs if !float && !st.is_signed() => a[0],
+            MathFn::Abs if !float => self.wrapping_abs(st, a[0]),
             MathFn::Abs => self.m(Mf::Abs, &a),
             MathFn::Floor => self.m(Mf::Floor, &a),
             MathFn::Ceil => self.m(Mf::Ceil, &a),
@@ -253,6 +254,24 @@ impl Fb<'_, '_> {
                 self.sel(neg, nm, am)
             }
         }
+    }
+
+    /// Rust's `wrapping_abs` of signed `x` (`abs(MIN) == MIN`), on the bits: `s = 0 - (u >> (N -
+    /// 1))` is all ones for a negative `x`, and `(u ^ s) - s` its negation, every step an
+    /// unsigned operation that wraps (SPIR-V `OpISub`, `OpShiftRightLogical`). GLSL.std.450
+    /// `SAbs` is not used: its result for `MIN` is not specified, and NVIDIA's Vulkan driver
+    /// folded `x.abs() >= 0` to true for `i32::MIN` and `i64::MIN`.
+    pub fn wrapping_abs(&mut self, st: ScalarType, x: H) -> H {
+        let ut = unsigned_of(st);
+        let top = st.size_bytes() as u32 * 8 - 1;
+        let u = self.bitcast(x, ScalarKind::Uint);
+        let sh = self.lit(Literal::U32(top));
+        let neg = self.bin(Bo::ShiftRight, u, sh);
+        let zero = self.lit(int_lit(ut, 0));
+        let mask = self.bin(Bo::Subtract, zero, neg);
+        let flipped = self.bin(Bo::ExclusiveOr, u, mask);
+        let r = self.bin(Bo::Subtract, flipped, mask);
+        self.bitcast(r, ScalarKind::Sint)
     }
 
     /// `mag` with the sign bit of `sign`.
