@@ -357,6 +357,19 @@ pub(crate) fn launch_unchecked(
     args: &mut [Arg<'_>],
 ) -> Result<()> {
     let backend = dev.backend();
+    if backend.compile_needs_block() {
+        // The block is compiled into the module (Vulkan's workgroup size): check it before
+        // generating code for it, so that a zero or oversized block is the same
+        // `InvalidLaunch` as on every other backend, not the code generator's refusal.
+        let kernel = def.kernel()?;
+        check_dims(
+            def.name,
+            dev.caps(),
+            grid,
+            block,
+            ir_scan::static_shared_bytes(kernel).saturating_add(shared_mem_bytes),
+        )?;
+    }
     // A backend without SoA parameters refuses these options in `build`, before compiling.
     let soa_params = if args.iter().any(|a| a.soa().is_some()) {
         soa_params_of(def.kernel()?, args)

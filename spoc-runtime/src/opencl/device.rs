@@ -16,6 +16,9 @@ use std::collections::BTreeSet;
 
 /// `CL_DEVICE_WARP_SIZE_NV` (`cl_nv_device_attribute_query`).
 const CL_DEVICE_WARP_SIZE_NV: u32 = 0x4003;
+/// `CL_DEVICE_REGISTERS_PER_BLOCK_NV` (`cl_nv_device_attribute_query`): 32-bit registers a
+/// work-group may use.
+const CL_DEVICE_REGISTERS_PER_BLOCK_NV: u32 = 0x4002;
 /// `CL_PLATFORM_NOT_FOUND_KHR`: the ICD loader found no platform.
 const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
 
@@ -42,6 +45,9 @@ pub(crate) struct ClDevice {
     pub(crate) correctly_rounded_div_sqrt: bool,
     /// The platform's name (for messages).
     pub(crate) platform: String,
+    /// On a device with `cl_nv_compiler_options` (so `-cl-nv-maxrregcount` is accepted) and
+    /// `cl_nv_device_attribute_query`: `CL_DEVICE_REGISTERS_PER_BLOCK_NV`.
+    pub(crate) nv_registers_per_block: Option<u32>,
 }
 
 impl ClDevice {
@@ -197,16 +203,24 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
     );
     let subgroups = subgroup_std.is_some();
 
-    let warp_size = if exts.contains("cl_nv_device_attribute_query") {
-        dev.get_data(CL_DEVICE_WARP_SIZE_NV)
+    let nv_u32 = |param: u32| {
+        dev.get_data(param)
             .ok()
             .and_then(|b| Some(u32::from_ne_bytes(b.get(..4)?.try_into().ok()?)))
-            .unwrap_or(32)
+    };
+    let warp_size = if exts.contains("cl_nv_device_attribute_query") {
+        nv_u32(CL_DEVICE_WARP_SIZE_NV).unwrap_or(32)
     } else if exts.contains("cl_amd_device_attribute_query") {
         dev.wavefront_width_amd().unwrap_or(64)
     } else {
         1
     };
+
+    let nv_registers_per_block = (exts.contains("cl_nv_compiler_options")
+        && exts.contains("cl_nv_device_attribute_query"))
+    .then(|| nv_u32(CL_DEVICE_REGISTERS_PER_BLOCK_NV))
+    .flatten()
+    .filter(|&r| r > 0);
 
     let caps = Capabilities {
         max_threads_per_block: max_wg,
@@ -258,6 +272,7 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         subgroup_std,
         correctly_rounded_div_sqrt,
         platform: platform.to_string(),
+        nv_registers_per_block,
     })
 }
 

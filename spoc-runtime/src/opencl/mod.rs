@@ -41,8 +41,13 @@
 //! runtime's cache hooks.
 //!
 //! A launch runs `grid * block` work-items in work-groups of `block` (global size =
-//! grid × block per axis, local size = block), after checking the block against the kernel's
-//! `CL_KERNEL_WORK_GROUP_SIZE` ([`LaunchProblem::TooManyThreads`]). The argument ABI of
+//! grid × block per axis, local size = block), after checking the block against the device's
+//! `CL_DEVICE_MAX_WORK_GROUP_SIZE` ([`LaunchProblem::TooManyThreads`]) and the kernel's
+//! `CL_KERNEL_WORK_GROUP_SIZE` (queried after the build; NVIDIA's driver derives it from the
+//! kernel's registers, so it can be below the device's 1024). A block over the kernel's limit
+//! but within the device's is run, on a device with `cl_nv_compiler_options`, by the kernel
+//! rebuilt with `-cl-nv-maxrregcount` for that block size (kept with the module); elsewhere it is
+//! [`LaunchProblem::KernelTooManyThreads`], which names the limit. The argument ABI of
 //! generated kernels is `spoc_codegen::c`'s; [`Backend::run_source`] runs external OpenCL C with
 //! the same buffer and scalar order (see [`OpenClBackend`]).
 
@@ -294,15 +299,8 @@ impl OpenClBackend {
         args: &[Arg<'_>],
         wait: bool,
     ) -> Result<()> {
-        if block.count() > module.max_work_group as u64 {
-            return Err(Error::invalid_launch(
-                &module.name,
-                LaunchProblem::TooManyThreads {
-                    threads: block.count(),
-                    limit: u32::try_from(module.max_work_group).unwrap_or(u32::MAX),
-                },
-            ));
-        }
+        let capped = module.for_block(dev, block.count())?;
+        let module = capped.as_deref().unwrap_or(module);
         let mut global = [0usize; 3];
         let local = block.to_array().map(|b| b as usize);
         for (i, (g, b)) in grid.to_array().into_iter().zip(local).enumerate() {
