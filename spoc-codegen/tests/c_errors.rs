@@ -12,6 +12,7 @@ fn generate(target: Target, k: &Kernel, caps: Capabilities) -> Result<String, Co
         block: None,
         soa_params: &[],
         caps,
+        checked: false,
     };
     generate_source_with(target, k, &opts).map(|s| {
         s.expect("C targets generate source")
@@ -169,6 +170,7 @@ fn soa_parameters_are_refused_by_c_targets() {
             block: None,
             soa_params: &["y"],
             caps: Capabilities::for_target(t),
+            checked: false,
         };
         assert!(matches!(
             generate_source_with(t, &saxpy(), &opts),
@@ -190,6 +192,7 @@ fn reserved_names_are_renamed() {
             block: None,
             soa_params: &[],
             caps: Capabilities::for_target(t),
+            checked: false,
         };
         let src = generate_source_with(t, &k, &opts).unwrap().unwrap();
         assert_eq!(src.entry, "spoc_kernel_kernel");

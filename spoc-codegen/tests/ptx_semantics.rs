@@ -12,6 +12,7 @@ fn gen_with(k: &Kernel, soa: &[&str], caps: Capabilities) -> Result<String, Code
         block: None,
         soa_params: soa,
         caps,
+        checked: false,
     };
     generate_source_with(Target::CudaPtx, k, &opts)
         .map(|s| s.expect("source").text().expect("text").to_string())

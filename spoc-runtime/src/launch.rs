@@ -153,6 +153,7 @@ fn compile_with(
     dev.check_current()?;
     let kernel = def.kernel()?;
     let hash = content_hash(kernel);
+    let options = resolve_checked(dev, def.name, options)?;
     let key = CacheKey {
         device: dev.gid(),
         name: Cow::Borrowed(def.name),
@@ -167,6 +168,34 @@ fn compile_with(
     dev.check_current()?;
     let ck = build(dev, def, kernel, hash, key.options.clone())?;
     MEMO.finish(ticket, key, ck)
+}
+
+/// Settles [`CompileOptions::checked`] before the options key the memo: the device's default
+/// ([`crate::checked_mode::default_for`]) when `None` on a backend with checked mode; `None` on
+/// the Direct and Custom backends (the CPU backends check every access anyway).
+///
+/// # Errors
+/// [`Error::FeatureNotSupported`] when checked mode is asked of a JIT backend without it.
+fn resolve_checked(
+    dev: &Device,
+    name: &str,
+    mut options: CompileOptions,
+) -> Result<CompileOptions> {
+    let backend = dev.backend();
+    if backend.supports_checked_mode() {
+        let on = options
+            .checked
+            .unwrap_or_else(|| crate::checked_mode::default_for(dev.caps()));
+        options.checked = Some(on);
+    } else if options.is_checked() && backend.execution_model() == ExecutionModel::Jit {
+        return Err(Error::unsupported(
+            backend.name(),
+            format!("checked mode (bounds and division checks) for kernel `{name}`"),
+        ));
+    } else {
+        options.checked = None;
+    }
+    Ok(options)
 }
 
 fn build(
@@ -193,9 +222,8 @@ fn build(
     backend.check_kernel(def, kernel)?;
     let module = match backend.execution_model() {
         ExecutionModel::Jit => {
-            let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
             let source = backend
-                .generate_source(kernel, options.block, &soa)?
+                .generate_source_for(kernel, &options)?
                 .ok_or_else(|| Error::Compile {
                     backend: backend.name().to_string(),
                     kernel: def.name.to_string(),

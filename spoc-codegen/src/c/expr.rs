@@ -17,6 +17,9 @@ impl Body<'_, '_> {
             ExprKind::Var(v) => Ok(Code::primary(self.ident(*v))),
             ExprKind::Index { array, index } => {
                 let ops = self.operands(&[array, index])?;
+                if self.checked() {
+                    return self.checked_read(e, array, &ops);
+                }
                 Ok(Code::primary(format!(
                     "{}[{}]",
                     ops[0].at(prec::PRIMARY),
@@ -252,6 +255,15 @@ impl Body<'_, '_> {
             // A constant divisor other than 0 and -1 leaves nothing undefined: C's operator.
             BinOp::Div | BinOp::Rem if t.is_integer() && plain_divisor(rhs) => {
                 arith(op.symbol(), prec::MUL)
+            }
+            BinOp::Div | BinOp::Rem if t.is_integer() && self.checked() => {
+                let f = prelude::div_rem_checked(self.ctx, t, op == BinOp::Rem);
+                let (line, col) = self.loc;
+                let mut args = ops.clone();
+                args.push(Code::primary(self.fault.clone().unwrap_or_default()));
+                args.push(Code::primary(format!("{line}u")));
+                args.push(Code::primary(format!("{col}u")));
+                call_code(&f, &args)
             }
             BinOp::Div | BinOp::Rem if t.is_integer() => {
                 let f = prelude::div_rem(self.ctx, t, op == BinOp::Rem);
@@ -549,6 +561,9 @@ impl Body<'_, '_> {
                 let len = self.len_of(a)?;
                 out.push(len);
             }
+        }
+        if let Some(f) = &self.fault {
+            out.push(Code::primary(f.clone()));
         }
         Ok(call_code(&crate::names::function_ident(func), &out))
     }

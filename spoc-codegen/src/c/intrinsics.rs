@@ -4,7 +4,7 @@ use super::body::{prec, Body, Code, R};
 use super::dialect::{Dialect, IndexKind};
 use super::expr::call_code;
 use super::prelude;
-use spoc_ir::{AtomicOp, Expr, Intrinsic, MathFn, MemSpace, ScalarType, ShuffleKind};
+use spoc_ir::{AtomicOp, Expr, Intrinsic, MathFn, MemSpace, ScalarType, ShuffleKind, Type};
 
 impl Body<'_, '_> {
     pub(crate) fn intrinsic(&mut self, e: &Expr, i: Intrinsic, args: &[Expr]) -> R<Code> {
@@ -143,7 +143,29 @@ impl Body<'_, '_> {
             return Err(self.ctx.unsupported(format!("`{}`", self.show(e)), cap));
         }
         let refs: Vec<&Expr> = args.iter().collect();
-        let ops = self.operands(&refs)?;
+        let mut ops = self.operands(&refs)?;
+        if self.checked() {
+            // The index is tested first and used once: a temporary unless it is plain.
+            ops[1] = self.once(ops[1].clone(), &Type::U32)?;
+            let i = ops[1].text.clone();
+            let call = self.atomic_call(e, op, t, space, &ops)?;
+            let zero = e.ty.as_scalar().unwrap_or(t);
+            return self.checked_atomic(&args[0], &i, call, zero);
+        }
+        self.atomic_call(e, op, t, space, &ops)
+    }
+
+    /// The atomic on `&ops[0][ops[1]]` with the values `ops[2..]`.
+    fn atomic_call(
+        &mut self,
+        e: &Expr,
+        op: AtomicOp,
+        t: ScalarType,
+        space: MemSpace,
+        ops: &[Code],
+    ) -> R<Code> {
+        let d = self.ctx.d;
+        let wide = t.size_bytes() == 8;
         let ptr = Code::new(
             format!("&{}[{}]", ops[0].at(prec::PRIMARY), ops[1].text),
             prec::UNARY,

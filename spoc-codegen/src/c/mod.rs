@@ -75,6 +75,7 @@
 //! Unsupported constructs give [`CodegenError::Unsupported`], never wrong code.
 
 mod body;
+mod checks;
 mod ctx;
 mod dialect;
 mod expr;
@@ -108,6 +109,7 @@ pub fn generate(
         });
     };
     let mut ctx = Ctx::new(d, target, kernel, &opts.caps);
+    ctx.checked = opts.checked;
     let uses_f64 = check_f64(&ctx)?;
     ctx.ext.fp64 = uses_f64 && d.is_opencl();
 
@@ -176,7 +178,12 @@ pub fn generate(
     out.push('\n');
     let types = ctx.type_section();
     out.push_str(&types);
-    for h in ctx.helpers.values() {
+    // The fault recorder first: the checked helpers call it.
+    let (first, rest): (Vec<_>, Vec<_>) = ctx
+        .helpers
+        .iter()
+        .partition(|(n, _)| n.as_str() == "spoc_record_fault");
+    for (_, h) in first.into_iter().chain(rest) {
         out.push_str(h);
         out.push('\n');
     }

@@ -57,6 +57,103 @@ pub(crate) fn div_rem(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
     name
 }
 
+/// Checked mode's `a / b` / `a % b` ([`div_rem`] with a zero divisor recorded as
+/// [`crate::checked::FAULT_DIVISION_BY_ZERO`] at `line`/`column` in fault record `f`).
+pub(crate) fn div_rem_checked(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
+    let plain = div_rem(ctx, s, is_rem);
+    let rec = record_fault(ctx);
+    let name = format!("{plain}_chk");
+    ctx.helper(&name, |d| {
+        let (ty, u) = (t(d, s), t(d, ScalarType::U32));
+        format!(
+            "{q} inline {ty} {name}({ty} a, {ty} b, {fp} f, {u} line, {u} column) {{\n    \
+             if (b == 0) {{\n        \
+             {rec}(f, {code}u, {none}u, 0u, 0u, line, column);\n        \
+             return 0;\n    \
+             }}\n    \
+             return {plain}(a, b);\n}}\n",
+            q = d.device_fn(),
+            fp = fault_ptr(d),
+            code = crate::checked::FAULT_DIVISION_BY_ZERO,
+            none = crate::checked::NO_ARRAY,
+        )
+    });
+    name
+}
+
+/// The type of the fault-record pointer (`__global uint*`, `unsigned int*`).
+pub(crate) fn fault_ptr(d: Dialect) -> String {
+    format!("{}{}*", d.global_space(), t(d, ScalarType::U32))
+}
+
+/// The function that records a fault in checked mode ([`crate::checked`]): the first thread to
+/// move word 0 of the record from 0 to its fault kind (an atomic compare-and-swap: OpenCL 1.2
+/// `atomic_cmpxchg`, CUDA `atomicCAS`) writes the array, index, length, its `threadIdx` and
+/// `blockIdx`, and the statement's line and column; later faults change nothing.
+pub(crate) fn record_fault(ctx: &mut Ctx) -> String {
+    let name = "spoc_record_fault".to_string();
+    ctx.helper(&name, |d| {
+        let u = t(d, ScalarType::U32);
+        let (cas, ids) = if d.is_opencl() {
+            (
+                "atomic_cmpxchg((volatile __global uint*)f, 0u, code)",
+                [
+                    "(uint)get_local_id(0)",
+                    "(uint)get_local_id(1)",
+                    "(uint)get_local_id(2)",
+                    "(uint)get_group_id(0)",
+                    "(uint)get_group_id(1)",
+                    "(uint)get_group_id(2)",
+                ],
+            )
+        } else {
+            (
+                "atomicCAS(f, 0u, code)",
+                [
+                    "threadIdx.x",
+                    "threadIdx.y",
+                    "threadIdx.z",
+                    "blockIdx.x",
+                    "blockIdx.y",
+                    "blockIdx.z",
+                ],
+            )
+        };
+        use crate::checked::*;
+        format!(
+            "{q} void {name}({fp} f, {u} code, {u} array, {u} index, {u} len, {u} line, {u} column) {{\n    \
+             if ({cas} == 0u) {{\n        \
+             f[{W_ARRAY}] = array;\n        \
+             f[{W_INDEX}] = index;\n        \
+             f[{W_LEN}] = len;\n        \
+             f[{t0}] = {};\n        \
+             f[{t1}] = {};\n        \
+             f[{t2}] = {};\n        \
+             f[{b0}] = {};\n        \
+             f[{b1}] = {};\n        \
+             f[{b2}] = {};\n        \
+             f[{W_LINE}] = line;\n        \
+             f[{W_COLUMN}] = column;\n    \
+             }}\n}}\n",
+            ids[0],
+            ids[1],
+            ids[2],
+            ids[3],
+            ids[4],
+            ids[5],
+            q = d.device_fn(),
+            fp = fault_ptr(d),
+            t0 = W_THREAD,
+            t1 = W_THREAD + 1,
+            t2 = W_THREAD + 2,
+            b0 = W_BLOCK,
+            b1 = W_BLOCK + 1,
+            b2 = W_BLOCK + 2,
+        )
+    });
+    name
+}
+
 /// Wrapping absolute value of a signed integer (`abs(MIN)` = `MIN`, Rust's `wrapping_abs`),
 /// computed entirely in the unsigned type: `s` is all ones for a negative `a`, and
 /// `(a ^ s) - s` is `-a` then, `a` otherwise. No signed operation can overflow, so no compiler

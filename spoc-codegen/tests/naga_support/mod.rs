@@ -1043,6 +1043,7 @@ pub fn full_caps() -> Capabilities {
         float_atomic_add: true,
         subgroups: true,
         compute_capability: None,
+        float_controls_ignored: false,
     }
 }
 
@@ -1056,6 +1057,7 @@ pub fn gen(target: Target, k: &Kernel) -> Result<Source, spoc_codegen::CodegenEr
             block: Some([64, 1, 1]),
             soa_params: &[],
             caps: full_caps(),
+            checked: false,
         },
     )
     .map(|s| s.expect("a source target"))

@@ -1151,6 +1151,7 @@ pub fn gen(target: Target, k: &Kernel) -> String {
         block: None,
         soa_params: &[],
         caps: full_caps(target),
+        checked: false,
     };
     let src: Source = spoc_codegen::generate_source_with(target, k, &opts)
         .unwrap_or_else(|e| panic!("{target:?} {}: {e}", k.name))

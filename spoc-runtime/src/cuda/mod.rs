@@ -185,6 +185,7 @@ impl CudaBackend {
                 block: block.map(Dims::to_array),
                 soa_params,
                 caps,
+                checked: false,
             },
         )?)
     }

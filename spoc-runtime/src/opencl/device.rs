@@ -248,6 +248,7 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         float_atomic_add: false,
         subgroups,
         compute_capability: None,
+        float_controls_ignored: false,
     };
     let max_alloc = dev
         .max_mem_alloc_size()

@@ -5,8 +5,11 @@ use super::device::ClDevice;
 use super::{cl_err, ClMem, NAME};
 use crate::args::Arg;
 use crate::error::{Error, LaunchProblem, Result};
-use opencl3::kernel::Kernel;
+use opencl3::kernel::Kernel as ClKernel;
+use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
+use opencl3::types::cl_mem;
+use spoc_ir::Kernel;
 use std::sync::{Arc, Mutex};
 
 /// How a module's kernel takes its arguments. In both, each buffer is a `__global T*` followed by
@@ -19,6 +22,9 @@ pub(crate) enum Abi {
     Generated {
         /// Element size in bytes of the shared array sized at launch, if the kernel has one.
         dyn_shared_elem: Option<usize>,
+        /// Checked mode: the fault record (`__global uint*`, [`spoc_codegen::checked`]) is the
+        /// last argument.
+        checked: bool,
     },
     /// External OpenCL C ([`crate::Backend::run_source`]): a non-zero dynamic shared size
     /// appends one `__local` pointer of that many bytes.
@@ -35,7 +41,7 @@ pub(crate) struct ClModule {
     _program: Program,
     /// `clSetKernelArg` and the enqueue that uses the arguments must not interleave between
     /// threads: the kernel object is used under this lock.
-    kernel: Mutex<Kernel>,
+    kernel: Mutex<ClKernel>,
     /// `CL_KERNEL_WORK_GROUP_SIZE` on the device.
     pub(crate) max_work_group: usize,
     pub(crate) abi: Abi,
@@ -46,6 +52,49 @@ pub(crate) struct ClModule {
     /// Rebuilds of this kernel with `-cl-nv-maxrregcount=<n>` (by `n`), made for blocks larger
     /// than its `CL_KERNEL_WORK_GROUP_SIZE` ([`ClModule::for_block`]).
     capped: Mutex<Vec<(u32, Arc<ClModule>)>>,
+    /// Checked mode: the kernel's IR (to name what faulted) and fault records not in use.
+    pub(crate) checked: Option<Checked>,
+}
+
+/// What a checked module keeps for its launches.
+pub(crate) struct Checked {
+    pub(crate) kernel: Kernel,
+    records: Mutex<Vec<ClBuffer<u8>>>,
+}
+
+impl Checked {
+    pub(crate) fn new(kernel: Kernel) -> Checked {
+        Checked {
+            kernel,
+            records: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A fault record ([`spoc_codegen::checked::RECORD_BYTES`]) for one launch: a spare one, or a
+    /// new buffer. Zeroing it is the launch's job.
+    pub(crate) fn take(&self, dev: &ClDevice) -> Result<ClBuffer<u8>> {
+        if let Some(b) = self.records.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(b);
+        }
+        // SAFETY: no host pointer.
+        unsafe {
+            ClBuffer::<u8>::create(
+                &dev.context,
+                CL_MEM_READ_WRITE,
+                spoc_codegen::checked::RECORD_BYTES,
+                std::ptr::null_mut(),
+            )
+        }
+        .map_err(|e| cl_err("creating the checked mode's fault record", e))
+    }
+
+    /// Returns a record the launch is done with.
+    pub(crate) fn give_back(&self, b: ClBuffer<u8>) {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(b);
+    }
 }
 
 impl ClModule {
@@ -91,7 +140,7 @@ impl ClModule {
             Some((_, m)) => m.clone(),
             None => {
                 let options = format!("{} -cl-nv-maxrregcount={cap}", self.options);
-                let m = Arc::new(build(
+                let mut m = build(
                     dev,
                     self.device,
                     &self.name,
@@ -99,7 +148,12 @@ impl ClModule {
                     &self.entry,
                     &options,
                     self.abi,
-                )?);
+                )?;
+                m.checked = self
+                    .checked
+                    .as_ref()
+                    .map(|c| Checked::new(c.kernel.clone()));
+                let m = Arc::new(m);
                 tracing::debug!(
                     kernel = self.name,
                     cap,
@@ -159,7 +213,7 @@ pub(crate) fn build(
             tracing::debug!(kernel = name, "OpenCL build log:\n{log}");
         }
     }
-    let kernel = Kernel::create(&program, entry).map_err(|e| {
+    let kernel = ClKernel::create(&program, entry).map_err(|e| {
         compile_err(format!(
             "the program has no kernel `{entry}` ({e}); its kernels: {}",
             program.kernel_names()
@@ -179,6 +233,7 @@ pub(crate) fn build(
         entry: entry.to_string(),
         options: options.to_string(),
         capped: Mutex::new(Vec::new()),
+        checked: None,
     })
 }
 
@@ -218,7 +273,8 @@ impl ClModule {
         &self,
         args: &[Arg<'_>],
         shared_mem: usize,
-        enqueue: impl FnOnce(&Kernel) -> Result<R>,
+        fault_record: Option<cl_mem>,
+        enqueue: impl FnOnce(&ClKernel) -> Result<R>,
     ) -> Result<R> {
         let kernel = self.kernel.lock().unwrap_or_else(|e| e.into_inner());
         let rejected = |message: String| {
@@ -287,6 +343,7 @@ impl ClModule {
         match self.abi {
             Abi::Generated {
                 dyn_shared_elem: Some(elem),
+                ..
             } => {
                 let elem = elem.max(1);
                 let len = u32::try_from(shared_mem / elem).unwrap_or(u32::MAX);
@@ -298,6 +355,7 @@ impl ClModule {
                 // SAFETY: the `uint` length that follows it.
                 unsafe { kernel.set_arg(index + 1, &len) }
                     .map_err(|e| set_err(index + 1, "the dynamic shared array's length", e))?;
+                index += 2;
             }
             Abi::External if shared_mem > 0 => {
                 // SAFETY: as above.
@@ -305,6 +363,16 @@ impl ClModule {
                     .map_err(|e| set_err(index, "the dynamic shared memory", e))?;
             }
             Abi::Generated { .. } | Abi::External => {}
+        }
+        if let Abi::Generated { checked: true, .. } = self.abi {
+            let Some(raw) = fault_record else {
+                return Err(rejected(
+                    "a checked kernel launched without its fault record".into(),
+                ));
+            };
+            // SAFETY: the `__global uint*` fault record, a `cl_mem` passed by pointer.
+            unsafe { kernel.set_arg(index, &raw) }
+                .map_err(|e| set_err(index, "the fault record", e))?;
         }
         enqueue(&kernel)
     }

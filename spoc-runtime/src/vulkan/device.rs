@@ -131,6 +131,7 @@ impl VulkanDeviceProps {
                     .iter()
                     .all(|op| self.subgroup_ops.contains(op)),
             compute_capability: None,
+            float_controls_ignored: false,
         }
     }
 

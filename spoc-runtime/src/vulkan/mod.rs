@@ -362,6 +362,7 @@ impl VulkanBackend {
                 block: block.map(Dims::to_array),
                 soa_params: &[],
                 caps,
+                checked: false,
             },
         )?
         .ok_or_else(|| Error::Compile {
@@ -968,6 +969,7 @@ impl Backend for VulkanBackend {
                 block: block.map(Dims::to_array),
                 soa_params,
                 caps: self.generation_caps(),
+                checked: false,
             },
         )?)
     }
