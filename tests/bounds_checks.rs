@@ -131,6 +131,21 @@ fn assert_fault(
     }
 }
 
+/// Runs `helper_past` again and asserts its fault message contains `what`.
+fn assert_fault_loc(dev: &Device, kernel: &str, what: &str) -> spoc::Result<()> {
+    let x = dev.upload(&[1u32; 8])?;
+    let mut out = dev.alloc::<u32>(4)?;
+    let r = run_checked(
+        dev,
+        helper_past.def(),
+        dims1d(1),
+        dims1d(4),
+        vec![(&x).into(), (&mut out).into()],
+    );
+    assert_fault(dev, r, kernel, [0, 0, 0], [3, 0, 0], what);
+    Ok(())
+}
+
 /// The device still runs a correct kernel, with the right result.
 fn assert_usable(dev: &Device) -> spoc::Result<()> {
     let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0])?;
@@ -209,6 +224,10 @@ fn out_of_bounds_reads_are_faults() -> spoc::Result<()> {
             [3, 0, 0],
             "index 8 out of bounds for `x` of length 8",
         );
+        if !matches!(dev.framework, "Native") {
+            // The statement is the helper's (Native reports no location).
+            assert_fault_loc(&dev, "helper_past", "(in helper `fetch`)")?;
+        }
         assert_usable(&dev)?;
     }
     Ok(())

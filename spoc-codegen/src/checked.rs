@@ -42,6 +42,7 @@
 //! | [`W_THREAD`]`..+3` | `threadIdx` x, y, z of the faulting thread |
 //! | [`W_BLOCK`]`..+3` | `blockIdx` x, y, z |
 //! | [`W_LINE`], [`W_COLUMN`] | the statement's line and column in the kernel's source (0: unknown) |
+//! | [`W_FUNCTION`] | the function holding the statement: 0 for the kernel, `k + 1` for helper `k` |
 //!
 //! A faulting thread claims the record with an atomic compare-and-swap of [`W_CODE`] from 0 to
 //! its fault kind (OpenCL `atomic_cmpxchg`, CUDA `atomicCAS`, PTX `atom.global.cas.b32`, SPIR-V
@@ -79,6 +80,9 @@ pub const W_BLOCK: usize = 7;
 pub const W_LINE: usize = 10;
 /// Word: the statement's source column (0 when unknown).
 pub const W_COLUMN: usize = 11;
+/// Word: the function the statement belongs to (0: the kernel, `k + 1`: helper `k` of
+/// [`Kernel::functions`]).
+pub const W_FUNCTION: usize = 12;
 
 /// Fault kind: an index at or past the array's length.
 pub const FAULT_OUT_OF_BOUNDS: u32 = 1;
@@ -123,22 +127,24 @@ pub fn decode(kernel: &Kernel, words: &[u32]) -> Option<Fault> {
         return None;
     }
     let id = w(W_ARRAY);
-    let (function, name, space) = if id == NO_ARRAY {
-        (None, None, None)
+    let (name, space) = if id == NO_ARRAY {
+        (None, None)
     } else {
         let (f, v) = ((id >> 16) as usize, (id & 0xffff) as usize);
-        let (fname, vars) = if f == 0 {
-            (None, Some(&kernel.vars))
+        let vars = if f == 0 {
+            Some(&kernel.vars)
         } else {
-            let h = kernel.functions.get(f - 1);
-            (h.map(|h| h.name.clone()), h.map(|h| &h.vars))
+            kernel.functions.get(f - 1).map(|h| &h.vars)
         };
         let decl = vars.and_then(|vs| vs.get(v));
         (
-            fname,
             decl.map(|d| d.name.clone()),
             decl.and_then(|d| d.ty.as_array()).map(|(_, s, _)| s),
         )
+    };
+    let function = match w(W_FUNCTION) as usize {
+        0 => None,
+        k => kernel.functions.get(k - 1).map(|h| h.name.clone()),
     };
     let message = match code {
         FAULT_OUT_OF_BOUNDS => {

@@ -52,7 +52,8 @@ impl Body<'_, '_> {
         let f = prelude::record_fault(self.ctx);
         let (line, col) = self.loc;
         let rec = self.fault.clone().unwrap_or_default();
-        format!("{f}({rec}, {code}u, {array}u, {index}, {len}, {line}u, {col}u)")
+        let func = self.func_index;
+        format!("{f}({rec}, {code}u, {array}u, {index}, {len}, {line}u, {col}u, {func}u)")
     }
 
     /// The identifier of the array `e` reads from (its root variable), for the fault record.

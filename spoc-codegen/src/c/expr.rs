@@ -263,6 +263,7 @@ impl Body<'_, '_> {
                 args.push(Code::primary(self.fault.clone().unwrap_or_default()));
                 args.push(Code::primary(format!("{line}u")));
                 args.push(Code::primary(format!("{col}u")));
+                args.push(Code::primary(format!("{}u", self.func_index)));
                 call_code(&f, &args)
             }
             BinOp::Div | BinOp::Rem if t.is_integer() => {

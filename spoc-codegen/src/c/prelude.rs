@@ -66,9 +66,9 @@ pub(crate) fn div_rem_checked(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> Str
     ctx.helper(&name, |d| {
         let (ty, u) = (t(d, s), t(d, ScalarType::U32));
         format!(
-            "{q} inline {ty} {name}({ty} a, {ty} b, {fp} f, {u} line, {u} column) {{\n    \
+            "{q} inline {ty} {name}({ty} a, {ty} b, {fp} f, {u} line, {u} column, {u} function) {{\n    \
              if (b == 0) {{\n        \
-             {rec}(f, {code}u, {none}u, 0u, 0u, line, column);\n        \
+             {rec}(f, {code}u, {none}u, 0u, 0u, line, column, function);\n        \
              return 0;\n    \
              }}\n    \
              return {plain}(a, b);\n}}\n",
@@ -121,7 +121,7 @@ pub(crate) fn record_fault(ctx: &mut Ctx) -> String {
         };
         use crate::checked::*;
         format!(
-            "{q} void {name}({fp} f, {u} code, {u} array, {u} index, {u} len, {u} line, {u} column) {{\n    \
+            "{q} void {name}({fp} f, {u} code, {u} array, {u} index, {u} len, {u} line, {u} column, {u} function) {{\n    \
              if ({cas} == 0u) {{\n        \
              f[{W_ARRAY}] = array;\n        \
              f[{W_INDEX}] = index;\n        \
@@ -133,7 +133,8 @@ pub(crate) fn record_fault(ctx: &mut Ctx) -> String {
              f[{b1}] = {};\n        \
              f[{b2}] = {};\n        \
              f[{W_LINE}] = line;\n        \
-             f[{W_COLUMN}] = column;\n    \
+             f[{W_COLUMN}] = column;\n        \
+             f[{W_FUNCTION}] = function;\n    \
              }}\n}}\n",
             ids[0],
             ids[1],

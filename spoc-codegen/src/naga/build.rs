@@ -91,6 +91,9 @@ pub(super) struct Gen<'k> {
     pub dynamic_shared: Option<u32>,
     /// True once a subgroup operation is used (WGSL then needs `enable subgroups;`).
     pub subgroups: bool,
+    /// Checked mode: the fault record and the function that writes it.
+    pub fault_record: Option<Handle<GlobalVariable>>,
+    pub fault_fn: Option<Handle<naga::Function>>,
 }
 
 /// The result of [`build_module`].
@@ -237,7 +240,7 @@ fn for_each_expr(b: &[spoc_ir::Stmt], f: &mut dyn FnMut(&spoc_ir::Expr)) {
 pub(super) fn build_module(
     target: Target,
     kernel: &Kernel,
-    _opts: &Options<'_>,
+    opts: &Options<'_>,
     block: [u32; 3],
     (allowed, device): (NCaps, NCaps),
 ) -> Result<Built, CodegenError> {
@@ -259,9 +262,21 @@ pub(super) fn build_module(
         bindings: Vec::new(),
         dynamic_shared: None,
         subgroups: false,
+        fault_record: None,
+        fault_fn: None,
     };
     g.declare_params()?;
     g.declare_shared()?;
+    if opts.checked {
+        if target != Target::Vulkan {
+            return Err(CodegenError::FeatureNotSupported {
+                backend: target.backend_name().into(),
+                feature: "checked mode (only the SPIR-V of the naga targets has it)".into(),
+            });
+        }
+        let buffers = kernel.params.iter().filter(|p| p.is_buffer()).count();
+        g.declare_fault_record(super::buffer_binding(buffers))?;
+    }
     let function = g.kernel_function()?;
     let module_bindings = std::mem::take(&mut g.bindings);
     let dynamic_shared = g.dynamic_shared;
@@ -610,6 +625,11 @@ impl<'k> Gen<'k> {
             }
         }
         let mut fb = Fb::new(self, &f.vars, slots);
+        fb.func_index = kernel
+            .functions
+            .iter()
+            .position(|h| h.name == name)
+            .map_or(0, |k| k + 1);
         let mut arguments = Vec::new();
         for (p, b) in f.params.iter().zip(binds) {
             if b.is_some() {

@@ -30,6 +30,13 @@ pub(super) struct Fb<'a, 'k> {
     idents: Vec<String>,
     local_ptrs: HashMap<Handle<LocalVariable>, Handle<Expression>>,
     global_ptrs: HashMap<Handle<naga::GlobalVariable>, Handle<Expression>>,
+    /// This function's index for [`crate::checked::array_id`] (0: the kernel, `k + 1`: helper
+    /// `k`).
+    pub func_index: usize,
+    /// The (line, column) of the statement being lowered (0, 0 when unknown).
+    pub loc: (u32, u32),
+    /// Checked mode: index expressions already evaluated for their bounds test, by address.
+    pub index_cache: HashMap<usize, Handle<Expression>>,
 }
 
 impl<'a, 'k> Fb<'a, 'k> {
@@ -43,6 +50,9 @@ impl<'a, 'k> Fb<'a, 'k> {
             idents: crate::names::var_idents(decls),
             local_ptrs: HashMap::new(),
             global_ptrs: HashMap::new(),
+            func_index: 0,
+            loc: (0, 0),
+            index_cache: HashMap::new(),
         }
     }
 

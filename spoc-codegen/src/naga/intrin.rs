@@ -140,7 +140,7 @@ impl Fb<'_, '_> {
     }
 
     /// Component `axis` of a 3-axis builtin.
-    fn builtin_axis(&mut self, b: Builtin, axis: Axis) -> R<H> {
+    pub(super) fn builtin_axis(&mut self, b: Builtin, axis: Axis) -> R<H> {
         let g = self.g.builtin(b)?;
         let p = self.global_ptr(g);
         let v = self.load(p);
@@ -196,6 +196,30 @@ impl Fb<'_, '_> {
         }
         self.g.make_atomic(gi)?;
         let index = self.expr(&args[1])?;
+        if self.checked() {
+            // The atomic runs only for an index inside the array; else a fault, and 0.
+            let len = self.len(&args[0])?;
+            let ok = self.bin(Bo::Less, index, len);
+            let array = self.array_of_expr(&args[0]);
+            let check = super::checks::Check::new(ok, index, len, array);
+            return self
+                .guarded(Some(ty), vec![check], |fb| {
+                    fb.atomic_at(op, gi, index, args, st).map(Some)
+                })?
+                .ok_or_else(|| self.g.bug("a checked atomic without a value".into()));
+        }
+        self.atomic_at(op, gi, index, args, st)
+    }
+
+    /// The atomic `op` on element `index` of global array `gi` (`args` as for [`Fb::atomic`]).
+    fn atomic_at(
+        &mut self,
+        op: AtomicOp,
+        gi: usize,
+        index: H,
+        args: &[Expr],
+        st: ScalarType,
+    ) -> R<H> {
         let handle = self.g.globals[gi].handle;
         let base = self.global_ptr(handle);
         let pointer = self.emit(Expression::Access { base, index });
@@ -232,7 +256,13 @@ impl Fb<'_, '_> {
 
     /// A strong compare-exchange from naga's weak one: retried while it reports no exchange
     /// although the old value equals `expected` (a spurious failure).
-    fn compare_exchange(&mut self, pointer: H, expected: H, new: H, st: ScalarType) -> R<H> {
+    pub(super) fn compare_exchange(
+        &mut self,
+        pointer: H,
+        expected: H,
+        new: H,
+        st: ScalarType,
+    ) -> R<H> {
         let result_ty = self.g.module.generate_predeclared_type(
             naga::PredeclaredType::AtomicCompareExchangeWeakResult(super::types::scalar(st)),
         );

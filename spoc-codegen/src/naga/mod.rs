@@ -123,6 +123,7 @@
 //! `threadgroup_barrier`, a control barrier).
 
 mod build;
+mod checks;
 mod expr;
 mod func;
 mod intrin;

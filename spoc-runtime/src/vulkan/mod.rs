@@ -354,6 +354,7 @@ impl VulkanBackend {
         kernel: &Kernel,
         block: Option<Dims>,
         caps: spoc_codegen::Capabilities,
+        checked: bool,
     ) -> Result<Source> {
         spoc_codegen::generate_source_with(
             Target::Vulkan,
@@ -362,7 +363,7 @@ impl VulkanBackend {
                 block: block.map(Dims::to_array),
                 soa_params: &[],
                 caps,
-                checked: false,
+                checked,
             },
         )?
         .ok_or_else(|| Error::Compile {
@@ -483,6 +484,7 @@ impl VulkanBackend {
                 .collect(),
             slots,
             block_bytes,
+            checked: options.is_checked(),
         };
         let dyn_elem = kernel
             .shared
@@ -545,8 +547,12 @@ impl VulkanBackend {
             block: Some(block.into()),
             ..origin.options.clone()
         };
-        let source =
-            self.generate_for(&origin.kernel, options.block, k.dev.props.codegen_caps())?;
+        let source = self.generate_for(
+            &origin.kernel,
+            options.block,
+            k.dev.props.codegen_caps(),
+            options.is_checked(),
+        )?;
         let v =
             Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options, dyn_len)?);
         variants.push((shape, v.clone()));
@@ -556,12 +562,21 @@ impl VulkanBackend {
     fn dispatch(&self, k: &VkKernel, grid: Dims, args: &[Arg<'_>]) -> Result<()> {
         let timed = self.profiling.load(Ordering::Relaxed);
         match pipeline::dispatch(k, grid, args, timed) {
-            Ok(Some(ms)) => {
-                tracing::info!(kernel = %k.name, ms, "Vulkan kernel time");
-                self.last_ms.store(ms.to_bits(), Ordering::Relaxed);
-                Ok(())
+            Ok(ran) => {
+                if let Some(ms) = ran.ms {
+                    tracing::info!(kernel = %k.name, ms, "Vulkan kernel time");
+                    self.last_ms.store(ms.to_bits(), Ordering::Relaxed);
+                }
+                match (&k.origin, ran.fault) {
+                    (Some(o), Some(words)) => {
+                        match crate::checked_mode::fault_error(&o.kernel, &words) {
+                            Some(fault) => Err(fault),
+                            None => Ok(()),
+                        }
+                    }
+                    _ => Ok(()),
+                }
             }
-            Ok(None) => Ok(()),
             Err(Ok(problem)) => Err(Error::invalid_launch(&k.name, problem)),
             Err(Err(message)) => Err(Self::driver_err(format!("kernel `{}`: {message}", k.name))),
         }
@@ -954,6 +969,30 @@ impl Backend for VulkanBackend {
         Some(Target::Vulkan)
     }
 
+    fn supports_checked_mode(&self) -> bool {
+        true
+    }
+
+    /// Checked SPIR-V when `options.is_checked()` ([`spoc_codegen::checked`]), for the union
+    /// of the devices' capabilities.
+    fn generate_source_for(
+        &self,
+        kernel: &Kernel,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        if !options.soa_params.is_empty() {
+            let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
+            return self.generate_source(kernel, options.block, &soa);
+        }
+        self.generate_for(
+            kernel,
+            options.block,
+            self.generation_caps(),
+            options.is_checked(),
+        )
+        .map(Some)
+    }
+
     /// Generates for the union of the devices' capabilities; [`Backend::compile`] regenerates
     /// for a device whose capabilities differ.
     fn generate_source(
@@ -1000,7 +1039,7 @@ impl Backend for VulkanBackend {
         let caps = dev.props.codegen_caps();
         let regenerated;
         let source = if caps != self.generation_caps() {
-            regenerated = self.generate_for(kernel, options.block, caps)?;
+            regenerated = self.generate_for(kernel, options.block, caps, options.is_checked())?;
             &regenerated
         } else {
             source
