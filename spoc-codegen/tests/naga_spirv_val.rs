@@ -4,7 +4,7 @@
 
 mod naga_support;
 
-use naga_support::{corpus, gen};
+use naga_support::{corpus, gen, gen_with};
 use spoc_codegen::{Code, Target};
 use std::io::Write;
 use std::process::Command;
@@ -67,6 +67,28 @@ fn every_corpus_kernel_passes_spirv_val() {
     assert!(
         failures.is_empty(),
         "spirv-val failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_checked_corpus_kernel_passes_spirv_val() {
+    if !spirv_val_available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for (name, k) in corpus() {
+        let src = gen_with(Target::Vulkan, &k, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let Code::SpirV(words) = &src.code else {
+            panic!("{name}: Vulkan output is not SPIR-V");
+        };
+        if let Err(report) = spirv_val(&format!("{name}_checked"), words) {
+            failures.push(format!("{name} (checked):\n{report}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "spirv-val failures in checked mode:\n{}",
         failures.join("\n")
     );
 }

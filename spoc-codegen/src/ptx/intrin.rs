@@ -233,8 +233,16 @@ impl<'k> Gen<'k, '_> {
         }
         let d = self.a.tmp(c);
         let operands: Vec<String> = vals.iter().map(|v| v.text.clone()).collect();
+        // Checked mode: the atomic runs only for an index inside the array; else 0.
+        let at = match &addr.guard {
+            Some(g) => {
+                self.a.ins(format!("mov.b{bits} {d}, 0"));
+                format!("@{g} ")
+            }
+            None => String::new(),
+        };
         self.a.ins(format!(
-            "atom{}.{word}{ty} {d}, {}, {}",
+            "{at}atom{}.{word}{ty} {d}, {}, {}",
             addr.space.atom(),
             addr.operand(),
             operands.join(", ")

@@ -1049,6 +1049,15 @@ pub fn full_caps() -> Capabilities {
 
 /// Generates `k` for `target` with all capabilities and a 64×1×1 block.
 pub fn gen(target: Target, k: &Kernel) -> Result<Source, spoc_codegen::CodegenError> {
+    gen_with(target, k, false)
+}
+
+/// [`gen`] in checked mode (`spoc_codegen::checked`) when `checked`.
+pub fn gen_with(
+    target: Target,
+    k: &Kernel,
+    checked: bool,
+) -> Result<Source, spoc_codegen::CodegenError> {
     spoc_ir::validate(k).unwrap_or_else(|e| panic!("{} does not validate: {e}", k.name));
     spoc_codegen::generate_source_with(
         target,
@@ -1057,7 +1066,7 @@ pub fn gen(target: Target, k: &Kernel) -> Result<Source, spoc_codegen::CodegenEr
             block: Some([64, 1, 1]),
             soa_params: &[],
             caps: full_caps(),
-            checked: false,
+            checked,
         },
     )
     .map(|s| s.expect("a source target"))
