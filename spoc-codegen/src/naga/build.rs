@@ -94,6 +94,12 @@ pub(super) struct Gen<'k> {
     /// Checked mode: the fault record and the function that writes it.
     pub fault_record: Option<Handle<GlobalVariable>>,
     pub fault_fn: Option<Handle<naga::Function>>,
+    /// `Capabilities::float_controls_ignored`: float constants are to be hidden from the
+    /// driver's optimiser.
+    pub hide_float_constants: bool,
+    /// The private global holding a zero the driver cannot know (set at the kernel's entry),
+    /// once it is set: float literals are `bits ^ zero` reinterpreted ([`Fb::lit`]).
+    pub opaque_zero: Option<Handle<GlobalVariable>>,
 }
 
 /// The result of [`build_module`].
@@ -264,6 +270,8 @@ pub(super) fn build_module(
         subgroups: false,
         fault_record: None,
         fault_fn: None,
+        hide_float_constants: opts.caps.float_controls_ignored && target == Target::Vulkan,
+        opaque_zero: None,
     };
     g.declare_params()?;
     g.declare_shared()?;
@@ -541,6 +549,7 @@ impl<'k> Gen<'k> {
             debug_assert!(d.kind != VarKind::Shared || matches!(slots[i], Slot::Global(_)));
         }
         let mut fb = Fb::new(self, &kernel.vars, slots);
+        fb.set_opaque_zero();
         // Scalar parameters: locals initialised from the block.
         for (pi, p) in kernel.params.iter().enumerate() {
             if p.is_buffer() {
