@@ -83,6 +83,7 @@ fn full_caps() -> Capabilities {
         subgroups: true,
         compute_capability: Some((9, 0)),
         float_controls_ignored: false,
+        unfused_fma_f32: false,
     }
 }
 

@@ -5,6 +5,10 @@
 //! 22.3) did, although the SPIR-V declares `SignedZeroInfNanPreserve` and the device reports
 //! it; its kernels now hide their float constants from the driver (the Vulkan backend measures
 //! this when it opens a device). The inputs come from buffers; the constants are the kernel's.
+//!
+//! And `f32::mul_add` rounds once on every device, bit for bit as on the host: lavapipe's
+//! GLSL.std.450 `Fma` rounds twice, and kernels using `mul_add` were refused there; they now
+//! compute it exactly in `f64` (round to odd).
 
 mod common;
 
@@ -134,6 +138,94 @@ fn constant_zeros_keep_nan_infinities_and_signed_zeros() -> spoc::Result<()> {
                 ));
             }
         }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+#[kernel]
+fn fma_f32(a: &[f32], b: &[f32], c: &[f32], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        out[i] = a[i].mul_add(b[i], c[i]);
+    }
+}
+
+/// Operands whose fused and unfused results differ, halfway cases for the rounding of the sum,
+/// subnormal results, infinities and NaN; then pseudo-random triples.
+fn fma_inputs() -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    let e = 2f32.powi(-13);
+    let tiny = f32::from_bits(1); // the smallest subnormal
+    let mut t: Vec<(f32, f32, f32)> = vec![
+        (1.0 + e, 1.0 - e, -1.0),
+        (1.0 + f32::EPSILON, 1.0 + f32::EPSILON, -1.0),
+        (3.0, 1.0 / 3.0, -1.0),
+        (0.1, 10.0, -1.0),
+        (1.5e-20, 1.5e-20, tiny),
+        (2f32.powi(-75), 2f32.powi(-75), 0.0),
+        (2f32.powi(-70), -2f32.powi(-70), tiny),
+        (f32::MAX, 2.0, -f32::MAX),
+        (f32::INFINITY, 0.0, 1.0),
+        (f32::INFINITY, 1.0, f32::NEG_INFINITY),
+        (f32::NAN, 1.0, 1.0),
+        (-0.0, 1.0, 0.0),
+        (-0.0, 1.0, -0.0),
+        (1.0, 1.0, -1.0),
+    ];
+    let r = common::pseudo_random(0x5eed, 3 * 2000);
+    for k in 0..2000 {
+        let v = |w: u64| {
+            let m = ((w >> 11) as f64 / (1u64 << 53) as f64) as f32 * 4.0 - 2.0;
+            m * 2f32.powi(((w & 0xff) as i32 % 24) - 12)
+        };
+        t.push((v(r[3 * k]), v(r[3 * k + 1]), v(r[3 * k + 2])));
+    }
+    (
+        t.iter().map(|x| x.0).collect(),
+        t.iter().map(|x| x.1).collect(),
+        t.iter().map(|x| x.2).collect(),
+    )
+}
+
+#[test]
+fn mul_add_rounds_once_on_every_device() -> spoc::Result<()> {
+    let (a, b, c) = fma_inputs();
+    let want: Vec<f32> = (0..a.len()).map(|i| a[i].mul_add(b[i], c[i])).collect();
+    let unfused = (0..a.len())
+        .filter(|&i| want[i] != a[i] * b[i] + c[i])
+        .count();
+    assert!(
+        unfused > 100,
+        "the inputs tell one rounding from two ({unfused})"
+    );
+    let mut failures = Vec::new();
+    for dev in common::devices() {
+        let label = format!("{} ({})", dev.name, dev.framework);
+        let (xa, xb, xc) = (dev.upload(&a)?, dev.upload(&b)?, dev.upload(&c)?);
+        let mut out = dev.alloc::<f32>(a.len())?;
+        let grid = common::blocks_for(a.len(), 256);
+        match fma_f32.launch(&dev, dims1d(grid), dims1d(256), (&xa, &xb, &xc, &mut out)) {
+            // Only a device that can neither fuse nor emulate may refuse: emulating an f32 fma
+            // needs f64 (lavapipe's Fma rounds twice and it has f64: it must run).
+            Err(spoc::Error::FeatureNotSupported { feature, .. }) if !dev.capabilities.fp64 => {
+                println!("{label}: skipped: {feature}");
+                continue;
+            }
+            r => r?,
+        }
+        println!("{label}: ran");
+        let got = out.to_vec()?;
+        let bad: Vec<String> = (0..a.len())
+            .filter(|&i| !same_f32(got[i], want[i]))
+            .take(5)
+            .map(|i| {
+                format!(
+                    "{label}: {:e}.mul_add({:e}, {:e}) = {:e}, want {:e}",
+                    a[i], b[i], c[i], got[i], want[i]
+                )
+            })
+            .collect();
+        failures.extend(bad);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     Ok(())

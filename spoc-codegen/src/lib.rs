@@ -114,6 +114,11 @@ pub struct Capabilities {
     /// the device cannot take that execution mode. The SPIR-V generator then hides the value of
     /// every float constant from the driver's optimiser (Vulkan only; see [`naga`]).
     pub float_controls_ignored: bool,
+    /// The device's `f32` fused multiply-add rounds twice (GLSL.std.450 `Fma` may, and does on
+    /// lavapipe). The SPIR-V generator then computes `f32` `mul_add` exactly in `f64` (the
+    /// product is exact, the sum is rounded to odd, the result once to `f32`) when the target
+    /// has `f64` and 64-bit integers (Vulkan only; see [`naga`]).
+    pub unfused_fma_f32: bool,
 }
 
 impl Capabilities {
@@ -128,6 +133,7 @@ impl Capabilities {
             subgroups: gpu_full,
             compute_capability: None,
             float_controls_ignored: false,
+            unfused_fma_f32: false,
         }
     }
 }

@@ -228,6 +228,7 @@ fn capabilities_are_checked_with_typed_errors() {
         subgroups: false,
         compute_capability: None,
         float_controls_ignored: false,
+        unfused_fma_f32: false,
     };
     let (node, cap) = unsupported(gen_with(Target::Vulkan, &doubles(), none.clone()));
     assert!(

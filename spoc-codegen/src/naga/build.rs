@@ -97,6 +97,8 @@ pub(super) struct Gen<'k> {
     /// `Capabilities::float_controls_ignored`: float constants are to be hidden from the
     /// driver's optimiser.
     pub hide_float_constants: bool,
+    /// `Capabilities::unfused_fma_f32`: `f32` `mul_add` is computed in `f64`.
+    pub unfused_fma_f32: bool,
     /// The private global holding a zero the driver cannot know (set at the kernel's entry),
     /// once it is set: float literals are `bits ^ zero` reinterpreted ([`Fb::lit`]).
     pub opaque_zero: Option<Handle<GlobalVariable>>,
@@ -271,6 +273,7 @@ pub(super) fn build_module(
         fault_record: None,
         fault_fn: None,
         hide_float_constants: opts.caps.float_controls_ignored && target == Target::Vulkan,
+        unfused_fma_f32: opts.caps.unfused_fma_f32,
         opaque_zero: None,
     };
     g.declare_params()?;

@@ -111,7 +111,11 @@
 //! # Precision caveats (documented, not fixed here)
 //!
 //! Vulkan allows `Fma` to be unfused: `mul_add` is the target's `Fma`, fused on NVIDIA (checked
-//! on the H200) but not on lavapipe, where it rounds twice. Transcendentals follow the driver:
+//! on the H200) but not on lavapipe, where it rounds twice. With
+//! [`crate::Capabilities::unfused_fma_f32`] an `f32` `mul_add` is computed exactly in `f64`
+//! instead (exact product, sum rounded to odd, one rounding to `f32`); an `f64` `mul_add` stays
+//! the target's `Fma` (the Vulkan backend refuses it on a device where that is unfused).
+//! Transcendentals follow the driver:
 //! Vulkan bounds trigonometry's error on [-π, π] only (lavapipe's `sin(1e30)` is -1, NVIDIA's
 //! `cos(30)` 2e-5 off), lets `asin`/`acos` inherit `atan2`'s error (lavapipe's `asin(0.5)` is
 //! 4e-4 off) and may flush subnormals. `f64` transcendentals (`exp`, `ln`, `sin`, `powf`, …)

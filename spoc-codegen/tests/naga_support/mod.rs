@@ -1044,6 +1044,7 @@ pub fn full_caps() -> Capabilities {
         subgroups: true,
         compute_capability: None,
         float_controls_ignored: false,
+        unfused_fma_f32: false,
     }
 }
 
@@ -1058,6 +1059,16 @@ pub fn gen_with(
     k: &Kernel,
     checked: bool,
 ) -> Result<Source, spoc_codegen::CodegenError> {
+    gen_caps(target, k, full_caps(), checked)
+}
+
+/// [`gen_with`] with the device capabilities `caps`.
+pub fn gen_caps(
+    target: Target,
+    k: &Kernel,
+    caps: Capabilities,
+    checked: bool,
+) -> Result<Source, spoc_codegen::CodegenError> {
     spoc_ir::validate(k).unwrap_or_else(|e| panic!("{} does not validate: {e}", k.name));
     spoc_codegen::generate_source_with(
         target,
@@ -1065,7 +1076,7 @@ pub fn gen_with(
         &Options {
             block: Some([64, 1, 1]),
             soa_params: &[],
-            caps: full_caps(),
+            caps,
             checked,
         },
     )

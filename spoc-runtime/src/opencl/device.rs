@@ -249,6 +249,7 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         subgroups,
         compute_capability: None,
         float_controls_ignored: false,
+        unfused_fma_f32: false,
     };
     let max_alloc = dev
         .max_mem_alloc_size()
