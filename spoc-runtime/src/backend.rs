@@ -194,6 +194,11 @@ impl CompileOptions {
     pub fn is_checked(&self) -> bool {
         self.checked == Some(true)
     }
+
+    /// [`CompileOptions::soa_params`] as the `&str`s code generation takes.
+    pub fn soa_names(&self) -> Vec<&str> {
+        self.soa_params.iter().map(String::as_str).collect()
+    }
 }
 
 /// A backend: one way of running kernels on one family of devices.
@@ -438,8 +443,7 @@ pub trait Backend: Send + Sync + 'static {
         kernel: &Kernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
-        let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
-        self.generate_source(kernel, options.block, &soa)
+        self.generate_source(kernel, options.block, &options.soa_names())
     }
 
     /// The `spoc_codegen` target the default [`Backend::generate_source`] generates for

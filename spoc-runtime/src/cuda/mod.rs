@@ -899,7 +899,7 @@ impl Backend for CudaBackend {
         kernel: &Kernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
-        let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
+        let soa = options.soa_names();
         self.generate_for(
             kernel,
             options.block,
@@ -932,7 +932,7 @@ impl Backend for CudaBackend {
         let checked = options.is_checked();
         let source =
             if Some(dev.cc) != self.default_cc() || !options.soa_params.is_empty() || checked {
-                let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
+                let soa = options.soa_names();
                 regenerated = self
                     .generate_for(kernel, options.block, &soa, Some(dev.cc), checked)?
                     .ok_or_else(|| Error::Compile {

@@ -689,7 +689,7 @@ impl Backend for OpenClBackend {
         kernel: &Kernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
-        let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
+        let soa = options.soa_names();
         Ok(spoc_codegen::generate_source_with(
             Target::OpenCl,
             kernel,
@@ -721,7 +721,7 @@ impl Backend for OpenClBackend {
         let source = if (dev.codegen_caps != self.generation_caps() || checked_source != checked)
             && source.target == Target::OpenCl
         {
-            let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
+            let soa = options.soa_names();
             regenerated = spoc_codegen::generate_source_with(
                 Target::OpenCl,
                 kernel,

@@ -237,6 +237,28 @@ pub fn spirv_text_to_words(text: &str) -> Result<Vec<u32>> {
         .collect()
 }
 
+/// `words` without the float-controls execution modes `props`'s device lacks
+/// (`spoc_codegen::naga::retain_float_controls`).
+pub(crate) fn retain_supported_float_controls(
+    words: &[u32],
+    props: &VulkanDeviceProps,
+) -> Vec<u32> {
+    spoc_codegen::naga::retain_float_controls(words, |mode, width| {
+        let i = match width {
+            16 => 0,
+            32 => 1,
+            64 => 2,
+            _ => return false,
+        };
+        match mode {
+            spoc_codegen::naga::FloatMode::DenormPreserve => props.denorm_preserve[i],
+            spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => {
+                props.signed_zero_inf_nan_preserve[i]
+            }
+        }
+    })
+}
+
 fn content_hash_of(parts: impl Hash) -> ContentHash {
     let mut a = std::collections::hash_map::DefaultHasher::new();
     parts.hash(&mut a);
@@ -455,21 +477,7 @@ impl VulkanBackend {
                 message: format!("expected SPIR-V, got {:?} output", source.target),
             });
         };
-        let p = &dev.props;
-        let words = spoc_codegen::naga::retain_float_controls(words, |mode, width| {
-            let i = match width {
-                16 => 0,
-                32 => 1,
-                64 => 2,
-                _ => return false,
-            };
-            match mode {
-                spoc_codegen::naga::FloatMode::DenormPreserve => p.denorm_preserve[i],
-                spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => {
-                    p.signed_zero_inf_nan_preserve[i]
-                }
-            }
-        });
+        let words = retain_supported_float_controls(words, &dev.props);
         Self::check_spirv(dev, &words, &kernel.name, true)?;
         let (slots, block_bytes) =
             spoc_codegen::naga::scalar_params_layout(Target::Vulkan, kernel)?;
@@ -981,7 +989,7 @@ impl Backend for VulkanBackend {
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
         if !options.soa_params.is_empty() {
-            let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
+            let soa = options.soa_names();
             return self.generate_source(kernel, options.block, &soa);
         }
         self.generate_for(
