@@ -215,8 +215,16 @@ fn mul_add_rounds_once_on_every_device() -> spoc::Result<()> {
         }
         println!("{label}: ran");
         let got = out.to_vec()?;
+        // Vulkan may flush f32 subnormals (NVIDIA's driver has no shaderDenormPreserveFloat32,
+        // docs/LANGUAGE.md): a subnormal result may be a zero of its sign there.
+        let flushed = |g: f32, w: f32| {
+            dev.framework.starts_with("Vulkan")
+                && w.is_subnormal()
+                && g == 0.0
+                && g.is_sign_negative() == w.is_sign_negative()
+        };
         let bad: Vec<String> = (0..a.len())
-            .filter(|&i| !same_f32(got[i], want[i]))
+            .filter(|&i| !same_f32(got[i], want[i]) && !flushed(got[i], want[i]))
             .take(5)
             .map(|i| {
                 format!(

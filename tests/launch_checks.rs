@@ -4,11 +4,11 @@
 //!   axis, and nothing runs. (Vulkan compiles the block into the module, and used to report a
 //!   zero block as the code generator's `FeatureNotSupported`.)
 //! - A block of the device's own `max_threads_per_block` (at most 1024) runs a shared-memory
-//!   reduction correctly. NVIDIA's OpenCL refused 1024 threads ("the device allows at most 256")
-//!   for a kernel whose `CL_KERNEL_WORK_GROUP_SIZE`, which its driver derives from the kernel's
-//!   registers, was below the device's `CL_DEVICE_MAX_WORK_GROUP_SIZE`: the backend now rebuilds
-//!   such a kernel with a register cap, and elsewhere refuses with
-//!   `LaunchProblem::KernelTooManyThreads`, which names the limit.
+//!   reduction correctly. NVIDIA's OpenCL was refused 1024 threads ("the device allows at most
+//!   256"): its driver reports `CL_KERNEL_WORK_GROUP_SIZE` 256 for every kernel, below the
+//!   device's `CL_DEVICE_MAX_WORK_GROUP_SIZE` of 1024. The backend now tries such a block and
+//!   reports a refusal by the driver as `LaunchProblem::KernelTooManyThreads`, which names the
+//!   limit.
 
 mod common;
 

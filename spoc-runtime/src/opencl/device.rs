@@ -16,9 +16,7 @@ use std::collections::BTreeSet;
 
 /// `CL_DEVICE_WARP_SIZE_NV` (`cl_nv_device_attribute_query`).
 const CL_DEVICE_WARP_SIZE_NV: u32 = 0x4003;
-/// `CL_DEVICE_REGISTERS_PER_BLOCK_NV` (`cl_nv_device_attribute_query`): 32-bit registers a
-/// work-group may use.
-const CL_DEVICE_REGISTERS_PER_BLOCK_NV: u32 = 0x4002;
+
 /// `CL_PLATFORM_NOT_FOUND_KHR`: the ICD loader found no platform.
 const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
 
@@ -45,9 +43,6 @@ pub(crate) struct ClDevice {
     pub(crate) correctly_rounded_div_sqrt: bool,
     /// The platform's name (for messages).
     pub(crate) platform: String,
-    /// On a device with `cl_nv_compiler_options` (so `-cl-nv-maxrregcount` is accepted) and
-    /// `cl_nv_device_attribute_query`: `CL_DEVICE_REGISTERS_PER_BLOCK_NV`.
-    pub(crate) nv_registers_per_block: Option<u32>,
 }
 
 impl ClDevice {
@@ -216,12 +211,6 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         1
     };
 
-    let nv_registers_per_block = (exts.contains("cl_nv_compiler_options")
-        && exts.contains("cl_nv_device_attribute_query"))
-    .then(|| nv_u32(CL_DEVICE_REGISTERS_PER_BLOCK_NV))
-    .flatten()
-    .filter(|&r| r > 0);
-
     let caps = Capabilities {
         max_threads_per_block: max_wg,
         max_block_dims: block,
@@ -274,7 +263,6 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         subgroup_std,
         correctly_rounded_div_sqrt,
         platform: platform.to_string(),
-        nv_registers_per_block,
     })
 }
 

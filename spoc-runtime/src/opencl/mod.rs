@@ -43,10 +43,10 @@
 //! A launch runs `grid * block` work-items in work-groups of `block` (global size =
 //! grid × block per axis, local size = block), after checking the block against the device's
 //! `CL_DEVICE_MAX_WORK_GROUP_SIZE` ([`LaunchProblem::TooManyThreads`]) and the kernel's
-//! `CL_KERNEL_WORK_GROUP_SIZE` (queried after the build; NVIDIA's driver derives it from the
-//! kernel's registers, so it can be below the device's 1024). A block over the kernel's limit
-//! but within the device's is run, on a device with `cl_nv_compiler_options`, by the kernel
-//! rebuilt with `-cl-nv-maxrregcount` for that block size (kept with the module); elsewhere it is
+//! `CL_KERNEL_WORK_GROUP_SIZE` (queried after the build). NVIDIA's OpenCL reports 256 for every
+//! kernel although its devices run 1024 (seen on the H200, driver 580), so a block over the
+//! kernel's figure but within the device's is tried, and the driver's refusal
+//! (`CL_INVALID_WORK_GROUP_SIZE`, `CL_OUT_OF_RESOURCES`) is
 //! [`LaunchProblem::KernelTooManyThreads`], which names the limit. The argument ABI of
 //! generated kernels is `spoc_codegen::c`'s; [`Backend::run_source`] runs external OpenCL C with
 //! the same buffer and scalar order (see [`OpenClBackend`]).
@@ -299,8 +299,8 @@ impl OpenClBackend {
         args: &[Arg<'_>],
         wait: bool,
     ) -> Result<()> {
-        let capped = module.for_block(dev, block.count())?;
-        let module = capped.as_deref().unwrap_or(module);
+        module.check_block(dev, block.count())?;
+        let over_kernel_limit = block.count() > module.max_work_group as u64;
         let mut global = [0usize; 3];
         let local = block.to_array().map(|b| b as usize);
         for (i, (g, b)) in grid.to_array().into_iter().zip(local).enumerate() {
@@ -343,7 +343,15 @@ impl OpenClBackend {
                         &[],
                     )
                 }
-                .map_err(|e| cl_err(&format!("launching kernel `{}`", module.name), e))
+                .map_err(|e| {
+                    // CL_INVALID_WORK_GROUP_SIZE / CL_OUT_OF_RESOURCES for a block over the
+                    // kernel's reported limit: the driver meant that limit after all.
+                    if over_kernel_limit && (e.0 == -54 || e.0 == -5) {
+                        module.refused(dev, block.count())
+                    } else {
+                        cl_err(&format!("launching kernel `{}`", module.name), e)
+                    }
+                })
             },
         )?;
         if wait || profiling {

@@ -10,7 +10,7 @@ use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::cl_mem;
 use spoc_ir::Kernel;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// How a module's kernel takes its arguments. In both, each buffer is a `__global T*` followed by
 /// its length in elements as `uint`, and each scalar is passed by value (`bool` as `uchar`,
@@ -45,13 +45,6 @@ pub(crate) struct ClModule {
     /// `CL_KERNEL_WORK_GROUP_SIZE` on the device.
     pub(crate) max_work_group: usize,
     pub(crate) abi: Abi,
-    /// What the module was built from, for a rebuild with a register cap.
-    source: String,
-    entry: String,
-    options: String,
-    /// Rebuilds of this kernel with `-cl-nv-maxrregcount=<n>` (by `n`), made for blocks larger
-    /// than its `CL_KERNEL_WORK_GROUP_SIZE` ([`ClModule::for_block`]).
-    capped: Mutex<Vec<(u32, Arc<ClModule>)>>,
     /// Checked mode: the kernel's IR (to name what faulted) and fault records not in use.
     pub(crate) checked: Option<Checked>,
 }
@@ -98,77 +91,36 @@ impl Checked {
 }
 
 impl ClModule {
-    /// The module to launch a block of `threads` threads with: `None` (this one) if `threads` is
-    /// within its `CL_KERNEL_WORK_GROUP_SIZE`; else, on a device with `cl_nv_compiler_options` whose own
-    /// limit allows the block, this kernel rebuilt with `-cl-nv-maxrregcount` so that a block of
-    /// `threads` fits the device's registers (NVIDIA's compiler otherwise gives a kernel as many
-    /// registers as it likes, and its work-group limit drops below the device's 1024; CUDA
-    /// kernels are compiled with the same kind of cap for their launch bounds). Rebuilds are
-    /// kept with the module.
+    /// Checks a block of `threads` threads against the kernel's `CL_KERNEL_WORK_GROUP_SIZE`.
+    /// Returns whether the enqueue may still be tried: NVIDIA's OpenCL reports 256 for every
+    /// kernel (seen on the H200 with driver 580: a 10-register kernel, one declared
+    /// `reqd_work_group_size(1024, 1, 1)`, and under `-cl-nv-maxrregcount=32` alike) although
+    /// its devices run 1024, so on a device whose own limit allows the block the launch is
+    /// tried and a refusal by the driver is reported as
+    /// [`LaunchProblem::KernelTooManyThreads`] ([`ClModule::refused`]).
     ///
     /// # Errors
-    /// [`LaunchProblem::KernelTooManyThreads`] naming `CL_KERNEL_WORK_GROUP_SIZE` when no module
-    /// fits; a failed rebuild's error.
-    pub(crate) fn for_block(&self, dev: &ClDevice, threads: u64) -> Result<Option<Arc<Self>>> {
-        if threads <= self.max_work_group as u64 {
-            return Ok(None);
-        }
+    /// [`LaunchProblem::KernelTooManyThreads`] when the block is also over the device's limit
+    /// (the runtime's launch checks refuse that first).
+    pub(crate) fn check_block(&self, dev: &ClDevice, threads: u64) -> Result<()> {
         let device_limit = dev.info.capabilities.max_threads_per_block;
-        let refused = |limit: usize| {
-            Error::invalid_launch(
-                &self.name,
-                LaunchProblem::KernelTooManyThreads {
-                    threads,
-                    limit: u32::try_from(limit).unwrap_or(u32::MAX),
-                    limit_name: "CL_KERNEL_WORK_GROUP_SIZE",
-                    device_limit,
-                },
-            )
-        };
-        let Some(regs_per_block) = dev.nv_registers_per_block else {
-            return Err(refused(self.max_work_group));
-        };
-        if threads > device_limit as u64 {
-            return Err(refused(self.max_work_group));
+        if threads <= self.max_work_group as u64 || threads <= device_limit as u64 {
+            return Ok(());
         }
-        // Registers per thread for a block of `threads` (warps of 32), a multiple of 8 as
-        // NVIDIA allocates them, at most 255.
-        let warps = threads.div_ceil(32).max(1);
-        let cap = ((regs_per_block as u64 / (warps * 32)) & !7).clamp(16, 255) as u32;
-        let mut capped = self.capped.lock().unwrap_or_else(|e| e.into_inner());
-        let m = match capped.iter().find(|(c, _)| *c == cap) {
-            Some((_, m)) => m.clone(),
-            None => {
-                let options = format!("{} -cl-nv-maxrregcount={cap}", self.options);
-                let mut m = build(
-                    dev,
-                    self.device,
-                    &self.name,
-                    &self.source,
-                    &self.entry,
-                    &options,
-                    self.abi,
-                )?;
-                m.checked = self
-                    .checked
-                    .as_ref()
-                    .map(|c| Checked::new(c.kernel.clone()));
-                let m = Arc::new(m);
-                tracing::debug!(
-                    kernel = self.name,
-                    cap,
-                    limit = m.max_work_group,
-                    "OpenCL: rebuilt with a register cap for a block of {threads}"
-                );
-                capped.push((cap, m.clone()));
-                m
-            }
-        };
-        if threads <= m.max_work_group as u64 {
-            Ok(Some(m))
-        } else {
-            Err(refused(m.max_work_group))
-        }
+        Err(self.refused(dev, threads))
+    }
+
+    /// The [`LaunchProblem::KernelTooManyThreads`] of a block of `threads` threads.
+    pub(crate) fn refused(&self, dev: &ClDevice, threads: u64) -> Error {
+        Error::invalid_launch(
+            &self.name,
+            LaunchProblem::KernelTooManyThreads {
+                threads,
+                limit: u32::try_from(self.max_work_group).unwrap_or(u32::MAX),
+                limit_name: "CL_KERNEL_WORK_GROUP_SIZE",
+                device_limit: dev.info.capabilities.max_threads_per_block,
+            },
+        )
     }
 }
 
@@ -229,10 +181,6 @@ pub(crate) fn build(
         kernel: Mutex::new(kernel),
         max_work_group,
         abi,
-        source: source.to_string(),
-        entry: entry.to_string(),
-        options: options.to_string(),
-        capped: Mutex::new(Vec::new()),
         checked: None,
     })
 }
