@@ -73,6 +73,18 @@ fn helper_past(x: &[u32], out: &mut [u32]) {
 }
 
 #[kernel]
+fn fault_then_return(y: &mut [u32]) {
+    let i = global_id_x();
+    if i == 3 {
+        y[i + 10] = 1;
+        return;
+    }
+    if i < y.len() {
+        y[i] = 7;
+    }
+}
+
+#[kernel]
 fn double(x: &[f32], y: &mut [f32]) {
     let i = global_id_x();
     if i < y.len() {
@@ -180,6 +192,23 @@ fn out_of_bounds_writes_are_faults() -> spoc::Result<()> {
             [1, 0, 0],
             [1, 0, 0],
             "index 6 out of bounds for `y` of length 6",
+        );
+        // A thread that returns right after its fault still reports it.
+        let mut y = dev.upload(&[0u32; 8])?;
+        let r = run_checked(
+            &dev,
+            fault_then_return.def(),
+            dims1d(1),
+            dims1d(8),
+            vec![(&mut y).into()],
+        );
+        assert_fault(
+            &dev,
+            r,
+            "fault_then_return",
+            [0, 0, 0],
+            [3, 0, 0],
+            "index 13 out of bounds for `y` of length 8",
         );
         assert_usable(&dev)?;
     }

@@ -94,6 +94,9 @@ pub(super) struct Gen<'k> {
     /// Checked mode: the fault record and the function that writes it.
     pub fault_record: Option<Handle<GlobalVariable>>,
     pub fault_fn: Option<Handle<naga::Function>>,
+    /// Checked mode: the invocation's first fault (a private `array<u32, 7>` in the record's
+    /// word order from `W_CODE`), written to the record once, when the kernel ends.
+    pub pending_fault: Option<Handle<GlobalVariable>>,
     /// `Capabilities::float_controls_ignored`: float constants are to be hidden from the
     /// driver's optimiser.
     pub hide_float_constants: bool,
@@ -272,6 +275,7 @@ pub(super) fn build_module(
         subgroups: false,
         fault_record: None,
         fault_fn: None,
+        pending_fault: None,
         hide_float_constants: opts.caps.float_controls_ignored && target == Target::Vulkan,
         unfused_fma_f32: opts.caps.unfused_fma_f32,
         opaque_zero: None,
@@ -553,6 +557,7 @@ impl<'k> Gen<'k> {
         }
         let mut fb = Fb::new(self, &kernel.vars, slots);
         fb.set_opaque_zero();
+        fb.clear_pending_fault()?;
         // Scalar parameters: locals initialised from the block.
         for (pi, p) in kernel.params.iter().enumerate() {
             if p.is_buffer() {
@@ -581,6 +586,9 @@ impl<'k> Gen<'k> {
             fb.store(lp, v);
         }
         fb.body(&kernel.body)?;
+        if !fb.terminated() {
+            fb.flush_pending_fault();
+        }
         let mut function = fb.finish()?;
         function.name = Some(kernel.name.clone());
         // Builtins: one argument each, stored into the private global first thing.

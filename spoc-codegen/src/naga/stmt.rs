@@ -114,6 +114,10 @@ impl Fb<'_, '_> {
                     Some(e) => self.expr_opt(e)?,
                     None => None,
                 };
+                if self.func_index == 0 {
+                    // The kernel ends here: the invocation's fault goes to the record now.
+                    self.flush_pending_fault();
+                }
                 self.stmt(Statement::Return { value });
             }
             StmtKind::Barrier => self.stmt(Statement::ControlBarrier(
