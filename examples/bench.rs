@@ -83,6 +83,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("progress bar template: {e}"))?,
     );
     let mut rows = Vec::new();
+    let mut notes = Vec::new();
     for p in &chosen {
         let size = if args.quick {
             p.quick_size
@@ -93,6 +94,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         bar.set_message(format!("{} (size {size})", p.name));
         let row = match (p.run)(&dev, size) {
             Ok(o) => {
+                notes.extend(o.notes.iter().cloned());
                 let (rate, unit) = o.throughput();
                 Row {
                     program: p.name,
@@ -138,6 +140,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             "{:<16} {:>26} {:>12} {:>16}  {}",
             r.program, r.size, ms, r.rate, r.check
         );
+    }
+    for n in &notes {
+        println!("{n}");
     }
     let failed = rows.iter().filter(|r| r.failed).count();
     if failed > 0 {

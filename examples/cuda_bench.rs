@@ -84,68 +84,40 @@ const GOAL_LAUNCH_US: f64 = 3.0;
 /// Bandwidth target: saxpy / copy.
 const GOAL_BW_RATIO: f64 = 0.8;
 
-const USAGE: &str = "usage: cuda_bench [--launches N] [--n ELEMS]\n  \
-    --launches N   launches per round and path in the launch-overhead test (default 100000)\n  \
-    --n ELEMS      saxpy elements (default 268435456 = 256 Mi floats; at most 4294967040)";
-
 type Res<T> = Result<T, Box<dyn StdError>>;
 
-/// Command-line settings.
+/// CUDA performance figures for spoc: launch overhead against raw cudarc, saxpy bandwidth
+/// against the device-to-device copy.
+#[derive(clap::Parser, Debug)]
+#[command(name = "cuda_bench")]
 struct Config {
+    /// Launches per round and path in the launch-overhead test.
+    #[arg(long, default_value = "100000", value_parser = programs::parse_size)]
     launches: usize,
+    /// saxpy elements (default 256 Mi floats; at most 4294967040: lengths travel as u32 and
+    /// grid x block must fit in u32).
+    #[arg(long, default_value = "268435456", value_parser = parse_n)]
     n: usize,
 }
 
-fn parse_count(flag: &str, v: &str) -> Result<usize, String> {
-    v.replace('_', "")
-        .parse::<usize>()
-        .map_err(|e| format!("{flag}: `{v}` is not a count ({e})"))
-}
-
-fn parse_args() -> Result<Option<Config>, String> {
-    let mut cfg = Config {
-        launches: 100_000,
-        n: 256 << 20,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) => (f.to_string(), Some(v.to_string())),
-            None => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--launches" => cfg.launches = parse_count(&flag, &value()?)?,
-            "--n" => cfg.n = parse_count(&flag, &value()?)?,
-            _ => return Err(format!("unknown argument `{arg}`")),
-        }
-    }
-    if cfg.launches == 0 {
-        return Err("--launches must be at least 1".into());
-    }
-    // Buffer lengths travel as u32, and grid × block must fit in u32.
+fn parse_n(v: &str) -> Result<usize, String> {
+    let n = programs::parse_size(v)?;
     let max_n = (u32::MAX / BLOCK * BLOCK) as usize;
-    if cfg.n == 0 || cfg.n > max_n {
-        return Err(format!("--n must be in 1..={max_n}, got {}", cfg.n));
+    if n > max_n {
+        return Err(format!("at most {max_n}"));
     }
-    Ok(Some(cfg))
+    Ok(n)
 }
 
 fn main() -> ExitCode {
-    let cfg = match parse_args() {
-        Ok(Some(cfg)) => cfg,
-        Ok(None) => {
-            println!("{USAGE}");
+    let cfg = match <Config as clap::Parser>::try_parse() {
+        Ok(cfg) => cfg,
+        Err(e) if !e.use_stderr() => {
+            let _ = e.print();
             return ExitCode::SUCCESS;
         }
-        Err(m) => {
-            eprintln!("cuda_bench: {m}\n{USAGE}");
+        Err(e) => {
+            let _ = e.print();
             return ExitCode::from(64);
         }
     };

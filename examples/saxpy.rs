@@ -21,6 +21,19 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// saxpy on the best device present (or the one named), checked element by element.
+#[derive(clap::Parser, Debug)]
+#[command(name = "saxpy")]
+struct Cli {
+    /// Backend (or backend family) to run on: `Native`, `Interpreter`, `OpenCL`, `Vulkan`,
+    /// `CUDA`, ...; default: `SPOC_DEVICE`, else the best device present.
+    #[arg(long)]
+    device: Option<String>,
+    /// Number of elements (`_` separators allowed).
+    #[arg(default_value = "16777216", value_parser = programs::parse_size)]
+    n: usize,
+}
+
 fn main() {
     if let Err(e) = run() {
         eprintln!("saxpy: {e}");
@@ -29,20 +42,9 @@ fn main() {
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {
-    // Arguments: `[--device NAME] [N]`; the device also comes from `SPOC_DEVICE`.
-    let mut framework = std::env::var("SPOC_DEVICE").ok();
-    let mut n: usize = 16 << 20;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        if a == "--device" {
-            framework = Some(args.next().ok_or("`--device` needs a backend name")?);
-        } else {
-            n = a.replace('_', "").parse().map_err(|e| {
-                format!("bad element count `{a}`: {e} (usage: saxpy [--device NAME] [N])")
-            })?;
-        }
-    }
-    let dev = spoc::init_device(framework.as_deref())?;
+    let cli = <Cli as clap::Parser>::parse();
+    let n = cli.n;
+    let dev = spoc::init_device(cli.device.as_deref())?;
     println!(
         "device: {} [{}], global id {}",
         dev.name, dev.framework, dev.id

@@ -72,7 +72,7 @@
 //! let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
 //! let mut y = dev.alloc::<f32>(4)?;
 //! let err = shift_left.launch(&dev, dims1d(1), dims1d(4), (&x, &mut y)).unwrap_err();
-//! assert!(matches!(err, spoc::Error::KernelFault { thread: [3, 0, 0], .. }));
+//! assert!(matches!(err, spoc::Error::KernelFault { thread: Some([3, 0, 0]), .. }));
 //! assert!(err.to_string().contains("index 4 out of bounds for `x` of length 4"));
 //!
 //! let err = shift_left.launch(&dev, dims1d(0), dims1d(4), (&x, &mut y)).unwrap_err();

@@ -130,7 +130,7 @@ fn assert_fault(
             message,
         }) => {
             assert_eq!(k, kernel, "{label}: {message}");
-            assert_eq!((b, t), (block, thread), "{label}: {message}");
+            assert_eq!((b, t), (Some(block), Some(thread)), "{label}: {message}");
             for part in what.split('|') {
                 assert!(
                     message.contains(part),

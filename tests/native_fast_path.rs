@@ -22,7 +22,11 @@ fn fault_of(r: spoc::Result<()>, kernel: &str, dev: &Device) -> ([u32; 3], [u32;
             message,
         }) => {
             assert_eq!(k, kernel, "{}", dev.framework);
-            (block, thread, message)
+            (
+                block.expect("a CPU fault knows its block"),
+                thread.expect("a CPU fault knows its thread"),
+                message,
+            )
         }
         other => panic!("{}: expected a fault, got {other:?}", dev.framework),
     }

@@ -19,7 +19,11 @@ fn fault_message(r: spoc::Result<()>) -> ([u32; 3], [u32; 3], String) {
             thread,
             message,
             ..
-        }) => (block, thread, message),
+        }) => (
+            block.expect("a CPU fault knows its block"),
+            thread.expect("a CPU fault knows its thread"),
+            message,
+        ),
         other => panic!("expected a kernel fault, got {other:?}"),
     }
 }

@@ -19,6 +19,38 @@ pub struct Body {
     pub id: u32,
 }
 
+/// `#[derive(Record)]` knows where a record has padding (`Body`: 4 bytes after `pos`, 4 after
+/// `id`) and uploads it as zeros, never the host's bytes there.
+#[test]
+fn derived_records_upload_their_padding_as_zeros() {
+    use spoc::DeviceCopy;
+    const { assert!(!Vec3::HAS_PADDING) };
+    const { assert!(Body::HAS_PADDING) };
+    const { assert!(<[Body; 2] as DeviceCopy>::HAS_PADDING) };
+    let b = Body {
+        pos: Vec3 {
+            x: 1.0,
+            y: 2.0,
+            z: 3.0,
+        },
+        mass: 4.0,
+        id: 5,
+    };
+    let mut bytes = vec![0xAAu8; std::mem::size_of::<Body>()];
+    b.write_bytes(&mut bytes);
+    assert_eq!(&bytes[12..16], &[0; 4]);
+    assert_eq!(&bytes[16..24], &4.0f64.to_ne_bytes());
+    assert_eq!(&bytes[24..28], &5u32.to_ne_bytes());
+    assert_eq!(&bytes[28..32], &[0; 4]);
+    let dev = spoc::init_device(Some("Interpreter")).unwrap();
+    let buf = dev.upload(&[b, b]).unwrap();
+    assert_eq!(
+        buf.raw().to_bytes().unwrap(),
+        [bytes.clone(), bytes].concat()
+    );
+    assert_eq!(buf.to_vec().unwrap(), [b, b]);
+}
+
 #[test]
 fn field_table_lists_fields_in_order_with_their_types() {
     assert_eq!(Body::NAME, "Body");
@@ -385,7 +417,7 @@ fn field_division_by_zero_faults_on_the_cpu_backends() -> spoc::Result<()> {
             matches!(
                 err,
                 spoc::Error::KernelFault {
-                    thread: [1, 0, 0],
+                    thread: Some([1, 0, 0]),
                     ..
                 }
             ),

@@ -51,6 +51,7 @@ pub fn sort(dev: &Device, data: &mut Buffer<u32>) -> spoc::Result<usize> {
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let n = size.next_power_of_two();
+    super::need(dev, &[(n, 4)])?;
     let mut rng = SplitMix64::new(0xb170_0009);
     // 24-bit keys, so larger inputs hold duplicates.
     let keys: Vec<u32> = (0..n).map(|_| rng.next_u32() >> 8).collect();

@@ -97,6 +97,7 @@ pub fn host_conv(src: &[f32], w: &[f32; 9], width: usize, height: usize) -> Vec<
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let n = size;
+    super::need(dev, &[(n * n, 4); 3])?;
     let img = generate_image(n);
     let srcb = dev.upload(&img)?;
     let blurw = dev.upload(&BLUR)?;

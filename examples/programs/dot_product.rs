@@ -45,6 +45,7 @@ pub fn dot_partial(x: &[f32], y: &[f32], partial: &mut [f32]) {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4); 2])?;
     let mut rng = SplitMix64::new(0xd070_000a);
     let x = rng.f32s(size, -1.0, 1.0);
     let y = rng.f32s(size, -1.0, 1.0);

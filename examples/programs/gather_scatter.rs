@@ -28,6 +28,7 @@ pub fn scatter(src: &[f32], perm: &[u32], dst: &mut [f32]) {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4); 4])?;
     let mut rng = SplitMix64::new(0x9a75_0004);
     let src = rng.f32s(size, -1.0, 1.0);
     let perm = rng.permutation(size);

@@ -40,6 +40,7 @@ pub fn histogram256(data: &[u32], hist: &mut [u32]) {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4)])?;
     let mut rng = SplitMix64::new(0x4157_000e);
     let mut byte = || ((rng.next_u32() & 255) + (rng.next_u32() & 255)) / 2;
     let data: Vec<u32> = (0..size)

@@ -114,6 +114,9 @@ pub struct Outcome {
     pub mismatch: Option<Mismatch>,
     /// Pictures for the examples to write (empty for most programs).
     pub images: Vec<Image>,
+    /// Remarks printed after the result (a second measurement, a part that was skipped), one
+    /// line each; the table keeps `shape` short.
+    pub notes: Vec<String>,
 }
 
 impl Outcome {
@@ -128,7 +131,14 @@ impl Outcome {
             checked: true,
             mismatch: None,
             images: Vec::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Adds a remark (see [`Outcome::notes`]).
+    pub fn note(mut self, note: String) -> Self {
+        self.notes.push(note);
+        self
     }
 
     /// Records a check: the first failing check wins, a passing one changes nothing.
@@ -614,13 +624,26 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 /// The device named `name` (a backend or family), else the one `SPOC_DEVICE` names, else the
-/// best present.
+/// best present: [`spoc::init_device`], which reads `SPOC_DEVICE` itself.
 ///
 /// # Errors
 /// As [`spoc::init_device`].
 pub fn pick_device(name: Option<&str>) -> spoc::Result<Device> {
-    let env = std::env::var("SPOC_DEVICE").ok();
-    spoc::init_device(name.or(env.as_deref()))
+    spoc::init_device(name)
+}
+
+/// Refuses a problem whose device buffers cannot fit `dev`, before any input is made: `buffers`
+/// lists each buffer as (elements, bytes per element). A size the device cannot take is then an
+/// [`spoc::Error::BufferTooLarge`] at once, not a host that fills gigabytes of input first.
+///
+/// # Errors
+/// As [`spoc::Device::check_buffers`]; sizes that overflow count as too large.
+pub fn need(dev: &Device, buffers: &[(usize, usize)]) -> spoc::Result<()> {
+    let bytes: Vec<u64> = buffers
+        .iter()
+        .map(|&(n, elem)| (n as u64).saturating_mul(elem as u64))
+        .collect();
+    dev.check_buffers(&bytes)
 }
 
 /// Formats a byte or flop throughput line.
@@ -665,6 +688,9 @@ fn example(name: &str) -> Result<(), Box<dyn std::error::Error>> {
     let size = cli.size.unwrap_or(program.default_size);
     let outcome = (program.run)(&dev, size)?;
     println!("{}", describe(&outcome));
+    for n in &outcome.notes {
+        println!("  {n}");
+    }
     for image in &outcome.images {
         let path = write_png(std::path::Path::new("target"), image)?;
         println!("wrote {}", path.display());

@@ -67,6 +67,7 @@ pub fn host_mandel(width: usize, height: usize, max_iter: u32) -> Vec<u32> {
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let (w, h) = (size, (size * 5 / 6).max(1));
+    super::need(dev, &[(w * h, 4)])?;
     let mut ob = dev.alloc::<u32>(w * h)?;
     let grid = dims2d(blocks_for(w, 16), blocks_for(h, 16));
     let block = dims2d(16, 16);

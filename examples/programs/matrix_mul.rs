@@ -48,6 +48,7 @@ pub fn host_matmul(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run_naive(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let n = size;
+    super::need(dev, &[(n * n, 4); 3])?;
     let (a, b) = inputs(n);
     let ab = dev.upload(&a)?;
     let bb = dev.upload(&b)?;

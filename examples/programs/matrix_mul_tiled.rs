@@ -52,6 +52,7 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let n = size;
+    super::need(dev, &[(n * n, 4); 3])?;
     let (a, b) = inputs(n);
     let ab = dev.upload(&a)?;
     let bb = dev.upload(&b)?;

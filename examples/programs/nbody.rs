@@ -184,6 +184,7 @@ pub fn check_bodies(
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, std::mem::size_of::<Body>()); 2])?;
     let host = bodies(size, 0x0b0d_1e55);
     let bb = dev.upload(&host)?;
     let mut ob = dev.alloc::<Body>(size)?;

@@ -111,6 +111,7 @@ pub fn sort(
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let n = size;
+    super::need(dev, &[(n, 4); 2])?;
     let mut rng = SplitMix64::new(0x4ad1_000f);
     let keys: Vec<u32> = rng.u32s(n);
     let nblocks = blocks_for(n, BLOCK) as usize;

@@ -70,6 +70,7 @@ pub fn reduce_max_f32(input: &[f32], partial: &mut [f32]) {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run_sum(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4)])?;
     let mut rng = SplitMix64::new(0x5e3d_000b);
     let data = rng.u32s(size);
     let db = dev.upload(&data)?;
@@ -99,6 +100,7 @@ pub fn run_sum(dev: &Device, size: usize) -> spoc::Result<Outcome> {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run_max(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4)])?;
     let mut rng = SplitMix64::new(0x3a8e_000c);
     let mut data = rng.f32s(size, -1e6, 1e6);
     // The maximum at a random place.

@@ -104,6 +104,7 @@ pub fn inclusive_scan(
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4); 2])?;
     let mut rng = SplitMix64::new(0x5ca0_000d);
     let data = rng.u32s(size);
     let db = dev.upload(&data)?;

@@ -71,6 +71,7 @@ pub fn host_jacobi(mut g: Vec<f32>, n: usize, iterations: usize) -> Vec<f32> {
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let n = size;
+    super::need(dev, &[(n * n, 4); 2])?;
     let g0 = initial(n);
     let mut ab = dev.upload(&g0)?;
     let mut bb = dev.upload(&g0)?;

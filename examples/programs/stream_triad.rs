@@ -19,6 +19,7 @@ pub fn triad(a: &mut [f32], b: &[f32], c: &[f32], s: f32) {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4); 3])?;
     let mut rng = SplitMix64::new(0x7c1a_0003);
     let b = rng.f32s(size, -10.0, 10.0);
     let c = rng.f32s(size, -10.0, 10.0);

@@ -40,6 +40,7 @@ pub fn input_and_reference(width: usize, height: usize) -> (Vec<f32>, Vec<f32>) 
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run_naive(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let (w, h) = shape(size);
+    super::need(dev, &[(w * h, 4); 2])?;
     let (a, want) = input_and_reference(w, h);
     let ab = dev.upload(&a)?;
     let mut tb = dev.alloc::<f32>(w * h)?;

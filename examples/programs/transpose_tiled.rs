@@ -39,6 +39,7 @@ pub fn transpose_tiled32(input: &[f32], output: &mut [f32], width: usize, height
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let (w, h) = shape(size);
+    super::need(dev, &[(w * h, 4); 2])?;
     let (a, want) = input_and_reference(w, h);
     let ab = dev.upload(&a)?;
     let mut tb = dev.alloc::<f32>(w * h)?;

@@ -18,6 +18,7 @@ pub fn add_f32(a: &[f32], b: &[f32], c: &mut [f32]) {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4); 3])?;
     let mut rng = SplitMix64::new(0x0add_0001);
     let a = rng.f32s(size, -1000.0, 1000.0);
     let b = rng.f32s(size, -1000.0, 1000.0);

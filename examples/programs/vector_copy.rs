@@ -17,6 +17,7 @@ pub fn copy_f32(src: &[f32], dst: &mut [f32]) {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    super::need(dev, &[(size, 4); 2])?;
     let mut rng = SplitMix64::new(0xc0b1_0002);
     let a = rng.f32s(size, -1e6, 1e6);
     let ab = dev.upload(&a)?;

@@ -31,6 +31,7 @@ mod lower_record;
 mod lower_stmt;
 mod native;
 mod native_entry;
+mod nesting;
 mod paths;
 mod record;
 mod record_checks;
@@ -60,7 +61,12 @@ fn parse_item(
     })?;
     for a in &item.attrs {
         let p = a.path();
-        if !(p.is_ident("doc") || p.is_ident("cfg") || p.is_ident("allow") || p.is_ident("expect"))
+        let tool = p.segments.first().is_some_and(|s| s.ident == "rustfmt");
+        if !(p.is_ident("doc")
+            || p.is_ident("cfg")
+            || p.is_ident("allow")
+            || p.is_ident("expect")
+            || tool)
         {
             return Err(syn::Error::new_spanned(
                 a,
@@ -77,6 +83,17 @@ fn parse_item(
 /// empty): the kernel handle and its embedded IR and native code, or `compile_error!`s with
 /// spans and a stand-in handle when the fn is outside the kernel language.
 pub fn expand_kernel(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
+    if let Err(e) = nesting::check_tokens(&item) {
+        let e = e.to_compile_error();
+        return match stand_in_fn(&item) {
+            Some(f) => fallback_kernel(&f, e),
+            None => e,
+        };
+    }
+    nesting::on_expansion_stack(|| expand_kernel_checked(attr, item))
+}
+
+fn expand_kernel_checked(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
     let item = match parse_item(attr, item, "kernel") {
         Ok(i) => i,
         Err(e) => return e,
@@ -128,6 +145,13 @@ fn lower_instances(
 /// What `#[device]` expands `item` to: the host fn and its hidden companion (IR, native code,
 /// signature), or `compile_error!`s with spans.
 pub fn expand_device(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
+    if let Err(e) = nesting::check_tokens(&item) {
+        return e.to_compile_error();
+    }
+    nesting::on_expansion_stack(|| expand_device_checked(attr, item))
+}
+
+fn expand_device_checked(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
     let item = match parse_item(attr, item, "device") {
         Ok(i) => i,
         Err(e) => return e,
@@ -194,7 +218,48 @@ fn fallback_kernel(item: &syn::ItemFn, errs: TokenStream2) -> TokenStream2 {
 
 /// What `#[derive(Record)]` expands `item` (a `#[repr(C)]` struct) to.
 pub fn expand_record(item: TokenStream2) -> TokenStream2 {
-    record::expand(item)
+    if let Err(e) = nesting::check_tokens(&item) {
+        return e.to_compile_error();
+    }
+    nesting::on_expansion_stack(|| record::expand(item))
+}
+
+/// A body-less `fn` with the visibility and name of the fn item in `tokens`, found without
+/// parsing it (for the stand-in handle of a kernel too deep to parse).
+fn stand_in_fn(tokens: &TokenStream2) -> Option<syn::ItemFn> {
+    use proc_macro2::TokenTree;
+    let mut before = Vec::new();
+    let mut it = tokens.clone().into_iter();
+    while let Some(t) = it.next() {
+        match &t {
+            TokenTree::Ident(i) if i == "fn" => {
+                let Some(TokenTree::Ident(name)) = it.next() else {
+                    return None;
+                };
+                // The visibility: what stands before `fn`, less attributes and qualifiers.
+                let vis: syn::Visibility = before
+                    .iter()
+                    .position(|t| matches!(t, TokenTree::Ident(i) if i == "pub"))
+                    .and_then(|at| {
+                        let rest: TokenStream2 = before[at..].iter().cloned().collect();
+                        syn::parse::Parser::parse2(
+                            |input: syn::parse::ParseStream| {
+                                let v: syn::Visibility = input.parse()?;
+                                let _: TokenStream2 = input.parse()?;
+                                Ok(v)
+                            },
+                            rest,
+                        )
+                        .ok()
+                    })
+                    .unwrap_or(syn::Visibility::Inherited);
+                return Some(syn::parse_quote!(#vis fn #name() {}));
+            }
+            TokenTree::Group(_) | TokenTree::Punct(_) => before.clear(),
+            _ => before.push(t),
+        }
+    }
+    None
 }
 
 /// A problem in kernel source given as text ([`lower_kernel_source`]): spoc's message and the
@@ -239,7 +304,16 @@ impl SourceError {
 /// `source`.
 pub fn lower_kernel_source(source: &str) -> Result<spoc_ir::Kernel, Vec<SourceError>> {
     let one = |e: syn::Error| vec![SourceError::of(&e)];
-    let mut item: syn::ItemFn = syn::parse_str(source).map_err(one)?;
+    let tokens: TokenStream2 = source
+        .parse()
+        .map_err(|e: proc_macro2::LexError| one(syn::Error::new(e.span(), e.to_string())))?;
+    nesting::check_tokens(&tokens).map_err(one)?;
+    nesting::on_expansion_stack(|| lower_checked_source(tokens))
+}
+
+fn lower_checked_source(tokens: TokenStream2) -> Result<spoc_ir::Kernel, Vec<SourceError>> {
+    let one = |e: syn::Error| vec![SourceError::of(&e)];
+    let mut item: syn::ItemFn = syn::parse2(tokens).map_err(one)?;
     item.attrs.retain(|a| !a.path().is_ident("kernel"));
     let item = parse_item(TokenStream2::new(), quote::quote!(#item), "kernel").map_err(|_| {
         vec![SourceError {

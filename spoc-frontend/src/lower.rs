@@ -128,6 +128,10 @@ pub struct Lowerer {
     pub ret: Ty,
     pub is_kernel: bool,
     pub(crate) loop_depth: u32,
+    /// How many blocks the statement being lowered sits in.
+    pub(crate) block_depth: u32,
+    /// The "blocks nested too deeply" error has been reported.
+    pub(crate) too_deep: bool,
     /// The shared arrays the kernel declares (hoisted to the kernel: [`spoc_ir::Kernel::shared`]).
     pub shared: Vec<SharedDecl>,
     /// The constants of `match` patterns, made once the scrutinee's type is known; a pattern
@@ -180,6 +184,9 @@ pub fn lower_fn_noted(
     note: Option<String>,
 ) -> Result<LoweredFn, Errors> {
     let mut errs = Errors::with_note(note);
+    if !ascii_names(item, &mut errs) | !body_attributes(&item.block, &mut errs) {
+        return Err(errs);
+    }
     let what = if is_kernel {
         "kernel"
     } else {
@@ -238,6 +245,8 @@ impl Lowerer {
             ret,
             is_kernel,
             loop_depth: 0,
+            block_depth: 0,
+            too_deep: false,
             shared: Vec::new(),
             pat_consts: Vec::new(),
             field_uses: Vec::new(),
@@ -385,4 +394,65 @@ pub fn src_loc(span: Loc) -> Option<SrcLoc> {
         line: lc.line as u32,
         column: lc.column as u32 + 1,
     })
+}
+
+/// Reports each identifier of `item` that is not ASCII (once per name); false if there was one.
+/// The names of a kernel, its parameters, locals, helpers and records end up in the generated
+/// C, PTX and SPIR-V and in the IR, whose identifiers are ASCII (`[A-Za-z_][A-Za-z0-9_]*`);
+/// refusing them here, at the name, is better than a kernel that compiles and then fails at
+/// every launch (docs/LANGUAGE.md, "Names").
+pub fn ascii_names(item: &syn::ItemFn, errs: &mut Errors) -> bool {
+    struct Names<'e> {
+        errs: &'e mut Errors,
+        seen: Vec<String>,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Names<'_> {
+        fn visit_ident(&mut self, i: &'ast syn::Ident) {
+            let name = ident_name(i);
+            if !name.is_ascii() && !self.seen.contains(&name) {
+                self.errs.spanned(
+                    i,
+                    format!("`{name}` is not an ASCII identifier: spoc compiles kernels to C, PTX and SPIR-V, whose names are ASCII; rename it with ASCII letters, digits and `_`"),
+                );
+                self.seen.push(name);
+            }
+        }
+    }
+    let mut v = Names {
+        errs,
+        seen: Vec::new(),
+    };
+    syn::visit::Visit::visit_item_fn(&mut v, item);
+    v.seen.is_empty()
+}
+
+/// Reports each attribute in `body` other than lint levels, docs and `rustfmt::…`; false if
+/// there was one.
+/// The macro lowers the body as written, so an attribute that changes code (`#[cfg]`, which
+/// rustc evaluates inside an attribute macro's input only after the macro ran) would be
+/// silently ignored.
+pub fn body_attributes(body: &syn::Block, errs: &mut Errors) -> bool {
+    struct Attrs<'e> {
+        errs: &'e mut Errors,
+        ok: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Attrs<'_> {
+        fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+            let p = a.path();
+            let lint = ["allow", "expect", "warn", "deny", "doc"]
+                .iter()
+                .any(|n| p.is_ident(n))
+                || p.segments.first().is_some_and(|s| s.ident == "rustfmt");
+            if !lint {
+                self.errs.spanned(
+                    a,
+                    "attributes inside a kernel body are not supported, but lint levels (`#[allow(..)]`), docs and `#[rustfmt::skip]`: the macro lowers the body as written, so `#[cfg]` and the like would be ignored",
+                );
+                self.ok = false;
+            }
+        }
+    }
+    let mut v = Attrs { errs, ok: true };
+    syn::visit::Visit::visit_block(&mut v, body);
+    v.ok
 }

@@ -308,8 +308,10 @@ impl Lowerer {
                     ));
                 };
                 let r = self.index_expr(&inner.index, pre);
-                let c = self.index_expr(&ix.index, pre);
-                let (r, c) = (r?, c?);
+                let mut cpre = Block::new();
+                let c = self.index_expr(&ix.index, &mut cpre);
+                let (mut r, c) = (r?, c?);
+                self.sequence([&mut r], &c, cpre, pre);
                 let span = Loc::of(&ix);
                 let width = self.mk(ExprKind::Const(Const::U32(cols)), Ty::USIZE, span);
                 let row = self.binary_op(BinOp::Mul, r, width, span)?;

@@ -39,6 +39,32 @@ impl Lowerer {
                 return r;
             }
         }
+        let owner = path
+            .segments
+            .iter()
+            .rev()
+            .nth(1)
+            .map(|s| s.ident.to_string());
+        match owner.as_deref() {
+            Some("Vec" | "VecDeque" | "Box" | "HashMap" | "BTreeMap" | "HashSet") => {
+                let written = quote::quote!(#path).to_string().replace(' ', "");
+                return Err(self.errs.spanned(
+                    fp,
+                    format!(
+                        "`{written}` allocates, and kernels cannot allocate; {}",
+                        crate::lower_expr::ALLOCATION_ADVICE
+                    ),
+                ));
+            }
+            Some("String" | "str") => {
+                let written = quote::quote!(#path).to_string().replace(' ', "");
+                return Err(self.errs.spanned(
+                    fp,
+                    format!("`{written}`: kernels have no strings (they compute on numbers and `bool`s); write results into a `&mut [T]` buffer"),
+                ));
+            }
+            _ => {}
+        }
         if let Some(seg) = path.segments.iter().find(|s| !s.arguments.is_none()) {
             return Err(self.errs.spanned(
                 &seg.arguments,
@@ -107,11 +133,16 @@ impl Lowerer {
             ));
         }
         let helper = self.record_helper(&name, path, span)?;
-        let mut args = Vec::new();
+        let mut args: Vec<TExpr> = Vec::new();
         let mut arg_tys = Vec::new();
         let mut ok = true;
         for a in &c.args {
-            match self.value(a, pre) {
+            let mut apre = Block::new();
+            let v = self.value(a, &mut apre);
+            if let Ok(v) = &v {
+                self.sequence(&mut args, v, apre, pre);
+            }
+            match v {
                 Ok(v) if self.tys.resolve(v.ty) == Ty::Unit => {
                     self.errs
                         .at(v.span, "this argument has no value (it is `()`)");
@@ -131,7 +162,7 @@ impl Lowerer {
                         hint: arg_hint(a),
                         guessed: false,
                     });
-                    args.push(v.e)
+                    args.push(v)
                 }
                 Err(_) => ok = false,
             }
@@ -161,6 +192,7 @@ impl Lowerer {
             args: arg_tys,
             ret: ty,
         });
+        let args = args.into_iter().map(|v| v.e).collect();
         Ok(self.mk(ExprKind::Call { func: name, args }, ty, span))
     }
 
@@ -242,13 +274,20 @@ impl Lowerer {
             };
             let what = format!("`.{method}()` is defined on integers");
             self.constrain_at(recv.ty, Kind::Int, recv.span, &what)?;
-            let rhs = self.scalar(arg, pre)?;
+            let mut recv = recv;
+            let mut rpre = Block::new();
+            let rhs = self.scalar(arg, &mut rpre)?;
+            self.sequence([&mut recv], &rhs, rpre, pre);
             return self.binary_op(op, recv, rhs, span);
         }
         let Some(f) = MathFn::from_name(&method) else {
             let msg = match method.as_str() {
                 "len" => "`.len()` is only defined on buffers and arrays".to_string(),
                 "step_by" | "rev" => format!("`.{method}()` can only be used on the range of a `for` loop"),
+                "clamp" => "`.clamp(lo, hi)` is not supported in kernels (Rust's panics when `lo > hi` or a bound is NaN, which a kernel cannot do); write `x.max(lo).min(hi)`".to_string(),
+                "fract" => "`.fract()` is not supported in kernels yet; write `x - x.trunc()`".to_string(),
+                "is_nan" => "`.is_nan()` is not supported in kernels yet; write `x != x`".to_string(),
+                "push" | "pop" | "iter" | "iter_mut" | "to_vec" | "collect" | "map" | "sum" => format!("`.{method}()` is not supported in kernels: buffers and arrays are indexed one element at a time (`x[i]`), in a `for` loop over a range"),
                 _ => format!("unknown method `{method}` in a kernel; supported are `.len()` on buffers, the math methods of `f32`/`f64` (`sqrt`, `exp`, `ln`, `sin`, `powi`, `powf`, `mul_add`, `min`, `max`, …), and `abs`/`min`/`max`/`wrapping_add`/`wrapping_sub`/`wrapping_mul` on integers"),
             };
             return Err(self.errs.spanned(&m.method, msg));
@@ -292,9 +331,11 @@ impl Lowerer {
             });
         }
         let ty = recv.ty;
-        let mut ir_args = vec![recv.e];
+        let mut vals = vec![recv];
         for a in args {
-            let v = self.scalar(a, pre)?;
+            let mut apre = Block::new();
+            let v = self.scalar(a, &mut apre)?;
+            self.sequence(&mut vals, &v, apre, pre);
             let expected = if f == MathFn::Powi { Ty::I32 } else { ty };
             self.unify_at(
                 expected,
@@ -302,11 +343,11 @@ impl Lowerer {
                 v.span,
                 &format!("mismatched types in `.{name}()`"),
             )?;
-            ir_args.push(v.e);
+            vals.push(v);
         }
         let kind = ExprKind::Intrinsic {
             intrinsic: Intrinsic::Math(f),
-            args: ir_args,
+            args: vals.into_iter().map(|v| v.e).collect(),
         };
         Ok(self.mk(kind, ty, span))
     }

@@ -5,8 +5,9 @@
 use crate::errors::Loc;
 use crate::errors::Lowered;
 use crate::lower::{Deferred, Lowerer, PendingLit, TExpr};
+use crate::native::plan::children;
 use crate::types::{Kind, Scalar, Ty};
-use spoc_ir::{BinOp, Block, Const, ExprKind, LValue, StmtKind, UnOp, VarId};
+use spoc_ir::{BinOp, Block, Const, Expr, ExprKind, Intrinsic, LValue, StmtKind, UnOp, VarId};
 
 impl Lowerer {
     /// A value of scalar or record type (not a buffer, an array or `()`).
@@ -26,8 +27,91 @@ impl Lowerer {
         }
     }
 
-    /// Any value, buffers included.
+    /// Any value, buffers included. A value nested deeper than [`SPILL_DEPTH`] is bound to a
+    /// temporary first (in `pre`, so only where it is evaluated): however long the source's
+    /// chain (`a + a + … + a`), the IR's expressions stay shallow, as the backends, which
+    /// recurse over them, and the C compilers behind them need.
     pub fn value(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
+        let v = crate::nesting::deep(|| self.value_inner(e, pre))?;
+        if !deeper_than(&v.e, SPILL_DEPTH) {
+            return Ok(v);
+        }
+        match self.tys.resolve(v.ty) {
+            Ty::Buffer { .. } | Ty::Array { .. } | Ty::Unit => Ok(v),
+            _ => Ok(self.spill(v, pre)),
+        }
+    }
+
+    /// `v` evaluated into a new temporary (a `let` pushed on `pre`), and read from it.
+    pub(crate) fn spill(&mut self, v: TExpr, pre: &mut Block) -> TExpr {
+        let t = self.temp(v.ty);
+        pre.push(self.stmt(
+            StmtKind::Let {
+                var: t,
+                init: Some(v.e),
+            },
+            v.span,
+        ));
+        self.mk(ExprKind::Var(t), v.ty, v.span)
+    }
+
+    /// Keeps Rust's left-to-right order of operands: `later` is the operand right of
+    /// `earlier` (already lowered, their statements already in `pre`), and `later_pre` the
+    /// statements it needs first. If those statements, or `later` itself, may change memory,
+    /// every earlier operand whose value they could change is first evaluated into a
+    /// temporary; then `later_pre` joins `pre`. (Two effects in one IR expression would also be
+    /// unsequenced in the C the GPU backends generate.)
+    pub(crate) fn sequence<'t>(
+        &mut self,
+        earlier: impl IntoIterator<Item = &'t mut TExpr>,
+        later: &TExpr,
+        mut later_pre: Block,
+        pre: &mut Block,
+    ) {
+        if later_pre.is_empty() && !has_effects(&later.e) {
+            return;
+        }
+        for x in earlier {
+            if self.stable(&x.e) {
+                continue;
+            }
+            if let Ty::Buffer { .. } | Ty::Array { .. } | Ty::Unit = self.tys.resolve(x.ty) {
+                continue;
+            }
+            let v = std::mem::replace(
+                x,
+                self.mk(ExprKind::Const(Const::Bool(false)), Ty::BOOL, x.span),
+            );
+            *x = self.spill(v, pre);
+        }
+        pre.append(&mut later_pre);
+    }
+
+    /// True if no statement can change the value of `e` nor make its evaluation fault: a
+    /// constant, an immutable variable, a length, an index intrinsic, and operators and math
+    /// on those (but integer division, which can fault).
+    pub(crate) fn stable(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Const(_) | ExprKind::Len(_) => true,
+            ExprKind::Var(id) => self.vars.get(id.0 as usize).is_some_and(|v| !v.mutable),
+            ExprKind::Intrinsic { intrinsic, args } => match intrinsic {
+                Intrinsic::Math(_) => args.iter().all(|a| self.stable(a)),
+                i => i.is_index() || matches!(i, Intrinsic::WarpSize | Intrinsic::LaneId),
+            },
+            ExprKind::Binary { op, lhs, rhs } => {
+                !matches!(op, BinOp::Div | BinOp::Rem) && self.stable(lhs) && self.stable(rhs)
+            }
+            ExprKind::Unary { operand, .. } => self.stable(operand),
+            ExprKind::Cast { value, .. } => self.stable(value),
+            ExprKind::Select { cond, then, els } => {
+                self.stable(cond) && self.stable(then) && self.stable(els)
+            }
+            ExprKind::Field { base, .. } => self.stable(base),
+            _ => false,
+        }
+    }
+
+    fn value_inner(&mut self, e: &syn::Expr, pre: &mut Block) -> Lowered<TExpr> {
         let span = Loc::of(&e);
         match e {
             syn::Expr::Lit(l) => self.literal(&l.lit, false),
@@ -92,7 +176,9 @@ impl Lowerer {
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
         let msg = if name == "vec" {
-            "`vec!` allocates, and kernels cannot allocate; take a `&mut [T]` buffer parameter instead".to_string()
+            format!("`vec!` allocates, and kernels cannot allocate; {ALLOCATION_ADVICE}")
+        } else if matches!(name.as_str(), "format" | "write" | "writeln") {
+            format!("`{name}!` builds a string, and kernels compute on numbers and `bool`s only: write results into a `&mut [T]` buffer")
         } else {
             format!("macros (`{name}!`) are not supported in kernels; write the code out, or call a #[device] function")
         };
@@ -220,8 +306,10 @@ impl Lowerer {
             }
         };
         let l = self.scalar(&b.left, pre);
-        let r = self.scalar(&b.right, pre);
-        let (l, r) = (l?, r?);
+        let mut rpre = Block::new();
+        let r = self.scalar(&b.right, &mut rpre);
+        let (mut l, r) = (l?, r?);
+        self.sequence([&mut l], &r, rpre, pre);
         let span = Loc::of(&b);
         self.binary_op(op, l, r, span).map(|v| TExpr { span, ..v })
     }
@@ -486,7 +574,10 @@ impl Lowerer {
             ));
         }
         let ty = then.ty;
-        if then_pre.is_empty() && else_pre.is_empty() {
+        // A select may evaluate both sides on some targets (SPIR-V's `OpSelect`): a branch that
+        // writes memory takes the statement form.
+        let pure = !has_effects(&then.e) && !has_effects(&els.e);
+        if pure && then_pre.is_empty() && else_pre.is_empty() {
             let kind = ExprKind::Select {
                 cond: Box::new(cond.e),
                 then: Box::new(then.e),
@@ -530,4 +621,28 @@ fn is_constant_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// What to write instead of a `Vec` in a kernel.
+pub(crate) const ALLOCATION_ADVICE: &str = "for scratch space per thread, declare a local array with a literal length (`let mut a = [0.0f32; 16];`); for data in and out, take a `&mut [T]` buffer parameter";
+
+/// How deep an IR expression may nest before [`Lowerer::value`] binds it to a temporary.
+const SPILL_DEPTH: u32 = 24;
+
+/// True if `e` nests deeper than `n` levels (looking no deeper than that).
+fn deeper_than(e: &Expr, n: u32) -> bool {
+    n == 0 || children(e).into_iter().any(|c| deeper_than(c, n - 1))
+}
+
+/// True if evaluating `e` can change memory: it calls a helper (which may write buffers) or is
+/// an atomic.
+pub(crate) fn has_effects(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Call { .. }
+            | ExprKind::Intrinsic {
+                intrinsic: Intrinsic::Atomic(_),
+                ..
+            }
+    ) || children(e).into_iter().any(has_effects)
 }

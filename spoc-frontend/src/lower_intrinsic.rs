@@ -185,8 +185,10 @@ impl Lowerer {
         };
         self.arity(c, 2, &format!("{name}(value, {second}: usize)"))?;
         let v = self.scalar(&c.args[0], pre);
-        let lane = self.scalar(&c.args[1], pre);
-        let (v, lane) = (v?, lane?);
+        let mut lpre = Block::new();
+        let lane = self.scalar(&c.args[1], &mut lpre);
+        let (mut v, lane) = (v?, lane?);
+        self.sequence([&mut v], &lane, lpre, pre);
         self.constrain_at(
             v.ty,
             Kind::Numeric,
@@ -275,7 +277,7 @@ impl Lowerer {
             }
             _ => return Err(self.errs.spanned(target, what)),
         };
-        let el = self.element(ix, pre)?;
+        let mut el = self.element(ix, pre)?;
         let array_name = self.vars[el.var.0 as usize].name.clone();
         match el.access {
             Access::Buffer { mutable: false } => {
@@ -311,16 +313,20 @@ impl Lowerer {
                 format!("`{name}` works on elements of type {on}, not `{found}`"),
             ));
         }
-        let mut args = vec![self.array_expr(&el, Loc::of(&ix.expr)).e, el.index.e];
+        let array = self.array_expr(&el, Loc::of(&ix.expr)).e;
+        let mut vals = Vec::new();
         let mut ok = true;
         for a in c.args.iter().skip(1) {
-            match self.scalar(a, pre) {
+            let mut apre = Block::new();
+            match self.scalar(a, &mut apre) {
                 Ok(v) => {
+                    let earlier = std::iter::once(&mut el.index).chain(vals.iter_mut());
+                    self.sequence(earlier, &v, apre, pre);
                     let what = format!(
                         "mismatched types: the value of `{name}` has the element type of `{array_name}`"
                     );
                     ok &= self.unify_at(el.elem, v.ty, v.span, &what).is_ok();
-                    args.push(v.e);
+                    vals.push(v);
                 }
                 Err(_) => ok = false,
             }
@@ -328,6 +334,8 @@ impl Lowerer {
         if !ok {
             return Err(Failed);
         }
+        let mut args = vec![array, el.index.e];
+        args.extend(vals.into_iter().map(|v| v.e));
         let kind = ExprKind::Intrinsic {
             intrinsic: Intrinsic::Atomic(op),
             args,

@@ -501,9 +501,14 @@ impl Lowerer {
             };
             return Ok(self.mk(kind, ty, span));
         }
-        // Arms with statements: `let t; match s { p => { …; t = v } … }`.
+        // Arms with statements: `let t; match s { p => { …; t = v } … _ => { …; t = v } }`.
+        // The match is exhaustive (checked with the final types), so the last arm takes what the
+        // others leave: as `_`, it shows the generated Rust that `t` is always assigned.
         let t = self.temp(ty);
         pre.push(self.stmt(StmtKind::Let { var: t, init: None }, span));
+        if let Some(last) = arms.last_mut() {
+            last.0 = Pattern::Wildcard;
+        }
         let arms = arms
             .into_iter()
             .map(|(p, mut b, v)| {

@@ -15,7 +15,7 @@
 use crate::errors::{Loc, Lowered};
 use crate::lower::{ident_name, Lowerer, TExpr};
 use crate::types::{Kind, Scalar, Ty};
-use spoc_ir::{Block, ExprKind, StmtKind};
+use spoc_ir::{Block, ExprKind};
 use std::collections::HashMap;
 
 /// One field access: the first of its record type and field name.
@@ -177,7 +177,7 @@ impl Lowerer {
         };
         let record = self.tys.record_name(r).to_string();
         let mut names: Vec<String> = Vec::new();
-        let mut values = Vec::new();
+        let mut values: Vec<TExpr> = Vec::new();
         let mut ok = true;
         let many = s.fields.len() > 1;
         for f in &s.fields {
@@ -193,13 +193,15 @@ impl Lowerer {
                 ok = false;
                 continue;
             }
-            let v = match self.scalar(&f.expr, pre) {
+            let mut fpre = Block::new();
+            let v = match self.scalar(&f.expr, &mut fpre) {
                 Ok(v) => v,
                 Err(_) => {
                     ok = false;
                     continue;
                 }
             };
+            self.sequence(&mut values, &v, fpre, pre);
             let Ok(fty) = self.field_ty(rt, &name, Loc::of(&f.member)) else {
                 ok = false;
                 continue;
@@ -217,22 +219,14 @@ impl Lowerer {
                 continue;
             }
             let simple = matches!(v.e.kind, ExprKind::Var(_) | ExprKind::Const(_));
-            let e = if many && !simple {
-                // The fields are reordered at load time: keep the source's evaluation order.
-                let t = self.temp(v.ty);
-                pre.push(self.stmt(
-                    StmtKind::Let {
-                        var: t,
-                        init: Some(v.e),
-                    },
-                    v.span,
-                ));
-                self.mk(ExprKind::Var(t), v.ty, v.span).e
+            // The fields are reordered at load time: keep the source's evaluation order.
+            let v = if many && !simple {
+                self.spill(v, pre)
             } else {
-                v.e
+                v
             };
             names.push(name);
-            values.push(e);
+            values.push(v);
         }
         if !ok {
             return Err(crate::errors::Failed);
@@ -250,7 +244,7 @@ impl Lowerer {
         });
         let kind = ExprKind::RecordLit {
             record: format!("{}{record}:{}", spoc_ir::resolve::REC, names.join(",")),
-            fields: values,
+            fields: values.into_iter().map(|v| v.e).collect(),
         };
         Ok(self.mk(kind, rt, span))
     }

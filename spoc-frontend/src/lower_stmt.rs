@@ -57,6 +57,43 @@ impl Lowerer {
         out: &mut Block,
         want_tail: bool,
     ) -> Lowered<Option<TExpr>> {
+        if let Some(first) = stmts.first() {
+            self.enter_block(first)?;
+        }
+        let r = self.stmts_inner(stmts, out, want_tail);
+        if !stmts.is_empty() {
+            self.block_depth -= 1;
+        }
+        r
+    }
+
+    /// Counts one more level of blocks, refusing more than [`crate::nesting::MAX_BLOCK_DEPTH`]
+    /// with an error at `at` (once per function); [`Lowerer::block_depth`] is decremented by
+    /// the caller when the block ends, if this succeeded.
+    pub(crate) fn enter_block<T: quote::ToTokens>(&mut self, at: &T) -> Lowered<()> {
+        let max = crate::nesting::MAX_BLOCK_DEPTH;
+        if self.block_depth < max {
+            self.block_depth += 1;
+            return Ok(());
+        }
+        if self.too_deep {
+            return Err(Failed);
+        }
+        self.too_deep = true;
+        let first = at.to_token_stream().into_iter().next();
+        let span = first.map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        Err(self.errs.at(
+            span,
+            format!("blocks are nested more than {max} deep here, more than spoc's backends compile; move the inner part into a #[device] function, or join conditions with `&&`"),
+        ))
+    }
+
+    fn stmts_inner(
+        &mut self,
+        stmts: &[syn::Stmt],
+        out: &mut Block,
+        want_tail: bool,
+    ) -> Lowered<Option<TExpr>> {
         let mut ok = true;
         for (i, s) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
@@ -237,6 +274,10 @@ impl Lowerer {
 
     /// An expression in statement position. `tail`: it is the last of a unit block, without `;`.
     pub fn stmt_expr(&mut self, e: &syn::Expr, out: &mut Block, tail: bool) -> Lowered<()> {
+        crate::nesting::deep(|| self.stmt_expr_inner(e, out, tail))
+    }
+
+    fn stmt_expr_inner(&mut self, e: &syn::Expr, out: &mut Block, tail: bool) -> Lowered<()> {
         let span = Loc::of(&e);
         match e {
             syn::Expr::If(i) => self.if_stmt(i, out),
@@ -380,8 +421,12 @@ impl Lowerer {
             None => Ok(None),
             Some((_, e)) => match &**e {
                 syn::Expr::If(nested) => {
+                    // `else if` nests the second `if` in the first one's `else` block.
+                    self.enter_block(nested)?;
                     let mut b = Block::new();
-                    self.if_stmt(nested, &mut b).map(|()| Some(b))
+                    let r = self.if_stmt(nested, &mut b).map(|()| Some(b));
+                    self.block_depth -= 1;
+                    r
                 }
                 syn::Expr::Block(b) => self.unit_block(&b.block).map(Some),
                 other => Err(self.errs.spanned(other, "expected a block after `else`")),
@@ -448,20 +493,29 @@ impl Lowerer {
         };
         let range = crate::lower_range::parse(&f.expr, &mut self.errs)?;
         let start = self.scalar(range.start, out);
-        let end = self.scalar(range.end, out);
+        let mut epre = Block::new();
+        let end = self.scalar(range.end, &mut epre);
+        let mut spre = Block::new();
         let step = match range.step {
-            Some(s) => self.scalar(s, out).and_then(|s| {
+            Some(s) => self.scalar(s, &mut spre).and_then(|s| {
                 self.unify_at(
                     Ty::USIZE,
                     s.ty,
                     s.span,
                     "mismatched types: `step_by` takes a `usize`",
                 )
-                .map(|()| s.e)
+                .map(|()| s)
             }),
-            None => Ok(Expr::constant(spoc_ir::Const::U32(1))),
+            None => Ok(self.mk(
+                ExprKind::Const(spoc_ir::Const::U32(1)),
+                Ty::USIZE,
+                Loc::of(&f.expr),
+            )),
         };
-        let (start, end, step) = (start?, end?, step?);
+        let (mut start, mut end, step) = (start?, end?, step?);
+        self.sequence([&mut start], &end, epre, out);
+        self.sequence([&mut start, &mut end], &step, spre, out);
+        let step = step.e;
         self.unify_at(
             start.ty,
             end.ty,
@@ -530,16 +584,34 @@ impl Lowerer {
         span: Loc,
         out: &mut Block,
     ) -> Lowered<()> {
-        let (target, current) = match lhs {
+        let (target, current, value) = match lhs {
             syn::Expr::Paren(p) => return self.assign(&p.expr, rhs, op, span, out),
             syn::Expr::Infer(_) if op.is_none() => {
                 let v = self.scalar(rhs, out)?;
                 out.push(self.stmt(StmtKind::Expr(v.e), span));
                 return Ok(());
             }
-            _ => self.place(lhs, op.is_some(), out)?,
+            _ => {
+                // Rust evaluates the value first, then the place (in a compound assignment on
+                // primitives too): the place's statements come after the value's, and the
+                // value is settled first if the place could change it.
+                let mut ppre = Block::new();
+                let (target, current) = self.place(lhs, op.is_some(), &mut ppre)?;
+                let mut value = self.scalar(rhs, out)?;
+                self.sequence([&mut value], &current, ppre, out);
+                // A value that writes memory is computed before the element is read (`+=`) or
+                // an index that could see its writes is evaluated, which the generated C would
+                // leave unsequenced.
+                let exposed = match op {
+                    Some(_) => !matches!(target, LValue::Var(_)),
+                    None => !self.stable_place(&target),
+                };
+                if exposed && crate::lower_expr::has_effects(&value.e) {
+                    value = self.spill(value, out);
+                }
+                (target, current, value)
+            }
         };
-        let value = self.scalar(rhs, out)?;
         let value = match op {
             Some((op, op_span)) => self.binary_op(op, current, value, op_span)?,
             None => {
@@ -645,6 +717,16 @@ impl Lowerer {
                 lhs,
                 "invalid left-hand side of assignment: assign to a `let mut` local, a buffer element `y[i]` or a record field `q.x`",
             )),
+        }
+    }
+
+    /// True if no write to memory changes which element `l` denotes (its indices are
+    /// [`Lowerer::stable`]).
+    fn stable_place(&self, l: &LValue) -> bool {
+        match l {
+            LValue::Var(_) => true,
+            LValue::Index { base, index } => self.stable(index) && self.stable_place(base),
+            LValue::Field { base, .. } => self.stable_place(base),
         }
     }
 

@@ -225,6 +225,42 @@ fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .collect()
 }
 
+/// `tokens` (a statement's code) with each of its own `?` mapping the trap to the statement's
+/// location: `.map_err(Trap::located(file!(), line, column))?`. A `?` that already maps (one of
+/// a statement nested in this one, located first) is left alone, so each fault carries the
+/// innermost statement's location, as the Interpreter's reports do. Only the fault path pays.
+fn located(tokens: TokenStream, loc: spoc_ir::SrcLoc) -> TokenStream {
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    fn walk(tokens: TokenStream, map: &TokenStream) -> TokenStream {
+        let mut out: Vec<TokenTree> = Vec::new();
+        for t in tokens {
+            match t {
+                TokenTree::Group(g) => {
+                    let mut inner = Group::new(g.delimiter(), walk(g.stream(), map));
+                    inner.set_span(g.span());
+                    out.push(TokenTree::Group(inner));
+                }
+                TokenTree::Punct(p) if p.as_char() == '?' => {
+                    let mapped = matches!(
+                        &out[..],
+                        [.., TokenTree::Ident(m), TokenTree::Group(g)]
+                            if m == "map_err" && g.delimiter() == Delimiter::Parenthesis
+                    );
+                    if !mapped {
+                        out.extend(map.clone());
+                    }
+                    out.push(TokenTree::Punct(p));
+                }
+                t => out.push(t),
+            }
+        }
+        out.into_iter().collect()
+    }
+    let (line, column) = (loc.line, loc.column);
+    let map = quote!(.map_err(::spoc::__private::Trap::located(::core::file!(), #line, #column)));
+    walk(tokens, &map)
+}
+
 /// A constant as a Rust expression of its exact type and value.
 pub fn constant(c: Const) -> TokenStream {
     fn signed(v: i128, lit: Literal) -> TokenStream {
@@ -496,6 +532,14 @@ impl<'a> Native<'a> {
     }
 
     fn stmt(&self, s: &Stmt) -> Option<TokenStream> {
+        let tokens = crate::nesting::deep(|| self.stmt_inner(s))?;
+        Some(match s.loc {
+            Some(loc) => located(tokens, loc),
+            None => tokens,
+        })
+    }
+
+    fn stmt_inner(&self, s: &Stmt) -> Option<TokenStream> {
         Some(match &s.kind {
             StmtKind::Let { var, init } => {
                 let decl = self.vars.get(var.0 as usize)?;
@@ -619,8 +663,12 @@ impl<'a> Native<'a> {
                     let b = self.block(b)?;
                     out.push(quote!(#p => { #b }));
                 }
-                // A statement `match` need not be exhaustive: no arm, no effect.
-                quote!(match #sc { #(#out)* _ => {} })
+                // A statement `match` need not be exhaustive: no arm, no effect. (Not after a
+                // `_` arm: rustc's initialisation check would take the dead arm as a path that
+                // leaves a variable unassigned.)
+                let rest =
+                    (!matches!(arms.last(), Some((Pattern::Wildcard, _)))).then(|| quote!(_ => {}));
+                quote!(match #sc { #(#out)* #rest })
             }
             StmtKind::Barrier => {
                 let site = self.site();
@@ -639,6 +687,10 @@ impl<'a> Native<'a> {
     }
 
     fn expr(&self, e: &Expr) -> Option<TokenStream> {
+        crate::nesting::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&self, e: &Expr) -> Option<TokenStream> {
         Some(match &e.kind {
             ExprKind::Const(_) if matches!(&e.ty, Type::Record(n) if n.starts_with(spoc_ir::resolve::LIT)) =>
             {

@@ -61,6 +61,16 @@ fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
         ));
     }
     let name = ident.to_string();
+    let names = std::iter::once(ident).chain(fields.named.iter().filter_map(|f| f.ident.as_ref()));
+    if let Some(bad) = names
+        .into_iter()
+        .find(|i| !crate::lower::ident_name(i).is_ascii())
+    {
+        return Err(syn::Error::new_spanned(
+            bad,
+            format!("`{bad}` is not an ASCII identifier: records and their fields are named in the C, PTX and SPIR-V spoc generates, whose names are ASCII; rename it with ASCII letters, digits and `_`"),
+        ));
+    }
     let mut infos = Vec::new();
     let mut defs = Vec::new();
     let mut nested = Vec::new();
@@ -100,12 +110,52 @@ fn expand_item(item: &syn::DeriveInput) -> syn::Result<TokenStream> {
         }
     });
     let tys = fields.named.iter().map(|f| &f.ty);
+    let all_tys: Vec<&syn::Type> = fields.named.iter().map(|f| &f.ty).collect();
+    let all_names: Vec<&syn::Ident> = fields
+        .named
+        .iter()
+        .map(|f| f.ident.as_ref().expect("named field"))
+        .collect();
     Ok(quote! {
         #(#nested)*
 
         // SAFETY: `#[repr(C)]` (checked above) with only `FieldType` fields (checked by the
         // bounds above), each valid for any bit pattern a kernel writes and for all-zero bytes.
-        unsafe impl ::spoc::DeviceCopy for #ident {}
+        // The record has padding when its fields do not fill it or a field has padding, and
+        // `write_bytes` then writes each field at its offset through the field's own
+        // `write_bytes`, every other byte zero.
+        unsafe impl ::spoc::DeviceCopy for #ident {
+            const HAS_PADDING: bool = {
+                let filled = 0usize #( + ::core::mem::size_of::<#all_tys>() )*;
+                filled != ::core::mem::size_of::<Self>()
+                    #( || <#all_tys as ::spoc::DeviceCopy>::HAS_PADDING )*
+            };
+
+            fn write_bytes(&self, out: &mut [u8]) {
+                ::core::assert_eq!(out.len(), ::core::mem::size_of::<Self>(), "write_bytes: wrong length");
+                if !<Self as ::spoc::DeviceCopy>::HAS_PADDING {
+                    // SAFETY: no padding, so every byte of `self` is initialised; `out` has room.
+                    unsafe {
+                        ::core::ptr::copy_nonoverlapping(
+                            (self as *const Self).cast::<u8>(),
+                            out.as_mut_ptr(),
+                            ::core::mem::size_of::<Self>(),
+                        )
+                    };
+                    return;
+                }
+                out.fill(0);
+                #(
+                    {
+                        let at = ::core::mem::offset_of!(#ident, #all_names);
+                        <#all_tys as ::spoc::DeviceCopy>::write_bytes(
+                            &self.#all_names,
+                            &mut out[at..at + ::core::mem::size_of::<#all_tys>()],
+                        );
+                    }
+                )*
+            }
+        }
 
         impl ::spoc::FieldType for #ident {
             const TAG: ::spoc::TypeTag = ::spoc::TypeTag::Record(#name);

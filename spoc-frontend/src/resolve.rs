@@ -289,12 +289,20 @@ impl Resolver<'_> {
     }
 
     fn block(&mut self, b: &mut Block) {
+        crate::nesting::deep(|| self.block_inner(b))
+    }
+
+    fn block_inner(&mut self, b: &mut Block) {
         for s in b {
             self.stmt(s);
         }
     }
 
     fn stmt(&mut self, s: &mut Stmt) {
+        crate::nesting::deep(|| self.stmt_inner(s))
+    }
+
+    fn stmt_inner(&mut self, s: &mut Stmt) {
         match &mut s.kind {
             StmtKind::Let { init, .. } => {
                 if let Some(e) = init {
@@ -359,6 +367,10 @@ impl Resolver<'_> {
     }
 
     fn expr(&mut self, e: &mut Expr) {
+        crate::nesting::deep(|| self.expr_inner(e))
+    }
+
+    fn expr_inner(&mut self, e: &mut Expr) {
         if let Type::Record(name) = &e.ty {
             if let Some(i) = name
                 .strip_prefix("?lit")

@@ -170,6 +170,17 @@ pub fn params(
                     );
                     ok = false;
                 }
+                let name = crate::lower::ident_name(&p.ident);
+                if out
+                    .iter()
+                    .any(|q: &ParamSig| crate::lower::ident_name(&q.name) == name)
+                {
+                    errs.spanned(
+                        &p.ident,
+                        format!("identifier `{name}` is bound more than once in this parameter list; rename one of them"),
+                    );
+                    ok = false;
+                }
                 p.ident.clone()
             }
             pat => {

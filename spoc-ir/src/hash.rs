@@ -14,6 +14,20 @@ impl fmt::Display for ContentHash {
     }
 }
 
+impl ContentHash {
+    /// XXH3-128 of `parts`, each prefixed by its length (so `["ab", "c"]` and `["a", "bc"]`
+    /// differ): the key of anything cached by its text, such as an external kernel's source
+    /// with its language and flags. Stable across runs and machines.
+    pub fn of_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> ContentHash {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for p in parts {
+            h.update(&(p.len() as u64).to_le_bytes());
+            h.update(p);
+        }
+        ContentHash(h.digest128())
+    }
+}
+
 impl Kernel {
     /// The kernel's content hash: equal kernels (helpers and types included) hash equal; any change
     /// to a node, name or type changes it.

@@ -109,13 +109,13 @@ macro_rules! from_scalar {
 }
 from_scalar!(bool => Bool, i32 => I32, i64 => I64, u32 => U32, u64 => U64, f32 => F32, f64 => F64, usize => Usize);
 
-impl<'a, T: Copy + Send + Sync + 'static> From<&'a Buffer<T>> for Arg<'a> {
+impl<'a, T: crate::buffer::DeviceCopy> From<&'a Buffer<T>> for Arg<'a> {
     fn from(b: &'a Buffer<T>) -> Self {
         Arg::Buffer(b.raw())
     }
 }
 
-impl<'a, T: Copy + Send + Sync + 'static> From<&'a mut Buffer<T>> for Arg<'a> {
+impl<'a, T: crate::buffer::DeviceCopy> From<&'a mut Buffer<T>> for Arg<'a> {
     fn from(b: &'a mut Buffer<T>) -> Self {
         Arg::BufferMut(b.raw_mut())
     }

@@ -219,6 +219,12 @@ pub trait Backend: Send + Sync + 'static {
     /// panic when the driver is missing.
     fn is_available(&self) -> bool;
 
+    /// Why [`Backend::is_available`] is false, in words (`"no CUDA driver library found"`),
+    /// for the errors of device queries. The default has no reason to give.
+    fn unavailable_reason(&self) -> Option<String> {
+        None
+    }
+
     /// How the backend runs kernels.
     fn execution_model(&self) -> ExecutionModel;
 
@@ -596,6 +602,17 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<()> {
         let _ = (device, def, kernel, prepared, grid, block, shared_mem, args);
         Err(Error::unsupported(self.name(), "direct execution"))
+    }
+
+    /// Recovers devices that a fault left unusable (a CUDA context after an illegal address),
+    /// for [`crate::Device::reset`]: their memory, modules, streams and events are lost, and
+    /// those of the broken state are refused afterwards ([`Error::ContextReset`]). Healthy
+    /// devices are left as they are. The default does nothing.
+    ///
+    /// # Errors
+    /// A driver error if a device could not be reset.
+    fn recover(&self) -> Result<()> {
+        Ok(())
     }
 
     /// Turns per-launch profiling on. The default does nothing.

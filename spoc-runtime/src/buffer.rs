@@ -14,25 +14,105 @@ use std::mem::{align_of, size_of};
 /// scalars fits.
 pub const MAX_ELEM_ALIGN: usize = 16;
 
-/// Element types that may live in memory the runtime allocates without initialising it from
-/// the host ([`Buffer::alloc`] zeroes it; kernels write it).
+/// Plain-old-data element types: what a [`Buffer`] holds, what can be uploaded from the host
+/// and read back, and what the runtime may allocate without initialising it from the host
+/// ([`Buffer::alloc`] zeroes it; kernels write it).
+///
+/// Implemented for the scalars (`bool`, the integers, `f32`, `f64`, `half::f16`,
+/// `half::bf16`), arrays of them, and by `#[derive(Record)]` for `#[repr(C)]` records of them.
+/// References, pointers, `String`s and other types that own or borrow host memory are not:
+/// `dev.upload(&[&x])` does not compile.
+///
+/// `bool` is one byte holding 0 (`false`) or 1 (`true`) on every backend; kernels store only
+/// those two values, and the byte-level entry points that could store others
+/// ([`RawBuffer::upload_bytes`]) are `unsafe`.
+///
+/// A record may have padding bytes (`#[repr(C)]` aligns each field). Padding is never copied:
+/// a value is uploaded through [`DeviceCopy::write_bytes`], which writes its fields and zeroes
+/// the rest, so device memory never holds bytes that Rust considers uninitialised.
 ///
 /// # Safety
-/// Every bit pattern a kernel can leave in memory of this type, and in particular all-zero
-/// bytes, must be a valid value: scalars, arrays of them, and `#[repr(C)]` records whose fields
-/// are such types. Never implement it for types holding references, pointers or niches.
-pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
+/// - All-zero bytes, and every bit pattern a kernel can leave in memory of this type, must be a
+///   valid value: scalars, arrays of them, `#[repr(C)]` records of such types. Never implement
+///   it for types holding references, pointers or niches (`NonZeroU32`, enums).
+/// - [`DeviceCopy::HAS_PADDING`] is `true` if the type (or a type inside it) has padding
+///   bytes, and then [`DeviceCopy::write_bytes`] writes every byte that is not padding.
+pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {
+    /// True if a value has padding bytes (anywhere inside it): uploads then go through
+    /// [`DeviceCopy::write_bytes`] into a zeroed staging copy instead of copying the value's
+    /// memory.
+    const HAS_PADDING: bool = false;
+
+    /// Writes the bytes of `self` into `out` (exactly `size_of::<Self>()` bytes), padding bytes
+    /// as zeros. The default copies the value's memory, which is right only without padding.
+    ///
+    /// # Panics
+    /// If `out` is not `size_of::<Self>()` bytes long.
+    fn write_bytes(&self, out: &mut [u8]) {
+        assert_eq!(out.len(), size_of::<Self>(), "write_bytes: wrong length");
+        // SAFETY: without padding (the trait's contract when `HAS_PADDING` is false, which a
+        // type with padding overrides along with this method) every byte of `self` is
+        // initialised; `out` has room for them and cannot overlap `self`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (self as *const Self).cast::<u8>(),
+                out.as_mut_ptr(),
+                size_of::<Self>(),
+            )
+        }
+    }
+}
 
 macro_rules! device_copy {
     ($($t:ty),*) => {$(
-        // SAFETY: plain scalars; all-zero bytes are a valid value (`false` for bool), and
-        // kernels write only valid values of the type.
+        // SAFETY: plain scalars without padding; all-zero bytes are a valid value (`false`
+        // for bool), and kernels write only valid values of the type.
         unsafe impl DeviceCopy for $t {}
     )*};
 }
-device_copy!(bool, i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
-// SAFETY: arrays of valid-when-zero elements are valid when zero.
-unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
+device_copy!(
+    bool,
+    i8,
+    u8,
+    i16,
+    u16,
+    i32,
+    u32,
+    i64,
+    u64,
+    f32,
+    f64,
+    half::f16,
+    half::bf16
+);
+// SAFETY: arrays of valid-when-zero elements are valid when zero; an array has padding exactly
+// where its elements do, and `write_bytes` writes each element through its own.
+unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {
+    const HAS_PADDING: bool = T::HAS_PADDING;
+
+    fn write_bytes(&self, out: &mut [u8]) {
+        assert_eq!(out.len(), size_of::<Self>(), "write_bytes: wrong length");
+        for (v, o) in self.iter().zip(out.chunks_exact_mut(size_of::<T>())) {
+            v.write_bytes(o);
+        }
+    }
+}
+
+/// Runs `f` on the bytes of `data` as they go to the device: `data`'s own memory when `T` has
+/// no padding, else a staging copy with every padding byte zero.
+fn with_device_bytes<T: DeviceCopy, R>(data: &[T], f: impl FnOnce(*const u8, usize) -> R) -> R {
+    if !T::HAS_PADDING {
+        return f(data.as_ptr().cast(), size_of_val(data));
+    }
+    let mut staged = vec![0u8; size_of_val(data)];
+    for (v, o) in data
+        .iter()
+        .zip(staged.chunks_exact_mut(size_of::<T>().max(1)))
+    {
+        v.write_bytes(o);
+    }
+    f(staged.as_ptr(), staged.len())
+}
 
 /// Element type description of a buffer.
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +145,8 @@ pub struct RawBuffer {
 
 impl RawBuffer {
     pub(crate) fn alloc(device: &Device, len: usize, elem: ElemInfo) -> Result<RawBuffer> {
+        let bytes = (len as u64).saturating_mul(elem.size as u64);
+        device.check_buffers(&[bytes])?;
         let backend = device.backend();
         let mem = backend.alloc_custom(device.local(), len, elem.size)?;
         Ok(RawBuffer {
@@ -129,10 +211,15 @@ impl RawBuffer {
 
     /// Overwrites the whole buffer with host bytes.
     ///
+    /// # Safety
+    /// `bytes` must hold valid values of the buffer's element type, element after element:
+    /// any bytes for integers, floats and records of them; only 0 or 1 for a `bool` (a typed
+    /// [`Buffer`] reads them back as its `T`).
+    ///
     /// # Errors
     /// [`Error::LengthMismatch`] if `bytes` is not [`RawBuffer::size_bytes`] long; a transfer
     /// error.
-    pub fn upload_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+    pub unsafe fn upload_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         if bytes.len() != self.size_bytes() {
             return Err(Error::LengthMismatch {
                 operation: "upload_bytes",
@@ -189,7 +276,7 @@ impl fmt::Debug for RawBuffer {
 ///
 /// The contents are reached through transfers ([`Buffer::to_vec`], [`Buffer::upload_from`], …),
 /// never as a Rust slice: on a GPU the memory is not the host's.
-pub struct Buffer<T: Copy + Send + Sync + 'static> {
+pub struct Buffer<T: DeviceCopy> {
     raw: RawBuffer,
     _t: PhantomData<T>,
 }
@@ -208,15 +295,12 @@ fn check_align<T>(device: &Device) -> Result<()> {
     Ok(())
 }
 
-impl<T: Copy + Send + Sync + 'static> Buffer<T> {
+impl<T: DeviceCopy> Buffer<T> {
     /// Allocates `n` zeroed elements on `device`.
     ///
     /// # Errors
     /// [`Error::Memory`] if the allocation fails or `T` is aligned above [`MAX_ELEM_ALIGN`].
-    pub fn alloc(device: &Device, n: usize) -> Result<Buffer<T>>
-    where
-        T: DeviceCopy,
-    {
+    pub fn alloc(device: &Device, n: usize) -> Result<Buffer<T>> {
         check_align::<T>(device)?;
         let raw = RawBuffer::alloc(device, n, ElemInfo::of::<T>())?;
         // Backends do not promise zeroed memory: zero it (the CPU backends' memory already is,
@@ -238,8 +322,8 @@ impl<T: Copy + Send + Sync + 'static> Buffer<T> {
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Buffer<T>> {
         check_align::<T>(device)?;
         let raw = RawBuffer::alloc(device, data.len(), ElemInfo::of::<T>())?;
-        // SAFETY: `data` is valid for reads of its size in bytes.
-        unsafe { raw.h2d(data.as_ptr().cast(), size_of_val(data))? };
+        // SAFETY: the bytes `with_device_bytes` hands over are valid for reads of their size.
+        with_device_bytes(data, |p, n| unsafe { raw.h2d(p, n) })?;
         Ok(Buffer {
             raw,
             _t: PhantomData,
@@ -279,7 +363,8 @@ impl<T: Copy + Send + Sync + 'static> Buffer<T> {
         let n = self.len();
         let mut v: Vec<T> = Vec::with_capacity(n);
         // SAFETY: the Vec has room for `n` elements; after the copy they hold the bytes of valid
-        // `T`s (uploaded from `T`s, written by kernels as `T`s, or zeroes of a `DeviceCopy`).
+        // `T`s (uploaded from `T`s, written by kernels as `T`s, zeroes of a `DeviceCopy`, or
+        // bytes whose validity an `unsafe` upload_bytes promised).
         unsafe {
             self.raw.d2h(v.as_mut_ptr().cast(), n * size_of::<T>())?;
             v.set_len(n);
@@ -303,8 +388,8 @@ impl<T: Copy + Send + Sync + 'static> Buffer<T> {
     /// [`Error::LengthMismatch`]; a transfer error.
     pub fn upload_from(&mut self, src: &[T]) -> Result<()> {
         self.check_len("upload_from", src.len())?;
-        // SAFETY: `src` is valid for reads of its size.
-        unsafe { self.raw.h2d(src.as_ptr().cast(), size_of_val(src)) }
+        // SAFETY: the bytes `with_device_bytes` hands over are valid for reads of their size.
+        with_device_bytes(src, |p, n| unsafe { self.raw.h2d(p, n) })
     }
 
     /// Overwrites the first `n` elements with `n` elements read from `src`.
@@ -316,6 +401,11 @@ impl<T: Copy + Send + Sync + 'static> Buffer<T> {
     /// [`Error::LengthMismatch`] if `n > len`; a transfer error.
     pub unsafe fn upload_from_ptr(&mut self, src: *const T, n: usize) -> Result<()> {
         self.check_prefix("upload_from_ptr", n)?;
+        if T::HAS_PADDING {
+            // SAFETY: the caller promises `n` readable elements.
+            let data = std::slice::from_raw_parts(src, n);
+            return with_device_bytes(data, |p, len| self.raw.h2d(p, len));
+        }
         self.raw.h2d(src.cast(), n * size_of::<T>())
     }
 
@@ -379,7 +469,7 @@ impl<T: Copy + Send + Sync + 'static> Buffer<T> {
     }
 }
 
-impl<T: Copy + Send + Sync + 'static> fmt::Debug for Buffer<T> {
+impl<T: DeviceCopy> fmt::Debug for Buffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Buffer")
             .field("len", &self.raw.len)
@@ -446,7 +536,8 @@ pub fn alloc_custom_bytes(dev: &Device, size: usize, elem_size: usize) -> Result
     )?;
     if !dev.capabilities.is_cpu {
         let zeros = vec![0u8; raw.size_bytes()];
-        raw.upload_bytes(&zeros)?;
+        // SAFETY: an untyped buffer; zero bytes are valid for every element type anyway.
+        unsafe { raw.upload_bytes(&zeros)? };
     }
     Ok(raw)
 }
@@ -455,7 +546,7 @@ pub fn alloc_custom_bytes(dev: &Device, size: usize, elem_size: usize) -> Result
 ///
 /// # Errors
 /// [`Error::LengthMismatch`]; a transfer error.
-pub fn to_device<T: Copy + Send + Sync + 'static>(src: &[T], dst: &mut Buffer<T>) -> Result<()> {
+pub fn to_device<T: DeviceCopy>(src: &[T], dst: &mut Buffer<T>) -> Result<()> {
     dst.upload_from(src)
 }
 
@@ -463,7 +554,7 @@ pub fn to_device<T: Copy + Send + Sync + 'static>(src: &[T], dst: &mut Buffer<T>
 ///
 /// # Errors
 /// [`Error::LengthMismatch`]; a transfer error.
-pub fn from_device<T: Copy + Send + Sync + 'static>(src: &Buffer<T>, dst: &mut [T]) -> Result<()> {
+pub fn from_device<T: DeviceCopy>(src: &Buffer<T>, dst: &mut [T]) -> Result<()> {
     src.download(dst)
 }
 
@@ -474,7 +565,7 @@ pub fn from_device<T: Copy + Send + Sync + 'static>(src: &Buffer<T>, dst: &mut [
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] if `n > dst.len()`; a transfer error.
-pub unsafe fn to_device_ptr<T: Copy + Send + Sync + 'static>(
+pub unsafe fn to_device_ptr<T: DeviceCopy>(
     src: *const T,
     n: usize,
     dst: &mut Buffer<T>,
@@ -489,11 +580,7 @@ pub unsafe fn to_device_ptr<T: Copy + Send + Sync + 'static>(
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] if `n > src.len()`; a transfer error.
-pub unsafe fn from_device_ptr<T: Copy + Send + Sync + 'static>(
-    src: &Buffer<T>,
-    dst: *mut T,
-    n: usize,
-) -> Result<()> {
+pub unsafe fn from_device_ptr<T: DeviceCopy>(src: &Buffer<T>, dst: *mut T, n: usize) -> Result<()> {
     src.download_to_ptr(dst, n)
 }
 
@@ -502,6 +589,6 @@ pub unsafe fn from_device_ptr<T: Copy + Send + Sync + 'static>(
 ///
 /// # Errors
 /// The backend's error while freeing.
-pub fn free<T: Copy + Send + Sync + 'static>(mut buf: Buffer<T>) -> Result<()> {
+pub fn free<T: DeviceCopy>(mut buf: Buffer<T>) -> Result<()> {
     buf.raw.release()
 }

@@ -9,7 +9,7 @@
 //! [`crate::CompileOptions::checked`] chooses per compile.
 
 use crate::device::Capabilities;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use spoc_codegen::checked;
 use spoc_ir::Kernel;
 use std::sync::OnceLock;
@@ -17,29 +17,30 @@ use std::sync::OnceLock;
 /// The environment switch of checked mode.
 pub const ENV: &str = "SPOC_BOUNDS_CHECK";
 
-/// `SPOC_BOUNDS_CHECK`: `Some(true)` for `1`/`true`/`yes`/`on`, `Some(false)` for
-/// `0`/`false`/`no`/`off` (any case), `None` when unset or empty; anything else is ignored with
-/// a warning. A private parser until the runtime's shared one for boolean switches lands.
-fn env_switch() -> Option<bool> {
-    static V: OnceLock<Option<bool>> = OnceLock::new();
-    *V.get_or_init(|| {
-        let v = std::env::var(ENV).ok()?;
-        match v.trim().to_ascii_lowercase().as_str() {
-            "" => None,
-            "1" | "true" | "yes" | "on" => Some(true),
-            "0" | "false" | "no" | "off" => Some(false),
-            other => {
-                tracing::warn!("{ENV}={other:?} is not a boolean (1/0, true/false): ignored");
-                None
-            }
-        }
+/// `SPOC_BOUNDS_CHECK` through the runtime's switch parser ([`crate::env::switch`]), read
+/// once per process: `None` when unset or empty.
+fn env_switch() -> Result<Option<bool>> {
+    static V: OnceLock<std::result::Result<Option<bool>, String>> = OnceLock::new();
+    V.get_or_init(|| match crate::env::switch(ENV) {
+        Ok(v) => Ok(v),
+        Err(Error::InvalidEnvironment { value, .. }) => Err(value),
+        Err(_) => Err(String::new()),
+    })
+    .clone()
+    .map_err(|value| Error::InvalidEnvironment {
+        variable: ENV.to_string(),
+        value,
+        expected: crate::env::SWITCH_VALUES.into(),
     })
 }
 
 /// Whether launches on a device with `caps` use checked code when the compile options do not
 /// say: `SPOC_BOUNDS_CHECK` if set, else on for CPU-resident devices.
-pub(crate) fn default_for(caps: &Capabilities) -> bool {
-    env_switch().unwrap_or(caps.is_cpu)
+///
+/// # Errors
+/// [`Error::InvalidEnvironment`] for a `SPOC_BOUNDS_CHECK` that is neither on nor off.
+pub(crate) fn default_for(caps: &Capabilities) -> Result<bool> {
+    Ok(env_switch()?.unwrap_or(caps.is_cpu))
 }
 
 /// The words of a fault record from its bytes (little-endian, as every device here writes it).
@@ -75,8 +76,8 @@ pub(crate) fn fault_error(kernel: &Kernel, record: &[u32]) -> Option<Error> {
     };
     Some(Error::KernelFault {
         kernel: kernel.name.clone(),
-        block: f.block,
-        thread: f.thread,
+        block: Some(f.block),
+        thread: Some(f.thread),
         message,
     })
 }

@@ -15,7 +15,6 @@ use crate::error::{Error, Result};
 use crate::interpreter_backend::NAME as INTERPRETER;
 use crate::kernel_def::KernelDef;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::OnceLock;
 
 /// 0: follow `SPOC_CHECK`; 1: off; 2: on.
 static OVERRIDE: AtomicU8 = AtomicU8::new(0);
@@ -26,18 +25,18 @@ pub fn set_checking(on: bool) {
 }
 
 /// True if launches are checked on the Interpreter first: [`set_checking`]'s last value, else
-/// whether `SPOC_CHECK` is set to something other than `0`, `false` or empty (read once).
-pub fn checking() -> bool {
+/// the `SPOC_CHECK` switch (read once; off when unset; the values `spoc::env` accepts).
+///
+/// # Errors
+/// [`Error::InvalidEnvironment`] if `SPOC_CHECK` is neither on nor off (every launch then
+/// fails with it, until [`set_checking`] decides).
+pub fn checking() -> Result<bool> {
     match OVERRIDE.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
+        1 => Ok(false),
+        2 => Ok(true),
         _ => {
-            static ENV: OnceLock<bool> = OnceLock::new();
-            *ENV.get_or_init(|| {
-                std::env::var("SPOC_CHECK")
-                    .map(|v| !matches!(v.trim(), "" | "0" | "false"))
-                    .unwrap_or(false)
-            })
+            static ENV: crate::env::OnceSwitch = crate::env::OnceSwitch::new("SPOC_CHECK", false);
+            ENV.get()
         }
     }
 }
@@ -75,13 +74,17 @@ pub(crate) fn check_on_interpreter(
         copies.push(match (a.buffer(), a.soa()) {
             (Some(b), _) => {
                 let mut c = alloc_custom_bytes(&dev, b.len(), b.elem_size())?;
-                c.upload_bytes(&b.to_bytes()?)?;
+                // SAFETY: the bytes of a buffer of the same element type; the copy is
+                // untyped and only the Interpreter reads it.
+                unsafe { c.upload_bytes(&b.to_bytes()?)? };
                 Some(c)
             }
             // The Interpreter runs the kernel on an array-of-structures copy.
             (None, Some(s)) => {
                 let mut c = alloc_custom_bytes(&dev, s.len(), s.record_size())?;
-                c.upload_bytes(&s.to_aos_bytes()?)?;
+                // SAFETY: records assembled from the buffer's own fields; the copy is untyped
+                // and only the Interpreter reads it.
+                unsafe { c.upload_bytes(&s.to_aos_bytes()?)? };
                 Some(c)
             }
             (None, None) => None,

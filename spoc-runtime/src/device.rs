@@ -24,6 +24,12 @@ pub struct Capabilities {
     pub compute_units: u32,
     /// Device memory in bytes (0 if unknown).
     pub total_memory: u64,
+    /// The largest single buffer the device takes, in bytes (0 if unknown): the whole memory
+    /// on CUDA and the CPU backends, `CL_DEVICE_MAX_MEM_ALLOC_SIZE` on OpenCL, the smaller of
+    /// `maxStorageBufferRange` and `maxMemoryAllocationSize` on Vulkan (what one kernel
+    /// parameter can see). [`Device::check_buffers`] tests sizes against it before anything
+    /// is made.
+    pub max_buffer_bytes: u64,
     /// `f64` arithmetic is supported.
     pub fp64: bool,
     /// 64-bit integer atomics are supported.
@@ -51,6 +57,7 @@ impl Capabilities {
             warp_size: 32,
             compute_units: threads,
             total_memory,
+            max_buffer_bytes: total_memory,
             fp64: true,
             int64_atomics: true,
             subgroups: false,
@@ -142,13 +149,26 @@ impl Device {
         }
     }
 
-    /// Retires the global id space: devices obtained afterwards get fresh ids (ids are never
-    /// reused), the runtime's kernel memo is dropped, compiles in flight fail with
-    /// [`Error::DeviceDestroyedDuringBuild`], and `Device` values obtained before fail with
-    /// [`Error::DeviceReset`] on compile and launch. Backend-local devices, their memory and
-    /// their caches are untouched: buffers allocated before stay valid and can be used with the
-    /// new `Device` of the same hardware.
+    /// Recovers devices that a kernel fault left unusable, and retires the global id space.
+    ///
+    /// - A device whose context a kernel fault broke (a CUDA illegal address: every call then
+    ///   returns [`Error::KernelFault`]) gets a fresh context ([`Backend::recover`]); its
+    ///   buffers, modules, streams and events are lost with the old one, and each refuses
+    ///   further use with [`Error::ContextReset`]. A device that cannot be recovered keeps
+    ///   failing (the reason is logged through `tracing`).
+    /// - Devices obtained afterwards get fresh ids (ids are never reused), the runtime's kernel
+    ///   memo is dropped, compiles in flight fail with [`Error::DeviceDestroyedDuringBuild`],
+    ///   and `Device` values obtained before fail with [`Error::DeviceReset`] on compile and
+    ///   launch.
+    ///
+    /// Healthy devices, their memory and their caches are untouched: buffers allocated before
+    /// stay valid and can be used with the new `Device` of the same hardware.
     pub fn reset() {
+        for (backend, _) in registry::backends() {
+            if let Err(e) = backend.recover() {
+                tracing::warn!("Device::reset: {} could not recover: {e}", backend.name());
+            }
+        }
         registry::reset();
     }
 
@@ -164,8 +184,47 @@ impl Device {
     ///
     /// # Errors
     /// [`Error::Memory`] if the allocation or the copy fails.
-    pub fn upload<T: Copy + Send + Sync + 'static>(&self, data: &[T]) -> Result<Buffer<T>> {
+    pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<Buffer<T>> {
         Buffer::from_slice(self, data)
+    }
+
+    /// Checks that buffers of `bytes` bytes each fit this device, before anything is made: each
+    /// at most [`Capabilities::max_buffer_bytes`], all together at most
+    /// [`Capabilities::total_memory`] (limits the device does not know are not checked). A
+    /// program calls it before it builds large host inputs, so that a size the device cannot
+    /// take is refused at once instead of after the host has filled gigabytes.
+    ///
+    /// # Errors
+    /// [`Error::BufferTooLarge`] naming the limit.
+    pub fn check_buffers(&self, bytes: &[u64]) -> Result<()> {
+        let caps = self.caps();
+        let err = |what, bytes, limit, limit_name| Error::BufferTooLarge {
+            device: self.to_string(),
+            what,
+            bytes,
+            limit,
+            limit_name,
+        };
+        if caps.max_buffer_bytes > 0 {
+            if let Some(&b) = bytes.iter().find(|&&b| b > caps.max_buffer_bytes) {
+                return Err(err(
+                    "a buffer of",
+                    b,
+                    caps.max_buffer_bytes,
+                    "the largest buffer the device takes",
+                ));
+            }
+        }
+        let total = bytes.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        if caps.total_memory > 0 && total > caps.total_memory {
+            return Err(err(
+                "buffers totalling",
+                total,
+                caps.total_memory,
+                "the device's memory",
+            ));
+        }
+        Ok(())
     }
 
     /// Waits until all work queued on the device has finished.
@@ -226,16 +285,36 @@ pub(crate) fn name_matches(filter: &str, name: &str) -> bool {
     }
 }
 
+/// The environment variable that names the backend [`init_device`]`(None)` picks.
+pub const DEVICE_VAR: &str = "SPOC_DEVICE";
+
 /// The best available device, by backend priority (see [`crate::registry`]); with
 /// `framework`, the best device of that backend (or family: `"CUDA"` matches `"CUDA/PTX"` and
-/// `"CUDA/C"`).
+/// `"CUDA/C"`, case-insensitive). Without `framework`, the environment variable `SPOC_DEVICE`
+/// ([`DEVICE_VAR`]), when set and not empty, is the framework (`SPOC_DEVICE=Interpreter`); an
+/// explicit `framework` wins over it.
 ///
 /// # Errors
 /// [`Error::BackendNotFound`] if no registered backend answers to `framework`;
-/// [`Error::BackendUnavailable`] if all that do are disabled or unavailable;
+/// [`Error::InvalidEnvironment`] if none answers to `SPOC_DEVICE` (the message lists the
+/// registered backends), or a `SPOC_DISABLE_*` switch is neither on nor off;
+/// [`Error::BackendUnavailable`] if all that answer are disabled or unavailable;
 /// [`Error::NoDevice`] if none has a device.
 pub fn init_device(framework: Option<&str>) -> Result<Device> {
-    registry::best_device(framework)
+    if framework.is_some() {
+        return registry::best_device(framework);
+    }
+    match crate::env::text(DEVICE_VAR)? {
+        None => registry::best_device(None),
+        Some(name) => registry::best_device(Some(&name)).map_err(|e| match e {
+            Error::BackendNotFound { registered, .. } => Error::InvalidEnvironment {
+                variable: DEVICE_VAR.to_string(),
+                value: name,
+                expected: format!("a backend or family name (registered: {registered})"),
+            },
+            other => other,
+        }),
+    }
 }
 
 /// Every available device (of `framework`, if given), best first.

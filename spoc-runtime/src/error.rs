@@ -58,18 +58,31 @@ pub enum Error {
         /// The failed check.
         problem: LaunchProblem,
     },
-    /// A thread of a kernel faulted on a CPU backend (out-of-bounds access, integer division by
-    /// zero, `step_by(0)`); nothing after the fault is guaranteed to have run.
-    #[error("kernel `{kernel}` faulted in block ({}, {}, {}), thread ({}, {}, {}): {message}", block[0], block[1], block[2], thread[0], thread[1], thread[2])]
+    /// A kernel faulted: on a CPU backend or in a checked launch, a thread's out-of-bounds
+    /// access, integer division by zero or `step_by(0)`, with that thread's coordinates; on a
+    /// GPU, a fault the device reported (an illegal address, a trap), where the thread is not
+    /// known and `kernel` names the kernel(s) in flight. Nothing after the fault is guaranteed
+    /// to have run.
+    #[error("kernel `{kernel}` faulted{}: {message}", at(block, thread))]
     KernelFault {
-        /// The kernel's name.
+        /// The kernel's name (for a device fault: the kernels launched since the last
+        /// synchronisation, most recent last, comma-separated).
         kernel: String,
-        /// `blockIdx` of the faulting thread.
-        block: [u32; 3],
-        /// `threadIdx` of the faulting thread.
-        thread: [u32; 3],
+        /// `blockIdx` of the faulting thread, when known.
+        block: Option<[u32; 3]>,
+        /// `threadIdx` of the faulting thread, when known.
+        thread: Option<[u32; 3]>,
         /// What went wrong (names the buffer and index for out-of-bounds accesses).
         message: String,
+    },
+    /// A buffer, module, stream or event of a device context that [`crate::Device::reset`]
+    /// destroyed to recover from a device fault: it is gone with the context.
+    #[error("this {resource} belonged to a {backend} context that Device::reset() destroyed after a device fault; make it again")]
+    ContextReset {
+        /// The backend's name.
+        backend: String,
+        /// `"buffer"`, `"module"`, `"stream"` or `"event"`.
+        resource: &'static str,
     },
     /// The device was torn down (or the global device ids retired by [`crate::Device::reset`])
     /// while this kernel was being compiled for it; nothing was cached.
@@ -106,6 +119,21 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// A buffer (or a set of buffers) larger than the device takes: refused before anything
+    /// is allocated.
+    #[error("cannot make {what} {} ({bytes} bytes): {limit_name} is {} ({limit} bytes) on {device}", mib(*bytes), mib(*limit))]
+    BufferTooLarge {
+        /// The device, as it prints (`#3 llvmpipe [Vulkan]`).
+        device: String,
+        /// `"a buffer of"` or `"buffers totalling"`.
+        what: &'static str,
+        /// The size asked for, in bytes.
+        bytes: u64,
+        /// The device's limit, in bytes.
+        limit: u64,
+        /// Which limit (`"the largest buffer the device takes"`, `"the device's memory"`).
+        limit_name: &'static str,
+    },
     /// A host slice and a buffer (or two buffers) of different lengths in a transfer.
     #[error(
         "length mismatch in {operation}: the buffer has {expected} elements, the other side {got}"
@@ -136,6 +164,18 @@ pub enum Error {
         /// The compiler's message.
         message: String,
     },
+    /// An environment variable of spoc's has a value it does not understand (see
+    /// `spoc::env`): a switch set to something other than on or off, or a `SPOC_DEVICE` that
+    /// names no backend.
+    #[error("environment variable {variable}=`{value}` is not understood: expected {expected}")]
+    InvalidEnvironment {
+        /// The variable's name.
+        variable: String,
+        /// Its value.
+        value: String,
+        /// What it accepts.
+        expected: String,
+    },
     /// A driver call failed.
     #[error("driver error on backend `{backend}`: {message}")]
     Driver {
@@ -144,6 +184,27 @@ pub enum Error {
         /// The driver's message.
         message: String,
     },
+}
+
+/// `12.0 MiB`, `3.5 GiB`.
+fn mib(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= (1u64 << 30) as f64 {
+        format!("{:.1} GiB", b / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", b / (1u64 << 20) as f64)
+    }
+}
+
+/// ` in block (x, y, z), thread (x, y, z)` where the coordinates are known.
+fn at(block: &Option<[u32; 3]>, thread: &Option<[u32; 3]>) -> String {
+    let c = |v: &[u32; 3]| format!("({}, {}, {})", v[0], v[1], v[2]);
+    match (block, thread) {
+        (Some(b), Some(t)) => format!(" in block {}, thread {}", c(b), c(t)),
+        (Some(b), None) => format!(" in block {}", c(b)),
+        (None, Some(t)) => format!(" in thread {}", c(t)),
+        (None, None) => String::new(),
+    }
 }
 
 impl From<spoc_codegen::CodegenError> for Error {

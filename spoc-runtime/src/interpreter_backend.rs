@@ -63,8 +63,8 @@ fn convert(e: InterpError) -> Error {
             Error::KernelFault {
                 message: e.message(),
                 kernel: e.kernel,
-                block: e.block,
-                thread: e.thread,
+                block: Some(e.block),
+                thread: Some(e.thread),
             }
         }
     }
@@ -117,6 +117,8 @@ impl Backend for InterpreterBackend {
         args: &[Arg<'_>],
     ) -> Result<()> {
         crate::native::check_device(NAME, device)?;
+        // A bad SPOC_CHECK_* switch is the runtime's error, not a fault of the kernel.
+        interpreter::checks()?;
         let native_args = crate::host::native_args(NAME, args)?;
         let (grid, block) = (grid.to_array(), block.to_array());
         let t0 = self.profiling.load(Ordering::Relaxed).then(Instant::now);
@@ -183,7 +185,7 @@ mod tests {
             } => {
                 assert_eq!(
                     (kernel.as_str(), block, thread),
-                    ("k", [2, 0, 0], [5, 1, 0])
+                    ("k", Some([2, 0, 0]), Some([5, 1, 0]))
                 );
                 assert_eq!(
                     message,

@@ -175,7 +175,8 @@ fn compile_with(
 /// the Direct and Custom backends (the CPU backends check every access anyway).
 ///
 /// # Errors
-/// [`Error::FeatureNotSupported`] when checked mode is asked of a JIT backend without it.
+/// [`Error::FeatureNotSupported`] when checked mode is asked of a JIT backend without it;
+/// [`Error::InvalidEnvironment`] for a `SPOC_BOUNDS_CHECK` that is neither on nor off.
 fn resolve_checked(
     dev: &Device,
     name: &str,
@@ -183,9 +184,10 @@ fn resolve_checked(
 ) -> Result<CompileOptions> {
     let backend = dev.backend();
     if backend.supports_checked_mode() {
-        let on = options
-            .checked
-            .unwrap_or_else(|| crate::checked_mode::default_for(dev.caps()));
+        let on = match options.checked {
+            Some(on) => on,
+            None => crate::checked_mode::default_for(dev.caps())?,
+        };
         options.checked = Some(on);
     } else if options.is_checked() && backend.execution_model() == ExecutionModel::Jit {
         return Err(Error::unsupported(
@@ -369,7 +371,7 @@ pub fn launch_def(
     shared_mem_bytes: usize,
     args: &mut [Arg<'_>],
 ) -> Result<()> {
-    if crate::checking::checking() && dev.backend().name() != crate::interpreter_backend::NAME {
+    if crate::checking::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
         crate::checking::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
     }
     launch_unchecked(dev, def, grid, block, shared_mem_bytes, args)

@@ -22,6 +22,7 @@ pub mod cuda;
 mod device;
 mod dims;
 mod dump;
+pub mod env;
 mod error;
 pub mod generic;
 #[cfg(feature = "hip")]
@@ -56,7 +57,9 @@ pub use buffer::{
     MAX_ELEM_ALIGN,
 };
 pub use checking::{checking, set_checking};
-pub use device::{all_devices, device_is_of_backend, init_device, Capabilities, Device};
+pub use device::{
+    all_devices, device_is_of_backend, init_device, Capabilities, Device, DEVICE_VAR,
+};
 pub use dims::{dims1d, dims2d, dims3d, Dims};
 pub use error::{DimKind, Error, LaunchProblem, Result};
 pub use generic::{Float, Int, Number};

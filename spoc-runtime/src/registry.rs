@@ -13,9 +13,15 @@
 //! `SPOC_DISABLE_<NAME>=1` hides a backend: `<NAME>` is the backend's name upper-cased with every
 //! character other than a letter or digit replaced by `_` (`SPOC_DISABLE_NATIVE`,
 //! `SPOC_DISABLE_CUDA_PTX`); a family switch hides every refinement (`SPOC_DISABLE_CUDA` hides
-//! CUDA/PTX and CUDA/C). `SPOC_DISABLE_GPU=1` hides every GPU device. A switch is on when the
-//! variable is set to anything but the empty string, `0`, `false`, `no` or `off`; switches are
-//! read at every device query, so they can change while the program runs.
+//! CUDA/PTX and CUDA/C). `SPOC_DISABLE_GPU=1` hides every GPU device. The switches take the
+//! values of [`crate::env`] (`1`/`true`/`on`/`yes`, `0`/`false`/`off`/`no`; anything else makes
+//! the query an [`Error::InvalidEnvironment`]); they are read at every device query, so they can
+//! change while the program runs.
+//!
+//! # Picking a device
+//! [`crate::init_device`]`(None)` takes the backend named by `SPOC_DEVICE` when it is set (a
+//! backend or family name, as `framework` takes it), else the best device of all; a
+//! `SPOC_DEVICE` that names no registered backend is [`Error::BackendNotFound`].
 //!
 //! # Global ids
 //! A device gets its global id the first time a query sees it, from a counter that never goes
@@ -152,25 +158,20 @@ pub fn disable_var(name: &str) -> String {
     format!("SPOC_DISABLE_{upper}")
 }
 
-fn switch_on(var: &str) -> bool {
-    match std::env::var(var) {
-        Ok(v) => !matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "" | "0" | "false" | "no" | "off"
-        ),
-        Err(_) => false,
-    }
-}
-
-/// The switch that disables backend `name`, if one is on.
-fn disabled_by(name: &str) -> Option<String> {
+/// The switch that disables backend `name`, if one is on (its own, then its family's).
+///
+/// # Errors
+/// [`Error::InvalidEnvironment`] for a switch that is neither on nor off.
+fn disabled_by(name: &str) -> Result<Option<String>> {
     let own = disable_var(name);
-    if switch_on(&own) {
-        return Some(own);
+    if crate::env::switch_or(&own, false)? {
+        return Ok(Some(own));
     }
-    let (family, _) = name.split_once('/')?;
+    let Some((family, _)) = name.split_once('/') else {
+        return Ok(None);
+    };
     let fam = disable_var(family);
-    switch_on(&fam).then_some(fam)
+    Ok(crate::env::switch_or(&fam, false)?.then_some(fam))
 }
 
 fn rank(priority: i32, caps: &Capabilities) -> i32 {
@@ -206,18 +207,22 @@ fn query(framework: Option<&str>) -> Result<(Vec<Device>, Reasons)> {
         });
     }
     matching.sort_by_key(|e| (-e.priority, e.order));
-    let no_gpu = switch_on("SPOC_DISABLE_GPU");
+    let no_gpu = crate::env::switch_or("SPOC_DISABLE_GPU", false)?;
     let mut found: Vec<(i32, usize, usize, Device)> = Vec::new();
     let mut reasons = Vec::new();
     for e in matching {
         let name = e.backend.name();
-        if let Some(var) = disabled_by(name) {
+        if let Some(var) = disabled_by(name)? {
             reasons.push((name.to_string(), format!("disabled by {var}")));
             continue;
         }
         if !st.seen.contains_key(&e.order) {
             if !e.backend.is_available() {
-                reasons.push((name.to_string(), "not available on this machine".into()));
+                let why = e
+                    .backend
+                    .unavailable_reason()
+                    .unwrap_or_else(|| "not available on this machine".into());
+                reasons.push((name.to_string(), why));
                 continue;
             }
             let infos = match e.backend.devices() {

@@ -226,9 +226,13 @@ impl RawSoaBuffer {
     /// Overwrites the buffer with records given as array-of-structures bytes (`len` records of
     /// [`RawSoaBuffer::record_size`] bytes; padding is ignored).
     ///
+    /// # Safety
+    /// Each field's bytes must be a valid value of the field's type (any bytes for integers and
+    /// floats, 0 or 1 for a `bool`): a typed [`SoaBuffer`] reads them back as its records.
+    ///
     /// # Errors
     /// [`Error::LengthMismatch`] if `bytes` is not `len * record_size` long; a transfer error.
-    pub fn upload_aos_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+    pub unsafe fn upload_aos_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         if bytes.len() != self.len * self.record_size {
             return Err(Error::LengthMismatch {
                 operation: "upload_aos_bytes",
@@ -242,7 +246,8 @@ impl RawSoaBuffer {
             for rec in bytes.chunks_exact(self.record_size) {
                 col.extend_from_slice(&rec[f.offset..f.offset + fs]);
             }
-            f.buf.upload_bytes(&col)?;
+            // SAFETY: the caller promised valid field values.
+            unsafe { f.buf.upload_bytes(&col)? };
         }
         Ok(())
     }
@@ -254,7 +259,8 @@ impl RawSoaBuffer {
         for f in &mut self.fields {
             if f.buf.size_bytes() > 0 {
                 let zeros = vec![0u8; f.buf.size_bytes()];
-                f.buf.upload_bytes(&zeros)?;
+                // SAFETY: zero bytes are a valid value of every field type (`R: DeviceCopy`).
+                unsafe { f.buf.upload_bytes(&zeros)? };
             }
         }
         Ok(())
@@ -411,7 +417,8 @@ fn upload_records<R: Record>(raw: &mut RawSoaBuffer, data: &[R]) -> Result<()> {
                 );
             }
         }
-        f.buf.upload_bytes(&col)?;
+        // SAFETY: the bytes of field `f` of valid records.
+        unsafe { f.buf.upload_bytes(&col)? };
     }
     Ok(())
 }
@@ -480,17 +487,17 @@ pub trait BufferMutArg<'a, R>: Into<Arg<'a>> + sealed::Sealed {}
 
 mod sealed {
     pub trait Sealed {}
-    impl<T: Copy + Send + Sync + 'static> Sealed for &crate::Buffer<T> {}
-    impl<T: Copy + Send + Sync + 'static> Sealed for &mut crate::Buffer<T> {}
+    impl<T: crate::DeviceCopy> Sealed for &crate::Buffer<T> {}
+    impl<T: crate::DeviceCopy> Sealed for &mut crate::Buffer<T> {}
     impl<R: crate::Record> Sealed for &super::SoaBuffer<R> {}
     impl<R: crate::Record> Sealed for &mut super::SoaBuffer<R> {}
 }
 
-impl<'a, T: Copy + Send + Sync + 'static> BufferArg<'a, T> for &'a Buffer<T> {}
-impl<'a, T: Copy + Send + Sync + 'static> BufferArg<'a, T> for &'a mut Buffer<T> {}
+impl<'a, T: crate::DeviceCopy> BufferArg<'a, T> for &'a Buffer<T> {}
+impl<'a, T: crate::DeviceCopy> BufferArg<'a, T> for &'a mut Buffer<T> {}
 impl<'a, R: Record> BufferArg<'a, R> for &'a SoaBuffer<R> {}
 impl<'a, R: Record> BufferArg<'a, R> for &'a mut SoaBuffer<R> {}
-impl<'a, T: Copy + Send + Sync + 'static> BufferMutArg<'a, T> for &'a mut Buffer<T> {}
+impl<'a, T: crate::DeviceCopy> BufferMutArg<'a, T> for &'a mut Buffer<T> {}
 impl<'a, R: Record> BufferMutArg<'a, R> for &'a mut SoaBuffer<R> {}
 
 #[cfg(test)]
@@ -534,8 +541,18 @@ mod tests {
         },
     ];
 
-    // SAFETY: `#[repr(C)]` of scalars; all-zero bytes are a valid `P`.
-    unsafe impl DeviceCopy for P {}
+    // SAFETY: `#[repr(C)]` of scalars; all-zero bytes are a valid `P`; its 7 padding bytes
+    // (after `flag`) are written as zeros, the fields at their offsets.
+    unsafe impl DeviceCopy for P {
+        const HAS_PADDING: bool = true;
+        fn write_bytes(&self, out: &mut [u8]) {
+            out.fill(0);
+            self.x.write_bytes(&mut out[0..4]);
+            self.id.write_bytes(&mut out[4..8]);
+            self.flag.write_bytes(&mut out[8..9]);
+            self.w.write_bytes(&mut out[16..24]);
+        }
+    }
     impl FieldType for P {
         const TAG: TypeTag = TypeTag::Record("P");
         const NESTED_FIELDS: &'static [FieldInfo] = P_FIELDS;
@@ -556,8 +573,15 @@ mod tests {
         p: P,
         k: i32,
     }
-    // SAFETY: as for `P`.
-    unsafe impl DeviceCopy for Outer {}
+    // SAFETY: as for `P`; `Outer` has `P`'s padding and 4 bytes after `k`.
+    unsafe impl DeviceCopy for Outer {
+        const HAS_PADDING: bool = true;
+        fn write_bytes(&self, out: &mut [u8]) {
+            out.fill(0);
+            self.p.write_bytes(&mut out[0..24]);
+            self.k.write_bytes(&mut out[24..28]);
+        }
+    }
     impl FieldType for Outer {
         const TAG: TypeTag = TypeTag::Record("Outer");
         fn ir_type() -> Type {
@@ -647,7 +671,8 @@ mod tests {
         let other = ps(13).into_iter().rev().collect::<Vec<_>>();
         b.upload_from(&other)?;
         assert_eq!(b.to_vec()?, other);
-        b.raw_mut().upload_aos_bytes(&aos)?;
+        // SAFETY: the bytes of valid records (read back above).
+        unsafe { b.raw_mut().upload_aos_bytes(&aos)? };
         assert_eq!(b.to_vec()?, host);
         assert!(matches!(
             b.upload_from(&host[..3]),

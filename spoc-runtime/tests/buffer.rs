@@ -26,8 +26,18 @@ struct Particle {
     id: i64,
     alive: bool,
 }
-// SAFETY: scalars and arrays of scalars only; all-zero bytes are a valid particle.
-unsafe impl DeviceCopy for Particle {}
+// SAFETY: scalars and arrays of scalars only; all-zero bytes are a valid particle. It has
+// padding (4 bytes after `pos`, 7 after `alive`): `write_bytes` writes the fields and zeroes
+// the rest, as `#[derive(Record)]` does.
+unsafe impl DeviceCopy for Particle {
+    const HAS_PADDING: bool = true;
+    fn write_bytes(&self, out: &mut [u8]) {
+        out.fill(0);
+        self.pos.write_bytes(&mut out[0..12]);
+        self.id.write_bytes(&mut out[16..24]);
+        self.alive.write_bytes(&mut out[24..25]);
+    }
+}
 
 #[test]
 fn uploads_and_downloads_round_trip() {
@@ -156,10 +166,12 @@ fn untyped_buffers_hold_bytes() {
         assert_eq!((raw.len(), raw.elem_size(), raw.size_bytes()), (3, 12, 36));
         assert_eq!(raw.to_bytes().unwrap(), vec![0u8; 36]);
         let bytes: Vec<u8> = (0..36).collect();
-        raw.upload_bytes(&bytes).unwrap();
+        // SAFETY: an untyped buffer: no Rust type reads these bytes back.
+        unsafe { raw.upload_bytes(&bytes).unwrap() };
         assert_eq!(raw.to_bytes().unwrap(), bytes);
         assert!(matches!(
-            raw.upload_bytes(&bytes[..35]),
+            // SAFETY: as above (and nothing is written: the length is wrong).
+            unsafe { raw.upload_bytes(&bytes[..35]) },
             Err(Error::LengthMismatch {
                 expected: 36,
                 got: 35,
@@ -167,9 +179,10 @@ fn untyped_buffers_hold_bytes() {
             })
         ));
     }
+    // Larger than the host's memory (or overflowing usize): refused, nothing allocated.
     assert!(matches!(
         alloc_custom_bytes(&init_device(Some("Native")).unwrap(), usize::MAX, 2),
-        Err(Error::Memory { .. })
+        Err(Error::BufferTooLarge { .. } | Error::Memory { .. })
     ));
 }
 
@@ -191,5 +204,50 @@ fn cpu_backends_have_streams_and_events() {
         assert!((1.5..1000.0).contains(&ms), "{ms}");
         b.destroy_stream(s).unwrap();
         dev.synchronize().unwrap();
+    }
+}
+
+/// Padding bytes of a record never reach the device: they are uploaded as zeros, whatever the
+/// host's memory held there (here 0xAA, written before the fields).
+#[test]
+fn padding_is_uploaded_as_zeros() {
+    use std::mem::MaybeUninit;
+    let mut slots = [MaybeUninit::<Particle>::uninit(); 2];
+    for (i, slot) in slots.iter_mut().enumerate() {
+        // SAFETY: fill every byte, then write each field in place: the padding keeps 0xAA.
+        unsafe {
+            std::ptr::write_bytes(slot.as_mut_ptr().cast::<u8>(), 0xAA, size_of::<Particle>());
+            let p = slot.as_mut_ptr();
+            std::ptr::addr_of_mut!((*p).pos).write([i as f32, 2.0, 3.0]);
+            std::ptr::addr_of_mut!((*p).id).write(-7 - i as i64);
+            std::ptr::addr_of_mut!((*p).alive).write(i == 1);
+        }
+    }
+    // SAFETY: every field was written.
+    let ps: &[Particle] = unsafe { std::slice::from_raw_parts(slots.as_ptr().cast(), 2) };
+    const { assert!(Particle::HAS_PADDING) };
+    for dev in devices() {
+        let mut b = dev.upload(ps).unwrap();
+        let bytes = b.raw().to_bytes().unwrap();
+        for (i, rec) in bytes.chunks_exact(32).enumerate() {
+            assert_eq!(
+                &rec[12..16],
+                &[0; 4],
+                "{dev}: padding after pos, record {i}"
+            );
+            assert_eq!(
+                &rec[25..32],
+                &[0; 7],
+                "{dev}: padding after alive, record {i}"
+            );
+            assert_eq!(rec[24], i as u8, "{dev}: alive");
+        }
+        b.upload_from(ps).unwrap();
+        assert_eq!(
+            &b.raw().to_bytes().unwrap()[12..16],
+            &[0; 4],
+            "{dev}: upload_from"
+        );
+        assert_eq!(b.to_vec().unwrap(), ps, "{dev}");
     }
 }

@@ -428,7 +428,11 @@ fn out_of_bounds_accesses_are_kernel_faults_naming_the_thread() {
                 assert_eq!(kernel, "iota_unchecked", "{dev}");
                 // Global id 100 = block 1, thread 36 is the first faulting thread of the only
                 // faulting block.
-                assert_eq!((block, thread), ([1, 0, 0], [36, 0, 0]), "{dev}");
+                assert_eq!(
+                    (block, thread),
+                    (Some([1, 0, 0]), Some([36, 0, 0])),
+                    "{dev}"
+                );
                 assert!(
                     message.contains("out") && message.contains("100"),
                     "{dev}: {message}"

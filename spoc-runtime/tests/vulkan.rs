@@ -184,12 +184,17 @@ fn buffers_beyond_the_storage_buffer_range_are_refused() {
         }
         other => panic!("expected a memory error, got {other}"),
     }
-    // Through the typed API too (f32 elements: one more than fits).
+    // Through the typed API too (f32 elements: one more than fits), refused by the runtime
+    // with the device's limit before the backend is asked; and `check_buffers` says so first.
     let n = (limit / 4 + 1) as usize;
-    assert!(matches!(
-        dev.alloc::<f32>(n).unwrap_err(),
-        Error::Memory { .. }
-    ));
+    let e = dev.alloc::<f32>(n).unwrap_err();
+    assert!(
+        matches!(&e, Error::BufferTooLarge { limit: l, .. } if *l == limit),
+        "{e}"
+    );
+    assert_eq!(dev.capabilities.max_buffer_bytes, limit);
+    assert!(dev.check_buffers(&[limit]).is_ok());
+    assert!(dev.check_buffers(&[limit + 1]).is_err());
 }
 
 #[test]

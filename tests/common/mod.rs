@@ -319,3 +319,22 @@ pub fn run_suite(suite: &str, cases: &[Case]) -> bool {
     println!("{suite}: {passed} passed, {failed} failed, {skipped} skipped");
     failed == 0
 }
+
+/// (line, column) of the statement marked `// BUG(name)` in `source` (a test file's own text):
+/// the line ending with the marker, and its first non-blank character, both from 1.
+///
+/// # Panics
+/// If no line, or more than one, carries the marker.
+pub fn marked(source: &str, name: &str) -> (u32, u32) {
+    let tag = format!("// BUG({name})");
+    let mut found = source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_end().ends_with(&tag));
+    let (i, line) = found
+        .next()
+        .unwrap_or_else(|| panic!("no line marked {tag}"));
+    assert!(found.next().is_none(), "two lines marked {tag}");
+    let col = line.chars().take_while(|c| c.is_whitespace()).count();
+    (i as u32 + 1, col as u32 + 1)
+}

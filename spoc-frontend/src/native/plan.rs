@@ -256,7 +256,7 @@ impl Plan {
 
     /// True if `e` is row-invariant (see the module documentation).
     fn invariant(&self, e: &Expr) -> bool {
-        match &e.kind {
+        crate::nesting::deep(|| match &e.kind {
             ExprKind::Const(c) => !matches!(c, Const::F16(_)),
             ExprKind::Var(id) => self.inv.contains_key(id),
             ExprKind::Len(a) => matches!(a.kind, ExprKind::Var(b) if self.buffers.contains_key(&b)),
@@ -289,7 +289,7 @@ impl Plan {
                 scalar(&e.ty) && self.invariant(cond) && self.invariant(then) && self.invariant(els)
             }
             _ => false,
-        }
+        })
     }
 
     /// True if invariant `e` depends on an argument (a parameter or a buffer length), as a
@@ -314,55 +314,57 @@ impl Plan {
 
     /// The linear form of `u32` expression `e`, if it has one.
     fn lin(&self, cx: &Native<'_>, e: &Expr) -> Option<Lin> {
-        if e.ty != Type::Scalar(ScalarType::U32) {
-            return None;
-        }
-        let lin = match &e.kind {
-            ExprKind::Const(Const::U32(c)) => Some(Lin::invariant(Term::C(*c))),
-            ExprKind::Var(id) => self.lins.get(id).cloned(),
-            ExprKind::Intrinsic {
-                intrinsic: Intrinsic::ThreadIdx(Axis::X),
-                ..
-            } => Some(Lin {
-                base: Term::C(0),
-                stride: Term::C(1),
-            }),
-            ExprKind::Intrinsic {
-                intrinsic: Intrinsic::GlobalId(Axis::X),
-                ..
-            } => Some(Lin {
-                base: Term::E(quote!(ctx.block[0].wrapping_mul(ctx.block_dim[0]))),
-                stride: Term::C(1),
-            }),
-            ExprKind::Binary { op, lhs, rhs } => match op {
-                BinOp::Add => Some(self.lin(cx, lhs)?.add(&self.lin(cx, rhs)?)),
-                BinOp::Sub => Some(self.lin(cx, lhs)?.sub(&self.lin(cx, rhs)?)),
-                BinOp::Mul => {
-                    let (a, b) = (self.lin(cx, lhs)?, self.lin(cx, rhs)?);
-                    if b.is_invariant() {
-                        Some(a.scale(&b.base))
-                    } else if a.is_invariant() {
-                        Some(b.scale(&a.base))
-                    } else {
-                        None
+        crate::nesting::deep(|| {
+            if e.ty != Type::Scalar(ScalarType::U32) {
+                return None;
+            }
+            let lin = match &e.kind {
+                ExprKind::Const(Const::U32(c)) => Some(Lin::invariant(Term::C(*c))),
+                ExprKind::Var(id) => self.lins.get(id).cloned(),
+                ExprKind::Intrinsic {
+                    intrinsic: Intrinsic::ThreadIdx(Axis::X),
+                    ..
+                } => Some(Lin {
+                    base: Term::C(0),
+                    stride: Term::C(1),
+                }),
+                ExprKind::Intrinsic {
+                    intrinsic: Intrinsic::GlobalId(Axis::X),
+                    ..
+                } => Some(Lin {
+                    base: Term::E(quote!(ctx.block[0].wrapping_mul(ctx.block_dim[0]))),
+                    stride: Term::C(1),
+                }),
+                ExprKind::Binary { op, lhs, rhs } => match op {
+                    BinOp::Add => Some(self.lin(cx, lhs)?.add(&self.lin(cx, rhs)?)),
+                    BinOp::Sub => Some(self.lin(cx, lhs)?.sub(&self.lin(cx, rhs)?)),
+                    BinOp::Mul => {
+                        let (a, b) = (self.lin(cx, lhs)?, self.lin(cx, rhs)?);
+                        if b.is_invariant() {
+                            Some(a.scale(&b.base))
+                        } else if a.is_invariant() {
+                            Some(b.scale(&a.base))
+                        } else {
+                            None
+                        }
                     }
-                }
-                BinOp::Shl => match rhs.kind {
-                    // `wrapping_shl` takes the amount modulo 32.
-                    ExprKind::Const(Const::U32(k)) => {
-                        Some(self.lin(cx, lhs)?.scale(&Term::C(1u32 << (k & 31))))
-                    }
-                    ExprKind::Const(Const::I32(k)) => {
-                        Some(self.lin(cx, lhs)?.scale(&Term::C(1u32 << (k as u32 & 31))))
-                    }
+                    BinOp::Shl => match rhs.kind {
+                        // `wrapping_shl` takes the amount modulo 32.
+                        ExprKind::Const(Const::U32(k)) => {
+                            Some(self.lin(cx, lhs)?.scale(&Term::C(1u32 << (k & 31))))
+                        }
+                        ExprKind::Const(Const::I32(k)) => {
+                            Some(self.lin(cx, lhs)?.scale(&Term::C(1u32 << (k as u32 & 31))))
+                        }
+                        _ => None,
+                    },
                     _ => None,
                 },
+                ExprKind::Cast { value, .. } if value.ty == e.ty => self.lin(cx, value),
                 _ => None,
-            },
-            ExprKind::Cast { value, .. } if value.ty == e.ty => self.lin(cx, value),
-            _ => None,
-        };
-        lin.or_else(|| Some(Lin::invariant(Term::E(self.tokens(cx, e)?))))
+            };
+            lin.or_else(|| Some(Lin::invariant(Term::E(self.tokens(cx, e)?))))
+        })
     }
 }
 
@@ -389,7 +391,7 @@ impl Walk<'_, '_> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
-        match &s.kind {
+        crate::nesting::deep(|| match &s.kind {
             StmtKind::Let { var, init } => {
                 let Some(init) = init else { return };
                 self.expr(init);
@@ -450,7 +452,7 @@ impl Walk<'_, '_> {
             | StmtKind::Barrier
             | StmtKind::WarpBarrier
             | StmtKind::MemFence(_) => {}
-        }
+        })
     }
 
     fn lvalue(&mut self, l: &LValue) {
@@ -468,18 +470,20 @@ impl Walk<'_, '_> {
     }
 
     fn expr(&mut self, e: &Expr) {
-        match &e.kind {
-            ExprKind::Index { array, index } => {
-                if let ExprKind::Var(b) = array.kind {
-                    self.access(b, index);
+        crate::nesting::deep(|| {
+            match &e.kind {
+                ExprKind::Index { array, index } => {
+                    if let ExprKind::Var(b) = array.kind {
+                        self.access(b, index);
+                    }
                 }
+                ExprKind::Binary { op, lhs, rhs } => self.comparison(*op, lhs, rhs),
+                _ => {}
             }
-            ExprKind::Binary { op, lhs, rhs } => self.comparison(*op, lhs, rhs),
-            _ => {}
-        }
-        for c in children(e) {
-            self.expr(c);
-        }
+            for c in children(e) {
+                self.expr(c);
+            }
+        })
     }
 
     /// Plans access `buf[index]` if `buf` is a buffer parameter and `index` linear.
@@ -547,7 +551,7 @@ impl Walk<'_, '_> {
 }
 
 /// The direct subexpressions of `e`.
-fn children(e: &Expr) -> Vec<&Expr> {
+pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
     match &e.kind {
         ExprKind::Const(_) | ExprKind::Var(_) => vec![],
         ExprKind::Index { array, index } => vec![array, index],
@@ -572,49 +576,53 @@ fn children(e: &Expr) -> Vec<&Expr> {
 
 /// Calls `f` on `e` and every subexpression.
 fn visit_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
-    f(e);
-    for c in children(e) {
-        visit_expr(c, f);
-    }
+    crate::nesting::deep(|| {
+        f(e);
+        for c in children(e) {
+            visit_expr(c, f);
+        }
+    })
 }
 
 /// Every variable assigned (`v = …`, or the root of `v[i] = …`) anywhere in `b`, and every
 /// `for` loop variable.
 fn assigned_vars(b: &Block, out: &mut HashSet<VarId>) {
-    fn root(l: &LValue) -> Option<VarId> {
-        match l {
-            LValue::Var(v) => Some(*v),
-            LValue::Index { base, .. } | LValue::Field { base, .. } => root(base),
+    crate::nesting::deep(|| {
+        fn root(l: &LValue) -> Option<VarId> {
+            match l {
+                LValue::Var(v) => Some(*v),
+                LValue::Index { base, .. } | LValue::Field { base, .. } => root(base),
+            }
         }
-    }
-    for s in b {
-        match &s.kind {
-            StmtKind::Assign { target, .. } => {
-                if let Some(v) = root(target) {
-                    out.insert(v);
+        for s in b {
+            match &s.kind {
+                StmtKind::Assign { target, .. } => {
+                    if let Some(v) = root(target) {
+                        out.insert(v);
+                    }
                 }
-            }
-            StmtKind::Block(b)
-            | StmtKind::While { body: b, .. }
-            | StmtKind::Pragma { body: b, .. } => assigned_vars(b, out),
-            StmtKind::If { then, els, .. } => {
-                assigned_vars(then, out);
-                if let Some(e) = els {
-                    assigned_vars(e, out);
+                StmtKind::Block(b)
+                | StmtKind::While { body: b, .. }
+                | StmtKind::Pragma { body: b, .. } => assigned_vars(b, out),
+                StmtKind::If { then, els, .. } => {
+                    assigned_vars(then, out);
+                    if let Some(e) = els {
+                        assigned_vars(e, out);
+                    }
                 }
-            }
-            StmtKind::For { var, body, .. } => {
-                out.insert(*var);
-                assigned_vars(body, out);
-            }
-            StmtKind::Match { arms, .. } => {
-                for (_, b) in arms {
-                    assigned_vars(b, out);
+                StmtKind::For { var, body, .. } => {
+                    out.insert(*var);
+                    assigned_vars(body, out);
                 }
+                StmtKind::Match { arms, .. } => {
+                    for (_, b) in arms {
+                        assigned_vars(b, out);
+                    }
+                }
+                _ => {}
             }
-            _ => {}
         }
-    }
+    })
 }
 
 /// The buffer parameters of a kernel: element type and mutability, for [`Plan::new`].

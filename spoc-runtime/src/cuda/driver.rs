@@ -1,9 +1,21 @@
 //! The CUDA driver, loaded at run time through cudarc: probing, device enumeration, primary
 //! contexts, and the handle types the backends box into the runtime's opaque handles.
 //!
-//! Nothing here panics when `libcuda` is missing: [`driver`] probes for the library before the
-//! first call (cudarc's loader panics otherwise) and runs the first calls under
-//! `catch_unwind` as a second guard, turning any failure into an `Err(reason)`.
+//! Nothing here panics when `libcuda` is missing or partial: [`driver`] first opens the library
+//! cudarc would load and checks every symbol the backends call ([`super::probe`]; cudarc's
+//! loader panics on a missing one), and runs the first calls under `catch_unwind` as a second
+//! guard, turning any failure into an `Err(reason)`.
+//!
+//! # Faults and recovery
+//! A kernel that faults on the device (an illegal address, a trap) leaves its context broken:
+//! every later call on it returns the same *sticky* status. [`CudaDevice`] remembers the fault
+//! (the first sticky status seen) and the kernels launched since the last successful
+//! synchronisation, which the backends name in the [`crate::Error::KernelFault`] they return.
+//! [`CudaDevice::recover`] (run by `Device::reset()`) destroys the broken primary context
+//! (`cuDevicePrimaryCtxReset_v2`) and starts a new one: every allocation, module, stream and
+//! event of the old one is gone, so each carries the context *generation* it was made in, and
+//! one of an older generation is refused ([`crate::Error::ContextReset`]) and never released a
+//! second time.
 
 use crate::device::Capabilities;
 use cudarc::driver::sys::{
@@ -12,7 +24,8 @@ use cudarc::driver::sys::{
 };
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// One CUDA device as the driver describes it.
 pub(crate) struct CudaDevice {
@@ -24,8 +37,56 @@ pub(crate) struct CudaDevice {
     pub(crate) caps: Capabilities,
     /// Compute capability (major, minor).
     pub(crate) cc: (u32, u32),
-    /// The device's primary context, retained on first use.
-    ctx: OnceLock<Result<Ctx, String>>,
+    /// The device's primary context, retained on first use (and again after a reset).
+    ctx: Mutex<Option<Ctx>>,
+    /// The primary context's generation: bumped by [`CudaDevice::recover`].
+    generation: AtomicU64,
+    /// The fault that broke the context and the kernels that may have caused it; the kernels
+    /// launched since the last successful synchronisation.
+    state: Mutex<FaultState>,
+}
+
+/// How many kernel names a fault report keeps.
+const RECENT_KERNELS: usize = 8;
+
+#[derive(Default)]
+struct FaultState {
+    /// Kernels launched since the last successful synchronisation (most recent last, at most
+    /// [`RECENT_KERNELS`], without repeats), and how many more there were.
+    recent: Vec<String>,
+    more: usize,
+    /// The sticky status that broke the context, with the kernels in flight then.
+    fault: Option<Fault>,
+}
+
+/// A device-side fault: the driver's message and the kernels that were in flight.
+#[derive(Clone, Debug)]
+pub(crate) struct Fault {
+    /// `CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered`, and where it
+    /// was seen.
+    pub(crate) message: String,
+    /// The kernels launched since the last successful synchronisation (most recent last).
+    pub(crate) kernels: Vec<String>,
+    /// How many more were launched than `kernels` names.
+    pub(crate) more: usize,
+}
+
+/// True for the statuses a faulting kernel leaves its context in: every later call on the
+/// context returns them, until the context is destroyed (CUDA driver API, "Error Handling").
+pub(crate) fn is_sticky(r: CUresult) -> bool {
+    use CUresult::*;
+    matches!(
+        r,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_ASSERT
+    )
 }
 
 #[derive(Clone, Copy)]
@@ -60,10 +121,11 @@ pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 fn load() -> Result<Driver, String> {
-    // SAFETY: only tries to open the library (dlopen), which has no other effect.
-    if !unsafe { sys::is_culib_present() } {
-        return Err("no CUDA driver (libcuda) found".into());
-    }
+    super::probe::check_library(
+        "CUDA driver",
+        &["cuda", "nvcuda"],
+        super::probe::DRIVER_SYMBOLS,
+    )?;
     match catch_unwind(AssertUnwindSafe(init)) {
         Ok(r) => r,
         Err(p) => Err(format!(
@@ -175,6 +237,7 @@ fn describe_device(dev: CUdevice) -> Result<CudaDevice, String> {
         warp_size: u(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
         compute_units: u(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         total_memory: total as u64,
+        max_buffer_bytes: total as u64,
         fp64: true,
         int64_atomics: true,
         subgroups: true,
@@ -191,41 +254,148 @@ fn describe_device(dev: CUdevice) -> Result<CudaDevice, String> {
         name,
         caps,
         cc,
-        ctx: OnceLock::new(),
+        ctx: Mutex::new(None),
+        generation: AtomicU64::new(0),
+        state: Mutex::new(FaultState::default()),
     })
 }
 
 impl CudaDevice {
+    fn retained(&self) -> Result<Ctx, String> {
+        let mut slot = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = *slot {
+            return Ok(c);
+        }
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; `dev` came from cuDeviceGet. The context stays retained
+        // for the life of the process (a reset keeps the retain, see `recover`).
+        check(
+            unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, self.dev) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        *slot = Some(Ctx(ctx));
+        Ok(Ctx(ctx))
+    }
+
     /// Makes the device's primary context current on this thread (retaining it on first use).
     pub(crate) fn bind(&self) -> Result<(), String> {
-        let ctx = self
-            .ctx
-            .get_or_init(|| {
-                let mut ctx: CUcontext = std::ptr::null_mut();
-                // SAFETY: valid out-pointer; `dev` came from cuDeviceGet. The context stays
-                // retained for the life of the process.
-                check(
-                    unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, self.dev) },
-                    "cuDevicePrimaryCtxRetain",
-                )?;
-                Ok(Ctx(ctx))
-            })
-            .clone()?;
+        let ctx = self.retained()?;
         // SAFETY: a retained primary context.
         check(unsafe { sys::cuCtxSetCurrent(ctx.0) }, "cuCtxSetCurrent")
     }
+
+    /// The current context generation (resources of another one are gone).
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, FaultState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes that kernel `name` was launched (a fault seen later may be its).
+    pub(crate) fn launched(&self, name: &str) {
+        let mut st = self.state();
+        if let Some(i) = st.recent.iter().position(|k| k == name) {
+            let k = st.recent.remove(i);
+            st.recent.push(k);
+        } else if st.recent.len() == RECENT_KERNELS {
+            st.recent.remove(0);
+            st.more += 1;
+            st.recent.push(name.to_string());
+        } else {
+            st.recent.push(name.to_string());
+        }
+    }
+
+    /// Notes a successful synchronisation: the kernels launched before it finished cleanly.
+    pub(crate) fn synchronized(&self) {
+        let mut st = self.state();
+        if st.fault.is_none() {
+            st.recent.clear();
+            st.more = 0;
+        }
+    }
+
+    /// Records the sticky status `r`, seen at `what`, as the device's fault (the first one
+    /// wins) and returns it.
+    pub(crate) fn faulted(&self, r: CUresult, what: &str) -> Fault {
+        let mut st = self.state();
+        if let Some(f) = &st.fault {
+            return f.clone();
+        }
+        let f = Fault {
+            message: format!(
+                "{} (reported by {what}); the device's context is unusable until \
+                 spoc::Device::reset()",
+                describe(r).unwrap_or_default()
+            ),
+            kernels: st.recent.clone(),
+            more: st.more,
+        };
+        st.fault = Some(f.clone());
+        f
+    }
+
+    /// The fault that broke the context, if one did.
+    pub(crate) fn fault(&self) -> Option<Fault> {
+        self.state().fault.clone()
+    }
+
+    /// After a fault: destroys the broken primary context (every allocation, module, stream
+    /// and event in it) and starts a fresh one; resources of the old generation are refused
+    /// from now on. Does nothing on a healthy device. Returns whether it reset.
+    ///
+    /// # Errors
+    /// The driver's message if the reset or the new context fails.
+    pub(crate) fn recover(&self) -> Result<bool, String> {
+        if self.fault().is_none() {
+            return Ok(false);
+        }
+        // Resources of the old context must not be released into the new one: from here on
+        // they see another generation.
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        let mut slot = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: `dev` came from cuDeviceGet; the reset destroys the primary context's
+        // state, keeping our retain (CUDA driver API, cuDevicePrimaryCtxReset_v2).
+        check(
+            unsafe { sys::cuDevicePrimaryCtxReset_v2(self.dev) },
+            "cuDevicePrimaryCtxReset_v2",
+        )?;
+        // The retain survives the reset; retain again for the (new) handle and release once,
+        // so the count stays one.
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(
+            unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, self.dev) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        // SAFETY: balances the retain just made.
+        check(
+            unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.dev) },
+            "cuDevicePrimaryCtxRelease_v2",
+        )?;
+        *slot = Some(Ctx(ctx));
+        drop(slot);
+        let mut st = self.state();
+        *st = FaultState::default();
+        Ok(true)
+    }
 }
 
-/// A device allocation: its address (0 for an empty allocation, which owns nothing).
+/// A device allocation: its address (0 for an empty allocation, which owns nothing) and the
+/// context generation it belongs to.
 #[derive(Debug)]
 pub(crate) struct CudaMem {
     pub(crate) ptr: CUdeviceptr,
+    pub(crate) generation: u64,
 }
 
 /// A stream, destroyed on drop.
 pub(crate) struct CudaStream {
     pub(crate) device: &'static CudaDevice,
     pub(crate) stream: CUstream,
+    pub(crate) generation: u64,
 }
 // SAFETY: streams may be used from any thread with their context current.
 unsafe impl Send for CudaStream {}
@@ -234,7 +404,7 @@ unsafe impl Sync for CudaStream {}
 
 impl Drop for CudaStream {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if self.device.generation() == self.generation && self.device.bind().is_ok() {
             // SAFETY: created by cuStreamCreate, destroyed once.
             let r = unsafe { sys::cuStreamDestroy_v2(self.stream) };
             if let Some(m) = describe(r) {
@@ -248,6 +418,7 @@ impl Drop for CudaStream {
 pub(crate) struct CudaEvent {
     pub(crate) device: &'static CudaDevice,
     pub(crate) event: CUevent,
+    pub(crate) generation: u64,
 }
 // SAFETY: events may be used from any thread with their context current.
 unsafe impl Send for CudaEvent {}
@@ -256,7 +427,7 @@ unsafe impl Sync for CudaEvent {}
 
 impl Drop for CudaEvent {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if self.device.generation() == self.generation && self.device.bind().is_ok() {
             // SAFETY: created by cuEventCreate, destroyed once.
             let r = unsafe { sys::cuEventDestroy_v2(self.event) };
             if let Some(m) = describe(r) {
@@ -280,6 +451,8 @@ pub(crate) struct CudaKernel {
     pub(crate) dyn_shared_elem: Option<usize>,
     /// The largest dynamic shared memory size this function was opted in to.
     pub(crate) dyn_shared_optin: std::sync::atomic::AtomicUsize,
+    /// The context generation the module was loaded in.
+    pub(crate) generation: u64,
 }
 // SAFETY: module and function handles may be used from any thread with their context current.
 unsafe impl Send for CudaKernel {}
@@ -288,7 +461,7 @@ unsafe impl Sync for CudaKernel {}
 
 impl Drop for CudaKernel {
     fn drop(&mut self) {
-        if self.device.bind().is_ok() {
+        if self.device.generation() == self.generation && self.device.bind().is_ok() {
             // SAFETY: loaded by cuModuleLoadDataEx, unloaded once.
             let r = unsafe { sys::cuModuleUnload(self.module) };
             if let Some(m) = describe(r) {

@@ -35,6 +35,15 @@
 //! call. [`Backend::run_source`] synchronises before returning. Streams made by
 //! [`Backend::create_stream`] block on the default stream (`CU_STREAM_DEFAULT`).
 //!
+//! # Faults
+//! A kernel's device-side fault breaks its context: the first call that sees it (a download,
+//! a synchronise, the next launch) and every later call on the device return
+//! [`Error::KernelFault`] naming the kernels launched since the last successful
+//! synchronisation (the faulting thread is not known), with the driver's message.
+//! `spoc::Device::reset()` recovers the device ([`Backend::recover`]): the broken context is
+//! reset, every buffer, module, stream and event of it is gone — each refuses further use with
+//! [`Error::ContextReset`] and is not freed again — and new ones work.
+//!
 //! # Caches
 //! Each backend keeps a [`ModuleCache`] keyed by (backend-local device, kernel name, IR hash,
 //! options); [`CudaBackend::teardown_device`] drops a device's modules (unloading them once the
@@ -44,6 +53,7 @@
 
 mod driver;
 mod nvrtc;
+mod probe;
 
 use crate::args::Arg;
 use crate::backend::{
@@ -59,7 +69,7 @@ use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
 use spoc_codegen::Code;
 use spoc_ir::{ContentHash, Kernel};
 use std::ffi::c_void;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -95,7 +105,7 @@ impl CheckedKernel {
         let mut ptr = 0u64;
         // SAFETY: a valid out-pointer; the context is current.
         let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, spoc_codegen::checked::RECORD_BYTES) };
-        b.check(r, "allocating the fault record")?;
+        b.check(self.kernel.device, r, "allocating the fault record")?;
         Ok(ptr)
     }
 
@@ -109,7 +119,10 @@ impl CheckedKernel {
 
 impl Drop for CheckedKernel {
     fn drop(&mut self) {
-        if self.kernel.device.bind().is_ok() {
+        // The records died with a context that a reset destroyed (as the module did).
+        if self.kernel.device.generation() == self.kernel.generation
+            && self.kernel.device.bind().is_ok()
+        {
             for r in self
                 .records
                 .get_mut()
@@ -129,6 +142,8 @@ pub struct CudaBackend {
     cache: ModuleCache,
     intrinsics: IntrinsicRegistry,
     profiling: AtomicBool,
+    /// Per device, the context generation this backend's cached modules belong to.
+    seen_generation: std::sync::Mutex<Vec<u64>>,
 }
 
 impl CudaBackend {
@@ -139,6 +154,7 @@ impl CudaBackend {
             cache: ModuleCache::new(),
             intrinsics: IntrinsicRegistry::all(),
             profiling: AtomicBool::new(false),
+            seen_generation: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -194,11 +210,90 @@ impl CudaBackend {
         Ok(d)
     }
 
-    fn check(&self, r: sys::CUresult, what: &str) -> Result<()> {
-        match describe(r) {
-            None => Ok(()),
-            Some(m) => Err(self.driver_err(format!("{what}: {m}"))),
+    /// The error a device fault is reported as: [`Error::KernelFault`] naming the kernels in
+    /// flight (the thread is not known), with the driver's message.
+    fn fault_error(&self, f: driver::Fault) -> Error {
+        let mut kernel = f.kernels.join(", ");
+        if f.more > 0 {
+            kernel = format!("{kernel} (and {} launched before them)", f.more);
         }
+        if kernel.is_empty() {
+            kernel = "(none launched since the last synchronisation)".into();
+        }
+        Error::KernelFault {
+            kernel,
+            block: None,
+            thread: None,
+            message: f.message,
+        }
+    }
+
+    /// Ok for success; the device's fault for a sticky status (see [`driver`]'s "Faults and
+    /// recovery"); else `other("<what>: <driver message>")`.
+    fn status(
+        &self,
+        dev: &'static CudaDevice,
+        r: sys::CUresult,
+        what: &str,
+        other: impl FnOnce(String) -> Error,
+    ) -> Result<()> {
+        if r == sys::CUresult::CUDA_SUCCESS {
+            return Ok(());
+        }
+        if driver::is_sticky(r) {
+            return Err(self.fault_error(dev.faulted(r, what)));
+        }
+        Err(other(format!(
+            "{what}: {}",
+            describe(r).unwrap_or_default()
+        )))
+    }
+
+    /// [`CudaBackend::status`] with [`Error::Driver`] for other failures.
+    fn check(&self, dev: &'static CudaDevice, r: sys::CUresult, what: &str) -> Result<()> {
+        self.status(dev, r, what, |m| self.driver_err(m))
+    }
+
+    /// [`CudaBackend::status`] with [`Error::Memory`] for other failures.
+    fn mem_check(&self, dev: &'static CudaDevice, r: sys::CUresult, what: &str) -> Result<()> {
+        self.status(dev, r, what, |m| self.mem_err(m))
+    }
+
+    /// Refuses a resource of a context that a reset destroyed.
+    fn current(&self, dev: &CudaDevice, generation: u64, resource: &'static str) -> Result<()> {
+        if generation == dev.generation() {
+            Ok(())
+        } else {
+            Err(Error::ContextReset {
+                backend: self.name().to_string(),
+                resource,
+            })
+        }
+    }
+
+    /// After a device fault: resets every faulted device's context (shared by CUDA/PTX and
+    /// CUDA/C) and drops this backend's modules of every device whose context changed.
+    fn recover_contexts(&self) -> Result<()> {
+        let drv = match driver::driver() {
+            Ok(d) => d,
+            Err(_) => return Ok(()),
+        };
+        let mut seen = self
+            .seen_generation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        seen.resize(drv.devices.len(), 0);
+        let mut first_err = None;
+        for (local, dev) in drv.devices.iter().enumerate() {
+            if let Err(m) = dev.recover() {
+                first_err.get_or_insert_with(|| self.driver_err(m));
+            }
+            if dev.generation() != seen[local] {
+                seen[local] = dev.generation();
+                self.teardown_device(local);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
     }
 
     /// The compute capability (major, minor) of backend-local device `device`.
@@ -256,7 +351,7 @@ impl CudaBackend {
         let zeros = [0u8; spoc_codegen::checked::RECORD_BYTES];
         // SAFETY: `rec` is a live allocation of RECORD_BYTES on this device (context current).
         let r = unsafe { sys::cuMemcpyHtoD_v2(rec, zeros.as_ptr().cast(), zeros.len()) };
-        let zeroed = self.check(r, "zeroing the fault record");
+        let zeroed = self.check(c.kernel.device, r, "zeroing the fault record");
         let launched = zeroed.and_then(|()| {
             self.launch_kernel(
                 &c.kernel,
@@ -277,7 +372,11 @@ impl CudaBackend {
             // SAFETY: as above; `bytes` is writable for RECORD_BYTES. A synchronous copy on the
             // default stream: it waits for the kernel.
             let r = unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr().cast(), rec, bytes.len()) };
-            self.check(r, &format!("running kernel `{}`", c.kernel.name))
+            self.check(
+                c.kernel.device,
+                r,
+                &format!("running kernel `{}`", c.kernel.name),
+            )
         });
         c.give_back(rec);
         read?;
@@ -327,6 +426,7 @@ impl CudaBackend {
             params,
             dyn_shared_elem,
             dyn_shared_optin: AtomicUsize::new(0),
+            generation: dev.generation(),
         })
     }
 
@@ -382,6 +482,7 @@ impl CudaBackend {
                 });
             }
         }
+        self.current(k.device, k.generation, "module")?;
         let mut slots: Vec<Slot> = Vec::with_capacity(args.len() * 2 + 1);
         for (i, a) in args.iter().enumerate() {
             if let Some(soa) = a.soa() {
@@ -403,6 +504,7 @@ impl CudaBackend {
                             ),
                         });
                     }
+                    self.current(k.device, cm.generation, "buffer")?;
                     slots.push(Slot::U64(cm.ptr));
                 }
                 let Ok(len) = u32::try_from(soa.len()) else {
@@ -435,6 +537,7 @@ impl CudaBackend {
                         len: b.len(),
                     });
                 };
+                self.current(k.device, cm.generation, "buffer")?;
                 slots.push(Slot::U64(cm.ptr));
                 slots.push(Slot::U32(len));
                 continue;
@@ -506,6 +609,7 @@ impl CudaBackend {
         if let Some((start, _)) = &events {
             // SAFETY: a live event and stream of the current context.
             self.check(
+                dev,
                 unsafe { sys::cuEventRecord(start.event, cu_stream) },
                 "cuEventRecord",
             )?;
@@ -530,14 +634,24 @@ impl CudaBackend {
                 std::ptr::null_mut(),
             )
         };
-        self.check(r, &format!("cuLaunchKernel(`{}`)", k.name))?;
+        self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
+        dev.launched(&k.name);
         if let Some((start, end)) = events {
             // SAFETY: live events and stream of the current context.
             unsafe {
-                self.check(sys::cuEventRecord(end.event, cu_stream), "cuEventRecord")?;
-                self.check(sys::cuEventSynchronize(end.event), "cuEventSynchronize")?;
+                self.check(
+                    dev,
+                    sys::cuEventRecord(end.event, cu_stream),
+                    "cuEventRecord",
+                )?;
+                self.check(
+                    dev,
+                    sys::cuEventSynchronize(end.event),
+                    "cuEventSynchronize",
+                )?;
                 let mut ms = 0f32;
                 self.check(
+                    dev,
                     sys::cuEventElapsedTime(&mut ms, start.event, end.event),
                     "cuEventElapsedTime",
                 )?;
@@ -560,6 +674,7 @@ impl CudaBackend {
                         s.device()
                     )));
                 }
+                self.current(cs.device, cs.generation, "stream")?;
                 Ok(cs.stream)
             }
         }
@@ -569,18 +684,26 @@ impl CudaBackend {
         let mut ev: sys::CUevent = std::ptr::null_mut();
         // SAFETY: valid out-pointer; the device's context is current.
         self.check(
+            dev,
             unsafe { sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) },
             "cuEventCreate",
         )?;
         Ok(CudaEvent {
             device: dev,
             event: ev,
+            generation: dev.generation(),
         })
     }
 
-    fn cmem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m CudaMem> {
-        mem.handle::<CudaMem>()
-            .ok_or_else(|| self.mem_err("not a CUDA allocation"))
+    /// The CUDA allocation of `mem` and its device, if it belongs to the device's current
+    /// context.
+    fn cmem<'m>(&self, mem: &'m DeviceMem) -> Result<(&'m CudaMem, &'static CudaDevice)> {
+        let m = mem
+            .handle::<CudaMem>()
+            .ok_or_else(|| self.mem_err("not a CUDA allocation"))?;
+        let dev = self.device(mem.device())?;
+        self.current(dev, m.generation, "buffer")?;
+        Ok((m, dev))
     }
 
     fn range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
@@ -619,13 +742,14 @@ impl Slot {
     }
 }
 
+/// The cache key of an external kernel: its language, source text and flags.
 fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentHash {
-    // Two independent 64-bit hashes make a 128-bit key (in-process only).
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    (lang, source, flags).hash(&mut a);
-    let mut b = std::collections::hash_map::DefaultHasher::new();
-    (source.len(), source, lang, 0x5eed_u32).hash(&mut b);
-    ContentHash(((a.finish() as u128) << 64) | b.finish() as u128)
+    let lang = format!("{lang:?}");
+    ContentHash::of_parts(
+        [lang.as_bytes(), source.as_bytes()]
+            .into_iter()
+            .chain(flags.iter().map(|f| f.as_bytes())),
+    )
 }
 
 impl Backend for CudaBackend {
@@ -666,6 +790,20 @@ impl Backend for CudaBackend {
         }
     }
 
+    fn unavailable_reason(&self) -> Option<String> {
+        let drv = match driver::driver() {
+            Ok(d) => d,
+            Err(why) => return Some(why.to_string()),
+        };
+        if drv.devices.is_empty() {
+            return Some("the CUDA driver reports no device".into());
+        }
+        match self.variant {
+            CudaVariant::Ptx => None,
+            CudaVariant::C => nvrtc::nvrtc().err().map(str::to_string),
+        }
+    }
+
     fn execution_model(&self) -> ExecutionModel {
         ExecutionModel::Jit
     }
@@ -695,6 +833,7 @@ impl Backend for CudaBackend {
         let mut s: CUstream = std::ptr::null_mut();
         // SAFETY: valid out-pointer; the device's context is current.
         self.check(
+            dev,
             unsafe { sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_DEFAULT as u32) },
             "cuStreamCreate",
         )?;
@@ -703,15 +842,17 @@ impl Backend for CudaBackend {
             Box::new(CudaStream {
                 device: dev,
                 stream: s,
+                generation: dev.generation(),
             }),
         ))
     }
 
     fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
         let s = self.stream_of(Some(stream), stream.device())?;
-        self.bind(stream.device())?;
+        let dev = self.bind(stream.device())?;
         // SAFETY: a live stream of the current context.
         self.check(
+            dev,
             unsafe { sys::cuStreamSynchronize(s) },
             "cuStreamSynchronize",
         )
@@ -723,26 +864,33 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
+    /// Waits for every launch on the device; a kernel's device fault is reported here (as
+    /// [`Error::KernelFault`] naming the kernels launched since the last synchronisation).
     fn synchronize(&self, device: usize) -> Result<()> {
-        self.bind(device)?;
+        let dev = self.bind(device)?;
         // SAFETY: the device's context is current.
-        self.check(unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")
+        self.check(dev, unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+        dev.synchronized();
+        Ok(())
     }
 
     // ------------------------------------------------------------------ memory
 
     /// Allocates with `cuMemAlloc` (contents unspecified); a 0-byte allocation owns nothing.
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
-        self.bind(device)?;
+        let dev = self.bind(device)?;
         let mut ptr = 0;
         if bytes > 0 {
             // SAFETY: valid out-pointer; the device's context is current.
             let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
-            if let Some(m) = describe(r) {
-                return Err(self.mem_err(format!("cuMemAlloc of {bytes} bytes: {m}")));
-            }
+            self.mem_check(dev, r, &format!("cuMemAlloc of {bytes} bytes"))?;
         }
-        Ok(DeviceMem::new(device, bytes, Box::new(CudaMem { ptr })))
+        let generation = dev.generation();
+        Ok(DeviceMem::new(
+            device,
+            bytes,
+            Box::new(CudaMem { ptr, generation }),
+        ))
     }
 
     unsafe fn copy_h2d_ptr(
@@ -752,7 +900,7 @@ impl Backend for CudaBackend {
         src: *const u8,
         bytes: usize,
     ) -> Result<()> {
-        let m = self.cmem(dst)?;
+        let (m, dev) = self.cmem(dst)?;
         self.range(dst, offset, bytes)?;
         if bytes == 0 {
             return Ok(());
@@ -761,10 +909,7 @@ impl Backend for CudaBackend {
         // SAFETY: the caller guarantees `src` is readable for `bytes`; the range is inside the
         // allocation (checked above).
         let r = unsafe { sys::cuMemcpyHtoD_v2(m.ptr + offset as u64, src.cast(), bytes) };
-        match describe(r) {
-            None => Ok(()),
-            Some(e) => Err(self.mem_err(format!("cuMemcpyHtoD of {bytes} bytes: {e}"))),
-        }
+        self.mem_check(dev, r, &format!("cuMemcpyHtoD of {bytes} bytes"))
     }
 
     unsafe fn copy_d2h_ptr(
@@ -774,7 +919,7 @@ impl Backend for CudaBackend {
         dst: *mut u8,
         bytes: usize,
     ) -> Result<()> {
-        let m = self.cmem(src)?;
+        let (m, dev) = self.cmem(src)?;
         self.range(src, offset, bytes)?;
         if bytes == 0 {
             return Ok(());
@@ -783,14 +928,15 @@ impl Backend for CudaBackend {
         // SAFETY: the caller guarantees `dst` is writable for `bytes`; the range is inside the
         // allocation.
         let r = unsafe { sys::cuMemcpyDtoH_v2(dst.cast(), m.ptr + offset as u64, bytes) };
-        match describe(r) {
-            None => Ok(()),
-            Some(e) => Err(self.mem_err(format!("cuMemcpyDtoH of {bytes} bytes: {e}"))),
-        }
+        // A download on the legacy default stream waits for every launch before it: a kernel's
+        // device fault is reported here.
+        self.mem_check(dev, r, &format!("cuMemcpyDtoH of {bytes} bytes"))?;
+        dev.synchronized();
+        Ok(())
     }
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
-        let (d, s) = (self.cmem(dst)?, self.cmem(src)?);
+        let ((d, dev), (s, _)) = (self.cmem(dst)?, self.cmem(src)?);
         self.range(dst, 0, bytes)?;
         self.range(src, 0, bytes)?;
         if bytes == 0 {
@@ -806,24 +952,24 @@ impl Backend for CudaBackend {
         self.bind(dst.device())?;
         // SAFETY: both ranges lie inside live allocations of the current context.
         let r = unsafe { sys::cuMemcpyDtoD_v2(d.ptr, s.ptr, bytes) };
-        match describe(r) {
-            None => Ok(()),
-            Some(e) => Err(self.mem_err(format!("cuMemcpyDtoD of {bytes} bytes: {e}"))),
-        }
+        self.mem_check(dev, r, &format!("cuMemcpyDtoD of {bytes} bytes"))
     }
 
+    /// Frees with `cuMemFree`; an allocation of a context that a reset destroyed is gone with
+    /// it and is not freed again.
     fn free(&self, mem: DeviceMem) -> Result<()> {
-        let m = self.cmem(&mem)?;
-        if m.ptr == 0 {
+        let m = mem
+            .handle::<CudaMem>()
+            .ok_or_else(|| self.mem_err("not a CUDA allocation"))?;
+        let dev = self.device(mem.device())?;
+        if m.ptr == 0 || m.generation != dev.generation() {
             return Ok(());
         }
         self.bind(mem.device())?;
-        // SAFETY: allocated by cuMemAlloc and freed once (`mem` is consumed).
+        // SAFETY: allocated by cuMemAlloc in the current context and freed once (`mem` is
+        // consumed).
         let r = unsafe { sys::cuMemFree_v2(m.ptr) };
-        match describe(r) {
-            None => Ok(()),
-            Some(e) => Err(self.mem_err(format!("cuMemFree: {e}"))),
-        }
+        self.mem_check(dev, r, "cuMemFree")
     }
 
     // ------------------------------------------------------------------ events
@@ -838,9 +984,14 @@ impl Backend for CudaBackend {
             .handle::<CudaEvent>()
             .ok_or_else(|| self.driver_err("not a CUDA event"))?;
         let s = self.stream_of(stream, event.device())?;
-        self.bind(event.device())?;
+        let dev = self.bind(event.device())?;
+        self.current(dev, ev.generation, "event")?;
         // SAFETY: a live event and stream of the current context.
-        self.check(unsafe { sys::cuEventRecord(ev.event, s) }, "cuEventRecord")
+        self.check(
+            dev,
+            unsafe { sys::cuEventRecord(ev.event, s) },
+            "cuEventRecord",
+        )
     }
 
     /// Waits for `end`, then returns the milliseconds between the two events.
@@ -849,12 +1000,15 @@ impl Backend for CudaBackend {
             (Some(a), Some(b)) => (a, b),
             _ => return Err(self.driver_err("not a CUDA event")),
         };
-        self.bind(end.device())?;
+        let dev = self.bind(end.device())?;
+        self.current(dev, a.generation, "event")?;
+        self.current(dev, b.generation, "event")?;
         let mut ms = 0f32;
         // SAFETY: live events of the current context; valid out-pointer.
         unsafe {
-            self.check(sys::cuEventSynchronize(b.event), "cuEventSynchronize")?;
+            self.check(dev, sys::cuEventSynchronize(b.event), "cuEventSynchronize")?;
             self.check(
+                dev,
                 sys::cuEventElapsedTime(&mut ms, a.event, b.event),
                 "cuEventElapsedTime",
             )?;
@@ -1035,6 +1189,11 @@ impl Backend for CudaBackend {
             args,
             None,
         )
+    }
+
+    /// Resets the context of every device a kernel fault broke (the module docs' "Faults").
+    fn recover(&self) -> Result<()> {
+        self.recover_contexts()
     }
 
     fn enable_profiling(&self) {

@@ -39,10 +39,7 @@ fn check(r: nvrtcResult, what: &str) -> Result<(), String> {
 }
 
 fn load() -> Result<Nvrtc, String> {
-    // SAFETY: only tries to open the library.
-    if !unsafe { sys::is_culib_present() } {
-        return Err("no NVRTC library (libnvrtc) found".into());
-    }
+    super::probe::check_library("NVRTC", &["nvrtc"], super::probe::NVRTC_SYMBOLS)?;
     let probe = || -> Result<Nvrtc, String> {
         let (mut major, mut minor): (c_int, c_int) = (0, 0);
         // SAFETY: valid out-pointers.

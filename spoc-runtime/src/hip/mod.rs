@@ -70,7 +70,6 @@ use runtime::{check, HipDevice, HipEvent, HipKernel, HipMem, HipStream};
 use spoc_codegen::Code;
 use spoc_ir::{ContentHash, Kernel};
 use std::ffi::c_void;
-use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -488,13 +487,14 @@ impl ArgBuffer {
     }
 }
 
+/// The cache key of an external kernel: its language, source text and flags.
 fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentHash {
-    // Two independent 64-bit hashes make a 128-bit key (in-process only).
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    (lang, source, flags).hash(&mut a);
-    let mut b = std::collections::hash_map::DefaultHasher::new();
-    (source.len(), source, lang, 0x41d_u32).hash(&mut b);
-    ContentHash(((a.finish() as u128) << 64) | b.finish() as u128)
+    let lang = format!("{lang:?}");
+    ContentHash::of_parts(
+        [lang.as_bytes(), source.as_bytes()]
+            .into_iter()
+            .chain(flags.iter().map(|f| f.as_bytes())),
+    )
 }
 
 impl Backend for HipBackend {

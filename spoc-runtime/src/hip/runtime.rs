@@ -138,6 +138,7 @@ fn describe_device(ordinal: c_int) -> Result<HipDevice, String> {
         warp_size: u(p.warpSize),
         compute_units: u(p.multiProcessorCount),
         total_memory: p.totalGlobalMem as u64,
+        max_buffer_bytes: p.totalGlobalMem as u64,
         fp64: p.arch.hasDoubles() != 0,
         int64_atomics: p.arch.hasGlobalInt64Atomics() != 0,
         subgroups: p.arch.hasWarpShuffle() != 0 && p.arch.hasWarpBallot() != 0,

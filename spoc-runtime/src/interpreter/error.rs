@@ -199,6 +199,13 @@ pub enum InterpErrorKind {
         /// What the parameter takes, as a phrase (`"a buffer of at most 2^32 - 1 elements"`, …).
         expected: String,
     },
+    /// One of the Interpreter's environment switches (`SPOC_CHECK_SHARED`,
+    /// `SPOC_CHECK_GLOBAL_RACES`) has a value that is neither on nor off; nothing ran.
+    #[error("{message}")]
+    InvalidEnvironment {
+        /// The runtime's message, naming the variable and its value.
+        message: String,
+    },
     /// The threads of a block do not all reach the same block barrier: some wait at another
     /// one, or have finished while others wait. The error's thread is the first waiting one, its
     /// location that thread's barrier.

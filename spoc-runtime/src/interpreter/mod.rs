@@ -192,7 +192,15 @@ impl CompiledKernel {
         shared_mem_bytes: usize,
         args: &[NativeArg],
     ) -> Result<(), InterpError> {
-        self.execute_with(grid, block, shared_mem_bytes, args, checks())
+        let checks = checks().map_err(|e| {
+            InterpError::launch(
+                self.name(),
+                InterpErrorKind::InvalidEnvironment {
+                    message: e.to_string(),
+                },
+            )
+        })?;
+        self.execute_with(grid, block, shared_mem_bytes, args, checks)
     }
 
     /// [`CompiledKernel::execute`] with the optional checks `checks` instead of the process's

@@ -12,7 +12,7 @@
 use super::error::AccessKind;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// Which of the Interpreter's optional checks run. Bounds, integer division by zero, barrier
 /// divergence and shuffles from inactive lanes are always checked.
@@ -66,35 +66,31 @@ impl Default for Checks {
 static SHARED: AtomicU8 = AtomicU8::new(0);
 static GLOBAL: AtomicU8 = AtomicU8::new(0);
 
-fn env_flag(name: &str) -> Option<bool> {
-    let v = std::env::var(name).ok()?;
-    Some(!matches!(v.trim(), "" | "0" | "false" | "off"))
-}
-
 /// The checks of every launch on the Interpreter that does not name its own
-/// ([`crate::interpreter::CompiledKernel::execute_with`]): [`Checks::DEFAULT`], with
-/// `SPOC_CHECK_SHARED=0` turning the shared-memory checks off and `SPOC_CHECK_GLOBAL_RACES=1`
-/// turning global races on (both read once), overridden by [`set_shared_checks`],
-/// [`set_global_race_check`] and [`set_checks`].
-pub fn checks() -> Checks {
-    static ENV: OnceLock<(bool, bool)> = OnceLock::new();
-    let (env_shared, env_global) = *ENV.get_or_init(|| {
-        (
-            env_flag("SPOC_CHECK_SHARED").unwrap_or(true),
-            env_flag("SPOC_CHECK_GLOBAL_RACES").unwrap_or(false),
-        )
-    });
+/// ([`crate::interpreter::CompiledKernel::execute_with`]): [`Checks::DEFAULT`], with the
+/// `SPOC_CHECK_SHARED` switch turning the shared-memory checks off and
+/// `SPOC_CHECK_GLOBAL_RACES` turning global races on (both read once, with the values
+/// `spoc::env` accepts), overridden by [`set_shared_checks`], [`set_global_race_check`] and
+/// [`set_checks`].
+///
+/// # Errors
+/// [`crate::Error::InvalidEnvironment`] if either switch is neither on nor off.
+pub fn checks() -> crate::Result<Checks> {
+    use crate::env::OnceSwitch;
+    static ENV_SHARED: OnceSwitch = OnceSwitch::new("SPOC_CHECK_SHARED", true);
+    static ENV_GLOBAL: OnceSwitch = OnceSwitch::new("SPOC_CHECK_GLOBAL_RACES", false);
+    let (env_shared, env_global) = (ENV_SHARED.get()?, ENV_GLOBAL.get()?);
     let pick = |a: &AtomicU8, env: bool| match a.load(Ordering::Relaxed) {
         1 => false,
         2 => true,
         _ => env,
     };
     let shared = pick(&SHARED, env_shared);
-    Checks {
+    Ok(Checks {
         shared_races: shared,
         uninit_shared: shared,
         global_races: pick(&GLOBAL, env_global),
-    }
+    })
 }
 
 /// Turns the data-race check on global memory on or off for every later Interpreter launch of

@@ -121,6 +121,38 @@ pub enum Trap {
     Aborted,
     /// A body's local arrays do not fit on the rest of its (coroutine) stack.
     StackTooSmall { needed: u64, available: u64 },
+    /// `trap`, raised by the kernel statement at `file:line:column` (the file the `#[kernel]`
+    /// or `#[device]` fn is in, as `file!()` gives it; line and column from 1), as the
+    /// Interpreter reports its faults.
+    Located {
+        file: &'static str,
+        line: u32,
+        column: u32,
+        trap: Box<Trap>,
+    },
+}
+
+impl Trap {
+    /// What the generated code maps a statement's traps through: each gets the statement's
+    /// location, unless it has one already (a fault inside a helper keeps the helper's
+    /// statement) or is a block's teardown ([`Trap::Aborted`], never reported).
+    pub fn located(file: &'static str, line: u32, column: u32) -> impl FnOnce(Trap) -> Trap {
+        move |trap| trap.at(file, line, column)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn at(self, file: &'static str, line: u32, column: u32) -> Trap {
+        match self {
+            Trap::Located { .. } | Trap::Aborted => self,
+            trap => Trap::Located {
+                file,
+                line,
+                column,
+                trap: Box::new(trap),
+            },
+        }
+    }
 }
 
 impl fmt::Display for Trap {
@@ -152,6 +184,12 @@ impl fmt::Display for Trap {
             ),
             Trap::Sync(e) => write!(f, "{e}"),
             Trap::Aborted => f.write_str("the block was aborted after a fault in another thread"),
+            Trap::Located {
+                file,
+                line,
+                column,
+                trap,
+            } => write!(f, "{file}:{line}:{column}: {trap}"),
             Trap::StackTooSmall { needed, available } => write!(
                 f,
                 "the local arrays need {needed} bytes of stack, but only {available} are left \

@@ -158,8 +158,8 @@ pub(crate) fn host_capabilities() -> Capabilities {
 pub fn fault(kernel: &str, t: abi::ThreadTrap) -> Error {
     Error::KernelFault {
         kernel: kernel.to_string(),
-        block: t.block,
-        thread: t.thread,
+        block: Some(t.block),
+        thread: Some(t.thread),
         message: t.trap.to_string(),
     }
 }

@@ -211,6 +211,9 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         1
     };
 
+    let max_alloc = dev
+        .max_mem_alloc_size()
+        .map_err(|e| q("CL_DEVICE_MAX_MEM_ALLOC_SIZE", e))?;
     let caps = Capabilities {
         max_threads_per_block: max_wg,
         max_block_dims: block,
@@ -224,6 +227,7 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
             .max_compute_units()
             .map_err(|e| q("CL_DEVICE_MAX_COMPUTE_UNITS", e))?,
         total_memory: dev.global_mem_size().unwrap_or(0),
+        max_buffer_bytes: max_alloc,
         fp64,
         int64_atomics,
         subgroups,
@@ -240,9 +244,6 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         float_controls_ignored: false,
         unfused_fma_f32: false,
     };
-    let max_alloc = dev
-        .max_mem_alloc_size()
-        .map_err(|e| q("CL_DEVICE_MAX_MEM_ALLOC_SIZE", e))?;
     let correctly_rounded_div_sqrt =
         dev.single_fp_config().unwrap_or(0) & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT != 0;
 

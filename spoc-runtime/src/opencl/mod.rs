@@ -859,7 +859,7 @@ impl Backend for OpenClBackend {
         let key = CacheKey::new(
             device,
             kernel_name.to_string(),
-            ContentHash(xxhash_rust::xxh3::xxh3_128(source.as_bytes())),
+            ContentHash::of_parts([source.as_bytes()]),
             options,
         );
         let module = self.cache.get_or_build(key, || {

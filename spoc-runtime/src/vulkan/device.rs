@@ -174,6 +174,13 @@ impl VulkanDeviceProps {
             } else {
                 self.heaps.iter().map(|h| h.size).sum()
             },
+            max_buffer_bytes: self
+                .max_storage_buffer_range
+                .min(if self.max_allocation > 0 {
+                    self.max_allocation
+                } else {
+                    u64::MAX
+                }),
             fp64: cg.fp64,
             int64_atomics: cg.int64_atomics,
             subgroups: cg.subgroups,
@@ -912,8 +919,12 @@ unsafe fn finish_open(
 /// does (for testing that path on a CPU device).
 pub(crate) const FORCE_STAGING_VAR: &str = "SPOC_VULKAN_FORCE_STAGING";
 
+/// The staging switch; a value that is neither on nor off is reported and read as off.
 fn force_staging() -> bool {
-    std::env::var(FORCE_STAGING_VAR).is_ok_and(|v| !matches!(v.trim(), "" | "0"))
+    crate::env::switch_or(FORCE_STAGING_VAR, false).unwrap_or_else(|e| {
+        tracing::warn!("{e}; staging is not forced");
+        false
+    })
 }
 
 /// Picks the memory types: storage buffers in device-local memory (mapped directly when it is

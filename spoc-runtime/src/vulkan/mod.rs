@@ -102,7 +102,7 @@ use memory::VkBuffer;
 use pipeline::{Abi, Origin, VkKernel};
 use spoc_codegen::Code;
 use spoc_ir::{ContentHash, Kernel};
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -198,6 +198,11 @@ impl Default for VulkanBackend {
     }
 }
 
+/// SPIR-V words as little-endian bytes (for hashing).
+fn spirv_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
 /// SPIR-V words as the text [`Backend::run_source`] takes for [`SourceLang::SpirV`]: each
 /// word as 8 hexadecimal digits, 8 words a line.
 pub fn spirv_words_to_text(words: &[u32]) -> String {
@@ -257,14 +262,6 @@ pub(crate) fn retain_supported_float_controls(
             }
         }
     })
-}
-
-fn content_hash_of(parts: impl Hash) -> ContentHash {
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    parts.hash(&mut a);
-    let mut b = std::collections::hash_map::DefaultHasher::new();
-    (0x5eed_u32, &parts).hash(&mut b);
-    ContentHash(((a.finish() as u128) << 64) | b.finish() as u128)
 }
 
 impl VulkanBackend {
@@ -615,7 +612,7 @@ impl VulkanBackend {
         self.run_external(
             device,
             SourceLang::SpirV,
-            content_hash_of(words),
+            ContentHash::of_parts([spirv_bytes(words).as_slice()]),
             entry,
             grid,
             block,
@@ -1141,7 +1138,7 @@ impl Backend for VulkanBackend {
             SourceLang::Glsl => self.run_external(
                 device,
                 lang,
-                content_hash_of(source),
+                ContentHash::of_parts([source.as_bytes()]),
                 kernel_name,
                 grid,
                 block,
