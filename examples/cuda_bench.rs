@@ -503,6 +503,7 @@ fn run(cfg: &Config, dev: &Device) -> Res<bool> {
             block: None,
             soa_params: &[],
             caps,
+            checked: false,
         },
     )?
     .ok_or("the PTX generator produced nothing")?;

@@ -170,6 +170,7 @@ fn generate(t: Target, k: &spoc::ir::Kernel) -> String {
         block: None,
         soa_params: &[],
         caps,
+        checked: false,
     };
     let src = generate_source_with(t, k, &opts)
         .unwrap_or_else(|e| panic!("{t:?} {}: {e}", k.name))

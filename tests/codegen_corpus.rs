@@ -82,6 +82,8 @@ fn full_caps() -> Capabilities {
         float_atomic_add: true,
         subgroups: true,
         compute_capability: Some((9, 0)),
+        float_controls_ignored: false,
+        unfused_fma_f32: false,
     }
 }
 
@@ -205,6 +207,7 @@ fn check_one(def: &KernelDef, target: Target, dir: &Path) -> Outcome {
         block: Some([64, 1, 1]),
         soa_params: &[],
         caps: full_caps(),
+        checked: false,
     };
     let full = generate_source_with(target, kernel, &opts);
     let full_refusal = full.as_ref().err().and_then(codegen_refusal);
@@ -363,6 +366,7 @@ fn broken_sources_fail_every_external_validator() {
         block: Some([64, 1, 1]),
         soa_params: &[],
         caps: full_caps(),
+        checked: false,
     };
     for target in [
         Target::CudaPtx,

@@ -108,6 +108,7 @@ fn generate(t: Target, k: &spoc::ir::Kernel) -> Result<spoc_codegen::Source, Cod
         block: Some([64, 1, 1]),
         soa_params: &[],
         caps,
+        checked: false,
     };
     Ok(generate_source_with(t, k, &opts)?.expect("a source target"))
 }

@@ -141,6 +141,7 @@ fn ptx(k: &spoc::ir::Kernel, cc: Option<(u32, u32)>) -> String {
         block: None,
         soa_params: &[],
         caps,
+        checked: false,
     };
     let src = generate_source_with(Target::CudaPtx, k, &opts)
         .unwrap_or_else(|e| panic!("PTX for {}: {e}", k.name))

@@ -3,6 +3,13 @@
 //! for the device's own warp (subgroup) size — 32 on NVIDIA and on the CPU backends, whatever the
 //! Vulkan or OpenCL driver reports elsewhere. A device that cannot run warp operations must refuse
 //! with a typed `FeatureNotSupported`, which is printed as a skip.
+//!
+//! The lanes whose source is outside the warp are asserted too (docs/LANGUAGE.md): `shuffle_up(v,
+//! 3)` on lanes 0–2 and `shuffle_down(v, 3)` on the last three lanes keep their own value, as do
+//! deltas of `warp_size()` or more; on GPU backends `shuffle_xor` with a source outside the warp
+//! keeps the own value and `shuffle` reads lane `src % warp_size()`, while the CPU backends (the
+//! sanitizer) report those two as a fault. lavapipe's 8-lane subgroups returned other lanes'
+//! values for the first cases, and CUDA's `shfl.sync` takes deltas and masks modulo 32.
 
 use spoc::prelude::*;
 
@@ -36,6 +43,30 @@ fn warp_ballot(x: &[i32], bal: &mut [u32]) {
     bal[i] = ballot(x[i] % 2 == 0);
 }
 
+#[kernel]
+fn warp_edges(
+    x: &[i32],
+    up: &mut [i32],
+    down: &mut [i32],
+    up_far: &mut [i32],
+    down_far: &mut [i32],
+) {
+    let i = global_id_x();
+    let v = x[i];
+    up[i] = shuffle_up(v, 3);
+    down[i] = shuffle_down(v, 3);
+    up_far[i] = shuffle_up(v, warp_size() + 1);
+    down_far[i] = shuffle_down(v, 2 * warp_size());
+}
+
+#[kernel]
+fn warp_out_of_range(x: &[i32], xor_far: &mut [i32], idx_far: &mut [i32]) {
+    let i = global_id_x();
+    let v = x[i];
+    xor_far[i] = shuffle_xor(v, warp_size());
+    idx_far[i] = shuffle(v, warp_size() + 1);
+}
+
 const N: usize = 256;
 const BLOCK: u32 = 64;
 
@@ -54,6 +85,10 @@ fn input() -> Vec<i32> {
 }
 
 struct Want {
+    up: Vec<i32>,
+    down: Vec<i32>,
+    up_far: Vec<i32>,
+    down_far: Vec<i32>,
     sum: Vec<i32>,
     votes: Vec<u32>,
     broadcast: Vec<i32>,
@@ -63,6 +98,10 @@ struct Want {
 
 fn reference(x: &[i32], w: usize) -> Want {
     let mut want = Want {
+        up: vec![0; N],
+        down: vec![0; N],
+        up_far: x.to_vec(),
+        down_far: x.to_vec(),
         sum: vec![0; N],
         votes: vec![0; N],
         broadcast: vec![0; N],
@@ -80,6 +119,8 @@ fn reference(x: &[i32], w: usize) -> Want {
             .filter(|(_, &v)| v % 2 == 0)
             .fold(0u32, |m, (l, _)| m | (1 << l));
         for l in 0..w {
+            want.up[base + l] = if l >= 3 { warp[l - 3] } else { warp[l] };
+            want.down[base + l] = if l + 3 < w { warp[l + 3] } else { warp[l] };
             want.sum[base + l] = s;
             want.votes[base + l] = any | all;
             want.broadcast[base + l] = warp[0];
@@ -105,13 +146,56 @@ fn run(dev: &Device, x: &[i32]) -> spoc::Result<Want> {
         (&xb, &mut sum, &mut votes, &mut broadcast, &mut lanes),
     )?;
     warp_ballot.launch(dev, grid, dims1d(BLOCK), (&xb, &mut bal))?;
+    let mut up = dev.alloc::<i32>(N)?;
+    let mut down = dev.alloc::<i32>(N)?;
+    let mut up_far = dev.alloc::<i32>(N)?;
+    let mut down_far = dev.alloc::<i32>(N)?;
+    warp_edges.launch(
+        dev,
+        grid,
+        dims1d(BLOCK),
+        (&xb, &mut up, &mut down, &mut up_far, &mut down_far),
+    )?;
     Ok(Want {
+        up: up.to_vec()?,
+        down: down.to_vec()?,
+        up_far: up_far.to_vec()?,
+        down_far: down_far.to_vec()?,
         sum: sum.to_vec()?,
         votes: votes.to_vec()?,
         broadcast: broadcast.to_vec()?,
         lanes: lanes.to_vec()?,
         ballot: bal.to_vec()?,
     })
+}
+
+/// `shuffle_xor(v, warp_size())` and `shuffle(v, warp_size() + 1)`: the own value and lane 1's
+/// value on GPU backends, a fault on the CPU backends.
+fn out_of_range(dev: &Device, x: &[i32], w: usize, label: &str) {
+    let run = || -> spoc::Result<(Vec<i32>, Vec<i32>)> {
+        let xb = dev.upload(x)?;
+        let mut xor_far = dev.alloc::<i32>(N)?;
+        let mut idx_far = dev.alloc::<i32>(N)?;
+        warp_out_of_range.launch(
+            dev,
+            dims1d(N as u32 / BLOCK),
+            dims1d(BLOCK),
+            (&xb, &mut xor_far, &mut idx_far),
+        )?;
+        Ok((xor_far.to_vec()?, idx_far.to_vec()?))
+    };
+    let cpu = matches!(dev.framework, "Native" | "Interpreter");
+    match run() {
+        Err(spoc::Error::KernelFault { message, .. }) if cpu => {
+            println!("{label}: out-of-range shuffle reported: {message}");
+        }
+        Ok((xor_far, idx_far)) if !cpu => {
+            let idx: Vec<i32> = (0..N).map(|i| x[i - i % w + 1 % w]).collect();
+            assert_eq!(xor_far, x, "shuffle_xor(v, warp_size()) on {label}");
+            assert_eq!(idx_far, idx, "shuffle(v, warp_size() + 1) on {label}");
+        }
+        other => panic!("{label}: out-of-range shuffles gave {other:?}"),
+    }
 }
 
 #[test]
@@ -133,6 +217,17 @@ fn warp_operations_match_the_reference_for_each_devices_warp_size() {
                 assert_eq!(got.votes, want.votes, "vote_any / vote_all on {label}");
                 assert_eq!(got.broadcast, want.broadcast, "shuffle(v, 0) on {label}");
                 assert_eq!(got.ballot, want.ballot, "ballot on {label}");
+                assert_eq!(got.up, want.up, "shuffle_up(v, 3) on {label}");
+                assert_eq!(got.down, want.down, "shuffle_down(v, 3) on {label}");
+                assert_eq!(
+                    got.up_far, want.up_far,
+                    "shuffle_up(v, warp + 1) on {label}"
+                );
+                assert_eq!(
+                    got.down_far, want.down_far,
+                    "shuffle_down(v, 2 * warp) on {label}"
+                );
+                out_of_range(&dev, &x, w, &label);
                 ran.push(format!("{} (warp {w})", dev.framework));
             }
             Err(spoc::Error::FeatureNotSupported { feature, .. }) => {

@@ -50,6 +50,7 @@ fn codegen(c: &mut Criterion) {
                 block: Some([256, 1, 1]),
                 soa_params: &[],
                 caps,
+                checked: false,
             };
             if let Err(e) = generate_source_with(target, kernel, &opts) {
                 println!("skipped: {name} on {target:?}: {e}");

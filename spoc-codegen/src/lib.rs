@@ -13,6 +13,7 @@
 //! | `Native` / `Interpreter` | nothing (`Ok(None)`) | — |
 
 pub mod c;
+pub mod checked;
 mod error;
 pub mod naga;
 pub mod names;
@@ -107,6 +108,17 @@ pub struct Capabilities {
     pub subgroups: bool,
     /// CUDA compute capability (major, minor), for PTX's `.target`; `None` means sm_70.
     pub compute_capability: Option<(u32, u32)>,
+    /// The device's shader compiler rewrites float arithmetic as if NaN, infinities and signed
+    /// zeros did not exist (`x * 0.0` to `0.0`, `x + 0.0` to `x`, `0.0 - x` to `-x`), although
+    /// the module declares SPIR-V's `SignedZeroInfNanPreserve` (lavapipe of Mesa 22.3 does), or
+    /// the device cannot take that execution mode. The SPIR-V generator then hides the value of
+    /// every float constant from the driver's optimiser (Vulkan only; see [`naga`]).
+    pub float_controls_ignored: bool,
+    /// The device's `f32` fused multiply-add rounds twice (GLSL.std.450 `Fma` may, and does on
+    /// lavapipe). The SPIR-V generator then computes `f32` `mul_add` exactly in `f64` (the
+    /// product is exact, the sum is rounded to odd, the result once to `f32`) when the target
+    /// has `f64` and 64-bit integers (Vulkan only; see [`naga`]).
+    pub unfused_fma_f32: bool,
 }
 
 impl Capabilities {
@@ -120,6 +132,8 @@ impl Capabilities {
             float_atomic_add: gpu_full,
             subgroups: gpu_full,
             compute_capability: None,
+            float_controls_ignored: false,
+            unfused_fma_f32: false,
         }
     }
 }
@@ -135,6 +149,11 @@ pub struct Options<'a> {
     pub soa_params: &'a [&'a str],
     /// The device's capabilities.
     pub caps: Capabilities,
+    /// Checked mode ([`checked`]): every buffer, shared and local array access is bounds-checked
+    /// and every integer division checked for zero, and a fault is recorded in the fault record
+    /// (one more kernel argument) instead of touching memory. CUDA C, HIP, OpenCL C, PTX and
+    /// SPIR-V; the other targets refuse it with [`CodegenError::FeatureNotSupported`].
+    pub checked: bool,
 }
 
 /// Generated code.
@@ -182,6 +201,7 @@ pub fn generate_source(
             block,
             soa_params,
             caps: Capabilities::for_target(target),
+            checked: false,
         },
     )
 }

@@ -12,6 +12,7 @@ fn generate(target: Target, k: &Kernel, caps: Capabilities) -> Result<String, Co
         block: None,
         soa_params: &[],
         caps,
+        checked: false,
     };
     generate_source_with(target, k, &opts).map(|s| {
         s.expect("C targets generate source")
@@ -169,6 +170,7 @@ fn soa_parameters_are_refused_by_c_targets() {
             block: None,
             soa_params: &["y"],
             caps: Capabilities::for_target(t),
+            checked: false,
         };
         assert!(matches!(
             generate_source_with(t, &saxpy(), &opts),
@@ -190,6 +192,7 @@ fn reserved_names_are_renamed() {
             block: None,
             soa_params: &[],
             caps: Capabilities::for_target(t),
+            checked: false,
         };
         let src = generate_source_with(t, &k, &opts).unwrap().unwrap();
         assert_eq!(src.entry, "spoc_kernel_kernel");
@@ -260,11 +263,9 @@ fn signed_arithmetic_wraps_through_unsigned() {
     );
     assert!(cuda.contains("v_out[2u] = spoc_div_i32(x, -1);"), "{cuda}");
     assert!(cuda.contains("if (b == -1) return (int)(0 - (unsigned int)a);"));
-    assert!(
-        !cuda.contains("if (b == 0)"),
-        "CUDA does not check division by zero"
-    );
-    // OpenCL: a zero divisor gives 0 instead of trapping a CPU device, unsigned types included.
+    // A zero divisor gives 0 in every dialect: C's division by zero is undefined (the compiler
+    // could assume a nonzero divisor), and it would trap a CPU device.
+    assert!(cuda.contains("if (b == 0) return 0;"), "{cuda}");
     let cl = generate(Target::OpenCl, &k, Capabilities::for_target(Target::OpenCl)).unwrap();
     assert!(cl.contains("if (b == 0) return 0;"), "{cl}");
     let mut b = B::new();
@@ -281,7 +282,23 @@ fn signed_arithmetic_wraps_through_unsigned() {
     );
     let cuda = generate(Target::CudaC, &k, Capabilities::for_target(Target::CudaC)).unwrap();
     assert!(
-        cuda.contains("v_out[0u] = v_out[1u] % v_out[2u];"),
+        cuda.contains("v_out[0u] = spoc_rem_u32(v_out[1u], v_out[2u]);"),
         "{cuda}"
     );
+    // A constant divisor other than 0 and -1 cannot be undefined: C's own operators.
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::I32);
+    let x = b.param("x", Type::I32, false);
+    b.push(assign(
+        at(&out, u32c(0)),
+        bin(BinOp::Div, x.clone(), i32c(7)),
+    ));
+    b.push(assign(at(&out, u32c(1)), bin(BinOp::Rem, x, i32c(-3))));
+    let k = b.kernel("constdiv");
+    for t in [Target::CudaC, Target::OpenCl, Target::Hip] {
+        let c = generate(t, &k, Capabilities::for_target(t)).unwrap();
+        assert!(c.contains("v_out[0u] = x / 7;"), "{c}");
+        assert!(c.contains("v_out[1u] = x % -3;"), "{c}");
+        assert!(!c.contains("spoc_div"), "{c}");
+    }
 }

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{corpus, gen, toolchains, TARGETS};
+use support::{corpus, gen, gen_with, toolchains, TARGETS};
 
 #[test]
 fn corpus_compiles_with_real_toolchains() {
@@ -15,6 +15,21 @@ fn corpus_compiles_with_real_toolchains() {
         }
     }
     toolchains::check_all("corpus", &sources);
+}
+
+/// The checked-mode sources (bounds and division checks, the fault record) of the whole corpus
+/// compile too.
+#[test]
+fn checked_corpus_compiles_with_real_toolchains() {
+    let mut sources = Vec::new();
+    for (name, k) in corpus() {
+        for t in TARGETS {
+            let src = gen_with(t, &k, true);
+            assert!(src.contains("spoc_fault"), "{name} {t:?}: no fault record");
+            sources.push((format!("{name}_checked"), t, src));
+        }
+    }
+    toolchains::check_all("checked_corpus", &sources);
 }
 
 /// The harness itself: a source with an error must be rejected by each available tool (else

@@ -17,6 +17,7 @@ fn gen_with(target: Target, k: &Kernel, caps: Capabilities) -> Result<String, Co
             block: Some([32, 2, 1]),
             soa_params: &[],
             caps,
+            checked: false,
         },
     )?
     .expect("a source target");
@@ -226,6 +227,8 @@ fn capabilities_are_checked_with_typed_errors() {
         float_atomic_add: false,
         subgroups: false,
         compute_capability: None,
+        float_controls_ignored: false,
+        unfused_fma_f32: false,
     };
     let (node, cap) = unsupported(gen_with(Target::Vulkan, &doubles(), none.clone()));
     assert!(

@@ -4,7 +4,7 @@
 
 mod naga_support;
 
-use naga_support::{corpus, gen};
+use naga_support::{corpus, full_caps, gen, gen_caps, gen_with};
 use spoc_codegen::{Code, Target};
 use std::io::Write;
 use std::process::Command;
@@ -67,6 +67,58 @@ fn every_corpus_kernel_passes_spirv_val() {
     assert!(
         failures.is_empty(),
         "spirv-val failures:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_checked_corpus_kernel_passes_spirv_val() {
+    if !spirv_val_available() {
+        return;
+    }
+    let mut failures = Vec::new();
+    for (name, k) in corpus() {
+        let src = gen_with(Target::Vulkan, &k, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let Code::SpirV(words) = &src.code else {
+            panic!("{name}: Vulkan output is not SPIR-V");
+        };
+        if let Err(report) = spirv_val(&format!("{name}_checked"), words) {
+            failures.push(format!("{name} (checked):\n{report}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "spirv-val failures in checked mode:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// The code for a lavapipe-like device: float constants hidden from the driver, `f32`
+/// `mul_add` computed in `f64`; checked and unchecked.
+#[test]
+fn every_corpus_kernel_passes_spirv_val_with_the_workarounds() {
+    if !spirv_val_available() {
+        return;
+    }
+    let mut caps = full_caps();
+    caps.float_controls_ignored = true;
+    caps.unfused_fma_f32 = true;
+    let mut failures = Vec::new();
+    for (name, k) in corpus() {
+        for checked in [false, true] {
+            let src = gen_caps(Target::Vulkan, &k, caps.clone(), checked)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let Code::SpirV(words) = &src.code else {
+                panic!("{name}: Vulkan output is not SPIR-V");
+            };
+            if let Err(report) = spirv_val(&format!("{name}_workarounds_{checked}"), words) {
+                failures.push(format!("{name} (checked: {checked}):\n{report}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "spirv-val failures with the workarounds:\n{}",
         failures.join("\n")
     );
 }

@@ -40,6 +40,7 @@ fn launch(
             block: Some(block),
             soa_params: &[],
             caps: full_caps(),
+            checked: false,
         },
     )
     .unwrap_or_else(|e| panic!("{}: {e}", k.name))
@@ -899,6 +900,7 @@ fn dynamic_shared_memory_is_a_specialization_constant() {
             block: Some([64, 1, 1]),
             soa_params: &[],
             caps: full_caps(),
+            checked: false,
         },
     )
     .unwrap()

@@ -91,6 +91,32 @@ fn every_corpus_kernel_assembles_for_sm_90() {
 }
 
 #[test]
+fn every_checked_corpus_kernel_assembles_for_sm_90() {
+    let Some(ptxas) = ptxas_or_skip("assembling the checked PTX corpus") else {
+        return;
+    };
+    let mut failures = Vec::new();
+    for (name, k, soa) in ptx_corpus::all() {
+        let ptx = ptx_corpus::ptx_with(&k, &soa, true);
+        assert!(
+            ptx.contains("spoc_record_fault"),
+            "{name}: no fault recorder"
+        );
+        match assemble(&ptxas, &format!("{name}_checked"), &ptx, "sm_90") {
+            Ok(diag) => {
+                assert!(!diag.contains("warning"), "{name}: ptxas warned:\n{diag}");
+            }
+            Err(diag) => failures.push(format!("--- {name} (checked):\n{diag}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "ptxas rejected checked PTX:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
 #[ignore]
 fn dump_corpus() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ptx-corpus");

@@ -180,6 +180,25 @@ pub struct CompileOptions {
     pub soa_params: Vec<String>,
     /// Backend-specific compiler flags.
     pub flags: Vec<String>,
+    /// Checked mode ([`spoc_codegen::checked`]): bounds checks on every array access and zero
+    /// checks on every integer division in the generated code, a fault reported as
+    /// [`crate::Error::KernelFault`] after the launch. `None` is the device's default (on for
+    /// CPU-resident devices, `SPOC_BOUNDS_CHECK`), which the runtime resolves before compiling:
+    /// a backend sees `Some` for generated kernels. Only backends with
+    /// [`Backend::supports_checked_mode`] honour it; the CPU backends always check.
+    pub checked: Option<bool>,
+}
+
+impl CompileOptions {
+    /// True if the kernel is compiled in checked mode.
+    pub fn is_checked(&self) -> bool {
+        self.checked == Some(true)
+    }
+
+    /// [`CompileOptions::soa_params`] as the `&str`s code generation takes.
+    pub fn soa_names(&self) -> Vec<&str> {
+        self.soa_params.iter().map(String::as_str).collect()
+    }
 }
 
 /// A backend: one way of running kernels on one family of devices.
@@ -407,6 +426,30 @@ pub trait Backend: Send + Sync + 'static {
     /// compiling or launching anything. The default is false.
     fn supports_soa_params(&self) -> bool {
         false
+    }
+
+    /// True if the backend compiles [`CompileOptions::checked`] kernels: bounds and division
+    /// checks in the generated code, the fault record ([`spoc_codegen::checked`]) bound as one
+    /// more argument and read after each launch, a fault returned as
+    /// [`crate::Error::KernelFault`]. The default is false (the CPU backends check every
+    /// access anyway).
+    fn supports_checked_mode(&self) -> bool {
+        false
+    }
+
+    /// Generates the source [`Backend::compile`] gets for `kernel` compiled with `options`. The
+    /// default is [`Backend::generate_source`] with the block and SoA parameters (unchecked);
+    /// backends with [`Backend::supports_checked_mode`] generate checked code when
+    /// `options.is_checked()`.
+    ///
+    /// # Errors
+    /// As [`Backend::generate_source`].
+    fn generate_source_for(
+        &self,
+        kernel: &Kernel,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        self.generate_source(kernel, options.block, &options.soa_names())
     }
 
     /// The `spoc_codegen` target the default [`Backend::generate_source`] generates for

@@ -322,6 +322,23 @@ pub enum LaunchProblem {
         /// The device's limit.
         limit: u32,
     },
+    /// The block has more threads than this compiled kernel can run with on the device: a
+    /// per-kernel limit below the device's own (`max_threads_per_block`), which a driver derives
+    /// from the kernel's registers and private memory (OpenCL's `CL_KERNEL_WORK_GROUP_SIZE`,
+    /// OpenCL 1.2 §5.9.3, queried with `clGetKernelWorkGroupInfo` after the build).
+    #[error(
+        "the block has {threads} threads, but this kernel runs with at most {limit} per block on          the device ({limit_name}; the device itself allows {device_limit})"
+    )]
+    KernelTooManyThreads {
+        /// `block.x * block.y * block.z`.
+        threads: u64,
+        /// The kernel's limit on the device.
+        limit: u32,
+        /// Where the limit comes from (`"CL_KERNEL_WORK_GROUP_SIZE"`).
+        limit_name: &'static str,
+        /// The device's own limit (`CL_DEVICE_MAX_WORK_GROUP_SIZE` on OpenCL).
+        device_limit: u32,
+    },
     /// Static plus dynamic shared memory exceed the device's per-block limit.
     #[error(
         "the kernel needs {requested} bytes of shared memory per block, the device has {limit}"

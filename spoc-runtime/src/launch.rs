@@ -153,6 +153,7 @@ fn compile_with(
     dev.check_current()?;
     let kernel = def.kernel()?;
     let hash = content_hash(kernel);
+    let options = resolve_checked(dev, def.name, options)?;
     let key = CacheKey {
         device: dev.gid(),
         name: Cow::Borrowed(def.name),
@@ -167,6 +168,36 @@ fn compile_with(
     dev.check_current()?;
     let ck = build(dev, def, kernel, hash, key.options.clone())?;
     MEMO.finish(ticket, key, ck)
+}
+
+/// Settles [`CompileOptions::checked`] before the options key the memo: the device's default
+/// ([`crate::checked_mode::default_for`]) when `None` on a backend with checked mode; `None` on
+/// the Direct and Custom backends (the CPU backends check every access anyway).
+///
+/// # Errors
+/// [`Error::FeatureNotSupported`] when checked mode is asked of a JIT backend without it;
+/// [`Error::InvalidEnvironment`] for a `SPOC_BOUNDS_CHECK` that is neither on nor off.
+fn resolve_checked(
+    dev: &Device,
+    name: &str,
+    mut options: CompileOptions,
+) -> Result<CompileOptions> {
+    let backend = dev.backend();
+    if backend.supports_checked_mode() {
+        let on = match options.checked {
+            Some(on) => on,
+            None => crate::checked_mode::default_for(dev.caps())?,
+        };
+        options.checked = Some(on);
+    } else if options.is_checked() && backend.execution_model() == ExecutionModel::Jit {
+        return Err(Error::unsupported(
+            backend.name(),
+            format!("checked mode (bounds and division checks) for kernel `{name}`"),
+        ));
+    } else {
+        options.checked = None;
+    }
+    Ok(options)
 }
 
 fn build(
@@ -193,9 +224,8 @@ fn build(
     backend.check_kernel(def, kernel)?;
     let module = match backend.execution_model() {
         ExecutionModel::Jit => {
-            let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
             let source = backend
-                .generate_source(kernel, options.block, &soa)?
+                .generate_source_for(kernel, &options)?
                 .ok_or_else(|| Error::Compile {
                     backend: backend.name().to_string(),
                     kernel: def.name.to_string(),
@@ -357,6 +387,19 @@ pub(crate) fn launch_unchecked(
     args: &mut [Arg<'_>],
 ) -> Result<()> {
     let backend = dev.backend();
+    if backend.compile_needs_block() {
+        // The block is compiled into the module (Vulkan's workgroup size): check it before
+        // generating code for it, so that a zero or oversized block is the same
+        // `InvalidLaunch` as on every other backend, not the code generator's refusal.
+        let kernel = def.kernel()?;
+        check_dims(
+            def.name,
+            dev.caps(),
+            grid,
+            block,
+            ir_scan::static_shared_bytes(kernel).saturating_add(shared_mem_bytes),
+        )?;
+    }
     // A backend without SoA parameters refuses these options in `build`, before compiling.
     let soa_params = if args.iter().any(|a| a.soa().is_some()) {
         soa_params_of(def.kernel()?, args)

@@ -15,6 +15,7 @@ pub mod backend;
 mod buffer;
 pub mod cache;
 mod check;
+mod checked_mode;
 mod checking;
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -78,6 +78,13 @@ pub(crate) struct Body<'c, 'k> {
     /// Output lines, indented.
     pub lines: Vec<String>,
     pub indent: usize,
+    /// Checked mode ([`crate::checked`]): the identifier of the fault-record parameter.
+    pub fault: Option<String>,
+    /// This function's index for [`crate::checked::array_id`] (0: the kernel, `k + 1`: helper
+    /// `k` of [`spoc_ir::Kernel::functions`]).
+    pub func_index: usize,
+    /// The (line, column) of the statement being emitted (0, 0 when unknown).
+    pub loc: (u32, u32),
 }
 
 impl<'c, 'k> Body<'c, 'k> {
@@ -111,7 +118,15 @@ impl<'c, 'k> Body<'c, 'k> {
             copies: Vec::new(),
             lines: Vec::new(),
             indent: 1,
+            fault: None,
+            func_index: func
+                .and_then(|f| kernel.functions.iter().position(|g| g.name == f.name))
+                .map_or(0, |k| k + 1),
+            loc: (0, 0),
         };
+        if b.ctx.checked {
+            b.fault = Some(b.fresh("spoc_fault"));
+        }
         let mut sized: Vec<VarId> = params
             .iter()
             .filter(|p| matches!(p.ty, Type::Array { len: None, .. }))
@@ -239,6 +254,9 @@ impl<'c, 'k> Body<'c, 'k> {
                 }
                 out.push(format!("{u32t} {len}"));
             }
+        }
+        if let Some(f) = &self.fault {
+            out.push(format!("{} {f}", super::prelude::fault_ptr(self.ctx.d)));
         }
         out
     }

@@ -46,6 +46,8 @@ pub(crate) struct Ctx<'k> {
     pub ext: Extensions,
     /// Helpers whose calls may write memory ([`super::scan::impure_functions`]).
     pub impure: std::collections::HashSet<String>,
+    /// Checked mode ([`crate::Options::checked`]).
+    pub checked: bool,
 }
 
 /// A field or union-member identifier: the source name unless a C-family language reserves it.
@@ -97,6 +99,7 @@ impl<'k> Ctx<'k> {
             vectors: BTreeSet::new(),
             ext: Extensions::default(),
             impure: super::scan::impure_functions(kernel),
+            checked: false,
         }
     }
 

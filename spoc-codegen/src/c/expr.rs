@@ -17,6 +17,9 @@ impl Body<'_, '_> {
             ExprKind::Var(v) => Ok(Code::primary(self.ident(*v))),
             ExprKind::Index { array, index } => {
                 let ops = self.operands(&[array, index])?;
+                if self.checked() {
+                    return self.checked_read(e, array, &ops);
+                }
                 Ok(Code::primary(format!(
                     "{}[{}]",
                     ops[0].at(prec::PRIMARY),
@@ -249,7 +252,21 @@ impl Body<'_, '_> {
             BinOp::Add => arith("+", prec::ADD),
             BinOp::Sub => arith("-", prec::ADD),
             BinOp::Mul => arith("*", prec::MUL),
-            BinOp::Div | BinOp::Rem if t.is_signed() || (t.is_integer() && d.is_opencl()) => {
+            // A constant divisor other than 0 and -1 leaves nothing undefined: C's operator.
+            BinOp::Div | BinOp::Rem if t.is_integer() && plain_divisor(rhs) => {
+                arith(op.symbol(), prec::MUL)
+            }
+            BinOp::Div | BinOp::Rem if t.is_integer() && self.checked() => {
+                let f = prelude::div_rem_checked(self.ctx, t, op == BinOp::Rem);
+                let (line, col) = self.loc;
+                let mut args = ops.clone();
+                args.push(Code::primary(self.fault.clone().unwrap_or_default()));
+                args.push(Code::primary(format!("{line}u")));
+                args.push(Code::primary(format!("{col}u")));
+                args.push(Code::primary(format!("{}u", self.func_index)));
+                call_code(&f, &args)
+            }
+            BinOp::Div | BinOp::Rem if t.is_integer() => {
                 let f = prelude::div_rem(self.ctx, t, op == BinOp::Rem);
                 call_code(&f, &ops)
             }
@@ -546,6 +563,9 @@ impl Body<'_, '_> {
                 out.push(len);
             }
         }
+        if let Some(f) = &self.fault {
+            out.push(Code::primary(f.clone()));
+        }
         Ok(call_code(&crate::names::function_ident(func), &out))
     }
 }
@@ -561,6 +581,18 @@ fn wraps_signed(e: &Expr) -> bool {
             ExprKind::Unary { op, .. } => *op == UnOp::Neg,
             _ => false,
         }
+}
+
+/// True if integer divisor `rhs` is a constant other than 0 and -1, so that C's `/` and `%`
+/// are defined for every dividend.
+fn plain_divisor(rhs: &Expr) -> bool {
+    match rhs.kind {
+        ExprKind::Const(Const::I32(v)) => v != 0 && v != -1,
+        ExprKind::Const(Const::I64(v)) => v != 0 && v != -1,
+        ExprKind::Const(Const::U32(v)) => v != 0,
+        ExprKind::Const(Const::U64(v)) => v != 0,
+        _ => false,
+    }
 }
 
 /// `f(a, b, …)`.

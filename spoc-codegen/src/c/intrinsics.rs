@@ -4,7 +4,7 @@ use super::body::{prec, Body, Code, R};
 use super::dialect::{Dialect, IndexKind};
 use super::expr::call_code;
 use super::prelude;
-use spoc_ir::{AtomicOp, Expr, Intrinsic, MathFn, MemSpace, ScalarType, ShuffleKind};
+use spoc_ir::{AtomicOp, Expr, Intrinsic, MathFn, MemSpace, ScalarType, ShuffleKind, Type};
 
 impl Body<'_, '_> {
     pub(crate) fn intrinsic(&mut self, e: &Expr, i: Intrinsic, args: &[Expr]) -> R<Code> {
@@ -143,7 +143,29 @@ impl Body<'_, '_> {
             return Err(self.ctx.unsupported(format!("`{}`", self.show(e)), cap));
         }
         let refs: Vec<&Expr> = args.iter().collect();
-        let ops = self.operands(&refs)?;
+        let mut ops = self.operands(&refs)?;
+        if self.checked() {
+            // The index is tested first and used once: a temporary unless it is plain.
+            ops[1] = self.once(ops[1].clone(), &Type::U32)?;
+            let i = ops[1].text.clone();
+            let call = self.atomic_call(e, op, t, space, &ops)?;
+            let zero = e.ty.as_scalar().unwrap_or(t);
+            return self.checked_atomic(&args[0], &i, call, zero);
+        }
+        self.atomic_call(e, op, t, space, &ops)
+    }
+
+    /// The atomic on `&ops[0][ops[1]]` with the values `ops[2..]`.
+    fn atomic_call(
+        &mut self,
+        e: &Expr,
+        op: AtomicOp,
+        t: ScalarType,
+        space: MemSpace,
+        ops: &[Code],
+    ) -> R<Code> {
+        let d = self.ctx.d;
+        let wide = t.size_bytes() == 8;
         let ptr = Code::new(
             format!("&{}[{}]", ops[0].at(prec::PRIMARY), ops[1].text),
             prec::UNARY,
@@ -312,25 +334,16 @@ impl Body<'_, '_> {
                         Code::primary(format!("sub_group_ballot({}).x", ops[0].text))
                     }
                     Intrinsic::Shuffle(k) => {
-                        let f = match k {
-                            ShuffleKind::Index => {
-                                self.ctx.ext.subgroup_shuffle = true;
-                                "sub_group_shuffle"
+                        match k {
+                            ShuffleKind::Index | ShuffleKind::Xor => {
+                                self.ctx.ext.subgroup_shuffle = true
                             }
-                            ShuffleKind::Xor => {
-                                self.ctx.ext.subgroup_shuffle = true;
-                                "sub_group_shuffle_xor"
-                            }
-                            ShuffleKind::Up => {
-                                self.ctx.ext.subgroup_shuffle_relative = true;
-                                "sub_group_shuffle_up"
-                            }
-                            ShuffleKind::Down => {
-                                self.ctx.ext.subgroup_shuffle_relative = true;
-                                "sub_group_shuffle_down"
-                            }
-                        };
-                        call_code(f, &ops)
+                            _ => self.ctx.ext.subgroup_shuffle_relative = true,
+                        }
+                        let t = e.ty.as_scalar().unwrap_or(ScalarType::I32);
+                        // Every OpenCL kind goes through a helper (out-of-range sources).
+                        let f = prelude::shuffle(self.ctx, k, t).unwrap_or_default();
+                        call_code(&f, &ops)
                     }
                     _ => unreachable!("only warp intrinsics come here"),
                 })
@@ -360,6 +373,10 @@ impl Body<'_, '_> {
                         prec::UNARY,
                     ),
                     Intrinsic::Shuffle(k) => {
+                        let t = e.ty.as_scalar().unwrap_or(ScalarType::I32);
+                        if let Some(f) = prelude::shuffle(self.ctx, k, t) {
+                            return Ok(call_code(&f, &ops));
+                        }
                         let base = match k {
                             ShuffleKind::Index => "__shfl",
                             ShuffleKind::Up => "__shfl_up",

@@ -25,10 +25,13 @@
 //! - Signed `+ - *` and negation are computed in the unsigned type of the same width and cast
 //!   back (C's signed overflow is undefined; the IR wraps). Unsigned-to-signed casts wrap on
 //!   every compiler these sources are meant for (two's complement; defined in C++20).
-//! - Signed `/` and `%` go through helpers that give `MIN / -1 = MIN`, `MIN % -1 = 0`. Division
-//!   by zero is not checked (DESIGN.md §2), except that OpenCL's helpers (for every integer
-//!   type) return 0 for a zero divisor, because on CPU devices such as PoCL the division would
-//!   trap and kill the host process.
+//! - Signed `abs` is `(x ^ s) - s` in the unsigned type (`s` all ones for negative `x`), so
+//!   `i32::MIN.abs()` is `i32::MIN` and no compiler may assume the result non-negative.
+//! - Integer `/` and `%` go through helpers that give `MIN / -1 = MIN`, `MIN % -1 = 0` and 0 for
+//!   a zero divisor, in every dialect: C leaves each of these undefined (C11 §6.5.5), a compiler
+//!   may assume they do not happen (and delete the kernel's later tests of the divisor), and on
+//!   CPU devices such as PoCL the division would trap and kill the host process. The checked
+//!   mode (see below) reports a zero divisor instead.
 //! - Shift amounts are masked to the width (`a << (b & 31u)`); `<<` on signed values shifts the
 //!   unsigned bits; `>>` is arithmetic on signed types.
 //! - Float-to-integer casts saturate and map NaN to 0 (helpers); `f16` conversions round once.
@@ -72,6 +75,7 @@
 //! Unsupported constructs give [`CodegenError::Unsupported`], never wrong code.
 
 mod body;
+mod checks;
 mod ctx;
 mod dialect;
 mod expr;
@@ -105,6 +109,7 @@ pub fn generate(
         });
     };
     let mut ctx = Ctx::new(d, target, kernel, &opts.caps);
+    ctx.checked = opts.checked;
     let uses_f64 = check_f64(&ctx)?;
     ctx.ext.fp64 = uses_f64 && d.is_opencl();
 
@@ -173,7 +178,12 @@ pub fn generate(
     out.push('\n');
     let types = ctx.type_section();
     out.push_str(&types);
-    for h in ctx.helpers.values() {
+    // The fault recorder first: the checked helpers call it.
+    let (first, rest): (Vec<_>, Vec<_>) = ctx
+        .helpers
+        .iter()
+        .partition(|(n, _)| n.as_str() == "spoc_record_fault");
+    for (_, h) in first.into_iter().chain(rest) {
         out.push_str(h);
         out.push('\n');
     }

@@ -3,7 +3,7 @@
 
 use super::ctx::Ctx;
 use super::dialect::{Dialect, Storage};
-use spoc_ir::{MemSpace, ScalarType};
+use spoc_ir::{MemSpace, ScalarType, ShuffleKind};
 
 fn t(d: Dialect, s: ScalarType) -> &'static str {
     d.scalar(s, Storage::Value)
@@ -23,10 +23,14 @@ fn signed_min(d: Dialect, s: ScalarType) -> &'static str {
     }
 }
 
-/// Integer `a / b` (`is_rem`: `a % b`) where C's own operator would be undefined: signed
-/// `MIN / -1` wraps to `MIN` and `MIN % -1` is 0, as the IR says. In OpenCL, whose devices
-/// include CPUs where a division by zero traps and kills the host process, a zero divisor
-/// gives 0 (the IR leaves it unchecked on GPU backends; any value is allowed).
+/// Integer `a / b` (`is_rem`: `a % b`) where C's own operator would be undefined behaviour
+/// (C11 §6.5.5: the result of `/` or `%` by zero, or of a quotient that does not fit, is
+/// undefined; OpenCL C and CUDA C inherit the rule): signed `MIN / -1` wraps to `MIN` and
+/// `MIN % -1` is 0, as the IR says, and a zero divisor gives 0 in every dialect. The zero test
+/// keeps the compiler from assuming a nonzero divisor (and from deleting the kernel's own later
+/// tests of it); on CPU devices such as PoCL the division would also trap and kill the host
+/// process. The IR leaves the value unchecked on GPU backends (any value is allowed), and the
+/// checked mode reports it before this helper runs.
 pub(crate) fn div_rem(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
     let op = if is_rem { "rem" } else { "div" };
     let name = format!("spoc_{op}_{}", sfx(s));
@@ -34,9 +38,7 @@ pub(crate) fn div_rem(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
         let (ty, u) = (t(d, s), t(d, Dialect::unsigned_of(s)));
         let sym = if is_rem { "%" } else { "/" };
         let mut body = String::new();
-        if d.is_opencl() {
-            body.push_str("    if (b == 0) return 0; /* would trap on CPU devices */\n");
-        }
+        body.push_str("    if (b == 0) return 0; /* undefined in C; traps on CPU devices */\n");
         if s.is_signed() {
             if is_rem {
                 body.push_str("    if (b == -1) return 0; /* MIN % -1 is undefined in C */\n");
@@ -55,14 +57,119 @@ pub(crate) fn div_rem(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
     name
 }
 
-/// Wrapping absolute value of a signed integer (`abs(MIN)` = `MIN`).
+/// Checked mode's `a / b` / `a % b` ([`div_rem`] with a zero divisor recorded as
+/// [`crate::checked::FAULT_DIVISION_BY_ZERO`] at `line`/`column` in fault record `f`).
+pub(crate) fn div_rem_checked(ctx: &mut Ctx, s: ScalarType, is_rem: bool) -> String {
+    let plain = div_rem(ctx, s, is_rem);
+    let rec = record_fault(ctx);
+    let name = format!("{plain}_chk");
+    ctx.helper(&name, |d| {
+        let (ty, u) = (t(d, s), t(d, ScalarType::U32));
+        format!(
+            "{q} inline {ty} {name}({ty} a, {ty} b, {fp} f, {u} line, {u} column, {u} function) {{\n    \
+             if (b == 0) {{\n        \
+             {rec}(f, {code}u, {none}u, 0u, 0u, line, column, function);\n        \
+             return 0;\n    \
+             }}\n    \
+             return {plain}(a, b);\n}}\n",
+            q = d.device_fn(),
+            fp = fault_ptr(d),
+            code = crate::checked::FAULT_DIVISION_BY_ZERO,
+            none = crate::checked::NO_ARRAY,
+        )
+    });
+    name
+}
+
+/// The type of the fault-record pointer (`__global uint*`, `unsigned int*`).
+pub(crate) fn fault_ptr(d: Dialect) -> String {
+    format!("{}{}*", d.global_space(), t(d, ScalarType::U32))
+}
+
+/// The function that records a fault in checked mode ([`crate::checked`]): the first thread to
+/// move word 0 of the record from 0 to its fault kind (an atomic compare-and-swap: OpenCL 1.2
+/// `atomic_cmpxchg`, CUDA `atomicCAS`) writes the array, index, length, its `threadIdx` and
+/// `blockIdx`, and the statement's line and column; later faults change nothing.
+pub(crate) fn record_fault(ctx: &mut Ctx) -> String {
+    let name = "spoc_record_fault".to_string();
+    ctx.helper(&name, |d| {
+        let u = t(d, ScalarType::U32);
+        let (cas, ids) = if d.is_opencl() {
+            (
+                "atomic_cmpxchg((volatile __global uint*)f, 0u, code)",
+                [
+                    "(uint)get_local_id(0)",
+                    "(uint)get_local_id(1)",
+                    "(uint)get_local_id(2)",
+                    "(uint)get_group_id(0)",
+                    "(uint)get_group_id(1)",
+                    "(uint)get_group_id(2)",
+                ],
+            )
+        } else {
+            (
+                "atomicCAS(f, 0u, code)",
+                [
+                    "threadIdx.x",
+                    "threadIdx.y",
+                    "threadIdx.z",
+                    "blockIdx.x",
+                    "blockIdx.y",
+                    "blockIdx.z",
+                ],
+            )
+        };
+        use crate::checked::*;
+        format!(
+            "{q} void {name}({fp} f, {u} code, {u} array, {u} index, {u} len, {u} line, {u} column, {u} function) {{\n    \
+             if ({cas} == 0u) {{\n        \
+             f[{W_ARRAY}] = array;\n        \
+             f[{W_INDEX}] = index;\n        \
+             f[{W_LEN}] = len;\n        \
+             f[{t0}] = {};\n        \
+             f[{t1}] = {};\n        \
+             f[{t2}] = {};\n        \
+             f[{b0}] = {};\n        \
+             f[{b1}] = {};\n        \
+             f[{b2}] = {};\n        \
+             f[{W_LINE}] = line;\n        \
+             f[{W_COLUMN}] = column;\n        \
+             f[{W_FUNCTION}] = function;\n    \
+             }}\n}}\n",
+            ids[0],
+            ids[1],
+            ids[2],
+            ids[3],
+            ids[4],
+            ids[5],
+            q = d.device_fn(),
+            fp = fault_ptr(d),
+            t0 = W_THREAD,
+            t1 = W_THREAD + 1,
+            t2 = W_THREAD + 2,
+            b0 = W_BLOCK,
+            b1 = W_BLOCK + 1,
+            b2 = W_BLOCK + 2,
+        )
+    });
+    name
+}
+
+/// Wrapping absolute value of a signed integer (`abs(MIN)` = `MIN`, Rust's `wrapping_abs`),
+/// computed entirely in the unsigned type: `s` is all ones for a negative `a`, and
+/// `(a ^ s) - s` is `-a` then, `a` otherwise. No signed operation can overflow, so no compiler
+/// may assume the result is non-negative (NVRTC and NVIDIA's OpenCL folded `abs(x) < 0` to
+/// false for `a < 0 ? -a : a`).
 pub(crate) fn abs_signed(ctx: &mut Ctx, s: ScalarType) -> String {
     let name = format!("spoc_abs_{}", sfx(s));
     ctx.helper(&name, |d| {
         let (ty, u) = (t(d, s), t(d, Dialect::unsigned_of(s)));
+        let top = if s.size_bytes() == 8 { 63 } else { 31 };
         format!(
             "{q} inline {ty} {name}({ty} a) {{\n    \
-             return a < 0 ? ({ty})(0 - ({u})a) : a;\n}}\n",
+             {u} x = ({u})a;\n    \
+             {u} s = ({u})0 - (x >> {top});\n    \
+             return ({ty})((x ^ s) - s);\n}}\n",
             q = d.device_fn()
         )
     });
@@ -288,6 +395,61 @@ pub(crate) fn powi(ctx: &mut Ctx, s: ScalarType) -> String {
         )
     });
     name
+}
+
+/// A warp shuffle with docs/LANGUAGE.md's semantics where the dialect's own function leaves a
+/// source outside the warp undefined or reads another lane: `shuffle_up` / `shuffle_down` /
+/// `shuffle_xor` whose source lane is outside the (sub)group return the lane's own value, and
+/// `shuffle` reads lane `src % warp_size()`. CUDA's `shfl.sync` takes the operand modulo 32
+/// (PTX ISA §9.7.8.6), so a delta or mask of 32 or more selects the own value explicitly;
+/// OpenCL's `sub_group_shuffle*` (cl_khr_subgroup_shuffle, `…_relative`) leave out-of-range
+/// sources undefined, so every kind checks. The shuffle itself runs unconditionally (all lanes
+/// must reach it); only the result is selected. `None` when the dialect's call already has
+/// these semantics (HIP, CUDA's `shuffle`).
+pub(crate) fn shuffle(ctx: &mut Ctx, kind: ShuffleKind, s: ScalarType) -> Option<String> {
+    let d = ctx.d;
+    let (base, keep) = match (d, kind) {
+        (Dialect::Hip, _) | (Dialect::Cuda, ShuffleKind::Index) => return None,
+        (Dialect::Cuda, ShuffleKind::Up) => ("__shfl_up_sync(0xffffffffu, v, a)", "a < 32u"),
+        (Dialect::Cuda, ShuffleKind::Down) => ("__shfl_down_sync(0xffffffffu, v, a)", "a < 32u"),
+        (Dialect::Cuda, ShuffleKind::Xor) => ("__shfl_xor_sync(0xffffffffu, v, (int)a)", "a < 32u"),
+        (Dialect::OpenCl, ShuffleKind::Index) => {
+            ("sub_group_shuffle(v, a % get_max_sub_group_size())", "true")
+        }
+        (Dialect::OpenCl, ShuffleKind::Up) => (
+            "sub_group_shuffle_up(v, a)",
+            "a <= get_sub_group_local_id()",
+        ),
+        (Dialect::OpenCl, ShuffleKind::Down) => (
+            "sub_group_shuffle_down(v, a)",
+            "a < get_sub_group_size() - get_sub_group_local_id()",
+        ),
+        (Dialect::OpenCl, ShuffleKind::Xor) => (
+            "sub_group_shuffle_xor(v, a)",
+            "(get_sub_group_local_id() ^ a) < get_sub_group_size()",
+        ),
+    };
+    let k = match kind {
+        ShuffleKind::Index => "shuffle",
+        ShuffleKind::Up => "shuffle_up",
+        ShuffleKind::Down => "shuffle_down",
+        ShuffleKind::Xor => "shuffle_xor",
+    };
+    let name = format!("spoc_{k}_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let ty = t(d, s);
+        let u = t(d, ScalarType::U32);
+        let ret = if keep == "true" {
+            "    return r;\n".to_string()
+        } else {
+            format!("    return {keep} ? r : v;\n")
+        };
+        format!(
+            "{q} inline {ty} {name}({ty} v, {u} a) {{\n    {ty} r = {base};\n{ret}}}\n",
+            q = d.device_fn()
+        )
+    });
+    Some(name)
 }
 
 /// The linear thread index in the block modulo the warp size (CUDA/HIP).

@@ -35,6 +35,17 @@ impl Body<'_, '_> {
     }
 
     fn stmt(&mut self, s: &Stmt) -> R<()> {
+        let outer = self.loc;
+        if let Some(l) = s.loc {
+            self.loc = (l.line, l.column);
+        }
+        let r = self.stmt_at(s);
+        self.loc = outer;
+        r
+    }
+
+    /// [`Body::stmt`] with `self.loc` set to the statement's location.
+    fn stmt_at(&mut self, s: &Stmt) -> R<()> {
         match &s.kind {
             StmtKind::Let { var, init } => self.let_stmt(*var, init.as_ref()),
             StmtKind::Assign { target, value } => self.assign(target, value),
@@ -328,12 +339,24 @@ impl Body<'_, '_> {
                     tmp
                 }
             };
+            if self.checked() {
+                let (p, checks) = self.checked_place(target)?;
+                self.under_checks(&checks, |b| b.copy_array(&p, &src, &value.ty));
+                return Ok(());
+            }
             let p = self.place(target, true)?;
             self.copy_array(&p, &src, &value.ty);
             return Ok(());
         }
         // Rust evaluates the value before the place: keep that order when it matters.
         let mut v = self.expr(value)?;
+        if self.checked() && !matches!(target, LValue::Var(_)) {
+            // The value is computed whatever the bounds tests of the place say.
+            v = self.once(v, &value.ty)?;
+            let (p, checks) = self.checked_place(target)?;
+            self.under_checks(&checks, |b| b.line(format!("{p} = {};", v.text)));
+            return Ok(());
+        }
         if self.effectful(value) && place_reads_memory(target, &self.ctx.impure) {
             v = self.hoist(&value.ty, v)?;
         }
@@ -449,13 +472,29 @@ impl Body<'_, '_> {
         };
         let count = self.fresh(&format!("{i}_count"));
         let (cmp_e, cmp_s) = (e.at(prec::SHIFT), s.at(prec::SHIFT));
+        let step_nonzero = matches!(step.kind, ExprKind::Const(Const::U32(n)) if n != 0);
         if step_one {
             self.line(format!(
                 "{u} {count} = {cmp_e} > {cmp_s} ? {eu} - {su} : {zero};"
             ));
-        } else {
+        } else if step_nonzero {
             self.line(format!(
                 "{u} {count} = {cmp_e} > {cmp_s} ? ({eu} - {su} - {one}) / {step_u} + {one} : {zero};"
+            ));
+        } else {
+            // `step_by(0)`: the body runs once (a division by zero would be undefined); checked
+            // mode records it.
+            if self.checked() {
+                let rec = self.fault_call(
+                    crate::checked::FAULT_ZERO_STEP,
+                    crate::checked::NO_ARRAY,
+                    "0u",
+                    "0u",
+                );
+                self.line(format!("if ({step_u} == 0) {rec};"));
+            }
+            self.line(format!(
+                "{u} {count} = {cmp_e} > {cmp_s} ? ({step_u} == 0 ? {one} : ({eu} - {su} - {one}) / {step_u} + {one}) : {zero};"
             ));
         }
         let k = self.fresh(&format!("{i}_k"));

@@ -91,6 +91,20 @@ pub(super) struct Gen<'k> {
     pub dynamic_shared: Option<u32>,
     /// True once a subgroup operation is used (WGSL then needs `enable subgroups;`).
     pub subgroups: bool,
+    /// Checked mode: the fault record and the function that writes it.
+    pub fault_record: Option<Handle<GlobalVariable>>,
+    pub fault_fn: Option<Handle<naga::Function>>,
+    /// Checked mode: the invocation's first fault (a private `array<u32, 7>` in the record's
+    /// word order from `W_CODE`), written to the record once, when the kernel ends.
+    pub pending_fault: Option<Handle<GlobalVariable>>,
+    /// `Capabilities::float_controls_ignored`: float constants are to be hidden from the
+    /// driver's optimiser.
+    pub hide_float_constants: bool,
+    /// `Capabilities::unfused_fma_f32`: `f32` `mul_add` is computed in `f64`.
+    pub unfused_fma_f32: bool,
+    /// The private global holding a zero the driver cannot know (set at the kernel's entry),
+    /// once it is set: float literals are `bits ^ zero` reinterpreted ([`Fb::lit`]).
+    pub opaque_zero: Option<Handle<GlobalVariable>>,
 }
 
 /// The result of [`build_module`].
@@ -237,7 +251,7 @@ fn for_each_expr(b: &[spoc_ir::Stmt], f: &mut dyn FnMut(&spoc_ir::Expr)) {
 pub(super) fn build_module(
     target: Target,
     kernel: &Kernel,
-    _opts: &Options<'_>,
+    opts: &Options<'_>,
     block: [u32; 3],
     (allowed, device): (NCaps, NCaps),
 ) -> Result<Built, CodegenError> {
@@ -259,9 +273,25 @@ pub(super) fn build_module(
         bindings: Vec::new(),
         dynamic_shared: None,
         subgroups: false,
+        fault_record: None,
+        fault_fn: None,
+        pending_fault: None,
+        hide_float_constants: opts.caps.float_controls_ignored && target == Target::Vulkan,
+        unfused_fma_f32: opts.caps.unfused_fma_f32,
+        opaque_zero: None,
     };
     g.declare_params()?;
     g.declare_shared()?;
+    if opts.checked {
+        if target != Target::Vulkan {
+            return Err(CodegenError::FeatureNotSupported {
+                backend: target.backend_name().into(),
+                feature: "checked mode (only the SPIR-V of the naga targets has it)".into(),
+            });
+        }
+        let buffers = kernel.params.iter().filter(|p| p.is_buffer()).count();
+        g.declare_fault_record(super::buffer_binding(buffers))?;
+    }
     let function = g.kernel_function()?;
     let module_bindings = std::mem::take(&mut g.bindings);
     let dynamic_shared = g.dynamic_shared;
@@ -526,6 +556,8 @@ impl<'k> Gen<'k> {
             debug_assert!(d.kind != VarKind::Shared || matches!(slots[i], Slot::Global(_)));
         }
         let mut fb = Fb::new(self, &kernel.vars, slots);
+        fb.set_opaque_zero();
+        fb.clear_pending_fault()?;
         // Scalar parameters: locals initialised from the block.
         for (pi, p) in kernel.params.iter().enumerate() {
             if p.is_buffer() {
@@ -554,6 +586,9 @@ impl<'k> Gen<'k> {
             fb.store(lp, v);
         }
         fb.body(&kernel.body)?;
+        if !fb.terminated() {
+            fb.flush_pending_fault();
+        }
         let mut function = fb.finish()?;
         function.name = Some(kernel.name.clone());
         // Builtins: one argument each, stored into the private global first thing.
@@ -610,6 +645,11 @@ impl<'k> Gen<'k> {
             }
         }
         let mut fb = Fb::new(self, &f.vars, slots);
+        fb.func_index = kernel
+            .functions
+            .iter()
+            .position(|h| h.name == name)
+            .map_or(0, |k| k + 1);
         let mut arguments = Vec::new();
         for (p, b) in f.params.iter().zip(binds) {
             if b.is_some() {

@@ -29,6 +29,17 @@ pub(super) fn float_lit(t: ScalarType, v: f64) -> Literal {
     }
 }
 
+/// True if `e` is an integer constant other than 0: a divisor that cannot be zero.
+fn nonzero_constant(e: &Expr) -> bool {
+    match e.kind {
+        ExprKind::Const(Const::I32(v)) => v != 0,
+        ExprKind::Const(Const::I64(v)) => v != 0,
+        ExprKind::Const(Const::U32(v)) => v != 0,
+        ExprKind::Const(Const::U64(v)) => v != 0,
+        _ => false,
+    }
+}
+
 /// The smallest value of integer type `t`.
 fn int_min(t: ScalarType) -> i128 {
     match t {
@@ -107,24 +118,17 @@ impl Fb<'_, '_> {
                     )))
                 }
             },
-            ExprKind::Index { array, index } => {
-                if let Some(p) = self.place_ptr(e)? {
-                    self.load(p)
+            ExprKind::Index { .. } | ExprKind::Field { .. } if self.checked() => {
+                let mut checks = Vec::new();
+                self.read_checks(e, &mut checks)?;
+                if checks.is_empty() {
+                    self.element(e)?
                 } else {
-                    let base = self.expr(array)?;
-                    let index = self.expr(index)?;
-                    self.emit(Expression::Access { base, index })
+                    self.guarded(Some(&e.ty), checks, |fb| fb.element(e).map(Some))?
+                        .ok_or_else(|| self.g.bug("a checked read without a value".into()))?
                 }
             }
-            ExprKind::Field { base, field } => {
-                if let Some(p) = self.place_ptr(e)? {
-                    self.load(p)
-                } else {
-                    let index = self.field_index(&base.ty, field)?;
-                    let base = self.expr(base)?;
-                    self.emit(Expression::AccessIndex { base, index })
-                }
-            }
+            ExprKind::Index { .. } | ExprKind::Field { .. } => self.element(e)?,
             ExprKind::Unary { op, operand } => {
                 let st = self.scalar_of(&operand.ty)?;
                 let v = self.expr(operand)?;
@@ -164,6 +168,26 @@ impl Fb<'_, '_> {
             }
             ExprKind::ArrayRepeat { value, len } => self.array_repeat(value, *len, &e.ty)?,
         }))
+    }
+
+    /// The value of element or field expression `e` (an `Index` or `Field`), unchecked.
+    fn element(&mut self, e: &Expr) -> R<H> {
+        if let Some(p) = self.place_ptr(e)? {
+            return Ok(self.load(p));
+        }
+        Ok(match &e.kind {
+            ExprKind::Index { array, index } => {
+                let base = self.expr(array)?;
+                let index = self.index_value(index)?;
+                self.emit(Expression::Access { base, index })
+            }
+            ExprKind::Field { base, field } => {
+                let index = self.field_index(&base.ty, field)?;
+                let base = self.expr(base)?;
+                self.emit(Expression::AccessIndex { base, index })
+            }
+            _ => return Err(self.g.bug(format!("`{:?}` is not an element", e.kind))),
+        })
     }
 
     /// The scalar type of `ty`, or a bug report.
@@ -233,7 +257,7 @@ impl Fb<'_, '_> {
                 let Some(base) = self.place_ptr(array)? else {
                     return Ok(None);
                 };
-                let index = self.expr(index)?;
+                let index = self.index_value(index)?;
                 Ok(Some(self.emit(Expression::Access { base, index })))
             }
             ExprKind::Field { base, field } => {
@@ -277,7 +301,7 @@ impl Fb<'_, '_> {
                 let Type::Array { elem, .. } = bt else {
                     return Err(self.g.bug(format!("indexing a `{bt}` place")));
                 };
-                let index = self.expr(index)?;
+                let index = self.index_value(index)?;
                 Ok((self.emit(Expression::Access { base: b, index }), *elem))
             }
             LValue::Field { base, field } => {
@@ -302,7 +326,7 @@ impl Fb<'_, '_> {
             .ok_or_else(|| self.g.bug(format!("record `{r}` has no field `{field}`")))
     }
 
-    fn field_type(&self, ty: &Type, field: &str) -> R<Type> {
+    pub(super) fn field_type(&self, ty: &Type, field: &str) -> R<Type> {
         let Type::Record(r) = ty else {
             return Err(self.g.bug(format!("field `.{field}` of a `{ty}`")));
         };
@@ -335,6 +359,22 @@ impl Fb<'_, '_> {
             UnOp::Neg if st.is_integer() && !st.is_signed() => {
                 let zero = self.lit(int_lit(st, 0));
                 self.bin(Bo::Subtract, zero, v)
+            }
+            // Signed negation on the bits (`0 - u`, wrapping), not `OpSNegate`: `-MIN` is `MIN`
+            // with no signed overflow for a driver to assume away.
+            UnOp::Neg if st.is_integer() => {
+                let u = self.emit(Expression::As {
+                    expr: v,
+                    kind: ScalarKind::Uint,
+                    convert: None,
+                });
+                let zero = self.lit(int_lit(super::types::unsigned_of(st), 0));
+                let r = self.bin(Bo::Subtract, zero, u);
+                self.emit(Expression::As {
+                    expr: r,
+                    kind: ScalarKind::Sint,
+                    convert: None,
+                })
             }
             UnOp::Neg => self.emit(Expression::Unary {
                 op: Uo::Negate,
@@ -392,8 +432,28 @@ impl Fb<'_, '_> {
             BinOp::Add => self.bin(Bo::Add, l, r),
             BinOp::Sub => self.bin(Bo::Subtract, l, r),
             BinOp::Mul => self.bin(Bo::Multiply, l, r),
-            BinOp::Div if int && st.is_signed() => {
-                let r = self.safe_divisor(st, l, r);
+            BinOp::Div | BinOp::Rem if int && !nonzero_constant(rhs) => {
+                // SPIR-V leaves a division by zero (and `MIN / -1`) undefined: divide by 1
+                // instead and give 0, the C targets' value; checked mode records the fault.
+                let zero = self.lit(int_lit(st, 0));
+                let one = self.lit(int_lit(st, 1));
+                let is0 = self.bin(Bo::Equal, r, zero);
+                self.fault_if(is0, crate::checked::FAULT_DIVISION_BY_ZERO);
+                let r1 = self.sel(is0, one, r);
+                let d = if st.is_signed() {
+                    self.safe_divisor(st, l, r1)
+                } else {
+                    r1
+                };
+                let q = self.int_div(op, st, l, d);
+                self.sel(is0, zero, q)
+            }
+            BinOp::Div if int => {
+                let r = if st.is_signed() {
+                    self.safe_divisor(st, l, r)
+                } else {
+                    r
+                };
                 self.bin(Bo::Divide, l, r)
             }
             BinOp::Div if float => self.float_div(st, l, r)?,
@@ -478,6 +538,21 @@ impl Fb<'_, '_> {
     }
 
     /// `rhs`, or 1 when `lhs == MIN && rhs == -1` (so that `MIN / -1 == MIN`, `MIN % -1 == 0`).
+    /// `l / d` or `l % d` on integers of `st` (`d` nonzero, not `-1` with `l == MIN`); GLSL's
+    /// `%` is undefined for negative operands, so signed `%` is `l - (l / d) * d` there.
+    fn int_div(&mut self, op: BinOp, st: ScalarType, l: H, d: H) -> H {
+        if op == BinOp::Div {
+            return self.bin(Bo::Divide, l, d);
+        }
+        if st.is_signed() && self.g.target == crate::Target::Glsl {
+            let q = self.bin(Bo::Divide, l, d);
+            let p = self.bin(Bo::Multiply, q, d);
+            self.bin(Bo::Subtract, l, p)
+        } else {
+            self.bin(Bo::Modulo, l, d)
+        }
+    }
+
     fn safe_divisor(&mut self, st: ScalarType, l: H, r: H) -> H {
         let min = self.lit(int_lit(st, int_min(st)));
         let m1 = self.lit(int_lit(st, -1));
@@ -722,7 +797,7 @@ impl Fb<'_, '_> {
     }
 
     /// The length of array `a` (`u32`).
-    fn len(&mut self, a: &Expr) -> R<H> {
+    pub(super) fn len(&mut self, a: &Expr) -> R<H> {
         if let ExprKind::Var(v) = a.kind {
             if let Slot::Global(g) = self.slot(v)? {
                 let (handle, len) = (self.g.globals[g].handle, self.g.globals[g].len);

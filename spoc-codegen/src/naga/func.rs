@@ -30,6 +30,13 @@ pub(super) struct Fb<'a, 'k> {
     idents: Vec<String>,
     local_ptrs: HashMap<Handle<LocalVariable>, Handle<Expression>>,
     global_ptrs: HashMap<Handle<naga::GlobalVariable>, Handle<Expression>>,
+    /// This function's index for [`crate::checked::array_id`] (0: the kernel, `k + 1`: helper
+    /// `k`).
+    pub func_index: usize,
+    /// The (line, column) of the statement being lowered (0, 0 when unknown).
+    pub loc: (u32, u32),
+    /// Checked mode: index expressions already evaluated for their bounds test, by address.
+    pub index_cache: HashMap<usize, Handle<Expression>>,
 }
 
 impl<'a, 'k> Fb<'a, 'k> {
@@ -43,6 +50,9 @@ impl<'a, 'k> Fb<'a, 'k> {
             idents: crate::names::var_idents(decls),
             local_ptrs: HashMap::new(),
             global_ptrs: HashMap::new(),
+            func_index: 0,
+            loc: (0, 0),
+            index_cache: HashMap::new(),
         }
     }
 
@@ -112,8 +122,92 @@ impl<'a, 'k> Fb<'a, 'k> {
         )
     }
 
+    /// A literal. When the device folds float arithmetic as if NaN, infinities and signed
+    /// zeros did not exist (`Capabilities::float_controls_ignored`, lavapipe), a float literal
+    /// is its bits XOR a zero the driver cannot know, reinterpreted: no float constant is left
+    /// for `x * 0.0 -> 0.0`, `x + 0.0 -> x` or `0.0 - x -> -x` to match.
     pub fn lit(&mut self, l: naga::Literal) -> Handle<Expression> {
-        self.emit(Expression::Literal(l))
+        let Some(zero) = self.g.opaque_zero else {
+            return self.emit(Expression::Literal(l));
+        };
+        let (bits, wide) = match l {
+            naga::Literal::F32(v) => (Expression::Literal(naga::Literal::U32(v.to_bits())), false),
+            naga::Literal::F64(v) => (Expression::Literal(naga::Literal::U64(v.to_bits())), true),
+            _ => return self.emit(Expression::Literal(l)),
+        };
+        let bits = self.emit(bits);
+        let zp = self.global_ptr(zero);
+        let mut z = self.load(zp);
+        if wide {
+            z = self.emit(Expression::As {
+                expr: z,
+                kind: naga::ScalarKind::Uint,
+                convert: Some(8),
+            });
+        }
+        let x = self.emit(Expression::Binary {
+            op: naga::BinaryOperator::ExclusiveOr,
+            left: bits,
+            right: z,
+        });
+        self.emit(Expression::As {
+            expr: x,
+            kind: naga::ScalarKind::Float,
+            convert: None,
+        })
+    }
+
+    /// With `hide_float_constants`: stores a zero the driver cannot know into a private global,
+    /// first thing in the kernel, and makes [`Fb::lit`] use it. The zero is
+    /// `arrayLength(first buffer) == u32::MAX`: a buffer's length in elements of at least two
+    /// bytes is below 2^31 (`maxStorageBufferRange` is a `u32`), but the driver cannot know
+    /// the length. A kernel without buffer parameters has no observable result and keeps its
+    /// constants.
+    pub fn set_opaque_zero(&mut self) {
+        if !self.g.hide_float_constants {
+            return;
+        }
+        let Some(buf) = self
+            .g
+            .globals
+            .iter()
+            .find(|a| a.space == spoc_ir::MemSpace::Global)
+            .map(|a| a.handle)
+        else {
+            return;
+        };
+        let Ok(u32t) = self.g.scalar_ty(spoc_ir::ScalarType::U32) else {
+            return;
+        };
+        let g = self.g.module.global_variables.append(
+            naga::GlobalVariable {
+                name: Some("spoc_opaque_zero".into()),
+                space: naga::AddressSpace::Private,
+                binding: None,
+                ty: u32t,
+                init: None,
+                memory_decorations: naga::MemoryDecorations::empty(),
+            },
+            Span::UNDEFINED,
+        );
+        let bp = self.global_ptr(buf);
+        let len = self.emit(Expression::ArrayLength(bp));
+        let max = self.lit(naga::Literal::U32(u32::MAX));
+        let is_max = self.emit(Expression::Binary {
+            op: naga::BinaryOperator::Equal,
+            left: len,
+            right: max,
+        });
+        let one = self.lit(naga::Literal::U32(1));
+        let zero = self.lit(naga::Literal::U32(0));
+        let z = self.emit(Expression::Select {
+            condition: is_max,
+            accept: one,
+            reject: zero,
+        });
+        let zp = self.global_ptr(g);
+        self.store(zp, z);
+        self.g.opaque_zero = Some(g);
     }
 
     /// A pointer to local `v` (one expression per function).

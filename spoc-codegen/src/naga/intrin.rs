@@ -32,20 +32,7 @@ impl Fb<'_, '_> {
                     .require(C::SUBGROUP, &format!("`{}`", i.name()), SUBGROUPS)?;
                 let v = self.expr(&args[0])?;
                 let l = self.expr(&args[1])?;
-                let mode = match k {
-                    ShuffleKind::Index => naga::GatherMode::Shuffle(l),
-                    ShuffleKind::Up => naga::GatherMode::ShuffleUp(l),
-                    ShuffleKind::Down => naga::GatherMode::ShuffleDown(l),
-                    ShuffleKind::Xor => naga::GatherMode::ShuffleXor(l),
-                };
-                let t = self.g.value_ty(ty)?;
-                let result = self.emit(Expression::SubgroupOperationResult { ty: t });
-                self.stmt(Statement::SubgroupGather {
-                    mode,
-                    argument: v,
-                    result,
-                });
-                result
+                self.shuffle(k, v, l, ty)?
             }
             Intrinsic::VoteAny | Intrinsic::VoteAll => {
                 self.g
@@ -81,8 +68,79 @@ impl Fb<'_, '_> {
         })
     }
 
+    /// A subgroup shuffle with docs/LANGUAGE.md's semantics. SPIR-V leaves the result undefined
+    /// when the source invocation is outside the subgroup (`OpGroupNonUniformShuffle`, `…Xor`,
+    /// `…Up`, `…Down`, SPIR-V 1.5 §3.42.24), and lavapipe's 8-lane subgroups returned another
+    /// lane's value: `shuffle_up` / `shuffle_down` / `shuffle_xor` whose source is outside the
+    /// subgroup select the lane's own value (`lane >= delta`, `delta < size - lane`,
+    /// `lane ^ mask < size`, none of which can overflow), and `shuffle` reads lane
+    /// `src & (size - 1)` (subgroup sizes are powers of two), as CUDA's `__shfl_sync` takes
+    /// `src % 32`. The gather itself runs for every lane; only its result is selected.
+    fn shuffle(&mut self, k: ShuffleKind, v: H, l: H, ty: &Type) -> R<H> {
+        let size = self.builtin_scalar(Builtin::SubgroupSize)?;
+        let l = if k == ShuffleKind::Index {
+            let one = self.lit(Literal::U32(1));
+            let m = self.bin(Bo::Subtract, size, one);
+            self.bin(Bo::And, l, m)
+        } else {
+            l
+        };
+        let mode = match k {
+            ShuffleKind::Index => naga::GatherMode::Shuffle(l),
+            ShuffleKind::Up => naga::GatherMode::ShuffleUp(l),
+            ShuffleKind::Down => naga::GatherMode::ShuffleDown(l),
+            ShuffleKind::Xor => naga::GatherMode::ShuffleXor(l),
+        };
+        let t = self.g.value_ty(ty)?;
+        let result = self.emit(Expression::SubgroupOperationResult { ty: t });
+        self.stmt(Statement::SubgroupGather {
+            mode,
+            argument: v,
+            result,
+        });
+        if k == ShuffleKind::Index {
+            return Ok(result);
+        }
+        let lane = self.shuffle_lane()?;
+        let inside = match k {
+            ShuffleKind::Up => self.bin(Bo::GreaterEqual, lane, l),
+            ShuffleKind::Down => {
+                let room = self.bin(Bo::Subtract, size, lane);
+                self.bin(Bo::Less, l, room)
+            }
+            _ => {
+                let src = self.bin(Bo::ExclusiveOr, lane, l);
+                self.bin(Bo::Less, src, size)
+            }
+        };
+        Ok(self.sel(inside, result, v))
+    }
+
+    /// The invocation's lane in its subgroup, for [`Fb::shuffle`]: `SubgroupInvocationId` in a
+    /// one-dimensional block (naga allows it only there), else the linear invocation index
+    /// modulo the subgroup size (how every driver seen numbers the lanes of multi-dimensional
+    /// workgroups: lavapipe and NVIDIA's assign consecutive linear indices to a subgroup).
+    fn shuffle_lane(&mut self) -> R<H> {
+        let [_, by, bz] = self.g.block;
+        if by == 1 && bz == 1 {
+            return self.builtin_scalar(Builtin::SubgroupLane);
+        }
+        let size = self.builtin_scalar(Builtin::SubgroupSize)?;
+        let x = self.builtin_axis(Builtin::LocalId, Axis::X)?;
+        let y = self.builtin_axis(Builtin::LocalId, Axis::Y)?;
+        let z = self.builtin_axis(Builtin::LocalId, Axis::Z)?;
+        let [bx, by, _] = self.g.block;
+        let dx = self.lit(Literal::U32(bx));
+        let dy = self.lit(Literal::U32(by));
+        let zy = self.bin(Bo::Multiply, z, dy);
+        let row = self.bin(Bo::Add, zy, y);
+        let rows = self.bin(Bo::Multiply, row, dx);
+        let linear = self.bin(Bo::Add, rows, x);
+        Ok(self.bin(Bo::Modulo, linear, size))
+    }
+
     /// Component `axis` of a 3-axis builtin.
-    fn builtin_axis(&mut self, b: Builtin, axis: Axis) -> R<H> {
+    pub(super) fn builtin_axis(&mut self, b: Builtin, axis: Axis) -> R<H> {
         let g = self.g.builtin(b)?;
         let p = self.global_ptr(g);
         let v = self.load(p);
@@ -138,6 +196,30 @@ impl Fb<'_, '_> {
         }
         self.g.make_atomic(gi)?;
         let index = self.expr(&args[1])?;
+        if self.checked() {
+            // The atomic runs only for an index inside the array; else a fault, and 0.
+            let len = self.len(&args[0])?;
+            let ok = self.bin(Bo::Less, index, len);
+            let array = self.array_of_expr(&args[0]);
+            let check = super::checks::Check::new(ok, index, len, array);
+            return self
+                .guarded(Some(ty), vec![check], |fb| {
+                    fb.atomic_at(op, gi, index, args, st).map(Some)
+                })?
+                .ok_or_else(|| self.g.bug("a checked atomic without a value".into()));
+        }
+        self.atomic_at(op, gi, index, args, st)
+    }
+
+    /// The atomic `op` on element `index` of global array `gi` (`args` as for [`Fb::atomic`]).
+    fn atomic_at(
+        &mut self,
+        op: AtomicOp,
+        gi: usize,
+        index: H,
+        args: &[Expr],
+        st: ScalarType,
+    ) -> R<H> {
         let handle = self.g.globals[gi].handle;
         let base = self.global_ptr(handle);
         let pointer = self.emit(Expression::Access { base, index });
@@ -174,7 +256,13 @@ impl Fb<'_, '_> {
 
     /// A strong compare-exchange from naga's weak one: retried while it reports no exchange
     /// although the old value equals `expected` (a spurious failure).
-    fn compare_exchange(&mut self, pointer: H, expected: H, new: H, st: ScalarType) -> R<H> {
+    pub(super) fn compare_exchange(
+        &mut self,
+        pointer: H,
+        expected: H,
+        new: H,
+        st: ScalarType,
+    ) -> R<H> {
         let result_ty = self.g.module.generate_predeclared_type(
             naga::PredeclaredType::AtomicCompareExchangeWeakResult(super::types::scalar(st)),
         );

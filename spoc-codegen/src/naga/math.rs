@@ -101,6 +101,7 @@ impl Fb<'_, '_> {
                 self.float_div(st, one, a[0])?
             }
             MathFn::Abs if !float && !st.is_signed() => a[0],
+            MathFn::Abs if !float => self.wrapping_abs(st, a[0]),
             MathFn::Abs => self.m(Mf::Abs, &a),
             MathFn::Floor => self.m(Mf::Floor, &a),
             MathFn::Ceil => self.m(Mf::Ceil, &a),
@@ -149,6 +150,9 @@ impl Fb<'_, '_> {
             MathFn::Hypot => self.routine_call("hypot", st, &a)?,
             MathFn::Atan2 => self.routine_call("atan2", st, &a)?,
             MathFn::Copysign => self.copysign(st, a[0], a[1])?,
+            MathFn::MulAdd if st == ScalarType::F32 && self.soft_fma_f32() => {
+                self.fma_f32_via_f64(a[0], a[1], a[2])
+            }
             MathFn::MulAdd => self.m(Mf::Fma, &a),
         })
     }
@@ -253,6 +257,87 @@ impl Fb<'_, '_> {
                 self.sel(neg, nm, am)
             }
         }
+    }
+
+    /// True if `f32` `mul_add` is to be computed in `f64` ([`Fb::fma_f32_via_f64`]): the
+    /// device's `Fma` rounds twice and the target has `f64` and 64-bit integers.
+    fn soft_fma_f32(&self) -> bool {
+        use naga::valid::Capabilities as C;
+        self.g.unfused_fma_f32
+            && self.g.target == Target::Vulkan
+            && self.g.allowed.contains(C::FLOAT64 | C::SHADER_INT64)
+    }
+
+    /// `a * b + c` on `f32` with one rounding, on a device whose `Fma` rounds twice: the product
+    /// of the widened operands is exact in `f64` (24 + 24 bits), the sum is rounded to odd (its
+    /// round-to-nearest `s` with the error `e` of Knuth's TwoSum; an inexact `s` with an even
+    /// last bit moves one ulp towards the exact sum), and the `f64` → `f32` conversion rounds
+    /// once more to nearest. Rounding to odd with 53 ≥ 24 + 2 bits then to nearest gives the
+    /// correctly rounded sum (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums:
+    /// proved algorithms using rounding to odd", IEEE TC 2008), subnormal results included.
+    /// NaN and infinities pass through `s` (whose error term is then not used).
+    fn fma_f32_via_f64(&mut self, a: H, b: H, c: H) -> H {
+        let wide = |fb: &mut Self, x: H| {
+            fb.emit(Expression::As {
+                expr: x,
+                kind: ScalarKind::Float,
+                convert: Some(8),
+            })
+        };
+        let (a, b, c) = (wide(self, a), wide(self, b), wide(self, c));
+        let p = self.bin(Bo::Multiply, a, b);
+        let s = self.bin(Bo::Add, p, c);
+        let bb = self.bin(Bo::Subtract, s, p);
+        let sb = self.bin(Bo::Subtract, s, bb);
+        let e1 = self.bin(Bo::Subtract, p, sb);
+        let e2 = self.bin(Bo::Subtract, c, bb);
+        let e = self.bin(Bo::Add, e1, e2);
+        let zero = self.flit(ScalarType::F64, 0.0);
+        let exact = self.bin(Bo::Equal, e, zero);
+        let inexact = self.not(exact);
+        let abs = self.m(Mf::Abs, &[s]);
+        let inf = self.inf(ScalarType::F64);
+        let finite = self.bin(Bo::Less, abs, inf);
+        let bits = self.bitcast(s, ScalarKind::Uint);
+        let ebits = self.bitcast(e, ScalarKind::Uint);
+        let one = self.lit(Literal::U64(1));
+        let low = self.bin(Bo::And, bits, one);
+        let z64 = self.lit(Literal::U64(0));
+        let even = self.bin(Bo::Equal, low, z64);
+        let signs = self.bin(Bo::ExclusiveOr, bits, ebits);
+        let top = self.lit(Literal::U32(63));
+        let differ = self.bin(Bo::ShiftRight, signs, top);
+        let same = self.bin(Bo::Equal, differ, z64);
+        let up = self.bin(Bo::Add, bits, one);
+        let down = self.bin(Bo::Subtract, bits, one);
+        let toward = self.sel(same, up, down);
+        let odd = self.bin(Bo::LogicalAnd, inexact, even);
+        let adjust = self.bin(Bo::LogicalAnd, odd, finite);
+        let r = self.sel(adjust, toward, bits);
+        let r = self.bitcast(r, ScalarKind::Float);
+        self.emit(Expression::As {
+            expr: r,
+            kind: ScalarKind::Float,
+            convert: Some(4),
+        })
+    }
+
+    /// Rust's `wrapping_abs` of signed `x` (`abs(MIN) == MIN`), on the bits: `s = 0 - (u >> (N -
+    /// 1))` is all ones for a negative `x`, and `(u ^ s) - s` its negation, every step an
+    /// unsigned operation that wraps (SPIR-V `OpISub`, `OpShiftRightLogical`). GLSL.std.450
+    /// `SAbs` is not used: its result for `MIN` is not specified, and NVIDIA's Vulkan driver
+    /// folded `x.abs() >= 0` to true for `i32::MIN` and `i64::MIN`.
+    pub fn wrapping_abs(&mut self, st: ScalarType, x: H) -> H {
+        let ut = unsigned_of(st);
+        let top = st.size_bytes() as u32 * 8 - 1;
+        let u = self.bitcast(x, ScalarKind::Uint);
+        let sh = self.lit(Literal::U32(top));
+        let neg = self.bin(Bo::ShiftRight, u, sh);
+        let zero = self.lit(int_lit(ut, 0));
+        let mask = self.bin(Bo::Subtract, zero, neg);
+        let flipped = self.bin(Bo::ExclusiveOr, u, mask);
+        let r = self.bin(Bo::Subtract, flipped, mask);
+        self.bitcast(r, ScalarKind::Sint)
     }
 
     /// `mag` with the sign bit of `sign`.

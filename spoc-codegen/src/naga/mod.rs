@@ -85,6 +85,15 @@
 //! subnormals are flushed to zero, whatever the module says. lavapipe has none either but keeps
 //! subnormals.
 //!
+//! A device whose compiler folds float arithmetic as if NaN, infinities and signed zeros did not
+//! exist, although the module declares `SignedZeroInfNanPreserve` (lavapipe of Mesa 22.3 reports
+//! the mode and folds `x * 0.0` to `0.0`, `x + 0.0` to `x`, `0.0 - x` to `-x`), or that cannot
+//! take the mode, is marked [`crate::Capabilities::float_controls_ignored`]: every float
+//! literal is then `bits ^ z` reinterpreted, where `z` is a zero the driver cannot know (derived
+//! from a buffer's `OpArrayLength` at the kernel's entry, kept in a private global), so no
+//! constant is left for such folds to match. The Vulkan backend measures each device when it
+//! opens it.
+//!
 //! # No contraction
 //!
 //! - **SPIR-V**: naga's writer emits no `NoContraction` decoration, so the words are
@@ -102,7 +111,11 @@
 //! # Precision caveats (documented, not fixed here)
 //!
 //! Vulkan allows `Fma` to be unfused: `mul_add` is the target's `Fma`, fused on NVIDIA (checked
-//! on the H200) but not on lavapipe, where it rounds twice. Transcendentals follow the driver:
+//! on the H200) but not on lavapipe, where it rounds twice. With
+//! [`crate::Capabilities::unfused_fma_f32`] an `f32` `mul_add` is computed exactly in `f64`
+//! instead (exact product, sum rounded to odd, one rounding to `f32`); an `f64` `mul_add` stays
+//! the target's `Fma` (the Vulkan backend refuses it on a device where that is unfused).
+//! Transcendentals follow the driver:
 //! Vulkan bounds trigonometry's error on [-π, π] only (lavapipe's `sin(1e30)` is -1, NVIDIA's
 //! `cos(30)` 2e-5 off), lets `asin`/`acos` inherit `atan2`'s error (lavapipe's `asin(0.5)` is
 //! 4e-4 off) and may flush subnormals. `f64` transcendentals (`exp`, `ln`, `sin`, `powf`, …)
@@ -123,6 +136,7 @@
 //! `threadgroup_barrier`, a control barrier).
 
 mod build;
+mod checks;
 mod expr;
 mod func;
 mod intrin;
@@ -456,9 +470,10 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Declares IEEE float behaviour for the module's 32- and 64-bit floats (SPIR-V 1.4 float
-/// controls): `OpCapability DenormPreserve` and `SignedZeroInfNanPreserve`, and the matching
-/// `OpExecutionMode %entry DenormPreserve <width>` / `SignedZeroInfNanPreserve <width>` for
-/// every entry point. Without them a Vulkan driver may flush subnormals (NVIDIA's does) and
+/// controls, §3.6 execution modes 4459 and 4461; `OpExtension "SPV_KHR_float_controls"` too in a
+/// module older than 1.4): `OpCapability DenormPreserve` and `SignedZeroInfNanPreserve`, and the
+/// matching `OpExecutionMode %entry DenormPreserve <width>` / `SignedZeroInfNanPreserve <width>`
+/// for every entry point. Without them a Vulkan driver may flush subnormals (NVIDIA's does) and
 /// assume no NaN, infinity or signed zero. The device must report
 /// `shaderDenormPreserveFloat32/64` and `shaderSignedZeroInfNanPreserveFloat32/64`
 /// (`VkPhysicalDeviceFloatControlsProperties`) for the widths the module uses. Words that do not
@@ -507,6 +522,20 @@ pub fn float_controls(words: &[u32]) -> Vec<u32> {
         naga::back::spv::Capability::SignedZeroInfNanPreserve,
     ] {
         caps.extend_from_slice(&[(2 << 16) | spv_op::CAPABILITY, cap as u32]);
+    }
+    // Core in SPIR-V 1.4; before it, the capabilities come from SPV_KHR_float_controls.
+    if words[1] < 0x0001_0400 {
+        let name = b"SPV_KHR_float_controls\0";
+        let mut ext: Vec<u32> = name
+            .chunks(4)
+            .map(|c| {
+                let mut w = [0u8; 4];
+                w[..c.len()].copy_from_slice(c);
+                u32::from_le_bytes(w)
+            })
+            .collect();
+        ext.insert(0, ((ext.len() as u32 + 1) << 16) | spv_op::EXTENSION);
+        caps.extend_from_slice(&ext);
     }
     let mut modes = Vec::new();
     for e in &entries {
@@ -678,6 +707,7 @@ mod spv_op {
     ];
     pub const MEMBER_DECORATE_STRING: u32 = 5633;
     pub const CAPABILITY: u32 = 17;
+    pub const EXTENSION: u32 = 10;
     pub const ENTRY_POINT: u32 = 15;
     pub const EXECUTION_MODE: u32 = 16;
     pub const EXECUTION_MODE_ID: u32 = 331;

@@ -20,7 +20,13 @@ impl Fb<'_, '_> {
             if self.terminated() {
                 break;
             }
-            self.statement(s)?;
+            let outer = self.loc;
+            if let Some(l) = s.loc {
+                self.loc = (l.line, l.column);
+            }
+            let r = self.statement(s);
+            self.loc = outer;
+            r?;
         }
         Ok(())
     }
@@ -49,8 +55,20 @@ impl Fb<'_, '_> {
             StmtKind::Assign { target, value } => {
                 // Rust evaluates the assigned value first, then the place.
                 let v = self.expr(value)?;
-                let (p, _) = self.lvalue_ptr(target)?;
-                self.store(p, v);
+                let mut checks = Vec::new();
+                if self.checked() {
+                    self.place_checks(target, &mut checks)?;
+                }
+                if checks.is_empty() {
+                    let (p, _) = self.lvalue_ptr(target)?;
+                    self.store(p, v);
+                } else {
+                    self.guarded(None, checks, |fb| {
+                        let (p, _) = fb.lvalue_ptr(target)?;
+                        fb.store(p, v);
+                        Ok(None)
+                    })?;
+                }
             }
             StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => self.block(b)?,
             StmtKind::If { cond, then, els } => {
@@ -96,6 +114,10 @@ impl Fb<'_, '_> {
                     Some(e) => self.expr_opt(e)?,
                     None => None,
                 };
+                if self.func_index == 0 {
+                    // The kernel ends here: the invocation's fault goes to the record now.
+                    self.flush_pending_fault();
+                }
                 self.stmt(Statement::Return { value });
             }
             StmtKind::Barrier => self.stmt(Statement::ControlBarrier(
@@ -183,6 +205,12 @@ impl Fb<'_, '_> {
             step_u
         };
         let nonempty = self.bin(Bo::Less, s, e);
+        if self.checked() && !matches!(step.kind, ExprKind::Const(Const::U32(n)) if n != 0) {
+            let zero = self.lit(int_lit(ut, 0));
+            let no_step = self.bin(Bo::Equal, step_u, zero);
+            let run = self.bin(Bo::LogicalAnd, nonempty, no_step);
+            self.fault_if(run, crate::checked::FAULT_ZERO_STEP);
+        }
         let local = self.declare_local(var)?;
         let vp = self.local_ptr(local);
         let done_var = self.temp(&spoc_ir::Type::BOOL)?;

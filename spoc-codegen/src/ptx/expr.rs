@@ -227,6 +227,7 @@ impl<'k> Gen<'k, '_> {
                     Place::Mem(addr, Type::Array { elem, len, .. }) => ArrRef {
                         elem: *elem,
                         len: len.map(Len::Const).unwrap_or(Len::Const(0)),
+                        id: addr.array,
                         store: Store::Mem(addr),
                     },
                     _ => {
@@ -264,19 +265,26 @@ impl<'k> Gen<'k, '_> {
         })
     }
 
-    /// Element `i` of `arr`.
+    /// Element `i` of `arr`. In checked mode the index is tested against the array's length
+    /// first: a failing test records the fault, and the place's guard (the tests of this
+    /// index and of the indices the array came from) keeps the access from happening.
     pub(crate) fn index_place(&mut self, arr: &ArrRef, i: &Opd) -> R<Place> {
+        let guard = self.bounds_check(arr, i)?;
         match &arr.store {
             Store::Soa(leaves) => Ok(Place::Soa {
                 leaves: leaves.clone(),
                 index: self.a.reg(i),
                 ty: arr.elem.clone(),
+                guard,
             }),
             Store::Mem(addr) => {
                 let size = self.cx.layout(&arr.elem)?.size;
                 if i.imm {
                     if let Ok(k) = i.text.parse::<u64>() {
-                        return Ok(Place::Mem(addr.plus(k * size), arr.elem.clone()));
+                        let mut a = addr.plus(k * size);
+                        a.guard = guard;
+                        a.array = arr.id;
+                        return Ok(Place::Mem(a, arr.elem.clone()));
                     }
                 }
                 let off = self
@@ -296,11 +304,42 @@ impl<'k> Gen<'k, '_> {
                         space: addr.space,
                         base: Base::Reg(a),
                         offset: addr.offset,
+                        guard,
+                        array: arr.id,
                     },
                     arr.elem.clone(),
                 ))
             }
         }
+    }
+
+    /// Checked mode: tests `i < len(arr)`, records a failure, and returns the predicate under
+    /// which the element may be accessed (combined with the guard `arr` already has); `None`
+    /// outside checked mode, or for a constant index of a fixed array that is inside it.
+    fn bounds_check(&mut self, arr: &ArrRef, i: &Opd) -> R<Option<Opd>> {
+        let Some(_) = self.fault else {
+            return Ok(None);
+        };
+        let outer = match &arr.store {
+            Store::Mem(a) => a.guard.clone(),
+            Store::Soa(_) => None,
+        };
+        if let (Len::Const(n), true) = (&arr.len, i.imm) {
+            if i.text.parse::<u64>().is_ok_and(|k| k < *n as u64) {
+                return Ok(outer);
+            }
+        }
+        let len = self.array_len(arr)?;
+        let len = self.a.reg(&len);
+        let idx = self.a.reg(i);
+        let ok = self.a.tmp(Class::Pred);
+        self.a.ins(format!("setp.lt.u32 {ok}, {idx}, {len}"));
+        let ok = match outer {
+            Some(g) => self.a.bin("and.pred", Class::Pred, &g, &ok),
+            None => ok,
+        };
+        self.fault_unless(&ok, crate::checked::FAULT_OUT_OF_BOUNDS, arr.id, &idx, &len);
+        Ok(Some(ok))
     }
 
     /// Field `field` of the record at place `p` (of type `ty`).
@@ -315,7 +354,12 @@ impl<'k> Gen<'k, '_> {
                 let (off, fty) = self.cx.field_offset(rec, field)?;
                 Ok(Place::Mem(addr.plus(off), fty))
             }
-            Place::Soa { leaves, index, .. } => {
+            Place::Soa {
+                leaves,
+                index,
+                guard,
+                ..
+            } => {
                 let (_, fty) = self.cx.field_offset(rec, field)?;
                 let leaves = leaves
                     .iter()
@@ -326,6 +370,7 @@ impl<'k> Gen<'k, '_> {
                     leaves,
                     index: index.clone(),
                     ty: fty,
+                    guard: guard.clone(),
                 })
             }
             Place::Reg(v) => Ok(Place::Reg(self.field_of(v, ty, field)?)),
@@ -337,12 +382,18 @@ impl<'k> Gen<'k, '_> {
         match p {
             Place::Reg(v) => Ok(v.clone()),
             Place::Mem(addr, ty) => self.load_mem(addr, ty),
-            Place::Soa { leaves, index, ty } => match ty {
+            Place::Soa {
+                leaves,
+                index,
+                ty,
+                guard,
+            } => match ty {
                 Type::Scalar(s) => {
                     let leaf = leaves
                         .first()
                         .ok_or_else(|| self.cx.unsupported("an empty SoA place", "a field"))?;
-                    let addr = self.soa_addr(leaf.base.clone(), index, *s, leaf.readonly);
+                    let mut addr = self.soa_addr(leaf.base.clone(), index, *s, leaf.readonly);
+                    addr.guard = guard.clone();
                     Ok(Val::Scalar(self.load_scalar(&addr, *s), *s))
                 }
                 Type::Record(name) => {
@@ -375,6 +426,8 @@ impl<'k> Gen<'k, '_> {
             space: Space::Global { readonly },
             base: Base::Reg(a),
             offset: 0,
+            guard: None,
+            array: crate::checked::NO_ARRAY,
         }
     }
 
@@ -403,6 +456,7 @@ impl<'k> Gen<'k, '_> {
                 elem: (**elem).clone(),
                 len: Len::Const(*n),
                 store: Store::Mem(addr.clone()),
+                id: addr.array,
             }),
             _ => {
                 return Err(self.cx.unsupported(
@@ -414,39 +468,56 @@ impl<'k> Gen<'k, '_> {
     }
 
     /// `ld` of one scalar; `bool` is a byte (nonzero is true), `f16` 16 bits.
+    /// Under a guard (checked mode), the load happens only when the guard holds, and the
+    /// value is 0 otherwise.
     pub(crate) fn load_scalar(&mut self, addr: &Addr, t: ScalarType) -> Opd {
         let ld = addr.space.ld();
         let a = addr.operand();
+        let at = match &addr.guard {
+            Some(g) => format!("@{g} "),
+            None => String::new(),
+        };
         match t {
             ScalarType::Bool => {
                 let b = self.a.tmp(Class::B32);
-                self.a.ins(format!("{ld}.u8 {b}, {a}"));
+                if addr.guard.is_some() {
+                    self.a.ins(format!("mov.u32 {b}, 0"));
+                }
+                self.a.ins(format!("{at}{ld}.u8 {b}, {a}"));
                 let p = self.a.tmp(Class::Pred);
                 self.a.ins(format!("setp.ne.u32 {p}, {b}, 0"));
                 p
             }
             _ => {
                 let d = self.a.tmp(Class::of(t));
-                self.a.ins(format!("{ld}{} {d}, {a}", mem_type(t)));
+                if addr.guard.is_some() {
+                    self.a.ins(format!("mov.b{} {d}, 0", t.size_bytes() * 8));
+                }
+                self.a.ins(format!("{at}{ld}{} {d}, {a}", mem_type(t)));
                 d
             }
         }
     }
 
     /// `st` of one scalar.
+    /// Under a guard (checked mode), the store happens only when the guard holds.
     pub(crate) fn store_scalar(&mut self, addr: &Addr, t: ScalarType, v: &Opd) {
         let st = addr.space.st();
         let a = addr.operand();
+        let at = match &addr.guard {
+            Some(g) => format!("@{g} "),
+            None => String::new(),
+        };
         match t {
             ScalarType::Bool => {
                 let p = self.pred_reg(v);
                 let b = self.a.tmp(Class::B32);
                 self.a.ins(format!("selp.u32 {b}, 1, 0, {p}"));
-                self.a.ins(format!("{st}.u8 {a}, {b}"));
+                self.a.ins(format!("{at}{st}.u8 {a}, {b}"));
             }
             _ => {
                 let v = self.a.reg(v);
-                self.a.ins(format!("{st}{} {a}, {v}", mem_type(t)));
+                self.a.ins(format!("{at}{st}{} {a}, {v}", mem_type(t)));
             }
         }
     }
@@ -456,12 +527,18 @@ impl<'k> Gen<'k, '_> {
         match p {
             Place::Reg(dst) => self.assign_val(dst, v),
             Place::Mem(addr, ty) => self.store_mem(addr, ty, v),
-            Place::Soa { leaves, index, ty } => match (ty, v) {
+            Place::Soa {
+                leaves,
+                index,
+                ty,
+                guard,
+            } => match (ty, v) {
                 (Type::Scalar(s), Val::Scalar(o, _)) => {
                     let leaf = leaves
                         .first()
                         .ok_or_else(|| self.cx.unsupported("an empty SoA place", "a field"))?;
-                    let addr = self.soa_addr(leaf.base.clone(), index, *s, false);
+                    let mut addr = self.soa_addr(leaf.base.clone(), index, *s, false);
+                    addr.guard = guard.clone();
                     self.store_scalar(&addr, *s, o);
                     Ok(())
                 }
@@ -512,6 +589,7 @@ impl<'k> Gen<'k, '_> {
                     elem: (**elem).clone(),
                     len: Len::Const(*n),
                     store: Store::Mem(addr.clone()),
+                    id: addr.array,
                 };
                 self.copy_array(&dst, src)
             }

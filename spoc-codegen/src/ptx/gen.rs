@@ -44,6 +44,10 @@ pub(crate) struct Gen<'k, 'c> {
     pub inlined: usize,
     /// The `%laneid`-style mask register used by warp operations (`activemask`), when needed.
     pub local_names: BTreeSet<String>,
+    /// Checked mode: the register holding the fault record's global address.
+    pub fault: Option<Opd>,
+    /// The (line, column) of the statement being emitted (0, 0 when unknown).
+    pub loc: (u32, u32),
 }
 
 impl<'k, 'c> Gen<'k, 'c> {
@@ -57,6 +61,8 @@ impl<'k, 'c> Gen<'k, 'c> {
             var_map: Vec::new(),
             inlined: 0,
             local_names: BTreeSet::new(),
+            fault: None,
+            loc: (0, 0),
         }
     }
 
@@ -100,7 +106,10 @@ impl<'k, 'c> Gen<'k, 'c> {
             let d = &f.vars[v.0 as usize];
             (d.ty.clone(), f.idents[v.0 as usize].clone(), d.name.clone())
         };
-        let val = self.fresh_val(&ty, Some(&stem))?;
+        let mut val = self.fresh_val(&ty, Some(&stem))?;
+        if let Val::Array(a) = &mut val {
+            a.id = crate::checked::array_id(self.func_index(), v);
+        }
         let mut regs = Vec::new();
         val.regs(&mut regs);
         let shown = match &val {
@@ -192,10 +201,13 @@ impl<'k, 'c> Gen<'k, 'c> {
                 Val::Array(ArrRef {
                     elem: (**elem).clone(),
                     len: Len::Const(*n),
+                    id: crate::checked::NO_ARRAY,
                     store: Store::Mem(Addr {
                         space: Space::Local,
                         base: Base::Sym(name),
                         offset: 0,
+                        guard: None,
+                        array: crate::checked::NO_ARRAY,
                     }),
                 })
             }
@@ -414,6 +426,17 @@ impl<'k, 'c> Gen<'k, 'c> {
     }
 
     pub(crate) fn stmt(&mut self, s: &'k Stmt) -> R<()> {
+        let outer = self.loc;
+        if let Some(l) = s.loc {
+            self.loc = (l.line, l.column);
+        }
+        let r = self.stmt_at(s);
+        self.loc = outer;
+        r
+    }
+
+    /// [`Gen::stmt`] with `self.loc` set to the statement's location.
+    fn stmt_at(&mut self, s: &'k Stmt) -> R<()> {
         if let Some(d) = self.describe(s) {
             self.a.comment(d);
         }
@@ -571,13 +594,19 @@ impl<'k, 'c> Gen<'k, 'c> {
         let st = self.scalar(step)?;
         let st = self.a.copy(&st);
         let p = self.a.tmp(Class::Pred);
-        // A step of 0 would loop forever (Rust panics): trap instead.
+        // A step of 0 would loop forever (Rust panics): the body runs once (the largest step
+        // ends the loop after one iteration), as on the other GPU targets; checked mode
+        // records it.
         self.a.ins(format!("setp.eq.u32 {p}, {st}, 0"));
-        self.a.ins(format!("@{p} trap"));
+        if self.fault.is_some() {
+            let stepping = self.a.un("not.pred", Class::Pred, &p);
+            self.fault_unless_plain(&stepping, crate::checked::FAULT_ZERO_STEP);
+        }
         let stw = if wide {
-            self.a.un("cvt.u64.u32", Class::B64, &st)
+            let w = self.a.un("cvt.u64.u32", Class::B64, &st);
+            self.a.tri("selp.b64", Class::B64, &b64_imm(-1), &w, &p)
         } else {
-            st
+            self.a.tri("selp.b32", Class::B32, &b32_imm(-1), &st, &p)
         };
         let done = self.a.label("for_end");
         let head = self.a.label("for");

@@ -111,8 +111,34 @@ impl<'k> Gen<'k, '_> {
         }
     }
 
-    /// A warp shuffle of a 32- or 64-bit value (64-bit values move as two halves).
+    /// A warp shuffle of a 32- or 64-bit value (64-bit values move as two halves), with
+    /// docs/LANGUAGE.md's semantics: `shfl.sync` takes the lane operand modulo 32 (PTX ISA
+    /// §9.7.8.6: `bval = b[4:0]`), so a `shuffle_up`/`shuffle_down` delta or a `shuffle_xor`
+    /// mask of 32 or more would read another lane; the lane's own value is selected instead
+    /// (its source is outside the warp). `shuffle` keeps the modulo, as CUDA's `__shfl_sync`.
     fn shuffle(&mut self, kind: ShuffleKind, t: ScalarType, v: &Opd, lane: &Opd) -> Opd {
+        let d = self.shuffle_raw(kind, t, v, lane);
+        if kind == ShuffleKind::Index {
+            return d;
+        }
+        if lane.imm {
+            match lane.text.parse::<u64>() {
+                Ok(n) if n < 32 => return d,
+                Ok(_) => return self.a.copy(v),
+                Err(_) => {}
+            }
+        }
+        let lane = self.a.reg(lane);
+        let p = self.a.tmp(Class::Pred);
+        self.a.ins(format!("setp.lt.u32 {p}, {lane}, 32"));
+        let c = Class::of(t);
+        let ty = if t.size_bytes() == 4 { ".b32" } else { ".b64" };
+        let v = self.a.reg(v);
+        self.a.tri(&format!("selp{ty}"), c, &d, &v, &p)
+    }
+
+    /// `shfl.sync` itself (see [`Self::shuffle`]).
+    fn shuffle_raw(&mut self, kind: ShuffleKind, t: ScalarType, v: &Opd, lane: &Opd) -> Opd {
         let (mode, clamp) = match kind {
             ShuffleKind::Index => ("idx", 31),
             ShuffleKind::Up => ("up", 0),
@@ -207,8 +233,16 @@ impl<'k> Gen<'k, '_> {
         }
         let d = self.a.tmp(c);
         let operands: Vec<String> = vals.iter().map(|v| v.text.clone()).collect();
+        // Checked mode: the atomic runs only for an index inside the array; else 0.
+        let at = match &addr.guard {
+            Some(g) => {
+                self.a.ins(format!("mov.b{bits} {d}, 0"));
+                format!("@{g} ")
+            }
+            None => String::new(),
+        };
         self.a.ins(format!(
-            "atom{}.{word}{ty} {d}, {}, {}",
+            "{at}atom{}.{word}{ty} {d}, {}, {}",
             addr.space.atom(),
             addr.operand(),
             operands.join(", ")

@@ -85,6 +85,7 @@
 //! - A `for` step of 0 executes `trap` (Rust panics; looping forever is not an option).
 
 mod asm;
+mod checks;
 mod expr;
 mod gen;
 mod intrin;
@@ -326,6 +327,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
                         elem: (**elem).clone(),
                         len: Len::Reg(len),
                         store: Store::Soa(leaves),
+                        id: crate::checked::array_id(0, p.var),
                     })
                 } else {
                     let pn = format!("{}_ptr", p.name);
@@ -343,10 +345,13 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
                     Val::Array(ArrRef {
                         elem: (**elem).clone(),
                         len: Len::Reg(len),
+                        id: crate::checked::array_id(0, p.var),
                         store: Store::Mem(Addr {
                             space: Space::Global { readonly },
                             base: Base::Reg(base),
                             offset: 0,
+                            guard: None,
+                            array: crate::checked::NO_ARRAY,
                         }),
                     })
                 }
@@ -381,6 +386,16 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         };
         g.var_map.push(format!("{}: {} -> {shown}", p.name, p.ty));
         g.bind(p.var, val);
+    }
+    if cx.opts.checked {
+        // The fault record, after every parameter ([`crate::checked`]).
+        params.push(format!(".param .u64 {}", checks::PARAM));
+        param_names.push(checks::PARAM.to_string());
+        let raw = g.a.tmp(Class::B64);
+        g.a.ins(format!("ld.param.u64 {raw}, [{}]", checks::PARAM));
+        let rec = g.a.named(Class::B64, "spoc_fault");
+        g.a.ins(format!("cvta.to.global.u64 {rec}, {raw}"));
+        g.fault = Some(rec);
     }
     let mut seen = std::collections::HashSet::new();
     for n in &param_names {
@@ -434,10 +449,13 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
             Val::Array(ArrRef {
                 elem: s.elem.clone(),
                 len,
+                id: crate::checked::array_id(0, s.var),
                 store: Store::Mem(Addr {
                     space: Space::Shared,
                     base: Base::Sym(sym),
                     offset: 0,
+                    guard: None,
+                    array: crate::checked::NO_ARRAY,
                 }),
             }),
         );
@@ -464,6 +482,10 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     if dynamic {
         let _ = writeln!(out, ".extern .shared .align 16 .b8 spoc_dyn_smem[];");
         let _ = writeln!(out);
+    }
+    if cx.opts.checked {
+        out.push_str(&checks::record_function());
+        out.push('\n');
     }
     out.push_str(&math::prelude(&g.routines));
     for r in &g.routines {

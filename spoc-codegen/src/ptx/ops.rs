@@ -179,9 +179,33 @@ impl Gen<'_, '_> {
     }
 
     /// Integer `/` and `%`. Signed division guards `b == -1` so that `MIN / -1` is `MIN` (the
-    /// wrapping negation) and `MIN % -1` is 0, whatever `div`/`rem` do on overflow. Division by
-    /// zero is not checked (DESIGN §2): its result is whatever the hardware gives.
+    /// wrapping negation) and `MIN % -1` is 0, whatever `div`/`rem` do on overflow; a zero
+    /// divisor gives 0 (recorded in checked mode).
     fn int_div(&mut self, op: BinOp, t: ScalarType, a: &Opd, b: &Opd) -> Opd {
+        let c = Class::of(t);
+        let bits = t.size_bytes() * 8;
+        if b.imm && b.text.parse::<i128>().is_ok_and(|v| v != 0) {
+            return self.int_div_nonzero(op, t, a, b);
+        }
+        // A zero divisor gives 0 (the other GPU targets' value; PTX's is unspecified), and
+        // checked mode records it.
+        let b = self.a.reg(b);
+        let zero = self.a.tmp(Class::Pred);
+        self.a.ins(format!("setp.eq.s{bits} {zero}, {b}, 0"));
+        if self.fault.is_some() {
+            let nonzero = self.a.un("not.pred", Class::Pred, &zero);
+            self.fault_unless_plain(&nonzero, crate::checked::FAULT_DIVISION_BY_ZERO);
+        }
+        let one = self
+            .a
+            .tri(&format!("selp.b{bits}"), c, &Opd::imm("1", c), &b, &zero);
+        let q = self.int_div_nonzero(op, t, a, &one);
+        self.a
+            .tri(&format!("selp.b{bits}"), c, &Opd::imm("0", c), &q, &zero)
+    }
+
+    /// [`Self::int_div`] for a divisor that is not 0.
+    fn int_div_nonzero(&mut self, op: BinOp, t: ScalarType, a: &Opd, b: &Opd) -> Opd {
         let c = Class::of(t);
         let bits = t.size_bytes() * 8;
         let word = if op == BinOp::Div { "div" } else { "rem" };

@@ -62,6 +62,12 @@ pub(crate) struct Addr {
     pub space: Space,
     pub base: Base,
     pub offset: u64,
+    /// Checked mode: the predicate under which the access may happen (every index test of
+    /// the place passed); loads give 0 and stores do nothing when it is false.
+    pub guard: Option<Opd>,
+    /// The identifier (`crate::checked::array_id`) of the array this address is in, for the
+    /// arrays nested in its elements.
+    pub array: u32,
 }
 
 impl Addr {
@@ -121,6 +127,8 @@ pub(crate) struct ArrRef {
     pub elem: Type,
     pub len: Len,
     pub store: Store,
+    /// The array's identifier in checked mode's fault record (`crate::checked::array_id`).
+    pub id: u32,
 }
 
 /// A value in registers.
@@ -185,6 +193,8 @@ pub(crate) enum Place {
         leaves: Vec<SoaLeaf>,
         index: Opd,
         ty: Type,
+        /// As [`Addr::guard`].
+        guard: Option<Opd>,
     },
     /// Registers (a local variable, or a part of one).
     Reg(Val),

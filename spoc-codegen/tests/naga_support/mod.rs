@@ -1043,11 +1043,32 @@ pub fn full_caps() -> Capabilities {
         float_atomic_add: true,
         subgroups: true,
         compute_capability: None,
+        float_controls_ignored: false,
+        unfused_fma_f32: false,
     }
 }
 
 /// Generates `k` for `target` with all capabilities and a 64×1×1 block.
 pub fn gen(target: Target, k: &Kernel) -> Result<Source, spoc_codegen::CodegenError> {
+    gen_with(target, k, false)
+}
+
+/// [`gen`] in checked mode (`spoc_codegen::checked`) when `checked`.
+pub fn gen_with(
+    target: Target,
+    k: &Kernel,
+    checked: bool,
+) -> Result<Source, spoc_codegen::CodegenError> {
+    gen_caps(target, k, full_caps(), checked)
+}
+
+/// [`gen_with`] with the device capabilities `caps`.
+pub fn gen_caps(
+    target: Target,
+    k: &Kernel,
+    caps: Capabilities,
+    checked: bool,
+) -> Result<Source, spoc_codegen::CodegenError> {
     spoc_ir::validate(k).unwrap_or_else(|e| panic!("{} does not validate: {e}", k.name));
     spoc_codegen::generate_source_with(
         target,
@@ -1055,7 +1076,8 @@ pub fn gen(target: Target, k: &Kernel) -> Result<Source, spoc_codegen::CodegenEr
         &Options {
             block: Some([64, 1, 1]),
             soa_params: &[],
-            caps: full_caps(),
+            caps,
+            checked,
         },
     )
     .map(|s| s.expect("a source target"))

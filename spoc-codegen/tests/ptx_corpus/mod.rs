@@ -1202,8 +1202,23 @@ pub fn all() -> Vec<(&'static str, Kernel, Vec<&'static str>)> {
 
 /// PTX for `k` with default CUDA capabilities and `soa` parameters (panics on error).
 pub fn ptx(k: &Kernel, soa: &[&str]) -> String {
-    let src = spoc_codegen::generate_source(spoc_codegen::Target::CudaPtx, k, None, soa)
-        .unwrap_or_else(|e| panic!("PTX generation of `{}` failed: {e}", k.name))
-        .expect("CUDA/PTX generates source");
+    ptx_with(k, soa, false)
+}
+
+/// [`ptx`] in checked mode (`spoc_codegen::checked`) when `checked`.
+pub fn ptx_with(k: &Kernel, soa: &[&str], checked: bool) -> String {
+    let target = spoc_codegen::Target::CudaPtx;
+    let src = spoc_codegen::generate_source_with(
+        target,
+        k,
+        &spoc_codegen::Options {
+            block: None,
+            soa_params: soa,
+            caps: spoc_codegen::Capabilities::for_target(target),
+            checked,
+        },
+    )
+    .unwrap_or_else(|e| panic!("PTX generation of `{}` failed: {e}", k.name))
+    .expect("CUDA/PTX generates source");
     src.text().expect("PTX is text").to_string()
 }

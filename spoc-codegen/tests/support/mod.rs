@@ -1146,11 +1146,17 @@ pub fn full_caps(target: Target) -> Capabilities {
 
 /// Generates `k` for `target` with [`full_caps`], panicking with the kernel on error.
 pub fn gen(target: Target, k: &Kernel) -> String {
+    gen_with(target, k, false)
+}
+
+/// [`gen`] in checked mode (`spoc_codegen::checked`) when `checked`.
+pub fn gen_with(target: Target, k: &Kernel, checked: bool) -> String {
     validate(k).unwrap_or_else(|e| panic!("corpus kernel does not validate: {e}\n{k}"));
     let opts = Options {
         block: None,
         soa_params: &[],
         caps: full_caps(target),
+        checked,
     };
     let src: Source = spoc_codegen::generate_source_with(target, k, &opts)
         .unwrap_or_else(|e| panic!("{target:?} {}: {e}", k.name))

@@ -87,6 +87,55 @@ pub enum CudaVariant {
     C,
 }
 
+/// The module handle of a kernel compiled in checked mode: the kernel, its IR (to name what
+/// faulted) and the fault records (device allocations of
+/// [`spoc_codegen::checked::RECORD_BYTES`]) not in use.
+struct CheckedKernel {
+    kernel: CudaKernel,
+    ir: Kernel,
+    records: std::sync::Mutex<Vec<u64>>,
+}
+
+impl CheckedKernel {
+    /// A fault record for one launch (the device's context is current).
+    fn take(&self, b: &CudaBackend) -> Result<u64> {
+        if let Some(r) = self.records.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(r);
+        }
+        let mut ptr = 0u64;
+        // SAFETY: a valid out-pointer; the context is current.
+        let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, spoc_codegen::checked::RECORD_BYTES) };
+        b.check(self.kernel.device, r, "allocating the fault record")?;
+        Ok(ptr)
+    }
+
+    fn give_back(&self, r: u64) {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(r);
+    }
+}
+
+impl Drop for CheckedKernel {
+    fn drop(&mut self) {
+        // The records died with a context that a reset destroyed (as the module did).
+        if self.kernel.device.generation() == self.kernel.generation
+            && self.kernel.device.bind().is_ok()
+        {
+            for r in self
+                .records
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain(..)
+            {
+                // SAFETY: allocated by cuMemAlloc for this context, freed once.
+                unsafe { sys::cuMemFree_v2(r) };
+            }
+        }
+    }
+}
+
 /// A CUDA backend: [`CudaVariant::Ptx`] (`"CUDA/PTX"`) or [`CudaVariant::C`] (`"CUDA/C"`).
 pub struct CudaBackend {
     variant: CudaVariant,
@@ -267,6 +316,7 @@ impl CudaBackend {
         block: Option<Dims>,
         soa_params: &[&str],
         cc: Option<(u32, u32)>,
+        checked: bool,
     ) -> Result<Option<Source>> {
         let mut caps = spoc_codegen::Capabilities::for_target(self.target());
         caps.compute_capability = cc;
@@ -277,8 +327,64 @@ impl CudaBackend {
                 block: block.map(Dims::to_array),
                 soa_params,
                 caps,
+                checked,
             },
         )?)
+    }
+
+    /// Runs a checked kernel: a zeroed fault record ([`spoc_codegen::checked`]) as the last
+    /// argument, read back after the launch (a synchronous copy, so checked launches wait for
+    /// their kernel); a fault is [`Error::KernelFault`].
+    #[allow(clippy::too_many_arguments)]
+    fn launch_checked(
+        &self,
+        c: &CheckedKernel,
+        local: usize,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        self.bind(local)?;
+        let rec = c.take(self)?;
+        let zeros = [0u8; spoc_codegen::checked::RECORD_BYTES];
+        // SAFETY: `rec` is a live allocation of RECORD_BYTES on this device (context current).
+        let r = unsafe { sys::cuMemcpyHtoD_v2(rec, zeros.as_ptr().cast(), zeros.len()) };
+        let zeroed = self.check(c.kernel.device, r, "zeroing the fault record");
+        let launched = zeroed.and_then(|()| {
+            self.launch_kernel(
+                &c.kernel,
+                local,
+                grid,
+                block,
+                shared_mem,
+                stream,
+                args,
+                Some(rec),
+            )
+        });
+        let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
+        let read = launched.and_then(|()| {
+            if let Some(s) = stream {
+                self.synchronize_stream(s)?;
+            }
+            // SAFETY: as above; `bytes` is writable for RECORD_BYTES. A synchronous copy on the
+            // default stream: it waits for the kernel.
+            let r = unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr().cast(), rec, bytes.len()) };
+            self.check(
+                c.kernel.device,
+                r,
+                &format!("running kernel `{}`", c.kernel.name),
+            )
+        });
+        c.give_back(rec);
+        read?;
+        let words = crate::checked_mode::words_of(&bytes);
+        match crate::checked_mode::fault_error(&c.ir, &words) {
+            Some(fault) => Err(fault),
+            None => Ok(()),
+        }
     }
 
     /// Drops backend-local device `device`'s compiled modules (each is unloaded once nothing
@@ -353,7 +459,8 @@ impl CudaBackend {
         )
     }
 
-    /// Binds `args` per the [module's ABI](self) and launches.
+    /// Binds `args` per the [module's ABI](self) (and a checked kernel's fault record, the
+    /// device address `fault`, last) and launches.
     #[allow(clippy::too_many_arguments)]
     fn launch_kernel(
         &self,
@@ -364,6 +471,7 @@ impl CudaBackend {
         shared_mem: usize,
         stream: Option<&Stream>,
         args: &[Arg<'_>],
+        fault: Option<u64>,
     ) -> Result<()> {
         let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
         if let Some(n) = k.params {
@@ -459,6 +567,9 @@ impl CudaBackend {
         }
         if let Some(elem) = k.dyn_shared_elem {
             slots.push(Slot::U32((shared_mem / elem.max(1)) as u32));
+        }
+        if let Some(rec) = fault {
+            slots.push(Slot::U64(rec));
         }
         let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(Slot::as_ptr).collect();
 
@@ -929,7 +1040,27 @@ impl Backend for CudaBackend {
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
-        self.generate_for(kernel, block, soa_params, self.default_cc())
+        self.generate_for(kernel, block, soa_params, self.default_cc(), false)
+    }
+
+    fn supports_checked_mode(&self) -> bool {
+        true
+    }
+
+    /// Checked PTX or CUDA C when `options.is_checked()` ([`spoc_codegen::checked`]).
+    fn generate_source_for(
+        &self,
+        kernel: &Kernel,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        let soa = options.soa_names();
+        self.generate_for(
+            kernel,
+            options.block,
+            &soa,
+            self.default_cc(),
+            options.is_checked(),
+        )
     }
 
     fn compile(
@@ -952,19 +1083,21 @@ impl Backend for CudaBackend {
         let regenerated;
         // `source` was generated for the backend's default capability without SoA lowering:
         // a device of another capability, or SoA parameters, need the device's own code.
-        let source = if Some(dev.cc) != self.default_cc() || !options.soa_params.is_empty() {
-            let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
-            regenerated = self
-                .generate_for(kernel, options.block, &soa, Some(dev.cc))?
-                .ok_or_else(|| Error::Compile {
-                    backend: self.name().to_string(),
-                    kernel: kernel.name.clone(),
-                    message: "no source generated".into(),
-                })?;
-            &regenerated
-        } else {
-            source
-        };
+        let checked = options.is_checked();
+        let source =
+            if Some(dev.cc) != self.default_cc() || !options.soa_params.is_empty() || checked {
+                let soa = options.soa_names();
+                regenerated = self
+                    .generate_for(kernel, options.block, &soa, Some(dev.cc), checked)?
+                    .ok_or_else(|| Error::Compile {
+                        backend: self.name().to_string(),
+                        kernel: kernel.name.clone(),
+                        message: "no source generated".into(),
+                    })?;
+                &regenerated
+            } else {
+                source
+            };
         let Code::Text(text) = &source.code else {
             return Err(Error::Compile {
                 backend: self.name().to_string(),
@@ -1014,6 +1147,16 @@ impl Backend for CudaBackend {
                 )?
             }
         };
+        if checked {
+            return Ok(Module::new(
+                device,
+                Box::new(CheckedKernel {
+                    kernel: k,
+                    ir: kernel.clone(),
+                    records: std::sync::Mutex::new(Vec::new()),
+                }),
+            ));
+        }
         Ok(Module::new(device, Box::new(k)))
     }
 
@@ -1030,10 +1173,22 @@ impl Backend for CudaBackend {
         stream: Option<&Stream>,
         args: &[Arg<'_>],
     ) -> Result<()> {
+        if let Some(c) = module.handle::<CheckedKernel>() {
+            return self.launch_checked(c, module.device(), grid, block, shared_mem, stream, args);
+        }
         let k = module
             .handle::<CudaKernel>()
             .ok_or_else(|| self.driver_err("not a CUDA module"))?;
-        self.launch_kernel(k, module.device(), grid, block, shared_mem, stream, args)
+        self.launch_kernel(
+            k,
+            module.device(),
+            grid,
+            block,
+            shared_mem,
+            stream,
+            args,
+            None,
+        )
     }
 
     /// Resets the context of every device a kernel fault broke (the module docs' "Faults").

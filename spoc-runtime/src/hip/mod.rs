@@ -224,6 +224,7 @@ impl HipBackend {
                 block: block.map(Dims::to_array),
                 soa_params,
                 caps,
+                checked: false,
             },
         )?)
     }

@@ -103,7 +103,7 @@ mod error;
 mod exec;
 mod layout;
 mod sanitize;
-mod source;
+pub(crate) mod source;
 mod value;
 
 #[cfg(test)]

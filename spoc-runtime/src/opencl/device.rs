@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 
 /// `CL_DEVICE_WARP_SIZE_NV` (`cl_nv_device_attribute_query`).
 const CL_DEVICE_WARP_SIZE_NV: u32 = 0x4003;
+
 /// `CL_PLATFORM_NOT_FOUND_KHR`: the ICD loader found no platform.
 const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
 
@@ -197,11 +198,13 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
     );
     let subgroups = subgroup_std.is_some();
 
-    let warp_size = if exts.contains("cl_nv_device_attribute_query") {
-        dev.get_data(CL_DEVICE_WARP_SIZE_NV)
+    let nv_u32 = |param: u32| {
+        dev.get_data(param)
             .ok()
             .and_then(|b| Some(u32::from_ne_bytes(b.get(..4)?.try_into().ok()?)))
-            .unwrap_or(32)
+    };
+    let warp_size = if exts.contains("cl_nv_device_attribute_query") {
+        nv_u32(CL_DEVICE_WARP_SIZE_NV).unwrap_or(32)
     } else if exts.contains("cl_amd_device_attribute_query") {
         dev.wavefront_width_amd().unwrap_or(64)
     } else {
@@ -238,6 +241,8 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         float_atomic_add: false,
         subgroups,
         compute_capability: None,
+        float_controls_ignored: false,
+        unfused_fma_f32: false,
     };
     let correctly_rounded_div_sqrt =
         dev.single_fp_config().unwrap_or(0) & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT != 0;

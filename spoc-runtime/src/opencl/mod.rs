@@ -41,8 +41,13 @@
 //! runtime's cache hooks.
 //!
 //! A launch runs `grid * block` work-items in work-groups of `block` (global size =
-//! grid × block per axis, local size = block), after checking the block against the kernel's
-//! `CL_KERNEL_WORK_GROUP_SIZE` ([`LaunchProblem::TooManyThreads`]). The argument ABI of
+//! grid × block per axis, local size = block), after checking the block against the device's
+//! `CL_DEVICE_MAX_WORK_GROUP_SIZE` ([`LaunchProblem::TooManyThreads`]) and the kernel's
+//! `CL_KERNEL_WORK_GROUP_SIZE` (queried after the build). NVIDIA's OpenCL reports 256 for every
+//! kernel although its devices run 1024 (seen on the H200, driver 580), so a block over the
+//! kernel's figure but within the device's is tried, and the driver's refusal
+//! (`CL_INVALID_WORK_GROUP_SIZE`, `CL_OUT_OF_RESOURCES`) is
+//! [`LaunchProblem::KernelTooManyThreads`], which names the limit. The argument ABI of
 //! generated kernels is `spoc_codegen::c`'s; [`Backend::run_source`] runs external OpenCL C with
 //! the same buffer and scalar order (see [`OpenClBackend`]).
 
@@ -294,15 +299,8 @@ impl OpenClBackend {
         args: &[Arg<'_>],
         wait: bool,
     ) -> Result<()> {
-        if block.count() > module.max_work_group as u64 {
-            return Err(Error::invalid_launch(
-                &module.name,
-                LaunchProblem::TooManyThreads {
-                    threads: block.count(),
-                    limit: u32::try_from(module.max_work_group).unwrap_or(u32::MAX),
-                },
-            ));
-        }
+        module.check_block(dev, block.count())?;
+        let over_kernel_limit = block.count() > module.max_work_group as u64;
         let mut global = [0usize; 3];
         let local = block.to_array().map(|b| b as usize);
         for (i, (g, b)) in grid.to_array().into_iter().zip(local).enumerate() {
@@ -316,25 +314,62 @@ impl OpenClBackend {
             })?;
         }
         let profiling = self.profiling.load(Ordering::Relaxed);
-        let event = module.with_args(args, shared_mem, |kernel| {
-            // SAFETY: three-element size arrays for a 3-dimensional range; the kernel's
-            // arguments are all set (OpenCL refuses the launch otherwise).
-            unsafe {
-                queue.enqueue_nd_range_kernel(
-                    kernel.get(),
-                    3,
-                    ptr::null(),
-                    global.as_ptr(),
-                    local.as_ptr(),
-                    &[],
-                )
+        // Checked mode: a zeroed fault record for this launch, read back after it.
+        let record = match &module.checked {
+            Some(c) => {
+                let mut rec = c.take(dev)?;
+                let zeros = [0u8; spoc_codegen::checked::RECORD_BYTES];
+                // SAFETY: a blocking write of the whole record from a live array.
+                unsafe { queue.enqueue_write_buffer(&mut rec, CL_BLOCKING, 0, &zeros, &[]) }
+                    .map_err(|e| cl_err("zeroing the fault record", e))?;
+                Some(rec)
             }
-            .map_err(|e| cl_err(&format!("launching kernel `{}`", module.name), e))
-        })?;
+            None => None,
+        };
+        let event = module.with_args(
+            args,
+            shared_mem,
+            record.as_ref().map(|r| r.get()),
+            |kernel| {
+                // SAFETY: three-element size arrays for a 3-dimensional range; the kernel's
+                // arguments are all set (OpenCL refuses the launch otherwise).
+                unsafe {
+                    queue.enqueue_nd_range_kernel(
+                        kernel.get(),
+                        3,
+                        ptr::null(),
+                        global.as_ptr(),
+                        local.as_ptr(),
+                        &[],
+                    )
+                }
+                .map_err(|e| {
+                    // CL_INVALID_WORK_GROUP_SIZE / CL_OUT_OF_RESOURCES for a block over the
+                    // kernel's reported limit: the driver meant that limit after all.
+                    if over_kernel_limit && (e.0 == -54 || e.0 == -5) {
+                        module.refused(dev, block.count())
+                    } else {
+                        cl_err(&format!("launching kernel `{}`", module.name), e)
+                    }
+                })
+            },
+        )?;
         if wait || profiling {
             event
                 .wait()
                 .map_err(|e| cl_err(&format!("running kernel `{}`", module.name), e))?;
+        }
+        if let (Some(c), Some(rec)) = (&module.checked, record) {
+            // A blocking read on the kernel's in-order queue: it waits for the kernel.
+            let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
+            // SAFETY: a blocking read of the whole record into a live array.
+            let read = unsafe { queue.enqueue_read_buffer(&rec, CL_BLOCKING, 0, &mut bytes, &[]) };
+            c.give_back(rec);
+            read.map_err(|e| cl_err(&format!("running kernel `{}`", module.name), e))?;
+            let words = crate::checked_mode::words_of(&bytes);
+            if let Some(fault) = crate::checked_mode::fault_error(&c.kernel, &words) {
+                return Err(fault);
+            }
         }
         if profiling {
             let ms = match (
@@ -647,6 +682,30 @@ impl Backend for OpenClBackend {
                 block: block.map(Dims::to_array),
                 soa_params,
                 caps: self.generation_caps(),
+                checked: false,
+            },
+        )?)
+    }
+
+    fn supports_checked_mode(&self) -> bool {
+        true
+    }
+
+    /// Checked OpenCL C when `options.is_checked()` ([`spoc_codegen::checked`]).
+    fn generate_source_for(
+        &self,
+        kernel: &Kernel,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        let soa = options.soa_names();
+        Ok(spoc_codegen::generate_source_with(
+            Target::OpenCl,
+            kernel,
+            &spoc_codegen::Options {
+                block: options.block.map(Dims::to_array),
+                soa_params: &soa,
+                caps: self.generation_caps(),
+                checked: options.is_checked(),
             },
         )?)
     }
@@ -659,30 +718,37 @@ impl Backend for OpenClBackend {
         options: &CompileOptions,
     ) -> Result<Module> {
         let dev = self.dev(device)?;
+        let checked = options.is_checked();
         // The source was generated for the union of the devices' capabilities: regenerate it
-        // for this device's own when they differ, so what it lacks is refused here.
+        // for this device's own when they differ, so what it lacks is refused here (and when
+        // it was generated without the checks the options ask for).
         let regenerated;
-        let source =
-            if dev.codegen_caps != self.generation_caps() && source.target == Target::OpenCl {
-                let soa: Vec<&str> = options.soa_params.iter().map(String::as_str).collect();
-                regenerated = spoc_codegen::generate_source_with(
-                    Target::OpenCl,
-                    kernel,
-                    &spoc_codegen::Options {
-                        block: options.block.map(Dims::to_array),
-                        soa_params: &soa,
-                        caps: dev.codegen_caps.clone(),
-                    },
-                )?
-                .ok_or_else(|| Error::Compile {
-                    backend: NAME.to_string(),
-                    kernel: kernel.name.clone(),
-                    message: "the code generator produced no source".into(),
-                })?;
-                &regenerated
-            } else {
-                source
-            };
+        let checked_source = source
+            .text()
+            .is_some_and(|t| t.contains("spoc_record_fault"));
+        let source = if (dev.codegen_caps != self.generation_caps() || checked_source != checked)
+            && source.target == Target::OpenCl
+        {
+            let soa = options.soa_names();
+            regenerated = spoc_codegen::generate_source_with(
+                Target::OpenCl,
+                kernel,
+                &spoc_codegen::Options {
+                    block: options.block.map(Dims::to_array),
+                    soa_params: &soa,
+                    caps: dev.codegen_caps.clone(),
+                    checked,
+                },
+            )?
+            .ok_or_else(|| Error::Compile {
+                backend: NAME.to_string(),
+                kernel: kernel.name.clone(),
+                message: "the code generator produced no source".into(),
+            })?;
+            &regenerated
+        } else {
+            source
+        };
         let Code::Text(text) = &source.code else {
             return Err(Error::unsupported(
                 NAME,
@@ -711,15 +777,21 @@ impl Backend for OpenClBackend {
             })
             .transpose()?;
         let opts = self.build_options(dev, &kernel.name, text, &options.flags)?;
-        let module = program::build(
+        let mut module = program::build(
             dev,
             device,
             &kernel.name,
             text,
             &source.entry,
             &opts,
-            Abi::Generated { dyn_shared_elem },
+            Abi::Generated {
+                dyn_shared_elem,
+                checked,
+            },
         )?;
+        if checked {
+            module.checked = Some(program::Checked::new(kernel.clone()));
+        }
         Ok(Module::new(device, Box::new(module)))
     }
 

@@ -5,8 +5,11 @@ use super::device::ClDevice;
 use super::{cl_err, ClMem, NAME};
 use crate::args::Arg;
 use crate::error::{Error, LaunchProblem, Result};
-use opencl3::kernel::Kernel;
+use opencl3::kernel::Kernel as ClKernel;
+use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
+use opencl3::types::cl_mem;
+use spoc_ir::Kernel;
 use std::sync::Mutex;
 
 /// How a module's kernel takes its arguments. In both, each buffer is a `__global T*` followed by
@@ -19,6 +22,9 @@ pub(crate) enum Abi {
     Generated {
         /// Element size in bytes of the shared array sized at launch, if the kernel has one.
         dyn_shared_elem: Option<usize>,
+        /// Checked mode: the fault record (`__global uint*`, [`spoc_codegen::checked`]) is the
+        /// last argument.
+        checked: bool,
     },
     /// External OpenCL C ([`crate::Backend::run_source`]): a non-zero dynamic shared size
     /// appends one `__local` pointer of that many bytes.
@@ -35,10 +41,87 @@ pub(crate) struct ClModule {
     _program: Program,
     /// `clSetKernelArg` and the enqueue that uses the arguments must not interleave between
     /// threads: the kernel object is used under this lock.
-    kernel: Mutex<Kernel>,
+    kernel: Mutex<ClKernel>,
     /// `CL_KERNEL_WORK_GROUP_SIZE` on the device.
     pub(crate) max_work_group: usize,
     pub(crate) abi: Abi,
+    /// Checked mode: the kernel's IR (to name what faulted) and fault records not in use.
+    pub(crate) checked: Option<Checked>,
+}
+
+/// What a checked module keeps for its launches.
+pub(crate) struct Checked {
+    pub(crate) kernel: Kernel,
+    records: Mutex<Vec<ClBuffer<u8>>>,
+}
+
+impl Checked {
+    pub(crate) fn new(kernel: Kernel) -> Checked {
+        Checked {
+            kernel,
+            records: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A fault record ([`spoc_codegen::checked::RECORD_BYTES`]) for one launch: a spare one, or a
+    /// new buffer. Zeroing it is the launch's job.
+    pub(crate) fn take(&self, dev: &ClDevice) -> Result<ClBuffer<u8>> {
+        if let Some(b) = self.records.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(b);
+        }
+        // SAFETY: no host pointer.
+        unsafe {
+            ClBuffer::<u8>::create(
+                &dev.context,
+                CL_MEM_READ_WRITE,
+                spoc_codegen::checked::RECORD_BYTES,
+                std::ptr::null_mut(),
+            )
+        }
+        .map_err(|e| cl_err("creating the checked mode's fault record", e))
+    }
+
+    /// Returns a record the launch is done with.
+    pub(crate) fn give_back(&self, b: ClBuffer<u8>) {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(b);
+    }
+}
+
+impl ClModule {
+    /// Checks a block of `threads` threads against the kernel's `CL_KERNEL_WORK_GROUP_SIZE`.
+    /// Returns whether the enqueue may still be tried: NVIDIA's OpenCL reports 256 for every
+    /// kernel (seen on the H200 with driver 580: a 10-register kernel, one declared
+    /// `reqd_work_group_size(1024, 1, 1)`, and under `-cl-nv-maxrregcount=32` alike) although
+    /// its devices run 1024, so on a device whose own limit allows the block the launch is
+    /// tried and a refusal by the driver is reported as
+    /// [`LaunchProblem::KernelTooManyThreads`] ([`ClModule::refused`]).
+    ///
+    /// # Errors
+    /// [`LaunchProblem::KernelTooManyThreads`] when the block is also over the device's limit
+    /// (the runtime's launch checks refuse that first).
+    pub(crate) fn check_block(&self, dev: &ClDevice, threads: u64) -> Result<()> {
+        let device_limit = dev.info.capabilities.max_threads_per_block;
+        if threads <= self.max_work_group as u64 || threads <= device_limit as u64 {
+            return Ok(());
+        }
+        Err(self.refused(dev, threads))
+    }
+
+    /// The [`LaunchProblem::KernelTooManyThreads`] of a block of `threads` threads.
+    pub(crate) fn refused(&self, dev: &ClDevice, threads: u64) -> Error {
+        Error::invalid_launch(
+            &self.name,
+            LaunchProblem::KernelTooManyThreads {
+                threads,
+                limit: u32::try_from(self.max_work_group).unwrap_or(u32::MAX),
+                limit_name: "CL_KERNEL_WORK_GROUP_SIZE",
+                device_limit: dev.info.capabilities.max_threads_per_block,
+            },
+        )
+    }
 }
 
 /// Builds `source` for `dev` with `options` and creates kernel `entry` from it.
@@ -82,7 +165,7 @@ pub(crate) fn build(
             tracing::debug!(kernel = name, "OpenCL build log:\n{log}");
         }
     }
-    let kernel = Kernel::create(&program, entry).map_err(|e| {
+    let kernel = ClKernel::create(&program, entry).map_err(|e| {
         compile_err(format!(
             "the program has no kernel `{entry}` ({e}); its kernels: {}",
             program.kernel_names()
@@ -98,6 +181,7 @@ pub(crate) fn build(
         kernel: Mutex::new(kernel),
         max_work_group,
         abi,
+        checked: None,
     })
 }
 
@@ -137,7 +221,8 @@ impl ClModule {
         &self,
         args: &[Arg<'_>],
         shared_mem: usize,
-        enqueue: impl FnOnce(&Kernel) -> Result<R>,
+        fault_record: Option<cl_mem>,
+        enqueue: impl FnOnce(&ClKernel) -> Result<R>,
     ) -> Result<R> {
         let kernel = self.kernel.lock().unwrap_or_else(|e| e.into_inner());
         let rejected = |message: String| {
@@ -206,6 +291,7 @@ impl ClModule {
         match self.abi {
             Abi::Generated {
                 dyn_shared_elem: Some(elem),
+                ..
             } => {
                 let elem = elem.max(1);
                 let len = u32::try_from(shared_mem / elem).unwrap_or(u32::MAX);
@@ -217,6 +303,7 @@ impl ClModule {
                 // SAFETY: the `uint` length that follows it.
                 unsafe { kernel.set_arg(index + 1, &len) }
                     .map_err(|e| set_err(index + 1, "the dynamic shared array's length", e))?;
+                index += 2;
             }
             Abi::External if shared_mem > 0 => {
                 // SAFETY: as above.
@@ -224,6 +311,16 @@ impl ClModule {
                     .map_err(|e| set_err(index, "the dynamic shared memory", e))?;
             }
             Abi::Generated { .. } | Abi::External => {}
+        }
+        if let Abi::Generated { checked: true, .. } = self.abi {
+            let Some(raw) = fault_record else {
+                return Err(rejected(
+                    "a checked kernel launched without its fault record".into(),
+                ));
+            };
+            // SAFETY: the `__global uint*` fault record, a `cl_mem` passed by pointer.
+            unsafe { kernel.set_arg(index, &raw) }
+                .map_err(|e| set_err(index, "the fault record", e))?;
         }
         enqueue(&kernel)
     }

@@ -114,6 +114,14 @@ pub struct VulkanDeviceProps {
     pub denorm_preserve: [bool; 3],
     /// `shaderSignedZeroInfNanPreserveFloat` for 16, 32 and 64 bits.
     pub signed_zero_inf_nan_preserve: [bool; 3],
+    /// Whether the driver keeps NaN, infinities and signed zeros in f32 (`[0]`) and f64 (`[1]`)
+    /// arithmetic with constant operands, measured when the device is opened on a module that
+    /// declares `SignedZeroInfNanPreserve` where the device reports it: `NaN * 0.0` must be
+    /// NaN, `0.0 - 0.0` and `-0.0 + 0.0` must be `+0.0`. lavapipe (Mesa 22.3) reports the
+    /// mode and folds all three; where a width fails, generated code hides its float constants
+    /// from the driver (`spoc_codegen::Capabilities::float_controls_ignored`). `[1]` is `true`
+    /// without `shaderFloat64`.
+    pub ieee_constant_folding: [bool; 2],
     /// Storage buffers stay mapped in host memory (CPU and integrated devices), so transfers
     /// are copies; otherwise they go through a staging buffer.
     pub mapped_buffers: bool,
@@ -131,6 +139,9 @@ impl VulkanDeviceProps {
                     .iter()
                     .all(|op| self.subgroup_ops.contains(op)),
             compute_capability: None,
+            float_controls_ignored: !(self.ieee_constant_folding[0]
+                && self.ieee_constant_folding[1]),
+            unfused_fma_f32: !self.fused_fma_f32,
         }
     }
 
@@ -481,6 +492,32 @@ pub(crate) fn enumerate(mask: FeatureMask) -> Result<Enumeration, String> {
                         props.name
                     ),
                 }
+                let ieee = super::probe::ieee_special_values(&d);
+                let props = &mut Arc::get_mut(&mut d)
+                    .expect("the probe keeps no reference to the device")
+                    .props;
+                match ieee {
+                    Ok(kept) => {
+                        if !(kept[0] && kept[1]) {
+                            tracing::debug!(
+                                "Vulkan: {} folds float arithmetic with constant zeros \
+                                 (f32 kept: {}, f64 kept: {}): float constants are hidden from it",
+                                props.name,
+                                kept[0],
+                                kept[1]
+                            );
+                        }
+                        props.ieee_constant_folding = kept;
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            "Vulkan: could not measure whether {} keeps IEEE special values ({e}); \
+                             hiding float constants from it",
+                            props.name
+                        );
+                        props.ieee_constant_folding = [false, false];
+                    }
+                }
                 devices.push(d);
             }
             Ok(None) => {}
@@ -645,6 +682,7 @@ unsafe fn open(
             // Measured once the device is open (`super::probe`).
             fused_fma_f32: true,
             fused_fma_f64: true,
+            ieee_constant_folding: [true, true],
             denorm_preserve: [
                 fc_ok && on(fc.shader_denorm_preserve_float16),
                 fc_ok && on(fc.shader_denorm_preserve_float32),

@@ -242,6 +242,28 @@ pub fn spirv_text_to_words(text: &str) -> Result<Vec<u32>> {
         .collect()
 }
 
+/// `words` without the float-controls execution modes `props`'s device lacks
+/// (`spoc_codegen::naga::retain_float_controls`).
+pub(crate) fn retain_supported_float_controls(
+    words: &[u32],
+    props: &VulkanDeviceProps,
+) -> Vec<u32> {
+    spoc_codegen::naga::retain_float_controls(words, |mode, width| {
+        let i = match width {
+            16 => 0,
+            32 => 1,
+            64 => 2,
+            _ => return false,
+        };
+        match mode {
+            spoc_codegen::naga::FloatMode::DenormPreserve => props.denorm_preserve[i],
+            spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => {
+                props.signed_zero_inf_nan_preserve[i]
+            }
+        }
+    })
+}
+
 impl VulkanBackend {
     /// A backend over every Vulkan device. Nothing is loaded until it is first asked something.
     pub fn new() -> VulkanBackend {
@@ -351,6 +373,7 @@ impl VulkanBackend {
         kernel: &Kernel,
         block: Option<Dims>,
         caps: spoc_codegen::Capabilities,
+        checked: bool,
     ) -> Result<Source> {
         spoc_codegen::generate_source_with(
             Target::Vulkan,
@@ -359,6 +382,7 @@ impl VulkanBackend {
                 block: block.map(Dims::to_array),
                 soa_params: &[],
                 caps,
+                checked,
             },
         )?
         .ok_or_else(|| Error::Compile {
@@ -450,21 +474,7 @@ impl VulkanBackend {
                 message: format!("expected SPIR-V, got {:?} output", source.target),
             });
         };
-        let p = &dev.props;
-        let words = spoc_codegen::naga::retain_float_controls(words, |mode, width| {
-            let i = match width {
-                16 => 0,
-                32 => 1,
-                64 => 2,
-                _ => return false,
-            };
-            match mode {
-                spoc_codegen::naga::FloatMode::DenormPreserve => p.denorm_preserve[i],
-                spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => {
-                    p.signed_zero_inf_nan_preserve[i]
-                }
-            }
-        });
+        let words = retain_supported_float_controls(words, &dev.props);
         Self::check_spirv(dev, &words, &kernel.name, true)?;
         let (slots, block_bytes) =
             spoc_codegen::naga::scalar_params_layout(Target::Vulkan, kernel)?;
@@ -479,6 +489,7 @@ impl VulkanBackend {
                 .collect(),
             slots,
             block_bytes,
+            checked: options.is_checked(),
         };
         let dyn_elem = kernel
             .shared
@@ -541,8 +552,12 @@ impl VulkanBackend {
             block: Some(block.into()),
             ..origin.options.clone()
         };
-        let source =
-            self.generate_for(&origin.kernel, options.block, k.dev.props.codegen_caps())?;
+        let source = self.generate_for(
+            &origin.kernel,
+            options.block,
+            k.dev.props.codegen_caps(),
+            options.is_checked(),
+        )?;
         let v =
             Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options, dyn_len)?);
         variants.push((shape, v.clone()));
@@ -552,12 +567,21 @@ impl VulkanBackend {
     fn dispatch(&self, k: &VkKernel, grid: Dims, args: &[Arg<'_>]) -> Result<()> {
         let timed = self.profiling.load(Ordering::Relaxed);
         match pipeline::dispatch(k, grid, args, timed) {
-            Ok(Some(ms)) => {
-                tracing::info!(kernel = %k.name, ms, "Vulkan kernel time");
-                self.last_ms.store(ms.to_bits(), Ordering::Relaxed);
-                Ok(())
+            Ok(ran) => {
+                if let Some(ms) = ran.ms {
+                    tracing::info!(kernel = %k.name, ms, "Vulkan kernel time");
+                    self.last_ms.store(ms.to_bits(), Ordering::Relaxed);
+                }
+                match (&k.origin, ran.fault) {
+                    (Some(o), Some(words)) => {
+                        match crate::checked_mode::fault_error(&o.kernel, &words) {
+                            Some(fault) => Err(fault),
+                            None => Ok(()),
+                        }
+                    }
+                    _ => Ok(()),
+                }
             }
-            Ok(None) => Ok(()),
             Err(Ok(problem)) => Err(Error::invalid_launch(&k.name, problem)),
             Err(Err(message)) => Err(Self::driver_err(format!("kernel `{}`: {message}", k.name))),
         }
@@ -950,6 +974,30 @@ impl Backend for VulkanBackend {
         Some(Target::Vulkan)
     }
 
+    fn supports_checked_mode(&self) -> bool {
+        true
+    }
+
+    /// Checked SPIR-V when `options.is_checked()` ([`spoc_codegen::checked`]), for the union
+    /// of the devices' capabilities.
+    fn generate_source_for(
+        &self,
+        kernel: &Kernel,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        if !options.soa_params.is_empty() {
+            let soa = options.soa_names();
+            return self.generate_source(kernel, options.block, &soa);
+        }
+        self.generate_for(
+            kernel,
+            options.block,
+            self.generation_caps(),
+            options.is_checked(),
+        )
+        .map(Some)
+    }
+
     /// Generates for the union of the devices' capabilities; [`Backend::compile`] regenerates
     /// for a device whose capabilities differ.
     fn generate_source(
@@ -965,6 +1013,7 @@ impl Backend for VulkanBackend {
                 block: block.map(Dims::to_array),
                 soa_params,
                 caps: self.generation_caps(),
+                checked: false,
             },
         )?)
     }
@@ -995,7 +1044,7 @@ impl Backend for VulkanBackend {
         let caps = dev.props.codegen_caps();
         let regenerated;
         let source = if caps != self.generation_caps() {
-            regenerated = self.generate_for(kernel, options.block, caps)?;
+            regenerated = self.generate_for(kernel, options.block, caps, options.is_checked())?;
             &regenerated
         } else {
             source

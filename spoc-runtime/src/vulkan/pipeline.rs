@@ -23,6 +23,9 @@ pub(crate) enum Abi {
         buffers: Vec<usize>,
         slots: Vec<ParamSlot>,
         block_bytes: u32,
+        /// Checked mode: the fault record ([`spoc_codegen::checked`]) is bound after the
+        /// buffers, at binding `1 + buffers.len()`.
+        checked: bool,
     },
     /// An external kernel: the arguments' kinds as given when it was built; scalars packed in
     /// order as a `#[repr(C)]` struct ([`pack_external`]).
@@ -38,6 +41,10 @@ impl Abi {
         match self {
             Abi::Generated { block_bytes, .. } | Abi::External { block_bytes, .. } => *block_bytes,
         }
+    }
+
+    fn checked(&self) -> bool {
+        matches!(self, Abi::Generated { checked: true, .. })
     }
 
     fn buffer_count(&self) -> usize {
@@ -72,6 +79,9 @@ pub(crate) struct VkKernel {
     pool: vk::DescriptorPool,
     set: vk::DescriptorSet,
     scalar: Option<HostBuffer>,
+    /// Checked mode: the fault record, zeroed before and read after each launch (under the
+    /// device's lock).
+    fault: Option<HostBuffer>,
     /// For generated kernels: what regenerating for another block size needs.
     pub(crate) origin: Option<Origin>,
     /// Pipelines of this kernel for other block sizes or dynamic shared lengths, made on
@@ -97,6 +107,9 @@ impl Drop for VkKernel {
             d.destroy_descriptor_set_layout(self.set_layout, None);
             if let Some(s) = self.scalar.take() {
                 s.destroy(d);
+            }
+            if let Some(f) = self.fault.take() {
+                f.destroy(d);
             }
         }
     }
@@ -138,10 +151,15 @@ pub(crate) fn build(
         pool: vk::DescriptorPool::null(),
         set: vk::DescriptorSet::null(),
         scalar: None,
+        fault: None,
         origin,
         variants: Mutex::new(Vec::new()),
     };
+    let checked = k.abi.checked();
     let mut bindings: Vec<u32> = (0..nbuf).map(spoc_codegen::naga::buffer_binding).collect();
+    if checked {
+        bindings.push(spoc_codegen::naga::buffer_binding(nbuf));
+    }
     if block_bytes > 0 {
         bindings.insert(0, spoc_codegen::naga::SCALAR_PARAMS_BINDING);
     }
@@ -224,6 +242,13 @@ pub(crate) fn build(
         k.scalar = Some(HostBuffer::new(
             dev,
             block_bytes as u64,
+            vk::BufferUsageFlags::STORAGE_BUFFER,
+        )?);
+    }
+    if checked {
+        k.fault = Some(HostBuffer::new(
+            dev,
+            spoc_codegen::checked::RECORD_BYTES as u64,
             vk::BufferUsageFlags::STORAGE_BUFFER,
         )?);
     }
@@ -380,8 +405,16 @@ fn buffers<'a>(
     Ok(out)
 }
 
-/// Binds `args` and runs `k` over `grid` workgroups, waiting for it. Returns the kernel's
-/// duration in milliseconds when `timed` and the device has timestamps.
+/// What a finished launch reports.
+#[derive(Debug, Default)]
+pub(crate) struct Ran {
+    /// The kernel's duration in milliseconds, when timed on a device with timestamps.
+    pub(crate) ms: Option<f64>,
+    /// Checked mode: the fault record's words after the launch.
+    pub(crate) fault: Option<Vec<u32>>,
+}
+
+/// Binds `args` and runs `k` over `grid` workgroups, waiting for it.
 ///
 /// # Errors
 /// `Err(Ok(problem))` for arguments the module cannot take (nothing ran), `Err(Err(message))`
@@ -391,15 +424,15 @@ pub(crate) fn dispatch(
     grid: Dims,
     args: &[Arg<'_>],
     timed: bool,
-) -> Result<Option<f64>, Result<LaunchProblem, String>> {
+) -> Result<Ran, Result<LaunchProblem, String>> {
     let bufs = buffers(k, args).map_err(Ok)?;
     let block = pack(&k.abi, args).map_err(Ok)?;
     run(k, grid, &block, &bufs, timed).map_err(Err)
 }
 
 /// Runs `k` over `grid` workgroups with `block` as its scalar block and `bufs` (buffer, bytes
-/// to bind) at bindings `1 + j`, waiting for it. Returns the kernel's duration in milliseconds
-/// when `timed` and the device has timestamps.
+/// to bind) at bindings `1 + j` (and a checked kernel's zeroed fault record after them),
+/// waiting for it.
 ///
 /// # Errors
 /// The failing Vulkan call.
@@ -409,7 +442,7 @@ pub(crate) fn run(
     block: &[u8],
     bufs: &[(&VkBuffer, u64)],
     timed: bool,
-) -> Result<Option<f64>, String> {
+) -> Result<Ran, String> {
     let dev = &k.dev;
     let mut l = dev.lock();
     let timer = if timed { l.s.timer } else { None };
@@ -437,6 +470,16 @@ pub(crate) fn run(
             range: (*bytes).max(1),
         }]);
         binding_of.push(spoc_codegen::naga::buffer_binding(j));
+    }
+    if let Some(f) = &k.fault {
+        // SAFETY: the record's mapping holds RECORD_BYTES; no pending command uses it.
+        unsafe { std::ptr::write_bytes(f.ptr.as_ptr(), 0, spoc_codegen::checked::RECORD_BYTES) };
+        infos.push([vk::DescriptorBufferInfo {
+            buffer: f.buffer,
+            offset: 0,
+            range: spoc_codegen::checked::RECORD_BYTES as u64,
+        }]);
+        binding_of.push(spoc_codegen::naga::buffer_binding(bufs.len()));
     }
     let writes: Vec<vk::WriteDescriptorSet> = infos
         .iter()
@@ -469,7 +512,15 @@ pub(crate) fn run(
             }
         }
     })?;
-    let Some(q) = timer else { return Ok(None) };
+    let fault = k.fault.as_ref().map(|f| {
+        let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
+        // SAFETY: the submission has finished; the mapping holds RECORD_BYTES (coherent).
+        unsafe { std::ptr::copy_nonoverlapping(f.ptr.as_ptr(), bytes.as_mut_ptr(), bytes.len()) };
+        crate::checked_mode::words_of(&bytes)
+    });
+    let Some(q) = timer else {
+        return Ok(Ran { ms: None, fault });
+    };
     let mut t = [0u64; 2];
     // SAFETY: both queries were written by the finished submission.
     unsafe {
@@ -481,7 +532,10 @@ pub(crate) fn run(
         )
     }
     .map_err(|e| format!("vkGetQueryPoolResults: {e}"))?;
-    Ok(Some(ticks_to_ms(&dev.props, t[0], t[1])))
+    Ok(Ran {
+        ms: Some(ticks_to_ms(&dev.props, t[0], t[1])),
+        fault,
+    })
 }
 
 /// Milliseconds between two timestamps of `props`'s queue.

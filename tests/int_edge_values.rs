@@ -1,0 +1,96 @@
+//! Signed integer edge values on every device: `abs` and unary minus of `MIN` wrap (Rust's
+//! `wrapping_abs` / `wrapping_neg`: `i32::MIN.abs() == i32::MIN`), and a comparison of the result
+//! made *inside* the kernel sees the wrapped value. A backend that lets its compiler assume
+//! `abs(x) >= 0` (C's signed overflow is undefined, GLSL.std.450 leaves `SAbs(MIN)` open) folds
+//! `x.abs() < 0` to `false`; NVRTC, NVIDIA's OpenCL and NVIDIA's Vulkan driver did, on the H200.
+//! The inputs come from a buffer, so no front end can fold them.
+
+mod common;
+
+use spoc::prelude::*;
+
+#[kernel]
+fn abs_neg_i32(x: &[i32], out: &mut [i32]) {
+    let i = global_id_x();
+    if i < x.len() {
+        let a = x[i].abs();
+        let n = -x[i];
+        out[6 * i] = a;
+        out[6 * i + 1] = if a < 0 { 1 } else { 0 };
+        out[6 * i + 2] = if a >= 0 { 1 } else { 0 };
+        out[6 * i + 3] = n;
+        out[6 * i + 4] = if n < 0 && x[i] < 0 { 1 } else { 0 };
+        out[6 * i + 5] = if a == x[i] { 1 } else { 0 };
+    }
+}
+
+#[kernel]
+fn abs_neg_i64(x: &[i64], out: &mut [i64]) {
+    let i = global_id_x();
+    if i < x.len() {
+        let a = x[i].abs();
+        let n = -x[i];
+        out[6 * i] = a;
+        out[6 * i + 1] = if a < 0 { 1 } else { 0 };
+        out[6 * i + 2] = if a >= 0 { 1 } else { 0 };
+        out[6 * i + 3] = n;
+        out[6 * i + 4] = if n < 0 && x[i] < 0 { 1 } else { 0 };
+        out[6 * i + 5] = if a == x[i] { 1 } else { 0 };
+    }
+}
+
+/// What Rust says for each input, in the kernel's output order.
+fn want<T>(xs: &[T], wabs: fn(T) -> T, wneg: fn(T) -> T, zero: T, one: T) -> Vec<T>
+where
+    T: Copy + PartialOrd,
+{
+    xs.iter()
+        .flat_map(|&x| {
+            let (a, n) = (wabs(x), wneg(x));
+            let b = |c: bool| if c { one } else { zero };
+            [
+                a,
+                b(a < zero),
+                b(a >= zero),
+                n,
+                b(n < zero && x < zero),
+                b(a == x),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn abs_and_negation_of_min_wrap_on_every_device() -> spoc::Result<()> {
+    let x32 = [i32::MIN, i32::MIN + 1, -7, -1, 0, 1, i32::MAX];
+    let x64 = [i64::MIN, i64::MIN + 1, -7, -1, 0, 1, i64::MAX];
+    let want32 = want(&x32, i32::wrapping_abs, i32::wrapping_neg, 0, 1);
+    let want64 = want(&x64, i64::wrapping_abs, i64::wrapping_neg, 0, 1);
+    assert_eq!(&want32[..6], &[i32::MIN, 1, 0, i32::MIN, 1, 1]);
+    let mut ran = 0;
+    for dev in common::devices() {
+        let x = dev.upload(&x32)?;
+        let mut out = dev.alloc::<i32>(want32.len())?;
+        abs_neg_i32.launch(&dev, dims1d(1), dims1d(x32.len() as u32), (&x, &mut out))?;
+        assert_eq!(
+            out.to_vec()?,
+            want32,
+            "i32 on {} ({})",
+            dev.name,
+            dev.framework
+        );
+        let x = dev.upload(&x64)?;
+        let mut out = dev.alloc::<i64>(want64.len())?;
+        abs_neg_i64.launch(&dev, dims1d(1), dims1d(x64.len() as u32), (&x, &mut out))?;
+        assert_eq!(
+            out.to_vec()?,
+            want64,
+            "i64 on {} ({})",
+            dev.name,
+            dev.framework
+        );
+        ran += 1;
+    }
+    assert!(ran >= 2, "ran on {ran} devices");
+    Ok(())
+}
