@@ -86,9 +86,10 @@ pub const KNOWN: &[Known] = &[
     Known {
         name: "vulkan-fast-math",
         what: "kernels in which the oracle sees a float `+ - * / %`, comparison or method with \
-               an operand known at compile time to be ±0, NaN or ±inf are drawn again \
-               (lavapipe folds `0.0 * x`, `x + 0.0`, `0.0 - x`, `(-0.0).abs()` as if signed \
-               zeros and NaN did not exist)",
+               an operand the driver can see at compile time to be ±0, NaN or ±inf are drawn \
+               again (lavapipe folds `0.0 * x`, `x + 0.0` as if signed zeros and NaN did not \
+               exist; since 9a18c7a spoc hides float literals, but not integer constants \
+               converted to floats: `(0u32 as f32) * x`, FINDINGS.md K2)",
         default: true,
         scope: Scope::Lavapipe,
     },
@@ -102,9 +103,10 @@ pub const KNOWN: &[Known] = &[
     },
     Known {
         name: "shuffle-8-lanes",
-        what: "no `shuffle_up`/`shuffle_down` (lavapipe's 8-lane subgroups rotate instead of \
-               keeping the lane's own value when the source is past the warp)",
-        default: true,
+        what: "no `shuffle_up`/`shuffle_down` (lavapipe's 8-lane subgroups rotated instead of \
+               keeping the lane's own value when the source is past the warp; fixed on main in \
+               9a18c7a: off by default)",
+        default: false,
         scope: Scope::NarrowWarps,
     },
     Known {
@@ -117,8 +119,9 @@ pub const KNOWN: &[Known] = &[
     },
     Known {
         name: "abs-int-min",
-        what: "kernels in which the oracle takes `abs` of i32::MIN / i64::MIN are drawn again",
-        default: true,
+        what: "kernels in which the oracle takes `abs` of i32::MIN / i64::MIN are drawn again \
+               (fixed on main in 9a18c7a: off by default)",
+        default: false,
         scope: Scope::Nvidia,
     },
     Known {

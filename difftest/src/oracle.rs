@@ -75,9 +75,9 @@ pub struct Excl {
     /// `abs-int-min`: taking `abs` of a signed MIN is [`Fault::Known`].
     pub abs_int_min: bool,
     /// `vulkan-fast-math`: a float `+ - * / %`, comparison or method (`abs`, `floor`, …) with
-    /// an operand a compiler can know at compile time to be ±0, NaN or ±inf is
-    /// [`Fault::Known`] (lavapipe folds such operations as if signed zeros, NaN and infinities
-    /// did not exist).
+    /// an operand the driver can see at compile time to be ±0, NaN or ±inf (one converted
+    /// from an integer constant: float literals are hidden) is [`Fault::Known`] (lavapipe folds
+    /// such operations as if signed zeros, NaN and infinities did not exist).
     pub vulkan_fast_math: bool,
     /// `f32-subnormals`: f32 arithmetic on or giving a subnormal is [`Fault::Known`].
     pub f32_subnormals: bool,
@@ -102,17 +102,29 @@ struct Prov {
     /// It is an `i32` sign-extended to 64 bits, unchanged since: see
     /// [`Excl::vulkan_sext_compare`].
     sext: bool,
+    /// A Vulkan driver can see it as a constant: `konst`, and not derived from a float literal
+    /// (spoc hides float literals from drivers that fold them, since `9a18c7a`), so an integer
+    /// constant converted to a float (`0u32 as f32`) is visible, `0.0f32` is not.
+    vis: bool,
 }
 
 /// Known at compile time.
 const K: Prov = Prov {
     konst: true,
     sext: false,
+    vis: true,
+};
+/// A float literal: known at compile time, hidden from the driver.
+const KF: Prov = Prov {
+    konst: true,
+    sext: false,
+    vis: false,
 };
 /// Known at run time only.
 const RT: Prov = Prov {
     konst: false,
     sext: false,
+    vis: false,
 };
 
 impl Prov {
@@ -121,6 +133,7 @@ impl Prov {
         Prov {
             konst: self.konst && o.konst,
             sext: false,
+            vis: self.vis && o.vis,
         }
     }
     /// A value passed on (a branch's) under a condition of provenance `c`.
@@ -128,6 +141,7 @@ impl Prov {
         Prov {
             konst: self.konst && c.konst,
             sext: self.sext,
+            vis: self.vis && c.vis,
         }
     }
 }
@@ -734,7 +748,7 @@ impl Machine<'_> {
     fn ev(&mut self, e: &Expr, f: &mut Vec<Slot>) -> R<(Val, Prov)> {
         let k = self.k;
         Ok(match &e.kind {
-            ExprKind::Lit(v) => (*v, K),
+            ExprKind::Lit(v) => (*v, if v.ty().is_float() { KF } else { K }),
             ExprKind::Var(v) => scalar(f, *v)?,
             ExprKind::Intr(i) => (
                 Val::Usize(match i {
@@ -751,6 +765,7 @@ impl Machine<'_> {
                 Prov {
                     konst: *i == Intr::BlockDim,
                     sext: false,
+                    vis: *i == Intr::BlockDim,
                 },
             ),
             ExprKind::Input { index, .. } => {
@@ -814,7 +829,10 @@ impl Machine<'_> {
                     let r = self.binop(*op, x.0, y.0, b)?;
                     self.subnormal(&[x.0, y.0, r])?;
                     let mut p = x.1.both(y.1);
-                    p.konst |= folds_to_constant(*op, (a, x), (b, y));
+                    if folds_to_constant(*op, (a, x), (b, y)) {
+                        p.konst = true;
+                        p.vis = true;
+                    }
                     (r, p)
                 }
             },
@@ -828,6 +846,7 @@ impl Machine<'_> {
                     Prov {
                         konst: k.konst,
                         sext,
+                        vis: k.vis,
                     },
                 )
             }
@@ -849,7 +868,10 @@ impl Machine<'_> {
                 let r = self.method(*m, &vs)?;
                 vs.push(r);
                 self.subnormal(&vs)?;
-                k.konst |= same && r.ty().is_int();
+                if same && r.ty().is_int() {
+                    k.konst = true;
+                    k.vis = true;
+                }
                 (r, k)
             }
             ExprKind::If(c, a, b) => {
@@ -929,7 +951,7 @@ impl Machine<'_> {
             return Ok(());
         }
         let special = |(v, k): (Val, Prov)| {
-            k.konst
+            k.vis
                 && match v {
                     Val::F32(a) => a == 0.0 || !a.is_finite(),
                     Val::F64(a) => a == 0.0 || !a.is_finite(),

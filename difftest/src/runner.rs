@@ -55,7 +55,7 @@ pub struct Settings {
 }
 
 /// The default number of run-time-lowered kernels (what CI runs).
-pub const DEFAULT_KERNELS: u64 = 200;
+pub const DEFAULT_KERNELS: u64 = 120;
 /// The default seed.
 pub const DEFAULT_SEED: u64 = 0x5eed_d1ff;
 
