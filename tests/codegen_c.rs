@@ -135,7 +135,9 @@ fn corners(flag: bool, n: usize, x: &[f32], y: &mut [f32]) {
     } else {
         3.0
     };
-    y[i] = if ok { v + kind } else { v - k as f32 };
+    // Negations of negations: C must not see `--` (its decrement operator).
+    let twice = -(-x[i]) + -(-6.0f32);
+    y[i] = if ok { v + kind } else { v - k as f32 } + twice;
 }
 
 #[kernel]
@@ -209,4 +211,18 @@ fn saxpy_reads_like_the_source() {
         "{cl}"
     );
     assert!(cl.contains("uint i = (uint)get_global_id(0);"), "{cl}");
+}
+
+#[test]
+fn a_negated_negation_is_not_a_decrement() {
+    let k = corners.ir().unwrap();
+    for t in TARGETS {
+        let src = generate(t, k);
+        let code = src
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("/*") && !l.trim_start().starts_with("//"));
+        for line in code {
+            assert!(!line.contains("--"), "{t:?}: `--` in `{line}`:\n{src}");
+        }
+    }
 }

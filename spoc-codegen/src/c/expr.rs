@@ -216,7 +216,17 @@ impl Body<'_, '_> {
             }
             UnOp::Not => Code::new(format!("~{}", v.at(prec::UNARY)), prec::UNARY),
             UnOp::Neg if t.is_integer() => Code::new(format!("0 - {}", v.at(prec::MUL)), prec::ADD),
-            UnOp::Neg => Code::new(format!("-{}", v.at(prec::UNARY)), prec::UNARY),
+            UnOp::Neg => {
+                // `-` before an operand that starts with `-` (a negative literal, another
+                // negation) would print C's decrement operator `--`.
+                let o = v.at(prec::UNARY);
+                let text = if o.starts_with('-') {
+                    format!("-({o})")
+                } else {
+                    format!("-{o}")
+                };
+                Code::new(text, prec::UNARY)
+            }
         })
     }
 
