@@ -206,6 +206,9 @@ impl CudaBackend {
 
     fn bind(&self, local: usize) -> Result<&'static CudaDevice> {
         let d = self.device(local)?;
+        if let Some(f) = d.lost() {
+            return Err(self.fault_error(f));
+        }
         d.bind().map_err(|m| self.driver_err(m))?;
         Ok(d)
     }
