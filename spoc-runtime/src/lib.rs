@@ -10,42 +10,37 @@
 //!
 //! Users reach all of this through the `spoc` crate, which re-exports it.
 
-mod args;
-pub mod backend;
-mod buffer;
-pub mod cache;
-mod check;
-mod checked_mode;
-mod checking;
-#[cfg(feature = "cuda")]
-pub mod cuda;
-mod device;
-mod dims;
-mod dump;
-pub mod env;
-mod error;
-pub mod generic;
-#[cfg(feature = "hip")]
-pub mod hip;
-pub mod host;
-pub mod interpreter;
-pub mod interpreter_backend;
-pub mod intrinsics;
-mod ir_scan;
-mod kernel_def;
+// The folders, in layer order (DESIGN.md §5): each uses only the folders above it.
+mod core;
+mod memory;
+mod devices;
 mod launch;
-pub mod native;
-#[cfg(feature = "opencl")]
-pub mod opencl;
-pub mod record;
-pub mod registry;
-pub mod simt;
-pub mod soa;
-pub mod source_only;
-#[cfg(feature = "vulkan")]
-pub mod vulkan;
+mod cpu;
+mod backends;
 
-use std::sync::Arc;
+// The modules' historical paths (`spoc_runtime::backend`, `spoc_runtime::cuda`, ...) stay valid;
+// the private ones keep their crate-internal paths.
+#[cfg(feature = "cuda")]
+pub use backends::cuda;
+#[cfg(feature = "hip")]
+pub use backends::hip;
+#[cfg(feature = "opencl")]
+pub use backends::opencl;
+pub use backends::source_only;
+#[cfg(feature = "vulkan")]
+pub use backends::vulkan;
+pub use cpu::interpreter::{self, backend as interpreter_backend};
+pub use cpu::{native, simt};
+pub use devices::registry;
+pub use launch::generic;
+pub use memory::{host, record, soa};
+pub use self::core::{backend, cache, env, intrinsics};
+
+pub(crate) use backends::builtin_backends;
+use self::core::{dims, dump, error};
+use devices::device;
+use launch::{check_mode as checking, checked_mode, ir_scan, kernel_def, launch_checks as check};
+use memory::{args, buffer};
 
 pub use args::{set_args, Arg, KernelArgs};
 pub use backend::{
@@ -95,60 +90,4 @@ pub(crate) fn crate_version() -> (u32, u32, u32) {
         v(env!("CARGO_PKG_VERSION_MINOR")),
         v(env!("CARGO_PKG_VERSION_PATCH")),
     )
-}
-
-/// The backends registered when the registry is first used, with their priorities.
-pub(crate) fn builtin_backends() -> Vec<(Arc<dyn Backend>, i32)> {
-    #[allow(unused_mut)]
-    let mut backends = vec![
-        (
-            Arc::new(native::NativeBackend::new()) as Arc<dyn Backend>,
-            registry::priority::NATIVE,
-        ),
-        (
-            Arc::new(interpreter_backend::InterpreterBackend::new()) as Arc<dyn Backend>,
-            registry::priority::INTERPRETER,
-        ),
-    ];
-    #[cfg(feature = "opencl")]
-    backends.push((
-        Arc::new(opencl::OpenClBackend::new()) as Arc<dyn Backend>,
-        registry::priority::OPENCL,
-    ));
-    #[cfg(feature = "cuda")]
-    backends.extend([
-        (
-            Arc::new(cuda::CudaBackend::new(cuda::CudaVariant::Ptx)) as Arc<dyn Backend>,
-            registry::priority::CUDA_PTX,
-        ),
-        (
-            Arc::new(cuda::CudaBackend::new(cuda::CudaVariant::C)) as Arc<dyn Backend>,
-            registry::priority::CUDA_C,
-        ),
-    ]);
-    #[cfg(feature = "hip")]
-    backends.push((
-        Arc::new(hip::HipBackend::new()) as Arc<dyn Backend>,
-        registry::priority::HIP,
-    ));
-    #[cfg(feature = "vulkan")]
-    backends.push((
-        Arc::new(vulkan::VulkanBackend::new()) as Arc<dyn Backend>,
-        registry::priority::VULKAN,
-    ));
-    backends.extend([
-        (
-            Arc::new(source_only::SourceOnlyBackend::new(
-                source_only::SourceOnlyKind::Metal,
-            )) as Arc<dyn Backend>,
-            source_only::SOURCE_ONLY_PRIORITY,
-        ),
-        (
-            Arc::new(source_only::SourceOnlyBackend::new(
-                source_only::SourceOnlyKind::WebGpu,
-            )) as Arc<dyn Backend>,
-            source_only::SOURCE_ONLY_PRIORITY,
-        ),
-    ]);
-    backends
 }

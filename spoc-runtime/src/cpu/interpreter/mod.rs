@@ -98,6 +98,7 @@
 // its size does not matter, and boxing it would only make matching on it clumsier.
 #![allow(clippy::result_large_err)]
 
+pub mod backend;
 mod compile;
 mod error;
 mod exec;

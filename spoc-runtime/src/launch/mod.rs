@@ -1,5 +1,12 @@
 //! Compiling (through the outer memo) and launching kernels.
 
+pub(crate) mod check_mode;
+pub(crate) mod checked_mode;
+pub mod generic;
+pub(crate) mod ir_scan;
+pub(crate) mod kernel_def;
+pub(crate) mod launch_checks;
+
 use crate::args::{Arg, KernelArgs};
 use crate::backend::{CompileOptions, ExecutionModel, Module};
 use crate::cache::{CacheKey, GuardedCache};
@@ -7,7 +14,6 @@ use crate::check::{check_args, check_dims};
 use crate::device::Device;
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
-use crate::ir_scan;
 use crate::kernel_def::KernelDef;
 use crate::registry;
 use spoc_ir::{ContentHash, Kernel};

@@ -1,0 +1,10 @@
+//! The runtime's foundation: the backend traits and handles, errors, environment switches, launch
+//! dimensions, the outer compile cache, the intrinsic registry and source dumps.
+
+pub mod backend;
+pub mod cache;
+pub(crate) mod dims;
+pub(crate) mod dump;
+pub mod env;
+pub(crate) mod error;
+pub mod intrinsics;
