@@ -36,10 +36,9 @@ pub use launch::generic;
 pub use memory::{host, record, soa};
 pub use self::core::{backend, cache, env, intrinsics};
 
-pub(crate) use backends::builtin_backends;
-use self::core::{dims, dump, error};
-use devices::device;
-use launch::{check_mode as checking, checked_mode, ir_scan, kernel_def, launch_checks as check};
+use self::core::{device, dims, dump, error, ir_scan, kernel_def};
+use backends::checked_mode;
+use launch::{check_mode as checking, launch_checks as check};
 use memory::{args, buffer};
 
 pub use args::{set_args, Arg, KernelArgs};
@@ -52,9 +51,8 @@ pub use buffer::{
     MAX_ELEM_ALIGN,
 };
 pub use checking::{checking, set_checking};
-pub use device::{
-    all_devices, device_is_of_backend, init_device, Capabilities, Device, DEVICE_VAR,
-};
+pub use device::{device_is_of_backend, Capabilities, Device};
+pub use devices::discovery::{all_devices, init_device, DEVICE_VAR};
 pub use dims::{dims1d, dims2d, dims3d, Dims};
 pub use error::{DimKind, Error, LaunchProblem, Result};
 pub use generic::{Float, Int, Number};

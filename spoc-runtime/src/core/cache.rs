@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use spoc_ir::ContentHash;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, LazyLock, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// A compile-cache key: (device, kernel name, content hash, options). `device` is
 /// backend-local in a backend's cache and global in the runtime's memo.
@@ -261,7 +261,9 @@ pub fn remove_hook(id: HookId) -> bool {
 /// this after dropping the device's entries from its own [`ModuleCache`]
 /// ([`GuardedCache::teardown_device`]).
 pub fn notify_device_teardown(backend: &str, local: usize) {
-    crate::launch::device_torn_down(backend, local);
+    if let Some(memo) = MEMO_HOOKS.get() {
+        (memo.device_torn_down)(backend, local);
+    }
     let hooks: Vec<TeardownHook> = HOOKS
         .read()
         .unwrap_or_else(|e| e.into_inner())
@@ -271,6 +273,30 @@ pub fn notify_device_teardown(backend: &str, local: usize) {
         .collect();
     for h in hooks {
         h(backend, local);
+    }
+}
+
+/// What the runtime's outer memo (the launch layer, above this one) must hear about: it installs
+/// these when it is first used, so that teardown reaches it without this layer calling up. They
+/// run before the hooks registered with [`on_device_teardown`].
+pub(crate) struct MemoHooks {
+    /// `backend` tore down its backend-local device `local`.
+    pub(crate) device_torn_down: fn(&str, usize),
+    /// The global device id space was retired ([`crate::Device::reset`]).
+    pub(crate) all_devices_retired: fn(),
+}
+
+static MEMO_HOOKS: OnceLock<MemoHooks> = OnceLock::new();
+
+/// Installs the outer memo's hooks; the first call wins (there is one memo).
+pub(crate) fn install_memo_hooks(hooks: MemoHooks) {
+    let _ = MEMO_HOOKS.set(hooks);
+}
+
+/// Announces that the global device id space was retired: the outer memo drops every kernel.
+pub(crate) fn notify_all_devices_retired() {
+    if let Some(memo) = MEMO_HOOKS.get() {
+        (memo.all_devices_retired)();
     }
 }
 

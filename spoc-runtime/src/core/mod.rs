@@ -3,8 +3,11 @@
 
 pub mod backend;
 pub mod cache;
+pub(crate) mod device;
 pub(crate) mod dims;
 pub(crate) mod dump;
 pub mod env;
 pub(crate) mod error;
 pub mod intrinsics;
+pub(crate) mod ir_scan;
+pub(crate) mod kernel_def;

@@ -32,28 +32,9 @@ use crate::backend::Backend;
 use crate::device::{name_matches, Capabilities, Device, DeviceSlot};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
-/// The built-in priorities (higher is preferred).
-pub mod priority {
-    /// CUDA through PTX.
-    pub const CUDA_PTX: i32 = 400;
-    /// CUDA through CUDA C and NVRTC.
-    pub const CUDA_C: i32 = 390;
-    /// HIP.
-    pub const HIP: i32 = 380;
-    /// Vulkan (on a GPU; see [`CPU_DEMOTION`]).
-    pub const VULKAN: i32 = 360;
-    /// OpenCL (on a GPU; see [`CPU_DEMOTION`]).
-    pub const OPENCL: i32 = 340;
-    /// The Native backend.
-    pub const NATIVE: i32 = 200;
-    /// The IR Interpreter: last resort, the reference.
-    pub const INTERPRETER: i32 = 0;
-    /// Subtracted from the priority of a CPU device of a backend ranked above [`NATIVE`].
-    pub const CPU_DEMOTION: i32 = 300;
-}
+pub use crate::backends::priority;
 
 struct Entry {
     backend: Arc<dyn Backend>,
@@ -76,7 +57,6 @@ struct State {
     seen: HashMap<usize, Vec<Seen>>,
 }
 
-static ERA: AtomicU64 = AtomicU64::new(0);
 
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
     let mut state = State {
@@ -85,7 +65,7 @@ static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
         era: 0,
         seen: HashMap::new(),
     };
-    for (backend, priority) in crate::builtin_backends() {
+    for (backend, priority) in crate::backends::builtin_backends() {
         let order = state.entries.len();
         state.entries.push(Entry {
             backend,
@@ -100,10 +80,6 @@ fn state() -> MutexGuard<'static, State> {
     // A panic while holding the lock cannot leave the state inconsistent (every update is a
     // single push/insert), so a poisoned lock is still usable.
     STATE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-pub(crate) fn current_era() -> u64 {
-    ERA.load(Ordering::SeqCst)
 }
 
 /// Registers a backend with a priority (see the [module docs](self)). Its devices get global
@@ -327,9 +303,9 @@ pub(crate) fn reset() {
         let mut st = state();
         st.era += 1;
         st.seen.clear();
-        ERA.store(st.era, Ordering::SeqCst);
+        crate::device::set_current_era(st.era);
     }
-    crate::launch::retire_all_devices();
+    crate::cache::notify_all_devices_retired();
 }
 
 #[cfg(test)]

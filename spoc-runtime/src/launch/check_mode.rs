@@ -68,7 +68,7 @@ pub(crate) fn check_on_interpreter(
     shared_mem: usize,
     args: &[Arg<'_>],
 ) -> Result<()> {
-    let dev = crate::device::init_device(Some(INTERPRETER))?;
+    let dev = crate::init_device(Some(INTERPRETER))?;
     let mut copies: Vec<Option<RawBuffer>> = Vec::with_capacity(args.len());
     for a in args {
         copies.push(match (a.buffer(), a.soa()) {

@@ -1,10 +1,7 @@
 //! Compiling (through the outer memo) and launching kernels.
 
 pub(crate) mod check_mode;
-pub(crate) mod checked_mode;
 pub mod generic;
-pub(crate) mod ir_scan;
-pub(crate) mod kernel_def;
 pub(crate) mod launch_checks;
 
 use crate::args::{Arg, KernelArgs};
@@ -14,6 +11,7 @@ use crate::check::{check_args, check_dims};
 use crate::device::Device;
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
+use crate::ir_scan;
 use crate::kernel_def::KernelDef;
 use crate::registry;
 use spoc_ir::{ContentHash, Kernel};
@@ -82,7 +80,15 @@ impl fmt::Debug for CompiledKernel {
 }
 
 /// The outer memo: keyed by global device id.
-static MEMO: LazyLock<GuardedCache<Arc<CompiledKernel>>> = LazyLock::new(GuardedCache::new);
+/// Created on first use, when it also installs the hooks through which the layers below tell it
+/// about teardown ([`crate::cache::MemoHooks`]): before that there is nothing to drop.
+static MEMO: LazyLock<GuardedCache<Arc<CompiledKernel>>> = LazyLock::new(|| {
+    crate::cache::install_memo_hooks(crate::cache::MemoHooks {
+        device_torn_down,
+        all_devices_retired: retire_all_devices,
+    });
+    GuardedCache::new()
+});
 
 /// Content hashes by IR address: each kernel's IR is hashed once per process.
 static HASHES: LazyLock<RwLock<HashMap<usize, ContentHash>>> = LazyLock::new(Default::default);
@@ -100,11 +106,11 @@ fn content_hash(kernel: &'static Kernel) -> ContentHash {
     h
 }
 
-pub(crate) fn retire_all_devices() {
+fn retire_all_devices() {
     MEMO.teardown_all();
 }
 
-pub(crate) fn device_torn_down(backend: &str, local: usize) {
+fn device_torn_down(backend: &str, local: usize) {
     for gid in registry::global_ids(backend, local) {
         MEMO.teardown_device(gid);
     }

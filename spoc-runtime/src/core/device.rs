@@ -1,11 +1,25 @@
-//! Devices: what a backend exposes, under a global id.
+//! Devices: what a backend exposes, under a global id (the type; finding devices is
+//! [`crate::devices`]' work).
 
 use crate::backend::Backend;
-use crate::buffer::{Buffer, DeviceCopy};
 use crate::error::{Error, Result};
-use crate::registry;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// The era of the global device id space: [`Device::reset`] starts a new one, and a `Device`
+/// of an earlier era is refused ([`Device::check_current`]). The registry advances it.
+static ERA: AtomicU64 = AtomicU64::new(0);
+
+/// The current era of the global device id space.
+pub(crate) fn current_era() -> u64 {
+    ERA.load(Ordering::SeqCst)
+}
+
+/// Makes `era` the current era (the registry, when it retires the id space).
+pub(crate) fn set_current_era(era: u64) {
+    ERA.store(era, Ordering::SeqCst);
+}
 
 /// A device's limits and features.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -140,52 +154,13 @@ impl Device {
     /// # Errors
     /// [`Error::DeviceReset`].
     pub fn check_current(&self) -> Result<()> {
-        if self.slot.era == registry::current_era() {
+        if self.slot.era == current_era() {
             Ok(())
         } else {
             Err(Error::DeviceReset {
                 device: self.slot.id,
             })
         }
-    }
-
-    /// Recovers devices that a kernel fault left unusable, and retires the global id space.
-    ///
-    /// - A device whose context a kernel fault broke (a CUDA illegal address: every call then
-    ///   returns [`Error::KernelFault`]) gets a fresh context ([`Backend::recover`]); its
-    ///   buffers, modules, streams and events are lost with the old one, and each refuses
-    ///   further use with [`Error::ContextReset`]. A device that cannot be recovered keeps
-    ///   failing (the reason is logged through `tracing`).
-    /// - Devices obtained afterwards get fresh ids (ids are never reused), the runtime's kernel
-    ///   memo is dropped, compiles in flight fail with [`Error::DeviceDestroyedDuringBuild`],
-    ///   and `Device` values obtained before fail with [`Error::DeviceReset`] on compile and
-    ///   launch.
-    ///
-    /// Healthy devices, their memory and their caches are untouched: buffers allocated before
-    /// stay valid and can be used with the new `Device` of the same hardware.
-    pub fn reset() {
-        for (backend, _) in registry::backends() {
-            if let Err(e) = backend.recover() {
-                tracing::warn!("Device::reset: {} could not recover: {e}", backend.name());
-            }
-        }
-        registry::reset();
-    }
-
-    /// Allocates `n` zeroed elements on this device.
-    ///
-    /// # Errors
-    /// [`Error::Memory`] if the allocation fails.
-    pub fn alloc<T: DeviceCopy>(&self, n: usize) -> Result<Buffer<T>> {
-        Buffer::alloc(self, n)
-    }
-
-    /// Allocates a buffer holding a copy of `data`.
-    ///
-    /// # Errors
-    /// [`Error::Memory`] if the allocation or the copy fails.
-    pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<Buffer<T>> {
-        Buffer::from_slice(self, data)
     }
 
     /// Checks that buffers of `bytes` bytes each fit this device, before anything is made: each
@@ -283,47 +258,6 @@ pub(crate) fn name_matches(filter: &str, name: &str) -> bool {
         Some((family, _)) => family.eq_ignore_ascii_case(filter),
         None => false,
     }
-}
-
-/// The environment variable that names the backend [`init_device`]`(None)` picks.
-pub const DEVICE_VAR: &str = "SPOC_DEVICE";
-
-/// The best available device, by backend priority (see [`crate::registry`]); with
-/// `framework`, the best device of that backend (or family: `"CUDA"` matches `"CUDA/PTX"` and
-/// `"CUDA/C"`, case-insensitive). Without `framework`, the environment variable `SPOC_DEVICE`
-/// ([`DEVICE_VAR`]), when set and not empty, is the framework (`SPOC_DEVICE=Interpreter`); an
-/// explicit `framework` wins over it.
-///
-/// # Errors
-/// [`Error::BackendNotFound`] if no registered backend answers to `framework`;
-/// [`Error::InvalidEnvironment`] if none answers to `SPOC_DEVICE` (the message lists the
-/// registered backends), or a `SPOC_DISABLE_*` switch is neither on nor off;
-/// [`Error::BackendUnavailable`] if all that answer are disabled or unavailable;
-/// [`Error::NoDevice`] if none has a device.
-pub fn init_device(framework: Option<&str>) -> Result<Device> {
-    if framework.is_some() {
-        return registry::best_device(framework);
-    }
-    match crate::env::text(DEVICE_VAR)? {
-        None => registry::best_device(None),
-        Some(name) => registry::best_device(Some(&name)).map_err(|e| match e {
-            Error::BackendNotFound { registered, .. } => Error::InvalidEnvironment {
-                variable: DEVICE_VAR.to_string(),
-                value: name,
-                expected: format!("a backend or family name (registered: {registered})"),
-            },
-            other => other,
-        }),
-    }
-}
-
-/// Every available device (of `framework`, if given), best first.
-///
-/// # Errors
-/// [`Error::BackendNotFound`] if no registered backend answers to `framework`; a backend whose
-/// enumeration fails is skipped when `framework` is `None` and reported otherwise.
-pub fn all_devices(framework: Option<&str>) -> Result<Vec<Device>> {
-    registry::devices(framework)
 }
 
 #[cfg(test)]
