@@ -36,7 +36,7 @@ pub use launch::generic;
 pub use memory::{host, record, soa};
 pub use self::core::{backend, cache, env, intrinsics};
 
-use self::core::{device, dims, dump, error, ir_scan, kernel_def};
+use self::core::{device, dims, dump, error, ir_scan, kernel_abi, kernel_def};
 use backends::checked_mode;
 use launch::{check_mode as checking, launch_checks as check};
 use memory::{args, buffer};

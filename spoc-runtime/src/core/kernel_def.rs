@@ -1,6 +1,6 @@
 //! What `#[kernel]` generates for the runtime: a kernel's name, its IR and its native code.
 
-use crate::native::abi::NativeFn;
+use crate::kernel_abi::NativeFn;
 use spoc_ir::{IrError, Kernel};
 
 /// A kernel as compiled into the program by `#[kernel]`: its name, an accessor for its IR

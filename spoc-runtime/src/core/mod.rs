@@ -10,4 +10,5 @@ pub mod env;
 pub(crate) mod error;
 pub mod intrinsics;
 pub(crate) mod ir_scan;
+pub(crate) mod kernel_abi;
 pub(crate) mod kernel_def;

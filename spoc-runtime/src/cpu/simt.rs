@@ -29,14 +29,49 @@
 //! [`run_grid`] runs the blocks of a grid in parallel on the rayon pool and returns the fault of
 //! the lowest faulting block.
 
-use crate::native::abi::ThreadCtx;
+pub use crate::kernel_abi::{
+    describe_groups, MissingLane, ShuffleKind, Site, SyncError, VoteKind, WarpOpKind, Whereabouts,
+};
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::fmt;
 
-pub use spoc_ir::ShuffleKind;
+/// The per-thread view of a launch: the index intrinsics of the kernel language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadCtx {
+    /// `threadIdx` in x, y, z.
+    pub thread: [u32; 3],
+    /// `blockIdx` in x, y, z.
+    pub block: [u32; 3],
+    /// `blockDim` in x, y, z.
+    pub block_dim: [u32; 3],
+    /// `gridDim` in x, y, z.
+    pub grid_dim: [u32; 3],
+}
+
+impl ThreadCtx {
+    /// `block * block_dim + thread` on `axis` (0, 1, 2), wrapping.
+    #[inline(always)]
+    pub fn global_id(&self, axis: usize) -> u32 {
+        self.block[axis]
+            .wrapping_mul(self.block_dim[axis])
+            .wrapping_add(self.thread[axis])
+    }
+    /// `grid_dim * block_dim` on `axis`, wrapping.
+    #[inline(always)]
+    pub fn global_size(&self, axis: usize) -> u32 {
+        self.grid_dim[axis].wrapping_mul(self.block_dim[axis])
+    }
+    /// Lane within the warp of 32 (linear thread index in the block modulo 32).
+    #[inline(always)]
+    pub fn lane_id(&self) -> u32 {
+        let linear = self.thread[0]
+            + self.block_dim[0] * (self.thread[1] + self.block_dim[1] * self.thread[2]);
+        linear % 32
+    }
+}
 
 /// Threads per warp on the CPU backends.
 pub const WARP_SIZE: u32 = 32;
@@ -49,53 +84,6 @@ pub const STACK_BYTES: usize = if cfg!(debug_assertions) {
 } else {
     256 * 1024
 };
-
-/// Identifies one sync point of a kernel (one barrier statement, one warp-operation call). Two
-/// threads are "at the same barrier" exactly when their sites are equal. The caller chooses the
-/// numbering (e.g. the statement's index in a table it keeps to describe sites in messages).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Site(pub u32);
-
-impl fmt::Display for Site {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "site #{}", self.0)
-    }
-}
-
-/// A vote over the active lanes of a warp.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum VoteKind {
-    /// `true` if the predicate holds on any active lane (`vote_any`).
-    Any,
-    /// `true` if the predicate holds on every active lane (`vote_all`).
-    All,
-}
-
-/// A warp operation, as one lane asked for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WarpOpKind {
-    /// A shuffle: `operand` is the source lane (`Index`), the delta (`Up`, `Down`) or the lane
-    /// mask (`Xor`).
-    Shuffle(ShuffleKind),
-    /// A vote.
-    Vote(VoteKind),
-    /// A ballot.
-    Ballot,
-}
-
-impl fmt::Display for WarpOpKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            WarpOpKind::Shuffle(ShuffleKind::Index) => "shuffle",
-            WarpOpKind::Shuffle(ShuffleKind::Up) => "shuffle_up",
-            WarpOpKind::Shuffle(ShuffleKind::Down) => "shuffle_down",
-            WarpOpKind::Shuffle(ShuffleKind::Xor) => "shuffle_xor",
-            WarpOpKind::Vote(VoteKind::Any) => "vote_any",
-            WarpOpKind::Vote(VoteKind::All) => "vote_all",
-            WarpOpKind::Ballot => "ballot",
-        })
-    }
-}
 
 /// One release of the lanes of a warp waiting at warp barriers
 /// ([`SyncHandle::warp_barrier_release`]).
@@ -113,130 +101,6 @@ pub struct WarpRelease {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the block was aborted")]
 pub struct Aborted;
-
-/// Where a thread was when a block barrier could not be released.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Whereabouts {
-    /// Waiting at the block barrier at this site.
-    Barrier(Site),
-    /// The thread had finished (returned from the kernel).
-    Finished,
-}
-
-/// Why a source lane of a shuffle could not be read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MissingLane {
-    /// The lane exists but is not at this shuffle (it diverged, waits elsewhere or finished).
-    Inactive,
-    /// The lane does not exist: beyond the last thread of the block (a partial last warp) or
-    /// outside `0..32` (for `shuffle` and `shuffle_xor`).
-    Absent,
-}
-
-/// A sync error found by the scheduler. Thread coordinates are `threadIdx` `[x, y, z]`; `block`
-/// is `blockIdx`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SyncError {
-    /// The live threads of a block are not all at one block barrier, or some wait at one while
-    /// others have finished. `groups` holds each distinct whereabouts with its threads (in
-    /// linear order), barriers first by site, finished threads last.
-    #[error("barrier divergence in block ({}, {}, {}): {}", block[0], block[1], block[2], describe_groups(groups, |s| s.to_string()))]
-    BarrierDivergence {
-        /// `blockIdx` of the block.
-        block: [u32; 3],
-        /// Where the threads were, and which.
-        groups: Vec<(Whereabouts, Vec<[u32; 3]>)>,
-    },
-    /// A shuffle read a lane that is not active at that shuffle, or does not exist.
-    #[error(
-        "{op} at {site} in block ({}, {}, {}), thread ({}, {}, {}) (lane {lane}): source lane {src_lane} is {}",
-        block[0], block[1], block[2], thread[0], thread[1], thread[2],
-        match missing { MissingLane::Inactive => "inactive", MissingLane::Absent => "absent" }
-    )]
-    InactiveLane {
-        /// `blockIdx` of the block.
-        block: [u32; 3],
-        /// The thread that asked.
-        thread: [u32; 3],
-        /// Its lane.
-        lane: u32,
-        /// The shuffle's site.
-        site: Site,
-        /// Which shuffle.
-        op: WarpOpKind,
-        /// The lane it would have read.
-        src_lane: u32,
-        /// Why it could not.
-        missing: MissingLane,
-    },
-    /// Lanes of one warp reached the same site with different operations (the caller numbered
-    /// two different operations alike).
-    #[error(
-        "lanes of warp {warp} in block ({}, {}, {}) are at {site} with different operations ({first} and {second})",
-        block[0], block[1], block[2]
-    )]
-    MixedWarpOps {
-        /// `blockIdx` of the block.
-        block: [u32; 3],
-        /// The warp (linear thread index / 32).
-        warp: u32,
-        /// The site.
-        site: Site,
-        /// One operation seen there.
-        first: WarpOpKind,
-        /// Another one.
-        second: WarpOpKind,
-    },
-    /// A coroutine stack could not be allocated (the OS refused the memory mapping).
-    #[error("cannot allocate a {bytes}-byte coroutine stack: {message}")]
-    Stack {
-        /// The requested size.
-        bytes: usize,
-        /// The OS error.
-        message: String,
-    },
-}
-
-/// At most this many threads are listed per group in messages.
-const LIST_MAX: usize = 4;
-
-/// The groups of a [`SyncError::BarrierDivergence`] as a phrase (`"100 threads [(0, 0, 0), …]
-/// wait at the barrier at site #3; 28 threads […] wait at …"`), each site shown by `site_name`
-/// (which gets `"the barrier at "` in front of it), at most four threads listed per group.
-pub fn describe_groups(
-    groups: &[(Whereabouts, Vec<[u32; 3]>)],
-    site_name: impl Fn(Site) -> String,
-) -> String {
-    let mut parts = Vec::with_capacity(groups.len());
-    for (w, threads) in groups {
-        let mut list: Vec<String> = threads
-            .iter()
-            .take(LIST_MAX)
-            .map(|[x, y, z]| format!("({x}, {y}, {z})"))
-            .collect();
-        if threads.len() > LIST_MAX {
-            list.push(format!("… {} more", threads.len() - LIST_MAX));
-        }
-        let n = threads.len();
-        let s = if n == 1 { "" } else { "s" };
-        let verb = if n == 1 { "waits" } else { "wait" };
-        parts.push(match w {
-            Whereabouts::Barrier(site) => {
-                format!(
-                    "{n} thread{s} [{}] {verb} at the barrier at {}",
-                    list.join(", "),
-                    site_name(*site)
-                )
-            }
-            Whereabouts::Finished => format!(
-                "{n} thread{s} [{}] ha{} finished",
-                list.join(", "),
-                if n == 1 { "s" } else { "ve" }
-            ),
-        });
-    }
-    parts.join("; ")
-}
 
 /// How a block failed.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 use crate::buffer::{Buffer, RawBuffer};
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::native::abi::ScalarArg;
+use crate::kernel_abi::ScalarArg;
 use crate::soa::RawSoaBuffer;
 
 /// One kernel argument: a buffer (shared or mutable borrow), a Structure-of-Arrays record

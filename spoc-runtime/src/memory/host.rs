@@ -8,7 +8,7 @@
 use crate::args::Arg;
 use crate::backend::{DeviceMem, Event};
 use crate::error::{Error, Result};
-use crate::native::abi::NativeArg;
+use crate::kernel_abi::NativeArg;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 use std::sync::Mutex;

@@ -194,13 +194,13 @@ pub trait KernelArith: Copy {
     /// `self / rhs`.
     ///
     /// # Errors
-    /// [`crate::native::abi::Trap::DivisionByZero`] for an integer `rhs` of 0.
-    fn k_div(self, rhs: Self) -> Result<Self, crate::native::abi::Trap>;
+    /// [`crate::kernel_abi::Trap::DivisionByZero`] for an integer `rhs` of 0.
+    fn k_div(self, rhs: Self) -> Result<Self, crate::kernel_abi::Trap>;
     /// `self % rhs`.
     ///
     /// # Errors
-    /// [`crate::native::abi::Trap::DivisionByZero`] for an integer `rhs` of 0.
-    fn k_rem(self, rhs: Self) -> Result<Self, crate::native::abi::Trap>;
+    /// [`crate::kernel_abi::Trap::DivisionByZero`] for an integer `rhs` of 0.
+    fn k_rem(self, rhs: Self) -> Result<Self, crate::kernel_abi::Trap>;
     /// `-self`.
     fn k_neg(self) -> Self;
     /// `self.abs()` (wrapping for integers).
@@ -217,17 +217,17 @@ macro_rules! arith_int {
             #[inline(always)]
             fn k_mul(self, rhs: Self) -> Self { self.wrapping_mul(rhs) }
             #[inline(always)]
-            fn k_div(self, rhs: Self) -> Result<Self, crate::native::abi::Trap> {
+            fn k_div(self, rhs: Self) -> Result<Self, crate::kernel_abi::Trap> {
                 if rhs == 0 {
-                    Err(crate::native::abi::Trap::DivisionByZero)
+                    Err(crate::kernel_abi::Trap::DivisionByZero)
                 } else {
                     Ok(self.wrapping_div(rhs))
                 }
             }
             #[inline(always)]
-            fn k_rem(self, rhs: Self) -> Result<Self, crate::native::abi::Trap> {
+            fn k_rem(self, rhs: Self) -> Result<Self, crate::kernel_abi::Trap> {
                 if rhs == 0 {
-                    Err(crate::native::abi::Trap::DivisionByZero)
+                    Err(crate::kernel_abi::Trap::DivisionByZero)
                 } else {
                     Ok(self.wrapping_rem(rhs))
                 }
@@ -252,9 +252,9 @@ macro_rules! arith_float {
             #[inline(always)]
             fn k_mul(self, rhs: Self) -> Self { self * rhs }
             #[inline(always)]
-            fn k_div(self, rhs: Self) -> Result<Self, crate::native::abi::Trap> { Ok(self / rhs) }
+            fn k_div(self, rhs: Self) -> Result<Self, crate::kernel_abi::Trap> { Ok(self / rhs) }
             #[inline(always)]
-            fn k_rem(self, rhs: Self) -> Result<Self, crate::native::abi::Trap> { Ok(self % rhs) }
+            fn k_rem(self, rhs: Self) -> Result<Self, crate::kernel_abi::Trap> { Ok(self % rhs) }
             #[inline(always)]
             fn k_neg(self) -> Self { -self }
             #[inline(always)]
