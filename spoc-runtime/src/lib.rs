@@ -11,15 +11,16 @@
 //! Users reach all of this through the `spoc` crate, which re-exports it.
 
 // The folders, in layer order (DESIGN.md §5): each uses only the folders above it.
+mod backends;
 mod core;
-mod memory;
+mod cpu;
 mod devices;
 mod launch;
-mod cpu;
-mod backends;
+mod memory;
 
 // The modules' historical paths (`spoc_runtime::backend`, `spoc_runtime::cuda`, ...) stay valid;
 // the private ones keep their crate-internal paths.
+pub use self::core::{backend, cache, env, intrinsics};
 #[cfg(feature = "cuda")]
 pub use backends::cuda;
 #[cfg(feature = "hip")]
@@ -34,9 +35,8 @@ pub use cpu::{native, simt};
 pub use devices::registry;
 pub use launch::generic;
 pub use memory::{host, record, soa};
-pub use self::core::{backend, cache, env, intrinsics};
 
-use self::core::{device, dims, dump, error, ir_scan, kernel_abi, kernel_def};
+use self::core::{crate_version, device, dims, dump, error, ir_scan, kernel_abi, kernel_def};
 use backends::checked_mode;
 use launch::{check_mode as checking, launch_checks as check};
 use memory::{args, buffer};
@@ -78,14 +78,4 @@ pub mod __private {
     pub use crate::generic::{pick_instance, InstanceAt};
     pub use crate::launch::launch_def;
     pub use crate::record::{str_eq, FieldOf, KernelArith};
-}
-
-/// This crate's version as `(major, minor, patch)`.
-pub(crate) fn crate_version() -> (u32, u32, u32) {
-    let v = |s: &str| s.parse().unwrap_or(0);
-    (
-        v(env!("CARGO_PKG_VERSION_MAJOR")),
-        v(env!("CARGO_PKG_VERSION_MINOR")),
-        v(env!("CARGO_PKG_VERSION_PATCH")),
-    )
 }

@@ -12,3 +12,13 @@ pub mod intrinsics;
 pub(crate) mod ir_scan;
 pub(crate) mod kernel_abi;
 pub(crate) mod kernel_def;
+
+/// This crate's version as `(major, minor, patch)`.
+pub(crate) fn crate_version() -> (u32, u32, u32) {
+    let v = |s: &str| s.parse().unwrap_or(0);
+    (
+        v(env!("CARGO_PKG_VERSION_MAJOR")),
+        v(env!("CARGO_PKG_VERSION_MINOR")),
+        v(env!("CARGO_PKG_VERSION_PATCH")),
+    )
+}

@@ -27,7 +27,6 @@ impl Device {
         }
         registry::reset();
     }
-
 }
 
 /// The environment variable that names the backend [`init_device`]`(None)` picks.

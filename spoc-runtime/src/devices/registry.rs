@@ -57,7 +57,6 @@ struct State {
     seen: HashMap<usize, Vec<Seen>>,
 }
 
-
 static STATE: LazyLock<Mutex<State>> = LazyLock::new(|| {
     let mut state = State {
         entries: Vec::new(),
