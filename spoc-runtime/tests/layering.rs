@@ -621,7 +621,7 @@ fn no_module_imports_from_a_layer_above_it() {
     let table: Vec<String> = LAYERS
         .iter()
         .enumerate()
-        .map(|(i, (l, what))| format!("  {i} {l}/: {what}"))
+        .map(|(i, (l, what))| format!("  {} {l}/: {what}", i + 1))
         .collect();
     assert!(
         new.is_empty(),
