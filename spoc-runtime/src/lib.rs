@@ -38,7 +38,7 @@ pub use memory::{host, record, soa};
 
 use self::core::{crate_version, device, dims, dump, error, ir_scan, kernel_abi, kernel_def};
 use backends::checked_mode;
-use launch::{check_mode as checking, launch_checks as check};
+use launch::{check_mode, launch_checks};
 use memory::{args, buffer};
 
 pub use args::{set_args, Arg, KernelArgs};
@@ -50,7 +50,7 @@ pub use buffer::{
     from_device, from_device_ptr, to_device, to_device_ptr, Buffer, DeviceCopy, RawBuffer,
     MAX_ELEM_ALIGN,
 };
-pub use checking::{checking, set_checking};
+pub use check_mode::{checking, set_checking};
 pub use device::{device_is_of_backend, Capabilities, Device};
 pub use devices::discovery::{all_devices, init_device, DEVICE_VAR};
 pub use dims::{dims1d, dims2d, dims3d, Dims};

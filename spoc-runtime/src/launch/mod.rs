@@ -7,7 +7,7 @@ pub(crate) mod launch_checks;
 use crate::args::{Arg, KernelArgs};
 use crate::backend::{CompileOptions, ExecutionModel, Module};
 use crate::cache::{CacheKey, GuardedCache};
-use crate::check::{check_args, check_dims};
+use crate::launch_checks::{check_args, check_dims};
 use crate::device::Device;
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
@@ -383,8 +383,8 @@ pub fn launch_def(
     shared_mem_bytes: usize,
     args: &mut [Arg<'_>],
 ) -> Result<()> {
-    if crate::checking::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
-        crate::checking::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
+    if crate::check_mode::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
+        crate::check_mode::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
     }
     launch_unchecked(dev, def, grid, block, shared_mem_bytes, args)
 }

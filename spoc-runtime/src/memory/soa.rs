@@ -746,7 +746,7 @@ mod tests {
         let both = vec!["ps".to_string(), "qs".to_string()];
         let k = kernel(p_fields());
         let check = |k: &Kernel, args: &mut [Arg<'_>], soa: &[String]| {
-            crate::check::check_args(k, "k", &dev, args, soa)
+            crate::launch_checks::check_args(k, "k", &dev, args, soa)
         };
         check(&k, &mut [(&mut a).into(), (&b).into()], &both)?;
         // One buffer for the `&mut` and the `&` parameter.

@@ -1234,7 +1234,7 @@ impl Backend for CudaBackend {
             ));
         }
         let dev = self.device(device)?;
-        crate::check::check_dims(kernel_name, &dev.caps, grid, block, shared_mem)?;
+        crate::launch_checks::check_dims(kernel_name, &dev.caps, grid, block, shared_mem)?;
         let key = CacheKey::new(
             device,
             format!("{lang:?}:{kernel_name}"),

@@ -655,7 +655,7 @@ impl VulkanBackend {
         make: impl FnOnce(&VkDev) -> Result<(Vec<u32>, String, Option<[u32; 3]>)>,
     ) -> Result<()> {
         let dev = self.dev(device)?;
-        crate::check::check_dims(name, &dev.caps, grid, block, shared_mem)?;
+        crate::launch_checks::check_dims(name, &dev.caps, grid, block, shared_mem)?;
         if shared_mem > 0 {
             return Err(Error::invalid_launch(
                 name,
@@ -1072,7 +1072,7 @@ impl Backend for VulkanBackend {
             .handle::<VkKernel>()
             .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
         Self::check_stream(stream, module.device())?;
-        crate::check::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
+        crate::launch_checks::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
         let dyn_len = match k.origin.as_ref().and_then(|o| o.dyn_elem) {
             None => None,
             Some(elem) => match u32::try_from(shared_mem / elem as usize) {
