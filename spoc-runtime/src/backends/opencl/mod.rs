@@ -851,7 +851,13 @@ impl Backend for OpenClBackend {
             ));
         }
         let dev = self.dev(device)?;
-        crate::launch_checks::check_dims(kernel_name, &dev.info.capabilities, grid, block, shared_mem)?;
+        crate::launch_checks::check_dims(
+            kernel_name,
+            &dev.info.capabilities,
+            grid,
+            block,
+            shared_mem,
+        )?;
         let options = CompileOptions {
             flags: vec!["(external OpenCL C)".into()],
             ..CompileOptions::default()
