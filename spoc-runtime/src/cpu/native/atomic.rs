@@ -6,7 +6,8 @@
 //! (`Acquire` on a failed compare-exchange), so it also orders the thread's other accesses, as
 //! the GPU backends' atomics do at least.
 
-use super::abi::{oob, GlobalMut, Trap};
+use super::abi::{GlobalMut, Trap};
+use super::global::oob;
 use spoc_ir::AtomicOp;
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64};

@@ -21,6 +21,9 @@
 pub mod abi;
 mod atomic;
 mod block;
+mod global;
+mod local;
+mod window;
 
 use crate::args::Arg;
 use crate::backend::Module;
