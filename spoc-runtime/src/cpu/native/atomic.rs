@@ -112,14 +112,14 @@ impl<T: AtomicElem> GlobalMut<T> {
     /// The address of element `index`, checked in bounds and aligned for `T`'s atomic.
     #[inline(always)]
     fn atomic_ptr(&self, index: u32) -> Result<*mut T, Trap> {
-        if (index as usize) >= self.len {
-            return Err(oob(self.name, index, self.len));
+        if (index as usize) >= self.0.len {
+            return Err(oob(self.0.name, index, self.0.len));
         }
         // SAFETY: in bounds of the buffer.
-        let p = unsafe { self.ptr.add(index as usize) };
+        let p = unsafe { (self.0.ptr as *mut T).add(index as usize) };
         if !(p as usize).is_multiple_of(T::ALIGN) {
             return Err(Trap::Misaligned {
-                array: self.name,
+                array: self.0.name,
                 index: index as u64,
             });
         }

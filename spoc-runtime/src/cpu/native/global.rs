@@ -1,31 +1,36 @@
 //! Global buffers inside a native kernel: [`GlobalRef`] (`&[T]`) and [`GlobalMut`] (`&mut [T]`),
 //! unpacked from a [`NativeArg`] once per launch, every element access bounds-checked.
 
-use super::window::{row_fits, Window, WindowMut};
+use super::window::{row_fits, Row, Window, WindowMut};
 use crate::kernel_abi::{NativeArg, Trap};
 use crate::simt::ThreadCtx;
-use std::marker::PhantomData;
 
 /// A read-only global buffer (`&[T]` parameter) inside a native kernel.
 #[derive(Debug)]
-pub struct GlobalRef<T> {
-    ptr: *const T,
-    len: usize,
-    name: &'static str,
-    _t: PhantomData<T>,
-}
+pub struct GlobalRef<T>(Span<T>);
 
 /// A read-write global buffer (`&mut [T]` parameter) inside a native kernel. Threads write
 /// through raw pointers, as GPU threads do: two threads writing one element without an atomic is
 /// a race in the kernel, as on a GPU.
 #[derive(Debug)]
-pub struct GlobalMut<T> {
-    pub(super) ptr: *mut T,
+pub struct GlobalMut<T>(pub(super) Span<T>);
+
+/// What both buffer views are: `len` elements of `T` at `ptr`, named `name` in traps. Written
+/// through only by [`GlobalMut`] (the memory is the launch's, mutable; a `*const` keeps `T`
+/// covariant).
+#[derive(Debug)]
+pub(super) struct Span<T> {
+    pub(super) ptr: *const T,
     pub(super) len: usize,
     pub(super) name: &'static str,
-    _t: PhantomData<T>,
 }
 
+impl<T> Clone for Span<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Span<T> {}
 impl<T> Clone for GlobalRef<T> {
     fn clone(&self) -> Self {
         *self
@@ -44,6 +49,28 @@ unsafe impl<T: Sync> Sync for GlobalRef<T> {}
 unsafe impl<T: Send> Send for GlobalMut<T> {}
 unsafe impl<T: Sync> Sync for GlobalMut<T> {}
 
+impl<T: Copy> Span<T> {
+    fn from_arg(arg: &NativeArg, name: &'static str) -> Result<Self, Trap> {
+        let (ptr, len) = arg.buffer::<T>(name)?;
+        Ok(Span { ptr, len, name })
+    }
+    #[inline(always)]
+    fn load(&self, index: u32) -> Result<T, Trap> {
+        if (index as usize) < self.len {
+            // SAFETY: in bounds of a live buffer borrowed by the launch.
+            Ok(unsafe { self.ptr.add(index as usize).read() })
+        } else {
+            Err(oob(self.name, index, self.len))
+        }
+    }
+    /// The row window of `base + stride * t` for the threads `t` of `row`, if all are in bounds.
+    #[inline(always)]
+    fn window(&self, row: &ThreadCtx, base: u32, stride: u32) -> Option<Span<T>> {
+        let count = row.block_dim[0];
+        row_fits(count, base, stride, self.len as u64).then_some(*self)
+    }
+}
+
 /// Builds an out-of-bounds trap; out of line and cold, so that the checks stay small.
 #[cold]
 #[inline(never)]
@@ -61,33 +88,22 @@ impl<T: Copy> GlobalRef<T> {
     /// # Errors
     /// [`Trap::BadArgument`] if `arg` is not a buffer of `T`.
     pub fn from_arg(arg: &NativeArg, name: &'static str) -> Result<Self, Trap> {
-        let (ptr, len) = arg.buffer::<T>(name)?;
-        Ok(GlobalRef {
-            ptr,
-            len,
-            name,
-            _t: PhantomData,
-        })
+        Span::from_arg(arg, name).map(GlobalRef)
     }
     /// Length in elements (`u32`; launches refuse longer buffers).
     #[inline(always)]
     pub fn len(&self) -> u32 {
-        self.len as u32
+        self.0.len as u32
     }
     /// True if the buffer has no elements.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0.len == 0
     }
     /// Reads element `index`.
     #[inline(always)]
     pub fn load(&self, index: u32) -> Result<T, Trap> {
-        if (index as usize) < self.len {
-            // SAFETY: in bounds of a live buffer borrowed by the launch.
-            Ok(unsafe { self.ptr.add(index as usize).read() })
-        } else {
-            Err(oob(self.name, index, self.len))
-        }
+        self.0.load(index)
     }
     /// The window of the elements `base + stride * t` (exact arithmetic) that thread
     /// `t = thread_idx_x` of `row` reads, for `t` in `0..row.block_dim[0]`: `Some` only if every
@@ -95,15 +111,8 @@ impl<T: Copy> GlobalRef<T> {
     /// exact one).
     #[inline(always)]
     pub fn window(&self, row: &ThreadCtx, base: u32, stride: u32) -> Option<Window<T>> {
-        let count = row.block_dim[0];
-        row_fits(count, base, stride, self.len as u64).then_some(Window {
-            ptr: self.ptr,
-            base: base as usize,
-            stride: stride as usize,
-            count,
-            len: self.len,
-            name: self.name,
-        })
+        let span = self.0.window(row, base, stride)?;
+        Some(Window(Row::new(span, row, base, stride)))
     }
 }
 
@@ -114,12 +123,7 @@ impl<T> GlobalMut<T> {
     /// `ptr` must be valid for reads and writes of `len` elements of `T`, aligned, for as long
     /// as the view (or a copy of it) is used.
     pub(super) unsafe fn from_raw(ptr: *mut T, len: usize, name: &'static str) -> Self {
-        GlobalMut {
-            ptr,
-            len,
-            name,
-            _t: PhantomData,
-        }
+        GlobalMut(Span { ptr, len, name })
     }
 }
 
@@ -129,43 +133,33 @@ impl<T: Copy> GlobalMut<T> {
     /// # Errors
     /// [`Trap::BadArgument`] if `arg` is not a buffer of `T`.
     pub fn from_arg(arg: &NativeArg, name: &'static str) -> Result<Self, Trap> {
-        let (ptr, len) = arg.buffer::<T>(name)?;
-        Ok(GlobalMut {
-            ptr,
-            len,
-            name,
-            _t: PhantomData,
-        })
+        Span::from_arg(arg, name).map(GlobalMut)
     }
     /// Length in elements.
     #[inline(always)]
     pub fn len(&self) -> u32 {
-        self.len as u32
+        self.0.len as u32
     }
     /// True if the buffer has no elements.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.0.len == 0
     }
     /// Reads element `index`.
     #[inline(always)]
     pub fn load(&self, index: u32) -> Result<T, Trap> {
-        if (index as usize) < self.len {
-            // SAFETY: in bounds of a live buffer borrowed by the launch.
-            Ok(unsafe { self.ptr.add(index as usize).read() })
-        } else {
-            Err(oob(self.name, index, self.len))
-        }
+        self.0.load(index)
     }
     /// Writes element `index`.
     #[inline(always)]
     pub fn store(&self, index: u32, value: T) -> Result<(), Trap> {
-        if (index as usize) < self.len {
+        let s = &self.0;
+        if (index as usize) < s.len {
             // SAFETY: in bounds of a live buffer mutably borrowed by the launch.
-            unsafe { self.ptr.add(index as usize).write(value) };
+            unsafe { (s.ptr as *mut T).add(index as usize).write(value) };
             Ok(())
         } else {
-            Err(oob(self.name, index, self.len))
+            Err(oob(s.name, index, s.len))
         }
     }
     /// The window of the elements `base + stride * t` that thread `t = thread_idx_x` of `row`
@@ -173,14 +167,7 @@ impl<T: Copy> GlobalMut<T> {
     /// bounds (see [`GlobalRef::window`]).
     #[inline(always)]
     pub fn window(&self, row: &ThreadCtx, base: u32, stride: u32) -> Option<WindowMut<T>> {
-        let count = row.block_dim[0];
-        row_fits(count, base, stride, self.len as u64).then_some(WindowMut {
-            ptr: self.ptr,
-            base: base as usize,
-            stride: stride as usize,
-            count,
-            len: self.len,
-            name: self.name,
-        })
+        let span = self.0.window(row, base, stride)?;
+        Some(WindowMut(Row::new(span, row, base, stride)))
     }
 }

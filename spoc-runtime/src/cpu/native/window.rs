@@ -2,7 +2,7 @@
 //! is an access `base + stride * thread_idx_x` proven in bounds for a whole row, and
 //! [`row_below`] a comparison proven for it.
 
-use super::global::oob;
+use super::global::{oob, Span};
 use crate::kernel_abi::Trap;
 use crate::simt::ThreadCtx;
 
@@ -27,27 +27,28 @@ pub fn row_below(row: &ThreadCtx, base: u32, stride: u32, bound: u32) -> Option<
 /// thread `t = thread_idx_x` reads element `base + stride * t`, proven in bounds for every
 /// `t < count` when the window was made ([`GlobalRef::window`]).
 #[derive(Debug)]
-pub struct Window<T> {
-    pub(super) ptr: *const T,
-    pub(super) base: usize,
-    pub(super) stride: usize,
-    pub(super) count: u32,
-    pub(super) len: usize,
-    pub(super) name: &'static str,
-}
+pub struct Window<T>(pub(super) Row<T>);
 
 /// The part of a read-write buffer that the threads of one row access at one access of the
 /// kernel (see [`Window`], [`GlobalMut::window`]).
 #[derive(Debug)]
-pub struct WindowMut<T> {
-    pub(super) ptr: *mut T,
-    pub(super) base: usize,
-    pub(super) stride: usize,
-    pub(super) count: u32,
-    pub(super) len: usize,
-    pub(super) name: &'static str,
+pub struct WindowMut<T>(pub(super) Row<T>);
+
+/// What both windows are: a buffer and the row's access `base + stride * t`, `t < count`.
+#[derive(Debug)]
+pub(super) struct Row<T> {
+    span: Span<T>,
+    base: usize,
+    stride: usize,
+    count: u32,
 }
 
+impl<T> Clone for Row<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Row<T> {}
 impl<T> Clone for Window<T> {
     fn clone(&self) -> Self {
         *self
@@ -70,6 +71,37 @@ fn outside_window(name: &'static str, base: usize, stride: usize, t: u32, len: u
     oob(name, index, len)
 }
 
+impl<T> Row<T> {
+    /// The window of `span` for the threads of `row` (its caller checked [`row_fits`]).
+    #[inline(always)]
+    pub(super) fn new(span: Span<T>, row: &ThreadCtx, base: u32, stride: u32) -> Self {
+        Row {
+            span,
+            base: base as usize,
+            stride: stride as usize,
+            count: row.block_dim[0],
+        }
+    }
+
+    /// The element of thread `ctx.thread[0]`, or the trap of a thread outside the row.
+    #[inline(always)]
+    fn element(&self, ctx: &ThreadCtx) -> Result<*const T, Trap> {
+        let t = ctx.thread[0];
+        if t < self.count {
+            // SAFETY: `window` checked `base + stride * t < len` for every `t < count`.
+            Ok(unsafe { self.span.ptr.add(self.base + self.stride * t as usize) })
+        } else {
+            Err(outside_window(
+                self.span.name,
+                self.base,
+                self.stride,
+                t,
+                self.span.len,
+            ))
+        }
+    }
+}
+
 impl<T: Copy> Window<T> {
     /// Reads the element of thread `ctx.thread[0]`.
     ///
@@ -77,19 +109,8 @@ impl<T: Copy> Window<T> {
     /// [`Trap::OutOfBounds`] if `ctx.thread[0]` is not a thread of the window's row.
     #[inline(always)]
     pub fn load(&self, ctx: &ThreadCtx) -> Result<T, Trap> {
-        let t = ctx.thread[0];
-        if t < self.count {
-            // SAFETY: `window` checked `base + stride * t < len` for every `t < count`.
-            Ok(unsafe { self.ptr.add(self.base + self.stride * t as usize).read() })
-        } else {
-            Err(outside_window(
-                self.name,
-                self.base,
-                self.stride,
-                t,
-                self.len,
-            ))
-        }
+        // SAFETY: an element of the row, in bounds of a live buffer borrowed by the launch.
+        self.0.element(ctx).map(|p| unsafe { p.read() })
     }
 }
 
@@ -100,19 +121,8 @@ impl<T: Copy> WindowMut<T> {
     /// [`Trap::OutOfBounds`] if `ctx.thread[0]` is not a thread of the window's row.
     #[inline(always)]
     pub fn load(&self, ctx: &ThreadCtx) -> Result<T, Trap> {
-        let t = ctx.thread[0];
-        if t < self.count {
-            // SAFETY: `window` checked `base + stride * t < len` for every `t < count`.
-            Ok(unsafe { self.ptr.add(self.base + self.stride * t as usize).read() })
-        } else {
-            Err(outside_window(
-                self.name,
-                self.base,
-                self.stride,
-                t,
-                self.len,
-            ))
-        }
+        // SAFETY: as in `Window::load`.
+        self.0.element(ctx).map(|p| unsafe { p.read() })
     }
     /// Writes the element of thread `ctx.thread[0]`.
     ///
@@ -120,24 +130,9 @@ impl<T: Copy> WindowMut<T> {
     /// [`Trap::OutOfBounds`] if `ctx.thread[0]` is not a thread of the window's row.
     #[inline(always)]
     pub fn store(&self, ctx: &ThreadCtx, value: T) -> Result<(), Trap> {
-        let t = ctx.thread[0];
-        if t < self.count {
-            // SAFETY: `window` checked `base + stride * t < len` for every `t < count`; the
-            // buffer is mutably borrowed by the launch.
-            unsafe {
-                self.ptr
-                    .add(self.base + self.stride * t as usize)
-                    .write(value)
-            };
-            Ok(())
-        } else {
-            Err(outside_window(
-                self.name,
-                self.base,
-                self.stride,
-                t,
-                self.len,
-            ))
-        }
+        // SAFETY: an element of the row, in bounds; the buffer is mutably borrowed by the launch.
+        self.0
+            .element(ctx)
+            .map(|p| unsafe { (p as *mut T).write(value) })
     }
 }
