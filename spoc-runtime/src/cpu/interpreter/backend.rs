@@ -7,22 +7,20 @@
 
 use crate::args::Arg;
 use crate::backend::{Backend, DeviceInfo, ExecutionModel, Module};
+use crate::cpu::CpuBackendBase;
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
 use crate::interpreter::{self, InterpError, InterpErrorKind};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
 use spoc_ir::{IrError, Kernel};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// The Interpreter backend's name.
 pub const NAME: &str = "Interpreter";
 
 /// The Interpreter backend.
 pub struct InterpreterBackend {
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    base: CpuBackendBase,
 }
 
 impl Default for InterpreterBackend {
@@ -35,8 +33,7 @@ impl InterpreterBackend {
     /// An Interpreter backend.
     pub fn new() -> InterpreterBackend {
         InterpreterBackend {
-            intrinsics: IntrinsicRegistry::all(),
-            profiling: AtomicBool::new(false),
+            base: CpuBackendBase::new(IntrinsicRegistry::all()),
         }
     }
 }
@@ -71,33 +68,15 @@ fn convert(e: InterpError) -> Error {
 }
 
 impl Backend for InterpreterBackend {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn version(&self) -> (u32, u32, u32) {
-        crate::crate_version()
-    }
-
-    fn is_available(&self) -> bool {
-        true
-    }
+    cpu_backend_methods!(NAME);
 
     fn execution_model(&self) -> ExecutionModel {
         ExecutionModel::Custom
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
-        let mut caps = crate::native::host_capabilities();
-        caps.subgroups = true;
-        Ok(vec![DeviceInfo {
-            local_id: 0,
-            name: format!("IR interpreter ({} threads)", caps.compute_units),
-            capabilities: caps,
-        }])
+        CpuBackendBase::devices("IR interpreter")
     }
-
-    crate::host_memory_methods!();
 
     fn prepare(&self, device: usize, _def: &KernelDef, kernel: &Kernel) -> Result<Option<Module>> {
         crate::native::check_device(NAME, device)?;
@@ -120,35 +99,15 @@ impl Backend for InterpreterBackend {
         // A bad SPOC_CHECK_* switch is the runtime's error, not a fault of the kernel.
         interpreter::checks()?;
         let native_args = crate::host::native_args(NAME, args)?;
-        let (grid, block) = (grid.to_array(), block.to_array());
-        let t0 = self.profiling.load(Ordering::Relaxed).then(Instant::now);
-        let result = match prepared.and_then(|m| m.handle::<interpreter::CompiledKernel>()) {
-            Some(k) => k.execute(grid, block, shared_mem, &native_args),
-            None => interpreter::execute(kernel, grid, block, shared_mem, &native_args),
-        }
-        .map_err(convert);
-        if let Some(t0) = t0 {
-            tracing::info!(
-                kernel = def.name,
-                ?grid,
-                ?block,
-                ms = t0.elapsed().as_secs_f64() * 1e3,
-                "Interpreter launch"
-            );
-        }
-        result
-    }
-
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
+        let prepared = prepared.and_then(|m| m.handle::<interpreter::CompiledKernel>());
+        self.base.timed(NAME, def.name, grid, block, || {
+            let (grid, block) = (grid.to_array(), block.to_array());
+            match prepared {
+                Some(k) => k.execute(grid, block, shared_mem, &native_args),
+                None => interpreter::execute(kernel, grid, block, shared_mem, &native_args),
+            }
+            .map_err(convert)
+        })
     }
 }
 

@@ -25,6 +25,7 @@ mod global;
 mod local;
 mod window;
 
+use super::CpuBackendBase;
 use crate::args::Arg;
 use crate::backend::Module;
 use crate::backend::{Backend, DeviceInfo, ExecutionModel};
@@ -34,16 +35,13 @@ use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
 use spoc_ir::{Block, Expr, ExprKind, Intrinsic, Kernel, LValue, StmtKind};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// The Native backend's name.
 pub const NAME: &str = "Native";
 
 /// The Native backend. Stateless apart from its intrinsic registry and profiling switch.
 pub struct NativeBackend {
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    base: CpuBackendBase,
 }
 
 impl Default for NativeBackend {
@@ -57,8 +55,7 @@ impl NativeBackend {
     pub fn new() -> NativeBackend {
         NativeBackend {
             // Every intrinsic runs natively: warp operations on the SIMT scheduler.
-            intrinsics: IntrinsicRegistry::all_except(|_| false),
-            profiling: AtomicBool::new(false),
+            base: CpuBackendBase::new(IntrinsicRegistry::all_except(|_| false)),
         }
     }
 }
@@ -178,34 +175,15 @@ pub(crate) fn check_device(backend: &str, device: usize) -> Result<()> {
 }
 
 impl Backend for NativeBackend {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn version(&self) -> (u32, u32, u32) {
-        crate::crate_version()
-    }
-
-    fn is_available(&self) -> bool {
-        true
-    }
+    cpu_backend_methods!(NAME);
 
     fn execution_model(&self) -> ExecutionModel {
         ExecutionModel::Direct
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
-        let mut caps = host_capabilities();
-        // Warp operations run on the SIMT scheduler, with warps of 32.
-        caps.subgroups = true;
-        Ok(vec![DeviceInfo {
-            local_id: 0,
-            name: format!("CPU ({} threads)", caps.compute_units),
-            capabilities: caps,
-        }])
+        CpuBackendBase::devices("CPU")
     }
-
-    crate::host_memory_methods!();
 
     fn check_kernel(&self, def: &KernelDef, _kernel: &Kernel) -> Result<()> {
         match def.native {
@@ -248,29 +226,8 @@ impl Backend for NativeBackend {
             shared_bytes: shared_mem,
             simt,
         };
-        let t0 = self.profiling.load(Ordering::Relaxed).then(Instant::now);
-        let result = native(&launch, &native_args).map_err(|t| fault(def.name, t));
-        if let Some(t0) = t0 {
-            tracing::info!(
-                kernel = def.name,
-                %grid,
-                %block,
-                ms = t0.elapsed().as_secs_f64() * 1e3,
-                "Native launch"
-            );
-        }
-        result
-    }
-
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
+        self.base.timed(NAME, def.name, grid, block, || {
+            native(&launch, &native_args).map_err(|t| fault(def.name, t))
+        })
     }
 }
