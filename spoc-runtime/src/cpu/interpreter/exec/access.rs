@@ -1,8 +1,17 @@
 //! Memory access: places (locals, buffer elements) read, written and updated atomically, each
 //! access bounds-checked and, when the sanitizer is on, recorded.
 
+use super::super::compile::{CExpr, CPath, Step, MAX_INDICES};
+use super::super::error::{
+    invalid, unsupported, AccessKind, Fault, InterpErrorKind, MemorySpace, RaceAccess,
+};
+use super::super::layout::Layout;
+use super::super::sanitize::Finding;
+use super::super::value::Value;
 use super::report::*;
-use super::*;
+use super::{BufView, Launch, Shadow, Thread};
+use spoc_ir::{AtomicOp, ScalarType};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
 
 /// `threadIdx` of linear index `i` in a block of `dim`.
 pub(super) fn coords(i: u64, dim: [u32; 3]) -> [u32; 3] {

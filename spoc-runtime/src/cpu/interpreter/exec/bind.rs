@@ -1,7 +1,13 @@
 //! Binding: the launch's arguments checked against the kernel's parameters and bound as
 //! buffer views and scalar values.
 
-use super::*;
+use super::super::compile::{ParamKind, Program};
+use super::super::error::InterpErrorKind;
+use super::super::sanitize::Checks;
+use super::super::value::Value;
+use super::{BufView, Launch, Shadow};
+use crate::native::abi::{NativeArg, ScalarArg};
+use spoc_ir::ScalarType;
 
 pub(super) fn bad_arg(param: &str, expected: impl Into<String>) -> InterpErrorKind {
     InterpErrorKind::BadArgument {

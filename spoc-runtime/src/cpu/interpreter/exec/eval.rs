@@ -1,7 +1,17 @@
 //! Evaluation: the statements and expressions of one thread, helper calls and warp operations.
 
-use super::*;
+use super::super::compile::{
+    CExpr, CPath, CPattern, CStmt, IOp, SStmt, Special, Step, ISTACK, MAX_INDICES, NO_LOC,
+};
+use super::super::error::{invalid, unsupported, AccessKind, Fault, InterpErrorKind, MemorySpace};
+use super::super::layout::Layout;
+use super::super::value::{self, Agg, Value};
 use super::{access::*, report::*};
+use super::{BufView, Flow, Launch, Thread, MAX_CALL_DEPTH, STACK_MARGIN};
+use crate::native::abi::ThreadCtx;
+use crate::simt::{self, Aborted, Site, SyncHandle, WarpOpKind};
+use spoc_ir::{BinOp, ForDir};
+use std::sync::atomic::Ordering::SeqCst;
 
 /// The fault a sync call answers while the block is torn down (the scheduler discards it).
 pub(super) fn aborted(_: Aborted) -> Fault {

@@ -20,22 +20,11 @@ mod schedule;
 
 pub(crate) use schedule::run;
 
-use super::compile::{
-    CExpr, CPath, CPattern, CStmt, IOp, ParamKind, Program, SStmt, Special, Step, ISTACK,
-    MAX_INDICES, NO_LOC,
-};
-use super::error::{
-    invalid, unsupported, AccessKind, DivergenceGroup, Fault, InterpError, InterpErrorKind,
-    MemorySpace, RaceAccess, SourceLoc,
-};
-use super::layout::Layout;
-use super::sanitize::{BlockCheck, Checks, Finding, GlobalCheck, Me};
-use super::value::{self, Agg, Value};
-use crate::native::abi::{NativeArg, ScalarArg, ThreadCtx};
-use crate::simt::{self, Aborted, BlockFault, Site, SyncError, SyncHandle, WarpOpKind};
-use rayon::prelude::*;
-use spoc_ir::{AtomicOp, BinOp, ForDir, ScalarType};
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
+use super::compile::Program;
+use super::sanitize::{BlockCheck, Checks, GlobalCheck, Me};
+use super::value::Value;
+use crate::native::abi::ThreadCtx;
+use crate::simt::SyncHandle;
 
 /// Helper calls nested deeper than this are refused (the validator rejects recursion; this
 /// keeps an unvalidated recursive kernel from exhausting memory).

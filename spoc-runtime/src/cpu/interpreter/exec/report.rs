@@ -1,7 +1,13 @@
 //! Reporting: the faults a thread raises and how a block's failure becomes an [`InterpError`]
 //! with source locations.
 
-use super::*;
+use super::super::error::{
+    invalid, DivergenceGroup, Fault, InterpError, InterpErrorKind, MemorySpace, SourceLoc,
+};
+use super::super::value::Value;
+use super::{BufView, Launch};
+use crate::simt::{self, BlockFault, Site, SyncError};
+use spoc_ir::BinOp;
 
 #[cold]
 pub(super) fn not_u32(v: &Value) -> Fault {

@@ -1,7 +1,14 @@
 //! Scheduling: the grid of blocks on the CPU cores; the threads of a block one after another,
 //! or (SIMT kernels) as coroutines on [`crate::simt`] with the block's shared arrays.
 
-use super::*;
+use super::super::compile::{Program, NO_LOC};
+use super::super::error::{Fault, InterpError, InterpErrorKind};
+use super::super::sanitize::{BlockCheck, Checks, GlobalCheck, Me};
+use super::super::value::Value;
+use super::{BufView, Launch, Shadow, Thread};
+use crate::native::abi::{NativeArg, ThreadCtx};
+use crate::simt::{self, BlockFault, SyncHandle};
+use rayon::prelude::*;
 
 /// Runs `prog` over `grid` x `block` with `shared_bytes` of dynamic shared memory per block,
 /// with the optional `checks`.
@@ -13,7 +20,8 @@ pub(crate) fn run(
     args: &[NativeArg],
     checks: Checks,
 ) -> Result<(), InterpError> {
-    let mut launch = bind::bind(prog, args).map_err(|k| InterpError::launch(&prog.name, k))?;
+    let mut launch =
+        super::bind::bind(prog, args).map_err(|k| InterpError::launch(&prog.name, k))?;
     let [gx, gy, gz] = grid.map(u64::from);
     let nblocks = gx * gy * gz;
     if nblocks == 0 || block.contains(&0) {
