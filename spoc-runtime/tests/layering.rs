@@ -406,7 +406,7 @@ fn place(
                 }
                 rest = &rest[1..];
             }
-            if base.len() >= 1 {
+            if !base.is_empty() {
                 // Still inside the importing module's top folder, or a sibling of it.
                 base.extend(rest.iter().cloned());
                 return Ok(Some(base[0].clone()));
@@ -545,7 +545,7 @@ fn no_module_imports_from_a_layer_above_it() {
             let mut tree = Vec::new();
             use_tree(&lib.toks, &mut i, &[], &mut tree);
             for (path, name) in tree {
-                root.entry(name).or_insert_with(Vec::new).push(path);
+                root.entry(name).or_default().push(path);
             }
             continue;
         }

@@ -33,7 +33,7 @@
 //!
 //! The pieces live beside this file: `global.rs` (buffers), `window.rs` (the row plan's windows),
 //! `local.rs` (local arrays, loop steps), `atomic.rs`, `block.rs` (shared memory, warp operations);
-//! the types the generated code exchanges with the runtime are [`crate::kernel_abi`]'s. This file
+//! the types the generated code exchanges with the runtime are in `core/kernel_abi.rs`. This file
 //! runs a launch ([`NativeLaunch`]'s methods) and re-exports the rest under one path.
 //!
 //! Nothing here is meant to be called by hand: it is reached through `spoc::__private`.

@@ -25,12 +25,12 @@ pub fn row_below(row: &ThreadCtx, base: u32, stride: u32, bound: u32) -> Option<
 
 /// The part of a read-only buffer that the threads of one row read at one access of the kernel:
 /// thread `t = thread_idx_x` reads element `base + stride * t`, proven in bounds for every
-/// `t < count` when the window was made ([`GlobalRef::window`]).
+/// `t < count` when the window was made ([`GlobalRef::window`](super::abi::GlobalRef::window)).
 #[derive(Debug)]
 pub struct Window<T>(pub(super) Row<T>);
 
 /// The part of a read-write buffer that the threads of one row access at one access of the
-/// kernel (see [`Window`], [`GlobalMut::window`]).
+/// kernel (see [`Window`], [`GlobalMut::window`](super::abi::GlobalMut::window)).
 #[derive(Debug)]
 pub struct WindowMut<T>(pub(super) Row<T>);
 
