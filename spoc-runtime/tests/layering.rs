@@ -615,7 +615,10 @@ fn no_module_imports_from_a_layer_above_it() {
             .iter()
             .any(|(uf, up)| uf == f && (up == p || up.starts_with(&format!("{p}::"))))
         {
-            println!("layering: the known upward import {f} -> {p} ({who}) is gone: remove it from KNOWN");
+            println!(
+                "layering: the known upward import {f} -> {p} ({who}) is gone: \
+                 remove it from KNOWN"
+            );
         }
     }
     let table: Vec<String> = LAYERS
