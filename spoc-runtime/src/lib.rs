@@ -9,8 +9,14 @@
 //! [`native`] (the Rust code `#[kernel]` compiles into the program) and the IR Interpreter.
 //!
 //! Users reach all of this through the `spoc` crate, which re-exports it.
+//!
+//! The sources are six folders in layers (DESIGN.md §5), bottom first: `core/` (the backend
+//! traits, errors, devices as values, caches, the kernel ABI), `memory/`, `cpu/` (the SIMT
+//! scheduler, Native, the Interpreter), `backends/` (the GPU and source-only backends),
+//! `devices/` (the registry, discovery) and `launch/`; a module imports only from its own folder
+//! and those below it (`tests/layering.rs` checks it). The module paths below are the public ones.
 
-// The folders, in layer order (DESIGN.md §5): each uses only the folders above it.
+// The folders; their layer order, bottom first: core, memory, cpu, backends, devices, launch.
 mod backends;
 mod core;
 mod cpu;
