@@ -252,7 +252,7 @@ impl Body<'_, '_> {
                 let c = self.expr(e)?;
                 match dst {
                     None if self.effectful(e)
-                        || scan::any_expr(e, &|x| matches!(x.kind, ExprKind::Call { .. })) =>
+                        || scan::any_expr(e, &mut |x| matches!(x.kind, ExprKind::Call { .. })) =>
                     {
                         // A signed 64-bit atomic's result cast is not needed when it is dropped.
                         let text = match e.kind {

@@ -1036,7 +1036,7 @@ impl Backend for CudaBackend {
     /// regenerates for a device whose capability differs.
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -1050,7 +1050,7 @@ impl Backend for CudaBackend {
     /// Checked PTX or CUDA C when `options.is_checked()` ([`spoc_codegen::checked`]).
     fn generate_source_for(
         &self,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
         let soa = options.soa_names();
@@ -1066,7 +1066,7 @@ impl Backend for CudaBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
@@ -1152,7 +1152,7 @@ impl Backend for CudaBackend {
                 device,
                 Box::new(CheckedKernel {
                     kernel: k,
-                    ir: kernel.clone(),
+                    ir: kernel.kernel().clone(),
                     records: std::sync::Mutex::new(Vec::new()),
                 }),
             ));

@@ -731,7 +731,7 @@ impl Backend for HipBackend {
     /// kernel is refused with a clear error instead of failing in hiprtc.
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -741,7 +741,7 @@ impl Backend for HipBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {

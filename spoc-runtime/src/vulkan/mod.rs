@@ -982,7 +982,7 @@ impl Backend for VulkanBackend {
     /// of the devices' capabilities.
     fn generate_source_for(
         &self,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
         if !options.soa_params.is_empty() {
@@ -1002,7 +1002,7 @@ impl Backend for VulkanBackend {
     /// for a device whose capabilities differ.
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -1021,7 +1021,7 @@ impl Backend for VulkanBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
