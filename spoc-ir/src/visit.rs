@@ -371,3 +371,140 @@ pub fn place_root(place: &LValue) -> crate::VarId {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BinOp, Const, ForDir, Type, VarId};
+
+    fn c(v: u32) -> Expr {
+        Expr::constant(Const::U32(v))
+    }
+
+    fn add(a: Expr, b: Expr) -> Expr {
+        Expr {
+            kind: ExprKind::Binary {
+                op: BinOp::Add,
+                lhs: Box::new(a),
+                rhs: Box::new(b),
+            },
+            ty: Type::U32,
+        }
+    }
+
+    fn call(f: &str, args: Vec<Expr>) -> Expr {
+        Expr {
+            kind: ExprKind::Call {
+                func: f.into(),
+                args,
+            },
+            ty: Type::U32,
+        }
+    }
+
+    /// `let v0 = 1 + 2; v1[3] = f(4); for v2 in 5..6 step 7 { if 8 { v1[9] = 10 } }
+    /// match 11 { _ => return g(12) }`
+    fn body() -> Block {
+        let store = |i: u32, v: Expr| {
+            Stmt::new(StmtKind::Assign {
+                target: LValue::Index {
+                    base: Box::new(LValue::Var(VarId(1))),
+                    index: c(i),
+                },
+                value: v,
+            })
+        };
+        vec![
+            Stmt::new(StmtKind::Let {
+                var: VarId(0),
+                init: Some(add(c(1), c(2))),
+            }),
+            store(3, call("f", vec![c(4)])),
+            Stmt::new(StmtKind::For {
+                var: VarId(2),
+                start: c(5),
+                end: c(6),
+                step: c(7),
+                dir: ForDir::Up,
+                body: vec![Stmt::new(StmtKind::If {
+                    cond: Expr::constant(Const::Bool(true)),
+                    then: vec![store(9, c(10))],
+                    els: None,
+                })],
+            }),
+            Stmt::new(StmtKind::Match {
+                scrutinee: c(11),
+                arms: vec![(
+                    Pattern::Wildcard,
+                    vec![Stmt::new(StmtKind::Return(Some(call("g", vec![c(12)]))))],
+                )],
+            }),
+        ]
+    }
+
+    fn constants(b: &Block) -> Vec<u32> {
+        let mut out = Vec::new();
+        for_each_expr(b, &mut |e| {
+            if let ExprKind::Const(Const::U32(v)) = e.kind {
+                out.push(v);
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn expressions_are_visited_in_evaluation_order() {
+        assert_eq!(
+            constants(&body()),
+            (1..=12).filter(|&v| v != 8).collect::<Vec<_>>()
+        );
+        let mut kinds = Vec::new();
+        for_each_stmt(&body(), &mut |s| {
+            kinds.push(std::mem::discriminant(&s.kind));
+        });
+        assert_eq!(kinds.len(), 7, "4 top-level, the if, its store, the return");
+        assert!(block_any_expr(&body(), &mut |e| e.kind == ExprKind::Const(Const::U32(12))));
+        assert!(!block_any_expr(&body(), &mut |e| e.kind == ExprKind::Const(Const::U32(13))));
+    }
+
+    #[test]
+    fn a_mutable_pass_rewrites_and_an_override_prunes() {
+        let mut b = body();
+        for_each_expr_mut(&mut b, &mut |e| {
+            if let ExprKind::Const(Const::U32(v)) = &mut e.kind {
+                *v *= 10;
+            }
+        });
+        assert_eq!(
+            constants(&b),
+            constants(&body())
+                .iter()
+                .map(|v| v * 10)
+                .collect::<Vec<_>>()
+        );
+
+        // Calls whose arguments are not visited: only the callee names are seen.
+        struct Calls(Vec<String>);
+        impl Visit<'_> for Calls {
+            fn visit_expr(&mut self, e: &Expr) {
+                match &e.kind {
+                    ExprKind::Call { func, .. } => self.0.push(func.clone()),
+                    _ => walk_expr(self, e),
+                }
+            }
+        }
+        let mut calls = Calls(Vec::new());
+        calls.visit_block(&body());
+        assert_eq!(calls.0, ["f", "g"]);
+        assert_eq!(
+            place_root(&LValue::Field {
+                base: Box::new(LValue::Index {
+                    base: Box::new(LValue::Var(VarId(7))),
+                    index: c(0),
+                }),
+                field: "x".into(),
+            }),
+            VarId(7)
+        );
+    }
+}
