@@ -216,7 +216,9 @@ impl<'a> Layouts<'a> {
     ) -> Result<StructLayout, LayoutError> {
         let mut offsets = Vec::new();
         let (mut size, mut align) = (0u64, 1u64);
+        let mut last = None;
         for ty in members {
+            last = Some(ty);
             let l = self.layout_at(ty, depth)?;
             let off = size
                 .checked_next_multiple_of(l.align)
@@ -229,7 +231,7 @@ impl<'a> Layouts<'a> {
         }
         let size = size
             .checked_next_multiple_of(align)
-            .ok_or_else(|| LayoutError::TooLarge(Type::Unit))?;
+            .ok_or_else(|| LayoutError::TooLarge(last.cloned().unwrap_or(Type::Unit)))?;
         Ok(StructLayout {
             layout: Layout { size, align },
             offsets,
