@@ -94,7 +94,7 @@ impl Lowerer {
         })
     }
 
-    /// The final IR type of `t`: generic field types become `?field:` placeholders.
+    /// The final IR type of `t`: generic field types become [`PendingType::Field`] placeholders.
     fn final_ir(&self, t: Ty, generic: &HashMap<u32, String>) -> Type {
         match self.tys.resolve(t) {
             Ty::Var(v) => generic

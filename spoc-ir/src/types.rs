@@ -58,6 +58,17 @@ impl ScalarType {
         )
     }
 
+    /// The smallest and largest values of an integer type (`None` for `bool` and floats).
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        match self {
+            ScalarType::I32 => Some((i32::MIN.into(), i32::MAX.into())),
+            ScalarType::I64 => Some((i64::MIN.into(), i64::MAX.into())),
+            ScalarType::U32 => Some((0, u32::MAX.into())),
+            ScalarType::U64 => Some((0, u64::MAX.into())),
+            _ => None,
+        }
+    }
+
     /// True for `i32` and `i64`.
     pub fn is_signed(self) -> bool {
         matches!(self, ScalarType::I32 | ScalarType::I64)
@@ -313,4 +324,27 @@ pub struct VariantCase {
     pub name: String,
     /// The types of the values the case carries, in order (empty for a plain case).
     pub payload: Vec<Type>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Const;
+
+    #[test]
+    fn integer_ranges_and_values() {
+        assert_eq!(
+            ScalarType::I32.int_range(),
+            Some((-2_147_483_648, 2_147_483_647))
+        );
+        assert_eq!(
+            ScalarType::U64.int_range(),
+            Some((0, 18_446_744_073_709_551_615))
+        );
+        assert_eq!(ScalarType::F32.int_range(), None);
+        assert_eq!(Const::I64(-5).int_value(), Some(-5));
+        assert_eq!(Const::U32(u32::MAX).int_value(), Some(4_294_967_295));
+        assert_eq!(Const::Bool(true).int_value(), None);
+        assert_eq!(Const::f32(1.0).int_value(), None);
+    }
 }
