@@ -100,11 +100,11 @@ pub fn draw_from(subseed: u64, index: u64, name: &str, cfg: &Config) -> Result<D
 }
 
 thread_local! {
-    static CURRENT: Cell<Option<&'static spoc::ir::Kernel>> = const { Cell::new(None) };
+    static CURRENT: Cell<Option<&'static spoc::ir::ValidKernel>> = const { Cell::new(None) };
 }
 
 /// The IR accessor of run-time-lowered kernels: the kernel this thread is running.
-fn current_ir() -> Result<&'static spoc::ir::Kernel, spoc::ir::IrError> {
+fn current_ir() -> Result<&'static spoc::ir::ValidKernel, spoc::ir::IrError> {
     CURRENT
         .with(|c| c.get())
         .ok_or_else(|| spoc::ir::IrError::Invalid {
@@ -120,7 +120,7 @@ pub struct Runnable {
     /// The definition handed to `spoc::run`.
     pub def: &'static KernelDef,
     /// For run-time-lowered kernels: the IR `def`'s accessor returns while this one runs.
-    pub ir: Option<&'static spoc::ir::Kernel>,
+    pub ir: Option<&'static spoc::ir::ValidKernel>,
 }
 
 /// Lowers `k` at run time (`spoc_frontend::lower_kernel_source`) and validates the IR. The IR
@@ -137,8 +137,8 @@ pub fn lower(k: &Kernel) -> Result<Runnable, String> {
             .collect::<Vec<_>>()
             .join("; ")
     })?;
-    spoc::ir::validate(&ir).map_err(|e| format!("invalid IR: {e}"))?;
-    let ir: &'static spoc::ir::Kernel = Box::leak(Box::new(ir));
+    let ir = spoc::ir::ValidKernel::new(ir).map_err(|e| format!("invalid IR: {e}"))?;
+    let ir: &'static spoc::ir::ValidKernel = Box::leak(Box::new(ir));
     let name: &'static str = Box::leak(k.name.clone().into_boxed_str());
     let def: &'static KernelDef = Box::leak(Box::new(KernelDef {
         name,

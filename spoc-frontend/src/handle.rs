@@ -127,8 +127,8 @@ fn def_expr(name: &str, l: &LoweredFn) -> TokenStream {
             // The helpers' companions, under aliases (spoc-macros' `paths.rs`).
             #resolver
 
-            fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::Kernel, ::spoc::ir::IrError> {
-                static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
+            fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::ValidKernel, ::spoc::ir::IrError> {
+                static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::ValidKernel, ::spoc::ir::IrError>> =
                     ::std::sync::OnceLock::new();
                 const BYTES: &[u8] = #bytes;
                 IR.get_or_init(|| {

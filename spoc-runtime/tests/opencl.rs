@@ -391,7 +391,7 @@ fn generated_kernels_match_the_interpreter() {
     // The generated source is OpenCL C.
     let src = dev
         .backend()
-        .generate_source(SAXPY.kernel().unwrap(), None, &[])
+        .generate_source(SAXPY.valid().unwrap(), None, &[])
         .unwrap()
         .unwrap();
     assert!(
@@ -753,25 +753,24 @@ mod ir {
     }
 
     fn keep(
-        cell: &'static OnceLock<Result<Kernel, IrError>>,
+        cell: &'static OnceLock<Result<spoc_ir::ValidKernel, IrError>>,
         build: fn() -> Kernel,
-    ) -> Result<&'static Kernel, IrError> {
+    ) -> Result<&'static spoc_ir::ValidKernel, IrError> {
         cell.get_or_init(|| {
             let k = build();
-            spoc_ir::validate(&k)?;
-            Ok(k)
+            spoc_ir::ValidKernel::new(k)
         })
         .as_ref()
         .map_err(Clone::clone)
     }
 
-    pub fn dyn_reverse_ir() -> Result<&'static Kernel, IrError> {
-        static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+    pub fn dyn_reverse_ir() -> Result<&'static spoc_ir::ValidKernel, IrError> {
+        static K: OnceLock<Result<spoc_ir::ValidKernel, IrError>> = OnceLock::new();
         keep(&K, dyn_reverse)
     }
 
-    pub fn ballots_ir() -> Result<&'static Kernel, IrError> {
-        static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+    pub fn ballots_ir() -> Result<&'static spoc_ir::ValidKernel, IrError> {
+        static K: OnceLock<Result<spoc_ir::ValidKernel, IrError>> = OnceLock::new();
         keep(&K, ballots)
     }
 }

@@ -16,7 +16,7 @@ use crate::dims::Dims;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
-use spoc_ir::{ContentHash, Kernel};
+use spoc_ir::{ContentHash, Kernel, ValidKernel};
 use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -446,7 +446,7 @@ pub trait Backend: Send + Sync + 'static {
     /// As [`Backend::generate_source`].
     fn generate_source_for(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
         self.generate_source(kernel, options.block, &options.soa_names())
@@ -467,7 +467,7 @@ pub trait Backend: Send + Sync + 'static {
     /// `soa_params` the backend cannot honour; [`Error::Compile`] for code generation errors.
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -489,7 +489,7 @@ pub trait Backend: Send + Sync + 'static {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
@@ -516,7 +516,7 @@ pub trait Backend: Send + Sync + 'static {
     fn compile_cached(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         hash: ContentHash,
         source: &Source,
         options: &CompileOptions,

@@ -233,16 +233,15 @@ pub fn takes_i64_kernel() -> Kernel {
     )
 }
 
-/// Defines `fn $name() -> Result<&'static Kernel, IrError>` building, validating and keeping
+/// Defines `fn $name() -> Result<&'static spoc_ir::ValidKernel, IrError>` building, validating and keeping
 /// a kernel once, as `#[kernel]`'s generated accessor does.
 macro_rules! ir_accessor {
     ($name:ident, $build:expr) => {
-        pub fn $name() -> Result<&'static Kernel, IrError> {
-            static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+        pub fn $name() -> Result<&'static spoc_ir::ValidKernel, IrError> {
+            static K: OnceLock<Result<spoc_ir::ValidKernel, IrError>> = OnceLock::new();
             K.get_or_init(|| {
                 let k: Kernel = $build;
-                spoc_ir::validate(&k)?;
-                Ok(k)
+                spoc_ir::ValidKernel::new(k)
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -461,7 +460,7 @@ impl Backend for TestBackend {
 
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         _block: Option<Dims>,
         _soa: &[&str],
     ) -> spoc_runtime::Result<Option<Source>> {
@@ -475,7 +474,7 @@ impl Backend for TestBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         _source: &Source,
         _options: &CompileOptions,
     ) -> spoc_runtime::Result<Module> {
@@ -558,4 +557,10 @@ pub fn test_backend(
     let b = register(name, priority, || TestBackend::new(name, devices));
     let devs = spoc_runtime::all_devices(Some(name)).unwrap();
     (b, devs)
+}
+
+/// `k`, validated (a test kernel that does not validate is a bug in the test).
+#[allow(dead_code)]
+pub fn valid(k: Kernel) -> spoc_ir::ValidKernel {
+    spoc_ir::ValidKernel::new(k).expect("the test kernel validates")
 }

@@ -67,7 +67,7 @@ use crate::intrinsics::IntrinsicRegistry;
 use cudarc::driver::sys::{self, CUstream};
 use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
 use spoc_codegen::Code;
-use spoc_ir::{ContentHash, Kernel};
+use spoc_ir::{ContentHash, Kernel, ValidKernel};
 use std::ffi::c_void;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -315,7 +315,7 @@ impl CudaBackend {
 
     fn generate_for(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
         cc: Option<(u32, u32)>,
@@ -1039,7 +1039,7 @@ impl Backend for CudaBackend {
     /// regenerates for a device whose capability differs.
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -1053,7 +1053,7 @@ impl Backend for CudaBackend {
     /// Checked PTX or CUDA C when `options.is_checked()` ([`spoc_codegen::checked`]).
     fn generate_source_for(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
         let soa = options.soa_names();
@@ -1069,7 +1069,7 @@ impl Backend for CudaBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
@@ -1155,7 +1155,7 @@ impl Backend for CudaBackend {
                 device,
                 Box::new(CheckedKernel {
                     kernel: k,
-                    ir: kernel.clone(),
+                    ir: kernel.kernel().clone(),
                     records: std::sync::Mutex::new(Vec::new()),
                 }),
             ));

@@ -68,7 +68,7 @@ use crate::intrinsics::IntrinsicRegistry;
 use hip_sys::hiprt;
 use runtime::{check, HipDevice, HipEvent, HipKernel, HipMem, HipStream};
 use spoc_codegen::Code;
-use spoc_ir::{ContentHash, Kernel};
+use spoc_ir::{ContentHash, ValidKernel};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -212,7 +212,7 @@ impl HipBackend {
 
     fn generate_for(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
         caps: spoc_codegen::Capabilities,
@@ -731,7 +731,7 @@ impl Backend for HipBackend {
     /// kernel is refused with a clear error instead of failing in hiprtc.
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -741,7 +741,7 @@ impl Backend for HipBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {

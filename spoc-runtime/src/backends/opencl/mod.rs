@@ -70,7 +70,7 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem as _, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_mem, CL_BLOCKING};
 use program::{Abi, ClModule};
 use spoc_codegen::Code;
-use spoc_ir::{ContentHash, Kernel};
+use spoc_ir::{ContentHash, ValidKernel};
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -671,7 +671,7 @@ impl Backend for OpenClBackend {
 
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -694,7 +694,7 @@ impl Backend for OpenClBackend {
     /// Checked OpenCL C when `options.is_checked()` ([`spoc_codegen::checked`]).
     fn generate_source_for(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
         let soa = options.soa_names();
@@ -713,7 +713,7 @@ impl Backend for OpenClBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
@@ -790,7 +790,7 @@ impl Backend for OpenClBackend {
             },
         )?;
         if checked {
-            module.checked = Some(program::Checked::new(kernel.clone()));
+            module.checked = Some(program::Checked::new(kernel.kernel().clone()));
         }
         Ok(Module::new(device, Box::new(module)))
     }

@@ -101,7 +101,7 @@ use device::{Enumeration, VkDev};
 use memory::VkBuffer;
 use pipeline::{Abi, Origin, VkKernel};
 use spoc_codegen::Code;
-use spoc_ir::{ContentHash, Kernel};
+use spoc_ir::{ContentHash, ValidKernel};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -370,7 +370,7 @@ impl VulkanBackend {
 
     fn generate_for(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         caps: spoc_codegen::Capabilities,
         checked: bool,
@@ -462,7 +462,7 @@ impl VulkanBackend {
     fn build_generated(
         &self,
         dev: &Arc<VkDev>,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
         dyn_len: Option<u32>,
@@ -982,7 +982,7 @@ impl Backend for VulkanBackend {
     /// of the devices' capabilities.
     fn generate_source_for(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
         if !options.soa_params.is_empty() {
@@ -1002,7 +1002,7 @@ impl Backend for VulkanBackend {
     /// for a device whose capabilities differ.
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -1021,7 +1021,7 @@ impl Backend for VulkanBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
