@@ -22,12 +22,8 @@ fn write_far_out_of_bounds(out: &mut [u32], offset: usize) {
     out[i + offset] = 7;
 }
 
-fn required(family: &str) -> bool {
-    std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
-        v.split(',')
-            .any(|b| b.trim().eq_ignore_ascii_case(family) || b.trim().eq_ignore_ascii_case("cuda"))
-    })
-}
+// True if `SPOC_REQUIRE_BACKENDS` names the backend or `cuda`.
+use spoc_testkit::backends::is_required as required;
 
 fn saxpy_runs(dev: &Device) {
     let x = dev.upload(&[1.0f32, 2.0, 3.0]).unwrap();

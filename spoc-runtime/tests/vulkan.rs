@@ -14,36 +14,20 @@ use spoc_runtime::{
     all_devices, compile_kernel, dims1d, dims2d, dims3d, init_device, run, run_kernel, set_args,
     Arg, Device, DimKind, Error, LaunchProblem,
 };
+use spoc_testkit::backends;
 use support::{IOTA, SAXPY, TAKES_I64};
-
-/// True if `SPOC_REQUIRE_BACKENDS` names Vulkan.
-fn required() -> bool {
-    std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
-        v.split([',', ' '])
-            .any(|b| b.trim().eq_ignore_ascii_case("vulkan"))
-    })
-}
 
 /// The best Vulkan device, or `None` (printed) when Vulkan is unavailable.
 ///
 /// # Panics
 /// If Vulkan is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
 fn vulkan(test: &str) -> Option<Device> {
-    match init_device(Some("Vulkan")) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let why = VulkanBackend::new()
-                .unavailable_reason()
-                .unwrap_or_else(|| e.to_string());
-            if required() {
-                panic!(
-                    "SPOC_REQUIRE_BACKENDS names vulkan, but Vulkan is unavailable: {why} ({e})"
-                );
-            }
-            eprintln!("SKIPPED {test}: Vulkan is unavailable: {why}");
-            None
-        }
-    }
+    init_device(Some("Vulkan"))
+        .map_err(|e| {
+            let why = VulkanBackend::new().unavailable_reason();
+            backends::skip("Vulkan", test, &why.unwrap_or_else(|| e.to_string()));
+        })
+        .ok()
 }
 
 /// The registered backend's view of `dev`.

@@ -22,9 +22,19 @@ pub fn parse(value: &str) -> Vec<String> {
         .collect()
 }
 
-/// True if `SPOC_REQUIRE_BACKENDS` names `backend` (case-insensitive).
+/// True if `SPOC_REQUIRE_BACKENDS` names `backend` or its family (case-insensitive): `cuda`
+/// requires both `CUDA/PTX` and `CUDA/C`.
 pub fn is_required(backend: &str) -> bool {
-    required().iter().any(|b| b.eq_ignore_ascii_case(backend))
+    names_backend(&required(), backend)
+}
+
+/// True if `names` (a parsed `SPOC_REQUIRE_BACKENDS`) names `backend` or its family, the part
+/// before a `/`.
+pub fn names_backend(names: &[String], backend: &str) -> bool {
+    let family = backend.split('/').next().unwrap_or(backend);
+    names
+        .iter()
+        .any(|b| b.eq_ignore_ascii_case(backend) || b.eq_ignore_ascii_case(family))
 }
 
 /// Reports that `test` cannot run because `backend` is unavailable (`why`): prints
@@ -41,7 +51,7 @@ pub fn skip(backend: &str, test: &str, why: &dyn std::fmt::Display) {
 
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{names_backend, parse};
 
     #[test]
     fn names_split_at_commas_and_spaces() {
@@ -51,5 +61,15 @@ mod tests {
             parse(" native, Interpreter,,opencl vulkan "),
             ["native", "Interpreter", "opencl", "vulkan"]
         );
+    }
+
+    #[test]
+    fn a_family_requires_its_members() {
+        let names = parse("cuda,Vulkan");
+        assert!(names_backend(&names, "CUDA/PTX"));
+        assert!(names_backend(&names, "CUDA/C"));
+        assert!(names_backend(&names, "vulkan"));
+        assert!(!names_backend(&names, "OpenCL"));
+        assert!(!names_backend(&parse("cuda/c"), "CUDA/PTX"));
     }
 }

@@ -12,7 +12,11 @@ pub fn devices_of(backend: &str, test: &str) -> Option<Vec<Device>> {
     match spoc_runtime::all_devices(Some(backend)) {
         Ok(devs) if !devs.is_empty() => Some(devs),
         Ok(_) => {
-            backends::skip(backend, test, &format_args!("no {backend} device"));
+            // The registry lists no device; asking for one says why.
+            let why = spoc_runtime::init_device(Some(backend))
+                .err()
+                .map_or_else(|| format!("no {backend} device"), |e| e.to_string());
+            backends::skip(backend, test, &why);
             None
         }
         Err(e) => {

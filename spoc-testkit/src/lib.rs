@@ -36,21 +36,22 @@ pub mod ir;
 #[cfg(feature = "devices")]
 #[macro_export]
 macro_rules! backend_tests {
-    (backends { $($module:ident : $backend:literal),+ $(,)? } tests { $($test:ident),+ $(,)? }) => {
-        $(
-            #[doc = concat!("The shared tests on every ", $backend, " device.")]
-            mod $module {
-                $(
-                    #[test]
-                    fn $test() {
-                        $crate::devices::each_device_with_reference(
-                            $backend,
-                            concat!(stringify!($module), "::", stringify!($test)),
-                            |dev, reference| super::$test(dev, reference),
-                        );
-                    }
-                )+
-            }
-        )+
+    (backends { $($module:ident : $backend:literal),+ $(,)? } tests $tests:tt) => {
+        $( $crate::backend_tests!(@module $module, $backend, $tests); )+
+    };
+    (@module $module:ident, $backend:literal, { $($test:ident),+ $(,)? }) => {
+        #[doc = concat!("The shared tests on every ", $backend, " device.")]
+        mod $module {
+            $(
+                #[test]
+                fn $test() {
+                    $crate::devices::each_device_with_reference(
+                        $backend,
+                        concat!(stringify!($module), "::", stringify!($test)),
+                        |dev, reference| super::$test(dev, reference),
+                    );
+                }
+            )+
+        }
     };
 }
