@@ -19,6 +19,39 @@ pub mod devices;
 pub mod float;
 pub mod ir;
 
+#[doc(hidden)]
+pub use spoc_ir as __spoc_ir;
+
+/// Defines `pub fn $name() -> Result<&'static Kernel, IrError>` that builds `$build` once,
+/// validates it and keeps it, as the accessor `#[kernel]` generates does: the `ir` field of a
+/// hand-written `spoc_runtime::KernelDef`.
+///
+/// ```
+/// use spoc_testkit::ir::B;
+/// spoc_testkit::ir_accessor!(empty_ir, B::new().kernel("empty"));
+/// assert_eq!(empty_ir().unwrap().name, "empty");
+/// ```
+#[macro_export]
+macro_rules! ir_accessor {
+    ($name:ident, $build:expr) => {
+        pub fn $name() -> ::std::result::Result<
+            &'static $crate::__spoc_ir::Kernel,
+            $crate::__spoc_ir::IrError,
+        > {
+            static K: ::std::sync::OnceLock<
+                ::std::result::Result<$crate::__spoc_ir::Kernel, $crate::__spoc_ir::IrError>,
+            > = ::std::sync::OnceLock::new();
+            K.get_or_init(|| {
+                let k: $crate::__spoc_ir::Kernel = $build;
+                $crate::__spoc_ir::validate(&k)?;
+                Ok(k)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+        }
+    };
+}
+
 /// Generates, for each backend, a module of `#[test]`s that run the given test functions on
 /// every device of that backend, so that a failure names the backend
 /// (`opencl::saxpy_matches_interpreter`).
