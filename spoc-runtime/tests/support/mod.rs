@@ -2,7 +2,7 @@
 //! backend with two devices, for the runtime's integration tests.
 #![allow(dead_code)]
 
-use spoc_ir::{Expr, Kernel, StmtKind, Type};
+use spoc_ir::{Axis, Expr, Intrinsic, Kernel, StmtKind, Type};
 use spoc_runtime::backend::{Code, DeviceInfo, ExecutionModel, Module, Source, Target};
 use spoc_runtime::cache::ModuleCache;
 use spoc_runtime::native::abi::{
@@ -78,12 +78,57 @@ pub fn takes_i64_kernel() -> Kernel {
     b.kernel("takes_i64")
 }
 
+/// `block_dim_x()`.
+fn block_dim() -> Expr {
+    intr(Intrinsic::BlockDim(Axis::X), vec![], Type::U32)
+}
+
+/// `(out: &mut [u32], lens: &mut [u32])` with `sh: [u32]` sized at launch: `sh[t] = g;
+/// barrier; out[g] = sh[from(t)]; lens[g] = sh.len()`, `t` the thread, `g` the global index.
+fn through_dynamic_shared(name: &str, from: fn(Expr) -> Expr) -> Kernel {
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::U32);
+    let lens = b.buf_mut("lens", Type::U32);
+    let sh = b.shared("sh", Type::U32, None);
+    let t = b.local("t", Type::U32, false);
+    let g = b.local("g", Type::U32, false);
+    b.let_(&t, tid());
+    b.let_(&g, gid());
+    b.push(assign(at(&sh, t.clone()), g.clone()));
+    b.push(StmtKind::Barrier);
+    b.push(assign(at(&out, g.clone()), idx(&sh, from(t))));
+    b.push(assign(at(&lens, g), len(&sh)));
+    b.kernel(name)
+}
+
+/// `dyn_reverse`: [`through_dynamic_shared`] with `sh[block_dim_x() - 1 - t]`.
+pub fn dyn_reverse_kernel() -> Kernel {
+    through_dynamic_shared("dyn_reverse", |t| sub(sub(block_dim(), u32c(1)), t))
+}
+
+/// `dyn_rotate`: [`through_dynamic_shared`] with `sh[(t + 1) % block_dim_x()]`.
+pub fn dyn_rotate_kernel() -> Kernel {
+    through_dynamic_shared("dyn_rotate", |t| rem(add(t, u32c(1)), block_dim()))
+}
+
+/// `ballots(out: &mut [u32]) { out[global_id_x()] = ballot(true); }`
+pub fn ballots_kernel() -> Kernel {
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::U32);
+    let ballot = intr(Intrinsic::Ballot, vec![boolc(true)], Type::U32);
+    b.push(assign(at(&out, gid()), ballot));
+    b.kernel("ballots")
+}
+
 ir_accessor!(saxpy_ir, saxpy_kernel());
 ir_accessor!(iota_ir, iota_kernel("iota", true));
 ir_accessor!(iota_unchecked_ir, iota_kernel("iota_unchecked", false));
 ir_accessor!(flags_ir, flags_kernel());
 ir_accessor!(barrier_ir, barrier_kernel());
 ir_accessor!(takes_i64_ir, takes_i64_kernel());
+ir_accessor!(dyn_reverse_ir, dyn_reverse_kernel());
+ir_accessor!(dyn_rotate_ir, dyn_rotate_kernel());
+ir_accessor!(ballots_ir, ballots_kernel());
 
 // ------------------------------------------------------------------ native code
 
@@ -166,6 +211,24 @@ pub static FLAGS: KernelDef = KernelDef {
     name: "flags",
     ir: flags_ir,
     native: Some(nothing_native),
+};
+/// Shared memory sized at launch, reversed in each block (IR only).
+pub static DYN_REVERSE: KernelDef = KernelDef {
+    name: "dyn_reverse",
+    ir: dyn_reverse_ir,
+    native: None,
+};
+/// Shared memory sized at launch, rotated by one in each block (IR only).
+pub static DYN_ROTATE: KernelDef = KernelDef {
+    name: "dyn_rotate",
+    ir: dyn_rotate_ir,
+    native: None,
+};
+/// A warp ballot (IR only).
+pub static BALLOTS: KernelDef = KernelDef {
+    name: "ballots",
+    ir: ballots_ir,
+    native: None,
 };
 /// Uses a barrier: no native code, as `#[kernel]` would generate it.
 pub static WITH_BARRIER: KernelDef = KernelDef {
