@@ -65,7 +65,10 @@ fn saxpy_is_exact_and_uncontracted(dev: &Device, interp: &Device) {
             (x, (0..n).map(|i| (i % 41) as f32 / 9.0 - 2.0).collect())
         }
     };
-    for (n, a, sin, blocks) in [(10_007, 1.37f32, true, &[128][..]), (5003, -2.71, false, &[64, 256])] {
+    for (n, a, sin, blocks) in [
+        (10_007, 1.37f32, true, &[128][..]),
+        (5003, -2.71, false, &[64, 256]),
+    ] {
         let (x, y) = inputs(n, sin);
         let run = |dev: &Device, block: u32| {
             let xb = dev.upload(&x).unwrap();
@@ -642,13 +645,12 @@ fn float_kernels_match_interpreter(dev: &Device, interp: &Device) {
         let mut o = dev.alloc::<f32>(n).unwrap();
         let mut od = dev.alloc::<f64>(n).unwrap();
         let mut oi = dev.alloc::<i32>(n).unwrap();
-        float_ops
-            .launch(
-                dev,
-                dims1d(blocks_for(n, 64)),
-                dims1d(64),
-                (&xb, &yb, &db, &mut o, &mut od, &mut oi),
-            )?;
+        float_ops.launch(
+            dev,
+            dims1d(blocks_for(n, 64)),
+            dims1d(64),
+            (&xb, &yb, &db, &mut o, &mut od, &mut oi),
+        )?;
         Ok((bits32(&o), bits64(&od), oi.to_vec()?))
     };
     let want = run(interp).unwrap();
@@ -922,7 +924,10 @@ fn launch_errors_are_typed(dev: &Device, interp: &Device) {
         let e = saxpy
             .launch(dev, dims1d(1), dims1d(block), (1.0, &x, &mut y))
             .unwrap_err();
-        assert!(matches!(e, Error::InvalidLaunch { .. }), "block {block}: {e}");
+        assert!(
+            matches!(e, Error::InvalidLaunch { .. }),
+            "block {block}: {e}"
+        );
     }
     let e = saxpy
         .launch(dev, dims1d(0), dims1d(8), (1.0, &x, &mut y))

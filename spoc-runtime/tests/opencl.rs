@@ -4,13 +4,21 @@
 //! `opencl` (comma-separated, case-insensitive; CI sets it): then a missing backend fails.
 #![cfg(feature = "opencl")]
 
+mod backend_suite;
 mod support;
+
+use backend_suite::*;
+
+spoc_testkit::backend_tests! {
+    backends { opencl: "OpenCL" }
+    tests { memory_round_trips, generated_kernels_match_the_interpreter }
+}
 
 use spoc_runtime::backend::{Code, SourceLang};
 use spoc_runtime::opencl::OpenClBackend;
 use spoc_runtime::{
-    all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Buffer, Device, DimKind,
-    Dims, Error, LaunchProblem,
+    all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Device, DimKind, Dims,
+    Error, LaunchProblem,
 };
 use spoc_testkit::backends;
 use std::sync::Arc;
@@ -245,64 +253,6 @@ fn build_error_carries_the_log() {
 }
 
 #[test]
-fn memory_round_trips() {
-    let Some(dev) = opencl("memory_round_trips") else {
-        return;
-    };
-    // Typed uploads and downloads of several element types.
-    let f: Vec<f32> = (0..1001).map(|i| i as f32 / 3.0).collect();
-    assert_eq!(dev.upload(&f).unwrap().to_vec().unwrap(), f);
-    let l: Vec<i64> = (0..77).map(|i| i64::MIN / 3 + i * 1_000_000_007).collect();
-    assert_eq!(dev.upload(&l).unwrap().to_vec().unwrap(), l);
-    let b: Vec<u8> = (0..=255).collect();
-    assert_eq!(dev.upload(&b).unwrap().to_vec().unwrap(), b);
-    // Allocations are zeroed; empty buffers work.
-    assert_eq!(
-        dev.alloc::<i32>(333).unwrap().to_vec().unwrap(),
-        vec![0; 333]
-    );
-    let empty: Buffer<f64> = dev.alloc(0).unwrap();
-    assert_eq!(empty.to_vec().unwrap(), Vec::<f64>::new());
-    // Device to device.
-    let src = dev.upload(&l).unwrap();
-    let mut dst: Buffer<i64> = dev.alloc(l.len()).unwrap();
-    dst.copy_from(&src).unwrap();
-    assert_eq!(dst.to_vec().unwrap(), l);
-    // Raw-pointer transfers.
-    let mut raw: Buffer<f32> = dev.alloc(f.len()).unwrap();
-    let mut back = vec![0f32; f.len()];
-    // SAFETY: both vectors hold `f.len()` elements for the duration of the calls.
-    unsafe {
-        raw.upload_from_ptr(f.as_ptr(), f.len()).unwrap();
-        raw.download_to_ptr(back.as_mut_ptr(), f.len()).unwrap();
-    }
-    assert_eq!(back, f);
-    // Offsets, through the backend.
-    let backend = dev.backend();
-    let buf = dev.upload(&[1u8, 2, 3, 4, 5, 6, 7, 8]).unwrap();
-    backend.copy_h2d(buf.raw().mem(), 3, &[30, 40]).unwrap();
-    let mut mid = [0u8; 4];
-    backend.copy_d2h(buf.raw().mem(), 2, &mut mid).unwrap();
-    assert_eq!(mid, [3, 30, 40, 6]);
-    // Out-of-range transfers are errors, not crashes.
-    for e in [
-        backend.copy_h2d(buf.raw().mem(), 7, &[1, 2]).unwrap_err(),
-        backend
-            .copy_d2h(buf.raw().mem(), 0, &mut [0u8; 9])
-            .unwrap_err(),
-        backend
-            .copy_d2d(
-                buf.raw().mem(),
-                dev.upload(&[0u8; 4]).unwrap().raw().mem(),
-                8,
-            )
-            .unwrap_err(),
-    ] {
-        assert!(matches!(e, Error::Memory { .. }), "{e}");
-    }
-}
-
-#[test]
 fn oversized_allocation_names_the_limit() {
     let Some(dev) = opencl("oversized_allocation_names_the_limit") else {
         return;
@@ -327,43 +277,13 @@ fn oversized_allocation_names_the_limit() {
     }
 }
 
+/// What only OpenCL shows of the generated kernels (the shared half is
+/// `backend_suite::generated_kernels_match_the_interpreter`).
 #[test]
-fn generated_kernels_match_the_interpreter() {
-    let Some(dev) = opencl("generated_kernels_match_the_interpreter") else {
+fn generated_kernels_are_opencl_c() {
+    let Some(dev) = opencl("generated_kernels_are_opencl_c") else {
         return;
     };
-    let interp = init_device(Some("Interpreter")).unwrap();
-    let n = 777usize;
-    let x: Vec<f32> = (0..n).map(|i| (i as f32).sin() * 100.0).collect();
-    let y0: Vec<f32> = (0..n).map(|i| i as f32 * 0.001).collect();
-    let mut results = Vec::new();
-    for d in [&dev, &interp] {
-        let xb = d.upload(&x).unwrap();
-        let mut yb = d.upload(&y0).unwrap();
-        run(
-            d,
-            &SAXPY,
-            vec![0.75f32.into(), (&xb).into(), (&mut yb).into()],
-            dims1d(7),
-            dims1d(128),
-            0,
-        )
-        .unwrap();
-        let mut ib = d.alloc::<u32>(1000).unwrap();
-        run(
-            d,
-            &IOTA,
-            vec![5u32.into(), (&mut ib).into()],
-            dims1d(8),
-            dims1d(128),
-            0,
-        )
-        .unwrap();
-        results.push((yb.to_vec().unwrap(), ib.to_vec().unwrap()));
-    }
-    assert_eq!(results[0].0, results[1].0);
-    assert_eq!(results[0].1, results[1].1);
-    assert_eq!(results[0].1[999], 1004);
     // The barrier kernel has no native code but runs on OpenCL.
     let k = compile_kernel(&dev, &WITH_BARRIER).unwrap();
     assert!(k.module().is_some());

@@ -5,17 +5,25 @@
 //! names `vulkan` (comma-separated, case-insensitive): then a missing backend fails.
 #![cfg(feature = "vulkan")]
 
+mod backend_suite;
 mod support;
+
+use backend_suite::*;
+
+spoc_testkit::backend_tests! {
+    backends { vulkan: "Vulkan" }
+    tests { memory_round_trips, generated_kernels_match_the_interpreter }
+}
 
 use spoc_ir::{Kernel, Type};
 use spoc_runtime::backend::{Backend, Code, CompileOptions, SourceLang, Target};
 use spoc_runtime::vulkan::{spirv_words_to_text, DeviceType, FeatureMask, VulkanBackend};
 use spoc_runtime::{
-    all_devices, compile_kernel, dims1d, dims2d, dims3d, init_device, run, run_kernel, set_args,
-    Arg, Device, DimKind, Error, LaunchProblem,
+    all_devices, dims1d, dims2d, dims3d, init_device, run, Arg, Device, DimKind, Error,
+    LaunchProblem,
 };
 use spoc_testkit::backends;
-use support::{DYN_ROTATE, IOTA, SAXPY, TAKES_I64};
+use support::{DYN_ROTATE, IOTA, TAKES_I64};
 
 /// The best Vulkan device, or `None` (printed) when Vulkan is unavailable.
 ///
@@ -101,54 +109,6 @@ fn device_is_described_and_ranked() {
 }
 
 #[test]
-fn memory_round_trips() {
-    let Some(dev) = vulkan("memory_round_trips") else {
-        return;
-    };
-    // Zeroed at allocation, whatever the device.
-    let z = dev.alloc::<u32>(1000).unwrap();
-    assert!(z.to_vec().unwrap().iter().all(|&v| v == 0));
-
-    let data: Vec<i64> = (0..10_000).map(|i| i * i - 7_000_000).collect();
-    let mut b = dev.upload(&data).unwrap();
-    assert_eq!(b.to_vec().unwrap(), data);
-    let other: Vec<i64> = data.iter().map(|v| v ^ 0x5555).collect();
-    b.upload_from(&other).unwrap();
-    assert_eq!(b.to_vec().unwrap(), other);
-
-    // Partial transfers at offsets through the backend.
-    let backend = dev.backend();
-    let raw = b.raw();
-    backend.copy_h2d(raw.mem(), 8, &[1, 2, 3, 4, 5]).unwrap();
-    let mut got = [0u8; 16];
-    backend.copy_d2h(raw.mem(), 0, &mut got).unwrap();
-    let mut want = other[0].to_le_bytes().to_vec();
-    want.extend([1, 2, 3, 4, 5]);
-    want.extend(&other[1].to_le_bytes()[5..]);
-    assert_eq!(got.to_vec(), want);
-    let e = backend
-        .copy_d2h(raw.mem(), raw.size_bytes() - 4, &mut got)
-        .unwrap_err();
-    assert!(matches!(e, Error::Memory { .. }), "{e}");
-
-    // Device-to-device.
-    let mut c = dev.alloc::<i64>(10_000).unwrap();
-    c.copy_from(&b).unwrap();
-    assert_eq!(c.to_vec().unwrap(), b.to_vec().unwrap());
-
-    // More than one staging buffer's worth (16 MiB) on a discrete GPU.
-    let big: Vec<u32> = (0..(40 << 20) / 4)
-        .map(|i: u32| i.wrapping_mul(2_654_435_761))
-        .collect();
-    let bb = dev.upload(&big).unwrap();
-    assert!(bb.to_vec().unwrap() == big, "40 MiB round trip");
-
-    // Empty buffers.
-    let e = dev.upload::<f32>(&[]).unwrap();
-    assert!(e.to_vec().unwrap().is_empty());
-}
-
-#[test]
 fn buffers_beyond_the_storage_buffer_range_are_refused() {
     let Some(dev) = vulkan("buffers_beyond_the_storage_buffer_range_are_refused") else {
         return;
@@ -179,43 +139,6 @@ fn buffers_beyond_the_storage_buffer_range_are_refused() {
     assert_eq!(dev.capabilities.max_buffer_bytes, limit);
     assert!(dev.check_buffers(&[limit]).is_ok());
     assert!(dev.check_buffers(&[limit + 1]).is_err());
-}
-
-#[test]
-fn generated_kernels_run_and_respecialise_per_block() {
-    let Some(dev) = vulkan("generated_kernels_run_and_respecialise_per_block") else {
-        return;
-    };
-    let n = 1000usize;
-    let x = exact_values(n);
-    let y0: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
-    let xb = dev.upload(&x).unwrap();
-    let mut yb = dev.upload(&y0).unwrap();
-    run(
-        &dev,
-        &SAXPY,
-        vec![Arg::F32(1.5), (&xb).into(), (&mut yb).into()],
-        dims1d(16),
-        dims1d(64),
-        0,
-    )
-    .unwrap();
-    let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| 1.5 * x + y).collect();
-    assert_eq!(yb.to_vec().unwrap(), want);
-
-    // compile_kernel compiles without a block; launching with one regenerates for it.
-    let ck = compile_kernel(&dev, &IOTA).unwrap();
-    let mut out = dev.alloc::<u32>(300).unwrap();
-    for block in [dims1d(32), dims2d(8, 2), dims1d(32)] {
-        let mut args = set_args(&dev, vec![Arg::U32(7), (&mut out).into()]).unwrap();
-        run_kernel(&ck, &mut args, dims1d(20), block, 0).unwrap();
-        let got = out.to_vec().unwrap();
-        // A 2-D block covers 16 ids per group along x... global_id_x is block.x * group + x.
-        let covered = 20 * block.x as usize;
-        for (i, v) in got.iter().enumerate().take(covered.min(300)) {
-            assert_eq!(*v, 7 + i as u32, "block {block:?} index {i}");
-        }
-    }
 }
 
 #[test]

@@ -92,9 +92,18 @@ mod tests {
         assert_eq!(ulp_distance_f32(1.0, 1.0), 0);
         assert_eq!(ulp_distance_f32(0.0, -0.0), 0);
         assert_eq!(ulp_distance_f32(f32::from_bits(1), -f32::from_bits(1)), 2);
-        assert_eq!(ulp_distance_f32(1.0, f32::from_bits(1.0f32.to_bits() + 3)), 3);
-        assert_eq!(ulp_distance_f64(-1.0, f64::from_bits((-1.0f64).to_bits() + 2)), 2);
-        assert_eq!(ulp_distance_f64(f64::MIN_POSITIVE, -f64::MIN_POSITIVE), 2 * (1 << 52));
+        assert_eq!(
+            ulp_distance_f32(1.0, f32::from_bits(1.0f32.to_bits() + 3)),
+            3
+        );
+        assert_eq!(
+            ulp_distance_f64(-1.0, f64::from_bits((-1.0f64).to_bits() + 2)),
+            2
+        );
+        assert_eq!(
+            ulp_distance_f64(f64::MIN_POSITIVE, -f64::MIN_POSITIVE),
+            2 * (1 << 52)
+        );
     }
 
     #[test]

@@ -34,10 +34,8 @@ pub use spoc_ir as __spoc_ir;
 #[macro_export]
 macro_rules! ir_accessor {
     ($name:ident, $build:expr) => {
-        pub fn $name() -> ::std::result::Result<
-            &'static $crate::__spoc_ir::Kernel,
-            $crate::__spoc_ir::IrError,
-        > {
+        pub fn $name(
+        ) -> ::std::result::Result<&'static $crate::__spoc_ir::Kernel, $crate::__spoc_ir::IrError> {
             static K: ::std::sync::OnceLock<
                 ::std::result::Result<$crate::__spoc_ir::Kernel, $crate::__spoc_ir::IrError>,
             > = ::std::sync::OnceLock::new();

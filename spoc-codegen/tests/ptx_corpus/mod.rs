@@ -204,8 +204,8 @@ impl B {
 
 #[allow(unused_imports)] // each test binary uses some of them
 pub use spoc_testkit::ir::{
-    add, and, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c, i64c,
-    id, idx, intr, len, lt, math, mul, rem, select, sub, tid, u32c, u64c, un,
+    add, and, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c, i64c, id,
+    idx, intr, len, lt, math, mul, rem, select, sub, tid, u32c, u64c, un,
 };
 
 // ---------------------------------------------------------------- the corpus
