@@ -14,7 +14,13 @@
 
 mod common;
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
 use common::{blocks_for, pseudo_random};
+use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc::{Buffer, Device, Error, LaunchProblem};
 
@@ -46,14 +52,6 @@ fn bits64(v: &Buffer<f64>) -> Vec<u64> {
 }
 
 // ---------------------------------------------------------------- saxpy
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 fn saxpy_is_exact_and_uncontracted(dev: &Device, interp: &Device) {
     let inputs = |n: usize, sin: bool| -> (Vec<f32>, Vec<f32>) {

@@ -4,16 +4,14 @@
 //! one (required under `SPOC_REQUIRE_BACKENDS=cuda`). Its own test binary: the reset would
 //! disturb other tests' devices.
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
+use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc::{Device, Error};
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 /// Writes far past the end of `out` (GPU backends do not bounds-check): an illegal address.
 #[kernel]

@@ -11,18 +11,22 @@ use backend_suite::*;
 
 spoc_testkit::backend_tests! {
     backends { opencl: "OpenCL" }
-    tests { memory_round_trips, generated_kernels_match_the_interpreter }
+    tests {
+        memory_round_trips,
+        generated_kernels_match_the_interpreter,
+        launch_limits_are_errors,
+    }
 }
 
 use spoc_runtime::backend::{Code, SourceLang};
 use spoc_runtime::opencl::OpenClBackend;
 use spoc_runtime::{
-    all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Device, DimKind, Dims,
-    Error, LaunchProblem,
+    all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Device, Error,
+    LaunchProblem,
 };
 use spoc_testkit::backends;
 use std::sync::Arc;
-use support::{BALLOTS, DYN_REVERSE, IOTA, SAXPY, TAKES_I64, WITH_BARRIER};
+use support::{BALLOTS, DYN_REVERSE, SAXPY, TAKES_I64, WITH_BARRIER};
 
 /// The first OpenCL device, or `None` (printed) when OpenCL is unavailable.
 ///
@@ -148,20 +152,6 @@ fn saxpy_through_run_source() {
         }
     }
     assert_eq!(out.to_vec().unwrap(), vec![7; 10]);
-    // Another language is refused.
-    let e = backend
-        .run_source(
-            dev.backend_id,
-            "",
-            SourceLang::Ptx,
-            "k",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[],
-        )
-        .unwrap_err();
-    assert!(matches!(e, Error::FeatureNotSupported { .. }), "{e}");
 }
 
 #[test]
@@ -315,65 +305,13 @@ fn generated_kernels_are_opencl_c() {
     .unwrap();
 }
 
+/// Launches through `run_source` are checked too (the limits every launch path checks are
+/// `backend_suite::launch_limits_are_errors`).
 #[test]
-fn launch_limits_are_errors() {
-    let Some(dev) = opencl("launch_limits_are_errors") else {
+fn run_source_launch_checks() {
+    let Some(dev) = opencl("run_source_launch_checks") else {
         return;
     };
-    let caps = dev.capabilities;
-    let mut out = dev.alloc::<u32>(16).unwrap();
-    let over = caps.max_block_dims[0] + 1;
-    let e = run(
-        &dev,
-        &IOTA,
-        vec![0u32.into(), (&mut out).into()],
-        dims1d(1),
-        dims1d(over),
-        0,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::DimTooLarge {
-                    what: DimKind::Block,
-                    axis: 'x',
-                    ..
-                },
-                ..
-            }
-        ),
-        "{e}"
-    );
-    // A block within every axis but over the per-block total.
-    let side = (caps.max_threads_per_block as f64).cbrt().ceil() as u32 + 1;
-    let block = Dims {
-        x: side.min(caps.max_block_dims[0]),
-        y: side.min(caps.max_block_dims[1]),
-        z: side.min(caps.max_block_dims[2]),
-    };
-    if block.count() > caps.max_threads_per_block as u64 {
-        let e = run(
-            &dev,
-            &IOTA,
-            vec![0u32.into(), (&mut out).into()],
-            dims1d(1),
-            block,
-            0,
-        )
-        .unwrap_err();
-        assert!(
-            matches!(
-                e,
-                Error::InvalidLaunch {
-                    problem: LaunchProblem::TooManyThreads { .. },
-                    ..
-                }
-            ),
-            "{e}"
-        );
-    }
     // run_source checks too.
     let e = dev
         .backend()

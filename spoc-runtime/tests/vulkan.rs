@@ -12,16 +12,17 @@ use backend_suite::*;
 
 spoc_testkit::backend_tests! {
     backends { vulkan: "Vulkan" }
-    tests { memory_round_trips, generated_kernels_match_the_interpreter }
+    tests {
+        memory_round_trips,
+        generated_kernels_match_the_interpreter,
+        launch_limits_are_errors,
+    }
 }
 
 use spoc_ir::{Kernel, Type};
 use spoc_runtime::backend::{Backend, Code, CompileOptions, SourceLang, Target};
 use spoc_runtime::vulkan::{spirv_words_to_text, DeviceType, FeatureMask, VulkanBackend};
-use spoc_runtime::{
-    all_devices, dims1d, dims2d, dims3d, init_device, run, Arg, Device, DimKind, Error,
-    LaunchProblem,
-};
+use spoc_runtime::{all_devices, dims1d, init_device, run, Arg, Device, Error, LaunchProblem};
 use spoc_testkit::backends;
 use support::{DYN_ROTATE, IOTA, TAKES_I64};
 
@@ -281,20 +282,6 @@ void main() {
         matches!(&e, Error::Compile { message, .. } if message.contains("undeclared")),
         "{e}"
     );
-    // Other languages are refused.
-    let e = backend
-        .run_source(
-            dev.backend_id,
-            "",
-            SourceLang::Ptx,
-            "k",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[],
-        )
-        .unwrap_err();
-    assert!(matches!(e, Error::FeatureNotSupported { .. }), "{e}");
 }
 
 /// `takes_f64(v: f64, xs: &[f64])`, the f64 twin of the support kernel `takes_i64`.
@@ -415,80 +402,14 @@ fn missing_device_features_are_refused_before_anything_runs() {
     assert!(out.to_vec().unwrap().iter().all(|&v| v == 0), "nothing ran");
 }
 
+/// Launches through `run_source` are checked too (the limits every launch path checks are
+/// `backend_suite::launch_limits_are_errors`).
 #[test]
-fn launch_limits_are_checked() {
-    let Some(dev) = vulkan("launch_limits_are_checked") else {
+fn run_source_launch_checks() {
+    let Some(dev) = vulkan("run_source_launch_checks") else {
         return;
     };
     let caps = dev.capabilities;
-    let mut out = dev.alloc::<u32>(16).unwrap();
-    let too_many = caps.max_threads_per_block + 1;
-    let e = run(
-        &dev,
-        &IOTA,
-        vec![Arg::U32(0), (&mut out).into()],
-        dims1d(1),
-        dims3d(too_many.min(caps.max_block_dims[0]), 2, 1),
-        0,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            &e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::TooManyThreads { .. } | LaunchProblem::DimTooLarge { .. },
-                ..
-            }
-        ),
-        "{e}"
-    );
-    if caps.max_grid_dims[1] < u32::MAX {
-        let e = run(
-            &dev,
-            &IOTA,
-            vec![Arg::U32(0), (&mut out).into()],
-            dims2d(1, caps.max_grid_dims[1] + 1),
-            dims1d(1),
-            0,
-        )
-        .unwrap_err();
-        assert!(
-            matches!(
-                &e,
-                Error::InvalidLaunch {
-                    problem: LaunchProblem::DimTooLarge {
-                        what: DimKind::Grid,
-                        axis: 'y',
-                        ..
-                    },
-                    ..
-                }
-            ),
-            "{e}"
-        );
-    }
-    // Shared memory beyond the device's.
-    let e = run(
-        &dev,
-        &IOTA,
-        vec![Arg::U32(0), (&mut out).into()],
-        dims1d(1),
-        dims1d(16),
-        caps.shared_mem_per_block + 1,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            &e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::SharedMemory { .. },
-                ..
-            }
-        ),
-        "{e}"
-    );
-    // Nothing ran.
-    assert!(out.to_vec().unwrap().iter().all(|&v| v == 0));
     // The backend checks launches made directly, too.
     let backend = dev.backend();
     let e = backend

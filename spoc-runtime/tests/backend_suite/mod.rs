@@ -5,8 +5,10 @@
 //! has (its source language, its limits, its properties) stays in its own file.
 
 use crate::support::{IOTA, SAXPY};
+use spoc_runtime::backend::SourceLang;
 use spoc_runtime::{
-    compile_kernel, dims1d, dims2d, run, run_kernel, set_args, Arg, Buffer, Device, Error,
+    compile_kernel, dims1d, dims2d, dims3d, run, run_kernel, set_args, Arg, Buffer, Device,
+    DimKind, Dims, Error, LaunchProblem,
 };
 
 /// Typed and raw transfers, zeroed allocations, empty buffers, device-to-device copies,
@@ -147,4 +149,109 @@ pub fn generated_kernels_match_the_interpreter(dev: &Device, interp: &Device) {
             assert_eq!(*v, 7 + i as u32, "block {block:?} index {i}");
         }
     }
+}
+
+/// Launches beyond the device's limits are typed errors and run nothing: a block too wide,
+/// too many threads in a block, a grid too tall, too much shared memory; and `run_source`
+/// refuses a language the backend does not take.
+pub fn launch_limits_are_errors(dev: &Device, _reference: &Device) {
+    let caps = dev.capabilities;
+    let mut out = dev.alloc::<u32>(16).unwrap();
+    let mut launch = |grid: Dims, block: Dims, shared: usize| {
+        run(
+            dev,
+            &IOTA,
+            vec![Arg::U32(0), (&mut out).into()],
+            grid,
+            block,
+            shared,
+        )
+        .unwrap_err()
+    };
+    let e = launch(dims1d(1), dims1d(caps.max_block_dims[0] + 1), 0);
+    assert!(
+        matches!(
+            e,
+            Error::InvalidLaunch {
+                problem: LaunchProblem::DimTooLarge {
+                    what: DimKind::Block,
+                    axis: 'x',
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // Over the per-block total: within every axis, and as a wide 2-row block.
+    let side = (caps.max_threads_per_block as f64).cbrt().ceil() as u32 + 1;
+    let cube = Dims {
+        x: side.min(caps.max_block_dims[0]),
+        y: side.min(caps.max_block_dims[1]),
+        z: side.min(caps.max_block_dims[2]),
+    };
+    let too_many = caps.max_threads_per_block + 1;
+    for block in [cube, dims3d(too_many.min(caps.max_block_dims[0]), 2, 1)] {
+        if block.count() <= caps.max_threads_per_block as u64 {
+            continue;
+        }
+        let e = launch(dims1d(1), block, 0);
+        assert!(
+            matches!(
+                &e,
+                Error::InvalidLaunch {
+                    problem: LaunchProblem::TooManyThreads { .. }
+                        | LaunchProblem::DimTooLarge { .. },
+                    ..
+                }
+            ),
+            "block {block:?}: {e}"
+        );
+    }
+    if caps.max_grid_dims[1] < u32::MAX {
+        let e = launch(dims2d(1, caps.max_grid_dims[1] + 1), dims1d(1), 0);
+        assert!(
+            matches!(
+                &e,
+                Error::InvalidLaunch {
+                    problem: LaunchProblem::DimTooLarge {
+                        what: DimKind::Grid,
+                        axis: 'y',
+                        ..
+                    },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    // Shared memory beyond the device's.
+    let e = launch(dims1d(1), dims1d(16), caps.shared_mem_per_block + 1);
+    assert!(
+        matches!(
+            &e,
+            Error::InvalidLaunch {
+                problem: LaunchProblem::SharedMemory { .. },
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // Nothing ran.
+    assert!(out.to_vec().unwrap().iter().all(|&v| v == 0));
+    // A language the backend does not take is refused.
+    let e = dev
+        .backend()
+        .run_source(
+            dev.backend_id,
+            "",
+            SourceLang::Ptx,
+            "k",
+            dims1d(1),
+            dims1d(1),
+            0,
+            &[],
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::FeatureNotSupported { .. }), "{e}");
 }
