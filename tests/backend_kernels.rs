@@ -259,7 +259,7 @@ fn integer_kernels_wrap_like_rust(dev: &Device, interp: &Device) {
         )
     };
     for k in [-3i64, i64::MIN, 1 << 40] {
-        let want = run(&interp, k);
+        let want = run(interp, k);
         // Spot-check the Interpreter against Rust on the corner rows.
         let x = i32::MIN;
         assert_eq!(
@@ -270,7 +270,7 @@ fn integer_kernels_wrap_like_rust(dev: &Device, interp: &Device) {
                 ^ x.wrapping_shl(31)
                 ^ (x >> 5)
         );
-        assert_eq!(run(&dev, k), want, "k = {k}");
+        assert_eq!(run(dev, k), want, "k = {k}");
     }
 }
 
@@ -464,7 +464,7 @@ fn loops_with_break_and_continue_match_interpreter(dev: &Device, interp: &Device
         (out.to_vec().unwrap(), trace.to_vec().unwrap())
     };
     for limit in [0, 1, 50, 1000] {
-        assert_eq!(run(&dev, limit), run(&interp, limit), "limit {limit}");
+        assert_eq!(run(dev, limit), run(interp, limit), "limit {limit}");
     }
 }
 
@@ -587,7 +587,7 @@ fn helper_calls_with_buffers_match_interpreter(dev: &Device, interp: &Device) {
             .unwrap();
         (bits32(&out), h.to_vec().unwrap())
     };
-    assert_eq!(run(&dev), run(&interp));
+    assert_eq!(run(dev), run(interp));
 }
 
 // ---------------------------------------------------------------- floats: rounding, casts
@@ -738,10 +738,10 @@ fn casts_saturate_and_truncate_like_rust(dev: &Device, interp: &Device) {
             e.to_vec().unwrap(),
         )
     };
-    let want = run(&interp);
+    let want = run(interp);
     // The Interpreter is Rust: NaN -> 0, saturation at the bounds.
     assert_eq!(want.0[500..503], [0, i32::MAX, i32::MIN]);
-    assert_eq!(run(&dev), want);
+    assert_eq!(run(dev), want);
 }
 
 // ---------------------------------------------------------------- 2-D, f64, barriers, bools
@@ -793,7 +793,7 @@ fn two_dimensional_f64_kernel_matches_interpreter(dev: &Device, interp: &Device)
             .unwrap();
         bits64(&db)
     };
-    assert_eq!(run(&dev), run(&interp));
+    assert_eq!(run(dev), run(interp));
 }
 
 // ---------------------------------------------------------------- barriers, branches, bools
@@ -900,9 +900,9 @@ fn mul_add_is_fused_or_refused(dev: &Device, interp: &Device) {
         vk_fma.launch(dev, dims1d(1), dims1d(64), (&ab, &bb, &mut o))?;
         Ok(bits32(&o))
     };
-    let want = run(&interp).unwrap();
+    let want = run(interp).unwrap();
     assert_eq!(f32::from_bits(want[0]), -(e * e));
-    match run(&dev) {
+    match run(dev) {
         Ok(got) => assert_eq!(got, want),
         Err(Error::FeatureNotSupported { feature, .. }) => {
             eprintln!("mul_add refused on {dev}: {feature}");
