@@ -20,14 +20,8 @@ use spoc_runtime::{
 };
 use std::sync::OnceLock;
 
-/// True if `SPOC_REQUIRE_BACKENDS` names `backend` or its family.
-fn required(backend: &str) -> bool {
-    let family = backend.split('/').next().unwrap_or(backend);
-    std::env::var("SPOC_REQUIRE_BACKENDS")
-        .unwrap_or_default()
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .any(|w| w.eq_ignore_ascii_case(backend) || w.eq_ignore_ascii_case(family))
-}
+// True if `SPOC_REQUIRE_BACKENDS` names `backend` or its family.
+use spoc_testkit::backends::is_required as required;
 
 /// The best device of `backend`, or `None` (after saying so) when CUDA is absent and not
 /// required.
