@@ -258,92 +258,10 @@ impl WarpOp {
     }
 }
 
-/// Unary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnOp {
-    /// `-x` (signed integers wrap, floats)
-    Neg,
-    /// `!x` (bitwise on integers, logical on `bool`)
-    Not,
-}
-
-/// Binary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    /// `+`
-    Add,
-    /// `-`
-    Sub,
-    /// `*`
-    Mul,
-    /// `/` (integer divisors guarded: a non-zero literal, or printed `(d | 1)`)
-    Div,
-    /// `%` (guarded as `/`)
-    Rem,
-    /// `&`
-    And,
-    /// `|`
-    Or,
-    /// `^`
-    Xor,
-    /// `<<` (the amount may be any integer type; taken modulo the width)
-    Shl,
-    /// `>>`
-    Shr,
-    /// `&&`
-    LAnd,
-    /// `||`
-    LOr,
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-}
-
-impl BinOp {
-    /// The operator as Rust writes it.
-    pub fn sym(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Rem => "%",
-            BinOp::And => "&",
-            BinOp::Or => "|",
-            BinOp::Xor => "^",
-            BinOp::Shl => "<<",
-            BinOp::Shr => ">>",
-            BinOp::LAnd => "&&",
-            BinOp::LOr => "||",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-        }
-    }
-    /// A comparison (result `bool`, operands of another type).
-    pub fn is_cmp(self) -> bool {
-        matches!(
-            self,
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-        )
-    }
-    /// `<<` or `>>` (the right operand may have another integer type).
-    pub fn is_shift(self) -> bool {
-        matches!(self, BinOp::Shl | BinOp::Shr)
-    }
-}
+/// Unary and binary operators: spoc IR's own (`BinOp::symbol` is how Rust writes one). The
+/// generator draws every one but `&&`/`||` on `bool` only, and prints integer divisors guarded
+/// (a non-zero literal, or `(d | 1)`).
+pub use spoc_ir::{BinOp, UnOp};
 
 /// Method calls (`recv.m(args)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

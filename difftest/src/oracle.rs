@@ -805,11 +805,11 @@ impl Machine<'_> {
                 (unary(*op, a), k.both(K))
             }
             ExprKind::Binary(op, a, b) => match op {
-                BinOp::LAnd | BinOp::LOr => {
+                BinOp::LogicalAnd | BinOp::LogicalOr => {
                     let (x, kx) = self.ev(a, f)?;
                     let short = matches!(
                         (op, x),
-                        (BinOp::LAnd, Val::Bool(false)) | (BinOp::LOr, Val::Bool(true))
+                        (BinOp::LogicalAnd, Val::Bool(false)) | (BinOp::LogicalOr, Val::Bool(true))
                     );
                     if short {
                         (x, kx)
@@ -970,7 +970,7 @@ impl Machine<'_> {
         if op.is_shift() {
             return Ok(shift(op, x, y.bits() as u32));
         }
-        if op.is_cmp() {
+        if op.is_comparison() {
             return Ok(Val::Bool(compare(op, x, y)));
         }
         let y = match op {
@@ -1098,15 +1098,15 @@ fn folds_to_constant(op: BinOp, a: (&Expr, (Val, Prov)), b: (&Expr, (Val, Prov))
     let ones = |v: Val, p: Prov| p.konst && v == Val::from_bits(v.ty(), u64::MAX);
     match op {
         BinOp::Sub
-        | BinOp::Xor
+        | BinOp::BitXor
         | BinOp::Eq
         | BinOp::Ne
         | BinOp::Lt
         | BinOp::Le
         | BinOp::Gt
         | BinOp::Ge => ea == eb,
-        BinOp::And | BinOp::Mul => zero(va, pa) || zero(vb, pb),
-        BinOp::Or => ones(va, pa) || ones(vb, pb),
+        BinOp::BitAnd | BinOp::Mul => zero(va, pa) || zero(vb, pb),
+        BinOp::BitOr => ones(va, pa) || ones(vb, pb),
         _ => false,
     }
 }
@@ -1225,8 +1225,8 @@ pub fn arith(op: BinOp, x: Val, y: Val) -> Val {
                 BinOp::Mul => $x.wrapping_mul($y),
                 BinOp::Div => $x.wrapping_div($y),
                 BinOp::Rem => $x.wrapping_rem($y),
-                BinOp::And => $x & $y,
-                BinOp::Or => $x | $y,
+                BinOp::BitAnd => $x & $y,
+                BinOp::BitOr => $x | $y,
                 _ => $x ^ $y,
             })
         };
@@ -1244,8 +1244,8 @@ pub fn arith(op: BinOp, x: Val, y: Val) -> Val {
     }
     match (x, y) {
         (Val::Bool(a), Val::Bool(b)) => Val::Bool(match op {
-            BinOp::And => a & b,
-            BinOp::Or => a | b,
+            BinOp::BitAnd => a & b,
+            BinOp::BitOr => a | b,
             _ => a ^ b,
         }),
         (Val::I32(a), Val::I32(b)) => int!(a, b, I32),
@@ -1267,9 +1267,9 @@ fn atomic(op: AtomOp, old: Val, v: Val) -> R<Val> {
             _ => arith(BinOp::Add, old, v),
         },
         AtomOp::Sub => arith(BinOp::Sub, old, v),
-        AtomOp::And => arith(BinOp::And, old, v),
-        AtomOp::Or => arith(BinOp::Or, old, v),
-        AtomOp::Xor => arith(BinOp::Xor, old, v),
+        AtomOp::And => arith(BinOp::BitAnd, old, v),
+        AtomOp::Or => arith(BinOp::BitOr, old, v),
+        AtomOp::Xor => arith(BinOp::BitXor, old, v),
         AtomOp::Min | AtomOp::Max => {
             let lt = compare(BinOp::Lt, v, old);
             if (op == AtomOp::Min) == lt {

@@ -253,7 +253,7 @@ impl Printer<'_> {
                     _ => self.expr(value),
                 };
                 let p = self.place(place);
-                let op = op.map(|o| o.sym()).unwrap_or("");
+                let op = op.map(|o| o.symbol()).unwrap_or("");
                 self.line(&format!("{p} {op}= {v};"));
             }
             Stmt::Atomic {
@@ -465,7 +465,7 @@ impl Printer<'_> {
                 } else {
                     self.expr(b)
                 };
-                format!("({a} {} {b})", op.sym())
+                format!("({a} {} {b})", op.symbol())
             }
             ExprKind::Cast(a) => format!("({} as {})", self.expr(a), e.ty.name()),
             ExprKind::Method(m, args) => {
