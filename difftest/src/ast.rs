@@ -754,12 +754,8 @@ pub fn divisor_is_plain(d: &Expr) -> bool {
 /// Whether `k` uses anything whose value depends on the device's warp size.
 pub fn uses_warps(k: &Kernel) -> bool {
     let (mut ops, mut intrs) = (false, false);
-    let body = Block {
-        stmts: k.body.clone(),
-        tail: None,
-    };
-    crate::visit::walk_block(
-        &body,
+    crate::visit::walk_body(
+        k,
         &mut |s| ops |= matches!(s, Stmt::Warp { .. }),
         &mut |e| intrs |= matches!(e.kind, ExprKind::Intr(Intr::LaneId | Intr::WarpSize)),
     );
