@@ -44,6 +44,8 @@ impl Ty {
         Ty::F64,
         Ty::Usize,
     ];
+    /// The numeric types (every scalar but `bool`, which [`Ty::ALL`] has first).
+    pub const NUM: &'static [Ty] = Ty::ALL.split_at(1).1;
     /// The element types of buffers (inputs, outputs): every scalar but `bool` and `usize`.
     pub const BUF: [Ty; 6] = [Ty::I32, Ty::U32, Ty::I64, Ty::U64, Ty::F32, Ty::F64];
     /// The integer types.
@@ -587,20 +589,7 @@ pub enum Stmt {
         body: Block,
     },
     /// `for v in lo..hi` (`.rev()`, `.step_by(step)`).
-    For {
-        /// The loop variable (its type is the range's).
-        var: VarId,
-        /// Start.
-        lo: Expr,
-        /// End (exclusive).
-        hi: Expr,
-        /// `.rev()`.
-        rev: bool,
-        /// `.step_by(step)`.
-        step: Option<u32>,
-        /// The body.
-        body: Block,
-    },
+    For(ForLoop),
     /// `match scrut { arms, _ => default }` as a statement.
     Match {
         /// An integer.
@@ -633,6 +622,23 @@ pub enum Stmt {
         /// `shuffle_xor`).
         operand: Option<Expr>,
     },
+}
+
+/// `for var in lo..hi` (`.rev()`, `.step_by(step)`): [`Stmt::For`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForLoop {
+    /// The loop variable (its type is the range's).
+    pub var: VarId,
+    /// Start.
+    pub lo: Expr,
+    /// End (exclusive).
+    pub hi: Expr,
+    /// `.rev()`.
+    pub rev: bool,
+    /// `.step_by(step)`.
+    pub step: Option<u32>,
+    /// The body.
+    pub body: Block,
 }
 
 /// A global accumulator buffer, touched only by atomics of one family.
@@ -697,6 +703,19 @@ pub const SLOTS: u32 = 4;
 pub const ACC_LEN: u32 = 5;
 
 impl Kernel {
+    /// An empty kernel named `name`.
+    pub fn new(name: &str) -> Kernel {
+        Kernel {
+            name: name.to_string(),
+            vars: vec![],
+            params: vec![],
+            accs: vec![],
+            shared: vec![],
+            helpers: vec![],
+            body: vec![],
+        }
+    }
+
     /// The name of a variable as printed.
     pub fn var_name(&self, v: VarId) -> String {
         let prefix = match self.vars[v.0 as usize].kind {

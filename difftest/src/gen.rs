@@ -246,15 +246,7 @@ pub fn generate(seed: u64, name: &str, cfg: &Config) -> (Kernel, Stats) {
     let mut g = Gen {
         rng: Rng::new(seed),
         cfg,
-        k: Kernel {
-            name: name.to_string(),
-            vars: vec![],
-            params: vec![],
-            accs: vec![],
-            shared: vec![],
-            helpers: vec![],
-            body: vec![],
-        },
+        k: Kernel::new(name),
         scopes: vec![vec![]],
         loops: 0,
         loop_nest: 0,
@@ -297,6 +289,19 @@ const CMP_OPS: [BinOp; 6] = [
 ];
 
 impl Gen<'_> {
+    /// The body of a loop whose variable (or counter) is `var`, at depth `d`.
+    fn loop_body(&mut self, var: VarId, d: u32) -> Block {
+        self.stmts += 1;
+        self.scopes.push(vec![var]);
+        self.loops += 1;
+        self.loop_nest += 1;
+        let body = self.block(d, 4);
+        self.loop_nest -= 1;
+        self.loops -= 1;
+        self.scopes.pop();
+        body
+    }
+
     fn new_var(&mut self, ty: Ty, kind: VarKind) -> VarId {
         let id = VarId(self.k.vars.len() as u32);
         self.k.vars.push(VarInfo { ty, kind });
@@ -538,15 +543,7 @@ impl Gen<'_> {
                 )
             }
             _ => {
-                let t = *self.rng.pick(&[
-                    Ty::I32,
-                    Ty::U32,
-                    Ty::I64,
-                    Ty::U64,
-                    Ty::F32,
-                    Ty::F64,
-                    Ty::Usize,
-                ]);
+                let t = *self.rng.pick(Ty::NUM);
                 (t, self.expr(t, 2, false))
             }
         };
@@ -1379,14 +1376,7 @@ impl Gen<'_> {
                 } else {
                     None
                 };
-                self.stmts += 1;
-                self.scopes.push(vec![counter]);
-                self.loops += 1;
-                self.loop_nest += 1;
-                let body = self.block(d, 4);
-                self.loop_nest -= 1;
-                self.loops -= 1;
-                self.scopes.pop();
+                let body = self.loop_body(counter, d);
                 if is_while {
                     Stmt::While {
                         counter,
@@ -1425,22 +1415,15 @@ impl Gen<'_> {
                     None
                 };
                 let var = self.new_var(t, VarKind::LoopVar);
-                self.stmts += 1;
-                self.scopes.push(vec![var]);
-                self.loops += 1;
-                self.loop_nest += 1;
-                let body = self.block(d, 4);
-                self.loop_nest -= 1;
-                self.loops -= 1;
-                self.scopes.pop();
-                Stmt::For {
+                let body = self.loop_body(var, d);
+                Stmt::For(ForLoop {
                     var,
                     lo,
                     hi,
                     rev,
                     step,
                     body,
-                }
+                })
             }
             11 => {
                 let (scrut, heads) = self.match_head(2);

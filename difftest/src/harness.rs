@@ -308,29 +308,21 @@ pub fn error_class(e: &Error) -> String {
 pub fn run_on(dev: &Device, k: &Kernel, inputs: &Inputs, r: Runnable) -> Outcome {
     let go = || -> spoc::Result<Buffers> {
         let u = uses(k);
+        // (name, written, buffer) in the printed parameter order.
         let mut bufs: Vec<(String, bool, DevBuf)> = vec![];
-        for &t in &u.inputs {
-            let b = t.buf_index().expect("a buffer type");
-            bufs.push((
-                format!("x_{}", t.name()),
-                false,
-                upload(dev, t, &inputs.inputs[b])?,
-            ));
-        }
-        for &t in &u.outputs {
-            let b = t.buf_index().expect("a buffer type");
-            bufs.push((
-                format!("o_{}", t.name()),
-                true,
-                upload(dev, t, &inputs.outputs[b])?,
-            ));
+        for (written, types, data) in [
+            (false, &u.inputs, &inputs.inputs),
+            (true, &u.outputs, &inputs.outputs),
+        ] {
+            for &t in types {
+                let b = t.buf_index().expect("a buffer type");
+                let name = format!("{}_{}", if written { "o" } else { "x" }, t.name());
+                bufs.push((name, written, upload(dev, t, &data[b])?));
+            }
         }
         for &a in &u.accs {
-            bufs.push((
-                format!("acc{a}"),
-                true,
-                upload(dev, k.accs[a].ty, &inputs.accs[a])?,
-            ));
+            let ty = k.accs[a].ty;
+            bufs.push((format!("acc{a}"), true, upload(dev, ty, &inputs.accs[a])?));
         }
         let mut args: Vec<Arg<'_>> = vec![];
         for &p in &u.params {

@@ -503,6 +503,42 @@ impl Machine<'_> {
         }
     }
 
+    /// A `while` or `loop` with hidden `counter`: runs `body` while the counter is below
+    /// `limit` (and `cond` holds), the counter incremented first thing in each trip.
+    fn counted(
+        &mut self,
+        counter: VarId,
+        limit: u32,
+        cond: Option<&Expr>,
+        body: &Block,
+        f: &mut Vec<Slot>,
+    ) -> R<Flow> {
+        let c = counter.0 as usize;
+        f[c] = Slot::Scalar(Val::U32(0), K);
+        loop {
+            let n = match f[c] {
+                Slot::Scalar(Val::U32(n), _) => n,
+                _ => return Err(Fault::Invalid("counter".into())),
+            };
+            if n >= limit {
+                break;
+            }
+            if let Some(e) = cond {
+                if !self.bool(e, f)? {
+                    break;
+                }
+            }
+            self.tick(1)?;
+            f[c] = Slot::Scalar(Val::U32(n + 1), K);
+            match self.block(body, f)? {
+                Flow::Break => break,
+                Flow::Return => return Ok(Flow::Return),
+                Flow::Normal | Flow::Continue => {}
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
     fn stmt(&mut self, s: &Stmt, f: &mut Vec<Slot>) -> R<Flow> {
         match s {
             Stmt::Let { var, init } => {
@@ -613,63 +649,20 @@ impl Machine<'_> {
                 limit,
                 cond,
                 body,
-            } => {
-                let c = counter.0 as usize;
-                f[c] = Slot::Scalar(Val::U32(0), K);
-                loop {
-                    let n = match f[c] {
-                        Slot::Scalar(Val::U32(n), _) => n,
-                        _ => return Err(Fault::Invalid("counter".into())),
-                    };
-                    if n >= *limit {
-                        break;
-                    }
-                    if let Some(e) = cond {
-                        if !self.bool(e, f)? {
-                            break;
-                        }
-                    }
-                    self.tick(1)?;
-                    f[c] = Slot::Scalar(Val::U32(n + 1), K);
-                    match self.block(body, f)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
-                    }
-                }
-            }
+            } => return self.counted(*counter, *limit, cond.as_ref(), body, f),
             Stmt::Loop {
                 counter,
                 limit,
                 body,
-            } => {
-                let c = counter.0 as usize;
-                f[c] = Slot::Scalar(Val::U32(0), K);
-                loop {
-                    let n = match f[c] {
-                        Slot::Scalar(Val::U32(n), _) => n,
-                        _ => return Err(Fault::Invalid("counter".into())),
-                    };
-                    if n >= *limit {
-                        break;
-                    }
-                    self.tick(1)?;
-                    f[c] = Slot::Scalar(Val::U32(n + 1), K);
-                    match self.block(body, f)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
-                    }
-                }
-            }
-            Stmt::For {
+            } => return self.counted(*counter, *limit, None, body, f),
+            Stmt::For(ForLoop {
                 var,
                 lo,
                 hi,
                 rev,
                 step,
                 body,
-            } => {
+            }) => {
                 let (lo_v, lo_k) = self.ev(lo, f)?;
                 let (hi_v, hi_k) = self.ev(hi, f)?;
                 let ty = lo_v.ty();

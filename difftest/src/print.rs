@@ -327,14 +327,14 @@ impl Printer<'_> {
                 self.indent -= 1;
                 self.line("}");
             }
-            Stmt::For {
+            Stmt::For(ForLoop {
                 var,
                 lo,
                 hi,
                 rev,
                 step,
                 body,
-            } => {
+            }) => {
                 let (lo, hi) = (self.expr(lo), self.expr(hi));
                 let mut range = format!("({lo}..{hi})");
                 if *rev {

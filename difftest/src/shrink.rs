@@ -231,9 +231,9 @@ impl Editor {
                 self.edit(*limit > 1, || *limit = 1) || self.edit(cond.is_some(), || *cond = None)
             }
             Stmt::Loop { limit, .. } => self.edit(*limit > 1, || *limit = 1),
-            Stmt::For {
+            Stmt::For(ForLoop {
                 lo, hi, rev, step, ..
-            } => {
+            }) => {
                 // A literal `lo` with a computed `hi`: one trip.
                 let one = match (&lo.kind, &hi.kind) {
                     (ExprKind::Lit(l), k) if !matches!(k, ExprKind::Lit(_)) => {
@@ -331,7 +331,7 @@ fn same_typed_children(e: &Expr) -> Vec<Expr> {
 fn inner_blocks(s: &Stmt) -> usize {
     match s {
         Stmt::If { els, .. } => 1 + els.is_some() as usize,
-        Stmt::While { .. } | Stmt::Loop { .. } | Stmt::For { .. } | Stmt::Block(_) => 1,
+        Stmt::While { .. } | Stmt::Loop { .. } | Stmt::For(_) | Stmt::Block(_) => 1,
         Stmt::Match { arms, .. } => 1 + arms.len().min(3),
         _ => 0,
     }
@@ -346,7 +346,9 @@ fn take_inner(s: &mut Stmt, i: usize) -> Vec<Stmt> {
                 els.as_mut().expect("an else")
             }
         }
-        Stmt::While { body, .. } | Stmt::Loop { body, .. } | Stmt::For { body, .. } => body,
+        Stmt::While { body, .. } | Stmt::Loop { body, .. } | Stmt::For(ForLoop { body, .. }) => {
+            body
+        }
         Stmt::Block(b) => b,
         Stmt::Match { arms, default, .. } => {
             if i == 0 {

@@ -67,15 +67,7 @@ fn drawn_kernels_have_defined_results() {
 
 /// One thread's `o_T[slot]` after running `body` (a block whose tail is the value), thread 0.
 fn eval(ty: Ty, build: impl FnOnce(&mut Kernel) -> Expr) -> Result<Val, Fault> {
-    let mut k = Kernel {
-        name: "t".into(),
-        vars: vec![],
-        params: vec![],
-        accs: vec![],
-        shared: vec![],
-        helpers: vec![],
-        body: vec![],
-    };
+    let mut k = Kernel::new("t");
     let e = build(&mut k);
     k.body.push(Stmt::Assign {
         place: Place::Out(ty, 0),

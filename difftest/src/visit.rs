@@ -38,10 +38,10 @@ impl Stmt {
                 v.push(Part::Block(body));
             }
             Stmt::Loop { body, .. } => v.push(Part::Block(body)),
-            Stmt::For { lo, hi, body, .. } => {
-                v.push(Part::Expr(lo));
-                v.push(Part::Expr(hi));
-                v.push(Part::Block(body));
+            Stmt::For(l) => {
+                v.push(Part::Expr(&mut l.lo));
+                v.push(Part::Expr(&mut l.hi));
+                v.push(Part::Block(&mut l.body));
             }
             Stmt::Match {
                 scrut,
