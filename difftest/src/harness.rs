@@ -46,25 +46,11 @@ pub fn excl_of(cfg: &Config) -> Excl {
 /// # Panics
 /// If 64 attempts in a row fail, which would be a generator bug.
 pub fn draw(seed: u64, index: u64, name: &str, cfg: &Config) -> Drawn {
-    let excl = excl_of(cfg);
     let base = Rng::derive(seed, index);
     let mut redrawn = BTreeMap::new();
     for attempt in 0..64u64 {
-        let subseed = Rng::derive(base, attempt);
-        let (kernel, stats) = gen::generate(subseed, name, cfg);
-        let inputs = gen::inputs(&kernel, subseed);
-        match oracle::run(&kernel, &inputs, excl) {
-            Ok(want) => {
-                return Drawn {
-                    index,
-                    subseed,
-                    kernel,
-                    inputs,
-                    want,
-                    stats,
-                    redrawn,
-                }
-            }
+        match draw_from(Rng::derive(base, attempt), index, name, cfg) {
+            Ok(d) => return Drawn { redrawn, ..d },
             Err(f) => *redrawn.entry(fault_class(&f)).or_default() += 1,
         }
     }

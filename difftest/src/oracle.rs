@@ -539,6 +539,33 @@ impl Machine<'_> {
         Ok(Flow::Normal)
     }
 
+    /// A `for` loop: the range's bounds evaluated once, before the first trip.
+    fn for_loop(&mut self, l: &ForLoop, f: &mut Vec<Slot>) -> R<Flow> {
+        let (lo_v, lo_k) = self.ev(&l.lo, f)?;
+        let (hi_v, hi_k) = self.ev(&l.hi, f)?;
+        let ty = lo_v.ty();
+        let (a, b) = (wide(lo_v), wide(hi_v));
+        let s = l.step.unwrap_or(1).max(1) as i128;
+        if b <= a {
+            return Ok(Flow::Normal);
+        }
+        let trips = ((b - a) + s - 1) / s;
+        if trips as u64 > ITER_BUDGET {
+            return Err(Fault::Invalid("too many loop iterations".into()));
+        }
+        for n in 0..trips {
+            self.tick(1)?;
+            let x = if l.rev { b - 1 - n * s } else { a + n * s };
+            f[l.var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64), lo_k.both(hi_k));
+            match self.block(&l.body, f)? {
+                Flow::Break => break,
+                Flow::Return => return Ok(Flow::Return),
+                Flow::Normal | Flow::Continue => {}
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
     fn stmt(&mut self, s: &Stmt, f: &mut Vec<Slot>) -> R<Flow> {
         match s {
             Stmt::Let { var, init } => {
@@ -655,37 +682,7 @@ impl Machine<'_> {
                 limit,
                 body,
             } => return self.counted(*counter, *limit, None, body, f),
-            Stmt::For(ForLoop {
-                var,
-                lo,
-                hi,
-                rev,
-                step,
-                body,
-            }) => {
-                let (lo_v, lo_k) = self.ev(lo, f)?;
-                let (hi_v, hi_k) = self.ev(hi, f)?;
-                let ty = lo_v.ty();
-                let (a, b) = (wide(lo_v), wide(hi_v));
-                let s = step.unwrap_or(1).max(1) as i128;
-                if b <= a {
-                    return Ok(Flow::Normal);
-                }
-                let trips = ((b - a) + s - 1) / s;
-                if trips as u64 > ITER_BUDGET {
-                    return Err(Fault::Invalid("too many loop iterations".into()));
-                }
-                for n in 0..trips {
-                    self.tick(1)?;
-                    let x = if *rev { b - 1 - n * s } else { a + n * s };
-                    f[var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64), lo_k.both(hi_k));
-                    match self.block(body, f)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
-                    }
-                }
-            }
+            Stmt::For(l) => return self.for_loop(l, f),
             Stmt::Match {
                 scrut,
                 arms,

@@ -327,23 +327,20 @@ impl Printer<'_> {
                 self.indent -= 1;
                 self.line("}");
             }
-            Stmt::For(ForLoop {
-                var,
-                lo,
-                hi,
-                rev,
-                step,
-                body,
-            }) => {
-                let (lo, hi) = (self.expr(lo), self.expr(hi));
+            Stmt::For(l) => {
+                let (lo, hi) = (self.expr(&l.lo), self.expr(&l.hi));
                 let mut range = format!("({lo}..{hi})");
-                if *rev {
+                if l.rev {
                     range.push_str(".rev()");
                 }
-                if let Some(s) = step {
+                if let Some(s) = l.step {
                     range.push_str(&format!(".step_by({s}usize)"));
                 }
-                self.braced(&format!("for {} in {range} ", k.var_name(*var)), body, "");
+                self.braced(
+                    &format!("for {} in {range} ", k.var_name(l.var)),
+                    &l.body,
+                    "",
+                );
             }
             Stmt::Match {
                 scrut,
