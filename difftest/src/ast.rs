@@ -716,6 +716,17 @@ impl Kernel {
         }
     }
 
+    /// The position of scalar parameter `p` in [`Kernel::params`].
+    ///
+    /// # Panics
+    /// If `p` is not one of the kernel's parameters.
+    pub fn param_index(&self, p: VarId) -> usize {
+        self.params
+            .iter()
+            .position(|&q| q == p)
+            .expect("a kernel parameter")
+    }
+
     /// The name of a variable as printed.
     pub fn var_name(&self, v: VarId) -> String {
         let prefix = match self.vars[v.0 as usize].kind {

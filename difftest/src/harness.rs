@@ -312,12 +312,7 @@ pub fn run_on(dev: &Device, k: &Kernel, inputs: &Inputs, r: Runnable) -> Outcome
         }
         let mut args: Vec<Arg<'_>> = vec![];
         for &p in &u.params {
-            let i = k
-                .params
-                .iter()
-                .position(|&q| q == p)
-                .expect("a kernel parameter");
-            args.push(scalar_arg(inputs.params[i]));
+            args.push(scalar_arg(inputs.params[k.param_index(p)]));
         }
         for (_, w, b) in bufs.iter_mut() {
             args.push(b.arg(*w));
@@ -496,11 +491,7 @@ pub fn show_inputs(k: &Kernel, inputs: &Inputs) -> String {
     let u = uses(k);
     let mut s = String::new();
     for &p in &u.params {
-        let i = k
-            .params
-            .iter()
-            .position(|&q| q == p)
-            .expect("a kernel parameter");
+        let i = k.param_index(p);
         s.push_str(&format!(
             "  {} = {}\n",
             k.var_name(p),

@@ -107,7 +107,7 @@ fn input_edits(k: &Kernel, inp: &Inputs, slot: usize) -> Vec<Inputs> {
     let mut out = vec![];
     if slot < u.params.len() {
         let p = u.params[slot];
-        let i = k.params.iter().position(|&q| q == p).expect("a parameter");
+        let i = k.param_index(p);
         let (zero, one) = (Val::zero(k.ty_of(p)), Val::from_bits(k.ty_of(p), 1));
         let cur = inp.params[i];
         for v in [zero, one] {
