@@ -1183,28 +1183,24 @@ fn sqrt_below_a_power_of_two_is_correctly_rounded() {
         ) else {
             return;
         };
-        if f64_ {
+        // (input shown, result bits, Rust's bits) per value.
+        let rows: Vec<(String, u64, u64)> = if f64_ {
             let got = from_bytes::<f64>(&out[2]);
-            for (i, v) in xs64.iter().enumerate() {
-                let w = black_box(*v).sqrt();
-                assert_eq!(
-                    got[n + i].to_bits(),
-                    w.to_bits(),
-                    "sqrt({v:e}): got {:e}",
-                    got[n + i]
-                );
-            }
+            let sq = |v: &f64| black_box(*v).sqrt().to_bits();
+            xs64.iter()
+                .enumerate()
+                .map(|(i, v)| (format!("{v:e}"), got[n + i].to_bits(), sq(v)))
+                .collect()
         } else {
             let got = from_bytes::<f32>(&out[2]);
-            for (i, v) in xs32.iter().enumerate() {
-                let w = black_box(*v).sqrt();
-                assert_eq!(
-                    got[n + i].to_bits(),
-                    w.to_bits(),
-                    "sqrt({v:e}): got {:e}",
-                    got[n + i]
-                );
-            }
+            let sq = |v: &f32| black_box(*v).sqrt().to_bits() as u64;
+            xs32.iter()
+                .enumerate()
+                .map(|(i, v)| (format!("{v:e}"), got[n + i].to_bits() as u64, sq(v)))
+                .collect()
+        };
+        for (v, got, want) in rows {
+            assert_eq!(got, want, "sqrt({v}): got bits {got:#x}, want {want:#x}");
         }
     }
 }
