@@ -122,13 +122,19 @@ impl Lowerer {
         };
         let mut reports = Vec::new();
         for c in &self.helper_calls {
+            let name = self
+                .helpers
+                .get(c.helper)
+                .map_or("foo", |h| h.name.as_str());
             for a in &c.args {
                 if let Some(p) = generic_of(self, a.ty) {
-                    reports.push((a.span, format!("cannot infer the type of this argument: it has the type of field `{p}`, and neither a record's field types nor a #[device] function's parameter types are visible to the kernel macro; bind it to an annotated variable first (`let v: f32 = …;`)")));
+                    reports.push((a.span, format!("cannot infer the type of this argument: it has the type of field `{p}`, and neither a record's field types nor a #[device] function's parameter types are visible to the kernel macro; bind it to a variable annotated with the type `{p}` is declared with first (`let v: T = …;`, `T` being that type)")));
                 }
             }
             if let Some(p) = generic_of(self, c.ret) {
-                reports.push((c.span, format!("cannot infer the type of this call's result: it is used as field `{p}`, whose type the kernel macro cannot see; annotate it: `let r: f32 = foo(..);`")));
+                // The field's type is unknown here: name it, never guess one (a guessed `f32`
+                // misled for a `u32` field).
+                reports.push((c.span, format!("cannot infer the type of this call's result: it is used as field `{p}`, whose type the kernel macro cannot see; bind the result to a variable annotated with the type `{p}` is declared with first (`let r: T = {name}(..);`, `T` being that type)")));
             }
         }
         for d in &self.deferred {

@@ -22,7 +22,7 @@ pub mod ir;
 #[doc(hidden)]
 pub use spoc_ir as __spoc_ir;
 
-/// Defines `pub fn $name() -> Result<&'static Kernel, IrError>` that builds `$build` once,
+/// Defines `pub fn $name() -> Result<&'static ValidKernel, IrError>` that builds `$build` once,
 /// validates it and keeps it, as the accessor `#[kernel]` generates does: the `ir` field of a
 /// hand-written `spoc_runtime::KernelDef`.
 ///
