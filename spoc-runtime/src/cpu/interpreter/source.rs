@@ -9,7 +9,8 @@
 //! linking (that may rename a helper) leaves unchanged. Two helpers with the same fingerprint in
 //! different files (same lines and columns throughout) are ambiguous: their file is unknown.
 
-use spoc_ir::{Function, Kernel, Stmt, StmtKind};
+use spoc_ir::visit::{walk_block, walk_stmt, Visit};
+use spoc_ir::{Block, Expr, Function, Kernel, LValue, Stmt};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{OnceLock, RwLock};
@@ -22,39 +23,37 @@ fn table() -> &'static Table {
     T.get_or_init(|| RwLock::new(HashMap::new()))
 }
 
-/// Feeds the location of every statement of `body` (nested blocks included, in order) to `h`;
-/// returns whether any statement has one.
+/// Feeds the location of every statement of `body` (nested blocks included, in order, each
+/// nested block marked) to `h`; returns whether any statement has one.
 fn hash_locs(body: &[Stmt], h: &mut impl Hasher) -> bool {
-    let mut any = false;
-    for s in body {
-        if let Some(l) = s.loc {
-            (l.line, l.column).hash(h);
-            any = true;
-        } else {
-            0u64.hash(h);
-        }
-        let mut sub = |b: &[Stmt], h: &mut _| {
-            1u8.hash(h);
-            any |= hash_locs(b, h);
-        };
-        match &s.kind {
-            StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => sub(b, h),
-            StmtKind::If { then, els, .. } => {
-                sub(then, h);
-                if let Some(e) = els {
-                    sub(e, h);
-                }
-            }
-            StmtKind::While { body, .. } | StmtKind::For { body, .. } => sub(body, h),
-            StmtKind::Match { arms, .. } => {
-                for (_, b) in arms {
-                    sub(b, h);
-                }
-            }
-            _ => {}
-        }
+    struct Locs<'h, H> {
+        h: &'h mut H,
+        any: bool,
     }
-    any
+    impl<H: Hasher> Visit<'_> for Locs<'_, H> {
+        fn visit_block(&mut self, b: &Block) {
+            1u8.hash(self.h);
+            walk_block(self, b);
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            match s.loc {
+                Some(l) => {
+                    (l.line, l.column).hash(self.h);
+                    self.any = true;
+                }
+                None => 0u64.hash(self.h),
+            }
+            walk_stmt(self, s);
+        }
+        // Only statements carry locations.
+        fn visit_expr(&mut self, _: &Expr) {}
+        fn visit_lvalue(&mut self, _: &LValue) {}
+    }
+    let mut v = Locs { h, any: false };
+    for s in body {
+        v.visit_stmt(s);
+    }
+    v.any
 }
 
 fn kernel_key(kernel: &Kernel) -> Option<u64> {
