@@ -11,10 +11,11 @@
 //! Users reach all of this through the `spoc` crate, which re-exports it.
 //!
 //! The sources are six folders in layers (DESIGN.md §5), bottom first: `core/` (the backend
-//! traits, errors, devices as values, caches, the kernel ABI), `memory/`, `cpu/` (the SIMT
-//! scheduler, Native, the Interpreter), `backends/` (the GPU and source-only backends),
-//! `devices/` (the registry, discovery) and `launch/`; a module imports only from its own folder
-//! and those below it (`tests/layering.rs` checks it). The module paths below are the public ones.
+//! traits, errors, capabilities, caches, the kernel ABI), `memory/` (devices and their memory),
+//! `cpu/` (the SIMT scheduler, Native, the Interpreter), `backends/` (the GPU and source-only
+//! backends), `devices/` (the registry, discovery) and `launch/`; a module imports only from its
+//! own folder and those below it (`tests/layering.rs` checks it). The module paths below are the
+//! public ones.
 
 // The folders; their layer order, bottom first: core, memory, cpu, backends, devices, launch.
 mod backends;
@@ -42,10 +43,10 @@ pub use devices::registry;
 pub use launch::generic;
 pub use memory::{host, record, soa};
 
-use self::core::{crate_version, device, dims, dump, error, ir_scan, kernel_abi, kernel_def};
+use self::core::{capabilities, crate_version, dims, dump, error, ir_scan, kernel_abi, kernel_def};
 use backends::checked_mode;
 use launch::{check_mode, launch_checks};
-use memory::{args, buffer};
+use memory::{args, buffer, device};
 
 pub use args::{set_args, Arg, KernelArgs};
 pub use backend::{
@@ -56,8 +57,9 @@ pub use buffer::{
     from_device, from_device_ptr, to_device, to_device_ptr, Buffer, DeviceCopy, RawBuffer,
     MAX_ELEM_ALIGN,
 };
+pub use capabilities::Capabilities;
 pub use check_mode::{checking, set_checking};
-pub use device::{device_is_of_backend, Capabilities, Device};
+pub use device::{device_is_of_backend, Device};
 pub use devices::discovery::{all_devices, init_device, DEVICE_VAR};
 pub use dims::{dims1d, dims2d, dims3d, Dims};
 pub use error::{DimKind, Error, LaunchProblem, Result};

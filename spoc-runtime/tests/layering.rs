@@ -21,11 +21,11 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &str)] = &[
     (
         "core",
-        "backend traits and handles, errors, env, dims, the Device type, caches, kernel ABI",
+        "backend traits and handles, errors, env, dims, capabilities, caches, kernel ABI",
     ),
     (
         "memory",
-        "buffers, records, SoA, kernel arguments, host memory",
+        "Device, buffers, records, SoA, kernel arguments, host memory",
     ),
     ("cpu", "the SIMT scheduler, Native, the Interpreter"),
     (

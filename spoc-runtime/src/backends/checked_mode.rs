@@ -8,7 +8,7 @@
 //! every device, `SPOC_BOUNDS_CHECK=0` off for every device (read once per process).
 //! [`crate::CompileOptions::checked`] chooses per compile.
 
-use crate::device::Capabilities;
+use crate::capabilities::Capabilities;
 use crate::error::{Error, Result};
 use spoc_codegen::checked;
 use spoc_ir::Kernel;

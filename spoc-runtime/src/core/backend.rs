@@ -11,7 +11,7 @@
 
 use crate::args::Arg;
 use crate::cache::ModuleCache;
-use crate::device::Capabilities;
+use crate::capabilities::Capabilities;
 use crate::dims::Dims;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;

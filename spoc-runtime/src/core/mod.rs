@@ -3,7 +3,7 @@
 
 pub mod backend;
 pub mod cache;
-pub(crate) mod device;
+pub(crate) mod capabilities;
 pub(crate) mod dims;
 pub(crate) mod dump;
 pub mod env;

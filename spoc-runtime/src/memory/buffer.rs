@@ -592,22 +592,3 @@ pub unsafe fn from_device_ptr<T: DeviceCopy>(src: &Buffer<T>, dst: *mut T, n: us
 pub fn free<T: DeviceCopy>(mut buf: Buffer<T>) -> Result<()> {
     buf.raw.release()
 }
-
-/// Allocation on a device (here, next to the buffers it makes).
-impl Device {
-    /// Allocates `n` zeroed elements on this device.
-    ///
-    /// # Errors
-    /// [`Error::Memory`] if the allocation fails.
-    pub fn alloc<T: DeviceCopy>(&self, n: usize) -> Result<Buffer<T>> {
-        Buffer::alloc(self, n)
-    }
-
-    /// Allocates a buffer holding a copy of `data`.
-    ///
-    /// # Errors
-    /// [`Error::Memory`] if the allocation or the copy fails.
-    pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<Buffer<T>> {
-        Buffer::from_slice(self, data)
-    }
-}

@@ -3,6 +3,7 @@
 
 pub(crate) mod args;
 pub(crate) mod buffer;
+pub(crate) mod device;
 pub mod host;
 pub mod record;
 pub mod soa;

@@ -29,7 +29,7 @@ use super::CpuBackendBase;
 use crate::args::Arg;
 use crate::backend::Module;
 use crate::backend::{Backend, DeviceInfo, ExecutionModel};
-use crate::device::Capabilities;
+use crate::capabilities::Capabilities;
 use crate::dims::Dims;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
