@@ -486,7 +486,7 @@ fn run(cfg: &Config, dev: &Device) -> Res<bool> {
     }
 
     // The PTX the backend loads for this device: generated for its compute capability.
-    let kernel = saxpy.ir()?;
+    let kernel = saxpy.def().valid()?;
     let mut caps = spoc::codegen::Capabilities::for_target(spoc::Target::CudaPtx);
     caps.compute_capability = Some((major.max(0) as u32, minor.max(0) as u32));
     let source = spoc::codegen::generate_source_with(

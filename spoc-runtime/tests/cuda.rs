@@ -773,12 +773,11 @@ fn dyn_shared_kernel() -> Kernel {
     }
 }
 
-fn dyn_shared_ir() -> Result<&'static Kernel, IrError> {
-    static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+fn dyn_shared_ir() -> Result<&'static spoc_ir::ValidKernel, IrError> {
+    static K: OnceLock<Result<spoc_ir::ValidKernel, IrError>> = OnceLock::new();
     K.get_or_init(|| {
         let k = dyn_shared_kernel();
-        spoc_ir::validate(&k)?;
-        Ok(k)
+        spoc_ir::ValidKernel::new(k)
     })
     .as_ref()
     .map_err(Clone::clone)

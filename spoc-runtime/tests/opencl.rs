@@ -285,7 +285,7 @@ fn generated_kernels_are_opencl_c() {
     // The generated source is OpenCL C.
     let src = dev
         .backend()
-        .generate_source(SAXPY.kernel().unwrap(), None, &[])
+        .generate_source(SAXPY.valid().unwrap(), None, &[])
         .unwrap()
         .unwrap();
     assert!(

@@ -34,7 +34,7 @@ fn module_cache_and_teardown() {
     };
     // A backend of our own, so that tearing it down does not disturb the other tests.
     let backend = OpenClBackend::new();
-    let kernel = SAXPY.kernel().unwrap();
+    let kernel = SAXPY.valid().unwrap();
     let hash = kernel.content_hash();
     let src = backend.generate_source(kernel, None, &[]).unwrap().unwrap();
     let opts = CompileOptions::default();

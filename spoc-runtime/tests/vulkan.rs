@@ -313,7 +313,7 @@ fn missing_device_features_are_refused_before_anything_runs() {
     assert!(no_fp64.is_available());
     assert!(!no_fp64.device_properties(0).unwrap().shader_float64);
     assert!(!no_fp64.capabilities(0).unwrap().fp64);
-    let k = takes_f64_kernel();
+    let k = support::valid(takes_f64_kernel());
     let e = no_fp64.generate_source(&k, opts.block, &[]).unwrap_err();
     match &e {
         Error::FeatureNotSupported { backend, feature } => {
@@ -335,7 +335,7 @@ fn missing_device_features_are_refused_before_anything_runs() {
         int64: true,
         ..FeatureMask::default()
     });
-    let k = support::takes_i64_kernel();
+    let k = support::valid(support::takes_i64_kernel());
     let src = no_int64
         .generate_source(&k, opts.block, &[])
         .unwrap()

@@ -23,7 +23,7 @@ pub mod ir;
 #[doc(hidden)]
 pub use spoc_ir as __spoc_ir;
 
-/// Defines `pub fn $name() -> Result<&'static Kernel, IrError>` that builds `$build` once,
+/// Defines `pub fn $name() -> Result<&'static ValidKernel, IrError>` that builds `$build` once,
 /// validates it and keeps it, as the accessor `#[kernel]` generates does: the `ir` field of a
 /// hand-written `spoc_runtime::KernelDef`.
 ///
@@ -35,15 +35,16 @@ pub use spoc_ir as __spoc_ir;
 #[macro_export]
 macro_rules! ir_accessor {
     ($name:ident, $build:expr) => {
-        pub fn $name(
-        ) -> ::std::result::Result<&'static $crate::__spoc_ir::Kernel, $crate::__spoc_ir::IrError> {
+        pub fn $name() -> ::std::result::Result<
+            &'static $crate::__spoc_ir::ValidKernel,
+            $crate::__spoc_ir::IrError,
+        > {
             static K: ::std::sync::OnceLock<
-                ::std::result::Result<$crate::__spoc_ir::Kernel, $crate::__spoc_ir::IrError>,
+                ::std::result::Result<$crate::__spoc_ir::ValidKernel, $crate::__spoc_ir::IrError>,
             > = ::std::sync::OnceLock::new();
             K.get_or_init(|| {
                 let k: $crate::__spoc_ir::Kernel = $build;
-                $crate::__spoc_ir::validate(&k)?;
-                Ok(k)
+                $crate::__spoc_ir::ValidKernel::new(k)
             })
             .as_ref()
             .map_err(Clone::clone)

@@ -352,7 +352,7 @@ impl Backend for TestBackend {
 
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         _block: Option<Dims>,
         _soa: &[&str],
     ) -> spoc_runtime::Result<Option<Source>> {
@@ -366,7 +366,7 @@ impl Backend for TestBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         _source: &Source,
         _options: &CompileOptions,
     ) -> spoc_runtime::Result<Module> {
@@ -449,4 +449,10 @@ pub fn test_backend(
     let b = register(name, priority, || TestBackend::new(name, devices));
     let devs = spoc_runtime::all_devices(Some(name)).unwrap();
     (b, devs)
+}
+
+/// `k`, validated (a test kernel that does not validate is a bug in the test).
+#[allow(dead_code)]
+pub fn valid(k: Kernel) -> spoc_ir::ValidKernel {
+    spoc_ir::ValidKernel::new(k).expect("the test kernel validates")
 }

@@ -1,0 +1,1261 @@
+//! The CUDA backends (cargo feature `cuda`, on by default): **CUDA/PTX**, which loads the PTX
+//! that `spoc_codegen` writes directly (`cuModuleLoadData`, no NVRTC), and **CUDA/C**, which
+//! compiles the generated CUDA C with NVRTC (`--fmad=false --gpu-architecture=sm_XY` of the
+//! device). Both run on the same driver, devices and primary contexts; the driver and NVRTC are
+//! loaded at run time through cudarc, so the program builds and starts without CUDA, and a
+//! missing driver makes [`Backend::is_available`] false (never a panic).
+//!
+//! # Devices
+//! One device per CUDA device, in driver order, named as the driver names it. Capabilities
+//! come from the device's attributes: threads per block, block and grid limits, warp size,
+//! multiprocessors, total memory, and shared memory per block *with opt-in* (227 KiB on
+//! Hopper): a launch asking for more than the default 48 KiB opts its kernel in
+//! (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) before launching. `fp64`, 64-bit atomics
+//! and warp operations are always on. Code generation gets the device's compute capability
+//! ([`CudaBackend::compute_capability`]).
+//!
+//! # Argument ABI (generated and external kernels alike)
+//! Each argument in order: a buffer is its device address (`u64`) followed by its length in
+//! elements (`u32`); a scalar is passed by value (`bool` as one byte, [`Arg::Usize`] as a `u32`,
+//! refused if it does not fit). For a CUDA C kernel with a shared array sized at launch, its
+//! length in elements (`shared_mem / size_of::<T>()`, as a `u32`) follows. PTX kernels read the
+//! dynamic shared size themselves.
+//!
+//! A Structure-of-Arrays record buffer ([`crate::SoaBuffer`], [`Arg::Soa`] / [`Arg::SoaMut`];
+//! CUDA/PTX only) is one device address (`u64`) per field, in the record's declaration order,
+//! then the length in elements (`u32`): the PTX generator's `name__soa_<field>` … `name__soa_len`
+//! parameters, which it emits for the parameters named in [`CompileOptions::soa_params`] (the
+//! runtime names every parameter given an SoA argument there). CUDA/C refuses SoA options with
+//! [`Error::FeatureNotSupported`].
+//!
+//! # Streams, memory and synchronisation
+//! Launches without a stream go to the legacy default stream, and transfers are synchronous
+//! driver copies on it, so a download after a launch sees the launch's writes. Launches are
+//! asynchronous: a kernel's own fault (an illegal address) surfaces at the next synchronising
+//! call. [`Backend::run_source`] synchronises before returning. Streams made by
+//! [`Backend::create_stream`] block on the default stream (`CU_STREAM_DEFAULT`).
+//!
+//! # Faults
+//! A kernel's device-side fault breaks its context: the first call that sees it (a download,
+//! a synchronise, the next launch) and every later call on the device return
+//! [`Error::KernelFault`] naming the kernels launched since the last successful
+//! synchronisation (the faulting thread is not known), with the driver's message.
+//! `spoc::Device::reset()` recovers the device ([`Backend::recover`]): the broken context is
+//! reset, every buffer, module, stream and event of it is gone — each refuses further use with
+//! [`Error::ContextReset`] and is not freed again — and new ones work.
+//!
+//! # Caches
+//! Each backend keeps a [`ModuleCache`] keyed by (backend-local device, kernel name, IR hash,
+//! options); [`CudaBackend::teardown_device`] drops a device's modules (unloading them once the
+//! last user lets go) and announces it through [`crate::cache::notify_device_teardown`], so the
+//! runtime's memo drops them too and builds in flight fail with
+//! [`Error::DeviceDestroyedDuringBuild`].
+
+mod driver;
+mod nvrtc;
+mod probe;
+
+use crate::args::Arg;
+use crate::backend::{
+    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
+    SourceLang, Stream, Target,
+};
+use crate::cache::{CacheKey, ModuleCache};
+use crate::dims::Dims;
+use crate::error::{Error, LaunchProblem, Result};
+use crate::intrinsics::IntrinsicRegistry;
+use cudarc::driver::sys::{self, CUstream};
+use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
+use spoc_codegen::Code;
+use spoc_ir::{ContentHash, Kernel, ValidKernel};
+use std::ffi::c_void;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The CUDA/PTX backend's name.
+pub const PTX_NAME: &str = "CUDA/PTX";
+/// The CUDA/C backend's name.
+pub const C_NAME: &str = "CUDA/C";
+
+/// Which way a [`CudaBackend`] turns kernels into modules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CudaVariant {
+    /// PTX from `spoc_codegen`, loaded by the driver.
+    Ptx,
+    /// CUDA C from `spoc_codegen`, compiled by NVRTC.
+    C,
+}
+
+/// The module handle of a kernel compiled in checked mode: the kernel, its IR (to name what
+/// faulted) and the fault records (device allocations of
+/// [`spoc_codegen::checked::RECORD_BYTES`]) not in use.
+struct CheckedKernel {
+    kernel: CudaKernel,
+    ir: Kernel,
+    records: std::sync::Mutex<Vec<u64>>,
+}
+
+impl CheckedKernel {
+    /// A fault record for one launch (the device's context is current).
+    fn take(&self, b: &CudaBackend) -> Result<u64> {
+        if let Some(r) = self.records.lock().unwrap_or_else(|e| e.into_inner()).pop() {
+            return Ok(r);
+        }
+        let mut ptr = 0u64;
+        // SAFETY: a valid out-pointer; the context is current.
+        let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, spoc_codegen::checked::RECORD_BYTES) };
+        b.check(self.kernel.device, r, "allocating the fault record")?;
+        Ok(ptr)
+    }
+
+    fn give_back(&self, r: u64) {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(r);
+    }
+}
+
+impl Drop for CheckedKernel {
+    fn drop(&mut self) {
+        // The records died with a context that a reset destroyed (as the module did).
+        if self.kernel.device.generation() == self.kernel.generation
+            && self.kernel.device.bind().is_ok()
+        {
+            for r in self
+                .records
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain(..)
+            {
+                // SAFETY: allocated by cuMemAlloc for this context, freed once.
+                unsafe { sys::cuMemFree_v2(r) };
+            }
+        }
+    }
+}
+
+/// A CUDA backend: [`CudaVariant::Ptx`] (`"CUDA/PTX"`) or [`CudaVariant::C`] (`"CUDA/C"`).
+pub struct CudaBackend {
+    variant: CudaVariant,
+    cache: ModuleCache,
+    intrinsics: IntrinsicRegistry,
+    profiling: AtomicBool,
+    /// Per device, the context generation this backend's cached modules belong to.
+    seen_generation: std::sync::Mutex<Vec<u64>>,
+}
+
+impl CudaBackend {
+    /// A backend of `variant`. Nothing is loaded until it is first asked something.
+    pub fn new(variant: CudaVariant) -> CudaBackend {
+        CudaBackend {
+            variant,
+            cache: ModuleCache::new(),
+            intrinsics: IntrinsicRegistry::all(),
+            profiling: AtomicBool::new(false),
+            seen_generation: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The variant.
+    pub fn variant(&self) -> CudaVariant {
+        self.variant
+    }
+
+    fn target(&self) -> Target {
+        match self.variant {
+            CudaVariant::Ptx => Target::CudaPtx,
+            CudaVariant::C => Target::CudaC,
+        }
+    }
+
+    fn unavailable(&self, reason: &str) -> Error {
+        Error::BackendUnavailable {
+            backend: self.name().to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    fn drv(&self) -> Result<&'static driver::Driver> {
+        driver::driver().map_err(|r| self.unavailable(r))
+    }
+
+    fn device(&self, local: usize) -> Result<&'static CudaDevice> {
+        self.drv()?
+            .devices
+            .get(local)
+            .ok_or_else(|| Error::NoDevice {
+                framework: Some(self.name().to_string()),
+            })
+    }
+
+    fn driver_err(&self, message: impl Into<String>) -> Error {
+        Error::Driver {
+            backend: self.name().to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn mem_err(&self, message: impl Into<String>) -> Error {
+        Error::Memory {
+            backend: self.name().to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn bind(&self, local: usize) -> Result<&'static CudaDevice> {
+        let d = self.device(local)?;
+        if let Some(f) = d.lost() {
+            return Err(self.fault_error(f));
+        }
+        d.bind().map_err(|m| self.driver_err(m))?;
+        Ok(d)
+    }
+
+    /// The error a device fault is reported as: [`Error::KernelFault`] naming the kernels in
+    /// flight (the thread is not known), with the driver's message.
+    fn fault_error(&self, f: driver::Fault) -> Error {
+        let mut kernel = f.kernels.join(", ");
+        if f.more > 0 {
+            kernel = format!("{kernel} (and {} launched before them)", f.more);
+        }
+        if kernel.is_empty() {
+            kernel = "(none launched since the last synchronisation)".into();
+        }
+        Error::KernelFault {
+            kernel,
+            block: None,
+            thread: None,
+            message: f.message,
+        }
+    }
+
+    /// Ok for success; the device's fault for a sticky status (see [`driver`]'s "Faults and
+    /// recovery"); else `other("<what>: <driver message>")`.
+    fn status(
+        &self,
+        dev: &'static CudaDevice,
+        r: sys::CUresult,
+        what: &str,
+        other: impl FnOnce(String) -> Error,
+    ) -> Result<()> {
+        if r == sys::CUresult::CUDA_SUCCESS {
+            return Ok(());
+        }
+        if driver::is_sticky(r) {
+            return Err(self.fault_error(dev.faulted(r, what)));
+        }
+        Err(other(format!(
+            "{what}: {}",
+            describe(r).unwrap_or_default()
+        )))
+    }
+
+    /// [`CudaBackend::status`] with [`Error::Driver`] for other failures.
+    fn check(&self, dev: &'static CudaDevice, r: sys::CUresult, what: &str) -> Result<()> {
+        self.status(dev, r, what, |m| self.driver_err(m))
+    }
+
+    /// [`CudaBackend::status`] with [`Error::Memory`] for other failures.
+    fn mem_check(&self, dev: &'static CudaDevice, r: sys::CUresult, what: &str) -> Result<()> {
+        self.status(dev, r, what, |m| self.mem_err(m))
+    }
+
+    /// Refuses a resource of a context that a reset destroyed.
+    fn current(&self, dev: &CudaDevice, generation: u64, resource: &'static str) -> Result<()> {
+        if generation == dev.generation() {
+            Ok(())
+        } else {
+            Err(Error::ContextReset {
+                backend: self.name().to_string(),
+                resource,
+            })
+        }
+    }
+
+    /// After a device fault: resets every faulted device's context (shared by CUDA/PTX and
+    /// CUDA/C) and drops this backend's modules of every device whose context changed.
+    fn recover_contexts(&self) -> Result<()> {
+        let drv = match driver::driver() {
+            Ok(d) => d,
+            Err(_) => return Ok(()),
+        };
+        let mut seen = self
+            .seen_generation
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        seen.resize(drv.devices.len(), 0);
+        let mut first_err = None;
+        for (local, dev) in drv.devices.iter().enumerate() {
+            if let Err(m) = dev.recover() {
+                first_err.get_or_insert_with(|| self.driver_err(m));
+            }
+            if dev.generation() != seen[local] {
+                seen[local] = dev.generation();
+                self.teardown_device(local);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// The compute capability (major, minor) of backend-local device `device`.
+    ///
+    /// # Errors
+    /// [`Error::BackendUnavailable`] without a driver; [`Error::NoDevice`] for a bad index.
+    pub fn compute_capability(&self, device: usize) -> Result<(u32, u32)> {
+        Ok(self.device(device)?.cc)
+    }
+
+    /// The lowest compute capability among the devices: what [`Backend::generate_source`]
+    /// generates for when it is not told the device (the driver JIT-compiles PTX forward).
+    fn default_cc(&self) -> Option<(u32, u32)> {
+        driver::driver().ok()?.devices.iter().map(|d| d.cc).min()
+    }
+
+    fn generate_for(
+        &self,
+        kernel: &ValidKernel,
+        block: Option<Dims>,
+        soa_params: &[&str],
+        cc: Option<(u32, u32)>,
+        checked: bool,
+    ) -> Result<Option<Source>> {
+        let mut caps = spoc_codegen::Capabilities::for_target(self.target());
+        caps.compute_capability = cc;
+        Ok(spoc_codegen::generate_source_with(
+            self.target(),
+            kernel,
+            &spoc_codegen::Options {
+                block: block.map(Dims::to_array),
+                soa_params,
+                caps,
+                checked,
+            },
+        )?)
+    }
+
+    /// Runs a checked kernel: a zeroed fault record ([`spoc_codegen::checked`]) as the last
+    /// argument, read back after the launch (a synchronous copy, so checked launches wait for
+    /// their kernel); a fault is [`Error::KernelFault`].
+    #[allow(clippy::too_many_arguments)]
+    fn launch_checked(
+        &self,
+        c: &CheckedKernel,
+        local: usize,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        self.bind(local)?;
+        let rec = c.take(self)?;
+        let zeros = [0u8; spoc_codegen::checked::RECORD_BYTES];
+        // SAFETY: `rec` is a live allocation of RECORD_BYTES on this device (context current).
+        let r = unsafe { sys::cuMemcpyHtoD_v2(rec, zeros.as_ptr().cast(), zeros.len()) };
+        let zeroed = self.check(c.kernel.device, r, "zeroing the fault record");
+        let launched = zeroed.and_then(|()| {
+            self.launch_kernel(
+                &c.kernel,
+                local,
+                grid,
+                block,
+                shared_mem,
+                stream,
+                args,
+                Some(rec),
+            )
+        });
+        let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
+        let read = launched.and_then(|()| {
+            if let Some(s) = stream {
+                self.synchronize_stream(s)?;
+            }
+            // SAFETY: as above; `bytes` is writable for RECORD_BYTES. A synchronous copy on the
+            // default stream: it waits for the kernel.
+            let r = unsafe { sys::cuMemcpyDtoH_v2(bytes.as_mut_ptr().cast(), rec, bytes.len()) };
+            self.check(
+                c.kernel.device,
+                r,
+                &format!("running kernel `{}`", c.kernel.name),
+            )
+        });
+        c.give_back(rec);
+        read?;
+        let words = crate::checked_mode::words_of(&bytes);
+        match crate::checked_mode::fault_error(&c.ir, &words) {
+            Some(fault) => Err(fault),
+            None => Ok(()),
+        }
+    }
+
+    /// Drops backend-local device `device`'s compiled modules (each is unloaded once nothing
+    /// uses it any more) and announces the teardown to the runtime's memo and hooks
+    /// ([`crate::cache::notify_device_teardown`]); builds in flight for the device fail with
+    /// [`Error::DeviceDestroyedDuringBuild`]. Memory and streams stay valid.
+    pub fn teardown_device(&self, device: usize) {
+        self.cache.teardown_device(device);
+        crate::cache::notify_device_teardown(self.name(), device);
+    }
+
+    /// Number of modules in this backend's cache.
+    pub fn cached_modules(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Loads an image (NUL-terminated PTX, or a cubin) as a kernel.
+    fn load(
+        &self,
+        device: usize,
+        kernel_name: &str,
+        image: &[u8],
+        entry: &str,
+        params: Option<usize>,
+        dyn_shared_elem: Option<usize>,
+    ) -> Result<CudaKernel> {
+        let dev = self.device(device)?;
+        let (module, function) =
+            driver::load_module(dev, image, entry).map_err(|message| Error::Compile {
+                backend: self.name().to_string(),
+                kernel: kernel_name.to_string(),
+                message,
+            })?;
+        Ok(CudaKernel {
+            device: dev,
+            module,
+            function,
+            name: entry.to_string(),
+            params,
+            dyn_shared_elem,
+            dyn_shared_optin: AtomicUsize::new(0),
+            generation: dev.generation(),
+        })
+    }
+
+    /// Compiles CUDA C with NVRTC for `device` and loads it.
+    #[allow(clippy::too_many_arguments)]
+    fn load_cuda_c(
+        &self,
+        device: usize,
+        kernel_name: &str,
+        src: &str,
+        entry: &str,
+        flags: &[String],
+        params: Option<usize>,
+        dyn_shared_elem: Option<usize>,
+    ) -> Result<CudaKernel> {
+        let cc = self.device(device)?.cc;
+        let image = nvrtc::compile(src, entry, cc, flags).map_err(|message| Error::Compile {
+            backend: self.name().to_string(),
+            kernel: kernel_name.to_string(),
+            message,
+        })?;
+        tracing::debug!(kernel = kernel_name, arch = %image.arch, "NVRTC compiled");
+        self.load(
+            device,
+            kernel_name,
+            &image.bytes,
+            entry,
+            params,
+            dyn_shared_elem,
+        )
+    }
+
+    /// Binds `args` per the [module's ABI](self) (and a checked kernel's fault record, the
+    /// device address `fault`, last) and launches.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_kernel(
+        &self,
+        k: &CudaKernel,
+        local: usize,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+        fault: Option<u64>,
+    ) -> Result<()> {
+        let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
+        if let Some(n) = k.params {
+            if n != args.len() {
+                return bad(LaunchProblem::ArgCount {
+                    expected: n,
+                    got: args.len(),
+                });
+            }
+        }
+        self.current(k.device, k.generation, "module")?;
+        let mut slots: Vec<Slot> = Vec::with_capacity(args.len() * 2 + 1);
+        for (i, a) in args.iter().enumerate() {
+            if let Some(soa) = a.soa() {
+                for f in soa.fields() {
+                    let mem = f.buffer().mem();
+                    let Some(cm) = mem.handle::<CudaMem>() else {
+                        return bad(LaunchProblem::Rejected {
+                            message: format!(
+                                "argument {i}: field `{}` is not a CUDA buffer",
+                                f.name()
+                            ),
+                        });
+                    };
+                    if mem.device() != local {
+                        return bad(LaunchProblem::Rejected {
+                            message: format!(
+                                "argument {i} lives on CUDA device {}, the launch is on device {local}",
+                                mem.device()
+                            ),
+                        });
+                    }
+                    self.current(k.device, cm.generation, "buffer")?;
+                    slots.push(Slot::U64(cm.ptr));
+                }
+                let Ok(len) = u32::try_from(soa.len()) else {
+                    return bad(LaunchProblem::BufferTooLong {
+                        param: format!("#{i}"),
+                        len: soa.len(),
+                    });
+                };
+                slots.push(Slot::U32(len));
+                continue;
+            }
+            if let Some(b) = a.buffer() {
+                let mem = b.mem();
+                let Some(cm) = mem.handle::<CudaMem>() else {
+                    return bad(LaunchProblem::Rejected {
+                        message: format!("argument {i} is not a CUDA buffer"),
+                    });
+                };
+                if mem.device() != local {
+                    return bad(LaunchProblem::Rejected {
+                        message: format!(
+                            "argument {i} lives on CUDA device {}, the launch is on device {local}",
+                            mem.device()
+                        ),
+                    });
+                }
+                let Ok(len) = u32::try_from(b.len()) else {
+                    return bad(LaunchProblem::BufferTooLong {
+                        param: format!("#{i}"),
+                        len: b.len(),
+                    });
+                };
+                self.current(k.device, cm.generation, "buffer")?;
+                slots.push(Slot::U64(cm.ptr));
+                slots.push(Slot::U32(len));
+                continue;
+            }
+            slots.push(match *a {
+                Arg::Bool(v) => Slot::U8(v as u8),
+                Arg::I32(v) => Slot::I32(v),
+                Arg::U32(v) => Slot::U32(v),
+                Arg::I64(v) => Slot::I64(v),
+                Arg::U64(v) => Slot::U64(v),
+                Arg::F32(v) => Slot::F32(v),
+                Arg::F64(v) => Slot::F64(v),
+                Arg::Usize(v) => match u32::try_from(v) {
+                    Ok(v) => Slot::U32(v),
+                    Err(_) => {
+                        return bad(LaunchProblem::UsizeOverflow {
+                            index: i,
+                            param: format!("#{i}"),
+                            value: v as u64,
+                        })
+                    }
+                },
+                Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => {
+                    unreachable!("buffers handled above")
+                }
+            });
+        }
+        if let Some(elem) = k.dyn_shared_elem {
+            slots.push(Slot::U32((shared_mem / elem.max(1)) as u32));
+        }
+        if let Some(rec) = fault {
+            slots.push(Slot::U64(rec));
+        }
+        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(Slot::as_ptr).collect();
+
+        let dev = self.bind(local)?;
+        let cu_stream = self.stream_of(stream, local)?;
+        let shared = u32::try_from(shared_mem).map_err(|_| {
+            Error::invalid_launch(
+                &k.name,
+                LaunchProblem::SharedMemory {
+                    requested: shared_mem,
+                    limit: dev.caps.shared_mem_per_block,
+                },
+            )
+        })?;
+        if shared_mem > k.dyn_shared_optin.load(Ordering::Relaxed) {
+            // SAFETY: a live function of the current context.
+            let r = unsafe {
+                sys::cuFuncSetAttribute(
+                    k.function,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+            };
+            if let Some(m) = describe(r) {
+                return bad(LaunchProblem::Rejected {
+                    message: format!("{shared_mem} bytes of dynamic shared memory: {m}"),
+                });
+            }
+            k.dyn_shared_optin.fetch_max(shared_mem, Ordering::Relaxed);
+        }
+        let timing = self.profiling.load(Ordering::Relaxed);
+        let events = if timing {
+            Some((self.new_event(dev)?, self.new_event(dev)?))
+        } else {
+            None
+        };
+        if let Some((start, _)) = &events {
+            // SAFETY: a live event and stream of the current context.
+            self.check(
+                dev,
+                unsafe { sys::cuEventRecord(start.event, cu_stream) },
+                "cuEventRecord",
+            )?;
+        }
+        let (g, b) = (grid.to_array(), block.to_array());
+        // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
+        // parameter's type and size (the ABI above), alive until the call returns (the driver
+        // copies them); the function belongs to the current context; device addresses belong
+        // to this device's allocations, kept alive by the caller's borrows.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                k.function,
+                g[0],
+                g[1],
+                g[2],
+                b[0],
+                b[1],
+                b[2],
+                shared,
+                cu_stream,
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
+        dev.launched(&k.name);
+        if let Some((start, end)) = events {
+            // SAFETY: live events and stream of the current context.
+            unsafe {
+                self.check(
+                    dev,
+                    sys::cuEventRecord(end.event, cu_stream),
+                    "cuEventRecord",
+                )?;
+                self.check(
+                    dev,
+                    sys::cuEventSynchronize(end.event),
+                    "cuEventSynchronize",
+                )?;
+                let mut ms = 0f32;
+                self.check(
+                    dev,
+                    sys::cuEventElapsedTime(&mut ms, start.event, end.event),
+                    "cuEventElapsedTime",
+                )?;
+                tracing::info!(kernel = %k.name, %grid, %block, ms, "{} launch", self.name());
+            }
+        }
+        Ok(())
+    }
+
+    fn stream_of(&self, stream: Option<&Stream>, local: usize) -> Result<CUstream> {
+        match stream {
+            None => Ok(std::ptr::null_mut()),
+            Some(s) => {
+                let cs = s
+                    .handle::<CudaStream>()
+                    .ok_or_else(|| self.driver_err("not a CUDA stream"))?;
+                if s.device() != local {
+                    return Err(self.driver_err(format!(
+                        "a stream of device {} used on device {local}",
+                        s.device()
+                    )));
+                }
+                self.current(cs.device, cs.generation, "stream")?;
+                Ok(cs.stream)
+            }
+        }
+    }
+
+    fn new_event(&self, dev: &'static CudaDevice) -> Result<CudaEvent> {
+        let mut ev: sys::CUevent = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the device's context is current.
+        self.check(
+            dev,
+            unsafe { sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DEFAULT as u32) },
+            "cuEventCreate",
+        )?;
+        Ok(CudaEvent {
+            device: dev,
+            event: ev,
+            generation: dev.generation(),
+        })
+    }
+
+    /// The CUDA allocation of `mem` and its device, if it belongs to the device's current
+    /// context.
+    fn cmem<'m>(&self, mem: &'m DeviceMem) -> Result<(&'m CudaMem, &'static CudaDevice)> {
+        let m = mem
+            .handle::<CudaMem>()
+            .ok_or_else(|| self.mem_err("not a CUDA allocation"))?;
+        let dev = self.device(mem.device())?;
+        self.current(dev, m.generation, "buffer")?;
+        Ok((m, dev))
+    }
+
+    fn range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
+        match offset.checked_add(bytes) {
+            Some(end) if end <= mem.bytes() => Ok(()),
+            _ => Err(self.mem_err(format!(
+                "{bytes} bytes at offset {offset} exceed an allocation of {} bytes",
+                mem.bytes()
+            ))),
+        }
+    }
+}
+
+/// One kernel parameter's value, for `cuLaunchKernel`'s array of pointers.
+enum Slot {
+    U8(u8),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Slot {
+    fn as_ptr(&mut self) -> *mut c_void {
+        match self {
+            Slot::U8(v) => (v as *mut u8).cast(),
+            Slot::I32(v) => (v as *mut i32).cast(),
+            Slot::U32(v) => (v as *mut u32).cast(),
+            Slot::I64(v) => (v as *mut i64).cast(),
+            Slot::U64(v) => (v as *mut u64).cast(),
+            Slot::F32(v) => (v as *mut f32).cast(),
+            Slot::F64(v) => (v as *mut f64).cast(),
+        }
+    }
+}
+
+/// The cache key of an external kernel: its language, source text and flags.
+fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentHash {
+    let lang = format!("{lang:?}");
+    ContentHash::of_parts(
+        [lang.as_bytes(), source.as_bytes()]
+            .into_iter()
+            .chain(flags.iter().map(|f| f.as_bytes())),
+    )
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &'static str {
+        match self.variant {
+            CudaVariant::Ptx => PTX_NAME,
+            CudaVariant::C => C_NAME,
+        }
+    }
+
+    /// CUDA/PTX: the driver's CUDA version; CUDA/C: NVRTC's version. (0, 0, 0) when absent.
+    fn version(&self) -> (u32, u32, u32) {
+        match self.variant {
+            CudaVariant::Ptx => driver::driver().map(|d| d.version).unwrap_or((0, 0, 0)),
+            CudaVariant::C => nvrtc::nvrtc()
+                .map(|n| (n.version.0, n.version.1, 0))
+                .unwrap_or((0, 0, 0)),
+        }
+    }
+
+    fn is_available(&self) -> bool {
+        let drv = match driver::driver() {
+            Ok(d) => d,
+            Err(why) => {
+                tracing::debug!("{}: {why}", self.name());
+                return false;
+            }
+        };
+        match self.variant {
+            CudaVariant::Ptx => !drv.devices.is_empty(),
+            CudaVariant::C => match nvrtc::nvrtc() {
+                Ok(_) => !drv.devices.is_empty(),
+                Err(why) => {
+                    tracing::debug!("{}: {why}", self.name());
+                    false
+                }
+            },
+        }
+    }
+
+    fn unavailable_reason(&self) -> Option<String> {
+        let drv = match driver::driver() {
+            Ok(d) => d,
+            Err(why) => return Some(why.to_string()),
+        };
+        if drv.devices.is_empty() {
+            return Some("the CUDA driver reports no device".into());
+        }
+        match self.variant {
+            CudaVariant::Ptx => None,
+            CudaVariant::C => nvrtc::nvrtc().err().map(str::to_string),
+        }
+    }
+
+    fn execution_model(&self) -> ExecutionModel {
+        ExecutionModel::Jit
+    }
+
+    fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        Ok(self
+            .drv()?
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| DeviceInfo {
+                local_id: i,
+                name: d.name.clone(),
+                capabilities: d.caps,
+            })
+            .collect())
+    }
+
+    fn capabilities(&self, device: usize) -> Result<crate::Capabilities> {
+        Ok(self.device(device)?.caps)
+    }
+
+    // ------------------------------------------------------------------ streams
+
+    fn create_stream(&self, device: usize) -> Result<Stream> {
+        let dev = self.bind(device)?;
+        let mut s: CUstream = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the device's context is current.
+        self.check(
+            dev,
+            unsafe { sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_DEFAULT as u32) },
+            "cuStreamCreate",
+        )?;
+        Ok(Stream::new(
+            device,
+            Box::new(CudaStream {
+                device: dev,
+                stream: s,
+                generation: dev.generation(),
+            }),
+        ))
+    }
+
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
+        let s = self.stream_of(Some(stream), stream.device())?;
+        let dev = self.bind(stream.device())?;
+        // SAFETY: a live stream of the current context.
+        self.check(
+            dev,
+            unsafe { sys::cuStreamSynchronize(s) },
+            "cuStreamSynchronize",
+        )
+    }
+
+    fn destroy_stream(&self, stream: Stream) -> Result<()> {
+        self.stream_of(Some(&stream), stream.device())?;
+        drop(stream); // CudaStream destroys itself
+        Ok(())
+    }
+
+    /// Waits for every launch on the device; a kernel's device fault is reported here (as
+    /// [`Error::KernelFault`] naming the kernels launched since the last synchronisation).
+    fn synchronize(&self, device: usize) -> Result<()> {
+        let dev = self.bind(device)?;
+        // SAFETY: the device's context is current.
+        self.check(dev, unsafe { sys::cuCtxSynchronize() }, "cuCtxSynchronize")?;
+        dev.synchronized();
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ memory
+
+    /// Allocates with `cuMemAlloc` (contents unspecified); a 0-byte allocation owns nothing.
+    fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
+        let dev = self.bind(device)?;
+        let mut ptr = 0;
+        if bytes > 0 {
+            // SAFETY: valid out-pointer; the device's context is current.
+            let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, bytes) };
+            self.mem_check(dev, r, &format!("cuMemAlloc of {bytes} bytes"))?;
+        }
+        let generation = dev.generation();
+        Ok(DeviceMem::new(
+            device,
+            bytes,
+            Box::new(CudaMem { ptr, generation }),
+        ))
+    }
+
+    unsafe fn copy_h2d_ptr(
+        &self,
+        dst: &DeviceMem,
+        offset: usize,
+        src: *const u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let (m, dev) = self.cmem(dst)?;
+        self.range(dst, offset, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind(dst.device())?;
+        // SAFETY: the caller guarantees `src` is readable for `bytes`; the range is inside the
+        // allocation (checked above).
+        let r = unsafe { sys::cuMemcpyHtoD_v2(m.ptr + offset as u64, src.cast(), bytes) };
+        self.mem_check(dev, r, &format!("cuMemcpyHtoD of {bytes} bytes"))
+    }
+
+    unsafe fn copy_d2h_ptr(
+        &self,
+        src: &DeviceMem,
+        offset: usize,
+        dst: *mut u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let (m, dev) = self.cmem(src)?;
+        self.range(src, offset, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind(src.device())?;
+        // SAFETY: the caller guarantees `dst` is writable for `bytes`; the range is inside the
+        // allocation.
+        let r = unsafe { sys::cuMemcpyDtoH_v2(dst.cast(), m.ptr + offset as u64, bytes) };
+        // A download on the legacy default stream waits for every launch before it: a kernel's
+        // device fault is reported here.
+        self.mem_check(dev, r, &format!("cuMemcpyDtoH of {bytes} bytes"))?;
+        dev.synchronized();
+        Ok(())
+    }
+
+    fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
+        let ((d, dev), (s, _)) = (self.cmem(dst)?, self.cmem(src)?);
+        self.range(dst, 0, bytes)?;
+        self.range(src, 0, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        if dst.device() != src.device() {
+            return Err(self.mem_err(format!(
+                "device-to-device copy between CUDA devices {} and {}",
+                src.device(),
+                dst.device()
+            )));
+        }
+        self.bind(dst.device())?;
+        // SAFETY: both ranges lie inside live allocations of the current context.
+        let r = unsafe { sys::cuMemcpyDtoD_v2(d.ptr, s.ptr, bytes) };
+        self.mem_check(dev, r, &format!("cuMemcpyDtoD of {bytes} bytes"))
+    }
+
+    /// Frees with `cuMemFree`; an allocation of a context that a reset destroyed is gone with
+    /// it and is not freed again.
+    fn free(&self, mem: DeviceMem) -> Result<()> {
+        let m = mem
+            .handle::<CudaMem>()
+            .ok_or_else(|| self.mem_err("not a CUDA allocation"))?;
+        let dev = self.device(mem.device())?;
+        if m.ptr == 0 || m.generation != dev.generation() {
+            return Ok(());
+        }
+        self.bind(mem.device())?;
+        // SAFETY: allocated by cuMemAlloc in the current context and freed once (`mem` is
+        // consumed).
+        let r = unsafe { sys::cuMemFree_v2(m.ptr) };
+        self.mem_check(dev, r, "cuMemFree")
+    }
+
+    // ------------------------------------------------------------------ events
+
+    fn create_event(&self, device: usize) -> Result<Event> {
+        let dev = self.bind(device)?;
+        Ok(Event::new(device, Box::new(self.new_event(dev)?)))
+    }
+
+    fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
+        let ev = event
+            .handle::<CudaEvent>()
+            .ok_or_else(|| self.driver_err("not a CUDA event"))?;
+        let s = self.stream_of(stream, event.device())?;
+        let dev = self.bind(event.device())?;
+        self.current(dev, ev.generation, "event")?;
+        // SAFETY: a live event and stream of the current context.
+        self.check(
+            dev,
+            unsafe { sys::cuEventRecord(ev.event, s) },
+            "cuEventRecord",
+        )
+    }
+
+    /// Waits for `end`, then returns the milliseconds between the two events.
+    fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
+        let (a, b) = match (start.handle::<CudaEvent>(), end.handle::<CudaEvent>()) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(self.driver_err("not a CUDA event")),
+        };
+        let dev = self.bind(end.device())?;
+        self.current(dev, a.generation, "event")?;
+        self.current(dev, b.generation, "event")?;
+        let mut ms = 0f32;
+        // SAFETY: live events of the current context; valid out-pointer.
+        unsafe {
+            self.check(dev, sys::cuEventSynchronize(b.event), "cuEventSynchronize")?;
+            self.check(
+                dev,
+                sys::cuEventElapsedTime(&mut ms, a.event, b.event),
+                "cuEventElapsedTime",
+            )?;
+        }
+        Ok(ms)
+    }
+
+    fn destroy_event(&self, event: Event) -> Result<()> {
+        drop(event); // CudaEvent destroys itself
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ kernels
+
+    fn codegen_target(&self) -> Option<Target> {
+        Some(self.target())
+    }
+
+    /// CUDA/PTX lowers Structure-of-Arrays parameters; CUDA/C does not.
+    fn supports_soa_params(&self) -> bool {
+        self.variant == CudaVariant::Ptx
+    }
+
+    /// Generates for the lowest compute capability among the devices; [`Backend::compile`]
+    /// regenerates for a device whose capability differs.
+    fn generate_source(
+        &self,
+        kernel: &ValidKernel,
+        block: Option<Dims>,
+        soa_params: &[&str],
+    ) -> Result<Option<Source>> {
+        self.generate_for(kernel, block, soa_params, self.default_cc(), false)
+    }
+
+    fn supports_checked_mode(&self) -> bool {
+        true
+    }
+
+    /// Checked PTX or CUDA C when `options.is_checked()` ([`spoc_codegen::checked`]).
+    fn generate_source_for(
+        &self,
+        kernel: &ValidKernel,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        let soa = options.soa_names();
+        self.generate_for(
+            kernel,
+            options.block,
+            &soa,
+            self.default_cc(),
+            options.is_checked(),
+        )
+    }
+
+    fn compile(
+        &self,
+        device: usize,
+        kernel: &ValidKernel,
+        source: &Source,
+        options: &CompileOptions,
+    ) -> Result<Module> {
+        if !options.soa_params.is_empty() && !self.supports_soa_params() {
+            return Err(Error::unsupported(
+                self.name(),
+                format!(
+                    "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
+                    options.soa_params.join(", ")
+                ),
+            ));
+        }
+        let dev = self.device(device)?;
+        let regenerated;
+        // `source` was generated for the backend's default capability without SoA lowering:
+        // a device of another capability, or SoA parameters, need the device's own code.
+        let checked = options.is_checked();
+        let source =
+            if Some(dev.cc) != self.default_cc() || !options.soa_params.is_empty() || checked {
+                let soa = options.soa_names();
+                regenerated = self
+                    .generate_for(kernel, options.block, &soa, Some(dev.cc), checked)?
+                    .ok_or_else(|| Error::Compile {
+                        backend: self.name().to_string(),
+                        kernel: kernel.name.clone(),
+                        message: "no source generated".into(),
+                    })?;
+                &regenerated
+            } else {
+                source
+            };
+        let Code::Text(text) = &source.code else {
+            return Err(Error::Compile {
+                backend: self.name().to_string(),
+                kernel: kernel.name.clone(),
+                message: format!("expected source text, got {:?} output", source.target),
+            });
+        };
+        let params = Some(kernel.params.len());
+        let k = match self.variant {
+            CudaVariant::Ptx => {
+                if !options.flags.is_empty() {
+                    return Err(Error::unsupported(
+                        self.name(),
+                        format!("compiler flags ({})", options.flags.join(" ")),
+                    ));
+                }
+                let mut image = text.clone().into_bytes();
+                image.push(0);
+                self.load(device, &kernel.name, &image, &source.entry, params, None)?
+            }
+            CudaVariant::C => {
+                let dyn_elem = kernel
+                    .shared
+                    .iter()
+                    .find(|s| s.len.is_none())
+                    .map(|s| {
+                        crate::ir_scan::layout(kernel, &s.elem)
+                            .map(|(size, _)| size)
+                            .ok_or_else(|| Error::Compile {
+                                backend: self.name().to_string(),
+                                kernel: kernel.name.clone(),
+                                message: format!(
+                                    "the dynamic shared array's element type {} has no layout",
+                                    s.elem
+                                ),
+                            })
+                    })
+                    .transpose()?;
+                self.load_cuda_c(
+                    device,
+                    &kernel.name,
+                    text,
+                    &source.entry,
+                    &options.flags,
+                    params,
+                    dyn_elem,
+                )?
+            }
+        };
+        if checked {
+            return Ok(Module::new(
+                device,
+                Box::new(CheckedKernel {
+                    kernel: k,
+                    ir: kernel.kernel().clone(),
+                    records: std::sync::Mutex::new(Vec::new()),
+                }),
+            ));
+        }
+        Ok(Module::new(device, Box::new(k)))
+    }
+
+    fn module_cache(&self) -> Option<&ModuleCache> {
+        Some(&self.cache)
+    }
+
+    fn launch(
+        &self,
+        module: &Module,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        if let Some(c) = module.handle::<CheckedKernel>() {
+            return self.launch_checked(c, module.device(), grid, block, shared_mem, stream, args);
+        }
+        let k = module
+            .handle::<CudaKernel>()
+            .ok_or_else(|| self.driver_err("not a CUDA module"))?;
+        self.launch_kernel(
+            k,
+            module.device(),
+            grid,
+            block,
+            shared_mem,
+            stream,
+            args,
+            None,
+        )
+    }
+
+    /// Resets the context of every device a kernel fault broke (the module docs' "Faults").
+    fn recover(&self) -> Result<()> {
+        self.recover_contexts()
+    }
+
+    fn enable_profiling(&self) {
+        self.profiling.store(true, Ordering::Relaxed);
+    }
+
+    fn disable_profiling(&self) {
+        self.profiling.store(false, Ordering::Relaxed);
+    }
+
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+
+    fn supported_source_langs(&self) -> &[SourceLang] {
+        &[SourceLang::Ptx, SourceLang::CudaC]
+    }
+
+    /// Compiles (cached per device, kernel name and source) and runs an external PTX or CUDA C
+    /// kernel named `kernel_name` (an `extern "C"` name for CUDA C), binding `args` per the
+    /// [module's ABI](self), after checking grid, block and shared memory against the device's
+    /// limits; waits for the kernel to finish.
+    fn run_source(
+        &self,
+        device: usize,
+        source: &str,
+        lang: SourceLang,
+        kernel_name: &str,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        if !self.supported_source_langs().contains(&lang) {
+            return Err(Error::unsupported(
+                self.name(),
+                format!("external {lang:?} kernels"),
+            ));
+        }
+        let dev = self.device(device)?;
+        crate::launch_checks::check_dims(kernel_name, &dev.caps, grid, block, shared_mem)?;
+        let key = CacheKey::new(
+            device,
+            format!("{lang:?}:{kernel_name}"),
+            source_hash(lang, source, &[]),
+            CompileOptions::default(),
+        );
+        let module = self.cache.get_or_build(key, || {
+            let k = match lang {
+                SourceLang::Ptx => {
+                    let mut image = source.as_bytes().to_vec();
+                    image.push(0);
+                    self.load(device, kernel_name, &image, kernel_name, None, None)?
+                }
+                _ => self.load_cuda_c(device, kernel_name, source, kernel_name, &[], None, None)?,
+            };
+            Ok(Arc::new(Module::new(device, Box::new(k))))
+        })?;
+        self.launch(&module, grid, block, shared_mem, None, args)?;
+        self.synchronize(device)
+    }
+}

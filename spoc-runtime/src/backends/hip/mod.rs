@@ -1,0 +1,905 @@
+//! The **HIP** backend (cargo feature `hip`, off by default): the AMD twin of
+//! [`crate::cuda`]'s CUDA/C. It compiles the HIP C that `spoc_codegen` writes
+//! ([`Target::Hip`]) with hiprtc (`--offload-arch=<gcnArchName> -ffp-contract=off`), loads the
+//! code object with `hipModuleLoadData` and launches with `hipModuleLaunchKernel`.
+//!
+//! # Untested on hardware
+//! No AMD GPU was reachable while this backend was written: it is built and checked against
+//! Debian's ROCm 5.2 headers and `libamdhip64` (`hip-sys` 0.1, whose bindings match 5.2's
+//! `hipDeviceProp_t` layout), and its tests only exercise the path without a device, where
+//! [`Backend::is_available`] is false and [`HipBackend::unavailable_reason`] says why. Every
+//! HIP and hiprtc call's status is checked and turned into an [`Error`]; none panics.
+//!
+//! # Building and linking
+//! `hip-sys` needs the HIP headers at build time (`HIP_PATH`/`ROCM_PATH`, or `/usr`; Debian:
+//! `libamdhip64-dev`) and links `libamdhip64`, so a program built with `hip` needs that library
+//! to start (unlike the CUDA, OpenCL and Vulkan backends, which load their drivers at run time).
+//! hiprtc is taken from `libamdhip64` too, as in ROCm 5.x.
+//!
+//! # Known hiprtc problems (Debian's ROCm 5.2)
+//! - hiprtc and PoCL (the OpenCL CPU platform) cannot share a process: each brings its own
+//!   LLVM, and whichever loads second aborts the process ("Option ... registered more than
+//!   once"). Lavapipe (Vulkan) is not affected. Nothing in this backend can catch that.
+//! - Two compiles at once abort the same way, so compiles are serialised.
+//! - The HIP runtime must be initialised before the first compile (done here).
+//! - An architecture hiprtc does not know (`gfx1100` on 5.2) crashes it (SIGSEGV) instead of
+//!   failing; a device's own `gcnArchName` is always known to its runtime.
+//!
+//! # Devices
+//! One device per HIP device, in runtime order, named by `hipDeviceProp_t::name`.
+//! Capabilities come from `hipGetDeviceProperties`: threads per block, block and grid limits,
+//! shared memory per block (64 KiB on current AMD GPUs), the wavefront size (`warp_size`, 64 on
+//! most AMD GPUs, 32 on RDNA in wave32 mode), compute units, total memory, and `fp64`, 64-bit
+//! atomics and warp operations from the architecture flags. [`HipBackend::arch`] gives the
+//! `gcnArchName` hiprtc compiles for.
+//!
+//! # Argument ABI (generated and external kernels alike)
+//! As CUDA/C's: each argument in order; a buffer is its device address (8 bytes) followed by
+//! its length in elements (`unsigned int`); a scalar by value (`bool` as one byte,
+//! [`Arg::Usize`] as an `unsigned int`, refused if it does not fit). For a generated kernel
+//! with a shared array sized at launch, its length in elements (`unsigned int`) follows. The
+//! arguments are packed into one buffer, each at its natural alignment, and passed through
+//! `hipModuleLaunchKernel`'s `extra` (`HIP_LAUNCH_PARAM_BUFFER_POINTER`), the form HIP
+//! documents for module launches.
+//!
+//! # Streams, memory and synchronisation
+//! Launches without a stream go to the null stream, and transfers are synchronous
+//! `hipMemcpy{HtoD,DtoH,DtoD}`, so a download after a launch sees its writes. A kernel's own
+//! fault surfaces at the next synchronising call; [`Backend::run_source`] synchronises before
+//! returning. Allocations are `hipMalloc` (contents unspecified).
+//!
+//! # Caches
+//! A [`ModuleCache`] keyed by (backend-local device, kernel name, IR hash, options);
+//! [`HipBackend::teardown_device`] drops a device's modules and announces it through
+//! [`crate::cache::notify_device_teardown`].
+
+mod hiprtc;
+mod runtime;
+
+use crate::args::Arg;
+use crate::backend::{
+    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
+    SourceLang, Stream, Target,
+};
+use crate::cache::{CacheKey, ModuleCache};
+use crate::dims::Dims;
+use crate::error::{Error, LaunchProblem, Result};
+use crate::intrinsics::IntrinsicRegistry;
+use hip_sys::hiprt;
+use runtime::{check, HipDevice, HipEvent, HipKernel, HipMem, HipStream};
+use spoc_codegen::Code;
+use spoc_ir::{ContentHash, ValidKernel};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The HIP backend's name.
+pub const NAME: &str = "HIP";
+
+/// `HIP_LAUNCH_PARAM_BUFFER_POINTER`, `HIP_LAUNCH_PARAM_BUFFER_SIZE`, `HIP_LAUNCH_PARAM_END`
+/// (`hip_runtime_api.h`: the pointers 1, 2 and 3).
+const LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
+const LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+const LAUNCH_PARAM_END: usize = 3;
+
+/// The HIP backend (`"HIP"`). Nothing is asked of the runtime until it is first used.
+pub struct HipBackend {
+    cache: ModuleCache,
+    intrinsics: IntrinsicRegistry,
+    profiling: AtomicBool,
+}
+
+impl Default for HipBackend {
+    fn default() -> Self {
+        HipBackend::new()
+    }
+}
+
+impl HipBackend {
+    /// A new backend.
+    pub fn new() -> HipBackend {
+        HipBackend {
+            cache: ModuleCache::new(),
+            intrinsics: IntrinsicRegistry::all(),
+            profiling: AtomicBool::new(false),
+        }
+    }
+
+    /// Why the backend is unavailable (`hipGetDeviceCount`'s error, or no device), or `None`
+    /// when it has at least one device.
+    pub fn unavailable_reason(&self) -> Option<String> {
+        runtime::runtime().err().map(str::to_string)
+    }
+
+    /// The `gcnArchName` of backend-local device `device` (`gfx90a:sramecc+:xnack-`), which
+    /// hiprtc compiles for.
+    ///
+    /// # Errors
+    /// [`Error::BackendUnavailable`] without a device; [`Error::NoDevice`] for a bad index.
+    pub fn arch(&self, device: usize) -> Result<String> {
+        Ok(self.device(device)?.arch.clone())
+    }
+
+    /// The hiprtc options a compile for `arch` with extra `flags` uses, in order
+    /// (`--offload-arch=<arch>`, `-ffp-contract=off`, then `flags`).
+    pub fn compile_options(arch: &str, flags: &[String]) -> Vec<String> {
+        hiprtc::options(arch, flags)
+    }
+
+    /// Compiles HIP C `source` with hiprtc for the GPU architecture `arch` (`gfx90a`,
+    /// `gfx1100`, or a full `gcnArchName` with features) and returns the code object (an ELF
+    /// image that `hipModuleLoadData` accepts). Needs hiprtc but no device, so generated code can
+    /// be checked on a machine without an AMD GPU. `name` names the program in messages.
+    ///
+    /// # Errors
+    /// [`Error::Compile`] with hiprtc's status, options and log.
+    pub fn compile_to_code_object(
+        source: &str,
+        name: &str,
+        arch: &str,
+        flags: &[String],
+    ) -> Result<Vec<u8>> {
+        hiprtc::compile(source, name, arch, flags).map_err(|message| Error::Compile {
+            backend: NAME.to_string(),
+            kernel: name.to_string(),
+            message,
+        })
+    }
+
+    /// Drops backend-local device `device`'s compiled modules (each is unloaded once nothing
+    /// uses it) and announces the teardown ([`crate::cache::notify_device_teardown`]); builds
+    /// in flight for the device fail with [`Error::DeviceDestroyedDuringBuild`].
+    pub fn teardown_device(&self, device: usize) {
+        self.cache.teardown_device(device);
+        crate::cache::notify_device_teardown(self.name(), device);
+    }
+
+    /// Number of modules in this backend's cache.
+    pub fn cached_modules(&self) -> usize {
+        self.cache.len()
+    }
+
+    fn rt(&self) -> Result<&'static runtime::Runtime> {
+        runtime::runtime().map_err(|reason| Error::BackendUnavailable {
+            backend: NAME.to_string(),
+            reason: reason.to_string(),
+        })
+    }
+
+    fn device(&self, local: usize) -> Result<&'static HipDevice> {
+        self.rt()?
+            .devices
+            .get(local)
+            .ok_or_else(|| Error::NoDevice {
+                framework: Some(NAME.to_string()),
+            })
+    }
+
+    fn driver_err(&self, message: impl Into<String>) -> Error {
+        Error::Driver {
+            backend: NAME.to_string(),
+            message: message.into(),
+        }
+    }
+
+    fn mem_err(&self, message: impl Into<String>) -> Error {
+        Error::Memory {
+            backend: NAME.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Makes backend-local `local` current on this thread.
+    fn bind(&self, local: usize) -> Result<&'static HipDevice> {
+        let d = self.device(local)?;
+        runtime::bind(d.ordinal).map_err(|m| self.driver_err(m))?;
+        Ok(d)
+    }
+
+    fn check(&self, r: hiprt::hipError_t, what: &str) -> Result<()> {
+        check(r, what).map_err(|m| self.driver_err(m))
+    }
+
+    fn codegen_caps(dev: Option<&HipDevice>) -> spoc_codegen::Capabilities {
+        let mut caps = spoc_codegen::Capabilities::for_target(Target::Hip);
+        if let Some(d) = dev {
+            caps.fp64 = d.caps.fp64;
+            caps.int64_atomics = d.caps.int64_atomics;
+            caps.subgroups = d.caps.subgroups;
+        }
+        caps
+    }
+
+    fn generate_for(
+        &self,
+        kernel: &ValidKernel,
+        block: Option<Dims>,
+        soa_params: &[&str],
+        caps: spoc_codegen::Capabilities,
+    ) -> Result<Option<Source>> {
+        Ok(spoc_codegen::generate_source_with(
+            Target::Hip,
+            kernel,
+            &spoc_codegen::Options {
+                block: block.map(Dims::to_array),
+                soa_params,
+                caps,
+                checked: false,
+            },
+        )?)
+    }
+
+    /// Compiles HIP C with hiprtc for `device` and loads it.
+    #[allow(clippy::too_many_arguments)]
+    fn load_hip_c(
+        &self,
+        device: usize,
+        kernel_name: &str,
+        src: &str,
+        entry: &str,
+        flags: &[String],
+        params: Option<usize>,
+        dyn_shared_elem: Option<usize>,
+    ) -> Result<HipKernel> {
+        let dev = self.device(device)?;
+        let compile_err = |message| Error::Compile {
+            backend: NAME.to_string(),
+            kernel: kernel_name.to_string(),
+            message,
+        };
+        let image = hiprtc::compile(src, entry, &dev.arch, flags).map_err(compile_err)?;
+        tracing::debug!(kernel = kernel_name, arch = %dev.arch, bytes = image.len(), "hiprtc compiled");
+        let (module, function) =
+            runtime::load_module(dev.ordinal, &image, entry).map_err(compile_err)?;
+        Ok(HipKernel {
+            ordinal: dev.ordinal,
+            module,
+            function,
+            name: entry.to_string(),
+            params,
+            dyn_shared_elem,
+        })
+    }
+
+    /// Packs `args` per the [module's ABI](self) into one argument buffer.
+    fn pack_args(
+        &self,
+        k: &HipKernel,
+        local: usize,
+        shared_mem: usize,
+        args: &[Arg<'_>],
+    ) -> Result<Vec<u8>> {
+        let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
+        if let Some(n) = k.params {
+            if n != args.len() {
+                return bad(LaunchProblem::ArgCount {
+                    expected: n,
+                    got: args.len(),
+                });
+            }
+        }
+        let mut buf = ArgBuffer::default();
+        for (i, a) in args.iter().enumerate() {
+            if let Some(b) = a.buffer() {
+                let mem = b.mem();
+                let Some(hm) = mem.handle::<HipMem>() else {
+                    return bad(LaunchProblem::Rejected {
+                        message: format!("argument {i} is not a HIP buffer"),
+                    });
+                };
+                if mem.device() != local {
+                    return bad(LaunchProblem::Rejected {
+                        message: format!(
+                            "argument {i} lives on HIP device {}, the launch is on device {local}",
+                            mem.device()
+                        ),
+                    });
+                }
+                let Ok(len) = u32::try_from(b.len()) else {
+                    return bad(LaunchProblem::BufferTooLong {
+                        param: format!("#{i}"),
+                        len: b.len(),
+                    });
+                };
+                buf.push(&(hm.ptr as u64).to_ne_bytes());
+                buf.push(&len.to_ne_bytes());
+                continue;
+            }
+            match *a {
+                Arg::Bool(v) => buf.push(&[v as u8]),
+                Arg::I32(v) => buf.push(&v.to_ne_bytes()),
+                Arg::U32(v) => buf.push(&v.to_ne_bytes()),
+                Arg::I64(v) => buf.push(&v.to_ne_bytes()),
+                Arg::U64(v) => buf.push(&v.to_ne_bytes()),
+                Arg::F32(v) => buf.push(&v.to_ne_bytes()),
+                Arg::F64(v) => buf.push(&v.to_ne_bytes()),
+                Arg::Usize(v) => match u32::try_from(v) {
+                    Ok(v) => buf.push(&v.to_ne_bytes()),
+                    Err(_) => {
+                        return bad(LaunchProblem::UsizeOverflow {
+                            index: i,
+                            param: format!("#{i}"),
+                            value: v as u64,
+                        })
+                    }
+                },
+                Arg::Buffer(_) | Arg::BufferMut(_) => {
+                    return bad(LaunchProblem::Rejected {
+                        message: format!("argument {i}: a buffer without memory"),
+                    })
+                }
+                Arg::Soa(_) | Arg::SoaMut(_) => {
+                    return Err(Error::unsupported(
+                        self.name(),
+                        "Structure-of-Arrays buffer arguments (only CUDA/PTX lowers them)",
+                    ))
+                }
+            }
+        }
+        if let Some(elem) = k.dyn_shared_elem {
+            let len = u32::try_from(shared_mem / elem.max(1)).unwrap_or(u32::MAX);
+            buf.push(&len.to_ne_bytes());
+        }
+        Ok(buf.finish())
+    }
+
+    /// Binds `args` per the [module's ABI](self) and launches.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_kernel(
+        &self,
+        k: &HipKernel,
+        local: usize,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        let mut packed = self.pack_args(k, local, shared_mem, args)?;
+        let dev = self.bind(local)?;
+        let hip_stream = self.stream_of(stream, local)?;
+        let shared = u32::try_from(shared_mem).map_err(|_| {
+            Error::invalid_launch(
+                &k.name,
+                LaunchProblem::SharedMemory {
+                    requested: shared_mem,
+                    limit: dev.caps.shared_mem_per_block,
+                },
+            )
+        })?;
+        let timing = self.profiling.load(Ordering::Relaxed);
+        let events = if timing {
+            let ev = |o| HipEvent::new(o).map_err(|m| self.driver_err(m));
+            Some((ev(dev.ordinal)?, ev(dev.ordinal)?))
+        } else {
+            None
+        };
+        if let Some((start, _)) = &events {
+            // SAFETY: a live event and stream of the current device.
+            self.check(
+                unsafe { hiprt::hipEventRecord(start.event, hip_stream) },
+                "hipEventRecord",
+            )?;
+        }
+        let mut size = packed.len();
+        let mut extra: [*mut c_void; 5] = [
+            LAUNCH_PARAM_BUFFER_POINTER as *mut c_void,
+            packed.as_mut_ptr().cast(),
+            LAUNCH_PARAM_BUFFER_SIZE as *mut c_void,
+            (&mut size as *mut usize).cast(),
+            LAUNCH_PARAM_END as *mut c_void,
+        ];
+        let (g, b) = (grid.to_array(), block.to_array());
+        // SAFETY: `extra` describes the packed argument buffer (each argument at its natural
+        // alignment, in the kernel's parameter order, per the ABI above) and its size, both
+        // alive until the call returns (HIP copies them); the function belongs to the current
+        // device; device addresses belong to this device's allocations, kept alive by the
+        // caller's borrows.
+        let r = unsafe {
+            hiprt::hipModuleLaunchKernel(
+                k.function,
+                g[0],
+                g[1],
+                g[2],
+                b[0],
+                b[1],
+                b[2],
+                shared,
+                hip_stream,
+                std::ptr::null_mut(),
+                extra.as_mut_ptr(),
+            )
+        };
+        self.check(r, &format!("hipModuleLaunchKernel(`{}`)", k.name))?;
+        if let Some((start, end)) = events {
+            // SAFETY: live events and stream of the current device; valid out-pointer.
+            unsafe {
+                self.check(
+                    hiprt::hipEventRecord(end.event, hip_stream),
+                    "hipEventRecord",
+                )?;
+                self.check(hiprt::hipEventSynchronize(end.event), "hipEventSynchronize")?;
+                let mut ms = 0f32;
+                self.check(
+                    hiprt::hipEventElapsedTime(&mut ms, start.event, end.event),
+                    "hipEventElapsedTime",
+                )?;
+                tracing::info!(kernel = %k.name, %grid, %block, ms, "HIP launch");
+            }
+        }
+        Ok(())
+    }
+
+    fn stream_of(&self, stream: Option<&Stream>, local: usize) -> Result<hiprt::hipStream_t> {
+        match stream {
+            None => Ok(std::ptr::null_mut()),
+            Some(s) => {
+                let hs = s
+                    .handle::<HipStream>()
+                    .ok_or_else(|| self.driver_err("not a HIP stream"))?;
+                if s.device() != local {
+                    return Err(self.driver_err(format!(
+                        "a stream of device {} used on device {local}",
+                        s.device()
+                    )));
+                }
+                Ok(hs.stream)
+            }
+        }
+    }
+
+    fn hmem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m HipMem> {
+        mem.handle::<HipMem>()
+            .ok_or_else(|| self.mem_err("not a HIP allocation"))
+    }
+
+    fn range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
+        match offset.checked_add(bytes) {
+            Some(end) if end <= mem.bytes() => Ok(()),
+            _ => Err(self.mem_err(format!(
+                "{bytes} bytes at offset {offset} exceed an allocation of {} bytes",
+                mem.bytes()
+            ))),
+        }
+    }
+}
+
+/// Kernel arguments packed as the kernel expects them: each at its natural alignment (its
+/// size: 1, 4 or 8 bytes).
+#[derive(Default)]
+struct ArgBuffer {
+    bytes: Vec<u8>,
+}
+
+impl ArgBuffer {
+    fn push(&mut self, value: &[u8]) {
+        let align = value.len().max(1);
+        let pad = (align - self.bytes.len() % align) % align;
+        self.bytes.resize(self.bytes.len() + pad, 0);
+        self.bytes.extend_from_slice(value);
+    }
+
+    /// The buffer, its size rounded up to 8 bytes.
+    fn finish(mut self) -> Vec<u8> {
+        let pad = (8 - self.bytes.len() % 8) % 8;
+        self.bytes.resize(self.bytes.len() + pad, 0);
+        self.bytes
+    }
+}
+
+/// The cache key of an external kernel: its language, source text and flags.
+fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentHash {
+    let lang = format!("{lang:?}");
+    ContentHash::of_parts(
+        [lang.as_bytes(), source.as_bytes()]
+            .into_iter()
+            .chain(flags.iter().map(|f| f.as_bytes())),
+    )
+}
+
+impl Backend for HipBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    /// The HIP runtime's version; (0, 0, 0) without a device.
+    fn version(&self) -> (u32, u32, u32) {
+        runtime::runtime().map(|r| r.version).unwrap_or((0, 0, 0))
+    }
+
+    /// True when the HIP runtime reports at least one device and hiprtc answers.
+    fn is_available(&self) -> bool {
+        if let Err(why) = runtime::runtime() {
+            tracing::debug!("HIP: {why}");
+            return false;
+        }
+        match hiprtc::version() {
+            Ok(_) => true,
+            Err(why) => {
+                tracing::debug!("HIP: {why}");
+                false
+            }
+        }
+    }
+
+    fn execution_model(&self) -> ExecutionModel {
+        ExecutionModel::Jit
+    }
+
+    fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        Ok(self
+            .rt()?
+            .devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| DeviceInfo {
+                local_id: i,
+                name: d.name.clone(),
+                capabilities: d.caps,
+            })
+            .collect())
+    }
+
+    fn capabilities(&self, device: usize) -> Result<crate::Capabilities> {
+        Ok(self.device(device)?.caps)
+    }
+
+    // ------------------------------------------------------------------ streams
+
+    fn create_stream(&self, device: usize) -> Result<Stream> {
+        let dev = self.bind(device)?;
+        let mut s: hiprt::hipStream_t = std::ptr::null_mut();
+        // SAFETY: valid out-pointer; the device is current.
+        self.check(unsafe { hiprt::hipStreamCreate(&mut s) }, "hipStreamCreate")?;
+        Ok(Stream::new(
+            device,
+            Box::new(HipStream {
+                ordinal: dev.ordinal,
+                stream: s,
+            }),
+        ))
+    }
+
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
+        let s = self.stream_of(Some(stream), stream.device())?;
+        self.bind(stream.device())?;
+        // SAFETY: a live stream of the current device.
+        self.check(
+            unsafe { hiprt::hipStreamSynchronize(s) },
+            "hipStreamSynchronize",
+        )
+    }
+
+    fn destroy_stream(&self, stream: Stream) -> Result<()> {
+        self.stream_of(Some(&stream), stream.device())?;
+        drop(stream); // HipStream destroys itself
+        Ok(())
+    }
+
+    fn synchronize(&self, device: usize) -> Result<()> {
+        self.bind(device)?;
+        // SAFETY: the device is current.
+        self.check(
+            unsafe { hiprt::hipDeviceSynchronize() },
+            "hipDeviceSynchronize",
+        )
+    }
+
+    // ------------------------------------------------------------------ memory
+
+    /// Allocates with `hipMalloc` (contents unspecified); a 0-byte allocation owns nothing.
+    fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
+        self.bind(device)?;
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        if bytes > 0 {
+            // SAFETY: valid out-pointer; the device is current.
+            let r = unsafe { hiprt::hipMalloc(&mut ptr, bytes) };
+            check(r, &format!("hipMalloc of {bytes} bytes")).map_err(|m| self.mem_err(m))?;
+            if ptr.is_null() {
+                return Err(self.mem_err(format!("hipMalloc of {bytes} bytes returned null")));
+            }
+        }
+        Ok(DeviceMem::new(
+            device,
+            bytes,
+            Box::new(HipMem { ptr: ptr as usize }),
+        ))
+    }
+
+    unsafe fn copy_h2d_ptr(
+        &self,
+        dst: &DeviceMem,
+        offset: usize,
+        src: *const u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let m = self.hmem(dst)?;
+        self.range(dst, offset, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind(dst.device())?;
+        // SAFETY: the caller guarantees `src` is readable for `bytes`; the range is inside the
+        // allocation (checked above). HIP's signature takes `*mut` but only reads.
+        let r = unsafe { hiprt::hipMemcpyHtoD(m.at(offset), src as *mut c_void, bytes) };
+        check(r, &format!("hipMemcpyHtoD of {bytes} bytes")).map_err(|e| self.mem_err(e))
+    }
+
+    unsafe fn copy_d2h_ptr(
+        &self,
+        src: &DeviceMem,
+        offset: usize,
+        dst: *mut u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let m = self.hmem(src)?;
+        self.range(src, offset, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind(src.device())?;
+        // SAFETY: the caller guarantees `dst` is writable for `bytes`; the range is inside the
+        // allocation.
+        let r = unsafe { hiprt::hipMemcpyDtoH(dst.cast(), m.at(offset), bytes) };
+        check(r, &format!("hipMemcpyDtoH of {bytes} bytes")).map_err(|e| self.mem_err(e))
+    }
+
+    fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
+        let (d, s) = (self.hmem(dst)?, self.hmem(src)?);
+        self.range(dst, 0, bytes)?;
+        self.range(src, 0, bytes)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        if dst.device() != src.device() {
+            return Err(self.mem_err(format!(
+                "device-to-device copy between HIP devices {} and {}",
+                src.device(),
+                dst.device()
+            )));
+        }
+        self.bind(dst.device())?;
+        // SAFETY: both ranges lie inside live allocations of the current device.
+        let r = unsafe { hiprt::hipMemcpyDtoD(d.at(0), s.at(0), bytes) };
+        check(r, &format!("hipMemcpyDtoD of {bytes} bytes")).map_err(|e| self.mem_err(e))
+    }
+
+    fn free(&self, mem: DeviceMem) -> Result<()> {
+        let m = self.hmem(&mem)?;
+        if m.ptr == 0 {
+            return Ok(());
+        }
+        self.bind(mem.device())?;
+        // SAFETY: allocated by hipMalloc and freed once (`mem` is consumed).
+        let r = unsafe { hiprt::hipFree(m.at(0)) };
+        check(r, "hipFree").map_err(|e| self.mem_err(e))
+    }
+
+    // ------------------------------------------------------------------ events
+
+    fn create_event(&self, device: usize) -> Result<Event> {
+        let dev = self.device(device)?;
+        let ev = HipEvent::new(dev.ordinal).map_err(|m| self.driver_err(m))?;
+        Ok(Event::new(device, Box::new(ev)))
+    }
+
+    fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
+        let ev = event
+            .handle::<HipEvent>()
+            .ok_or_else(|| self.driver_err("not a HIP event"))?;
+        let s = self.stream_of(stream, event.device())?;
+        self.bind(event.device())?;
+        // SAFETY: a live event and stream of the current device.
+        self.check(
+            unsafe { hiprt::hipEventRecord(ev.event, s) },
+            "hipEventRecord",
+        )
+    }
+
+    /// Waits for `end`, then returns the milliseconds between the two events.
+    fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
+        let (a, b) = match (start.handle::<HipEvent>(), end.handle::<HipEvent>()) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(self.driver_err("not a HIP event")),
+        };
+        self.bind(end.device())?;
+        let mut ms = 0f32;
+        // SAFETY: live events; valid out-pointer.
+        unsafe {
+            self.check(hiprt::hipEventSynchronize(b.event), "hipEventSynchronize")?;
+            self.check(
+                hiprt::hipEventElapsedTime(&mut ms, a.event, b.event),
+                "hipEventElapsedTime",
+            )?;
+        }
+        Ok(ms)
+    }
+
+    fn destroy_event(&self, event: Event) -> Result<()> {
+        drop(event); // HipEvent destroys itself
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ kernels
+
+    fn codegen_target(&self) -> Option<Target> {
+        Some(Target::Hip)
+    }
+
+    /// Generates HIP C for a capable AMD GPU (no device needed); [`Backend::compile`]
+    /// regenerates for a device that lacks `f64`, 64-bit atomics or warp operations, so such a
+    /// kernel is refused with a clear error instead of failing in hiprtc.
+    fn generate_source(
+        &self,
+        kernel: &ValidKernel,
+        block: Option<Dims>,
+        soa_params: &[&str],
+    ) -> Result<Option<Source>> {
+        self.generate_for(kernel, block, soa_params, Self::codegen_caps(None))
+    }
+
+    fn compile(
+        &self,
+        device: usize,
+        kernel: &ValidKernel,
+        source: &Source,
+        options: &CompileOptions,
+    ) -> Result<Module> {
+        if !options.soa_params.is_empty() {
+            return Err(Error::unsupported(
+                NAME,
+                format!(
+                    "launching Structure-of-Arrays parameters ({}): the runtime binds buffers \
+                     as arrays of structures",
+                    options.soa_params.join(", ")
+                ),
+            ));
+        }
+        let dev = self.device(device)?;
+        let caps = Self::codegen_caps(Some(dev));
+        let regenerated;
+        let source = if caps != Self::codegen_caps(None) {
+            regenerated = self
+                .generate_for(kernel, options.block, &[], caps)?
+                .ok_or_else(|| Error::Compile {
+                    backend: NAME.to_string(),
+                    kernel: kernel.name.clone(),
+                    message: "no source generated".into(),
+                })?;
+            &regenerated
+        } else {
+            source
+        };
+        let Code::Text(text) = &source.code else {
+            return Err(Error::Compile {
+                backend: NAME.to_string(),
+                kernel: kernel.name.clone(),
+                message: format!("expected source text, got {:?} output", source.target),
+            });
+        };
+        let dyn_elem = kernel
+            .shared
+            .iter()
+            .find(|s| s.len.is_none())
+            .map(|s| {
+                crate::ir_scan::layout(kernel, &s.elem)
+                    .map(|(size, _)| size)
+                    .ok_or_else(|| Error::Compile {
+                        backend: NAME.to_string(),
+                        kernel: kernel.name.clone(),
+                        message: format!(
+                            "the dynamic shared array's element type {} has no layout",
+                            s.elem
+                        ),
+                    })
+            })
+            .transpose()?;
+        let k = self.load_hip_c(
+            device,
+            &kernel.name,
+            text,
+            &source.entry,
+            &options.flags,
+            Some(kernel.params.len()),
+            dyn_elem,
+        )?;
+        Ok(Module::new(device, Box::new(k)))
+    }
+
+    fn module_cache(&self) -> Option<&ModuleCache> {
+        Some(&self.cache)
+    }
+
+    fn launch(
+        &self,
+        module: &Module,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        let k = module
+            .handle::<HipKernel>()
+            .ok_or_else(|| self.driver_err("not a HIP module"))?;
+        self.launch_kernel(k, module.device(), grid, block, shared_mem, stream, args)
+    }
+
+    fn enable_profiling(&self) {
+        self.profiling.store(true, Ordering::Relaxed);
+    }
+
+    fn disable_profiling(&self) {
+        self.profiling.store(false, Ordering::Relaxed);
+    }
+
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+
+    fn supported_source_langs(&self) -> &[SourceLang] {
+        &[SourceLang::HipC, SourceLang::CudaC]
+    }
+
+    /// Compiles with hiprtc (cached per device, kernel name and source) and runs an external
+    /// HIP C or CUDA C kernel named `kernel_name` (an `extern "C"` name; CUDA C must be the
+    /// subset HIP accepts), binding `args` per the [module's ABI](self) (no trailing shared
+    /// length), after checking grid, block and shared memory against the device's limits;
+    /// waits for the kernel to finish.
+    fn run_source(
+        &self,
+        device: usize,
+        source: &str,
+        lang: SourceLang,
+        kernel_name: &str,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        if !self.supported_source_langs().contains(&lang) {
+            return Err(Error::unsupported(
+                NAME,
+                format!("external {lang:?} kernels"),
+            ));
+        }
+        let dev = self.device(device)?;
+        crate::launch_checks::check_dims(kernel_name, &dev.caps, grid, block, shared_mem)?;
+        let key = CacheKey::new(
+            device,
+            format!("{lang:?}:{kernel_name}"),
+            source_hash(lang, source, &[]),
+            CompileOptions::default(),
+        );
+        let module = self.cache.get_or_build(key, || {
+            let k = self.load_hip_c(device, kernel_name, source, kernel_name, &[], None, None)?;
+            Ok(Arc::new(Module::new(device, Box::new(k))))
+        })?;
+        self.launch(&module, grid, block, shared_mem, None, args)?;
+        self.synchronize(device)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_packed_at_natural_alignment() {
+        let mut b = ArgBuffer::default();
+        b.push(&[1u8]); // bool at 0
+        b.push(&7u32.to_ne_bytes()); // at 4
+        b.push(&9u64.to_ne_bytes()); // at 8
+        b.push(&[0u8]); // at 16
+        b.push(&2.5f64.to_ne_bytes()); // at 24
+        b.push(&3u32.to_ne_bytes()); // at 32
+        let v = b.finish();
+        assert_eq!(v.len(), 40);
+        assert_eq!(v[0], 1);
+        assert_eq!(&v[1..4], &[0, 0, 0]);
+        assert_eq!(u32::from_ne_bytes(v[4..8].try_into().unwrap()), 7);
+        assert_eq!(u64::from_ne_bytes(v[8..16].try_into().unwrap()), 9);
+        assert_eq!(f64::from_ne_bytes(v[24..32].try_into().unwrap()), 2.5);
+        assert_eq!(u32::from_ne_bytes(v[32..36].try_into().unwrap()), 3);
+    }
+}

@@ -1,0 +1,1220 @@
+//! The Vulkan backend (cargo feature `vulkan`, on by default): SPIR-V from `spoc_codegen`
+//! ([`Target::Vulkan`]) run as compute pipelines through [ash](https://docs.rs/ash).
+//!
+//! # Loading
+//! The Vulkan loader (`libvulkan.so.1`) is loaded at run time (`ash::Entry::load`): the crate
+//! builds without Vulkan, and without a loader, an instance or a device
+//! [`Backend::is_available`] is false and [`VulkanBackend::unavailable_reason`] says why;
+//! nothing panics. The instance asks for Vulkan 1.2 (1.1 if the loader is older). Every
+//! physical device with a compute queue and Vulkan 1.1 becomes a device, with a logical
+//! device of its own on which the features kernels may need are enabled when the device
+//! offers them: `shaderFloat64`, `shaderInt64`, `shaderInt16`, 16- and 8-bit storage,
+//! `shaderFloat16`/`shaderInt8`, 64-bit integer atomics (`VK_KHR_shader_atomic_int64`, core
+//! in 1.2) and float atomics (`VK_EXT_shader_atomic_float`). The loader finds the drivers
+//! itself; `VK_ICD_FILENAMES` may restrict it (to lavapipe's
+//! `/usr/share/vulkan/icd.d/lvp_icd.x86_64.json`, for instance) but is never needed.
+//!
+//! # Devices
+//! Names, limits and features come from the device: [`VulkanBackend::device_properties`] has
+//! the whole picture ([`VulkanDeviceProps`]: workgroup size, count and invocation limits,
+//! shared memory, subgroup size and operations, fp64/int64/f16, 64-bit and float atomics,
+//! device type, heaps, `timestampPeriod`, `maxStorageBufferRange`); [`crate::Capabilities`]
+//! gets what fits it. A CPU device (lavapipe) is `is_cpu`, so the registry ranks it below
+//! Native; a GPU ranks below CUDA and HIP.
+//!
+//! # Memory
+//! An allocation is one storage buffer in device-local memory, zeroed. On CPU and integrated
+//! devices whose device-local memory is host-visible and coherent it stays mapped and
+//! transfers are copies; otherwise transfers go through a per-device staging buffer (16 MiB
+//! at a time, `vkCmdCopyBuffer`). `SPOC_VULKAN_FORCE_STAGING=1` (read when the devices are
+//! opened) makes every device use staging, as a discrete GPU does. A buffer larger than the device's `maxStorageBufferRange`
+//! (128 MiB on lavapipe) or `maxMemoryAllocationSize` is refused with [`Error::Memory`], since
+//! a kernel could not see it whole. Each buffer is its own `vkAllocateMemory`, so the number
+//! of live buffers is bounded by the driver's `maxMemoryAllocationCount` (at least 4096).
+//!
+//! # Kernels
+//! [`Backend::compile_needs_block`] is true: the workgroup size is part of the SPIR-V, so the
+//! runtime compiles per block size, and a module launched with another block is regenerated
+//! for it (kept with the module). Code is generated with the device's capabilities, so a
+//! kernel that needs `f64`, 64-bit or float atomics or subgroup operations the device lacks is
+//! an [`Error::FeatureNotSupported`] before anything is created; the SPIR-V's declared
+//! capabilities (`Int64`, `Float16`, storage widths, subgroup operations, …) and version are
+//! checked against the device the same way. Vulkan lets GLSL.std.450 `Fma` round twice, but
+//! Rust's `mul_add` rounds once: when a device is opened the backend measures whether its f32
+//! and f64 `Fma` are fused ([`VulkanDeviceProps::fused_fma_f32`], `…_f64`; lavapipe's f64 one is
+//! not), and a generated kernel whose SPIR-V has an unfused `Fma` is refused the same way
+//! rather than run with different results. A module is a compute pipeline with its layouts, a
+//! descriptor set and a host-visible scalar block; the argument ABI is
+//! [`spoc_codegen::naga`]'s: descriptor set 0, binding 0 the scalar parameters as a storage
+//! buffer (present only if the kernel has scalar parameters), binding `1 + j` the j-th buffer,
+//! bound with exactly its bytes (a kernel's `len()` is the bound range over the element
+//! size). Modules live in a per-device [`ModuleCache`].
+//!
+//! # Launches, streams, events
+//! Launches and transfers are **synchronous**: each records one command buffer (behind a
+//! global memory barrier, so it is ordered after all earlier work and its writes are visible
+//! to the host and to later work), submits it to the device's compute queue and waits for its
+//! fence. Submissions to one device are serialised by a lock. A [`Stream`] therefore orders
+//! nothing beyond that: it is accepted by launches and events, and synchronising it returns at
+//! once. A kernel's shared array sized at launch is a specialization constant of its SPIR-V
+//! (`spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID`): the launch's dynamic shared size over the
+//! element size gives its length (at least 1), and a pipeline per (block, length) is made on
+//! first use and kept with the module; for other kernels the dynamic size is unused. The float
+//! controls the generated SPIR-V declares (`DenormPreserve`, `SignedZeroInfNanPreserve`) are
+//! kept only where the device supports them ([`VulkanDeviceProps::denorm_preserve`]). Events are timestamp
+//! queries (`vkCmdWriteTimestamp`), scaled by `timestampPeriod`; a queue without timestamps
+//! has no events. [`Backend::enable_profiling`] brackets every dispatch with two timestamps
+//! and logs the kernel's time (`tracing`, info), also kept in
+//! [`VulkanBackend::last_kernel_ms`]. A kernel that never ends blocks its launch.
+//!
+//! # External kernels
+//! [`Backend::run_source`] takes [`SourceLang::SpirV`] (the module's words as hexadecimal
+//! text, see [`spirv_words_to_text`]; [`VulkanBackend::run_spirv`] takes the words
+//! themselves) and [`SourceLang::Glsl`] (GLSL 4.50 compute, compiled by naga's GLSL front end;
+//! its entry point is `main`, whatever `kernel_name` says). Arguments bind as for generated
+//! kernels: binding 0 holds the scalar arguments if there are any, packed in order as a
+//! `#[repr(C)]` struct (`bool` as a `u32`, [`Arg::Usize`] as a `u32`, 64-bit values aligned to
+//! 8), binding `1 + j` the j-th buffer argument. The shader's declared workgroup size must
+//! equal the launch's block. Modules are cached by source, entry point, block and argument
+//! kinds.
+
+mod device;
+mod glsl;
+mod memory;
+mod pipeline;
+mod probe;
+mod spv;
+
+pub use device::{DeviceType, MemoryHeap, VulkanDeviceProps};
+
+use crate::args::Arg;
+use crate::backend::{
+    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
+    SourceLang, Stream, Target,
+};
+use crate::cache::{CacheKey, ModuleCache};
+use crate::dims::Dims;
+use crate::error::{Error, LaunchProblem, Result};
+use crate::intrinsics::IntrinsicRegistry;
+use ash::vk;
+use device::{Enumeration, VkDev};
+use memory::VkBuffer;
+use pipeline::{Abi, Origin, VkKernel};
+use spoc_codegen::Code;
+use spoc_ir::{ContentHash, ValidKernel};
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// The Vulkan backend's name.
+pub const NAME: &str = "Vulkan";
+
+/// Device features a [`VulkanBackend`] pretends its devices lack (`true` hides the feature):
+/// neither reported, nor enabled, nor used by generated code. For exercising what happens on
+/// lesser devices; [`FeatureMask::default`] hides nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FeatureMask {
+    /// `shaderFloat64`.
+    pub fp64: bool,
+    /// `shaderInt64` (and so 64-bit atomics).
+    pub int64: bool,
+    /// `shaderFloat16` and 16-bit storage.
+    pub float16: bool,
+    /// 64-bit integer atomics.
+    pub int64_atomics: bool,
+    /// Float atomics.
+    pub float_atomics: bool,
+    /// Subgroup operations.
+    pub subgroups: bool,
+}
+
+impl FeatureMask {
+    fn apply(self, p: &mut VulkanDeviceProps) {
+        if self.fp64 {
+            p.shader_float64 = false;
+            p.buffer_float64_atomic_add = false;
+        }
+        if self.int64 || self.int64_atomics {
+            p.buffer_int64_atomics = false;
+            p.shared_int64_atomics = false;
+        }
+        if self.int64 {
+            p.shader_int64 = false;
+        }
+        if self.float16 {
+            p.shader_float16 = false;
+            p.storage_16bit = (false, false);
+        }
+        if self.float_atomics {
+            p.buffer_float32_atomic_add = false;
+            p.buffer_float32_atomics = false;
+            p.shared_float32_atomic_add = false;
+            p.buffer_float64_atomic_add = false;
+        }
+        if self.subgroups {
+            p.subgroups_in_compute = false;
+            p.subgroup_ops.clear();
+        }
+    }
+}
+
+/// The handle of a [`Stream`] (launches are synchronous: it orders nothing more).
+struct VkStream;
+
+/// The handle of an [`Event`]: one timestamp query.
+struct VkEvent {
+    dev: Arc<VkDev>,
+    pool: vk::QueryPool,
+    recorded: AtomicBool,
+}
+
+// SAFETY: a query pool handle is an identifier, used under the device's lock.
+unsafe impl Send for VkEvent {}
+// SAFETY: as above.
+unsafe impl Sync for VkEvent {}
+
+impl Drop for VkEvent {
+    fn drop(&mut self) {
+        // SAFETY: recording waits for its submission, so no pending command uses the pool.
+        unsafe { self.dev.device.destroy_query_pool(self.pool, None) };
+    }
+}
+
+/// The Vulkan backend. Devices are opened on first use and live as long as the backend (and
+/// whatever was made on them).
+pub struct VulkanBackend {
+    mask: FeatureMask,
+    state: OnceLock<std::result::Result<Enumeration, String>>,
+    cache: ModuleCache,
+    intrinsics: IntrinsicRegistry,
+    profiling: AtomicBool,
+    /// The last profiled kernel's duration (f64 bits; NaN before the first).
+    last_ms: AtomicU64,
+}
+
+impl Default for VulkanBackend {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// SPIR-V words as little-endian bytes (for hashing).
+fn spirv_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// SPIR-V words as the text [`Backend::run_source`] takes for [`SourceLang::SpirV`]: each
+/// word as 8 hexadecimal digits, 8 words a line.
+pub fn spirv_words_to_text(words: &[u32]) -> String {
+    words
+        .chunks(8)
+        .map(|c| {
+            c.iter()
+                .map(|w| format!("{w:08x}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Parses [`spirv_words_to_text`]'s format: hexadecimal words (an optional `0x` prefix)
+/// separated by whitespace or commas.
+///
+/// # Errors
+/// [`Error::Compile`] naming the first token that is not a 32-bit hexadecimal number.
+pub fn spirv_text_to_words(text: &str) -> Result<Vec<u32>> {
+    text.split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            let h = t
+                .strip_prefix("0x")
+                .or_else(|| t.strip_prefix("0X"))
+                .unwrap_or(t);
+            u32::from_str_radix(h, 16).map_err(|_| Error::Compile {
+                backend: NAME.into(),
+                kernel: "<external SPIR-V>".into(),
+                message: format!(
+                    "`{t}` is not a SPIR-V word (expected hexadecimal words, see spirv_words_to_text)"
+                ),
+            })
+        })
+        .collect()
+}
+
+/// `words` without the float-controls execution modes `props`'s device lacks
+/// (`spoc_codegen::naga::retain_float_controls`).
+pub(crate) fn retain_supported_float_controls(
+    words: &[u32],
+    props: &VulkanDeviceProps,
+) -> Vec<u32> {
+    spoc_codegen::naga::retain_float_controls(words, |mode, width| {
+        let i = match width {
+            16 => 0,
+            32 => 1,
+            64 => 2,
+            _ => return false,
+        };
+        match mode {
+            spoc_codegen::naga::FloatMode::DenormPreserve => props.denorm_preserve[i],
+            spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => {
+                props.signed_zero_inf_nan_preserve[i]
+            }
+        }
+    })
+}
+
+impl VulkanBackend {
+    /// A backend over every Vulkan device. Nothing is loaded until it is first asked something.
+    pub fn new() -> VulkanBackend {
+        VulkanBackend::with_feature_mask(FeatureMask::default())
+    }
+
+    /// A backend whose devices pretend to lack the features `mask` hides.
+    pub fn with_feature_mask(mask: FeatureMask) -> VulkanBackend {
+        VulkanBackend {
+            mask,
+            state: OnceLock::new(),
+            cache: ModuleCache::new(),
+            intrinsics: IntrinsicRegistry::all(),
+            profiling: AtomicBool::new(false),
+            last_ms: AtomicU64::new(f64::NAN.to_bits()),
+        }
+    }
+
+    fn state(&self) -> &std::result::Result<Enumeration, String> {
+        self.state.get_or_init(|| {
+            let r = device::enumerate(self.mask);
+            match &r {
+                Ok(e) => tracing::debug!("Vulkan: {} device(s)", e.devices.len()),
+                Err(why) => tracing::debug!("Vulkan unavailable: {why}"),
+            }
+            r
+        })
+    }
+
+    /// Why the backend is unavailable (no loader, no driver, no device), or `None` if it is
+    /// available.
+    pub fn unavailable_reason(&self) -> Option<String> {
+        match self.state() {
+            Err(why) => Some(why.clone()),
+            Ok(e) if e.devices.is_empty() => {
+                Some("the Vulkan loader found no device with a compute queue and Vulkan 1.1".into())
+            }
+            Ok(_) => None,
+        }
+    }
+
+    fn devs(&self) -> Result<&[Arc<VkDev>]> {
+        match self.state() {
+            Ok(e) => Ok(&e.devices),
+            Err(why) => Err(Error::BackendUnavailable {
+                backend: NAME.into(),
+                reason: why.clone(),
+            }),
+        }
+    }
+
+    fn dev(&self, local: usize) -> Result<&Arc<VkDev>> {
+        self.devs()?.get(local).ok_or_else(|| Error::NoDevice {
+            framework: Some(NAME.into()),
+        })
+    }
+
+    /// Everything known about backend-local device `device`.
+    ///
+    /// # Errors
+    /// [`Error::BackendUnavailable`] without Vulkan; [`Error::NoDevice`] for a bad index.
+    pub fn device_properties(&self, device: usize) -> Result<VulkanDeviceProps> {
+        Ok(self.dev(device)?.props.clone())
+    }
+
+    /// Drops backend-local device `device`'s compiled modules (each is destroyed once nothing
+    /// uses it) and announces the teardown to the runtime's memo and hooks
+    /// ([`crate::cache::notify_device_teardown`]); builds in flight for the device fail with
+    /// [`Error::DeviceDestroyedDuringBuild`]. Memory stays valid.
+    pub fn teardown_device(&self, device: usize) {
+        self.cache.teardown_device(device);
+        crate::cache::notify_device_teardown(NAME, device);
+    }
+
+    /// Number of modules in this backend's cache.
+    pub fn cached_modules(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// The duration of the last kernel launched while profiling was on, in milliseconds
+    /// (device timestamps), or `None` before the first.
+    pub fn last_kernel_ms(&self) -> Option<f64> {
+        let v = f64::from_bits(self.last_ms.load(Ordering::Relaxed));
+        (!v.is_nan()).then_some(v)
+    }
+
+    /// The union of the devices' code-generation capabilities: what
+    /// [`Backend::generate_source`] generates for when it is not told the device.
+    fn generation_caps(&self) -> spoc_codegen::Capabilities {
+        let devs = match self.state() {
+            Ok(e) if !e.devices.is_empty() => &e.devices,
+            _ => return spoc_codegen::Capabilities::for_target(Target::Vulkan),
+        };
+        let mut caps = devs[0].props.codegen_caps();
+        for d in &devs[1..] {
+            let c = d.props.codegen_caps();
+            caps.fp64 |= c.fp64;
+            caps.int64_atomics |= c.int64_atomics;
+            caps.float_atomic_add |= c.float_atomic_add;
+            caps.subgroups |= c.subgroups;
+        }
+        caps
+    }
+
+    fn generate_for(
+        &self,
+        kernel: &ValidKernel,
+        block: Option<Dims>,
+        caps: spoc_codegen::Capabilities,
+        checked: bool,
+    ) -> Result<Source> {
+        spoc_codegen::generate_source_with(
+            Target::Vulkan,
+            kernel,
+            &spoc_codegen::Options {
+                block: block.map(Dims::to_array),
+                soa_params: &[],
+                caps,
+                checked,
+            },
+        )?
+        .ok_or_else(|| Error::Compile {
+            backend: NAME.into(),
+            kernel: kernel.name.clone(),
+            message: "no SPIR-V generated".into(),
+        })
+    }
+
+    fn driver_err(message: impl Into<String>) -> Error {
+        Error::Driver {
+            backend: NAME.into(),
+            message: message.into(),
+        }
+    }
+
+    fn mem_err(message: impl Into<String>) -> Error {
+        Error::Memory {
+            backend: NAME.into(),
+            message: message.into(),
+        }
+    }
+
+    fn vk_mem(mem: &DeviceMem) -> Result<&VkBuffer> {
+        mem.handle::<VkBuffer>()
+            .ok_or_else(|| Self::mem_err("not a Vulkan allocation"))
+    }
+
+    fn check_range(mem: &DeviceMem, offset: usize, bytes: usize, what: &str) -> Result<()> {
+        match offset.checked_add(bytes) {
+            Some(end) if end <= mem.bytes() => Ok(()),
+            _ => Err(Self::mem_err(format!(
+                "{what} of {bytes} bytes at offset {offset} exceeds the allocation of {} bytes",
+                mem.bytes()
+            ))),
+        }
+    }
+
+    fn check_stream(stream: Option<&Stream>, device: usize) -> Result<()> {
+        match stream {
+            None => Ok(()),
+            Some(s) if s.handle::<VkStream>().is_none() => {
+                Err(Self::driver_err("not a Vulkan stream"))
+            }
+            Some(s) if s.device() != device => Err(Self::driver_err(format!(
+                "a stream of Vulkan device {} used on device {device}",
+                s.device()
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// Checks the module's declared needs against the device: [`Error::FeatureNotSupported`]
+    /// listing what is missing.
+    fn check_spirv(dev: &VkDev, words: &[u32], what: &str, generated: bool) -> Result<spv::Scan> {
+        let scan = spv::scan(words).map_err(|message| Error::Compile {
+            backend: NAME.into(),
+            kernel: what.into(),
+            message,
+        })?;
+        let missing = spv::missing(&scan, &dev.props, generated);
+        if !missing.is_empty() {
+            return Err(Error::unsupported(
+                NAME,
+                format!(
+                    "kernel `{what}` on {}: it needs {}",
+                    dev.props.name,
+                    missing.join(", ")
+                ),
+            ));
+        }
+        Ok(scan)
+    }
+
+    /// Builds a generated kernel's pipeline from its SPIR-V, after dropping the float controls
+    /// the device lacks, with its dynamic shared array (if any) `dyn_len` elements long.
+    fn build_generated(
+        &self,
+        dev: &Arc<VkDev>,
+        kernel: &ValidKernel,
+        source: &Source,
+        options: &CompileOptions,
+        dyn_len: Option<u32>,
+    ) -> Result<VkKernel> {
+        let Code::SpirV(words) = &source.code else {
+            return Err(Error::Compile {
+                backend: NAME.into(),
+                kernel: kernel.name.clone(),
+                message: format!("expected SPIR-V, got {:?} output", source.target),
+            });
+        };
+        let words = retain_supported_float_controls(words, &dev.props);
+        Self::check_spirv(dev, &words, &kernel.name, true)?;
+        let (slots, block_bytes) =
+            spoc_codegen::naga::scalar_params_layout(Target::Vulkan, kernel)?;
+        let abi = Abi::Generated {
+            params: kernel.params.len(),
+            buffers: kernel
+                .params
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.is_buffer())
+                .map(|(i, _)| i)
+                .collect(),
+            slots,
+            block_bytes,
+            checked: options.is_checked(),
+        };
+        let dyn_elem = kernel
+            .shared
+            .iter()
+            .find(|s| s.len.is_none())
+            .map(|s| {
+                crate::ir_scan::layout(kernel, &s.elem)
+                    .map(|(size, _)| size as u32)
+                    .ok_or_else(|| Error::Compile {
+                        backend: NAME.into(),
+                        kernel: kernel.name.clone(),
+                        message: format!(
+                            "the dynamic shared array's element type {} has no layout",
+                            s.elem
+                        ),
+                    })
+            })
+            .transpose()?;
+        let block = options.block.map(Dims::to_array).unwrap_or([1, 1, 1]);
+        pipeline::build(
+            dev,
+            &words,
+            &source.entry,
+            &kernel.name,
+            block,
+            dyn_len.filter(|_| dyn_elem.is_some()),
+            abi,
+            Some(Origin {
+                kernel: kernel.clone(),
+                dyn_elem,
+                options: options.clone(),
+            }),
+        )
+        .map_err(|message| Error::Compile {
+            backend: NAME.into(),
+            kernel: kernel.name.clone(),
+            message,
+        })
+    }
+
+    /// The pipeline of generated kernel `k` for `shape` (made and kept with `k` on first use).
+    fn variant(&self, k: &VkKernel, shape: pipeline::Shape) -> Result<Arc<VkKernel>> {
+        let (block, dyn_len) = shape;
+        let Some(origin) = &k.origin else {
+            return Err(Error::invalid_launch(
+                &k.name,
+                LaunchProblem::Rejected {
+                    message: format!(
+                        "the module was built for blocks of {:?}, the launch asks {block:?}",
+                        k.block
+                    ),
+                },
+            ));
+        };
+        let mut variants = k.variants.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, v)) = variants.iter().find(|(s, _)| *s == shape) {
+            return Ok(v.clone());
+        }
+        let options = CompileOptions {
+            block: Some(block.into()),
+            ..origin.options.clone()
+        };
+        let source = self.generate_for(
+            &origin.kernel,
+            options.block,
+            k.dev.props.codegen_caps(),
+            options.is_checked(),
+        )?;
+        let v =
+            Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options, dyn_len)?);
+        variants.push((shape, v.clone()));
+        Ok(v)
+    }
+
+    fn dispatch(&self, k: &VkKernel, grid: Dims, args: &[Arg<'_>]) -> Result<()> {
+        let timed = self.profiling.load(Ordering::Relaxed);
+        match pipeline::dispatch(k, grid, args, timed) {
+            Ok(ran) => {
+                if let Some(ms) = ran.ms {
+                    tracing::info!(kernel = %k.name, ms, "Vulkan kernel time");
+                    self.last_ms.store(ms.to_bits(), Ordering::Relaxed);
+                }
+                match (&k.origin, ran.fault) {
+                    (Some(o), Some(words)) => {
+                        match crate::checked_mode::fault_error(&o.kernel, &words) {
+                            Some(fault) => Err(fault),
+                            None => Ok(()),
+                        }
+                    }
+                    _ => Ok(()),
+                }
+            }
+            Err(Ok(problem)) => Err(Error::invalid_launch(&k.name, problem)),
+            Err(Err(message)) => Err(Self::driver_err(format!("kernel `{}`: {message}", k.name))),
+        }
+    }
+
+    /// Compiles (cached per device, source, entry point, block and argument kinds) and runs
+    /// the SPIR-V compute entry point `entry` of `words`, binding `args` per the
+    /// [module's ABI](self) for external kernels, after checking grid and block against the
+    /// device's limits, the module's workgroup size against `block`, and its capabilities
+    /// against the device's features. Waits for the kernel.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] for a grid or block the device refuses or the module does not
+    /// declare, or a non-zero `shared_mem`; [`Error::FeatureNotSupported`] for a capability
+    /// the device lacks; [`Error::Compile`] for words that are not SPIR-V, a missing entry
+    /// point, or a driver's refusal; [`Error::Driver`] for a failed submission.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_spirv(
+        &self,
+        device: usize,
+        words: &[u32],
+        entry: &str,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        self.run_external(
+            device,
+            SourceLang::SpirV,
+            ContentHash::of_parts([spirv_bytes(words).as_slice()]),
+            entry,
+            grid,
+            block,
+            shared_mem,
+            args,
+            |dev| {
+                let scan = Self::check_spirv(dev, words, entry, false)?;
+                let Some(ep) = scan.entry_points.iter().find(|e| e.name == entry) else {
+                    return Err(Error::Compile {
+                        backend: NAME.into(),
+                        kernel: entry.into(),
+                        message: format!(
+                            "the SPIR-V has no compute entry point `{entry}` (it has: {})",
+                            scan.entry_points
+                                .iter()
+                                .map(|e| e.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    });
+                };
+                Ok((words.to_vec(), entry.to_string(), ep.local_size))
+            },
+        )
+    }
+
+    /// The shared path of external kernels: `make` turns the source into (words, entry point,
+    /// declared workgroup size) on a cache miss.
+    #[allow(clippy::too_many_arguments)]
+    fn run_external(
+        &self,
+        device: usize,
+        lang: SourceLang,
+        hash: ContentHash,
+        name: &str,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        args: &[Arg<'_>],
+        make: impl FnOnce(&VkDev) -> Result<(Vec<u32>, String, Option<[u32; 3]>)>,
+    ) -> Result<()> {
+        let dev = self.dev(device)?;
+        crate::launch_checks::check_dims(name, &dev.caps, grid, block, shared_mem)?;
+        if shared_mem > 0 {
+            return Err(Error::invalid_launch(
+                name,
+                LaunchProblem::Rejected {
+                    message: format!(
+                        "{shared_mem} bytes of dynamic shared memory: Vulkan kernels declare \
+                         their shared arrays, pass 0"
+                    ),
+                },
+            ));
+        }
+        let kinds: Vec<bool> = args.iter().map(|a| a.buffer().is_some()).collect();
+        let block_bytes = pipeline::external_block_bytes(args);
+        let signature = args
+            .iter()
+            .map(|a| match a {
+                Arg::Buffer(_) | Arg::BufferMut(_) => "b",
+                Arg::I64(_) | Arg::U64(_) | Arg::F64(_) => "s8",
+                _ => "s4",
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        let key = CacheKey::new(
+            device,
+            format!("{lang:?}:{name}"),
+            hash,
+            CompileOptions {
+                block: Some(block),
+                flags: vec![format!("args:{signature}")],
+                ..CompileOptions::default()
+            },
+        );
+        let b = block.to_array();
+        let module = self.cache.get_or_build(key, || {
+            let (words, entry, local) = make(dev)?;
+            if let Some(local) = local {
+                if local != b {
+                    return Err(Error::invalid_launch(
+                        name,
+                        LaunchProblem::Rejected {
+                            message: format!(
+                                "the shader's workgroup size is {local:?}, the launch's block \
+                                 {b:?}: they must be equal"
+                            ),
+                        },
+                    ));
+                }
+            }
+            let k = pipeline::build(
+                dev,
+                &words,
+                &entry,
+                name,
+                b,
+                None,
+                Abi::External { kinds, block_bytes },
+                None,
+            )
+            .map_err(|message| Error::Compile {
+                backend: NAME.into(),
+                kernel: name.into(),
+                message,
+            })?;
+            Ok(Arc::new(Module::new(device, Box::new(k))))
+        })?;
+        let k = module
+            .handle::<VkKernel>()
+            .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
+        self.dispatch(k, grid, args)
+    }
+}
+
+impl Backend for VulkanBackend {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    /// The Vulkan version the loader offers; (0, 0, 0) without one.
+    fn version(&self) -> (u32, u32, u32) {
+        match self.state() {
+            Ok(e) => e.version,
+            Err(_) => (0, 0, 0),
+        }
+    }
+
+    fn is_available(&self) -> bool {
+        self.unavailable_reason().is_none()
+    }
+
+    fn execution_model(&self) -> ExecutionModel {
+        ExecutionModel::Jit
+    }
+
+    fn devices(&self) -> Result<Vec<DeviceInfo>> {
+        Ok(self
+            .devs()?
+            .iter()
+            .enumerate()
+            .map(|(i, d)| DeviceInfo {
+                local_id: i,
+                name: d.props.name.clone(),
+                capabilities: d.caps,
+            })
+            .collect())
+    }
+
+    fn capabilities(&self, device: usize) -> Result<crate::Capabilities> {
+        Ok(self.dev(device)?.caps)
+    }
+
+    // ------------------------------------------------------------------ streams
+
+    fn create_stream(&self, device: usize) -> Result<Stream> {
+        self.dev(device)?;
+        Ok(Stream::new(device, Box::new(VkStream)))
+    }
+
+    /// Returns at once: launches and transfers have finished when they return.
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
+        Self::check_stream(Some(stream), stream.device())
+    }
+
+    fn destroy_stream(&self, stream: Stream) -> Result<()> {
+        Self::check_stream(Some(&stream), stream.device())
+    }
+
+    fn synchronize(&self, device: usize) -> Result<()> {
+        self.dev(device).map(|_| ())
+    }
+
+    // ------------------------------------------------------------------ memory
+
+    /// Allocates a zeroed storage buffer (see the [module docs](self)).
+    fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
+        let dev = self.dev(device)?;
+        let p = &dev.props;
+        let limit = p.max_storage_buffer_range.min(if p.max_allocation > 0 {
+            p.max_allocation
+        } else {
+            u64::MAX
+        });
+        if bytes as u64 > limit {
+            let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+            return Err(Self::mem_err(format!(
+                "cannot allocate {bytes} bytes ({:.1} MiB) on {}: a Vulkan kernel sees at most \
+                 {limit} bytes ({:.1} MiB) of one buffer on this device (maxStorageBufferRange \
+                 {}, maxMemoryAllocationSize {}); split the data into several buffers",
+                mib(bytes as u64),
+                p.name,
+                mib(limit),
+                p.max_storage_buffer_range,
+                p.max_allocation
+            )));
+        }
+        let buf = VkBuffer::alloc(dev, bytes as u64)
+            .map_err(|e| Self::mem_err(format!("allocating {bytes} bytes on {}: {e}", p.name)))?;
+        Ok(DeviceMem::new(device, bytes, Box::new(buf)))
+    }
+
+    unsafe fn copy_h2d_ptr(
+        &self,
+        dst: &DeviceMem,
+        offset: usize,
+        src: *const u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let b = Self::vk_mem(dst)?;
+        Self::check_range(dst, offset, bytes, "upload")?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller guarantees `src` for `bytes`; the range is inside the buffer.
+        unsafe { b.write(offset as u64, src, bytes as u64) }
+            .map_err(|e| Self::mem_err(format!("upload of {bytes} bytes: {e}")))
+    }
+
+    unsafe fn copy_d2h_ptr(
+        &self,
+        src: &DeviceMem,
+        offset: usize,
+        dst: *mut u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let b = Self::vk_mem(src)?;
+        Self::check_range(src, offset, bytes, "download")?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller guarantees `dst` for `bytes`; the range is inside the buffer.
+        unsafe { b.read(offset as u64, dst, bytes as u64) }
+            .map_err(|e| Self::mem_err(format!("download of {bytes} bytes: {e}")))
+    }
+
+    fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
+        let (d, s) = (Self::vk_mem(dst)?, Self::vk_mem(src)?);
+        Self::check_range(dst, 0, bytes, "device-to-device copy")?;
+        Self::check_range(src, 0, bytes, "device-to-device copy")?;
+        if !Arc::ptr_eq(&d.dev, &s.dev) {
+            return Err(Self::mem_err(format!(
+                "device-to-device copy between Vulkan devices {} and {}",
+                src.device(),
+                dst.device()
+            )));
+        }
+        if bytes == 0 || dst.id() == src.id() {
+            return Ok(());
+        }
+        d.copy_from(s, bytes as u64)
+            .map_err(|e| Self::mem_err(format!("device-to-device copy of {bytes} bytes: {e}")))
+    }
+
+    fn free(&self, mem: DeviceMem) -> Result<()> {
+        Self::vk_mem(&mem)?;
+        drop(mem); // VkBuffer frees itself
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ events
+
+    /// An event is a timestamp query; [`Error::FeatureNotSupported`] if the device's compute
+    /// queue has no timestamps.
+    fn create_event(&self, device: usize) -> Result<Event> {
+        let dev = self.dev(device)?;
+        if dev.props.timestamp_valid_bits == 0 {
+            return Err(Error::unsupported(
+                NAME,
+                format!(
+                    "events on {} (its compute queue has no timestamps)",
+                    dev.props.name
+                ),
+            ));
+        }
+        // SAFETY: a valid create info on a live device.
+        let pool = unsafe {
+            dev.device.create_query_pool(
+                &vk::QueryPoolCreateInfo::default()
+                    .query_type(vk::QueryType::TIMESTAMP)
+                    .query_count(1),
+                None,
+            )
+        }
+        .map_err(|e| Self::driver_err(format!("vkCreateQueryPool: {e}")))?;
+        Ok(Event::new(
+            device,
+            Box::new(VkEvent {
+                dev: dev.clone(),
+                pool,
+                recorded: AtomicBool::new(false),
+            }),
+        ))
+    }
+
+    /// Writes the device's current timestamp into the event (after all earlier work, which
+    /// has finished anyway) and waits for it.
+    fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
+        let ev = event
+            .handle::<VkEvent>()
+            .ok_or_else(|| Self::driver_err("not a Vulkan event"))?;
+        Self::check_stream(stream, event.device())?;
+        let pool = ev.pool;
+        ev.dev
+            .lock()
+            .run(|d, cb| {
+                // SAFETY: recording into the locked command buffer; the pool is live.
+                unsafe {
+                    d.cmd_reset_query_pool(cb, pool, 0, 1);
+                    d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
+                }
+            })
+            .map_err(Self::driver_err)?;
+        ev.recorded.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
+        let (a, b) = match (start.handle::<VkEvent>(), end.handle::<VkEvent>()) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(Self::driver_err("not a Vulkan event")),
+        };
+        if !Arc::ptr_eq(&a.dev, &b.dev) {
+            return Err(Self::driver_err("events of two different Vulkan devices"));
+        }
+        if !a.recorded.load(Ordering::Acquire) || !b.recorded.load(Ordering::Acquire) {
+            return Err(Self::driver_err("an event was not recorded"));
+        }
+        let read = |pool| {
+            let mut t = [0u64; 1];
+            // SAFETY: the query was written by a finished submission.
+            unsafe {
+                a.dev.device.get_query_pool_results(
+                    pool,
+                    0,
+                    &mut t,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )
+            }
+            .map(|_| t[0])
+            .map_err(|e| Self::driver_err(format!("vkGetQueryPoolResults: {e}")))
+        };
+        let (ta, tb) = (read(a.pool)?, read(b.pool)?);
+        Ok(pipeline::ticks_to_ms(&a.dev.props, ta, tb) as f32)
+    }
+
+    fn destroy_event(&self, event: Event) -> Result<()> {
+        drop(event); // VkEvent destroys itself
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ kernels
+
+    fn compile_needs_block(&self) -> bool {
+        true
+    }
+
+    fn codegen_target(&self) -> Option<Target> {
+        Some(Target::Vulkan)
+    }
+
+    fn supports_checked_mode(&self) -> bool {
+        true
+    }
+
+    /// Checked SPIR-V when `options.is_checked()` ([`spoc_codegen::checked`]), for the union
+    /// of the devices' capabilities.
+    fn generate_source_for(
+        &self,
+        kernel: &ValidKernel,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        if !options.soa_params.is_empty() {
+            let soa = options.soa_names();
+            return self.generate_source(kernel, options.block, &soa);
+        }
+        self.generate_for(
+            kernel,
+            options.block,
+            self.generation_caps(),
+            options.is_checked(),
+        )
+        .map(Some)
+    }
+
+    /// Generates for the union of the devices' capabilities; [`Backend::compile`] regenerates
+    /// for a device whose capabilities differ.
+    fn generate_source(
+        &self,
+        kernel: &ValidKernel,
+        block: Option<Dims>,
+        soa_params: &[&str],
+    ) -> Result<Option<Source>> {
+        Ok(spoc_codegen::generate_source_with(
+            Target::Vulkan,
+            kernel,
+            &spoc_codegen::Options {
+                block: block.map(Dims::to_array),
+                soa_params,
+                caps: self.generation_caps(),
+                checked: false,
+            },
+        )?)
+    }
+
+    fn compile(
+        &self,
+        device: usize,
+        kernel: &ValidKernel,
+        source: &Source,
+        options: &CompileOptions,
+    ) -> Result<Module> {
+        if !options.soa_params.is_empty() {
+            return Err(Error::unsupported(
+                NAME,
+                format!(
+                    "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
+                    options.soa_params.join(", ")
+                ),
+            ));
+        }
+        if !options.flags.is_empty() {
+            return Err(Error::unsupported(
+                NAME,
+                format!("compiler flags ({})", options.flags.join(" ")),
+            ));
+        }
+        let dev = self.dev(device)?;
+        let caps = dev.props.codegen_caps();
+        let regenerated;
+        let source = if caps != self.generation_caps() {
+            regenerated = self.generate_for(kernel, options.block, caps, options.is_checked())?;
+            &regenerated
+        } else {
+            source
+        };
+        let k = self.build_generated(dev, kernel, source, options, None)?;
+        Ok(Module::new(device, Box::new(k)))
+    }
+
+    fn module_cache(&self) -> Option<&ModuleCache> {
+        Some(&self.cache)
+    }
+
+    /// Runs the module over `grid` workgroups and waits for it. A block other than the one the
+    /// module was compiled for regenerates the kernel for it (kept with the module).
+    fn launch(
+        &self,
+        module: &Module,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        stream: Option<&Stream>,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        let k = module
+            .handle::<VkKernel>()
+            .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
+        Self::check_stream(stream, module.device())?;
+        crate::launch_checks::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
+        let dyn_len = match k.origin.as_ref().and_then(|o| o.dyn_elem) {
+            None => None,
+            Some(elem) => match u32::try_from(shared_mem / elem as usize) {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(Error::invalid_launch(
+                        &k.name,
+                        LaunchProblem::Rejected {
+                            message: format!(
+                                "{shared_mem} bytes of dynamic shared memory: the kernel's \
+                                 shared array sized at launch needs at least one {elem}-byte \
+                                 element (Vulkan has no empty workgroup arrays)"
+                            ),
+                        },
+                    ))
+                }
+            },
+        };
+        let shape = (block.to_array(), dyn_len);
+        if shape == (k.block, k.dyn_len) {
+            self.dispatch(k, grid, args)
+        } else {
+            let v = self.variant(k, shape)?;
+            self.dispatch(&v, grid, args)
+        }
+    }
+
+    fn enable_profiling(&self) {
+        self.profiling.store(true, Ordering::Relaxed);
+    }
+
+    fn disable_profiling(&self) {
+        self.profiling.store(false, Ordering::Relaxed);
+    }
+
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+
+    fn supported_source_langs(&self) -> &[SourceLang] {
+        &[SourceLang::SpirV, SourceLang::Glsl]
+    }
+
+    /// Runs external SPIR-V (hexadecimal words, see [`spirv_words_to_text`]; entry point
+    /// `kernel_name`) or GLSL compute (entry point `main`) per the [module's ABI](self),
+    /// as [`VulkanBackend::run_spirv`] does.
+    fn run_source(
+        &self,
+        device: usize,
+        source: &str,
+        lang: SourceLang,
+        kernel_name: &str,
+        grid: Dims,
+        block: Dims,
+        shared_mem: usize,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        match lang {
+            SourceLang::SpirV => {
+                let words = spirv_text_to_words(source)?;
+                self.run_spirv(device, &words, kernel_name, grid, block, shared_mem, args)
+            }
+            SourceLang::Glsl => self.run_external(
+                device,
+                lang,
+                ContentHash::of_parts([source.as_bytes()]),
+                kernel_name,
+                grid,
+                block,
+                shared_mem,
+                args,
+                |dev| {
+                    let v = spv::max_spirv_for(dev.props.api_version).min((1, 5));
+                    let c = glsl::compile(source, (v.0 as u8, v.1 as u8)).map_err(|message| {
+                        Error::Compile {
+                            backend: NAME.into(),
+                            kernel: kernel_name.into(),
+                            message,
+                        }
+                    })?;
+                    Self::check_spirv(dev, &c.words, kernel_name, false)?;
+                    Ok((c.words, c.entry, Some(c.local_size)))
+                },
+            ),
+            _ => Err(Error::unsupported(
+                NAME,
+                format!("external {lang:?} kernels"),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spirv_text_round_trips() {
+        let words = [0x0723_0203, 0x0001_0500, 0, 7, 0, 0xdead_beef, 1, 2, 3];
+        let text = spirv_words_to_text(&words);
+        assert_eq!(text.lines().count(), 2);
+        assert_eq!(spirv_text_to_words(&text).unwrap(), words);
+        assert_eq!(
+            spirv_text_to_words("0x07230203, 0X10 ff").unwrap(),
+            vec![0x0723_0203, 0x10, 0xff]
+        );
+        assert!(matches!(
+            spirv_text_to_words("07230203 xyz"),
+            Err(Error::Compile { .. })
+        ));
+    }
+
+    #[test]
+    fn fma_widths_are_found_in_naga_spirv() {
+        let src = "#version 450\nlayout(local_size_x = 4, local_size_y = 2) in;\n\
+                   layout(set = 0, binding = 1) buffer F { float f[]; };\n\
+                   void main() { f[3] = fma(f[0], f[1], f[2]); }\n";
+        let c = glsl::compile(src, (1, 3)).unwrap();
+        let s = spv::scan(&c.words).unwrap();
+        assert_eq!(s.fma_widths, vec![32]);
+        assert_eq!(s.version, (1, 3));
+        assert_eq!(c.local_size, [4, 2, 1]);
+        assert_eq!(s.entry_points.len(), 1);
+        assert_eq!(s.entry_points[0].local_size, Some([4, 2, 1]));
+        let plain = glsl::compile(
+            "#version 450\nlayout(local_size_x = 1) in;\n\
+             layout(set = 0, binding = 1) buffer F { float f[]; };\n\
+             void main() { f[3] = f[0] * f[1] + f[2]; }\n",
+            (1, 3),
+        )
+        .unwrap();
+        assert!(spv::scan(&plain.words).unwrap().fma_widths.is_empty());
+    }
+
+    #[test]
+    fn external_scalar_blocks_are_repr_c() {
+        assert_eq!(pipeline::external_block_bytes(&[]), 0);
+        assert_eq!(pipeline::external_block_bytes(&[Arg::F32(1.0)]), 4);
+        // f32 at 0, f64 at 8, bool at 16: 20 rounded to 24.
+        assert_eq!(
+            pipeline::external_block_bytes(&[Arg::F32(1.0), Arg::F64(2.0), Arg::Bool(true)]),
+            24
+        );
+    }
+}

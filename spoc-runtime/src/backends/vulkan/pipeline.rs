@@ -1,0 +1,551 @@
+//! Compute pipelines (one per kernel and block size), argument binding and dispatch.
+
+use super::device::VkDev;
+use super::memory::{HostBuffer, VkBuffer};
+use crate::args::Arg;
+use crate::backend::CompileOptions;
+use crate::dims::Dims;
+use crate::error::LaunchProblem;
+use ash::vk;
+use spoc_codegen::naga::ParamSlot;
+use spoc_ir::ValidKernel;
+use std::ffi::CString;
+use std::sync::{Arc, Mutex};
+
+/// How a module takes its arguments (always: set 0, binding 0 the scalar block if there is one,
+/// binding `1 + j` the j-th buffer argument).
+#[derive(Clone, Debug)]
+pub(crate) enum Abi {
+    /// A generated kernel: `params` parameters, of which those in `buffers` (indices) are
+    /// buffers; the scalar block is laid out by `spoc_codegen::naga::scalar_params_layout`.
+    Generated {
+        params: usize,
+        buffers: Vec<usize>,
+        slots: Vec<ParamSlot>,
+        block_bytes: u32,
+        /// Checked mode: the fault record ([`spoc_codegen::checked`]) is bound after the
+        /// buffers, at binding `1 + buffers.len()`.
+        checked: bool,
+    },
+    /// An external kernel: the arguments' kinds as given when it was built; scalars packed in
+    /// order as a `#[repr(C)]` struct ([`pack_external`]).
+    External {
+        /// `true` for a buffer argument, `false` for a scalar.
+        kinds: Vec<bool>,
+        block_bytes: u32,
+    },
+}
+
+impl Abi {
+    fn block_bytes(&self) -> u32 {
+        match self {
+            Abi::Generated { block_bytes, .. } | Abi::External { block_bytes, .. } => *block_bytes,
+        }
+    }
+
+    fn checked(&self) -> bool {
+        matches!(self, Abi::Generated { checked: true, .. })
+    }
+
+    fn buffer_count(&self) -> usize {
+        match self {
+            Abi::Generated { buffers, .. } => buffers.len(),
+            Abi::External { kinds, .. } => kinds.iter().filter(|&&b| b).count(),
+        }
+    }
+}
+
+/// What a generated module needs to be regenerated for another block size.
+pub(crate) struct Origin {
+    pub(crate) kernel: ValidKernel,
+    /// Size in bytes of an element of the kernel's dynamic shared array, if it has one.
+    pub(crate) dyn_elem: Option<u32>,
+    pub(crate) options: CompileOptions,
+}
+
+/// A compiled kernel ([`crate::backend::Module`]'s handle): the pipeline for one block size,
+/// its layouts, a descriptor set and a scalar block, reused by every launch under the device's
+/// lock.
+pub(crate) struct VkKernel {
+    pub(crate) dev: Arc<VkDev>,
+    pub(crate) name: String,
+    pub(crate) block: [u32; 3],
+    /// The length (elements) its dynamic shared array was specialised to, if it was.
+    pub(crate) dyn_len: Option<u32>,
+    pub(crate) abi: Abi,
+    set_layout: vk::DescriptorSetLayout,
+    layout: vk::PipelineLayout,
+    pipeline: vk::Pipeline,
+    pool: vk::DescriptorPool,
+    set: vk::DescriptorSet,
+    scalar: Option<HostBuffer>,
+    /// Checked mode: the fault record, zeroed before and read after each launch (under the
+    /// device's lock).
+    fault: Option<HostBuffer>,
+    /// For generated kernels: what regenerating for another block size needs.
+    pub(crate) origin: Option<Origin>,
+    /// Pipelines of this kernel for other block sizes or dynamic shared lengths, made on
+    /// demand.
+    pub(crate) variants: Mutex<Vec<(Shape, Arc<VkKernel>)>>,
+}
+
+// SAFETY: Vulkan handles are identifiers; the descriptor set and scalar block are written only
+// under the device's lock.
+unsafe impl Send for VkKernel {}
+// SAFETY: as above.
+unsafe impl Sync for VkKernel {}
+
+impl Drop for VkKernel {
+    fn drop(&mut self) {
+        let d = &self.dev.device;
+        // SAFETY: launches wait for completion, so nothing pending uses these objects;
+        // destroying a null handle is a no-op.
+        unsafe {
+            d.destroy_pipeline(self.pipeline, None);
+            d.destroy_pipeline_layout(self.layout, None);
+            d.destroy_descriptor_pool(self.pool, None);
+            d.destroy_descriptor_set_layout(self.set_layout, None);
+            if let Some(s) = self.scalar.take() {
+                s.destroy(d);
+            }
+            if let Some(f) = self.fault.take() {
+                f.destroy(d);
+            }
+        }
+    }
+}
+
+/// What a pipeline is specialised for: the block size and the dynamic shared array's length.
+pub(crate) type Shape = ([u32; 3], Option<u32>);
+
+/// Builds the pipeline of `entry` in `words` for `block`, with the dynamic shared array's
+/// length (specialization constant `spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID`) set to
+/// `dyn_len` if given.
+///
+/// # Errors
+/// The failing Vulkan call (a driver's rejection of the module is `vkCreateComputePipelines`
+/// or `vkCreateShaderModule`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build(
+    dev: &Arc<VkDev>,
+    words: &[u32],
+    entry: &str,
+    name: &str,
+    block: [u32; 3],
+    dyn_len: Option<u32>,
+    abi: Abi,
+    origin: Option<Origin>,
+) -> Result<VkKernel, String> {
+    let d = &dev.device;
+    let block_bytes = abi.block_bytes();
+    let nbuf = abi.buffer_count();
+    let mut k = VkKernel {
+        dev: dev.clone(),
+        name: name.to_string(),
+        block,
+        dyn_len,
+        abi,
+        set_layout: vk::DescriptorSetLayout::null(),
+        layout: vk::PipelineLayout::null(),
+        pipeline: vk::Pipeline::null(),
+        pool: vk::DescriptorPool::null(),
+        set: vk::DescriptorSet::null(),
+        scalar: None,
+        fault: None,
+        origin,
+        variants: Mutex::new(Vec::new()),
+    };
+    let checked = k.abi.checked();
+    let mut bindings: Vec<u32> = (0..nbuf).map(spoc_codegen::naga::buffer_binding).collect();
+    if checked {
+        bindings.push(spoc_codegen::naga::buffer_binding(nbuf));
+    }
+    if block_bytes > 0 {
+        bindings.insert(0, spoc_codegen::naga::SCALAR_PARAMS_BINDING);
+    }
+    let layout_bindings: Vec<vk::DescriptorSetLayoutBinding> = bindings
+        .iter()
+        .map(|&b| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(b)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        })
+        .collect();
+    let entry_c = CString::new(entry).map_err(|_| format!("entry point `{entry}` holds a NUL"))?;
+    // SAFETY: valid create infos; every object made is owned by `k`, whose Drop destroys it
+    // on the error paths too.
+    unsafe {
+        k.set_layout = d
+            .create_descriptor_set_layout(
+                &vk::DescriptorSetLayoutCreateInfo::default().bindings(&layout_bindings),
+                None,
+            )
+            .map_err(|e| format!("vkCreateDescriptorSetLayout: {e}"))?;
+        let set_layouts = [k.set_layout];
+        k.layout = d
+            .create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts),
+                None,
+            )
+            .map_err(|e| format!("vkCreatePipelineLayout: {e}"))?;
+        let module = d
+            .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(words), None)
+            .map_err(|e| format!("vkCreateShaderModule: {e}"))?;
+        let spec_data = dyn_len.unwrap_or(0).to_le_bytes();
+        let spec_entries = [vk::SpecializationMapEntry {
+            constant_id: spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID,
+            offset: 0,
+            size: 4,
+        }];
+        let spec = vk::SpecializationInfo::default()
+            .map_entries(&spec_entries)
+            .data(&spec_data);
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
+            .stage(vk::ShaderStageFlags::COMPUTE)
+            .module(module)
+            .name(&entry_c);
+        if dyn_len.is_some() {
+            stage = stage.specialization_info(&spec);
+        }
+        let made = d.create_compute_pipelines(
+            vk::PipelineCache::null(),
+            &[vk::ComputePipelineCreateInfo::default()
+                .stage(stage)
+                .layout(k.layout)],
+            None,
+        );
+        d.destroy_shader_module(module, None);
+        k.pipeline = made.map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))?[0];
+        let sizes = [vk::DescriptorPoolSize {
+            ty: vk::DescriptorType::STORAGE_BUFFER,
+            descriptor_count: (bindings.len() as u32).max(1),
+        }];
+        k.pool = d
+            .create_descriptor_pool(
+                &vk::DescriptorPoolCreateInfo::default()
+                    .max_sets(1)
+                    .pool_sizes(&sizes),
+                None,
+            )
+            .map_err(|e| format!("vkCreateDescriptorPool: {e}"))?;
+        k.set = d
+            .allocate_descriptor_sets(
+                &vk::DescriptorSetAllocateInfo::default()
+                    .descriptor_pool(k.pool)
+                    .set_layouts(&set_layouts),
+            )
+            .map_err(|e| format!("vkAllocateDescriptorSets: {e}"))?[0];
+    }
+    if block_bytes > 0 {
+        k.scalar = Some(HostBuffer::new(
+            dev,
+            block_bytes as u64,
+            vk::BufferUsageFlags::STORAGE_BUFFER,
+        )?);
+    }
+    if checked {
+        k.fault = Some(HostBuffer::new(
+            dev,
+            spoc_codegen::checked::RECORD_BYTES as u64,
+            vk::BufferUsageFlags::STORAGE_BUFFER,
+        )?);
+    }
+    Ok(k)
+}
+
+/// The bytes of a scalar argument in a block slot of `size` bytes (`bool` as a `u32`, a
+/// `usize` as the slot's width).
+fn scalar_bytes(arg: &Arg<'_>, size: u32) -> Option<Vec<u8>> {
+    let v = match *arg {
+        Arg::Bool(v) => (v as u32).to_le_bytes().to_vec(),
+        Arg::I32(v) => v.to_le_bytes().to_vec(),
+        Arg::U32(v) => v.to_le_bytes().to_vec(),
+        Arg::F32(v) => v.to_le_bytes().to_vec(),
+        Arg::I64(v) => v.to_le_bytes().to_vec(),
+        Arg::U64(v) => v.to_le_bytes().to_vec(),
+        Arg::F64(v) => v.to_le_bytes().to_vec(),
+        Arg::Usize(v) if size == 4 => u32::try_from(v).ok()?.to_le_bytes().to_vec(),
+        Arg::Usize(v) => (v as u64).to_le_bytes().to_vec(),
+        Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => return None,
+    };
+    (v.len() == size as usize).then_some(v)
+}
+
+/// Size (= alignment) of a scalar argument in an external kernel's block.
+fn external_size(arg: &Arg<'_>) -> u32 {
+    match arg {
+        Arg::I64(_) | Arg::U64(_) | Arg::F64(_) => 8,
+        _ => 4,
+    }
+}
+
+/// The scalar block of an external kernel: its scalar arguments in order, each at the next
+/// offset aligned to its size (`bool`, `i32`, `u32`, `f32` and `usize` take 4 bytes, `i64`,
+/// `u64` and `f64` 8), the total rounded up to the largest alignment; empty without scalars.
+pub(crate) fn external_block_bytes(args: &[Arg<'_>]) -> u32 {
+    let (mut off, mut align) = (0u32, 1u32);
+    for a in args.iter().filter(|a| a.buffer().is_none()) {
+        let s = external_size(a);
+        off = off.next_multiple_of(s) + s;
+        align = align.max(s);
+    }
+    off.next_multiple_of(align)
+}
+
+fn reject(message: String) -> LaunchProblem {
+    LaunchProblem::Rejected { message }
+}
+
+/// Writes the scalar block for `args` per `abi`.
+fn pack(abi: &Abi, args: &[Arg<'_>]) -> Result<Vec<u8>, LaunchProblem> {
+    let mut out = vec![0u8; abi.block_bytes() as usize];
+    match abi {
+        Abi::Generated { slots, .. } => {
+            for s in slots {
+                let arg = &args[s.param];
+                let Some(b) = scalar_bytes(arg, s.size) else {
+                    return Err(match arg {
+                        Arg::Usize(v) => LaunchProblem::UsizeOverflow {
+                            index: s.param,
+                            param: s.name.clone(),
+                            value: *v as u64,
+                        },
+                        _ => reject(format!(
+                            "argument {} (`{}`) is {}, which does not fill its {}-byte slot",
+                            s.param,
+                            s.name,
+                            arg.describe(),
+                            s.size
+                        )),
+                    });
+                };
+                out[s.offset as usize..][..b.len()].copy_from_slice(&b);
+            }
+        }
+        Abi::External { .. } => {
+            let mut off = 0usize;
+            for (i, a) in args.iter().enumerate() {
+                if a.buffer().is_some() {
+                    continue;
+                }
+                let size = external_size(a);
+                off = off.next_multiple_of(size as usize);
+                let b = scalar_bytes(a, size).ok_or_else(|| LaunchProblem::UsizeOverflow {
+                    index: i,
+                    param: format!("#{i}"),
+                    value: match a {
+                        Arg::Usize(v) => *v as u64,
+                        _ => 0,
+                    },
+                })?;
+                out[off..][..b.len()].copy_from_slice(&b);
+                off += b.len();
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Checks `args` against the module's ABI and collects the buffers in binding order.
+fn buffers<'a>(
+    k: &VkKernel,
+    args: &'a [Arg<'a>],
+) -> Result<Vec<(&'a VkBuffer, u64)>, LaunchProblem> {
+    let is_buffer: Vec<bool> = match &k.abi {
+        Abi::Generated {
+            params, buffers, ..
+        } => (0..*params).map(|i| buffers.contains(&i)).collect(),
+        Abi::External { kinds, .. } => kinds.clone(),
+    };
+    if is_buffer.len() != args.len() {
+        return Err(LaunchProblem::ArgCount {
+            expected: is_buffer.len(),
+            got: args.len(),
+        });
+    }
+    let mut out = Vec::new();
+    for (i, (a, want_buffer)) in args.iter().zip(is_buffer).enumerate() {
+        match (a.buffer(), want_buffer) {
+            (Some(b), true) => {
+                let mem = b.mem();
+                let Some(vb) = mem.handle::<VkBuffer>() else {
+                    return Err(reject(format!("argument {i} is not a Vulkan buffer")));
+                };
+                if !Arc::ptr_eq(&vb.dev, &k.dev) {
+                    return Err(reject(format!(
+                        "argument {i} lives on another Vulkan device than the kernel"
+                    )));
+                }
+                let bytes = b.size_bytes() as u64;
+                if bytes > k.dev.props.max_storage_buffer_range {
+                    return Err(reject(format!(
+                        "argument {i} has {bytes} bytes; the device binds at most {} bytes \
+                         (maxStorageBufferRange)",
+                        k.dev.props.max_storage_buffer_range
+                    )));
+                }
+                out.push((vb, bytes));
+            }
+            (None, false) => {}
+            (Some(_), false) => {
+                return Err(reject(format!(
+                    "argument {i} is a buffer where the kernel takes a scalar"
+                )))
+            }
+            (None, true) => {
+                return Err(reject(format!(
+                    "argument {i} is {} where the kernel takes a buffer",
+                    a.describe()
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What a finished launch reports.
+#[derive(Debug, Default)]
+pub(crate) struct Ran {
+    /// The kernel's duration in milliseconds, when timed on a device with timestamps.
+    pub(crate) ms: Option<f64>,
+    /// Checked mode: the fault record's words after the launch.
+    pub(crate) fault: Option<Vec<u32>>,
+}
+
+/// Binds `args` and runs `k` over `grid` workgroups, waiting for it.
+///
+/// # Errors
+/// `Err(Ok(problem))` for arguments the module cannot take (nothing ran), `Err(Err(message))`
+/// for a failed Vulkan call.
+pub(crate) fn dispatch(
+    k: &VkKernel,
+    grid: Dims,
+    args: &[Arg<'_>],
+    timed: bool,
+) -> Result<Ran, Result<LaunchProblem, String>> {
+    let bufs = buffers(k, args).map_err(Ok)?;
+    let block = pack(&k.abi, args).map_err(Ok)?;
+    run(k, grid, &block, &bufs, timed).map_err(Err)
+}
+
+/// Runs `k` over `grid` workgroups with `block` as its scalar block and `bufs` (buffer, bytes
+/// to bind) at bindings `1 + j` (and a checked kernel's zeroed fault record after them),
+/// waiting for it.
+///
+/// # Errors
+/// The failing Vulkan call.
+pub(crate) fn run(
+    k: &VkKernel,
+    grid: Dims,
+    block: &[u8],
+    bufs: &[(&VkBuffer, u64)],
+    timed: bool,
+) -> Result<Ran, String> {
+    let dev = &k.dev;
+    let mut l = dev.lock();
+    let timer = if timed { l.s.timer } else { None };
+    let d = &dev.device;
+    let mut infos: Vec<[vk::DescriptorBufferInfo; 1]> = Vec::new();
+    let mut binding_of = Vec::new();
+    if let Some(s) = &k.scalar {
+        // SAFETY: the block fits the mapping (made for `block_bytes`); no command uses it now
+        // (we hold the device's lock and every submission has finished).
+        unsafe { std::ptr::copy_nonoverlapping(block.as_ptr(), s.ptr.as_ptr(), block.len()) };
+        infos.push([vk::DescriptorBufferInfo {
+            buffer: s.buffer,
+            offset: 0,
+            range: block.len() as u64,
+        }]);
+        binding_of.push(spoc_codegen::naga::SCALAR_PARAMS_BINDING);
+    }
+    for (j, (b, bytes)) in bufs.iter().enumerate() {
+        // The runtime array's length is the bound range over the element size, so bind exactly
+        // the buffer's bytes; an empty buffer binds one byte (length 0: elements are at least
+        // 2 bytes).
+        infos.push([vk::DescriptorBufferInfo {
+            buffer: b.buffer,
+            offset: 0,
+            range: (*bytes).max(1),
+        }]);
+        binding_of.push(spoc_codegen::naga::buffer_binding(j));
+    }
+    if let Some(f) = &k.fault {
+        // SAFETY: the record's mapping holds RECORD_BYTES; no pending command uses it.
+        unsafe { std::ptr::write_bytes(f.ptr.as_ptr(), 0, spoc_codegen::checked::RECORD_BYTES) };
+        infos.push([vk::DescriptorBufferInfo {
+            buffer: f.buffer,
+            offset: 0,
+            range: spoc_codegen::checked::RECORD_BYTES as u64,
+        }]);
+        binding_of.push(spoc_codegen::naga::buffer_binding(bufs.len()));
+    }
+    let writes: Vec<vk::WriteDescriptorSet> = infos
+        .iter()
+        .zip(&binding_of)
+        .map(|(info, &b)| {
+            vk::WriteDescriptorSet::default()
+                .dst_set(k.set)
+                .dst_binding(b)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(info)
+        })
+        .collect();
+    // SAFETY: the set is not in use by a pending command (we hold the lock, submissions are
+    // waited for); every buffer is live (borrowed by `args`).
+    unsafe { d.update_descriptor_sets(&writes, &[]) };
+    let g = grid.to_array();
+    let (pipeline, layout, set) = (k.pipeline, k.layout, k.set);
+    l.run(|d, cb| {
+        // SAFETY: recording into the locked command buffer with live objects of this device.
+        unsafe {
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
+            d.cmd_bind_descriptor_sets(cb, vk::PipelineBindPoint::COMPUTE, layout, 0, &[set], &[]);
+            if let Some(q) = timer {
+                d.cmd_reset_query_pool(cb, q, 0, 2);
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::TOP_OF_PIPE, q, 0);
+            }
+            d.cmd_dispatch(cb, g[0], g[1], g[2]);
+            if let Some(q) = timer {
+                d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, q, 1);
+            }
+        }
+    })?;
+    let fault = k.fault.as_ref().map(|f| {
+        let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
+        // SAFETY: the submission has finished; the mapping holds RECORD_BYTES (coherent).
+        unsafe { std::ptr::copy_nonoverlapping(f.ptr.as_ptr(), bytes.as_mut_ptr(), bytes.len()) };
+        crate::checked_mode::words_of(&bytes)
+    });
+    let Some(q) = timer else {
+        return Ok(Ran { ms: None, fault });
+    };
+    let mut t = [0u64; 2];
+    // SAFETY: both queries were written by the finished submission.
+    unsafe {
+        d.get_query_pool_results(
+            q,
+            0,
+            &mut t,
+            vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+        )
+    }
+    .map_err(|e| format!("vkGetQueryPoolResults: {e}"))?;
+    Ok(Ran {
+        ms: Some(ticks_to_ms(&dev.props, t[0], t[1])),
+        fault,
+    })
+}
+
+/// Milliseconds between two timestamps of `props`'s queue.
+pub(crate) fn ticks_to_ms(props: &super::VulkanDeviceProps, a: u64, b: u64) -> f64 {
+    let bits = props.timestamp_valid_bits;
+    let mask = if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let ticks = (b & mask).wrapping_sub(a & mask) & mask;
+    ticks as f64 * props.timestamp_period as f64 / 1e6
+}
