@@ -24,7 +24,7 @@ use spoc_runtime::{
     all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Device, Error,
     LaunchProblem,
 };
-use spoc_testkit::backends;
+use spoc_testkit::devices::best_device_or_skip;
 use std::sync::Arc;
 use support::{BALLOTS, DYN_REVERSE, SAXPY, TAKES_I64, WITH_BARRIER};
 
@@ -33,12 +33,10 @@ use support::{BALLOTS, DYN_REVERSE, SAXPY, TAKES_I64, WITH_BARRIER};
 /// # Panics
 /// If OpenCL is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
 fn opencl(test: &str) -> Option<Device> {
-    init_device(Some("OpenCL"))
-        .map_err(|e| {
-            let why = OpenClBackend::new().unavailable_reason();
-            backends::skip("OpenCL", test, &why.unwrap_or_else(|| e.to_string()));
-        })
-        .ok()
+    best_device_or_skip("OpenCL", test, |e| {
+        let why = OpenClBackend::new().unavailable_reason();
+        why.unwrap_or_else(|| e.to_string())
+    })
 }
 
 const SAXPY_CL: &str = r#"

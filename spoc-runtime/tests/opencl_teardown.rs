@@ -9,7 +9,7 @@ mod support;
 
 use spoc_runtime::cache::{on_device_teardown, remove_hook};
 use spoc_runtime::opencl::OpenClBackend;
-use spoc_runtime::{init_device, Backend, CompileOptions, Error};
+use spoc_runtime::{Backend, CompileOptions, Error};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use support::SAXPY;
@@ -19,12 +19,10 @@ use support::SAXPY;
 /// # Panics
 /// If OpenCL is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
 fn opencl(test: &str) -> Option<spoc_runtime::Device> {
-    init_device(Some("OpenCL"))
-        .map_err(|e| {
-            let why = OpenClBackend::new().unavailable_reason();
-            spoc_testkit::backends::skip("OpenCL", test, &why.unwrap_or_else(|| e.to_string()));
-        })
-        .ok()
+    spoc_testkit::devices::best_device_or_skip("OpenCL", test, |e| {
+        let why = OpenClBackend::new().unavailable_reason();
+        why.unwrap_or_else(|| e.to_string())
+    })
 }
 
 #[test]

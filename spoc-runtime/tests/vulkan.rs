@@ -23,7 +23,7 @@ use spoc_ir::{Kernel, Type};
 use spoc_runtime::backend::{Backend, Code, CompileOptions, SourceLang, Target};
 use spoc_runtime::vulkan::{spirv_words_to_text, DeviceType, FeatureMask, VulkanBackend};
 use spoc_runtime::{all_devices, dims1d, init_device, run, Arg, Device, Error, LaunchProblem};
-use spoc_testkit::backends;
+use spoc_testkit::devices::best_device_or_skip;
 use support::{DYN_ROTATE, IOTA, TAKES_I64};
 
 /// The best Vulkan device, or `None` (printed) when Vulkan is unavailable.
@@ -31,12 +31,10 @@ use support::{DYN_ROTATE, IOTA, TAKES_I64};
 /// # Panics
 /// If Vulkan is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
 fn vulkan(test: &str) -> Option<Device> {
-    init_device(Some("Vulkan"))
-        .map_err(|e| {
-            let why = VulkanBackend::new().unavailable_reason();
-            backends::skip("Vulkan", test, &why.unwrap_or_else(|| e.to_string()));
-        })
-        .ok()
+    best_device_or_skip("Vulkan", test, |e| {
+        let why = VulkanBackend::new().unavailable_reason();
+        why.unwrap_or_else(|| e.to_string())
+    })
 }
 
 /// The registered backend's view of `dev`.

@@ -32,10 +32,23 @@ pub fn devices_of(backend: &str, test: &str) -> Option<Vec<Device>> {
 /// # Panics
 /// If `backend` has no device and `SPOC_REQUIRE_BACKENDS` names it.
 pub fn best_device(backend: &str, test: &str) -> Option<Device> {
+    best_device_or_skip(backend, test, |e| e.to_string())
+}
+
+/// [`best_device`], skipping with the reason `why` gives for the error (a backend's own
+/// probe, such as its `unavailable_reason()`, says more than the registry's error).
+///
+/// # Panics
+/// If `backend` has no device and `SPOC_REQUIRE_BACKENDS` names it.
+pub fn best_device_or_skip(
+    backend: &str,
+    test: &str,
+    why: impl FnOnce(&spoc_runtime::Error) -> String,
+) -> Option<Device> {
     match spoc_runtime::init_device(Some(backend)) {
         Ok(dev) => Some(dev),
         Err(e) => {
-            backends::skip(backend, test, &e);
+            backends::skip(backend, test, &why(&e));
             None
         }
     }

@@ -4,10 +4,11 @@
 //! - [`ir`]: the builder of hand-written IR kernels (variables, parameters, shared arrays, and
 //!   one constructor per expression and statement form);
 //! - [`backends`]: `SPOC_REQUIRE_BACKENDS`, the backends a run must not skip;
-//! - [`devices`] (feature `devices`): run a test on every device of a backend, printing a
+//! - `devices` (feature `devices`): run a test on every device of a backend, printing a
 //!   `SKIPPED` line when it has none and failing when a required one has none;
 //! - [`float`]: ULP distances and comparisons of `f32`/`f64`, NaN-canonical bit patterns;
-//! - [`backend_tests!`]: one test body per backend, each a named `#[test]`.
+//! - `backend_tests!` (feature `devices`): one test body per backend, each a named `#[test]`;
+//! - [`ir_accessor!`]: the validated, kept IR of a hand-written `KernelDef`.
 //!
 //! A test that could not run because a backend is missing never passes silently: it prints
 //! `SKIPPED <test>: <why>` on stderr, and it fails instead when `SPOC_REQUIRE_BACKENDS` names
