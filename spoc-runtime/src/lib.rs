@@ -12,6 +12,7 @@
 
 mod args;
 pub mod backend;
+pub mod bind;
 mod buffer;
 pub mod cache;
 mod check;

@@ -469,6 +469,7 @@ impl Backend for TestBackend {
             target: Target::CudaC,
             code: Code::Text(format!("// kernel {}", kernel.name)),
             entry: kernel.name.clone(),
+            abi: Default::default(),
         }))
     }
 
