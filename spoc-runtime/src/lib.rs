@@ -13,6 +13,7 @@
 mod args;
 pub mod backend;
 pub mod bind;
+pub mod driver_core;
 mod buffer;
 pub mod cache;
 mod check;
