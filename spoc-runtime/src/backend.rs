@@ -175,7 +175,8 @@ pub struct CompileOptions {
     /// ([`Backend::compile_needs_block`]); `None` otherwise.
     pub block: Option<Dims>,
     /// Record-buffer parameters lowered as structure-of-arrays (CUDA/PTX only, see
-    /// [`Backend::supports_soa_params`]), in parameter order. A launch fills it with the
+    /// [`Backend::supports_soa_params`]; code generation refuses them everywhere else), in
+    /// parameter order. A launch fills it with the
     /// parameters given an [`Arg::Soa`] / [`Arg::SoaMut`] argument.
     pub soa_params: Vec<String>,
     /// Backend-specific compiler flags.
@@ -198,6 +199,33 @@ impl CompileOptions {
     /// [`CompileOptions::soa_params`] as the `&str`s code generation takes.
     pub fn soa_names(&self) -> Vec<&str> {
         self.soa_params.iter().map(String::as_str).collect()
+    }
+}
+
+/// Where and how wide a launch runs: what every launch entry point of a [`Backend`] takes.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchConfig<'s> {
+    /// Blocks in the grid, per axis.
+    pub grid: Dims,
+    /// Threads per block, per axis.
+    pub block: Dims,
+    /// Dynamic shared memory per block, in bytes (the kernel's statically sized shared arrays
+    /// not included).
+    pub shared_mem_bytes: usize,
+    /// The stream to launch on; `None` is the device's default stream.
+    pub stream: Option<&'s Stream>,
+}
+
+impl LaunchConfig<'_> {
+    /// A launch of `grid` blocks of `block` threads with `shared_mem_bytes` bytes of dynamic
+    /// shared memory, on the default stream.
+    pub fn new(grid: Dims, block: Dims, shared_mem_bytes: usize) -> LaunchConfig<'static> {
+        LaunchConfig {
+            grid,
+            block,
+            shared_mem_bytes,
+            stream: None,
+        }
     }
 }
 
@@ -437,52 +465,82 @@ pub trait Backend: Send + Sync + 'static {
         false
     }
 
-    /// Generates the source [`Backend::compile`] gets for `kernel` compiled with `options`. The
-    /// default is [`Backend::generate_source`] with the block and SoA parameters (unchecked);
-    /// backends with [`Backend::supports_checked_mode`] generate checked code when
-    /// `options.is_checked()`.
-    ///
-    /// # Errors
-    /// As [`Backend::generate_source`].
-    fn generate_source_for(
-        &self,
-        kernel: &Kernel,
-        options: &CompileOptions,
-    ) -> Result<Option<Source>> {
-        self.generate_source(kernel, options.block, &options.soa_names())
-    }
-
-    /// The `spoc_codegen` target the default [`Backend::generate_source`] generates for
-    /// (`None`, the default: no source, as for Direct and Custom backends).
+    /// The `spoc_codegen` target [`Backend::generate`] generates for (`None`, the default: no
+    /// source, as for Direct and Custom backends).
     fn codegen_target(&self) -> Option<Target> {
         None
     }
 
-    /// Generates source for `kernel` (JIT backends). The default delegates to
-    /// `spoc_codegen::generate_source` for [`Backend::codegen_target`], and returns `Ok(None)`
-    /// without a target (Direct and Custom backends).
+    /// What code generation may assume of backend-local `device` (`Some`: the device a build
+    /// is for), or, with `None`, of a device of this backend not yet known (what
+    /// [`Backend::generate_source`] generates for: the backend's devices together, or the
+    /// target's defaults). The default is the target's defaults.
     ///
     /// # Errors
-    /// [`Error::FeatureNotSupported`] for a construct the target lacks or a non-empty
-    /// `soa_params` the backend cannot honour; [`Error::Compile`] for code generation errors.
+    /// [`Error::NoDevice`] for a bad device; a driver error.
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        let _ = device;
+        Ok(match self.codegen_target() {
+            Some(t) => spoc_codegen::Capabilities::for_target(t),
+            None => spoc_codegen::Capabilities::for_target(Target::Native),
+        })
+    }
+
+    /// Generates the source [`Backend::compile`] gets for `kernel` with `caps` (the device's
+    /// own, [`Backend::codegen_caps`]) and `options` (block, Structure-of-Arrays parameters,
+    /// checked mode): the one code generation of a build. The default generates for
+    /// [`Backend::codegen_target`] (`Ok(None)` without one: Direct and Custom backends), checked
+    /// when `options.is_checked()`.
+    ///
+    /// # Errors
+    /// [`Error::FeatureNotSupported`] for a construct the target or device lacks, or for
+    /// Structure-of-Arrays parameters on any target but CUDA/PTX
+    /// ([`spoc_codegen::abi::refuse_soa`]); [`Error::Compile`] for code generation errors.
+    fn generate(
+        &self,
+        kernel: &Kernel,
+        caps: &spoc_codegen::Capabilities,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        let Some(target) = self.codegen_target() else {
+            return Ok(None);
+        };
+        let soa = options.soa_names();
+        Ok(spoc_codegen::generate_source_with(
+            target,
+            kernel,
+            &spoc_codegen::Options {
+                block: options.block.map(Dims::to_array),
+                soa_params: &soa,
+                caps: caps.clone(),
+                checked: options.is_checked(),
+            },
+        )?)
+    }
+
+    /// Generates unchecked source for `kernel` for a device of this backend not yet known
+    /// ([`Backend::codegen_caps`] of `None`), to inspect or hand to [`Backend::compile`]:
+    /// [`Backend::generate`] with `block` and `soa_params`.
+    ///
+    /// # Errors
+    /// As [`Backend::generate`].
     fn generate_source(
         &self,
         kernel: &Kernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
-        match self.codegen_target() {
-            Some(target) => Ok(spoc_codegen::generate_source(
-                target,
-                kernel,
-                block.map(Dims::to_array),
-                soa_params,
-            )?),
-            None => Ok(None),
-        }
+        let options = CompileOptions {
+            block,
+            soa_params: soa_params.iter().map(|s| s.to_string()).collect(),
+            ..CompileOptions::default()
+        };
+        self.generate(kernel, &self.codegen_caps(None)?, &options)
     }
 
-    /// Compiles `source` (generated from `kernel`) for `device`, uncached.
+    /// Compiles `source` (generated from `kernel` by [`Backend::generate`]) for `device`,
+    /// uncached: the driver's step only (the source is not generated again; its
+    /// [`Source::abi`] is what launches bind the arguments from).
     ///
     /// # Errors
     /// [`Error::Compile`] if the driver rejects it; [`Error::FeatureNotSupported`] by default.
@@ -541,20 +599,13 @@ pub trait Backend: Send + Sync + 'static {
         }
     }
 
-    /// Launches a compiled module. `args` have been checked against the kernel's parameters.
+    /// Launches a compiled module as `config` says. `args` have been checked against the
+    /// kernel's parameters; the backend binds them from the module's ABI ([`crate::bind`]).
     ///
     /// # Errors
     /// A driver error; [`Error::FeatureNotSupported`] by default.
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        let _ = (module, grid, block, shared_mem, stream, args);
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
+        let _ = (module, config, args);
         Err(Error::unsupported(self.name(), "JIT launches"))
     }
 
@@ -581,26 +632,24 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// Runs a kernel without a compile step (Direct: `def.native`; Custom: the IR) on
-    /// backend-local `device`, synchronously. `prepared` is what [`Backend::prepare`] returned
+    /// backend-local `device`, synchronously, as `config` says (its stream is ignored).
+    /// `prepared` is what [`Backend::prepare`] returned
     /// (when the launch went through the runtime's memo). `args` have been checked against the
     /// kernel's parameters, and `Arg::Usize` replaced by the parameter's integer type.
     ///
     /// # Errors
     /// [`Error::KernelFault`] if a thread faults; [`Error::FeatureNotSupported`] by default
     /// (JIT backends).
-    #[allow(clippy::too_many_arguments)]
     fn execute_direct(
         &self,
         device: usize,
         def: &KernelDef,
         kernel: &Kernel,
         prepared: Option<&Module>,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        let _ = (device, def, kernel, prepared, grid, block, shared_mem, args);
+        let _ = (device, def, kernel, prepared, config, args);
         Err(Error::unsupported(self.name(), "direct execution"))
     }
 

@@ -6,8 +6,7 @@
 //! sizes the kernel's `dynamic_shared` array with it.
 
 use crate::args::Arg;
-use crate::backend::{Backend, DeviceInfo, ExecutionModel, Module};
-use crate::dims::Dims;
+use crate::backend::{Backend, DeviceInfo, ExecutionModel, LaunchConfig, Module};
 use crate::error::{Error, LaunchProblem, Result};
 use crate::interpreter::{self, InterpError, InterpErrorKind};
 use crate::intrinsics::IntrinsicRegistry;
@@ -111,11 +110,10 @@ impl Backend for InterpreterBackend {
         def: &KernelDef,
         kernel: &Kernel,
         prepared: Option<&Module>,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         crate::native::check_device(NAME, device)?;
         // A bad SPOC_CHECK_* switch is the runtime's error, not a fault of the kernel.
         interpreter::checks()?;

@@ -1,7 +1,7 @@
 //! Compiling (through the outer memo) and launching kernels.
 
 use crate::args::{Arg, KernelArgs};
-use crate::backend::{CompileOptions, ExecutionModel, Module};
+use crate::backend::{CompileOptions, ExecutionModel, LaunchConfig, Module};
 use crate::cache::{CacheKey, GuardedCache};
 use crate::check::{check_args, check_dims};
 use crate::device::Device;
@@ -218,14 +218,14 @@ fn build(
             format!("intrinsic `{missing}` (used by kernel `{}`)", def.name),
         ));
     }
-    if !options.soa_params.is_empty() && !backend.supports_soa_params() {
-        return Err(soa_refused(backend.name(), def.name, &options.soa_params));
-    }
+    refuse_soa(backend.as_ref(), def.name, &options.soa_params)?;
     backend.check_kernel(def, kernel)?;
     let module = match backend.execution_model() {
         ExecutionModel::Jit => {
+            // The one code generation of the build, for this device's capabilities.
+            let caps = backend.codegen_caps(Some(dev.local()))?;
             let source = backend
-                .generate_source_for(kernel, &options)?
+                .generate(kernel, &caps, &options)?
                 .ok_or_else(|| Error::Compile {
                     backend: backend.name().to_string(),
                     kernel: def.name.to_string(),
@@ -250,16 +250,23 @@ fn build(
     }))
 }
 
-/// The [`Error::FeatureNotSupported`] of a backend without Structure-of-Arrays parameters.
-fn soa_refused(backend: &str, kernel: &str, params: &[String]) -> Error {
-    Error::unsupported(
-        backend,
-        format!(
-            "Structure-of-Arrays buffer arguments (`{}` of kernel `{kernel}`): only CUDA/PTX \
-             lowers them; pass an array-of-structures Buffer",
-            params.join("`, `")
-        ),
-    )
+/// Refuses Structure-of-Arrays parameters where code generation does
+/// ([`spoc_codegen::abi::refuse_soa`]: every target but CUDA/PTX), for the backend's target
+/// (Native or Interpreter for a backend that generates none), naming the backend.
+fn refuse_soa(backend: &dyn crate::Backend, kernel: &str, params: &[String]) -> Result<()> {
+    let target = backend
+        .codegen_target()
+        .unwrap_or(match backend.execution_model() {
+            ExecutionModel::Direct => spoc_codegen::Target::Native,
+            _ => spoc_codegen::Target::Interpreter,
+        });
+    let names: Vec<&str> = params.iter().map(String::as_str).collect();
+    spoc_codegen::abi::refuse_soa(target, kernel, &names).map_err(|e| match Error::from(e) {
+        Error::FeatureNotSupported { feature, .. } => {
+            Error::unsupported(backend.name(), feature)
+        }
+        other => other,
+    })
 }
 
 /// The names of the parameters given a Structure-of-Arrays argument, in parameter order.
@@ -281,11 +288,8 @@ fn launch_compiled(
     args: &mut [Arg<'_>],
 ) -> Result<()> {
     let dev = &ck.device;
-    if !dev.backend().supports_soa_params() && args.iter().any(|a| a.soa().is_some()) {
-        let soa = soa_params_of(ck.kernel, args);
-        if !soa.is_empty() {
-            return Err(soa_refused(dev.backend().name(), ck.def.name, &soa));
-        }
+    if args.iter().any(|a| a.soa().is_some()) {
+        refuse_soa(dev.backend().as_ref(), ck.def.name, &soa_params_of(ck.kernel, args))?;
     }
     check_dims(
         ck.def.name,
@@ -296,18 +300,15 @@ fn launch_compiled(
     )?;
     check_args(ck.kernel, ck.def.name, dev, args, &ck.options.soa_params)?;
     let backend = dev.backend();
+    let config = LaunchConfig::new(grid, block, shared_mem);
     match (backend.execution_model(), &ck.module) {
-        (ExecutionModel::Jit, Some(module)) => {
-            backend.launch(module, grid, block, shared_mem, None, args)
-        }
+        (ExecutionModel::Jit, Some(module)) => backend.launch(module, &config, args),
         _ => backend.execute_direct(
             dev.local(),
             &ck.def,
             ck.kernel,
             ck.module.as_deref(),
-            grid,
-            block,
-            shared_mem,
+            &config,
             args,
         ),
     }
@@ -400,7 +401,7 @@ pub(crate) fn launch_unchecked(
             ir_scan::static_shared_bytes(kernel).saturating_add(shared_mem_bytes),
         )?;
     }
-    // A backend without SoA parameters refuses these options in `build`, before compiling.
+    // Code generation refuses these options on every backend but CUDA/PTX, before compiling.
     let soa_params = if args.iter().any(|a| a.soa().is_some()) {
         soa_params_of(def.kernel()?, args)
     } else {

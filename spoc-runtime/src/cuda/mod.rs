@@ -57,21 +57,20 @@ mod probe;
 
 use crate::args::Arg;
 use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
-    SourceLang, Stream, Target,
+    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, LaunchConfig, Module,
+    Source, SourceLang, Stream, Target,
 };
-use crate::cache::{CacheKey, ModuleCache};
+use crate::bind::Bound;
 use crate::dims::Dims;
+use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use crate::intrinsics::IntrinsicRegistry;
 use cudarc::driver::sys::{self, CUstream};
 use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
-use spoc_codegen::Code;
-use spoc_ir::{ContentHash, Kernel};
+use spoc_codegen::Abi;
+use spoc_ir::Kernel;
 use std::ffi::c_void;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The CUDA/PTX backend's name.
 pub const PTX_NAME: &str = "CUDA/PTX";
@@ -139,9 +138,7 @@ impl Drop for CheckedKernel {
 /// A CUDA backend: [`CudaVariant::Ptx`] (`"CUDA/PTX"`) or [`CudaVariant::C`] (`"CUDA/C"`).
 pub struct CudaBackend {
     variant: CudaVariant,
-    cache: ModuleCache,
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    core: DriverCore,
     /// Per device, the context generation this backend's cached modules belong to.
     seen_generation: std::sync::Mutex<Vec<u64>>,
 }
@@ -151,9 +148,10 @@ impl CudaBackend {
     pub fn new(variant: CudaVariant) -> CudaBackend {
         CudaBackend {
             variant,
-            cache: ModuleCache::new(),
-            intrinsics: IntrinsicRegistry::all(),
-            profiling: AtomicBool::new(false),
+            core: DriverCore::new(match variant {
+                CudaVariant::Ptx => PTX_NAME,
+                CudaVariant::C => C_NAME,
+            }),
             seen_generation: std::sync::Mutex::new(Vec::new()),
         }
     }
@@ -170,43 +168,20 @@ impl CudaBackend {
         }
     }
 
-    fn unavailable(&self, reason: &str) -> Error {
-        Error::BackendUnavailable {
-            backend: self.name().to_string(),
-            reason: reason.to_string(),
-        }
-    }
-
     fn drv(&self) -> Result<&'static driver::Driver> {
-        driver::driver().map_err(|r| self.unavailable(r))
+        driver::driver().map_err(|r| self.core.unavailable(r))
     }
 
     fn device(&self, local: usize) -> Result<&'static CudaDevice> {
         self.drv()?
             .devices
             .get(local)
-            .ok_or_else(|| Error::NoDevice {
-                framework: Some(self.name().to_string()),
-            })
-    }
-
-    fn driver_err(&self, message: impl Into<String>) -> Error {
-        Error::Driver {
-            backend: self.name().to_string(),
-            message: message.into(),
-        }
-    }
-
-    fn mem_err(&self, message: impl Into<String>) -> Error {
-        Error::Memory {
-            backend: self.name().to_string(),
-            message: message.into(),
-        }
+            .ok_or_else(|| self.core.no_device())
     }
 
     fn bind(&self, local: usize) -> Result<&'static CudaDevice> {
         let d = self.device(local)?;
-        d.bind().map_err(|m| self.driver_err(m))?;
+        d.bind().map_err(|m| self.core.driver_err(m))?;
         Ok(d)
     }
 
@@ -251,12 +226,12 @@ impl CudaBackend {
 
     /// [`CudaBackend::status`] with [`Error::Driver`] for other failures.
     fn check(&self, dev: &'static CudaDevice, r: sys::CUresult, what: &str) -> Result<()> {
-        self.status(dev, r, what, |m| self.driver_err(m))
+        self.status(dev, r, what, |m| self.core.driver_err(m))
     }
 
     /// [`CudaBackend::status`] with [`Error::Memory`] for other failures.
     fn mem_check(&self, dev: &'static CudaDevice, r: sys::CUresult, what: &str) -> Result<()> {
-        self.status(dev, r, what, |m| self.mem_err(m))
+        self.status(dev, r, what, |m| self.core.mem_err(m))
     }
 
     /// Refuses a resource of a context that a reset destroyed.
@@ -286,7 +261,7 @@ impl CudaBackend {
         let mut first_err = None;
         for (local, dev) in drv.devices.iter().enumerate() {
             if let Err(m) = dev.recover() {
-                first_err.get_or_insert_with(|| self.driver_err(m));
+                first_err.get_or_insert_with(|| self.core.driver_err(m));
             }
             if dev.generation() != seen[local] {
                 seen[local] = dev.generation();
@@ -310,40 +285,14 @@ impl CudaBackend {
         driver::driver().ok()?.devices.iter().map(|d| d.cc).min()
     }
 
-    fn generate_for(
-        &self,
-        kernel: &Kernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-        cc: Option<(u32, u32)>,
-        checked: bool,
-    ) -> Result<Option<Source>> {
-        let mut caps = spoc_codegen::Capabilities::for_target(self.target());
-        caps.compute_capability = cc;
-        Ok(spoc_codegen::generate_source_with(
-            self.target(),
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params,
-                caps,
-                checked,
-            },
-        )?)
-    }
-
     /// Runs a checked kernel: a zeroed fault record ([`spoc_codegen::checked`]) as the last
     /// argument, read back after the launch (a synchronous copy, so checked launches wait for
     /// their kernel); a fault is [`Error::KernelFault`].
-    #[allow(clippy::too_many_arguments)]
     fn launch_checked(
         &self,
         c: &CheckedKernel,
         local: usize,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
         self.bind(local)?;
@@ -353,20 +302,11 @@ impl CudaBackend {
         let r = unsafe { sys::cuMemcpyHtoD_v2(rec, zeros.as_ptr().cast(), zeros.len()) };
         let zeroed = self.check(c.kernel.device, r, "zeroing the fault record");
         let launched = zeroed.and_then(|()| {
-            self.launch_kernel(
-                &c.kernel,
-                local,
-                grid,
-                block,
-                shared_mem,
-                stream,
-                args,
-                Some(rec),
-            )
+            self.launch_kernel(&c.kernel, local, config, args, Some(rec))
         });
         let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
         let read = launched.and_then(|()| {
-            if let Some(s) = stream {
+            if let Some(s) = config.stream {
                 self.synchronize_stream(s)?;
             }
             // SAFETY: as above; `bytes` is writable for RECORD_BYTES. A synchronous copy on the
@@ -392,13 +332,12 @@ impl CudaBackend {
     /// ([`crate::cache::notify_device_teardown`]); builds in flight for the device fail with
     /// [`Error::DeviceDestroyedDuringBuild`]. Memory and streams stay valid.
     pub fn teardown_device(&self, device: usize) {
-        self.cache.teardown_device(device);
-        crate::cache::notify_device_teardown(self.name(), device);
+        self.core.teardown_device(device);
     }
 
     /// Number of modules in this backend's cache.
     pub fn cached_modules(&self) -> usize {
-        self.cache.len()
+        self.core.cached_modules()
     }
 
     /// Loads an image (NUL-terminated PTX, or a cubin) as a kernel.
@@ -408,8 +347,7 @@ impl CudaBackend {
         kernel_name: &str,
         image: &[u8],
         entry: &str,
-        params: Option<usize>,
-        dyn_shared_elem: Option<usize>,
+        abi: Option<Abi>,
     ) -> Result<CudaKernel> {
         let dev = self.device(device)?;
         let (module, function) =
@@ -423,15 +361,13 @@ impl CudaBackend {
             module,
             function,
             name: entry.to_string(),
-            params,
-            dyn_shared_elem,
+            abi,
             dyn_shared_optin: AtomicUsize::new(0),
             generation: dev.generation(),
         })
     }
 
     /// Compiles CUDA C with NVRTC for `device` and loads it.
-    #[allow(clippy::too_many_arguments)]
     fn load_cuda_c(
         &self,
         device: usize,
@@ -439,8 +375,7 @@ impl CudaBackend {
         src: &str,
         entry: &str,
         flags: &[String],
-        params: Option<usize>,
-        dyn_shared_elem: Option<usize>,
+        abi: Option<Abi>,
     ) -> Result<CudaKernel> {
         let cc = self.device(device)?.cc;
         let image = nvrtc::compile(src, entry, cc, flags).map_err(|message| Error::Compile {
@@ -449,132 +384,81 @@ impl CudaBackend {
             message,
         })?;
         tracing::debug!(kernel = kernel_name, arch = %image.arch, "NVRTC compiled");
-        self.load(
-            device,
-            kernel_name,
-            &image.bytes,
-            entry,
-            params,
-            dyn_shared_elem,
-        )
+        self.load(device, kernel_name, &image.bytes, entry, abi)
     }
 
-    /// Binds `args` per the [module's ABI](self) (and a checked kernel's fault record, the
-    /// device address `fault`, last) and launches.
-    #[allow(clippy::too_many_arguments)]
+    /// Binds `args` per the module's ABI (the generated kernel's [`Abi`], or for an external
+    /// kernel the [module's ABI](self) read off the arguments; a checked kernel's fault record,
+    /// the device address `fault`, last) and launches.
     fn launch_kernel(
         &self,
         k: &CudaKernel,
         local: usize,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
         fault: Option<u64>,
     ) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
-        if let Some(n) = k.params {
-            if n != args.len() {
-                return bad(LaunchProblem::ArgCount {
-                    expected: n,
-                    got: args.len(),
-                });
-            }
-        }
         self.current(k.device, k.generation, "module")?;
-        let mut slots: Vec<Slot> = Vec::with_capacity(args.len() * 2 + 1);
-        for (i, a) in args.iter().enumerate() {
-            if let Some(soa) = a.soa() {
-                for f in soa.fields() {
-                    let mem = f.buffer().mem();
+        let external;
+        let abi = match &k.abi {
+            Some(abi) => abi,
+            None => {
+                external = Abi::external_arguments(crate::bind::external_params(args), false);
+                &external
+            }
+        };
+        let bound = match crate::bind::arguments(abi, args, shared_mem) {
+            Ok(b) => b,
+            Err(problem) => return bad(problem),
+        };
+        // One u64 per parameter, the value zero-extended (the driver reads the parameter's
+        // width from the kernel's signature; little-endian, so a narrower value is its first
+        // bytes).
+        let mut values: Vec<u64> = Vec::with_capacity(bound.len());
+        for b in &bound {
+            values.push(match *b {
+                Bound::Value(v) => v.as_u64(),
+                Bound::Mem { mem, arg } => {
                     let Some(cm) = mem.handle::<CudaMem>() else {
                         return bad(LaunchProblem::Rejected {
-                            message: format!(
-                                "argument {i}: field `{}` is not a CUDA buffer",
-                                f.name()
-                            ),
+                            message: format!("argument {arg} is not a CUDA buffer"),
                         });
                     };
                     if mem.device() != local {
                         return bad(LaunchProblem::Rejected {
                             message: format!(
-                                "argument {i} lives on CUDA device {}, the launch is on device {local}",
+                                "argument {arg} lives on CUDA device {}, the launch is on device {local}",
                                 mem.device()
                             ),
                         });
                     }
                     self.current(k.device, cm.generation, "buffer")?;
-                    slots.push(Slot::U64(cm.ptr));
+                    cm.ptr
                 }
-                let Ok(len) = u32::try_from(soa.len()) else {
-                    return bad(LaunchProblem::BufferTooLong {
-                        param: format!("#{i}"),
-                        len: soa.len(),
-                    });
-                };
-                slots.push(Slot::U32(len));
-                continue;
-            }
-            if let Some(b) = a.buffer() {
-                let mem = b.mem();
-                let Some(cm) = mem.handle::<CudaMem>() else {
-                    return bad(LaunchProblem::Rejected {
-                        message: format!("argument {i} is not a CUDA buffer"),
-                    });
-                };
-                if mem.device() != local {
-                    return bad(LaunchProblem::Rejected {
-                        message: format!(
-                            "argument {i} lives on CUDA device {}, the launch is on device {local}",
-                            mem.device()
-                        ),
-                    });
-                }
-                let Ok(len) = u32::try_from(b.len()) else {
-                    return bad(LaunchProblem::BufferTooLong {
-                        param: format!("#{i}"),
-                        len: b.len(),
-                    });
-                };
-                self.current(k.device, cm.generation, "buffer")?;
-                slots.push(Slot::U64(cm.ptr));
-                slots.push(Slot::U32(len));
-                continue;
-            }
-            slots.push(match *a {
-                Arg::Bool(v) => Slot::U8(v as u8),
-                Arg::I32(v) => Slot::I32(v),
-                Arg::U32(v) => Slot::U32(v),
-                Arg::I64(v) => Slot::I64(v),
-                Arg::U64(v) => Slot::U64(v),
-                Arg::F32(v) => Slot::F32(v),
-                Arg::F64(v) => Slot::F64(v),
-                Arg::Usize(v) => match u32::try_from(v) {
-                    Ok(v) => Slot::U32(v),
-                    Err(_) => {
-                        return bad(LaunchProblem::UsizeOverflow {
-                            index: i,
-                            param: format!("#{i}"),
-                            value: v as u64,
+                Bound::FaultRecord => match fault {
+                    Some(rec) => rec,
+                    None => {
+                        return bad(LaunchProblem::Rejected {
+                            message: "a checked kernel launched without its fault record".into(),
                         })
                     }
                 },
-                Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => {
-                    unreachable!("buffers handled above")
+                Bound::Local(_) => {
+                    return bad(LaunchProblem::Rejected {
+                        message: "a `__local` argument (OpenCL only)".into(),
+                    })
                 }
             });
         }
-        if let Some(elem) = k.dyn_shared_elem {
-            slots.push(Slot::U32((shared_mem / elem.max(1)) as u32));
-        }
-        if let Some(rec) = fault {
-            slots.push(Slot::U64(rec));
-        }
-        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(Slot::as_ptr).collect();
+        let mut ptrs: Vec<*mut c_void> = values
+            .iter_mut()
+            .map(|v| (v as *mut u64).cast())
+            .collect();
 
         let dev = self.bind(local)?;
-        let cu_stream = self.stream_of(stream, local)?;
+        let cu_stream = self.stream_of(config.stream, local)?;
         let shared = u32::try_from(shared_mem).map_err(|_| {
             Error::invalid_launch(
                 &k.name,
@@ -600,8 +484,7 @@ impl CudaBackend {
             }
             k.dyn_shared_optin.fetch_max(shared_mem, Ordering::Relaxed);
         }
-        let timing = self.profiling.load(Ordering::Relaxed);
-        let events = if timing {
+        let events = if self.core.profiling() {
             Some((self.new_event(dev)?, self.new_event(dev)?))
         } else {
             None
@@ -667,9 +550,9 @@ impl CudaBackend {
             Some(s) => {
                 let cs = s
                     .handle::<CudaStream>()
-                    .ok_or_else(|| self.driver_err("not a CUDA stream"))?;
+                    .ok_or_else(|| self.core.driver_err("not a CUDA stream"))?;
                 if s.device() != local {
-                    return Err(self.driver_err(format!(
+                    return Err(self.core.driver_err(format!(
                         "a stream of device {} used on device {local}",
                         s.device()
                     )));
@@ -700,56 +583,11 @@ impl CudaBackend {
     fn cmem<'m>(&self, mem: &'m DeviceMem) -> Result<(&'m CudaMem, &'static CudaDevice)> {
         let m = mem
             .handle::<CudaMem>()
-            .ok_or_else(|| self.mem_err("not a CUDA allocation"))?;
+            .ok_or_else(|| self.core.mem_err("not a CUDA allocation"))?;
         let dev = self.device(mem.device())?;
         self.current(dev, m.generation, "buffer")?;
         Ok((m, dev))
     }
-
-    fn range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
-        match offset.checked_add(bytes) {
-            Some(end) if end <= mem.bytes() => Ok(()),
-            _ => Err(self.mem_err(format!(
-                "{bytes} bytes at offset {offset} exceed an allocation of {} bytes",
-                mem.bytes()
-            ))),
-        }
-    }
-}
-
-/// One kernel parameter's value, for `cuLaunchKernel`'s array of pointers.
-enum Slot {
-    U8(u8),
-    I32(i32),
-    U32(u32),
-    I64(i64),
-    U64(u64),
-    F32(f32),
-    F64(f64),
-}
-
-impl Slot {
-    fn as_ptr(&mut self) -> *mut c_void {
-        match self {
-            Slot::U8(v) => (v as *mut u8).cast(),
-            Slot::I32(v) => (v as *mut i32).cast(),
-            Slot::U32(v) => (v as *mut u32).cast(),
-            Slot::I64(v) => (v as *mut i64).cast(),
-            Slot::U64(v) => (v as *mut u64).cast(),
-            Slot::F32(v) => (v as *mut f32).cast(),
-            Slot::F64(v) => (v as *mut f64).cast(),
-        }
-    }
-}
-
-/// The cache key of an external kernel: its language, source text and flags.
-fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentHash {
-    let lang = format!("{lang:?}");
-    ContentHash::of_parts(
-        [lang.as_bytes(), source.as_bytes()]
-            .into_iter()
-            .chain(flags.iter().map(|f| f.as_bytes())),
-    )
 }
 
 impl Backend for CudaBackend {
@@ -901,7 +739,7 @@ impl Backend for CudaBackend {
         bytes: usize,
     ) -> Result<()> {
         let (m, dev) = self.cmem(dst)?;
-        self.range(dst, offset, bytes)?;
+        self.core.check_range(dst, offset, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -920,7 +758,7 @@ impl Backend for CudaBackend {
         bytes: usize,
     ) -> Result<()> {
         let (m, dev) = self.cmem(src)?;
-        self.range(src, offset, bytes)?;
+        self.core.check_range(src, offset, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -937,13 +775,13 @@ impl Backend for CudaBackend {
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
         let ((d, dev), (s, _)) = (self.cmem(dst)?, self.cmem(src)?);
-        self.range(dst, 0, bytes)?;
-        self.range(src, 0, bytes)?;
+        self.core.check_range(dst, 0, bytes)?;
+        self.core.check_range(src, 0, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
         if dst.device() != src.device() {
-            return Err(self.mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "device-to-device copy between CUDA devices {} and {}",
                 src.device(),
                 dst.device()
@@ -960,7 +798,7 @@ impl Backend for CudaBackend {
     fn free(&self, mem: DeviceMem) -> Result<()> {
         let m = mem
             .handle::<CudaMem>()
-            .ok_or_else(|| self.mem_err("not a CUDA allocation"))?;
+            .ok_or_else(|| self.core.mem_err("not a CUDA allocation"))?;
         let dev = self.device(mem.device())?;
         if m.ptr == 0 || m.generation != dev.generation() {
             return Ok(());
@@ -982,7 +820,7 @@ impl Backend for CudaBackend {
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
         let ev = event
             .handle::<CudaEvent>()
-            .ok_or_else(|| self.driver_err("not a CUDA event"))?;
+            .ok_or_else(|| self.core.driver_err("not a CUDA event"))?;
         let s = self.stream_of(stream, event.device())?;
         let dev = self.bind(event.device())?;
         self.current(dev, ev.generation, "event")?;
@@ -998,7 +836,7 @@ impl Backend for CudaBackend {
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
         let (a, b) = match (start.handle::<CudaEvent>(), end.handle::<CudaEvent>()) {
             (Some(a), Some(b)) => (a, b),
-            _ => return Err(self.driver_err("not a CUDA event")),
+            _ => return Err(self.core.driver_err("not a CUDA event")),
         };
         let dev = self.bind(end.device())?;
         self.current(dev, a.generation, "event")?;
@@ -1027,42 +865,28 @@ impl Backend for CudaBackend {
         Some(self.target())
     }
 
+    /// The device's compute capability (for PTX's `.target` and NVRTC's architecture); for an
+    /// unknown device the lowest among the devices (the driver JIT-compiles PTX forward).
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        let mut caps = spoc_codegen::Capabilities::for_target(self.target());
+        caps.compute_capability = match device {
+            Some(d) => Some(self.device(d)?.cc),
+            None => self.default_cc(),
+        };
+        Ok(caps)
+    }
+
     /// CUDA/PTX lowers Structure-of-Arrays parameters; CUDA/C does not.
     fn supports_soa_params(&self) -> bool {
         self.variant == CudaVariant::Ptx
-    }
-
-    /// Generates for the lowest compute capability among the devices; [`Backend::compile`]
-    /// regenerates for a device whose capability differs.
-    fn generate_source(
-        &self,
-        kernel: &Kernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-    ) -> Result<Option<Source>> {
-        self.generate_for(kernel, block, soa_params, self.default_cc(), false)
     }
 
     fn supports_checked_mode(&self) -> bool {
         true
     }
 
-    /// Checked PTX or CUDA C when `options.is_checked()` ([`spoc_codegen::checked`]).
-    fn generate_source_for(
-        &self,
-        kernel: &Kernel,
-        options: &CompileOptions,
-    ) -> Result<Option<Source>> {
-        let soa = options.soa_names();
-        self.generate_for(
-            kernel,
-            options.block,
-            &soa,
-            self.default_cc(),
-            options.is_checked(),
-        )
-    }
-
+    /// Loads the PTX, or compiles the CUDA C with NVRTC for the device; the module binds its
+    /// launches from `source.abi`.
     fn compile(
         &self,
         device: usize,
@@ -1070,42 +894,9 @@ impl Backend for CudaBackend {
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
-        if !options.soa_params.is_empty() && !self.supports_soa_params() {
-            return Err(Error::unsupported(
-                self.name(),
-                format!(
-                    "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
-                    options.soa_params.join(", ")
-                ),
-            ));
-        }
-        let dev = self.device(device)?;
-        let regenerated;
-        // `source` was generated for the backend's default capability without SoA lowering:
-        // a device of another capability, or SoA parameters, need the device's own code.
-        let checked = options.is_checked();
-        let source =
-            if Some(dev.cc) != self.default_cc() || !options.soa_params.is_empty() || checked {
-                let soa = options.soa_names();
-                regenerated = self
-                    .generate_for(kernel, options.block, &soa, Some(dev.cc), checked)?
-                    .ok_or_else(|| Error::Compile {
-                        backend: self.name().to_string(),
-                        kernel: kernel.name.clone(),
-                        message: "no source generated".into(),
-                    })?;
-                &regenerated
-            } else {
-                source
-            };
-        let Code::Text(text) = &source.code else {
-            return Err(Error::Compile {
-                backend: self.name().to_string(),
-                kernel: kernel.name.clone(),
-                message: format!("expected source text, got {:?} output", source.target),
-            });
-        };
-        let params = Some(kernel.params.len());
+        self.device(device)?;
+        let text = self.core.text(&kernel.name, source)?;
+        let abi = Some(source.abi.clone());
         let k = match self.variant {
             CudaVariant::Ptx => {
                 if !options.flags.is_empty() {
@@ -1114,40 +905,20 @@ impl Backend for CudaBackend {
                         format!("compiler flags ({})", options.flags.join(" ")),
                     ));
                 }
-                let mut image = text.clone().into_bytes();
+                let mut image = text.as_bytes().to_vec();
                 image.push(0);
-                self.load(device, &kernel.name, &image, &source.entry, params, None)?
+                self.load(device, &kernel.name, &image, &source.entry, abi)?
             }
-            CudaVariant::C => {
-                let dyn_elem = kernel
-                    .shared
-                    .iter()
-                    .find(|s| s.len.is_none())
-                    .map(|s| {
-                        crate::ir_scan::layout(kernel, &s.elem)
-                            .map(|(size, _)| size)
-                            .ok_or_else(|| Error::Compile {
-                                backend: self.name().to_string(),
-                                kernel: kernel.name.clone(),
-                                message: format!(
-                                    "the dynamic shared array's element type {} has no layout",
-                                    s.elem
-                                ),
-                            })
-                    })
-                    .transpose()?;
-                self.load_cuda_c(
-                    device,
-                    &kernel.name,
-                    text,
-                    &source.entry,
-                    &options.flags,
-                    params,
-                    dyn_elem,
-                )?
-            }
+            CudaVariant::C => self.load_cuda_c(
+                device,
+                &kernel.name,
+                text,
+                &source.entry,
+                &options.flags,
+                abi,
+            )?,
         };
-        if checked {
+        if source.abi.has_fault_record() {
             return Ok(Module::new(
                 device,
                 Box::new(CheckedKernel {
@@ -1160,35 +931,14 @@ impl Backend for CudaBackend {
         Ok(Module::new(device, Box::new(k)))
     }
 
-    fn module_cache(&self) -> Option<&ModuleCache> {
-        Some(&self.cache)
-    }
-
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         if let Some(c) = module.handle::<CheckedKernel>() {
-            return self.launch_checked(c, module.device(), grid, block, shared_mem, stream, args);
+            return self.launch_checked(c, module.device(), config, args);
         }
         let k = module
             .handle::<CudaKernel>()
-            .ok_or_else(|| self.driver_err("not a CUDA module"))?;
-        self.launch_kernel(
-            k,
-            module.device(),
-            grid,
-            block,
-            shared_mem,
-            stream,
-            args,
-            None,
-        )
+            .ok_or_else(|| self.core.driver_err("not a CUDA module"))?;
+        self.launch_kernel(k, module.device(), config, args, None)
     }
 
     /// Resets the context of every device a kernel fault broke (the module docs' "Faults").
@@ -1196,17 +946,7 @@ impl Backend for CudaBackend {
         self.recover_contexts()
     }
 
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
-    }
+    crate::driver_core_methods!(self.core);
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::Ptx, SourceLang::CudaC]
@@ -1227,32 +967,29 @@ impl Backend for CudaBackend {
         shared_mem: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        if !self.supported_source_langs().contains(&lang) {
-            return Err(Error::unsupported(
-                self.name(),
-                format!("external {lang:?} kernels"),
-            ));
-        }
         let dev = self.device(device)?;
-        crate::check::check_dims(kernel_name, &dev.caps, grid, block, shared_mem)?;
-        let key = CacheKey::new(
+        let module = self.core.external_module(
             device,
-            format!("{lang:?}:{kernel_name}"),
-            source_hash(lang, source, &[]),
-            CompileOptions::default(),
-        );
-        let module = self.cache.get_or_build(key, || {
-            let k = match lang {
-                SourceLang::Ptx => {
-                    let mut image = source.as_bytes().to_vec();
-                    image.push(0);
-                    self.load(device, kernel_name, &image, kernel_name, None, None)?
-                }
-                _ => self.load_cuda_c(device, kernel_name, source, kernel_name, &[], None, None)?,
-            };
-            Ok(Arc::new(Module::new(device, Box::new(k))))
-        })?;
-        self.launch(&module, grid, block, shared_mem, None, args)?;
+            &dev.caps,
+            self.supported_source_langs(),
+            lang,
+            source,
+            kernel_name,
+            &[],
+            (grid, block, shared_mem),
+            || {
+                let k = match lang {
+                    SourceLang::Ptx => {
+                        let mut image = source.as_bytes().to_vec();
+                        image.push(0);
+                        self.load(device, kernel_name, &image, kernel_name, None)?
+                    }
+                    _ => self.load_cuda_c(device, kernel_name, source, kernel_name, &[], None)?,
+                };
+                Ok(Module::new(device, Box::new(k)))
+            },
+        )?;
+        self.launch(&module, &LaunchConfig::new(grid, block, shared_mem), args)?;
         self.synchronize(device)
     }
 }

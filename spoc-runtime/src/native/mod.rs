@@ -24,9 +24,8 @@ mod block;
 
 use crate::args::Arg;
 use crate::backend::Module;
-use crate::backend::{Backend, DeviceInfo, ExecutionModel};
+use crate::backend::{Backend, DeviceInfo, ExecutionModel, LaunchConfig};
 use crate::device::Capabilities;
-use crate::dims::Dims;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
@@ -225,11 +224,10 @@ impl Backend for NativeBackend {
         def: &KernelDef,
         kernel: &Kernel,
         _prepared: Option<&Module>,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         check_device(NAME, device)?;
         self.check_kernel(def, kernel)?;
         let native = def

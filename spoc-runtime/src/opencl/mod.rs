@@ -56,13 +56,13 @@ mod program;
 
 use crate::args::Arg;
 use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
+    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, LaunchConfig, Module,
+    Source,
     SourceLang, Stream, Target,
 };
-use crate::cache::{CacheKey, ModuleCache};
 use crate::dims::Dims;
+use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use crate::intrinsics::IntrinsicRegistry;
 use device::{no_device, ClDevice, Enumeration};
 use opencl3::command_queue::CommandQueue;
 use opencl3::error_codes::ClError;
@@ -70,11 +70,10 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem as _, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_mem, CL_BLOCKING};
 use program::{Abi, ClModule};
 use spoc_codegen::Code;
-use spoc_ir::{ContentHash, Kernel};
+use spoc_ir::Kernel;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 /// The OpenCL backend's name.
 pub const NAME: &str = "OpenCL";
@@ -123,9 +122,7 @@ struct ClEvent(Mutex<Option<opencl3::event::Event>>);
 /// content, and the call waits for the kernel to finish.
 pub struct OpenClBackend {
     state: OnceLock<std::result::Result<Enumeration, String>>,
-    cache: ModuleCache,
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    core: DriverCore,
 }
 
 impl Default for OpenClBackend {
@@ -139,11 +136,9 @@ impl OpenClBackend {
     pub fn new() -> OpenClBackend {
         OpenClBackend {
             state: OnceLock::new(),
-            cache: ModuleCache::new(),
             // Device-dependent refusals (f64, 64-bit atomics, subgroups) come from the code
             // generator with the device's capabilities.
-            intrinsics: IntrinsicRegistry::all(),
-            profiling: AtomicBool::new(false),
+            core: DriverCore::new(NAME),
         }
     }
 
@@ -160,10 +155,7 @@ impl OpenClBackend {
     fn devices_slice(&self) -> Result<&[ClDevice]> {
         match self.state() {
             Ok(e) => Ok(&e.devices),
-            Err(reason) => Err(Error::BackendUnavailable {
-                backend: NAME.to_string(),
-                reason: reason.clone(),
-            }),
+            Err(reason) => Err(self.core.unavailable(reason.clone())),
         }
     }
 
@@ -200,14 +192,13 @@ impl OpenClBackend {
     pub fn teardown_device(&self, local: usize) -> Result<()> {
         let dev = self.dev(local)?;
         let finished = dev.queue.finish().map_err(|e| cl_err("clFinish", e));
-        self.cache.teardown_device(local);
-        crate::cache::notify_device_teardown(NAME, local);
+        self.core.teardown_device(local);
         finished
     }
 
     /// The capabilities source is generated for when the device is not known yet: what any
     /// device of this backend has (their union), or the generator's OpenCL defaults.
-    fn generation_caps(&self) -> spoc_codegen::Capabilities {
+    fn union_caps(&self) -> spoc_codegen::Capabilities {
         let devs = self.devices_slice().unwrap_or(&[]);
         if devs.is_empty() {
             return spoc_codegen::Capabilities::for_target(Target::OpenCl);
@@ -313,7 +304,7 @@ impl OpenClBackend {
                 )
             })?;
         }
-        let profiling = self.profiling.load(Ordering::Relaxed);
+        let profiling = self.core.profiling();
         // Checked mode: a zeroed fault record for this launch, read back after it.
         let record = match &module.checked {
             Some(c) => {
@@ -669,45 +660,17 @@ impl Backend for OpenClBackend {
         Some(Target::OpenCl)
     }
 
-    fn generate_source(
-        &self,
-        kernel: &Kernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-    ) -> Result<Option<Source>> {
-        Ok(spoc_codegen::generate_source_with(
-            Target::OpenCl,
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params,
-                caps: self.generation_caps(),
-                checked: false,
-            },
-        )?)
+    /// The device's own capabilities; for an unknown device what any device of this backend
+    /// has (their union).
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        Ok(match device {
+            Some(d) => self.dev(d)?.codegen_caps.clone(),
+            None => self.union_caps(),
+        })
     }
 
     fn supports_checked_mode(&self) -> bool {
         true
-    }
-
-    /// Checked OpenCL C when `options.is_checked()` ([`spoc_codegen::checked`]).
-    fn generate_source_for(
-        &self,
-        kernel: &Kernel,
-        options: &CompileOptions,
-    ) -> Result<Option<Source>> {
-        let soa = options.soa_names();
-        Ok(spoc_codegen::generate_source_with(
-            Target::OpenCl,
-            kernel,
-            &spoc_codegen::Options {
-                block: options.block.map(Dims::to_array),
-                soa_params: &soa,
-                caps: self.generation_caps(),
-                checked: options.is_checked(),
-            },
-        )?)
     }
 
     fn compile(
@@ -718,37 +681,6 @@ impl Backend for OpenClBackend {
         options: &CompileOptions,
     ) -> Result<Module> {
         let dev = self.dev(device)?;
-        let checked = options.is_checked();
-        // The source was generated for the union of the devices' capabilities: regenerate it
-        // for this device's own when they differ, so what it lacks is refused here (and when
-        // it was generated without the checks the options ask for).
-        let regenerated;
-        let checked_source = source
-            .text()
-            .is_some_and(|t| t.contains("spoc_record_fault"));
-        let source = if (dev.codegen_caps != self.generation_caps() || checked_source != checked)
-            && source.target == Target::OpenCl
-        {
-            let soa = options.soa_names();
-            regenerated = spoc_codegen::generate_source_with(
-                Target::OpenCl,
-                kernel,
-                &spoc_codegen::Options {
-                    block: options.block.map(Dims::to_array),
-                    soa_params: &soa,
-                    caps: dev.codegen_caps.clone(),
-                    checked,
-                },
-            )?
-            .ok_or_else(|| Error::Compile {
-                backend: NAME.to_string(),
-                kernel: kernel.name.clone(),
-                message: "the code generator produced no source".into(),
-            })?;
-            &regenerated
-        } else {
-            source
-        };
         let Code::Text(text) = &source.code else {
             return Err(Error::unsupported(
                 NAME,
@@ -758,24 +690,6 @@ impl Backend for OpenClBackend {
                 ),
             ));
         };
-        let dyn_shared_elem = kernel
-            .shared
-            .iter()
-            .find(|s| s.len.is_none())
-            .map(|s| {
-                crate::ir_scan::layout(kernel, &s.elem)
-                    .map(|(size, _)| size)
-                    .ok_or_else(|| {
-                        Error::unsupported(
-                            NAME,
-                            format!(
-                                "kernel `{}`: a shared array of `{}` (no fixed layout)",
-                                kernel.name, s.elem
-                            ),
-                        )
-                    })
-            })
-            .transpose()?;
         let opts = self.build_options(dev, &kernel.name, text, &options.flags)?;
         let mut module = program::build(
             dev,
@@ -784,50 +698,26 @@ impl Backend for OpenClBackend {
             text,
             &source.entry,
             &opts,
-            Abi::Generated {
-                dyn_shared_elem,
-                checked,
-            },
+            Abi::Generated(source.abi.clone()),
         )?;
-        if checked {
+        if source.abi.has_fault_record() {
             module.checked = Some(program::Checked::new(kernel.clone()));
         }
         Ok(Module::new(device, Box::new(module)))
     }
 
-    fn module_cache(&self) -> Option<&ModuleCache> {
-        Some(&self.cache)
-    }
-
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let m = module.handle::<ClModule>().ok_or_else(|| Error::Driver {
             backend: NAME.to_string(),
             message: "a module of another backend".into(),
         })?;
         let dev = self.dev(m.device)?;
-        let queue = self.queue(dev, stream)?;
+        let queue = self.queue(dev, config.stream)?;
         self.enqueue(dev, m, queue, grid, block, shared_mem, args, false)
     }
 
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
-    }
+    crate::driver_core_methods!(self.core);
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::OpenClC]
@@ -844,37 +734,30 @@ impl Backend for OpenClBackend {
         shared_mem: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        if lang != SourceLang::OpenClC {
-            return Err(Error::unsupported(
-                NAME,
-                format!("external {lang:?} kernels (only OpenCL C)"),
-            ));
-        }
         let dev = self.dev(device)?;
-        crate::check::check_dims(kernel_name, &dev.info.capabilities, grid, block, shared_mem)?;
-        let options = CompileOptions {
-            flags: vec!["(external OpenCL C)".into()],
-            ..CompileOptions::default()
-        };
-        let key = CacheKey::new(
+        let module = self.core.external_module(
             device,
-            kernel_name.to_string(),
-            ContentHash::of_parts([source.as_bytes()]),
-            options,
-        );
-        let module = self.cache.get_or_build(key, || {
-            let opts = self.build_options(dev, kernel_name, source, &[])?;
-            let m = program::build(
-                dev,
-                device,
-                kernel_name,
-                source,
-                kernel_name,
-                &opts,
-                Abi::External,
-            )?;
-            Ok(Arc::new(Module::new(device, Box::new(m))))
-        })?;
+            &dev.info.capabilities,
+            self.supported_source_langs(),
+            lang,
+            source,
+            kernel_name,
+            &[],
+            (grid, block, shared_mem),
+            || {
+                let opts = self.build_options(dev, kernel_name, source, &[])?;
+                let m = program::build(
+                    dev,
+                    device,
+                    kernel_name,
+                    source,
+                    kernel_name,
+                    &opts,
+                    Abi::External,
+                )?;
+                Ok(Module::new(device, Box::new(m)))
+            },
+        )?;
         let m = module.handle::<ClModule>().ok_or_else(|| Error::Driver {
             backend: NAME.to_string(),
             message: "the module cache holds a module of another backend".into(),

@@ -89,17 +89,17 @@ pub use device::{DeviceType, MemoryHeap, VulkanDeviceProps};
 
 use crate::args::Arg;
 use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
-    SourceLang, Stream, Target,
+    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, LaunchConfig, Module,
+    Source, SourceLang, Stream, Target,
 };
-use crate::cache::{CacheKey, ModuleCache};
+use crate::cache::CacheKey;
 use crate::dims::Dims;
+use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use crate::intrinsics::IntrinsicRegistry;
 use ash::vk;
 use device::{Enumeration, VkDev};
 use memory::VkBuffer;
-use pipeline::{Abi, Origin, VkKernel};
+use pipeline::{Origin, VkKernel};
 use spoc_codegen::Code;
 use spoc_ir::{ContentHash, Kernel};
 use std::hash::Hash;
@@ -185,9 +185,7 @@ impl Drop for VkEvent {
 pub struct VulkanBackend {
     mask: FeatureMask,
     state: OnceLock<std::result::Result<Enumeration, String>>,
-    cache: ModuleCache,
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    core: DriverCore,
     /// The last profiled kernel's duration (f64 bits; NaN before the first).
     last_ms: AtomicU64,
 }
@@ -275,9 +273,7 @@ impl VulkanBackend {
         VulkanBackend {
             mask,
             state: OnceLock::new(),
-            cache: ModuleCache::new(),
-            intrinsics: IntrinsicRegistry::all(),
-            profiling: AtomicBool::new(false),
+            core: DriverCore::new(NAME),
             last_ms: AtomicU64::new(f64::NAN.to_bits()),
         }
     }
@@ -308,17 +304,12 @@ impl VulkanBackend {
     fn devs(&self) -> Result<&[Arc<VkDev>]> {
         match self.state() {
             Ok(e) => Ok(&e.devices),
-            Err(why) => Err(Error::BackendUnavailable {
-                backend: NAME.into(),
-                reason: why.clone(),
-            }),
+            Err(why) => Err(self.core.unavailable(why.clone())),
         }
     }
 
     fn dev(&self, local: usize) -> Result<&Arc<VkDev>> {
-        self.devs()?.get(local).ok_or_else(|| Error::NoDevice {
-            framework: Some(NAME.into()),
-        })
+        self.devs()?.get(local).ok_or_else(|| self.core.no_device())
     }
 
     /// Everything known about backend-local device `device`.
@@ -334,13 +325,12 @@ impl VulkanBackend {
     /// ([`crate::cache::notify_device_teardown`]); builds in flight for the device fail with
     /// [`Error::DeviceDestroyedDuringBuild`]. Memory stays valid.
     pub fn teardown_device(&self, device: usize) {
-        self.cache.teardown_device(device);
-        crate::cache::notify_device_teardown(NAME, device);
+        self.core.teardown_device(device);
     }
 
     /// Number of modules in this backend's cache.
     pub fn cached_modules(&self) -> usize {
-        self.cache.len()
+        self.core.cached_modules()
     }
 
     /// The duration of the last kernel launched while profiling was on, in milliseconds
@@ -352,7 +342,9 @@ impl VulkanBackend {
 
     /// The union of the devices' code-generation capabilities: what
     /// [`Backend::generate_source`] generates for when it is not told the device.
-    fn generation_caps(&self) -> spoc_codegen::Capabilities {
+    /// What every device of the backend can do together (their union), for source generated
+    /// before the device is known; the generator's defaults without devices.
+    fn union_caps(&self) -> spoc_codegen::Capabilities {
         let devs = match self.state() {
             Ok(e) if !e.devices.is_empty() => &e.devices,
             _ => return spoc_codegen::Capabilities::for_target(Target::Vulkan),
@@ -366,30 +358,6 @@ impl VulkanBackend {
             caps.subgroups |= c.subgroups;
         }
         caps
-    }
-
-    fn generate_for(
-        &self,
-        kernel: &Kernel,
-        block: Option<Dims>,
-        caps: spoc_codegen::Capabilities,
-        checked: bool,
-    ) -> Result<Source> {
-        spoc_codegen::generate_source_with(
-            Target::Vulkan,
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params: &[],
-                caps,
-                checked,
-            },
-        )?
-        .ok_or_else(|| Error::Compile {
-            backend: NAME.into(),
-            kernel: kernel.name.clone(),
-            message: "no SPIR-V generated".into(),
-        })
     }
 
     fn driver_err(message: impl Into<String>) -> Error {
@@ -476,38 +444,7 @@ impl VulkanBackend {
         };
         let words = retain_supported_float_controls(words, &dev.props);
         Self::check_spirv(dev, &words, &kernel.name, true)?;
-        let (slots, block_bytes) =
-            spoc_codegen::naga::scalar_params_layout(Target::Vulkan, kernel)?;
-        let abi = Abi::Generated {
-            params: kernel.params.len(),
-            buffers: kernel
-                .params
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.is_buffer())
-                .map(|(i, _)| i)
-                .collect(),
-            slots,
-            block_bytes,
-            checked: options.is_checked(),
-        };
-        let dyn_elem = kernel
-            .shared
-            .iter()
-            .find(|s| s.len.is_none())
-            .map(|s| {
-                crate::ir_scan::layout(kernel, &s.elem)
-                    .map(|(size, _)| size as u32)
-                    .ok_or_else(|| Error::Compile {
-                        backend: NAME.into(),
-                        kernel: kernel.name.clone(),
-                        message: format!(
-                            "the dynamic shared array's element type {} has no layout",
-                            s.elem
-                        ),
-                    })
-            })
-            .transpose()?;
+        let dyn_elem = source.abi.dyn_shared.map(|d| d.elem_bytes);
         let block = options.block.map(Dims::to_array).unwrap_or([1, 1, 1]);
         pipeline::build(
             dev,
@@ -516,7 +453,7 @@ impl VulkanBackend {
             &kernel.name,
             block,
             dyn_len.filter(|_| dyn_elem.is_some()),
-            abi,
+            source.abi.clone(),
             Some(Origin {
                 kernel: kernel.clone(),
                 dyn_elem,
@@ -552,12 +489,15 @@ impl VulkanBackend {
             block: Some(block.into()),
             ..origin.options.clone()
         };
-        let source = self.generate_for(
-            &origin.kernel,
-            options.block,
-            k.dev.props.codegen_caps(),
-            options.is_checked(),
-        )?;
+        let source = self
+            .core
+            .generate(
+                Target::Vulkan,
+                &origin.kernel,
+                k.dev.props.codegen_caps(),
+                &options,
+            )?
+            .ok_or_else(|| self.core.compile_err(&origin.kernel.name, "no SPIR-V generated"))?;
         let v =
             Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options, dyn_len)?);
         variants.push((shape, v.clone()));
@@ -565,7 +505,7 @@ impl VulkanBackend {
     }
 
     fn dispatch(&self, k: &VkKernel, grid: Dims, args: &[Arg<'_>]) -> Result<()> {
-        let timed = self.profiling.load(Ordering::Relaxed);
+        let timed = self.core.profiling();
         match pipeline::dispatch(k, grid, args, timed) {
             Ok(ran) => {
                 if let Some(ms) = ran.ms {
@@ -667,8 +607,7 @@ impl VulkanBackend {
                 },
             ));
         }
-        let kinds: Vec<bool> = args.iter().map(|a| a.buffer().is_some()).collect();
-        let block_bytes = pipeline::external_block_bytes(args);
+        let abi = spoc_codegen::Abi::external_bindings(crate::bind::external_params(args));
         let signature = args
             .iter()
             .map(|a| match a {
@@ -689,7 +628,7 @@ impl VulkanBackend {
             },
         );
         let b = block.to_array();
-        let module = self.cache.get_or_build(key, || {
+        let module = self.core.cache().get_or_build(key, || {
             let (words, entry, local) = make(dev)?;
             if let Some(local) = local {
                 if local != b {
@@ -711,7 +650,7 @@ impl VulkanBackend {
                 name,
                 b,
                 None,
-                Abi::External { kinds, block_bytes },
+                abi,
                 None,
             )
             .map_err(|message| Error::Compile {
@@ -978,44 +917,13 @@ impl Backend for VulkanBackend {
         true
     }
 
-    /// Checked SPIR-V when `options.is_checked()` ([`spoc_codegen::checked`]), for the union
-    /// of the devices' capabilities.
-    fn generate_source_for(
-        &self,
-        kernel: &Kernel,
-        options: &CompileOptions,
-    ) -> Result<Option<Source>> {
-        if !options.soa_params.is_empty() {
-            let soa = options.soa_names();
-            return self.generate_source(kernel, options.block, &soa);
-        }
-        self.generate_for(
-            kernel,
-            options.block,
-            self.generation_caps(),
-            options.is_checked(),
-        )
-        .map(Some)
-    }
-
-    /// Generates for the union of the devices' capabilities; [`Backend::compile`] regenerates
-    /// for a device whose capabilities differ.
-    fn generate_source(
-        &self,
-        kernel: &Kernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-    ) -> Result<Option<Source>> {
-        Ok(spoc_codegen::generate_source_with(
-            Target::Vulkan,
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params,
-                caps: self.generation_caps(),
-                checked: false,
-            },
-        )?)
+    /// The device's own capabilities (its features and the float behaviour measured when it
+    /// was opened); for an unknown device what any device of the backend has (their union).
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        Ok(match device {
+            Some(d) => self.dev(d)?.props.codegen_caps(),
+            None => self.union_caps(),
+        })
     }
 
     fn compile(
@@ -1025,15 +933,6 @@ impl Backend for VulkanBackend {
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
-        if !options.soa_params.is_empty() {
-            return Err(Error::unsupported(
-                NAME,
-                format!(
-                    "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
-                    options.soa_params.join(", ")
-                ),
-            ));
-        }
         if !options.flags.is_empty() {
             return Err(Error::unsupported(
                 NAME,
@@ -1041,37 +940,18 @@ impl Backend for VulkanBackend {
             ));
         }
         let dev = self.dev(device)?;
-        let caps = dev.props.codegen_caps();
-        let regenerated;
-        let source = if caps != self.generation_caps() {
-            regenerated = self.generate_for(kernel, options.block, caps, options.is_checked())?;
-            &regenerated
-        } else {
-            source
-        };
         let k = self.build_generated(dev, kernel, source, options, None)?;
         Ok(Module::new(device, Box::new(k)))
     }
 
-    fn module_cache(&self) -> Option<&ModuleCache> {
-        Some(&self.cache)
-    }
-
     /// Runs the module over `grid` workgroups and waits for it. A block other than the one the
     /// module was compiled for regenerates the kernel for it (kept with the module).
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let k = module
             .handle::<VkKernel>()
             .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
-        Self::check_stream(stream, module.device())?;
+        Self::check_stream(config.stream, module.device())?;
         crate::check::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
         let dyn_len = match k.origin.as_ref().and_then(|o| o.dyn_elem) {
             None => None,
@@ -1100,17 +980,7 @@ impl Backend for VulkanBackend {
         }
     }
 
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
-    }
+    crate::driver_core_methods!(self.core);
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::SpirV, SourceLang::Glsl]
@@ -1209,11 +1079,15 @@ mod tests {
 
     #[test]
     fn external_scalar_blocks_are_repr_c() {
-        assert_eq!(pipeline::external_block_bytes(&[]), 0);
-        assert_eq!(pipeline::external_block_bytes(&[Arg::F32(1.0)]), 4);
+        let block = |args: &[Arg<'_>]| {
+            let abi = spoc_codegen::Abi::external_bindings(crate::bind::external_params(args));
+            crate::bind::bindings(&abi, args).unwrap().block.len()
+        };
+        assert_eq!(block(&[]), 0);
+        assert_eq!(block(&[Arg::F32(1.0)]), 4);
         // f32 at 0, f64 at 8, bool at 16: 20 rounded to 24.
         assert_eq!(
-            pipeline::external_block_bytes(&[Arg::F32(1.0), Arg::F64(2.0), Arg::Bool(true)]),
+            block(&[Arg::F32(1.0), Arg::F64(2.0), Arg::Bool(true)]),
             24
         );
     }
