@@ -336,16 +336,14 @@ pub fn external_params(args: &[Arg<'_>]) -> Vec<AbiParam> {
 /// `HIP_LAUNCH_PARAM_BUFFER_POINTER` form of a launch.
 ///
 /// # Errors
-/// What `address` returns for a memory it refuses; [`LaunchProblem::Rejected`] for an
-/// argument the form cannot carry (`__local` memory, an unsupplied fault record).
-pub fn pack_natural<E>(
+/// What `address` returns for a memory it refuses (given the memory and the argument's index);
+/// [`LaunchProblem::Rejected`] for an argument the form cannot carry (`__local` memory, an
+/// unsupplied fault record).
+pub fn pack_natural(
     bound: &[Bound<'_>],
-    mut address: impl FnMut(&DeviceMem, usize) -> Result<u64, E>,
+    mut address: impl FnMut(&DeviceMem, usize) -> Result<u64, LaunchProblem>,
     fault_record: Option<u64>,
-) -> Result<Vec<u8>, E>
-where
-    E: From<LaunchProblem>,
-{
+) -> Result<Vec<u8>, LaunchProblem> {
     let mut bytes: Vec<u8> = Vec::new();
     let mut push = |v: &[u8]| {
         let align = v.len().max(1);
@@ -358,10 +356,10 @@ where
             Bound::Mem { mem, arg } => push(&address(mem, *arg)?.to_le_bytes()),
             Bound::FaultRecord => match fault_record {
                 Some(r) => push(&r.to_le_bytes()),
-                None => return Err(reject("no fault record to bind".into()).into()),
+                None => return Err(reject("no fault record to bind".into())),
             },
             Bound::Local(_) => {
-                return Err(reject("`__local` memory in a packed argument buffer".into()).into())
+                return Err(reject("`__local` memory in a packed argument buffer".into()))
             }
         }
     }
@@ -505,7 +503,7 @@ mod tests {
         ];
         let bound = arguments(&abi, &args, 40).unwrap();
         let packed =
-            pack_natural::<LaunchProblem>(&bound, |_, _| unreachable!(), Some(0x1122)).unwrap();
+            pack_natural(&bound, |_, _| unreachable!(), Some(0x1122)).unwrap();
         // The reference: today's HIP `ArgBuffer`.
         let mut want: Vec<u8> = Vec::new();
         let mut push = |v: &[u8]| {
@@ -525,7 +523,7 @@ mod tests {
         want.resize(want.len() + pad, 0);
         assert_eq!(packed, want);
         assert_eq!(packed.len(), 40);
-        assert!(pack_natural::<LaunchProblem>(&bound, |_, _| Ok(0), None).is_err());
+        assert!(pack_natural(&bound, |_, _| Ok(0), None).is_err());
     }
 
     /// Vulkan's scalar block of before: each field at the offset codegen gave, `bool` as a

@@ -10,7 +10,7 @@ use spoc_runtime::backend::{Code, SourceLang};
 use spoc_runtime::opencl::OpenClBackend;
 use spoc_runtime::{
     all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Buffer, Device, DimKind,
-    Dims, Error, LaunchProblem,
+    Dims, Error, LaunchConfig, LaunchProblem,
 };
 use std::sync::Arc;
 use support::{IOTA, SAXPY, TAKES_I64, WITH_BARRIER};
@@ -538,10 +538,12 @@ fn events_and_streams() {
     backend
         .launch(
             module,
-            dims1d((n / 256) as u32),
-            dims1d(256),
-            0,
-            Some(&stream),
+            &LaunchConfig {
+                grid: dims1d((n / 256) as u32),
+                block: dims1d(256),
+                shared_mem_bytes: 0,
+                stream: Some(&stream),
+            },
             &[
                 Arg::F32(2.0),
                 Arg::Buffer(xb.raw()),

@@ -12,7 +12,7 @@ use spoc_runtime::native::abi::{
     GlobalMut, GlobalRef, NativeArg, NativeFn, NativeLaunch, ThreadTrap, Trap,
 };
 use spoc_runtime::{
-    Arg, Backend, Capabilities, CompileOptions, Dims, IntrinsicRegistry, KernelDef,
+    Arg, Backend, Capabilities, CompileOptions, IntrinsicRegistry, KernelDef,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -459,11 +459,11 @@ impl Backend for TestBackend {
 
     spoc_runtime::host_memory_methods!();
 
-    fn generate_source(
+    fn generate(
         &self,
         kernel: &Kernel,
-        _block: Option<Dims>,
-        _soa: &[&str],
+        _caps: &spoc_codegen::Capabilities,
+        _options: &CompileOptions,
     ) -> spoc_runtime::Result<Option<Source>> {
         Ok(Some(Source {
             target: Target::CudaC,
@@ -508,12 +508,10 @@ impl Backend for TestBackend {
     fn launch(
         &self,
         module: &Module,
-        grid: Dims,
-        block: Dims,
-        _shared_mem: usize,
-        _stream: Option<&spoc_runtime::backend::Stream>,
+        config: &spoc_runtime::LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> spoc_runtime::Result<()> {
+        let (grid, block) = (config.grid, config.block);
         self.launches.fetch_add(1, Ordering::SeqCst);
         let m = module.handle::<TestModule>().expect("a test module");
         let f = self.table[m.kernel.as_str()];
