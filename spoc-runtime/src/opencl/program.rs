@@ -217,8 +217,13 @@ impl ClModule {
                 &external
             }
         };
-        let bound = crate::bind::arguments(abi, args, shared_mem)
-            .map_err(|p| Error::invalid_launch(&self.name, p))?;
+        let bound = crate::bind::arguments(abi, args, shared_mem).map_err(|p| match p {
+            // OpenCL has always refused these as a rejected argument.
+            LaunchProblem::UsizeOverflow { index, .. } => rejected(format!(
+                "scalar argument {index} (usize) does not fit the kernel's 32-bit usize"
+            )),
+            p => Error::invalid_launch(&self.name, p),
+        })?;
         for (index, b) in bound.iter().enumerate() {
             let index = index as u32;
             match b {
