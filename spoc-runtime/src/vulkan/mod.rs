@@ -81,27 +81,29 @@
 mod device;
 mod glsl;
 mod memory;
+mod external;
+mod kernels;
 mod pipeline;
 mod probe;
 mod spv;
 
 pub use device::{DeviceType, MemoryHeap, VulkanDeviceProps};
+pub use external::{spirv_text_to_words, spirv_words_to_text};
+pub(crate) use kernels::retain_supported_float_controls;
 
 use crate::args::Arg;
 use crate::backend::{
     Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, LaunchConfig, Module,
     Source, SourceLang, Stream, Target,
 };
-use crate::cache::CacheKey;
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
 use ash::vk;
 use device::{Enumeration, VkDev};
 use memory::VkBuffer;
-use pipeline::{Origin, VkKernel};
-use spoc_codegen::Code;
-use spoc_ir::{ContentHash, Kernel};
+use pipeline::VkKernel;
+use spoc_ir::Kernel;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -194,72 +196,6 @@ impl Default for VulkanBackend {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// SPIR-V words as little-endian bytes (for hashing).
-fn spirv_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-/// SPIR-V words as the text [`Backend::run_source`] takes for [`SourceLang::SpirV`]: each
-/// word as 8 hexadecimal digits, 8 words a line.
-pub fn spirv_words_to_text(words: &[u32]) -> String {
-    words
-        .chunks(8)
-        .map(|c| {
-            c.iter()
-                .map(|w| format!("{w:08x}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Parses [`spirv_words_to_text`]'s format: hexadecimal words (an optional `0x` prefix)
-/// separated by whitespace or commas.
-///
-/// # Errors
-/// [`Error::Compile`] naming the first token that is not a 32-bit hexadecimal number.
-pub fn spirv_text_to_words(text: &str) -> Result<Vec<u32>> {
-    text.split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            let h = t
-                .strip_prefix("0x")
-                .or_else(|| t.strip_prefix("0X"))
-                .unwrap_or(t);
-            u32::from_str_radix(h, 16).map_err(|_| Error::Compile {
-                backend: NAME.into(),
-                kernel: "<external SPIR-V>".into(),
-                message: format!(
-                    "`{t}` is not a SPIR-V word (expected hexadecimal words, see spirv_words_to_text)"
-                ),
-            })
-        })
-        .collect()
-}
-
-/// `words` without the float-controls execution modes `props`'s device lacks
-/// (`spoc_codegen::naga::retain_float_controls`).
-pub(crate) fn retain_supported_float_controls(
-    words: &[u32],
-    props: &VulkanDeviceProps,
-) -> Vec<u32> {
-    spoc_codegen::naga::retain_float_controls(words, |mode, width| {
-        let i = match width {
-            16 => 0,
-            32 => 1,
-            64 => 2,
-            _ => return false,
-        };
-        match mode {
-            spoc_codegen::naga::FloatMode::DenormPreserve => props.denorm_preserve[i],
-            spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => {
-                props.signed_zero_inf_nan_preserve[i]
-            }
-        }
-    })
 }
 
 impl VulkanBackend {
@@ -403,268 +339,6 @@ impl VulkanBackend {
         }
     }
 
-    /// Checks the module's declared needs against the device: [`Error::FeatureNotSupported`]
-    /// listing what is missing.
-    fn check_spirv(dev: &VkDev, words: &[u32], what: &str, generated: bool) -> Result<spv::Scan> {
-        let scan = spv::scan(words).map_err(|message| Error::Compile {
-            backend: NAME.into(),
-            kernel: what.into(),
-            message,
-        })?;
-        let missing = spv::missing(&scan, &dev.props, generated);
-        if !missing.is_empty() {
-            return Err(Error::unsupported(
-                NAME,
-                format!(
-                    "kernel `{what}` on {}: it needs {}",
-                    dev.props.name,
-                    missing.join(", ")
-                ),
-            ));
-        }
-        Ok(scan)
-    }
-
-    /// Builds a generated kernel's pipeline from its SPIR-V, after dropping the float controls
-    /// the device lacks, with its dynamic shared array (if any) `dyn_len` elements long.
-    fn build_generated(
-        &self,
-        dev: &Arc<VkDev>,
-        kernel: &Kernel,
-        source: &Source,
-        options: &CompileOptions,
-        dyn_len: Option<u32>,
-    ) -> Result<VkKernel> {
-        let Code::SpirV(words) = &source.code else {
-            return Err(Error::Compile {
-                backend: NAME.into(),
-                kernel: kernel.name.clone(),
-                message: format!("expected SPIR-V, got {:?} output", source.target),
-            });
-        };
-        let words = retain_supported_float_controls(words, &dev.props);
-        Self::check_spirv(dev, &words, &kernel.name, true)?;
-        let dyn_elem = source.abi.dyn_shared.map(|d| d.elem_bytes);
-        let block = options.block.map(Dims::to_array).unwrap_or([1, 1, 1]);
-        pipeline::build(
-            dev,
-            &words,
-            &source.entry,
-            &kernel.name,
-            block,
-            dyn_len.filter(|_| dyn_elem.is_some()),
-            source.abi.clone(),
-            Some(Origin {
-                kernel: kernel.clone(),
-                dyn_elem,
-                options: options.clone(),
-            }),
-        )
-        .map_err(|message| Error::Compile {
-            backend: NAME.into(),
-            kernel: kernel.name.clone(),
-            message,
-        })
-    }
-
-    /// The pipeline of generated kernel `k` for `shape` (made and kept with `k` on first use).
-    fn variant(&self, k: &VkKernel, shape: pipeline::Shape) -> Result<Arc<VkKernel>> {
-        let (block, dyn_len) = shape;
-        let Some(origin) = &k.origin else {
-            return Err(Error::invalid_launch(
-                &k.name,
-                LaunchProblem::Rejected {
-                    message: format!(
-                        "the module was built for blocks of {:?}, the launch asks {block:?}",
-                        k.block
-                    ),
-                },
-            ));
-        };
-        let mut variants = k.variants.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, v)) = variants.iter().find(|(s, _)| *s == shape) {
-            return Ok(v.clone());
-        }
-        let options = CompileOptions {
-            block: Some(block.into()),
-            ..origin.options.clone()
-        };
-        let source = self
-            .core
-            .generate(
-                Target::Vulkan,
-                &origin.kernel,
-                k.dev.props.codegen_caps(),
-                &options,
-            )?
-            .ok_or_else(|| self.core.compile_err(&origin.kernel.name, "no SPIR-V generated"))?;
-        let v =
-            Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options, dyn_len)?);
-        variants.push((shape, v.clone()));
-        Ok(v)
-    }
-
-    fn dispatch(&self, k: &VkKernel, grid: Dims, args: &[Arg<'_>]) -> Result<()> {
-        let timed = self.core.profiling();
-        match pipeline::dispatch(k, grid, args, timed) {
-            Ok(ran) => {
-                if let Some(ms) = ran.ms {
-                    tracing::info!(kernel = %k.name, ms, "Vulkan kernel time");
-                    self.last_ms.store(ms.to_bits(), Ordering::Relaxed);
-                }
-                match (&k.origin, ran.fault) {
-                    (Some(o), Some(words)) => {
-                        match crate::checked_mode::fault_error(&o.kernel, &words) {
-                            Some(fault) => Err(fault),
-                            None => Ok(()),
-                        }
-                    }
-                    _ => Ok(()),
-                }
-            }
-            Err(Ok(problem)) => Err(Error::invalid_launch(&k.name, problem)),
-            Err(Err(message)) => Err(Self::driver_err(format!("kernel `{}`: {message}", k.name))),
-        }
-    }
-
-    /// Compiles (cached per device, source, entry point, block and argument kinds) and runs
-    /// the SPIR-V compute entry point `entry` of `words`, binding `args` per the
-    /// [module's ABI](self) for external kernels, after checking grid and block against the
-    /// device's limits, the module's workgroup size against `block`, and its capabilities
-    /// against the device's features. Waits for the kernel.
-    ///
-    /// # Errors
-    /// [`Error::InvalidLaunch`] for a grid or block the device refuses or the module does not
-    /// declare, or a non-zero `shared_mem`; [`Error::FeatureNotSupported`] for a capability
-    /// the device lacks; [`Error::Compile`] for words that are not SPIR-V, a missing entry
-    /// point, or a driver's refusal; [`Error::Driver`] for a failed submission.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_spirv(
-        &self,
-        device: usize,
-        words: &[u32],
-        entry: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        self.run_external(
-            device,
-            SourceLang::SpirV,
-            ContentHash::of_parts([spirv_bytes(words).as_slice()]),
-            entry,
-            grid,
-            block,
-            shared_mem,
-            args,
-            |dev| {
-                let scan = Self::check_spirv(dev, words, entry, false)?;
-                let Some(ep) = scan.entry_points.iter().find(|e| e.name == entry) else {
-                    return Err(Error::Compile {
-                        backend: NAME.into(),
-                        kernel: entry.into(),
-                        message: format!(
-                            "the SPIR-V has no compute entry point `{entry}` (it has: {})",
-                            scan.entry_points
-                                .iter()
-                                .map(|e| e.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    });
-                };
-                Ok((words.to_vec(), entry.to_string(), ep.local_size))
-            },
-        )
-    }
-
-    /// The shared path of external kernels: `make` turns the source into (words, entry point,
-    /// declared workgroup size) on a cache miss.
-    #[allow(clippy::too_many_arguments)]
-    fn run_external(
-        &self,
-        device: usize,
-        lang: SourceLang,
-        hash: ContentHash,
-        name: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-        make: impl FnOnce(&VkDev) -> Result<(Vec<u32>, String, Option<[u32; 3]>)>,
-    ) -> Result<()> {
-        let dev = self.dev(device)?;
-        crate::check::check_dims(name, &dev.caps, grid, block, shared_mem)?;
-        if shared_mem > 0 {
-            return Err(Error::invalid_launch(
-                name,
-                LaunchProblem::Rejected {
-                    message: format!(
-                        "{shared_mem} bytes of dynamic shared memory: Vulkan kernels declare \
-                         their shared arrays, pass 0"
-                    ),
-                },
-            ));
-        }
-        let abi = spoc_codegen::Abi::external_bindings(crate::bind::external_params(args));
-        let signature = args
-            .iter()
-            .map(|a| match a {
-                Arg::Buffer(_) | Arg::BufferMut(_) => "b",
-                Arg::I64(_) | Arg::U64(_) | Arg::F64(_) => "s8",
-                _ => "s4",
-            })
-            .collect::<Vec<_>>()
-            .join(",");
-        let key = CacheKey::new(
-            device,
-            format!("{lang:?}:{name}"),
-            hash,
-            CompileOptions {
-                block: Some(block),
-                flags: vec![format!("args:{signature}")],
-                ..CompileOptions::default()
-            },
-        );
-        let b = block.to_array();
-        let module = self.core.cache().get_or_build(key, || {
-            let (words, entry, local) = make(dev)?;
-            if let Some(local) = local {
-                if local != b {
-                    return Err(Error::invalid_launch(
-                        name,
-                        LaunchProblem::Rejected {
-                            message: format!(
-                                "the shader's workgroup size is {local:?}, the launch's block \
-                                 {b:?}: they must be equal"
-                            ),
-                        },
-                    ));
-                }
-            }
-            let k = pipeline::build(
-                dev,
-                &words,
-                &entry,
-                name,
-                b,
-                None,
-                abi,
-                None,
-            )
-            .map_err(|message| Error::Compile {
-                backend: NAME.into(),
-                kernel: name.into(),
-                message,
-            })?;
-            Ok(Arc::new(Module::new(device, Box::new(k))))
-        })?;
-        let k = module
-            .handle::<VkKernel>()
-            .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
-        self.dispatch(k, grid, args)
-    }
 }
 
 impl Backend for VulkanBackend {
@@ -1000,38 +674,14 @@ impl Backend for VulkanBackend {
         shared_mem: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        match lang {
-            SourceLang::SpirV => {
-                let words = spirv_text_to_words(source)?;
-                self.run_spirv(device, &words, kernel_name, grid, block, shared_mem, args)
-            }
-            SourceLang::Glsl => self.run_external(
-                device,
-                lang,
-                ContentHash::of_parts([source.as_bytes()]),
-                kernel_name,
-                grid,
-                block,
-                shared_mem,
-                args,
-                |dev| {
-                    let v = spv::max_spirv_for(dev.props.api_version).min((1, 5));
-                    let c = glsl::compile(source, (v.0 as u8, v.1 as u8)).map_err(|message| {
-                        Error::Compile {
-                            backend: NAME.into(),
-                            kernel: kernel_name.into(),
-                            message,
-                        }
-                    })?;
-                    Self::check_spirv(dev, &c.words, kernel_name, false)?;
-                    Ok((c.words, c.entry, Some(c.local_size)))
-                },
-            ),
-            _ => Err(Error::unsupported(
-                NAME,
-                format!("external {lang:?} kernels"),
-            )),
-        }
+        self.run_external_source(
+            device,
+            source,
+            lang,
+            kernel_name,
+            (grid, block, shared_mem),
+            args,
+        )
     }
 }
 
