@@ -229,13 +229,24 @@ impl LaunchConfig<'_> {
     }
 }
 
-/// A backend: one way of running kernels on one family of devices.
+/// A backend: one way of running kernels on one family of devices — the four traits together
+/// ([`Platform`], [`DeviceMemory`], [`Compiler`], [`Executor`]), implemented for every type that
+/// implements them. The runtime holds backends as `Arc<dyn Backend>`; their methods are callable
+/// on it without importing the four traits.
 ///
-/// Every method that can fail returns [`Error`]; a missing driver makes
-/// [`Backend::is_available`] false rather than panicking. Device ids are backend-local. Methods
-/// with a default body either do nothing meaningful for CPU backends or refuse with
-/// [`Error::FeatureNotSupported`]; GPU backends override them.
-pub trait Backend: Send + Sync + 'static {
+/// Every method that can fail returns [`Error`]. Device ids are backend-local. A GPU backend
+/// keeps what it shares with the others in a [`crate::driver_core::DriverCore`] and binds
+/// launch arguments from the ABI its source carries ([`crate::bind`]).
+pub trait Backend: Platform + DeviceMemory + Compiler + Executor {}
+
+impl<T: Platform + DeviceMemory + Compiler + Executor> Backend for T {}
+
+/// What a backend is: its name, version and availability, how it runs kernels, its devices
+/// and their capabilities, its intrinsics, fault recovery and profiling.
+///
+/// A missing driver makes [`Platform::is_available`] false rather than panicking. Device ids
+/// are backend-local.
+pub trait Platform: Send + Sync + 'static {
     /// The backend's name: `"Native"`, `"Interpreter"`, `"CUDA/PTX"`, … A `"<family>/<variant>"`
     /// name also answers to its family (see [`crate::device_is_of_backend`]).
     fn name(&self) -> &'static str;
@@ -276,8 +287,33 @@ pub trait Backend: Send + Sync + 'static {
             })
     }
 
-    // ------------------------------------------------------------------ streams
+    /// Recovers devices that a fault left unusable (a CUDA context after an illegal address),
+    /// for [`crate::Device::reset`]: their memory, modules, streams and events are lost, and
+    /// those of the broken state are refused afterwards ([`Error::ContextReset`]). Healthy
+    /// devices are left as they are. The default does nothing.
+    ///
+    /// # Errors
+    /// A driver error if a device could not be reset.
+    fn recover(&self) -> Result<()> {
+        Ok(())
+    }
 
+    /// Turns per-launch profiling on. The default does nothing.
+    fn enable_profiling(&self) {}
+
+    /// Turns per-launch profiling off. The default does nothing.
+    fn disable_profiling(&self) {}
+
+    /// The intrinsics this backend implements.
+    fn intrinsics(&self) -> &IntrinsicRegistry;
+}
+
+/// Device and memory: streams, allocation, transfers (device memory is never assumed to be
+/// host memory) and timing events. Methods with a default body refuse with
+/// [`Error::FeatureNotSupported`] (streams, events, device-to-device copies) or do nothing
+/// meaningful for synchronous CPU backends ([`crate::host_memory_methods!`] implements them
+/// with host memory).
+pub trait DeviceMemory: Platform {
     /// Creates a stream on `device`.
     ///
     /// # Errors
@@ -314,8 +350,6 @@ pub trait Backend: Send + Sync + 'static {
         let _ = device;
         Ok(())
     }
-
-    // ------------------------------------------------------------------ memory
 
     /// Allocates `bytes` bytes on `device`. Contents are unspecified unless the backend
     /// documents otherwise (the CPU backends zero them).
@@ -401,8 +435,6 @@ pub trait Backend: Send + Sync + 'static {
     /// A driver error (the runtime logs it; memory is not reused either way).
     fn free(&self, mem: DeviceMem) -> Result<()>;
 
-    // ------------------------------------------------------------------ events
-
     /// Creates a timing event on `device`.
     ///
     /// # Errors
@@ -438,9 +470,12 @@ pub trait Backend: Send + Sync + 'static {
         drop(event);
         Ok(())
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+/// The compiler: code generation for one device's capabilities ([`Compiler::generate`], once
+/// per build), the driver's compile of the generated [`Source`] ([`Compiler::compile`]),
+/// the module cache, and the per-kernel checks and preparation of the CPU backends.
+pub trait Compiler: Platform {
     /// True if compiled modules depend on the block size (Vulkan embeds the workgroup size):
     /// the runtime then puts the launch's block in [`CompileOptions::block`].
     fn compile_needs_block(&self) -> bool {
@@ -599,16 +634,6 @@ pub trait Backend: Send + Sync + 'static {
         }
     }
 
-    /// Launches a compiled module as `config` says. `args` have been checked against the
-    /// kernel's parameters; the backend binds them from the module's ABI ([`crate::bind`]).
-    ///
-    /// # Errors
-    /// A driver error; [`Error::FeatureNotSupported`] by default.
-    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
-        let _ = (module, config, args);
-        Err(Error::unsupported(self.name(), "JIT launches"))
-    }
-
     /// Checks, once per kernel and device, that this backend can run `def` (before any
     /// compile or launch). The default accepts everything.
     ///
@@ -629,6 +654,21 @@ pub trait Backend: Send + Sync + 'static {
     fn prepare(&self, device: usize, def: &KernelDef, kernel: &Kernel) -> Result<Option<Module>> {
         let _ = (device, def, kernel);
         Ok(None)
+    }
+}
+
+/// The executor: launches of compiled modules ([`Executor::launch`], one [`LaunchConfig`]),
+/// direct execution (Native runs the macro's compiled Rust, the Interpreter runs the IR) and
+/// external kernels given as source.
+pub trait Executor: Platform {
+    /// Launches a compiled module as `config` says. `args` have been checked against the
+    /// kernel's parameters; the backend binds them from the module's ABI ([`crate::bind`]).
+    ///
+    /// # Errors
+    /// A driver error; [`Error::FeatureNotSupported`] by default.
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
+        let _ = (module, config, args);
+        Err(Error::unsupported(self.name(), "JIT launches"))
     }
 
     /// Runs a kernel without a compile step (Direct: `def.native`; Custom: the IR) on
@@ -652,26 +692,6 @@ pub trait Backend: Send + Sync + 'static {
         let _ = (device, def, kernel, prepared, config, args);
         Err(Error::unsupported(self.name(), "direct execution"))
     }
-
-    /// Recovers devices that a fault left unusable (a CUDA context after an illegal address),
-    /// for [`crate::Device::reset`]: their memory, modules, streams and events are lost, and
-    /// those of the broken state are refused afterwards ([`Error::ContextReset`]). Healthy
-    /// devices are left as they are. The default does nothing.
-    ///
-    /// # Errors
-    /// A driver error if a device could not be reset.
-    fn recover(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Turns per-launch profiling on. The default does nothing.
-    fn enable_profiling(&self) {}
-
-    /// Turns per-launch profiling off. The default does nothing.
-    fn disable_profiling(&self) {}
-
-    /// The intrinsics this backend implements.
-    fn intrinsics(&self) -> &IntrinsicRegistry;
 
     /// Source languages [`Backend::run_source`] accepts (none by default).
     fn supported_source_langs(&self) -> &[SourceLang] {

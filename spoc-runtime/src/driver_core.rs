@@ -3,9 +3,9 @@
 //! and memory failures, code generation for one device's capabilities, and the common half of
 //! `run_source` (language check, launch limits, the cache entry of an external kernel).
 //!
-//! A backend holds one [`DriverCore`] and forwards the [`crate::Backend`] methods that only
-//! touch it with [`crate::driver_core_methods!`]; what is left in the backend is what differs:
-//! its driver calls.
+//! A backend holds one [`DriverCore`] and forwards the [`crate::backend::Platform`] methods
+//! that only touch it with [`crate::driver_core_methods!`] (and `module_cache` to
+//! [`DriverCore::cache`]); what is left in the backend is what differs: its driver calls.
 
 use crate::backend::{CompileOptions, DeviceMem, Module, Source, SourceLang, Target};
 use crate::cache::{CacheKey, ModuleCache};
@@ -220,16 +220,13 @@ pub fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentH
     )
 }
 
-/// Implements the [`crate::Backend`] methods that only touch a backend's [`DriverCore`]
-/// (`module_cache`, `enable_profiling`, `disable_profiling`, `intrinsics`), given an expression
-/// of the core on `self`. Invoke it inside an `impl Backend for …` block:
+/// Implements the [`crate::backend::Platform`] methods that only touch a backend's
+/// [`DriverCore`] (`enable_profiling`, `disable_profiling`, `intrinsics`), given an expression
+/// of the core on `self`. Invoke it inside an `impl Platform for …` block:
 /// `spoc_runtime::driver_core_methods!(self.core);`.
 #[macro_export]
 macro_rules! driver_core_methods {
     ($self:ident . $($core:tt)+) => {
-        fn module_cache(&$self) -> Option<&$crate::cache::ModuleCache> {
-            Some($self.$($core)+.cache())
-        }
         fn enable_profiling(&$self) {
             $self.$($core)+.set_profiling(true)
         }

@@ -6,7 +6,7 @@
 //! sizes the kernel's `dynamic_shared` array with it.
 
 use crate::args::Arg;
-use crate::backend::{Backend, DeviceInfo, ExecutionModel, LaunchConfig, Module};
+use crate::backend::{Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Module, Platform};
 use crate::error::{Error, LaunchProblem, Result};
 use crate::interpreter::{self, InterpError, InterpErrorKind};
 use crate::intrinsics::IntrinsicRegistry;
@@ -69,7 +69,7 @@ fn convert(e: InterpError) -> Error {
     }
 }
 
-impl Backend for InterpreterBackend {
+impl Platform for InterpreterBackend {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -96,14 +96,32 @@ impl Backend for InterpreterBackend {
         }])
     }
 
-    crate::host_memory_methods!();
+    fn enable_profiling(&self) {
+        self.profiling.store(true, Ordering::Relaxed);
+    }
 
+    fn disable_profiling(&self) {
+        self.profiling.store(false, Ordering::Relaxed);
+    }
+
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+}
+
+impl DeviceMemory for InterpreterBackend {
+    crate::host_memory_methods!();
+}
+
+impl Compiler for InterpreterBackend {
     fn prepare(&self, device: usize, _def: &KernelDef, kernel: &Kernel) -> Result<Option<Module>> {
         crate::native::check_device(NAME, device)?;
         let prepared = interpreter::CompiledKernel::new(kernel).map_err(convert)?;
         Ok(Some(Module::new(device, Box::new(prepared))))
     }
+}
 
+impl Executor for InterpreterBackend {
     fn execute_direct(
         &self,
         device: usize,
@@ -135,18 +153,6 @@ impl Backend for InterpreterBackend {
             );
         }
         result
-    }
-
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
     }
 }
 

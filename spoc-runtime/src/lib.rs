@@ -51,8 +51,8 @@ use std::sync::Arc;
 
 pub use args::{set_args, Arg, KernelArgs};
 pub use backend::{
-    Backend, Code, CompileOptions, DeviceInfo, ExecutionModel, LaunchConfig, Source, SourceLang,
-    Target,
+    Backend, Code, CompileOptions, Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor,
+    LaunchConfig, Platform, Source, SourceLang, Target,
 };
 pub use buffer::{
     alloc_custom, alloc_custom_bytes, alloc_f32, alloc_f64, alloc_i32, alloc_i64, free,

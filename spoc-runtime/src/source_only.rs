@@ -13,7 +13,7 @@
 //! Both are registered at [`crate::registry::priority`]'s lowest rank
 //! ([`SOURCE_ONLY_PRIORITY`]), so they can never be picked over a backend that runs kernels.
 
-use crate::backend::{Backend, DeviceInfo, DeviceMem, ExecutionModel, Target};
+use crate::backend::{Compiler, DeviceInfo, DeviceMem, DeviceMemory, ExecutionModel, Executor, Platform, Target};
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 
@@ -67,7 +67,7 @@ impl SourceOnlyBackend {
     }
 }
 
-impl Backend for SourceOnlyBackend {
+impl Platform for SourceOnlyBackend {
     fn name(&self) -> &'static str {
         match self.kind {
             SourceOnlyKind::Metal => METAL_NAME,
@@ -94,13 +94,12 @@ impl Backend for SourceOnlyBackend {
         Ok(Vec::new())
     }
 
-    fn codegen_target(&self) -> Option<Target> {
-        Some(match self.kind {
-            SourceOnlyKind::Metal => Target::Metal,
-            SourceOnlyKind::WebGpu => Target::WebGpu,
-        })
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
     }
+}
 
+impl DeviceMemory for SourceOnlyBackend {
     /// Refused: [`Error::FeatureNotSupported`].
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
         let _ = (device, bytes);
@@ -142,8 +141,15 @@ impl Backend for SourceOnlyBackend {
         let _ = device;
         self.refuse("synchronisation")
     }
+}
 
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
+impl Compiler for SourceOnlyBackend {
+    fn codegen_target(&self) -> Option<Target> {
+        Some(match self.kind {
+            SourceOnlyKind::Metal => Target::Metal,
+            SourceOnlyKind::WebGpu => Target::WebGpu,
+        })
     }
 }
+
+impl Executor for SourceOnlyBackend {}

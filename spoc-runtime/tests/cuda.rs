@@ -15,8 +15,9 @@ use spoc_ir::{
 use spoc_runtime::backend::SourceLang;
 use spoc_runtime::cuda::{CudaBackend, CudaVariant};
 use spoc_runtime::{
-    compile_kernel, dims1d, dims3d, init_device, registry, run, Arg, Backend, Buffer,
-    CompileOptions, Device, DimKind, Error, KernelDef, LaunchConfig, LaunchProblem,
+    compile_kernel, dims1d, dims3d, init_device, registry, run, Arg, Buffer, CompileOptions,
+    Compiler, Device, DeviceMemory, DimKind, Error, Executor, KernelDef, LaunchConfig,
+    LaunchProblem, Platform,
 };
 use std::sync::OnceLock;
 

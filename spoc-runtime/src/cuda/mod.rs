@@ -56,10 +56,7 @@ mod nvrtc;
 mod probe;
 
 use crate::args::Arg;
-use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, LaunchConfig, Module,
-    Source, SourceLang, Stream, Target,
-};
+use crate::backend::{CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor, LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target};
 use crate::bind::Bound;
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
@@ -590,7 +587,7 @@ impl CudaBackend {
     }
 }
 
-impl Backend for CudaBackend {
+impl Platform for CudaBackend {
     fn name(&self) -> &'static str {
         match self.variant {
             CudaVariant::Ptx => PTX_NAME,
@@ -664,8 +661,15 @@ impl Backend for CudaBackend {
         Ok(self.device(device)?.caps)
     }
 
-    // ------------------------------------------------------------------ streams
+    /// Resets the context of every device a kernel fault broke (the module docs' "Faults").
+    fn recover(&self) -> Result<()> {
+        self.recover_contexts()
+    }
 
+    crate::driver_core_methods!(self.core);
+}
+
+impl DeviceMemory for CudaBackend {
     fn create_stream(&self, device: usize) -> Result<Stream> {
         let dev = self.bind(device)?;
         let mut s: CUstream = std::ptr::null_mut();
@@ -711,8 +715,6 @@ impl Backend for CudaBackend {
         dev.synchronized();
         Ok(())
     }
-
-    // ------------------------------------------------------------------ memory
 
     /// Allocates with `cuMemAlloc` (contents unspecified); a 0-byte allocation owns nothing.
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
@@ -810,8 +812,6 @@ impl Backend for CudaBackend {
         self.mem_check(dev, r, "cuMemFree")
     }
 
-    // ------------------------------------------------------------------ events
-
     fn create_event(&self, device: usize) -> Result<Event> {
         let dev = self.bind(device)?;
         Ok(Event::new(device, Box::new(self.new_event(dev)?)))
@@ -858,9 +858,9 @@ impl Backend for CudaBackend {
         drop(event); // CudaEvent destroys itself
         Ok(())
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+impl Compiler for CudaBackend {
     fn codegen_target(&self) -> Option<Target> {
         Some(self.target())
     }
@@ -931,6 +931,12 @@ impl Backend for CudaBackend {
         Ok(Module::new(device, Box::new(k)))
     }
 
+    fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        Some(self.core.cache())
+    }
+}
+
+impl Executor for CudaBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         if let Some(c) = module.handle::<CheckedKernel>() {
             return self.launch_checked(c, module.device(), config, args);
@@ -940,13 +946,6 @@ impl Backend for CudaBackend {
             .ok_or_else(|| self.core.driver_err("not a CUDA module"))?;
         self.launch_kernel(k, module.device(), config, args, None)
     }
-
-    /// Resets the context of every device a kernel fault broke (the module docs' "Faults").
-    fn recover(&self) -> Result<()> {
-        self.recover_contexts()
-    }
-
-    crate::driver_core_methods!(self.core);
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::Ptx, SourceLang::CudaC]

@@ -57,10 +57,7 @@ mod hiprtc;
 mod runtime;
 
 use crate::args::Arg;
-use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, LaunchConfig, Module,
-    Source, SourceLang, Stream, Target,
-};
+use crate::backend::{CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor, LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target};
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
@@ -360,7 +357,7 @@ impl HipBackend {
     }
 }
 
-impl Backend for HipBackend {
+impl Platform for HipBackend {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -407,8 +404,10 @@ impl Backend for HipBackend {
         Ok(self.device(device)?.caps)
     }
 
-    // ------------------------------------------------------------------ streams
+    crate::driver_core_methods!(self.core);
+}
 
+impl DeviceMemory for HipBackend {
     fn create_stream(&self, device: usize) -> Result<Stream> {
         let dev = self.bind(device)?;
         let mut s: hiprt::hipStream_t = std::ptr::null_mut();
@@ -447,8 +446,6 @@ impl Backend for HipBackend {
             "hipDeviceSynchronize",
         )
     }
-
-    // ------------------------------------------------------------------ memory
 
     /// Allocates with `hipMalloc` (contents unspecified); a 0-byte allocation owns nothing.
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
@@ -538,8 +535,6 @@ impl Backend for HipBackend {
         check(r, "hipFree").map_err(|e| self.core.mem_err(e))
     }
 
-    // ------------------------------------------------------------------ events
-
     fn create_event(&self, device: usize) -> Result<Event> {
         let dev = self.device(device)?;
         let ev = HipEvent::new(dev.ordinal).map_err(|m| self.core.driver_err(m))?;
@@ -582,9 +577,9 @@ impl Backend for HipBackend {
         drop(event); // HipEvent destroys itself
         Ok(())
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+impl Compiler for HipBackend {
     fn codegen_target(&self) -> Option<Target> {
         Some(Target::Hip)
     }
@@ -623,14 +618,18 @@ impl Backend for HipBackend {
         Ok(Module::new(device, Box::new(k)))
     }
 
+    fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        Some(self.core.cache())
+    }
+}
+
+impl Executor for HipBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let k = module
             .handle::<HipKernel>()
             .ok_or_else(|| self.core.driver_err("not a HIP module"))?;
         self.launch_kernel(k, module.device(), config, args)
     }
-
-    crate::driver_core_methods!(self.core);
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::HipC, SourceLang::CudaC]

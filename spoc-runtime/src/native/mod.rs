@@ -24,7 +24,7 @@ mod block;
 
 use crate::args::Arg;
 use crate::backend::Module;
-use crate::backend::{Backend, DeviceInfo, ExecutionModel, LaunchConfig};
+use crate::backend::{Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Platform};
 use crate::device::Capabilities;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
@@ -173,7 +173,7 @@ pub(crate) fn check_device(backend: &str, device: usize) -> Result<()> {
     }
 }
 
-impl Backend for NativeBackend {
+impl Platform for NativeBackend {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -201,8 +201,24 @@ impl Backend for NativeBackend {
         }])
     }
 
-    crate::host_memory_methods!();
+    fn enable_profiling(&self) {
+        self.profiling.store(true, Ordering::Relaxed);
+    }
 
+    fn disable_profiling(&self) {
+        self.profiling.store(false, Ordering::Relaxed);
+    }
+
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+}
+
+impl DeviceMemory for NativeBackend {
+    crate::host_memory_methods!();
+}
+
+impl Compiler for NativeBackend {
     fn check_kernel(&self, def: &KernelDef, _kernel: &Kernel) -> Result<()> {
         match def.native {
             Some(_) => Ok(()),
@@ -217,7 +233,9 @@ impl Backend for NativeBackend {
             )),
         }
     }
+}
 
+impl Executor for NativeBackend {
     fn execute_direct(
         &self,
         device: usize,
@@ -255,17 +273,5 @@ impl Backend for NativeBackend {
             );
         }
         result
-    }
-
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
     }
 }

@@ -55,11 +55,7 @@ mod device;
 mod program;
 
 use crate::args::Arg;
-use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, LaunchConfig, Module,
-    Source,
-    SourceLang, Stream, Target,
-};
+use crate::backend::{CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor, LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target};
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
@@ -398,7 +394,7 @@ fn check_range(mem: &DeviceMem, offset: usize, bytes: usize, what: &str) -> Resu
     }
 }
 
-impl Backend for OpenClBackend {
+impl Platform for OpenClBackend {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -428,8 +424,10 @@ impl Backend for OpenClBackend {
             .collect())
     }
 
-    // ------------------------------------------------------------------ streams
+    crate::driver_core_methods!(self.core);
+}
 
+impl DeviceMemory for OpenClBackend {
     fn create_stream(&self, device: usize) -> Result<Stream> {
         let q = self.dev(device)?.new_queue()?;
         Ok(Stream::new(device, Box::new(ClStream(q))))
@@ -454,8 +452,6 @@ impl Backend for OpenClBackend {
             .finish()
             .map_err(|e| cl_err("clFinish", e))
     }
-
-    // ------------------------------------------------------------------ memory
 
     /// Allocates a zeroed buffer (see the [module docs](self)).
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
@@ -614,8 +610,6 @@ impl Backend for OpenClBackend {
         Ok(())
     }
 
-    // ------------------------------------------------------------------ events
-
     fn create_event(&self, device: usize) -> Result<Event> {
         self.dev(device)?;
         Ok(Event::new(device, Box::new(ClEvent(Mutex::new(None)))))
@@ -653,9 +647,9 @@ impl Backend for OpenClBackend {
         let (t0, t1) = (time(start, "start")?, time(end, "end")?);
         Ok(((t1 as i128 - t0 as i128) as f64 / 1e6) as f32)
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+impl Compiler for OpenClBackend {
     fn codegen_target(&self) -> Option<Target> {
         Some(Target::OpenCl)
     }
@@ -706,6 +700,12 @@ impl Backend for OpenClBackend {
         Ok(Module::new(device, Box::new(module)))
     }
 
+    fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        Some(self.core.cache())
+    }
+}
+
+impl Executor for OpenClBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let m = module.handle::<ClModule>().ok_or_else(|| Error::Driver {
@@ -716,8 +716,6 @@ impl Backend for OpenClBackend {
         let queue = self.queue(dev, config.stream)?;
         self.enqueue(dev, m, queue, grid, block, shared_mem, args, false)
     }
-
-    crate::driver_core_methods!(self.core);
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::OpenClC]

@@ -92,10 +92,7 @@ pub use external::{spirv_text_to_words, spirv_words_to_text};
 pub(crate) use kernels::retain_supported_float_controls;
 
 use crate::args::Arg;
-use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, LaunchConfig, Module,
-    Source, SourceLang, Stream, Target,
-};
+use crate::backend::{CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor, LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target};
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
@@ -341,7 +338,7 @@ impl VulkanBackend {
 
 }
 
-impl Backend for VulkanBackend {
+impl Platform for VulkanBackend {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -379,8 +376,10 @@ impl Backend for VulkanBackend {
         Ok(self.dev(device)?.caps)
     }
 
-    // ------------------------------------------------------------------ streams
+    crate::driver_core_methods!(self.core);
+}
 
+impl DeviceMemory for VulkanBackend {
     fn create_stream(&self, device: usize) -> Result<Stream> {
         self.dev(device)?;
         Ok(Stream::new(device, Box::new(VkStream)))
@@ -398,8 +397,6 @@ impl Backend for VulkanBackend {
     fn synchronize(&self, device: usize) -> Result<()> {
         self.dev(device).map(|_| ())
     }
-
-    // ------------------------------------------------------------------ memory
 
     /// Allocates a zeroed storage buffer (see the [module docs](self)).
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
@@ -485,8 +482,6 @@ impl Backend for VulkanBackend {
         drop(mem); // VkBuffer frees itself
         Ok(())
     }
-
-    // ------------------------------------------------------------------ events
 
     /// An event is a timestamp query; [`Error::FeatureNotSupported`] if the device's compute
     /// queue has no timestamps.
@@ -576,9 +571,9 @@ impl Backend for VulkanBackend {
         drop(event); // VkEvent destroys itself
         Ok(())
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+impl Compiler for VulkanBackend {
     fn compile_needs_block(&self) -> bool {
         true
     }
@@ -618,6 +613,12 @@ impl Backend for VulkanBackend {
         Ok(Module::new(device, Box::new(k)))
     }
 
+    fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        Some(self.core.cache())
+    }
+}
+
+impl Executor for VulkanBackend {
     /// Runs the module over `grid` workgroups and waits for it. A block other than the one the
     /// module was compiled for regenerates the kernel for it (kept with the module).
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
@@ -653,8 +654,6 @@ impl Backend for VulkanBackend {
             self.dispatch(&v, grid, args)
         }
     }
-
-    crate::driver_core_methods!(self.core);
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::SpirV, SourceLang::Glsl]

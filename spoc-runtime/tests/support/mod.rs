@@ -12,7 +12,8 @@ use spoc_runtime::native::abi::{
     GlobalMut, GlobalRef, NativeArg, NativeFn, NativeLaunch, ThreadTrap, Trap,
 };
 use spoc_runtime::{
-    Arg, Backend, Capabilities, CompileOptions, IntrinsicRegistry, KernelDef,
+    Arg, Capabilities, CompileOptions, Compiler, DeviceMemory, Executor, IntrinsicRegistry,
+    KernelDef, Platform,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -434,19 +435,23 @@ impl TestBackend {
     }
 }
 
-impl Backend for TestBackend {
+impl Platform for TestBackend {
     fn name(&self) -> &'static str {
         self.name
     }
+
     fn version(&self) -> (u32, u32, u32) {
         (0, 0, 1)
     }
+
     fn is_available(&self) -> bool {
         self.available.load(Ordering::SeqCst)
     }
+
     fn execution_model(&self) -> ExecutionModel {
         ExecutionModel::Jit
     }
+
     fn devices(&self) -> spoc_runtime::Result<Vec<DeviceInfo>> {
         Ok((0..self.devices)
             .map(|i| DeviceInfo {
@@ -457,8 +462,16 @@ impl Backend for TestBackend {
             .collect())
     }
 
-    spoc_runtime::host_memory_methods!();
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+}
 
+impl DeviceMemory for TestBackend {
+    spoc_runtime::host_memory_methods!();
+}
+
+impl Compiler for TestBackend {
     fn generate(
         &self,
         kernel: &Kernel,
@@ -504,7 +517,9 @@ impl Backend for TestBackend {
     fn module_cache(&self) -> Option<&ModuleCache> {
         Some(&self.cache)
     }
+}
 
+impl Executor for TestBackend {
     fn launch(
         &self,
         module: &Module,
@@ -523,10 +538,6 @@ impl Backend for TestBackend {
             simt: false,
         };
         f(&launch, &native_args).map_err(|t| spoc_runtime::native::fault(&m.kernel, t))
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
     }
 }
 
