@@ -25,7 +25,10 @@ fn mixed() -> Kernel {
     let s = b.shared("s", Type::F32, None);
     let _ = (flag, n, p);
     b.push(assign(at(&s, tid()), idx(&x, tid())));
-    b.push(assign(at(&y, u32c(0)), cast(idx(&s, u32c(0)), ScalarType::F64)));
+    b.push(assign(
+        at(&y, u32c(0)),
+        cast(idx(&s, u32c(0)), ScalarType::F64),
+    ));
     let mut k = b.kernel("mixed");
     k.records = vec![record("Particle", &[("x", Type::F32), ("v", Type::F64)])];
     k
@@ -172,7 +175,11 @@ fn c_targets_add_the_shared_length_and_fault_record() {
             if checked {
                 want.push(Slot::FaultRecord);
             }
-            assert_eq!(src.abi.arguments(), &want[..], "{target:?} checked {checked}");
+            assert_eq!(
+                src.abi.arguments(),
+                &want[..],
+                "{target:?} checked {checked}"
+            );
             assert_eq!(src.abi.params, params(false));
             assert_eq!(src.abi.has_fault_record(), checked);
             let decl = c_params(&src);

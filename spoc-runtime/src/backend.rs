@@ -25,13 +25,13 @@ use std::sync::Arc;
 /// How a backend runs kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExecutionModel {
-    /// Generates source from the IR, compiles it with a driver ([`Backend::compile`]) and
-    /// launches the module ([`Backend::launch`]): CUDA, HIP, OpenCL, Vulkan.
+    /// Generates source from the IR, compiles it with a driver ([`Compiler::compile`]) and
+    /// launches the module ([`Executor::launch`]): CUDA, HIP, OpenCL, Vulkan.
     Jit,
     /// Runs code compiled into the program ([`KernelDef::native`]) through
-    /// [`Backend::execute_direct`]: the Native backend.
+    /// [`Executor::execute_direct`]: the Native backend.
     Direct,
-    /// Runs the IR itself through [`Backend::execute_direct`]: the Interpreter.
+    /// Runs the IR itself through [`Executor::execute_direct`]: the Interpreter.
     Custom,
 }
 
@@ -172,10 +172,10 @@ pub use spoc_codegen::{Code, Source, Target};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CompileOptions {
     /// The block size, for backends that embed it in the module
-    /// ([`Backend::compile_needs_block`]); `None` otherwise.
+    /// ([`Compiler::compile_needs_block`]); `None` otherwise.
     pub block: Option<Dims>,
     /// Record-buffer parameters lowered as structure-of-arrays (CUDA/PTX only, see
-    /// [`Backend::supports_soa_params`]; code generation refuses them everywhere else), in
+    /// [`Compiler::supports_soa_params`]; code generation refuses them everywhere else), in
     /// parameter order. A launch fills it with the
     /// parameters given an [`Arg::Soa`] / [`Arg::SoaMut`] argument.
     pub soa_params: Vec<String>,
@@ -186,7 +186,7 @@ pub struct CompileOptions {
     /// [`crate::Error::KernelFault`] after the launch. `None` is the device's default (on for
     /// CPU-resident devices, `SPOC_BOUNDS_CHECK`), which the runtime resolves before compiling:
     /// a backend sees `Some` for generated kernels. Only backends with
-    /// [`Backend::supports_checked_mode`] honour it; the CPU backends always check.
+    /// [`Compiler::supports_checked_mode`] honour it; the CPU backends always check.
     pub checked: Option<bool>,
 }
 
@@ -258,7 +258,7 @@ pub trait Platform: Send + Sync + 'static {
     /// panic when the driver is missing.
     fn is_available(&self) -> bool;
 
-    /// Why [`Backend::is_available`] is false, in words (`"no CUDA driver library found"`),
+    /// Why [`Platform::is_available`] is false, in words (`"no CUDA driver library found"`),
     /// for the errors of device queries. The default has no reason to give.
     fn unavailable_reason(&self) -> Option<String> {
         None
@@ -500,7 +500,7 @@ pub trait Compiler: Platform {
         false
     }
 
-    /// The `spoc_codegen` target [`Backend::generate`] generates for (`None`, the default: no
+    /// The `spoc_codegen` target [`Compiler::generate`] generates for (`None`, the default: no
     /// source, as for Direct and Custom backends).
     fn codegen_target(&self) -> Option<Target> {
         None
@@ -508,7 +508,7 @@ pub trait Compiler: Platform {
 
     /// What code generation may assume of backend-local `device` (`Some`: the device a build
     /// is for), or, with `None`, of a device of this backend not yet known (what
-    /// [`Backend::generate_source`] generates for: the backend's devices together, or the
+    /// [`Compiler::generate_source`] generates for: the backend's devices together, or the
     /// target's defaults). The default is the target's defaults.
     ///
     /// # Errors
@@ -521,10 +521,10 @@ pub trait Compiler: Platform {
         })
     }
 
-    /// Generates the source [`Backend::compile`] gets for `kernel` with `caps` (the device's
-    /// own, [`Backend::codegen_caps`]) and `options` (block, Structure-of-Arrays parameters,
+    /// Generates the source [`Compiler::compile`] gets for `kernel` with `caps` (the device's
+    /// own, [`Compiler::codegen_caps`]) and `options` (block, Structure-of-Arrays parameters,
     /// checked mode): the one code generation of a build. The default generates for
-    /// [`Backend::codegen_target`] (`Ok(None)` without one: Direct and Custom backends), checked
+    /// [`Compiler::codegen_target`] (`Ok(None)` without one: Direct and Custom backends), checked
     /// when `options.is_checked()`.
     ///
     /// # Errors
@@ -554,11 +554,11 @@ pub trait Compiler: Platform {
     }
 
     /// Generates unchecked source for `kernel` for a device of this backend not yet known
-    /// ([`Backend::codegen_caps`] of `None`), to inspect or hand to [`Backend::compile`]:
-    /// [`Backend::generate`] with `block` and `soa_params`.
+    /// ([`Compiler::codegen_caps`] of `None`), to inspect or hand to [`Compiler::compile`]:
+    /// [`Compiler::generate`] with `block` and `soa_params`.
     ///
     /// # Errors
-    /// As [`Backend::generate`].
+    /// As [`Compiler::generate`].
     fn generate_source(
         &self,
         kernel: &Kernel,
@@ -573,7 +573,7 @@ pub trait Compiler: Platform {
         self.generate(kernel, &self.codegen_caps(None)?, &options)
     }
 
-    /// Compiles `source` (generated from `kernel` by [`Backend::generate`]) for `device`,
+    /// Compiles `source` (generated from `kernel` by [`Compiler::generate`]) for `device`,
     /// uncached: the driver's step only (the source is not generated again; its
     /// [`Source::abi`] is what launches bind the arguments from).
     ///
@@ -593,17 +593,17 @@ pub trait Compiler: Platform {
         ))
     }
 
-    /// The backend's own module cache, if it has one ([`Backend::compile_cached`] uses it).
+    /// The backend's own module cache, if it has one ([`Compiler::compile_cached`] uses it).
     fn module_cache(&self) -> Option<&ModuleCache> {
         None
     }
 
     /// Compiles through the backend's cache, keyed by (backend-local device, kernel name,
-    /// `hash`, options). The default uses [`Backend::module_cache`] when it is `Some`, and
+    /// `hash`, options). The default uses [`Compiler::module_cache`] when it is `Some`, and
     /// compiles every time otherwise.
     ///
     /// # Errors
-    /// As [`Backend::compile`]; [`Error::CacheClearedDuringBuild`] or
+    /// As [`Compiler::compile`]; [`Error::CacheClearedDuringBuild`] or
     /// [`Error::DeviceDestroyedDuringBuild`] if the cache was cleared or the device torn down
     /// while compiling.
     fn compile_cached(
@@ -627,7 +627,7 @@ pub trait Compiler: Platform {
     }
 
     /// Drops the backend's module cache (failing builds in flight). The default clears
-    /// [`Backend::module_cache`].
+    /// [`Compiler::module_cache`].
     fn clear_cache(&self) {
         if let Some(cache) = self.module_cache() {
             cache.clear();
@@ -646,7 +646,7 @@ pub trait Compiler: Platform {
 
     /// For Direct and Custom backends: work done once per kernel and device before its first
     /// run (the Interpreter resolves the IR into its executable form). The result is kept with
-    /// the runtime's compiled kernel and handed back to [`Backend::execute_direct`]. The
+    /// the runtime's compiled kernel and handed back to [`Executor::execute_direct`]. The
     /// default prepares nothing.
     ///
     /// # Errors
@@ -673,7 +673,7 @@ pub trait Executor: Platform {
 
     /// Runs a kernel without a compile step (Direct: `def.native`; Custom: the IR) on
     /// backend-local `device`, synchronously, as `config` says (its stream is ignored).
-    /// `prepared` is what [`Backend::prepare`] returned
+    /// `prepared` is what [`Compiler::prepare`] returned
     /// (when the launch went through the runtime's memo). `args` have been checked against the
     /// kernel's parameters, and `Arg::Usize` replaced by the parameter's integer type.
     ///
@@ -693,7 +693,7 @@ pub trait Executor: Platform {
         Err(Error::unsupported(self.name(), "direct execution"))
     }
 
-    /// Source languages [`Backend::run_source`] accepts (none by default).
+    /// Source languages [`Executor::run_source`] accepts (none by default).
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[]
     }

@@ -154,7 +154,9 @@ pub fn arguments<'a>(
                         "argument {param} is a buffer where the kernel takes a scalar"
                     )));
                 }
-                Bound::Value(scalar_bytes(a, size).ok_or_else(|| scalar_problem(a, param, p, size))?)
+                Bound::Value(
+                    scalar_bytes(a, size).ok_or_else(|| scalar_problem(a, param, p, size))?,
+                )
             }
             Slot::Address { param, field } => {
                 let a = &args[param];
@@ -211,7 +213,8 @@ pub fn arguments<'a>(
                 Bound::Local(shared_mem.max(elem))
             }
             Slot::SharedLength { elem_bytes } => {
-                let len = u32::try_from(shared_mem / elem_bytes.max(1) as usize).unwrap_or(u32::MAX);
+                let len =
+                    u32::try_from(shared_mem / elem_bytes.max(1) as usize).unwrap_or(u32::MAX);
                 Bound::Value(ValueBytes::new(&len.to_le_bytes()))
             }
             Slot::FaultRecord => Bound::FaultRecord,
@@ -359,7 +362,9 @@ pub fn pack_natural(
                 None => return Err(reject("no fault record to bind".into())),
             },
             Bound::Local(_) => {
-                return Err(reject("`__local` memory in a packed argument buffer".into()))
+                return Err(reject(
+                    "`__local` memory in a packed argument buffer".into(),
+                ))
             }
         }
     }
@@ -502,8 +507,7 @@ mod tests {
             Arg::U32(5),
         ];
         let bound = arguments(&abi, &args, 40).unwrap();
-        let packed =
-            pack_natural(&bound, |_, _| unreachable!(), Some(0x1122)).unwrap();
+        let packed = pack_natural(&bound, |_, _| unreachable!(), Some(0x1122)).unwrap();
         // The reference: today's HIP `ArgBuffer`.
         let mut want: Vec<u8> = Vec::new();
         let mut push = |v: &[u8]| {
@@ -601,6 +605,9 @@ mod tests {
         assert_eq!(values(&b[1..]), vec![8u32.to_le_bytes().to_vec()]);
         // External OpenCL kernels: exactly the launch's bytes.
         let ext = Abi::external_arguments(vec![], true);
-        assert!(matches!(arguments(&ext, &[], 12).unwrap()[0], Bound::Local(12)));
+        assert!(matches!(
+            arguments(&ext, &[], 12).unwrap()[0],
+            Bound::Local(12)
+        ));
     }
 }

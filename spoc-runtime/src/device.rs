@@ -152,7 +152,7 @@ impl Device {
     /// Recovers devices that a kernel fault left unusable, and retires the global id space.
     ///
     /// - A device whose context a kernel fault broke (a CUDA illegal address: every call then
-    ///   returns [`Error::KernelFault`]) gets a fresh context ([`Backend::recover`]); its
+    ///   returns [`Error::KernelFault`]) gets a fresh context ([`crate::Platform::recover`]); its
     ///   buffers, modules, streams and events are lost with the old one, and each refuses
     ///   further use with [`Error::ContextReset`]. A device that cannot be recovered keeps
     ///   failing (the reason is logged through `tracing`).

@@ -279,7 +279,13 @@ macro_rules! host_memory_methods {
             src: *const u8,
             bytes: usize,
         ) -> $crate::Result<()> {
-            $crate::host::copy_h2d($crate::backend::Platform::name(self), dst, offset, src, bytes)
+            $crate::host::copy_h2d(
+                $crate::backend::Platform::name(self),
+                dst,
+                offset,
+                src,
+                bytes,
+            )
         }
         unsafe fn copy_d2h_ptr(
             &self,
@@ -288,7 +294,13 @@ macro_rules! host_memory_methods {
             dst: *mut u8,
             bytes: usize,
         ) -> $crate::Result<()> {
-            $crate::host::copy_d2h($crate::backend::Platform::name(self), src, offset, dst, bytes)
+            $crate::host::copy_d2h(
+                $crate::backend::Platform::name(self),
+                src,
+                offset,
+                dst,
+                bytes,
+            )
         }
         fn copy_d2d(
             &self,

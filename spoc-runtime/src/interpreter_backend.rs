@@ -6,7 +6,9 @@
 //! sizes the kernel's `dynamic_shared` array with it.
 
 use crate::args::Arg;
-use crate::backend::{Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Module, Platform};
+use crate::backend::{
+    Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Module, Platform,
+};
 use crate::error::{Error, LaunchProblem, Result};
 use crate::interpreter::{self, InterpError, InterpErrorKind};
 use crate::intrinsics::IntrinsicRegistry;

@@ -49,7 +49,7 @@ impl CompiledKernel {
     pub fn device(&self) -> &Device {
         &self.device
     }
-    /// The compiled module (JIT backends), or what [`crate::Backend::prepare`] returned
+    /// The compiled module (JIT backends), or what [`crate::Compiler::prepare`] returned
     /// (Direct and Custom backends).
     pub fn module(&self) -> Option<&Arc<Module>> {
         self.module.as_ref()
@@ -224,13 +224,14 @@ fn build(
         ExecutionModel::Jit => {
             // The one code generation of the build, for this device's capabilities.
             let caps = backend.codegen_caps(Some(dev.local()))?;
-            let source = backend
-                .generate(kernel, &caps, &options)?
-                .ok_or_else(|| Error::Compile {
-                    backend: backend.name().to_string(),
-                    kernel: def.name.to_string(),
-                    message: "the backend generated no source".into(),
-                })?;
+            let source =
+                backend
+                    .generate(kernel, &caps, &options)?
+                    .ok_or_else(|| Error::Compile {
+                        backend: backend.name().to_string(),
+                        kernel: def.name.to_string(),
+                        message: "the backend generated no source".into(),
+                    })?;
             crate::dump::dump(kernel, hash, backend.name(), Some(&source));
             Some(backend.compile_cached(dev.local(), kernel, hash, &source, &options)?)
         }
@@ -262,9 +263,7 @@ fn refuse_soa(backend: &dyn crate::Backend, kernel: &str, params: &[String]) -> 
         });
     let names: Vec<&str> = params.iter().map(String::as_str).collect();
     spoc_codegen::abi::refuse_soa(target, kernel, &names).map_err(|e| match Error::from(e) {
-        Error::FeatureNotSupported { feature, .. } => {
-            Error::unsupported(backend.name(), feature)
-        }
+        Error::FeatureNotSupported { feature, .. } => Error::unsupported(backend.name(), feature),
         other => other,
     })
 }
@@ -289,7 +288,11 @@ fn launch_compiled(
 ) -> Result<()> {
     let dev = &ck.device;
     if args.iter().any(|a| a.soa().is_some()) {
-        refuse_soa(dev.backend().as_ref(), ck.def.name, &soa_params_of(ck.kernel, args))?;
+        refuse_soa(
+            dev.backend().as_ref(),
+            ck.def.name,
+            &soa_params_of(ck.kernel, args),
+        )?;
     }
     check_dims(
         ck.def.name,

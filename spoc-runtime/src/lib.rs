@@ -13,7 +13,6 @@
 mod args;
 pub mod backend;
 pub mod bind;
-pub mod driver_core;
 mod buffer;
 pub mod cache;
 mod check;
@@ -23,6 +22,7 @@ mod checking;
 pub mod cuda;
 mod device;
 mod dims;
+pub mod driver_core;
 mod dump;
 pub mod env;
 mod error;

@@ -1,10 +1,10 @@
 //! The **Metal** and **WebGPU** backends: registered so that their names resolve and
-//! [`Backend::generate_source`] produces Metal Shading Language and WGSL (through
+//! [`Compiler::generate_source`] produces Metal Shading Language and WGSL (through
 //! `spoc_codegen`'s naga path), but they never run anything.
 //!
 //! spoc has no Metal or WebGPU runtime: there is no device enumeration, memory, compilation or
-//! launch behind these names on any platform. So [`Backend::is_available`] is always `false`
-//! (even on macOS, where Metal itself exists: we have no bindings to it), [`Backend::devices`]
+//! launch behind these names on any platform. So [`Platform::is_available`] is always `false`
+//! (even on macOS, where Metal itself exists: we have no bindings to it), [`Platform::devices`]
 //! returns an empty list, and every other operation (streams, memory, events, compiling,
 //! launching, external sources) is refused with [`Error::FeatureNotSupported`] naming the
 //! backend and the operation. `init_device(Some("Metal"))` therefore fails with
@@ -13,7 +13,9 @@
 //! Both are registered at [`crate::registry::priority`]'s lowest rank
 //! ([`SOURCE_ONLY_PRIORITY`]), so they can never be picked over a backend that runs kernels.
 
-use crate::backend::{Compiler, DeviceInfo, DeviceMem, DeviceMemory, ExecutionModel, Executor, Platform, Target};
+use crate::backend::{
+    Compiler, DeviceInfo, DeviceMem, DeviceMemory, ExecutionModel, Executor, Platform, Target,
+};
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 

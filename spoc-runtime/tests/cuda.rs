@@ -673,10 +673,11 @@ fn module_cache_and_teardown() {
     );
     // The module binds what its source declares: an AoS module never takes SoA arguments as
     // if they were its buffers (the launch is refused, nothing runs).
-    assert!(src.abi.params.iter().all(|p| !matches!(
-        p.kind,
-        spoc_codegen::abi::ParamKind::Soa { .. }
-    )));
+    assert!(src
+        .abi
+        .params
+        .iter()
+        .all(|p| !matches!(p.kind, spoc_codegen::abi::ParamKind::Soa { .. })));
 }
 
 /// `rot(out: &mut [u32])` with a launch-sized shared array `s: [u32]`:

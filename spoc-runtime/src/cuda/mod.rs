@@ -3,7 +3,7 @@
 //! compiles the generated CUDA C with NVRTC (`--fmad=false --gpu-architecture=sm_XY` of the
 //! device). Both run on the same driver, devices and primary contexts; the driver and NVRTC are
 //! loaded at run time through cudarc, so the program builds and starts without CUDA, and a
-//! missing driver makes [`Backend::is_available`] false (never a panic).
+//! missing driver makes [`Platform::is_available`] false (never a panic).
 //!
 //! # Devices
 //! One device per CUDA device, in driver order, named as the driver names it. Capabilities
@@ -32,20 +32,20 @@
 //! Launches without a stream go to the legacy default stream, and transfers are synchronous
 //! driver copies on it, so a download after a launch sees the launch's writes. Launches are
 //! asynchronous: a kernel's own fault (an illegal address) surfaces at the next synchronising
-//! call. [`Backend::run_source`] synchronises before returning. Streams made by
-//! [`Backend::create_stream`] block on the default stream (`CU_STREAM_DEFAULT`).
+//! call. [`Executor::run_source`] synchronises before returning. Streams made by
+//! [`DeviceMemory::create_stream`] block on the default stream (`CU_STREAM_DEFAULT`).
 //!
 //! # Faults
 //! A kernel's device-side fault breaks its context: the first call that sees it (a download,
 //! a synchronise, the next launch) and every later call on the device return
 //! [`Error::KernelFault`] naming the kernels launched since the last successful
 //! synchronisation (the faulting thread is not known), with the driver's message.
-//! `spoc::Device::reset()` recovers the device ([`Backend::recover`]): the broken context is
+//! `spoc::Device::reset()` recovers the device ([`Platform::recover`]): the broken context is
 //! reset, every buffer, module, stream and event of it is gone — each refuses further use with
 //! [`Error::ContextReset`] and is not freed again — and new ones work.
 //!
 //! # Caches
-//! Each backend keeps a [`ModuleCache`] keyed by (backend-local device, kernel name, IR hash,
+//! Each backend keeps a [`ModuleCache`](crate::cache::ModuleCache) keyed by (backend-local device, kernel name, IR hash,
 //! options); [`CudaBackend::teardown_device`] drops a device's modules (unloading them once the
 //! last user lets go) and announces it through [`crate::cache::notify_device_teardown`], so the
 //! runtime's memo drops them too and builds in flight fail with
@@ -56,7 +56,10 @@ mod nvrtc;
 mod probe;
 
 use crate::args::Arg;
-use crate::backend::{CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor, LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target};
+use crate::backend::{
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor,
+    LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target,
+};
 use crate::bind::Bound;
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
@@ -276,7 +279,7 @@ impl CudaBackend {
         Ok(self.device(device)?.cc)
     }
 
-    /// The lowest compute capability among the devices: what [`Backend::generate_source`]
+    /// The lowest compute capability among the devices: what [`Compiler::generate_source`]
     /// generates for when it is not told the device (the driver JIT-compiles PTX forward).
     fn default_cc(&self) -> Option<(u32, u32)> {
         driver::driver().ok()?.devices.iter().map(|d| d.cc).min()
@@ -298,9 +301,8 @@ impl CudaBackend {
         // SAFETY: `rec` is a live allocation of RECORD_BYTES on this device (context current).
         let r = unsafe { sys::cuMemcpyHtoD_v2(rec, zeros.as_ptr().cast(), zeros.len()) };
         let zeroed = self.check(c.kernel.device, r, "zeroing the fault record");
-        let launched = zeroed.and_then(|()| {
-            self.launch_kernel(&c.kernel, local, config, args, Some(rec))
-        });
+        let launched =
+            zeroed.and_then(|()| self.launch_kernel(&c.kernel, local, config, args, Some(rec)));
         let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
         let read = launched.and_then(|()| {
             if let Some(s) = config.stream {
@@ -449,10 +451,8 @@ impl CudaBackend {
                 }
             });
         }
-        let mut ptrs: Vec<*mut c_void> = values
-            .iter_mut()
-            .map(|v| (v as *mut u64).cast())
-            .collect();
+        let mut ptrs: Vec<*mut c_void> =
+            values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
 
         let dev = self.bind(local)?;
         let cu_stream = self.stream_of(config.stream, local)?;

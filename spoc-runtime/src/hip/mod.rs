@@ -7,7 +7,7 @@
 //! No AMD GPU was reachable while this backend was written: it is built and checked against
 //! Debian's ROCm 5.2 headers and `libamdhip64` (`hip-sys` 0.1, whose bindings match 5.2's
 //! `hipDeviceProp_t` layout), and its tests only exercise the path without a device, where
-//! [`Backend::is_available`] is false and [`HipBackend::unavailable_reason`] says why. Every
+//! [`Platform::is_available`] is false and [`HipBackend::unavailable_reason`] says why. Every
 //! HIP and hiprtc call's status is checked and turned into an [`Error`]; none panics.
 //!
 //! # Building and linking
@@ -45,7 +45,7 @@
 //! # Streams, memory and synchronisation
 //! Launches without a stream go to the null stream, and transfers are synchronous
 //! `hipMemcpy{HtoD,DtoH,DtoD}`, so a download after a launch sees its writes. A kernel's own
-//! fault surfaces at the next synchronising call; [`Backend::run_source`] synchronises before
+//! fault surfaces at the next synchronising call; [`Executor::run_source`] synchronises before
 //! returning. Allocations are `hipMalloc` (contents unspecified).
 //!
 //! # Caches
@@ -57,7 +57,10 @@ mod hiprtc;
 mod runtime;
 
 use crate::args::Arg;
-use crate::backend::{CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor, LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target};
+use crate::backend::{
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor,
+    LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target,
+};
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
@@ -456,7 +459,9 @@ impl DeviceMemory for HipBackend {
             let r = unsafe { hiprt::hipMalloc(&mut ptr, bytes) };
             check(r, &format!("hipMalloc of {bytes} bytes")).map_err(|m| self.core.mem_err(m))?;
             if ptr.is_null() {
-                return Err(self.core.mem_err(format!("hipMalloc of {bytes} bytes returned null")));
+                return Err(self
+                    .core
+                    .mem_err(format!("hipMalloc of {bytes} bytes returned null")));
             }
         }
         Ok(DeviceMem::new(

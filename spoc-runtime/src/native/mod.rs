@@ -24,7 +24,9 @@ mod block;
 
 use crate::args::Arg;
 use crate::backend::Module;
-use crate::backend::{Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Platform};
+use crate::backend::{
+    Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Platform,
+};
 use crate::device::Capabilities;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;

@@ -5,7 +5,7 @@
 //! # Loading
 //! libOpenCL is loaded at run time (opencl3's `dynamic` feature): the crate builds without
 //! OpenCL, and on a machine without the library or without any platform (ICD)
-//! [`Backend::is_available`] is false and [`OpenClBackend::unavailable_reason`] says why;
+//! [`Platform::is_available`] is false and [`OpenClBackend::unavailable_reason`] says why;
 //! nothing panics. Devices are enumerated once, on first use.
 //!
 //! # Devices, queues, events
@@ -13,13 +13,13 @@
 //! [`Stream`] is another in-order queue on the same context. Every queue is created with
 //! `CL_QUEUE_PROFILING_ENABLE`, because events are timed with profiling timestamps: an
 //! [`Event`] records a marker (`clEnqueueMarkerWithWaitList`) and
-//! [`Backend::event_elapsed_ms`] is the difference of the two markers' end times.
-//! [`Backend::enable_profiling`] additionally makes every launch wait for its kernel and log
+//! [`DeviceMemory::event_elapsed_ms`] is the difference of the two markers' end times.
+//! [`Platform::enable_profiling`] additionally makes every launch wait for its kernel and log
 //! its duration (`tracing`, level info).
 //!
 //! Launches, device-to-device copies and fills are asynchronous on their queue; host
 //! transfers are blocking. Work on the default queue is therefore ordered with uploads and
-//! downloads; work on another [`Stream`] is not: call [`Backend::synchronize_stream`] first.
+//! downloads; work on another [`Stream`] is not: call [`DeviceMemory::synchronize_stream`] first.
 //!
 //! # Memory
 //! Allocations are `CL_MEM_READ_WRITE` buffers, zeroed at allocation (the registry treats a CPU
@@ -28,8 +28,8 @@
 //! derives it from host memory; many GPU drivers allow a quarter of device memory).
 //!
 //! # Kernels
-//! [`Backend::generate_source`] emits OpenCL C for the union of the devices' capabilities;
-//! [`Backend::compile`] regenerates it for the device's own capabilities (`cl_khr_fp64`,
+//! [`Compiler::generate_source`] emits OpenCL C for the union of the devices' capabilities;
+//! [`Compiler::compile`] regenerates it for the device's own capabilities (`cl_khr_fp64`,
 //! `cl_khr_int64_base_atomics` + `cl_khr_int64_extended_atomics`, and for subgroups
 //! `cl_khr_subgroups` + `cl_khr_subgroup_shuffle` + `cl_khr_subgroup_shuffle_relative` +
 //! `cl_khr_subgroup_ballot` with OpenCL C 2.0 or 3.0), so a kernel the device cannot run is an
@@ -37,7 +37,7 @@
 //! `-cl-fp32-correctly-rounded-divide-sqrt` (when the device supports it; a warning otherwise),
 //! `-cl-std=CL2.0` (or `CL3.0`) for subgroup kernels, then [`CompileOptions::flags`]. A failed
 //! build is an [`Error::Compile`] carrying the build log. Compiled modules live in a per-device
-//! [`ModuleCache`]; [`OpenClBackend::teardown_device`] drops a device's modules and notifies the
+//! [`ModuleCache`](crate::cache::ModuleCache); [`OpenClBackend::teardown_device`] drops a device's modules and notifies the
 //! runtime's cache hooks.
 //!
 //! A launch runs `grid * block` work-items in work-groups of `block` (global size =
@@ -48,14 +48,17 @@
 //! kernel's figure but within the device's is tried, and the driver's refusal
 //! (`CL_INVALID_WORK_GROUP_SIZE`, `CL_OUT_OF_RESOURCES`) is
 //! [`LaunchProblem::KernelTooManyThreads`], which names the limit. The argument ABI of
-//! generated kernels is `spoc_codegen::c`'s; [`Backend::run_source`] runs external OpenCL C with
+//! generated kernels is `spoc_codegen::c`'s; [`Executor::run_source`] runs external OpenCL C with
 //! the same buffer and scalar order (see [`OpenClBackend`]).
 
 mod device;
 mod program;
 
 use crate::args::Arg;
-use crate::backend::{CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor, LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target};
+use crate::backend::{
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor,
+    LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target,
+};
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
@@ -110,7 +113,7 @@ struct ClEvent(Mutex<Option<opencl3::event::Event>>);
 /// The OpenCL backend.
 ///
 /// # External kernels
-/// [`Backend::run_source`] accepts [`SourceLang::OpenClC`]. The kernel takes its arguments in
+/// [`Executor::run_source`] accepts [`SourceLang::OpenClC`]. The kernel takes its arguments in
 /// the order of generated kernels (and of the CUDA backend's external kernels): a buffer as a
 /// `__global T*` followed by its length in elements as `uint`, a scalar by value (`bool` as
 /// `uchar`, [`Arg::Usize`] as `uint`, refused if it does not fit); a non-zero `shared_mem`

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 /// ([`spoc_codegen::abi`]: each buffer a `__global T*` then its `uint` length, each scalar by
 /// value, `bool` as `uchar`; then a shared array sized at launch as a `__local T*` and its
 /// length, then checked mode's fault record), or, for external OpenCL C
-/// ([`crate::Backend::run_source`]), one read off each launch's arguments (with one `__local`
+/// ([`crate::Executor::run_source`]), one read off each launch's arguments (with one `__local`
 /// pointer of the launch's dynamic shared bytes when there are any).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Abi {
@@ -180,7 +180,6 @@ pub(crate) fn build(
         checked: None,
     })
 }
-
 
 impl ClModule {
     /// Binds `args` (and the dynamic shared memory) and runs `enqueue` with the kernel while

@@ -1,4 +1,4 @@
-//! External kernels of the Vulkan backend ([`Backend::run_source`]): SPIR-V (as words or
+//! External kernels of the Vulkan backend ([`crate::Executor::run_source`]): SPIR-V (as words or
 //! hexadecimal text) and GLSL compute, built into pipelines whose ABI is read off the
 //! arguments, cached by source, entry point, block and argument kinds.
 
@@ -6,9 +6,9 @@ use super::device::VkDev;
 use super::pipeline::{self, VkKernel};
 use super::{glsl, spv, VulkanBackend, NAME};
 use crate::args::Arg;
-use crate::backend::{CompileOptions, Module, SourceLang};
 #[cfg(doc)]
 use crate::backend::Backend;
+use crate::backend::{CompileOptions, Module, SourceLang};
 use crate::cache::CacheKey;
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
@@ -20,7 +20,7 @@ fn spirv_bytes(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-/// SPIR-V words as the text [`Backend::run_source`] takes for [`SourceLang::SpirV`]: each
+/// SPIR-V words as the text [`crate::Executor::run_source`] takes for [`SourceLang::SpirV`]: each
 /// word as 8 hexadecimal digits, 8 words a line.
 pub fn spirv_words_to_text(words: &[u32]) -> String {
     words
@@ -62,7 +62,7 @@ pub fn spirv_text_to_words(text: &str) -> Result<Vec<u32>> {
 impl VulkanBackend {
     /// Compiles (cached per device, source, entry point, block and argument kinds) and runs
     /// the SPIR-V compute entry point `entry` of `words`, binding `args` per the
-    /// [module's ABI](self) for external kernels, after checking grid and block against the
+    /// [module's ABI](super) for external kernels, after checking grid and block against the
     /// device's limits, the module's workgroup size against `block`, and its capabilities
     /// against the device's features. Waits for the kernel.
     ///
@@ -176,21 +176,13 @@ impl VulkanBackend {
                     ));
                 }
             }
-            let k = pipeline::build(
-                dev,
-                &words,
-                &entry,
-                name,
-                b,
-                None,
-                abi,
-                None,
-            )
-            .map_err(|message| Error::Compile {
-                backend: NAME.into(),
-                kernel: name.into(),
-                message,
-            })?;
+            let k = pipeline::build(dev, &words, &entry, name, b, None, abi, None).map_err(
+                |message| Error::Compile {
+                    backend: NAME.into(),
+                    kernel: name.into(),
+                    message,
+                },
+            )?;
             Ok(Arc::new(Module::new(device, Box::new(k))))
         })?;
         let k = module
@@ -199,7 +191,7 @@ impl VulkanBackend {
         self.dispatch(k, grid, args)
     }
 
-    /// [`Backend::run_source`]: SPIR-V text or GLSL compute, run as [`VulkanBackend::run_spirv`]
+    /// [`crate::Executor::run_source`]: SPIR-V text or GLSL compute, run as [`VulkanBackend::run_spirv`]
     /// runs words; `launch` is (grid, block, dynamic shared bytes).
     pub(super) fn run_external_source(
         &self,
@@ -213,7 +205,15 @@ impl VulkanBackend {
         match lang {
             SourceLang::SpirV => {
                 let words = spirv_text_to_words(source)?;
-                self.run_spirv(device, &words, kernel_name, launch.0, launch.1, launch.2, args)
+                self.run_spirv(
+                    device,
+                    &words,
+                    kernel_name,
+                    launch.0,
+                    launch.1,
+                    launch.2,
+                    args,
+                )
             }
             SourceLang::Glsl => self.run_external(
                 device,

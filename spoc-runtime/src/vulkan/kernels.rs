@@ -38,7 +38,12 @@ pub(crate) fn retain_supported_float_controls(
 impl VulkanBackend {
     /// Checks the module's declared needs against the device: [`Error::FeatureNotSupported`]
     /// listing what is missing.
-    pub(super) fn check_spirv(dev: &VkDev, words: &[u32], what: &str, generated: bool) -> Result<spv::Scan> {
+    pub(super) fn check_spirv(
+        dev: &VkDev,
+        words: &[u32],
+        what: &str,
+        generated: bool,
+    ) -> Result<spv::Scan> {
         let scan = spv::scan(words).map_err(|message| Error::Compile {
             backend: NAME.into(),
             kernel: what.into(),
@@ -130,7 +135,10 @@ impl VulkanBackend {
                 k.dev.props.codegen_caps(),
                 &options,
             )?
-            .ok_or_else(|| self.core.compile_err(&origin.kernel.name, "no SPIR-V generated"))?;
+            .ok_or_else(|| {
+                self.core
+                    .compile_err(&origin.kernel.name, "no SPIR-V generated")
+            })?;
         let v =
             Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options, dyn_len)?);
         variants.push((shape, v.clone()));
@@ -159,5 +167,4 @@ impl VulkanBackend {
             Err(Err(message)) => Err(Self::driver_err(format!("kernel `{}`: {message}", k.name))),
         }
     }
-
 }

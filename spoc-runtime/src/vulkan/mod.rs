@@ -4,7 +4,7 @@
 //! # Loading
 //! The Vulkan loader (`libvulkan.so.1`) is loaded at run time (`ash::Entry::load`): the crate
 //! builds without Vulkan, and without a loader, an instance or a device
-//! [`Backend::is_available`] is false and [`VulkanBackend::unavailable_reason`] says why;
+//! [`Platform::is_available`] is false and [`VulkanBackend::unavailable_reason`] says why;
 //! nothing panics. The instance asks for Vulkan 1.2 (1.1 if the loader is older). Every
 //! physical device with a compute queue and Vulkan 1.1 becomes a device, with a logical
 //! device of its own on which the features kernels may need are enabled when the device
@@ -33,7 +33,7 @@
 //! of live buffers is bounded by the driver's `maxMemoryAllocationCount` (at least 4096).
 //!
 //! # Kernels
-//! [`Backend::compile_needs_block`] is true: the workgroup size is part of the SPIR-V, so the
+//! [`Compiler::compile_needs_block`] is true: the workgroup size is part of the SPIR-V, so the
 //! runtime compiles per block size, and a module launched with another block is regenerated
 //! for it (kept with the module). Code is generated with the device's capabilities, so a
 //! kernel that needs `f64`, 64-bit or float atomics or subgroup operations the device lacks is
@@ -48,7 +48,7 @@
 //! [`spoc_codegen::naga`]'s: descriptor set 0, binding 0 the scalar parameters as a storage
 //! buffer (present only if the kernel has scalar parameters), binding `1 + j` the j-th buffer,
 //! bound with exactly its bytes (a kernel's `len()` is the bound range over the element
-//! size). Modules live in a per-device [`ModuleCache`].
+//! size). Modules live in a per-device [`ModuleCache`](crate::cache::ModuleCache).
 //!
 //! # Launches, streams, events
 //! Launches and transfers are **synchronous**: each records one command buffer (behind a
@@ -63,12 +63,12 @@
 //! controls the generated SPIR-V declares (`DenormPreserve`, `SignedZeroInfNanPreserve`) are
 //! kept only where the device supports them ([`VulkanDeviceProps::denorm_preserve`]). Events are timestamp
 //! queries (`vkCmdWriteTimestamp`), scaled by `timestampPeriod`; a queue without timestamps
-//! has no events. [`Backend::enable_profiling`] brackets every dispatch with two timestamps
+//! has no events. [`Platform::enable_profiling`] brackets every dispatch with two timestamps
 //! and logs the kernel's time (`tracing`, info), also kept in
 //! [`VulkanBackend::last_kernel_ms`]. A kernel that never ends blocks its launch.
 //!
 //! # External kernels
-//! [`Backend::run_source`] takes [`SourceLang::SpirV`] (the module's words as hexadecimal
+//! [`Executor::run_source`] takes [`SourceLang::SpirV`] (the module's words as hexadecimal
 //! text, see [`spirv_words_to_text`]; [`VulkanBackend::run_spirv`] takes the words
 //! themselves) and [`SourceLang::Glsl`] (GLSL 4.50 compute, compiled by naga's GLSL front end;
 //! its entry point is `main`, whatever `kernel_name` says). Arguments bind as for generated
@@ -79,10 +79,10 @@
 //! kinds.
 
 mod device;
-mod glsl;
-mod memory;
 mod external;
+mod glsl;
 mod kernels;
+mod memory;
 mod pipeline;
 mod probe;
 mod spv;
@@ -92,7 +92,10 @@ pub use external::{spirv_text_to_words, spirv_words_to_text};
 pub(crate) use kernels::retain_supported_float_controls;
 
 use crate::args::Arg;
-use crate::backend::{CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor, LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target};
+use crate::backend::{
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor,
+    LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target,
+};
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
@@ -274,7 +277,7 @@ impl VulkanBackend {
     }
 
     /// The union of the devices' code-generation capabilities: what
-    /// [`Backend::generate_source`] generates for when it is not told the device.
+    /// [`Compiler::generate_source`] generates for when it is not told the device.
     /// What every device of the backend can do together (their union), for source generated
     /// before the device is known; the generator's defaults without devices.
     fn union_caps(&self) -> spoc_codegen::Capabilities {
@@ -335,7 +338,6 @@ impl VulkanBackend {
             Some(_) => Ok(()),
         }
     }
-
 }
 
 impl Platform for VulkanBackend {
@@ -735,9 +737,6 @@ mod tests {
         assert_eq!(block(&[]), 0);
         assert_eq!(block(&[Arg::F32(1.0)]), 4);
         // f32 at 0, f64 at 8, bool at 16: 20 rounded to 24.
-        assert_eq!(
-            block(&[Arg::F32(1.0), Arg::F64(2.0), Arg::Bool(true)]),
-            24
-        );
+        assert_eq!(block(&[Arg::F32(1.0), Arg::F64(2.0), Arg::Bool(true)]), 24);
     }
 }
