@@ -49,7 +49,7 @@
 //! returning. Allocations are `hipMalloc` (contents unspecified).
 //!
 //! # Caches
-//! A [`ModuleCache`] keyed by (backend-local device, kernel name, IR hash, options);
+//! A [`ModuleCache`](crate::cache::ModuleCache) keyed by (backend-local device, kernel name, IR hash, options);
 //! [`HipBackend::teardown_device`] drops a device's modules and announces it through
 //! [`crate::cache::notify_device_teardown`].
 
