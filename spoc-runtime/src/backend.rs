@@ -264,8 +264,11 @@ pub trait Platform: Send + Sync + 'static {
         None
     }
 
-    /// How the backend runs kernels.
-    fn execution_model(&self) -> ExecutionModel;
+    /// How the backend runs kernels. The default is [`ExecutionModel::Jit`] (the GPU and
+    /// source-only backends); Native and the Interpreter say otherwise.
+    fn execution_model(&self) -> ExecutionModel {
+        ExecutionModel::Jit
+    }
 
     /// The backend's devices, in backend-local order.
     ///

@@ -13,9 +13,7 @@
 //! Both are registered at [`crate::registry::priority`]'s lowest rank
 //! ([`SOURCE_ONLY_PRIORITY`]), so they can never be picked over a backend that runs kernels.
 
-use crate::backend::{
-    Compiler, DeviceInfo, DeviceMem, DeviceMemory, ExecutionModel, Executor, Platform, Target,
-};
+use crate::backend::{Compiler, DeviceInfo, DeviceMem, DeviceMemory, Executor, Platform, Target};
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 
@@ -85,10 +83,6 @@ impl Platform for SourceOnlyBackend {
     /// Always `false`: there is no Metal or WebGPU runtime behind this backend.
     fn is_available(&self) -> bool {
         false
-    }
-
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
     }
 
     /// Always empty.

@@ -57,8 +57,8 @@ mod probe;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor,
-    LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
+    Module, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::bind::Bound;
 use crate::dims::Dims;
@@ -637,10 +637,6 @@ impl Platform for CudaBackend {
             CudaVariant::Ptx => None,
             CudaVariant::C => nvrtc::nvrtc().err().map(str::to_string),
         }
-    }
-
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {

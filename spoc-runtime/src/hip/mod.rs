@@ -58,8 +58,8 @@ mod runtime;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor,
-    LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
+    Module, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
@@ -383,10 +383,6 @@ impl Platform for HipBackend {
                 false
             }
         }
-    }
-
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {

@@ -56,8 +56,8 @@ mod program;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor,
-    LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
+    Module, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
@@ -413,10 +413,6 @@ impl Platform for OpenClBackend {
 
     fn is_available(&self) -> bool {
         self.state().is_ok()
-    }
-
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {

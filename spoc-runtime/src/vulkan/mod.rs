@@ -93,8 +93,8 @@ pub(crate) use kernels::retain_supported_float_controls;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, Executor,
-    LaunchConfig, Module, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
+    Module, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
@@ -355,10 +355,6 @@ impl Platform for VulkanBackend {
 
     fn is_available(&self) -> bool {
         self.unavailable_reason().is_none()
-    }
-
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
