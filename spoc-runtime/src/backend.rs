@@ -662,8 +662,9 @@ pub trait Compiler: Platform {
 
 /// The executor: launches of compiled modules ([`Executor::launch`], one [`LaunchConfig`]),
 /// direct execution (Native runs the macro's compiled Rust, the Interpreter runs the IR) and
-/// external kernels given as source.
-pub trait Executor: Platform {
+/// external kernels given as source (which it compiles, caches and synchronises on: hence its
+/// supertraits).
+pub trait Executor: DeviceMemory + Compiler {
     /// Launches a compiled module as `config` says. `args` have been checked against the
     /// kernel's parameters; the backend binds them from the module's ABI ([`crate::bind`]).
     ///
@@ -701,10 +702,38 @@ pub trait Executor: Platform {
         &[]
     }
 
-    /// Compiles and runs an external kernel given as source.
+    /// Compiles external kernel `kernel_name` of `source` in `lang` (one of
+    /// [`Executor::supported_source_langs`]) for `device`, uncached: the driver's step of the
+    /// default [`Executor::run_source`]. The module's launches bind the arguments per the
+    /// backend's external-kernel ABI ([`crate::bind::external_params`]).
     ///
     /// # Errors
-    /// [`Error::FeatureNotSupported`] if `lang` is not supported (always, by default).
+    /// [`Error::Compile`] if the driver rejects it; [`Error::FeatureNotSupported`] by default.
+    fn load_external(
+        &self,
+        device: usize,
+        lang: SourceLang,
+        source: &str,
+        kernel_name: &str,
+    ) -> Result<Module> {
+        let _ = (device, source, kernel_name);
+        Err(Error::unsupported(
+            self.name(),
+            format!("external {lang:?} kernels"),
+        ))
+    }
+
+    /// Compiles and runs an external kernel given as source, and waits for it. The default
+    /// refuses a language not in [`Executor::supported_source_langs`], checks grid, block and
+    /// shared memory against the device's [`Platform::capabilities`], takes the module from
+    /// [`Compiler::module_cache`] (keyed by device, language, kernel name and source) or builds
+    /// it with [`Executor::load_external`], launches it on the default stream
+    /// ([`Executor::launch`]) and synchronises the device.
+    ///
+    /// # Errors
+    /// [`Error::FeatureNotSupported`] if `lang` is not supported (always, by default);
+    /// [`Error::InvalidLaunch`] for a launch over the device's limits or arguments the kernel
+    /// cannot take; what compiling or running it returns.
     #[allow(clippy::too_many_arguments)]
     fn run_source(
         &self,
@@ -717,10 +746,31 @@ pub trait Executor: Platform {
         shared_mem: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        let _ = (device, source, kernel_name, grid, block, shared_mem, args);
-        Err(Error::unsupported(
-            self.name(),
-            format!("external {lang:?} kernels"),
-        ))
+        if !self.supported_source_langs().contains(&lang) {
+            return Err(Error::unsupported(
+                self.name(),
+                format!("external {lang:?} kernels"),
+            ));
+        }
+        let caps = self.capabilities(device)?;
+        crate::check::check_dims(kernel_name, &caps, grid, block, shared_mem)?;
+        let build = || {
+            self.load_external(device, lang, source, kernel_name)
+                .map(Arc::new)
+        };
+        let module = match self.module_cache() {
+            Some(cache) => {
+                let key = crate::cache::CacheKey::new(
+                    device,
+                    format!("{lang:?}:{kernel_name}"),
+                    crate::driver_core::source_hash(lang, source, &[]),
+                    CompileOptions::default(),
+                );
+                cache.get_or_build(key, build)?
+            }
+            None => build()?,
+        };
+        self.launch(&module, &LaunchConfig::new(grid, block, shared_mem), args)?;
+        self.synchronize(device)
     }
 }

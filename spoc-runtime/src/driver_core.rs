@@ -1,22 +1,22 @@
 //! The part every driver-backed GPU backend (CUDA, HIP, OpenCL, Vulkan) shares: its name, module
 //! cache, intrinsic registry and profiling switch, device teardown, the error mapping of driver
-//! and memory failures, code generation for one device's capabilities, and the common half of
-//! `run_source` (language check, launch limits, the cache entry of an external kernel).
+//! and memory failures, and code generation for one device's capabilities. (The generic half of
+//! `run_source` — language check, launch limits, the external kernel's cache entry, launch and
+//! synchronisation — is [`crate::Executor::run_source`]'s default; a backend supplies
+//! [`crate::Executor::load_external`].)
 //!
 //! A backend holds one [`DriverCore`] and forwards the [`crate::backend::Platform`] methods
 //! that only touch it with [`crate::driver_core_methods!`] (and `module_cache` to
 //! [`DriverCore::cache`]); what is left in the backend is what differs: its driver calls.
 
-use crate::backend::{CompileOptions, DeviceMem, Module, Source, SourceLang, Target};
-use crate::cache::{CacheKey, ModuleCache};
-use crate::device::Capabilities;
+use crate::backend::{CompileOptions, DeviceMem, Source, SourceLang, Target};
+use crate::cache::ModuleCache;
 use crate::dims::Dims;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use spoc_codegen::Code;
 use spoc_ir::{ContentHash, Kernel};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// What a driver-backed backend shares with the others (see the [module](self)).
 pub struct DriverCore {
@@ -169,44 +169,6 @@ impl DriverCore {
                 format!("expected source text, got {:?} output", source.target),
             )),
         }
-    }
-
-    /// The common half of `run_source`: refuses a language not in `langs`, checks grid, block
-    /// and shared memory against `caps`, and returns the external kernel's module from the
-    /// cache (keyed by device, language, kernel name, source and `flags`), built by `build` on
-    /// a miss.
-    ///
-    /// # Errors
-    /// [`Error::FeatureNotSupported`] for another language; [`Error::InvalidLaunch`] for a
-    /// launch over the device's limits; what `build` returns.
-    #[allow(clippy::too_many_arguments)]
-    pub fn external_module(
-        &self,
-        device: usize,
-        caps: &Capabilities,
-        langs: &[SourceLang],
-        lang: SourceLang,
-        source: &str,
-        kernel_name: &str,
-        flags: &[String],
-        launch: (Dims, Dims, usize),
-        build: impl FnOnce() -> Result<Module>,
-    ) -> Result<Arc<Module>> {
-        if !langs.contains(&lang) {
-            return Err(Error::unsupported(
-                self.name,
-                format!("external {lang:?} kernels"),
-            ));
-        }
-        let (grid, block, shared_mem) = launch;
-        crate::check::check_dims(kernel_name, caps, grid, block, shared_mem)?;
-        let key = CacheKey::new(
-            device,
-            format!("{lang:?}:{kernel_name}"),
-            source_hash(lang, source, flags),
-            CompileOptions::default(),
-        );
-        self.cache.get_or_build(key, || build().map(Arc::new))
     }
 }
 

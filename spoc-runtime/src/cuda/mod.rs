@@ -61,7 +61,6 @@ use crate::backend::{
     Module, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::bind::Bound;
-use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
 use cudarc::driver::sys::{self, CUstream};
@@ -947,44 +946,24 @@ impl Executor for CudaBackend {
         &[SourceLang::Ptx, SourceLang::CudaC]
     }
 
-    /// Compiles (cached per device, kernel name and source) and runs an external PTX or CUDA C
-    /// kernel named `kernel_name` (an `extern "C"` name for CUDA C), binding `args` per the
-    /// [module's ABI](self), after checking grid, block and shared memory against the device's
-    /// limits; waits for the kernel to finish.
-    fn run_source(
+    /// Loads an external PTX kernel, or compiles external CUDA C with NVRTC for the device,
+    /// named `kernel_name` (an `extern "C"` name for CUDA C); [`Executor::run_source`] caches,
+    /// checks, launches (binding the arguments per the [module's ABI](self)) and waits.
+    fn load_external(
         &self,
         device: usize,
-        source: &str,
         lang: SourceLang,
+        source: &str,
         kernel_name: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        let dev = self.device(device)?;
-        let module = self.core.external_module(
-            device,
-            &dev.caps,
-            self.supported_source_langs(),
-            lang,
-            source,
-            kernel_name,
-            &[],
-            (grid, block, shared_mem),
-            || {
-                let k = match lang {
-                    SourceLang::Ptx => {
-                        let mut image = source.as_bytes().to_vec();
-                        image.push(0);
-                        self.load(device, kernel_name, &image, kernel_name, None)?
-                    }
-                    _ => self.load_cuda_c(device, kernel_name, source, kernel_name, &[], None)?,
-                };
-                Ok(Module::new(device, Box::new(k)))
-            },
-        )?;
-        self.launch(&module, &LaunchConfig::new(grid, block, shared_mem), args)?;
-        self.synchronize(device)
+    ) -> Result<Module> {
+        let k = match lang {
+            SourceLang::Ptx => {
+                let mut image = source.as_bytes().to_vec();
+                image.push(0);
+                self.load(device, kernel_name, &image, kernel_name, None)?
+            }
+            _ => self.load_cuda_c(device, kernel_name, source, kernel_name, &[], None)?,
+        };
+        Ok(Module::new(device, Box::new(k)))
     }
 }

@@ -61,7 +61,6 @@ use crate::backend::{
     CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
     Module, Platform, Source, SourceLang, Stream, Target,
 };
-use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
 use hip_sys::hiprt;
@@ -636,39 +635,19 @@ impl Executor for HipBackend {
         &[SourceLang::HipC, SourceLang::CudaC]
     }
 
-    /// Compiles with hiprtc (cached per device, kernel name and source) and runs an external
-    /// HIP C or CUDA C kernel named `kernel_name` (an `extern "C"` name; CUDA C must be the
-    /// subset HIP accepts), binding `args` per the [module's ABI](self) (no trailing shared
-    /// length), after checking grid, block and shared memory against the device's limits;
-    /// waits for the kernel to finish.
-    fn run_source(
+    /// Compiles external HIP C or CUDA C (the subset HIP accepts) with hiprtc for the device,
+    /// kernel `kernel_name` (an `extern "C"` name); [`Executor::run_source`] caches, checks,
+    /// launches (binding the arguments per the [module's ABI](self), no trailing shared length)
+    /// and waits.
+    fn load_external(
         &self,
         device: usize,
+        _lang: SourceLang,
         source: &str,
-        lang: SourceLang,
         kernel_name: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        let dev = self.device(device)?;
-        let module = self.core.external_module(
-            device,
-            &dev.caps,
-            self.supported_source_langs(),
-            lang,
-            source,
-            kernel_name,
-            &[],
-            (grid, block, shared_mem),
-            || {
-                let k = self.load_hip_c(device, kernel_name, source, kernel_name, &[], None)?;
-                Ok(Module::new(device, Box::new(k)))
-            },
-        )?;
-        self.launch(&module, &LaunchConfig::new(grid, block, shared_mem), args)?;
-        self.synchronize(device)
+    ) -> Result<Module> {
+        let k = self.load_hip_c(device, kernel_name, source, kernel_name, &[], None)?;
+        Ok(Module::new(device, Box::new(k)))
     }
 }
 

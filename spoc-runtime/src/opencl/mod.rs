@@ -720,45 +720,27 @@ impl Executor for OpenClBackend {
         &[SourceLang::OpenClC]
     }
 
-    fn run_source(
+    /// Builds external OpenCL C for the device with the options of generated kernels;
+    /// [`Executor::run_source`] caches, checks, launches (binding the arguments as the backend's
+    /// docs say) and waits.
+    fn load_external(
         &self,
         device: usize,
+        _lang: SourceLang,
         source: &str,
-        lang: SourceLang,
         kernel_name: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
+    ) -> Result<Module> {
         let dev = self.dev(device)?;
-        let module = self.core.external_module(
+        let opts = self.build_options(dev, kernel_name, source, &[])?;
+        let m = program::build(
+            dev,
             device,
-            &dev.info.capabilities,
-            self.supported_source_langs(),
-            lang,
+            kernel_name,
             source,
             kernel_name,
-            &[],
-            (grid, block, shared_mem),
-            || {
-                let opts = self.build_options(dev, kernel_name, source, &[])?;
-                let m = program::build(
-                    dev,
-                    device,
-                    kernel_name,
-                    source,
-                    kernel_name,
-                    &opts,
-                    Abi::External,
-                )?;
-                Ok(Module::new(device, Box::new(m)))
-            },
+            &opts,
+            Abi::External,
         )?;
-        let m = module.handle::<ClModule>().ok_or_else(|| Error::Driver {
-            backend: NAME.to_string(),
-            message: "the module cache holds a module of another backend".into(),
-        })?;
-        self.enqueue(dev, m, &dev.queue, grid, block, shared_mem, args, true)
+        Ok(Module::new(device, Box::new(m)))
     }
 }
