@@ -1,8 +1,12 @@
 //! A kernel that faults on an NVIDIA GPU: the error names the kernel, the device stays broken
-//! until `Device::reset()`, which recovers it (old buffers refuse further use with a typed
-//! error), and then a saxpy runs. On each CUDA backend present; skipped with a message without
-//! one (required under `SPOC_REQUIRE_BACKENDS=cuda`). Its own test binary: the reset would
-//! disturb other tests' devices.
+//! until `Device::reset()` (old buffers then refuse further use with a typed error), which
+//! either recovers it (a saxpy runs) or, where the driver refuses a new context in the same
+//! process (CUDA documents its sticky faults so; the H200 with driver 580 does), leaves every
+//! later call failing with a `KernelFault` that says only a new process can use the device.
+//! On each CUDA backend present, each in a child process of its own (a fault of one would break
+//! the other's device); skipped with a message without one (required under
+//! `SPOC_REQUIRE_BACKENDS=cuda`). Its own test binary: the reset would disturb other tests'
+//! devices.
 
 use spoc::prelude::*;
 use spoc::{Device, Error};
@@ -38,15 +42,45 @@ fn saxpy_runs(dev: &Device) {
     assert_eq!(y.to_vec().unwrap(), [12.0, 14.0, 16.0], "{dev}");
 }
 
+/// The variable that tells a child process which backend to fault.
+const CASE_VAR: &str = "SPOC_CUDA_FAULT_CASE";
+
 #[test]
 fn a_device_fault_names_the_kernel_and_reset_recovers() {
     for backend in ["CUDA/PTX", "CUDA/C"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "fault_case", "--nocapture", "--test-threads=1"])
+            .env(CASE_VAR, backend)
+            .output()
+            .expect("the test binary runs again as a child");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        println!("-- {backend} (child process):\n{text}");
+        assert!(out.status.success(), "{backend}: the child failed:\n{text}");
+        assert!(
+            text.contains(&format!("{backend}: done")) || text.contains("skipped:"),
+            "{backend}: the child did not run the case:\n{text}"
+        );
+    }
+}
+
+/// One backend's case; runs only in a child process started by the test above.
+#[test]
+fn fault_case() {
+    let Ok(backend) = std::env::var(CASE_VAR) else {
+        return;
+    };
+    let backend = backend.as_str();
+    {
         let dev = match spoc::init_device(Some(backend)) {
             Ok(d) => d,
             Err(e) if required(backend) => panic!("required backend {backend}: {e}"),
             Err(e) => {
                 eprintln!("skipped: {backend} ({e})");
-                continue;
+                return;
             }
         };
         saxpy_runs(&dev);
@@ -98,7 +132,31 @@ fn a_device_fault_names_the_kernel_and_reset_recovers() {
         );
         drop((out, kept));
         let dev = spoc::init_device(Some(backend)).unwrap();
-        saxpy_runs(&dev);
-        println!("{backend}: recovered after Device::reset(); saxpy runs");
+        match dev.upload(&[1.0f32, 2.0]) {
+            Ok(_) => {
+                saxpy_runs(&dev);
+                println!("{backend}: recovered after Device::reset(); saxpy runs");
+            }
+            // The driver refused a new context: the device stays failed, and says why.
+            Err(Error::KernelFault {
+                kernel, message, ..
+            }) => {
+                assert!(
+                    kernel.contains("write_far_out_of_bounds"),
+                    "{backend}: {kernel}"
+                );
+                assert!(
+                    message.contains("only a new process can use the device"),
+                    "{backend}: {message}"
+                );
+                assert!(
+                    matches!(dev.synchronize(), Err(Error::KernelFault { .. })),
+                    "{backend}: synchronize on the lost device"
+                );
+                println!("{backend}: not recoverable in this process (driver refused a new context): {message}");
+            }
+            Err(e) => panic!("{backend}: after Device::reset(): {e:?}"),
+        }
+        println!("{backend}: done");
     }
 }

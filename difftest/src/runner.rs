@@ -317,6 +317,9 @@ fn in_scope(scope: Scope, devs: &[Dev]) -> bool {
             Scope::Nvidia => {
                 d.dev.framework.starts_with("CUDA") || d.dev.name.to_lowercase().contains("nvidia")
             }
+            Scope::VulkanNvidia => {
+                d.dev.framework == "Vulkan" && d.dev.name.to_lowercase().contains("nvidia")
+            }
         }
     })
 }

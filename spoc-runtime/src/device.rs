@@ -155,7 +155,10 @@ impl Device {
     ///   returns [`Error::KernelFault`]) gets a fresh context ([`crate::Platform::recover`]); its
     ///   buffers, modules, streams and events are lost with the old one, and each refuses
     ///   further use with [`Error::ContextReset`]. A device that cannot be recovered keeps
-    ///   failing (the reason is logged through `tracing`).
+    ///   failing (the reason is logged through `tracing`): CUDA drivers refuse a new context
+    ///   in the process after an illegal address or a trap (measured on the H200, driver 580;
+    ///   CUDA documents such faults as needing a new process), and every later call on that
+    ///   device returns [`Error::KernelFault`] saying so.
     /// - Devices obtained afterwards get fresh ids (ids are never reused), the runtime's kernel
     ///   memo is dropped, compiles in flight fail with [`Error::DeviceDestroyedDuringBuild`],
     ///   and `Device` values obtained before fail with [`Error::DeviceReset`] on compile and

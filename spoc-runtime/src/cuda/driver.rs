@@ -16,6 +16,14 @@
 //! event of the old one is gone, so each carries the context *generation* it was made in, and
 //! one of an older generation is refused ([`crate::Error::ContextReset`]) and never released a
 //! second time.
+//!
+//! The driver may refuse the new context: CUDA documents `CUDA_ERROR_ILLEGAL_ADDRESS`,
+//! `CUDA_ERROR_LAUNCH_FAILED` and the other sticky statuses as leaving the *process* in an
+//! inconsistent state that only a restart clears, and on the H200 with driver 580 every
+//! `cuDevicePrimaryCtxRetain` after `cuDevicePrimaryCtxReset_v2` returns the sticky status again
+//! (measured for an illegal address and a `trap`). The device is then *lost*: its fault stays,
+//! its message says the process must be restarted, and every later call returns it as
+//! [`crate::Error::KernelFault`] instead of touching the destroyed context.
 
 use crate::device::Capabilities;
 use cudarc::driver::sys::{
@@ -57,6 +65,9 @@ struct FaultState {
     more: usize,
     /// The sticky status that broke the context, with the kernels in flight then.
     fault: Option<Fault>,
+    /// The driver refused a new context after the reset: the fault cannot be cleared in this
+    /// process (see the module docs).
+    lost: bool,
 }
 
 /// A device-side fault: the driver's message and the kernels that were in flight.
@@ -349,7 +360,7 @@ impl CudaDevice {
     /// # Errors
     /// The driver's message if the reset or the new context fails.
     pub(crate) fn recover(&self) -> Result<bool, String> {
-        if self.fault().is_none() {
+        if self.fault().is_none() || self.state().lost {
             return Ok(false);
         }
         // Resources of the old context must not be released into the new one: from here on
@@ -358,18 +369,40 @@ impl CudaDevice {
         let mut slot = self.ctx.lock().unwrap_or_else(|e| e.into_inner());
         // SAFETY: `dev` came from cuDeviceGet; the reset destroys the primary context's
         // state, keeping our retain (CUDA driver API, cuDevicePrimaryCtxReset_v2).
-        check(
+        let reset = check(
             unsafe { sys::cuDevicePrimaryCtxReset_v2(self.dev) },
             "cuDevicePrimaryCtxReset_v2",
-        )?;
+        );
         // The retain survives the reset; retain again for the (new) handle and release once,
         // so the count stays one.
         let mut ctx: CUcontext = std::ptr::null_mut();
-        // SAFETY: valid out-pointer.
-        check(
-            unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, self.dev) },
-            "cuDevicePrimaryCtxRetain",
-        )?;
+        let retained = reset.and_then(|()| {
+            // SAFETY: valid out-pointer.
+            check(
+                unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, self.dev) },
+                "cuDevicePrimaryCtxRetain",
+            )
+        });
+        if let Err(refused) = retained {
+            // The old handle names a destroyed context: never make it current again.
+            *slot = None;
+            drop(slot);
+            let mut st = self.state();
+            st.lost = true;
+            if let Some(f) = &mut st.fault {
+                f.message = format!(
+                    "{}; Device::reset() could not recover it: the driver refused a new \
+                     context ({refused}), as CUDA does after a fault of this kind: only a new \
+                     process can use the device again",
+                    f.message.trim_end_matches(
+                        "; the device's context is unusable until spoc::Device::reset()"
+                    )
+                );
+            }
+            return Err(format!(
+                "the driver refused a new context after the fault ({refused}); restart the process"
+            ));
+        }
         // SAFETY: balances the retain just made.
         check(
             unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.dev) },
@@ -380,6 +413,17 @@ impl CudaDevice {
         let mut st = self.state();
         *st = FaultState::default();
         Ok(true)
+    }
+
+    /// The fault of a device that [`CudaDevice::recover`] could not recover: every call on it
+    /// fails with it (the context it would use is destroyed).
+    pub(crate) fn lost(&self) -> Option<Fault> {
+        let st = self.state();
+        if st.lost {
+            st.fault.clone()
+        } else {
+            None
+        }
     }
 }
 

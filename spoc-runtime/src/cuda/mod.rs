@@ -180,6 +180,9 @@ impl CudaBackend {
 
     fn bind(&self, local: usize) -> Result<&'static CudaDevice> {
         let d = self.device(local)?;
+        if let Some(f) = d.lost() {
+            return Err(self.fault_error(f));
+        }
         d.bind().map_err(|m| self.core.driver_err(m))?;
         Ok(d)
     }
