@@ -9,45 +9,44 @@
 //! [`native`] (the Rust code `#[kernel]` compiles into the program) and the IR Interpreter.
 //!
 //! Users reach all of this through the `spoc` crate, which re-exports it.
+//!
+//! The sources are six folders in layers (DESIGN.md §5), bottom first: `core/` (the backend
+//! traits, errors, devices as values, caches, the kernel ABI), `memory/`, `cpu/` (the SIMT
+//! scheduler, Native, the Interpreter), `backends/` (the GPU and source-only backends),
+//! `devices/` (the registry, discovery) and `launch/`; a module imports only from its own folder
+//! and those below it (`tests/layering.rs` checks it). The module paths below are the public ones.
 
-mod args;
-pub mod backend;
-pub mod bind;
-mod buffer;
-pub mod cache;
-mod check;
-mod checked_mode;
-mod checking;
-#[cfg(feature = "cuda")]
-pub mod cuda;
-mod device;
-mod dims;
-pub mod driver_core;
-mod dump;
-pub mod env;
-mod error;
-pub mod generic;
-#[cfg(feature = "hip")]
-pub mod hip;
-pub mod host;
-pub mod interpreter;
-pub mod interpreter_backend;
-pub mod intrinsics;
-mod ir_scan;
-mod kernel_def;
+// The folders; their layer order, bottom first: core, memory, cpu, backends, devices, launch.
+mod backends;
+mod core;
+mod cpu;
+mod devices;
 mod launch;
-pub mod native;
-#[cfg(feature = "opencl")]
-pub mod opencl;
-pub mod record;
-pub mod registry;
-pub mod simt;
-pub mod soa;
-pub mod source_only;
-#[cfg(feature = "vulkan")]
-pub mod vulkan;
+mod memory;
 
-use std::sync::Arc;
+// The modules' historical paths (`spoc_runtime::backend`, `spoc_runtime::cuda`, ...) stay valid;
+// the private ones keep their crate-internal paths.
+pub use self::core::{backend, cache, env, intrinsics};
+#[cfg(feature = "cuda")]
+pub use backends::cuda;
+pub use backends::driver_core;
+#[cfg(feature = "hip")]
+pub use backends::hip;
+#[cfg(feature = "opencl")]
+pub use backends::opencl;
+pub use backends::source_only;
+#[cfg(feature = "vulkan")]
+pub use backends::vulkan;
+pub use cpu::interpreter::{self, backend as interpreter_backend};
+pub use cpu::{native, simt};
+pub use devices::registry;
+pub use launch::generic;
+pub use memory::{bind, host, record, soa};
+
+use self::core::{crate_version, device, dims, dump, error, ir_scan, kernel_abi, kernel_def};
+use backends::checked_mode;
+use launch::{check_mode, launch_checks};
+use memory::{args, buffer};
 
 pub use args::{set_args, Arg, KernelArgs};
 pub use backend::{
@@ -59,10 +58,9 @@ pub use buffer::{
     from_device, from_device_ptr, to_device, to_device_ptr, Buffer, DeviceCopy, RawBuffer,
     MAX_ELEM_ALIGN,
 };
-pub use checking::{checking, set_checking};
-pub use device::{
-    all_devices, device_is_of_backend, init_device, Capabilities, Device, DEVICE_VAR,
-};
+pub use check_mode::{checking, set_checking};
+pub use device::{device_is_of_backend, Capabilities, Device};
+pub use devices::discovery::{all_devices, init_device, DEVICE_VAR};
 pub use dims::{dims1d, dims2d, dims3d, Dims};
 pub use error::{DimKind, Error, LaunchProblem, Result};
 pub use generic::{Float, Int, Number};
@@ -88,70 +86,4 @@ pub mod __private {
     pub use crate::generic::{pick_instance, InstanceAt};
     pub use crate::launch::launch_def;
     pub use crate::record::{str_eq, FieldOf, KernelArith};
-}
-
-/// This crate's version as `(major, minor, patch)`.
-pub(crate) fn crate_version() -> (u32, u32, u32) {
-    let v = |s: &str| s.parse().unwrap_or(0);
-    (
-        v(env!("CARGO_PKG_VERSION_MAJOR")),
-        v(env!("CARGO_PKG_VERSION_MINOR")),
-        v(env!("CARGO_PKG_VERSION_PATCH")),
-    )
-}
-
-/// The backends registered when the registry is first used, with their priorities.
-pub(crate) fn builtin_backends() -> Vec<(Arc<dyn Backend>, i32)> {
-    #[allow(unused_mut)]
-    let mut backends = vec![
-        (
-            Arc::new(native::NativeBackend::new()) as Arc<dyn Backend>,
-            registry::priority::NATIVE,
-        ),
-        (
-            Arc::new(interpreter_backend::InterpreterBackend::new()) as Arc<dyn Backend>,
-            registry::priority::INTERPRETER,
-        ),
-    ];
-    #[cfg(feature = "opencl")]
-    backends.push((
-        Arc::new(opencl::OpenClBackend::new()) as Arc<dyn Backend>,
-        registry::priority::OPENCL,
-    ));
-    #[cfg(feature = "cuda")]
-    backends.extend([
-        (
-            Arc::new(cuda::CudaBackend::new(cuda::CudaVariant::Ptx)) as Arc<dyn Backend>,
-            registry::priority::CUDA_PTX,
-        ),
-        (
-            Arc::new(cuda::CudaBackend::new(cuda::CudaVariant::C)) as Arc<dyn Backend>,
-            registry::priority::CUDA_C,
-        ),
-    ]);
-    #[cfg(feature = "hip")]
-    backends.push((
-        Arc::new(hip::HipBackend::new()) as Arc<dyn Backend>,
-        registry::priority::HIP,
-    ));
-    #[cfg(feature = "vulkan")]
-    backends.push((
-        Arc::new(vulkan::VulkanBackend::new()) as Arc<dyn Backend>,
-        registry::priority::VULKAN,
-    ));
-    backends.extend([
-        (
-            Arc::new(source_only::SourceOnlyBackend::new(
-                source_only::SourceOnlyKind::Metal,
-            )) as Arc<dyn Backend>,
-            source_only::SOURCE_ONLY_PRIORITY,
-        ),
-        (
-            Arc::new(source_only::SourceOnlyBackend::new(
-                source_only::SourceOnlyKind::WebGpu,
-            )) as Arc<dyn Backend>,
-            source_only::SOURCE_ONLY_PRIORITY,
-        ),
-    ]);
-    backends
 }

@@ -1,0 +1,266 @@
+//! The checks every launch passes before anything runs.
+
+use crate::args::Arg;
+use crate::buffer::{ElemInfo, RawBuffer};
+pub(crate) use crate::dims::check_dims;
+use crate::error::{Error, LaunchProblem, Result};
+use crate::ir_scan::{layout, scalar_type_id};
+use crate::soa::RawSoaBuffer;
+use spoc_ir::{Kernel, Param, ScalarType, Type};
+
+/// How a parameter is written in the kernel (`&mut [f32]`, `u32`, …).
+fn param_desc(p: &Param) -> String {
+    match &p.ty {
+        Type::Array { elem, .. } if p.mutable => format!("&mut [{elem}]"),
+        Type::Array { elem, .. } => format!("&[{elem}]"),
+        Type::Scalar(ScalarType::U32) => "u32 (or usize)".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The last path segment of a Rust type name, without generics.
+fn short_type_name(full: &str) -> &str {
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base)
+}
+
+/// Does a buffer of `info` elements fit a buffer parameter of `elem`?
+fn elem_matches(kernel: &Kernel, elem: &Type, info: &ElemInfo) -> bool {
+    let size_ok = || layout(kernel, elem).is_some_and(|(size, _)| size == info.size);
+    match (elem, info.type_id) {
+        (Type::Scalar(s), Some(id)) => match scalar_type_id(*s) {
+            Some(want) => want == id,
+            None => info.size == s.size_bytes(),
+        },
+        (Type::Record(name), Some(_)) => {
+            size_ok() && short_type_name(info.type_name) == short_type_name(name)
+        }
+        // Untyped buffers and other element types (vectors, fixed arrays) match by size.
+        _ => size_ok(),
+    }
+}
+
+fn scalar_matches(s: ScalarType, arg: &Arg<'_>) -> bool {
+    matches!(
+        (s, arg),
+        (ScalarType::Bool, Arg::Bool(_))
+            | (ScalarType::I32, Arg::I32(_))
+            | (ScalarType::I64, Arg::I64(_))
+            | (ScalarType::U32, Arg::U32(_))
+            | (ScalarType::U64, Arg::U64(_))
+            | (ScalarType::F32, Arg::F32(_))
+            | (ScalarType::F64, Arg::F64(_))
+    )
+}
+
+/// A Structure-of-Arrays buffer against a record-buffer parameter of element `elem`: the
+/// same record, the same fields (names and scalar types, in order) as the kernel's definition,
+/// every field array `len` elements long.
+fn check_soa(kernel: &Kernel, elem: &Type, soa: &RawSoaBuffer) -> Option<String> {
+    let Type::Record(rec) = elem else {
+        return Some(format!(
+            "the parameter is a buffer of `{elem}`, not of records"
+        ));
+    };
+    if short_type_name(rec) != soa.record_name() {
+        return Some(format!(
+            "the buffer holds `{}`, the parameter `{rec}`",
+            soa.record_name()
+        ));
+    }
+    let Some(def) = kernel.record(rec) else {
+        return Some(format!("the kernel has no definition of record `{rec}`"));
+    };
+    if def.fields.len() != soa.fields().len() {
+        return Some(format!(
+            "`{rec}` has {} field(s) in the kernel, the buffer {}",
+            def.fields.len(),
+            soa.fields().len()
+        ));
+    }
+    for (f, a) in def.fields.iter().zip(soa.fields()) {
+        if f.name != a.name() || f.ty != Type::Scalar(a.scalar()) {
+            return Some(format!(
+                "field `{}: {}` of `{rec}` in the kernel, `{}: {}` in the buffer",
+                f.name,
+                f.ty,
+                a.name(),
+                a.scalar()
+            ));
+        }
+        if a.buffer().len() != soa.len() || a.buffer().elem_size() != a.scalar().size_bytes() {
+            return Some(format!(
+                "field array `{}` has {} elements of {} bytes, the buffer {} of {}",
+                a.name(),
+                a.buffer().len(),
+                a.buffer().elem_size(),
+                soa.len(),
+                a.scalar().size_bytes()
+            ));
+        }
+    }
+    None
+}
+
+/// Arguments against the kernel's parameters, in this order: count; each argument's kind and
+/// type (turning `Usize` into the parameter's integer type), device and length (for a
+/// Structure-of-Arrays argument: its record and fields against the kernel's record, and the
+/// parameter listed in `soa_params`, the options the kernel was compiled with); one buffer on
+/// two parameters of which one is `&mut`; a shared borrow on a `&mut` parameter.
+pub(crate) fn check_args(
+    kernel: &Kernel,
+    name: &str,
+    launch_device: &crate::Device,
+    args: &mut [Arg<'_>],
+    soa_params: &[String],
+) -> Result<()> {
+    let bad = |problem| Err(Error::invalid_launch(name, problem));
+    let params = &kernel.params;
+    if params.len() != args.len() {
+        return bad(LaunchProblem::ArgCount {
+            expected: params.len(),
+            got: args.len(),
+        });
+    }
+    for (index, (p, arg)) in params.iter().zip(args.iter_mut()).enumerate() {
+        let mismatch = |arg: &Arg<'_>| {
+            bad(LaunchProblem::ArgType {
+                index,
+                param: p.name.clone(),
+                expected: param_desc(p),
+                got: arg.describe(),
+            })
+        };
+        let compiled_soa = soa_params.contains(&p.name);
+        if let Some(soa) = arg.soa() {
+            let Type::Array { elem, .. } = &p.ty else {
+                return mismatch(arg);
+            };
+            if let Some(message) = check_soa(kernel, elem, soa) {
+                return bad(LaunchProblem::SoaMismatch {
+                    param: p.name.clone(),
+                    message,
+                });
+            }
+            if !compiled_soa {
+                return bad(LaunchProblem::SoaMismatch {
+                    param: p.name.clone(),
+                    message: "the kernel was compiled with this parameter as an array of \
+                              structures (not in CompileOptions::soa_params)"
+                        .into(),
+                });
+            }
+            if !soa.device().same_hardware(launch_device) {
+                return bad(LaunchProblem::WrongDevice {
+                    param: p.name.clone(),
+                    buffer_device: soa.device().id,
+                    device: launch_device.id,
+                });
+            }
+            if soa.len() > u32::MAX as usize {
+                return bad(LaunchProblem::BufferTooLong {
+                    param: p.name.clone(),
+                    len: soa.len(),
+                });
+            }
+            continue;
+        }
+        if compiled_soa {
+            return bad(LaunchProblem::SoaMismatch {
+                param: p.name.clone(),
+                message: format!(
+                    "the kernel was compiled with this parameter as a structure of arrays \
+                     (CompileOptions::soa_params), but got {}",
+                    arg.describe()
+                ),
+            });
+        }
+        if let Some(b) = arg.buffer() {
+            let Type::Array { elem, .. } = &p.ty else {
+                return mismatch(arg);
+            };
+            if !elem_matches(kernel, elem, &b.elem) {
+                return mismatch(arg);
+            }
+            if !b.device().same_hardware(launch_device) {
+                return bad(LaunchProblem::WrongDevice {
+                    param: p.name.clone(),
+                    buffer_device: b.device().id,
+                    device: launch_device.id,
+                });
+            }
+            if b.len() > u32::MAX as usize {
+                return bad(LaunchProblem::BufferTooLong {
+                    param: p.name.clone(),
+                    len: b.len(),
+                });
+            }
+            continue;
+        }
+        match (&p.ty, &*arg) {
+            (Type::Scalar(s), Arg::Usize(v)) => {
+                let v = *v;
+                *arg = match s {
+                    ScalarType::U32 => match u32::try_from(v) {
+                        Ok(v) => Arg::U32(v),
+                        Err(_) => {
+                            return bad(LaunchProblem::UsizeOverflow {
+                                index,
+                                param: p.name.clone(),
+                                value: v as u64,
+                            })
+                        }
+                    },
+                    ScalarType::U64 => Arg::U64(v as u64),
+                    _ => return mismatch(arg),
+                };
+            }
+            (Type::Scalar(s), a) if scalar_matches(*s, a) => {}
+            _ => return mismatch(arg),
+        }
+    }
+    // Aliasing, then mutability: (&x, &x) on (&[T], &mut [T]) reports the aliasing.
+    let identity = |a: &Arg<'_>| {
+        a.buffer()
+            .map(RawBuffer::allocation_id)
+            .or_else(|| a.soa().map(RawSoaBuffer::allocation_id))
+    };
+    for i in 0..args.len() {
+        let Some(a) = identity(&args[i]) else {
+            continue;
+        };
+        for j in i + 1..args.len() {
+            let Some(b) = identity(&args[j]) else {
+                continue;
+            };
+            if a == b && (params[i].mutable || params[j].mutable) {
+                let mutable = if params[i].mutable { i } else { j };
+                return bad(LaunchProblem::AliasedBuffer {
+                    first: params[i].name.clone(),
+                    second: params[j].name.clone(),
+                    mutable: params[mutable].name.clone(),
+                });
+            }
+        }
+    }
+    for (p, arg) in params.iter().zip(args.iter()) {
+        if p.mutable && matches!(arg, Arg::Buffer(_) | Arg::Soa(_)) {
+            return bad(LaunchProblem::ReadOnlyBuffer {
+                param: p.name.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_type_name;
+
+    #[test]
+    fn short_names() {
+        assert_eq!(short_type_name("my_crate::geo::Point"), "Point");
+        assert_eq!(short_type_name("Point"), "Point");
+        assert_eq!(short_type_name("a::Pair<b::X, c::Y>"), "Pair");
+    }
+}

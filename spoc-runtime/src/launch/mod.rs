@@ -1,0 +1,432 @@
+//! Compiling (through the outer memo) and launching kernels.
+
+pub(crate) mod check_mode;
+pub mod generic;
+pub(crate) mod launch_checks;
+
+use crate::args::{Arg, KernelArgs};
+use crate::backend::{CompileOptions, ExecutionModel, LaunchConfig, Module};
+use crate::cache::{CacheKey, GuardedCache};
+use crate::device::Device;
+use crate::dims::Dims;
+use crate::error::{Error, LaunchProblem, Result};
+use crate::ir_scan;
+use crate::kernel_def::KernelDef;
+use crate::launch_checks::{check_args, check_dims};
+use crate::registry;
+use spoc_ir::{ContentHash, Kernel};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, LazyLock, RwLock};
+
+/// A kernel ready to run on one device: its definition, IR, content hash and, on JIT backends,
+/// the compiled module (owned by the backend's cache).
+pub struct CompiledKernel {
+    def: KernelDef,
+    kernel: &'static Kernel,
+    hash: ContentHash,
+    device: Device,
+    module: Option<Arc<Module>>,
+    static_shared: usize,
+    options: CompileOptions,
+}
+
+impl CompiledKernel {
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.def.name
+    }
+    /// The kernel's definition.
+    pub fn def(&self) -> &KernelDef {
+        &self.def
+    }
+    /// The kernel's IR.
+    pub fn kernel(&self) -> &'static Kernel {
+        self.kernel
+    }
+    /// The IR's content hash.
+    pub fn hash(&self) -> ContentHash {
+        self.hash
+    }
+    /// The device it was compiled for.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+    /// The compiled module (JIT backends), or what [`crate::Compiler::prepare`] returned
+    /// (Direct and Custom backends).
+    pub fn module(&self) -> Option<&Arc<Module>> {
+        self.module.as_ref()
+    }
+    /// The options it was compiled with.
+    pub fn options(&self) -> &CompileOptions {
+        &self.options
+    }
+    /// Bytes of shared memory its statically sized shared arrays take per block.
+    pub fn static_shared_bytes(&self) -> usize {
+        self.static_shared
+    }
+}
+
+impl fmt::Debug for CompiledKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledKernel")
+            .field("name", &self.def.name)
+            .field("hash", &self.hash)
+            .field("device", &self.device)
+            .field("module", &self.module)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The outer memo: keyed by global device id.
+/// Created on first use, when it also installs the hooks through which the layers below tell it
+/// about teardown ([`crate::cache::MemoHooks`]): before that there is nothing to drop.
+static MEMO: LazyLock<GuardedCache<Arc<CompiledKernel>>> = LazyLock::new(|| {
+    crate::cache::install_memo_hooks(crate::cache::MemoHooks {
+        device_torn_down,
+        all_devices_retired: retire_all_devices,
+    });
+    GuardedCache::new()
+});
+
+/// Content hashes by IR address: each kernel's IR is hashed once per process.
+static HASHES: LazyLock<RwLock<HashMap<usize, ContentHash>>> = LazyLock::new(Default::default);
+
+fn content_hash(kernel: &'static Kernel) -> ContentHash {
+    let addr = kernel as *const Kernel as usize;
+    if let Some(h) = HASHES.read().unwrap_or_else(|e| e.into_inner()).get(&addr) {
+        return *h;
+    }
+    let h = kernel.content_hash();
+    HASHES
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(addr, h);
+    h
+}
+
+fn retire_all_devices() {
+    MEMO.teardown_all();
+}
+
+fn device_torn_down(backend: &str, local: usize) {
+    for gid in registry::global_ids(backend, local) {
+        MEMO.teardown_device(gid);
+    }
+}
+
+/// Number of kernels in the runtime's memo (for tests and diagnostics).
+pub fn memo_len() -> usize {
+    MEMO.len()
+}
+
+/// Drops the runtime's kernel memo and asks every backend to drop its module cache; compiles
+/// in flight fail with [`Error::CacheClearedDuringBuild`] (a retry succeeds). Hooks registered
+/// with [`crate::cache::on_clear`] run last.
+pub fn clear_cache() {
+    MEMO.clear();
+    for (backend, _) in registry::backends() {
+        backend.clear_cache();
+    }
+    crate::cache::run_clear_hooks();
+}
+
+/// Compiles `def` for `dev`, or returns the memoized result: the same `Arc` for the same
+/// (device, kernel, IR, options) until the memo is dropped.
+///
+/// # Errors
+/// [`Error::DeviceReset`] for a device from before [`Device::reset`]; [`Error::Ir`] for bad
+/// embedded IR; [`Error::FeatureNotSupported`] if the backend cannot run the kernel (an
+/// intrinsic it lacks, Native without native code); [`Error::Compile`];
+/// [`Error::DeviceDestroyedDuringBuild`] / [`Error::CacheClearedDuringBuild`] if the device is
+/// torn down or the cache cleared while compiling.
+pub fn compile_kernel(dev: &Device, def: &'static KernelDef) -> Result<Arc<CompiledKernel>> {
+    compile_with(dev, def, CompileOptions::default())
+}
+
+/// [`compile_kernel`] with explicit options.
+///
+/// # Errors
+/// As [`compile_kernel`].
+pub fn compile_kernel_with(
+    dev: &Device,
+    def: &'static KernelDef,
+    options: CompileOptions,
+) -> Result<Arc<CompiledKernel>> {
+    compile_with(dev, def, options)
+}
+
+fn compile_with(
+    dev: &Device,
+    def: &'static KernelDef,
+    options: CompileOptions,
+) -> Result<Arc<CompiledKernel>> {
+    dev.check_current()?;
+    let kernel = def.kernel()?;
+    let hash = content_hash(kernel);
+    let options = resolve_checked(dev, def.name, options)?;
+    let key = CacheKey {
+        device: dev.gid(),
+        name: Cow::Borrowed(def.name),
+        hash,
+        options,
+    };
+    if let Some(ck) = MEMO.get(&key) {
+        return Ok(ck);
+    }
+    let ticket = MEMO.begin(dev.gid());
+    // A reset between the first check and the ticket would go unseen by the ticket.
+    dev.check_current()?;
+    let ck = build(dev, def, kernel, hash, key.options.clone())?;
+    MEMO.finish(ticket, key, ck)
+}
+
+/// Settles [`CompileOptions::checked`] before the options key the memo: the device's default
+/// ([`crate::checked_mode::default_for`]) when `None` on a backend with checked mode; `None` on
+/// the Direct and Custom backends (the CPU backends check every access anyway).
+///
+/// # Errors
+/// [`Error::FeatureNotSupported`] when checked mode is asked of a JIT backend without it;
+/// [`Error::InvalidEnvironment`] for a `SPOC_BOUNDS_CHECK` that is neither on nor off.
+fn resolve_checked(
+    dev: &Device,
+    name: &str,
+    mut options: CompileOptions,
+) -> Result<CompileOptions> {
+    let backend = dev.backend();
+    if backend.supports_checked_mode() {
+        let on = match options.checked {
+            Some(on) => on,
+            None => crate::checked_mode::default_for(dev.caps())?,
+        };
+        options.checked = Some(on);
+    } else if options.is_checked() && backend.execution_model() == ExecutionModel::Jit {
+        return Err(Error::unsupported(
+            backend.name(),
+            format!("checked mode (bounds and division checks) for kernel `{name}`"),
+        ));
+    } else {
+        options.checked = None;
+    }
+    Ok(options)
+}
+
+fn build(
+    dev: &Device,
+    def: &'static KernelDef,
+    kernel: &'static Kernel,
+    hash: ContentHash,
+    options: CompileOptions,
+) -> Result<Arc<CompiledKernel>> {
+    let backend = dev.backend();
+    let registry = backend.intrinsics();
+    if let Some(missing) = ir_scan::intrinsics(kernel)
+        .into_iter()
+        .find(|&i| !registry.supports(i))
+    {
+        return Err(Error::unsupported(
+            backend.name(),
+            format!("intrinsic `{missing}` (used by kernel `{}`)", def.name),
+        ));
+    }
+    refuse_soa(backend.as_ref(), def.name, &options.soa_params)?;
+    backend.check_kernel(def, kernel)?;
+    let module = match backend.execution_model() {
+        ExecutionModel::Jit => {
+            // The one code generation of the build, for this device's capabilities.
+            let caps = backend.codegen_caps(Some(dev.local()))?;
+            let source =
+                backend
+                    .generate(kernel, &caps, &options)?
+                    .ok_or_else(|| Error::Compile {
+                        backend: backend.name().to_string(),
+                        kernel: def.name.to_string(),
+                        message: "the backend generated no source".into(),
+                    })?;
+            crate::dump::dump(kernel, hash, backend.name(), Some(&source));
+            Some(backend.compile_cached(dev.local(), kernel, hash, &source, &options)?)
+        }
+        ExecutionModel::Direct | ExecutionModel::Custom => {
+            crate::dump::dump(kernel, hash, backend.name(), None);
+            backend.prepare(dev.local(), def, kernel)?.map(Arc::new)
+        }
+    };
+    Ok(Arc::new(CompiledKernel {
+        def: *def,
+        kernel,
+        hash,
+        device: dev.clone(),
+        module,
+        static_shared: ir_scan::static_shared_bytes(kernel),
+        options,
+    }))
+}
+
+/// Refuses Structure-of-Arrays parameters where code generation does
+/// ([`spoc_codegen::abi::refuse_soa`]: every target but CUDA/PTX), for the backend's target
+/// (Native or Interpreter for a backend that generates none), naming the backend.
+fn refuse_soa(backend: &dyn crate::Backend, kernel: &str, params: &[String]) -> Result<()> {
+    let target = backend
+        .codegen_target()
+        .unwrap_or(match backend.execution_model() {
+            ExecutionModel::Direct => spoc_codegen::Target::Native,
+            _ => spoc_codegen::Target::Interpreter,
+        });
+    let names: Vec<&str> = params.iter().map(String::as_str).collect();
+    spoc_codegen::abi::refuse_soa(target, kernel, &names).map_err(|e| match Error::from(e) {
+        Error::FeatureNotSupported { feature, .. } => Error::unsupported(backend.name(), feature),
+        other => other,
+    })
+}
+
+/// The names of the parameters given a Structure-of-Arrays argument, in parameter order.
+fn soa_params_of(kernel: &Kernel, args: &[Arg<'_>]) -> Vec<String> {
+    kernel
+        .params
+        .iter()
+        .zip(args)
+        .filter(|(_, a)| a.soa().is_some())
+        .map(|(p, _)| p.name.clone())
+        .collect()
+}
+
+fn launch_compiled(
+    ck: &CompiledKernel,
+    grid: Dims,
+    block: Dims,
+    shared_mem: usize,
+    args: &mut [Arg<'_>],
+) -> Result<()> {
+    let dev = &ck.device;
+    if args.iter().any(|a| a.soa().is_some()) {
+        refuse_soa(
+            dev.backend().as_ref(),
+            ck.def.name,
+            &soa_params_of(ck.kernel, args),
+        )?;
+    }
+    check_dims(
+        ck.def.name,
+        dev.caps(),
+        grid,
+        block,
+        ck.static_shared.saturating_add(shared_mem),
+    )?;
+    check_args(ck.kernel, ck.def.name, dev, args, &ck.options.soa_params)?;
+    let backend = dev.backend();
+    let config = LaunchConfig::new(grid, block, shared_mem);
+    match (backend.execution_model(), &ck.module) {
+        (ExecutionModel::Jit, Some(module)) => backend.launch(module, &config, args),
+        _ => backend.execute_direct(
+            dev.local(),
+            &ck.def,
+            ck.kernel,
+            ck.module.as_deref(),
+            &config,
+            args,
+        ),
+    }
+}
+
+/// Runs a compiled kernel with arguments from [`crate::set_args`] (checked against the
+/// kernel's parameters first). `shared_mem` is the dynamic shared memory per block, in bytes.
+///
+/// # Errors
+/// [`Error::DeviceReset`]; [`Error::InvalidLaunch`] if a launch check fails (nothing runs);
+/// [`Error::KernelFault`] if a thread faults on a CPU backend; a driver error.
+pub fn run_kernel(
+    kernel: &CompiledKernel,
+    args: &mut KernelArgs<'_>,
+    grid: Dims,
+    block: Dims,
+    shared_mem: usize,
+) -> Result<()> {
+    kernel.device.check_current()?;
+    if args.device.gid() != kernel.device.gid() {
+        return Err(Error::invalid_launch(
+            kernel.def.name,
+            LaunchProblem::ArgsForOtherDevice {
+                args_device: args.device.id,
+                kernel_device: kernel.device.id,
+            },
+        ));
+    }
+    launch_compiled(kernel, grid, block, shared_mem, &mut args.args)
+}
+
+/// Compiles (if needed) and runs `def` on `dev`.
+///
+/// # Errors
+/// As [`compile_kernel`] and [`run_kernel`].
+pub fn run(
+    dev: &Device,
+    def: &'static KernelDef,
+    args: Vec<Arg<'_>>,
+    grid: Dims,
+    block: Dims,
+    shared_mem: usize,
+) -> Result<()> {
+    let mut args = args;
+    launch_def(dev, def, grid, block, shared_mem, &mut args)
+}
+
+/// The launch path of `#[kernel]`'s typed `launch`: memo lookup, launch checks, execution.
+///
+/// # Errors
+/// As [`compile_kernel`] and [`run_kernel`].
+///
+/// With checked launches on ([`crate::checking`], `SPOC_CHECK=1`), a launch on any device but
+/// the Interpreter first runs on the Interpreter on copies of the buffers, and returns its
+/// report instead of launching if a thread faults there.
+pub fn launch_def(
+    dev: &Device,
+    def: &'static KernelDef,
+    grid: Dims,
+    block: Dims,
+    shared_mem_bytes: usize,
+    args: &mut [Arg<'_>],
+) -> Result<()> {
+    if crate::check_mode::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
+        crate::check_mode::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
+    }
+    launch_unchecked(dev, def, grid, block, shared_mem_bytes, args)
+}
+
+/// [`launch_def`] without the Interpreter check.
+pub(crate) fn launch_unchecked(
+    dev: &Device,
+    def: &'static KernelDef,
+    grid: Dims,
+    block: Dims,
+    shared_mem_bytes: usize,
+    args: &mut [Arg<'_>],
+) -> Result<()> {
+    let backend = dev.backend();
+    if backend.compile_needs_block() {
+        // The block is compiled into the module (Vulkan's workgroup size): check it before
+        // generating code for it, so that a zero or oversized block is the same
+        // `InvalidLaunch` as on every other backend, not the code generator's refusal.
+        let kernel = def.kernel()?;
+        check_dims(
+            def.name,
+            dev.caps(),
+            grid,
+            block,
+            ir_scan::static_shared_bytes(kernel).saturating_add(shared_mem_bytes),
+        )?;
+    }
+    // Code generation refuses these options on every backend but CUDA/PTX, before compiling.
+    let soa_params = if args.iter().any(|a| a.soa().is_some()) {
+        soa_params_of(def.kernel()?, args)
+    } else {
+        Vec::new()
+    };
+    let options = CompileOptions {
+        block: backend.compile_needs_block().then_some(block),
+        soa_params,
+        ..CompileOptions::default()
+    };
+    let ck = compile_with(dev, def, options)?;
+    launch_compiled(&ck, grid, block, shared_mem_bytes, args)
+}
