@@ -487,9 +487,10 @@ pub trait Compiler: Platform {
 
     /// True if the backend compiles record-buffer parameters named in
     /// [`CompileOptions::soa_params`] as Structure-of-Arrays and binds [`Arg::Soa`] /
-    /// [`Arg::SoaMut`] arguments ([`crate::SoaBuffer`]): CUDA/PTX only. The runtime refuses SoA
-    /// arguments and options with [`Error::FeatureNotSupported`] on every other backend, before
-    /// compiling or launching anything. The default is false.
+    /// [`Arg::SoaMut`] arguments ([`crate::SoaBuffer`]): CUDA/PTX only. Every other target
+    /// refuses SoA arguments and options with [`Error::FeatureNotSupported`], before compiling or
+    /// launching anything, in code generation ([`spoc_codegen::abi::refuse_soa`], which the
+    /// runtime also asks for the backends that generate no code). The default is false.
     fn supports_soa_params(&self) -> bool {
         false
     }
