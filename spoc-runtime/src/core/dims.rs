@@ -85,24 +85,6 @@ impl fmt::Display for Dims {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn helpers_fill_unused_axes_with_one() {
-        assert_eq!(dims1d(7), Dims::new(7, 1, 1));
-        assert_eq!(dims2d(7, 3), Dims::new(7, 3, 1));
-        assert_eq!(dims3d(7, 3, 2).count(), 42);
-        assert_eq!(
-            dims3d(u32::MAX, u32::MAX, 1).count(),
-            (u32::MAX as u64).pow(2)
-        );
-        assert_eq!(dims3d(u32::MAX, u32::MAX, 2).count(), u64::MAX);
-        assert_eq!(Dims::from((4u32, 5u32)).to_array(), [4, 5, 1]);
-    }
-}
-
 const AXES: [char; 3] = ['x', 'y', 'z'];
 
 /// Grid and block against zero and the device's limits; shared memory against its limit.
@@ -157,4 +139,22 @@ pub(crate) fn check_dims(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers_fill_unused_axes_with_one() {
+        assert_eq!(dims1d(7), Dims::new(7, 1, 1));
+        assert_eq!(dims2d(7, 3), Dims::new(7, 3, 1));
+        assert_eq!(dims3d(7, 3, 2).count(), 42);
+        assert_eq!(
+            dims3d(u32::MAX, u32::MAX, 1).count(),
+            (u32::MAX as u64).pow(2)
+        );
+        assert_eq!(dims3d(u32::MAX, u32::MAX, 2).count(), u64::MAX);
+        assert_eq!(Dims::from((4u32, 5u32)).to_array(), [4, 5, 1]);
+    }
 }
