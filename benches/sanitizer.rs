@@ -10,18 +10,11 @@
 //! setting, the settings taking turns, the best kept, after one warm-up run; `--quick` skips the
 //! larger sizes (Interpreter only).
 
+use programs::kernels::saxpy;
 use spoc::interpreter::{set_checks, Checks};
 use spoc::prelude::*;
 use std::process::Command;
 use std::time::Instant;
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 // The tiled matmul is the example program's (16 x 16 tiles of `a` and `b` in shared memory).
 use programs::matrix_mul_tiled::matmul_tiled;

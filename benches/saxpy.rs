@@ -4,16 +4,9 @@
 //! `cargo bench --bench saxpy` (figures in docs/BENCHMARKS.md).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use programs::kernels::saxpy;
 use rayon::prelude::*;
 use spoc::prelude::*;
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 // The rayon loop is written as BENCHMARKS.md quotes it.
 #[allow(clippy::assign_op_pattern)]

@@ -1,8 +1,8 @@
 //! Writes the compiled set: `SPOC_DIFFTEST_COMPILED` kernels (default 200, fixed seed) drawn by
 //! the same generator as the run-time set, with `#[device]` helpers, as Rust source in
 //! `OUT_DIR/compiled.rs`, which `tests/difftest.rs` includes so that `#[kernel]` lowers them
-//! and Native runs its generated code. The generator's modules are plain Rust without
-//! dependencies, included here by path.
+//! and Native runs its generated code. The generator's modules are plain Rust depending only on
+//! `spoc-ir` (for its operators), included here by path.
 
 #![allow(dead_code)]
 

@@ -17,43 +17,17 @@
 //! (the unchecked launches are synchronised too, so both times include the wait). On Native and
 //! the Interpreter every access is checked anyway: both columns are the same code there.
 
+use programs::kernels::block_sum;
+use programs::stream_triad::triad;
 use spoc::prelude::*;
 use spoc::{Arg, CompileOptions, Device, KernelDef};
 use std::time::{Duration, Instant};
-
-#[kernel]
-fn triad(a: &mut [f32], b: &[f32], c: &[f32], s: f32) {
-    let i = global_id_x();
-    if i < a.len() {
-        a[i] = b[i] + s * c[i];
-    }
-}
 
 #[kernel]
 fn gather(idx: &[u32], src: &[u32], div: &[u32], out: &mut [u32]) {
     let i = global_id_x();
     if i < out.len() {
         out[i] = src[idx[i] as usize] / div[i];
-    }
-}
-
-#[kernel]
-fn block_sum(x: &[f32], out: &mut [f32]) {
-    let s = shared_array::<f32, 256>();
-    let t = thread_idx_x();
-    let i = global_id_x();
-    s[t] = if i < x.len() { x[i] } else { 0.0 };
-    sync_threads();
-    let mut stride = 128usize;
-    while stride > 0 {
-        if t < stride {
-            s[t] += s[t + stride];
-        }
-        sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        out[block_idx_x()] = s[0];
     }
 }
 

@@ -45,20 +45,13 @@ use cudarc::driver::{
     sys, CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
     LaunchConfig, PushKernelArg,
 };
+use programs::kernels::saxpy;
 use spoc::prelude::*;
 use std::error::Error as StdError;
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 /// Elements of the launch-overhead test (grid 4 × block 256).
 const SMALL_N: usize = 1024;
@@ -493,7 +486,7 @@ fn run(cfg: &Config, dev: &Device) -> Res<bool> {
     }
 
     // The PTX the backend loads for this device: generated for its compute capability.
-    let kernel = saxpy.ir()?;
+    let kernel = saxpy.def().valid()?;
     let mut caps = spoc::codegen::Capabilities::for_target(spoc::Target::CudaPtx);
     caps.compute_capability = Some((major.max(0) as u32, minor.max(0) as u32));
     let source = spoc::codegen::generate_source_with(

@@ -6,18 +6,16 @@
 #[path = "../spoc-codegen/tests/support/toolchains.rs"]
 mod toolchains;
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
+use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
 
 const TARGETS: [Target; 3] = [Target::CudaC, Target::Hip, Target::OpenCl];
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 #[kernel]
 fn int_semantics(a: &[i32], b: &[i64], out: &mut [i32], wide: &mut [u64]) {

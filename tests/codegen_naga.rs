@@ -3,18 +3,16 @@
 //! (checked by `glslangValidator`). A missing tool is a skip with a message, a failure with
 //! `SPOC_REQUIRE_TOOLCHAINS=1` (Debian packages `spirv-tools`, `glslang-tools`).
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
+use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Code, CodegenError, Options, Target};
 use std::io::Write;
 use std::process::Command;
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 #[kernel]
 fn int_semantics(a: &[i32], b: &[u32], out: &mut [i32], outu: &mut [u32]) {

@@ -4,18 +4,16 @@
 //! fetch-ptxas.sh` installs it). `dump_for_device` (ignored) writes the PTX for
 //! `spoc-codegen/tests/ptx_device/run_on_gpu.py`, which runs it on a GPU.
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
+use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
 use std::path::PathBuf;
 use std::process::Command;
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 #[kernel]
 fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize, m: usize, k: usize) {

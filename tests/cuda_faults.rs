@@ -8,16 +8,14 @@
 //! `SPOC_REQUIRE_BACKENDS=cuda`). Its own test binary: the reset would disturb other tests'
 //! devices.
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
+use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc::{Device, Error};
-
-#[kernel]
-fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
 
 /// Writes far past the end of `out` (GPU backends do not bounds-check): an illegal address.
 #[kernel]
@@ -26,12 +24,8 @@ fn write_far_out_of_bounds(out: &mut [u32], offset: usize) {
     out[i + offset] = 7;
 }
 
-fn required(family: &str) -> bool {
-    std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
-        v.split(',')
-            .any(|b| b.trim().eq_ignore_ascii_case(family) || b.trim().eq_ignore_ascii_case("cuda"))
-    })
-}
+// True if `SPOC_REQUIRE_BACKENDS` names the backend or `cuda`.
+use spoc_testkit::backends::is_required as required;
 
 fn saxpy_runs(dev: &Device) {
     let x = dev.upload(&[1.0f32, 2.0, 3.0]).unwrap();

@@ -7,7 +7,12 @@
 //! own text, so the asserted line and column are the real ones.
 
 mod common;
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
 
+use shared_kernels::block_sum as reduce_ok;
 use spoc::interpreter::{
     take_last_report, AccessKind, InterpError, InterpErrorKind, MemorySpace, SourceLoc,
 };
@@ -855,26 +860,6 @@ fn checked_launch_on_native_reports_the_interpreters_race() {
 }
 
 // ============================================================ correct kernels: no report
-
-#[kernel]
-fn reduce_ok(x: &[f32], out: &mut [f32]) {
-    let s = shared_array::<f32, 256>();
-    let t = thread_idx_x();
-    let i = global_id_x();
-    s[t] = if i < x.len() { x[i] } else { 0.0f32 };
-    sync_threads();
-    let mut stride = 128usize;
-    while stride > 0 {
-        if t < stride {
-            s[t] += s[t + stride];
-        }
-        sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        out[block_idx_x()] = s[0];
-    }
-}
 
 #[kernel]
 fn warp_reduce_synced(x: &[f32], out: &mut [f32]) {

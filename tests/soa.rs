@@ -253,9 +253,7 @@ fn cuda_ptx() -> Option<spoc::Device> {
         .into_iter()
         .find(|d| d.framework == "CUDA/PTX");
     if dev.is_none() {
-        let required = common::required_backends()
-            .iter()
-            .any(|b| b.eq_ignore_ascii_case("cuda") || b.eq_ignore_ascii_case("CUDA/PTX"));
+        let required = spoc_testkit::backends::is_required("CUDA/PTX");
         assert!(
             !required,
             "CUDA is required (SPOC_REQUIRE_BACKENDS) but there is no CUDA/PTX device"

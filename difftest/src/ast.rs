@@ -44,6 +44,8 @@ impl Ty {
         Ty::F64,
         Ty::Usize,
     ];
+    /// The numeric types (every scalar but `bool`, which [`Ty::ALL`] has first).
+    pub const NUM: &'static [Ty] = Ty::ALL.split_at(1).1;
     /// The element types of buffers (inputs, outputs): every scalar but `bool` and `usize`.
     pub const BUF: [Ty; 6] = [Ty::I32, Ty::U32, Ty::I64, Ty::U64, Ty::F32, Ty::F64];
     /// The integer types.
@@ -258,92 +260,10 @@ impl WarpOp {
     }
 }
 
-/// Unary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnOp {
-    /// `-x` (signed integers wrap, floats)
-    Neg,
-    /// `!x` (bitwise on integers, logical on `bool`)
-    Not,
-}
-
-/// Binary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    /// `+`
-    Add,
-    /// `-`
-    Sub,
-    /// `*`
-    Mul,
-    /// `/` (integer divisors guarded: a non-zero literal, or printed `(d | 1)`)
-    Div,
-    /// `%` (guarded as `/`)
-    Rem,
-    /// `&`
-    And,
-    /// `|`
-    Or,
-    /// `^`
-    Xor,
-    /// `<<` (the amount may be any integer type; taken modulo the width)
-    Shl,
-    /// `>>`
-    Shr,
-    /// `&&`
-    LAnd,
-    /// `||`
-    LOr,
-    /// `==`
-    Eq,
-    /// `!=`
-    Ne,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-}
-
-impl BinOp {
-    /// The operator as Rust writes it.
-    pub fn sym(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Rem => "%",
-            BinOp::And => "&",
-            BinOp::Or => "|",
-            BinOp::Xor => "^",
-            BinOp::Shl => "<<",
-            BinOp::Shr => ">>",
-            BinOp::LAnd => "&&",
-            BinOp::LOr => "||",
-            BinOp::Eq => "==",
-            BinOp::Ne => "!=",
-            BinOp::Lt => "<",
-            BinOp::Le => "<=",
-            BinOp::Gt => ">",
-            BinOp::Ge => ">=",
-        }
-    }
-    /// A comparison (result `bool`, operands of another type).
-    pub fn is_cmp(self) -> bool {
-        matches!(
-            self,
-            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
-        )
-    }
-    /// `<<` or `>>` (the right operand may have another integer type).
-    pub fn is_shift(self) -> bool {
-        matches!(self, BinOp::Shl | BinOp::Shr)
-    }
-}
+/// Unary and binary operators: spoc IR's own (`BinOp::symbol` is how Rust writes one). The
+/// generator draws every one but `&&`/`||` on `bool` only, and prints integer divisors guarded
+/// (a non-zero literal, or `(d | 1)`).
+pub use spoc_ir::{BinOp, UnOp};
 
 /// Method calls (`recv.m(args)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -669,20 +589,7 @@ pub enum Stmt {
         body: Block,
     },
     /// `for v in lo..hi` (`.rev()`, `.step_by(step)`).
-    For {
-        /// The loop variable (its type is the range's).
-        var: VarId,
-        /// Start.
-        lo: Expr,
-        /// End (exclusive).
-        hi: Expr,
-        /// `.rev()`.
-        rev: bool,
-        /// `.step_by(step)`.
-        step: Option<u32>,
-        /// The body.
-        body: Block,
-    },
+    For(ForLoop),
     /// `match scrut { arms, _ => default }` as a statement.
     Match {
         /// An integer.
@@ -715,6 +622,23 @@ pub enum Stmt {
         /// `shuffle_xor`).
         operand: Option<Expr>,
     },
+}
+
+/// `for var in lo..hi` (`.rev()`, `.step_by(step)`): [`Stmt::For`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForLoop {
+    /// The loop variable (its type is the range's).
+    pub var: VarId,
+    /// Start.
+    pub lo: Expr,
+    /// End (exclusive).
+    pub hi: Expr,
+    /// `.rev()`.
+    pub rev: bool,
+    /// `.step_by(step)`.
+    pub step: Option<u32>,
+    /// The body.
+    pub body: Block,
 }
 
 /// A global accumulator buffer, touched only by atomics of one family.
@@ -779,6 +703,30 @@ pub const SLOTS: u32 = 4;
 pub const ACC_LEN: u32 = 5;
 
 impl Kernel {
+    /// An empty kernel named `name`.
+    pub fn new(name: &str) -> Kernel {
+        Kernel {
+            name: name.to_string(),
+            vars: vec![],
+            params: vec![],
+            accs: vec![],
+            shared: vec![],
+            helpers: vec![],
+            body: vec![],
+        }
+    }
+
+    /// The position of scalar parameter `p` in [`Kernel::params`].
+    ///
+    /// # Panics
+    /// If `p` is not one of the kernel's parameters.
+    pub fn param_index(&self, p: VarId) -> usize {
+        self.params
+            .iter()
+            .position(|&q| q == p)
+            .expect("a kernel parameter")
+    }
+
     /// The name of a variable as printed.
     pub fn var_name(&self, v: VarId) -> String {
         let prefix = match self.vars[v.0 as usize].kind {
@@ -836,12 +784,8 @@ pub fn divisor_is_plain(d: &Expr) -> bool {
 /// Whether `k` uses anything whose value depends on the device's warp size.
 pub fn uses_warps(k: &Kernel) -> bool {
     let (mut ops, mut intrs) = (false, false);
-    let body = Block {
-        stmts: k.body.clone(),
-        tail: None,
-    };
-    crate::visit::walk_block(
-        &body,
+    crate::visit::walk_body(
+        k,
         &mut |s| ops |= matches!(s, Stmt::Warp { .. }),
         &mut |e| intrs |= matches!(e.kind, ExprKind::Intr(Intr::LaneId | Intr::WarpSize)),
     );

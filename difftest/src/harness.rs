@@ -46,25 +46,11 @@ pub fn excl_of(cfg: &Config) -> Excl {
 /// # Panics
 /// If 64 attempts in a row fail, which would be a generator bug.
 pub fn draw(seed: u64, index: u64, name: &str, cfg: &Config) -> Drawn {
-    let excl = excl_of(cfg);
     let base = Rng::derive(seed, index);
     let mut redrawn = BTreeMap::new();
     for attempt in 0..64u64 {
-        let subseed = Rng::derive(base, attempt);
-        let (kernel, stats) = gen::generate(subseed, name, cfg);
-        let inputs = gen::inputs(&kernel, subseed);
-        match oracle::run(&kernel, &inputs, excl) {
-            Ok(want) => {
-                return Drawn {
-                    index,
-                    subseed,
-                    kernel,
-                    inputs,
-                    want,
-                    stats,
-                    redrawn,
-                }
-            }
+        match draw_from(Rng::derive(base, attempt), index, name, cfg) {
+            Ok(d) => return Drawn { redrawn, ..d },
             Err(f) => *redrawn.entry(fault_class(&f)).or_default() += 1,
         }
     }
@@ -100,11 +86,11 @@ pub fn draw_from(subseed: u64, index: u64, name: &str, cfg: &Config) -> Result<D
 }
 
 thread_local! {
-    static CURRENT: Cell<Option<&'static spoc::ir::Kernel>> = const { Cell::new(None) };
+    static CURRENT: Cell<Option<&'static spoc::ir::ValidKernel>> = const { Cell::new(None) };
 }
 
 /// The IR accessor of run-time-lowered kernels: the kernel this thread is running.
-fn current_ir() -> Result<&'static spoc::ir::Kernel, spoc::ir::IrError> {
+fn current_ir() -> Result<&'static spoc::ir::ValidKernel, spoc::ir::IrError> {
     CURRENT
         .with(|c| c.get())
         .ok_or_else(|| spoc::ir::IrError::Invalid {
@@ -120,7 +106,7 @@ pub struct Runnable {
     /// The definition handed to `spoc::run`.
     pub def: &'static KernelDef,
     /// For run-time-lowered kernels: the IR `def`'s accessor returns while this one runs.
-    pub ir: Option<&'static spoc::ir::Kernel>,
+    pub ir: Option<&'static spoc::ir::ValidKernel>,
 }
 
 /// Lowers `k` at run time (`spoc_frontend::lower_kernel_source`) and validates the IR. The IR
@@ -137,8 +123,8 @@ pub fn lower(k: &Kernel) -> Result<Runnable, String> {
             .collect::<Vec<_>>()
             .join("; ")
     })?;
-    spoc::ir::validate(&ir).map_err(|e| format!("invalid IR: {e}"))?;
-    let ir: &'static spoc::ir::Kernel = Box::leak(Box::new(ir));
+    let ir = spoc::ir::ValidKernel::new(ir).map_err(|e| format!("invalid IR: {e}"))?;
+    let ir: &'static spoc::ir::ValidKernel = Box::leak(Box::new(ir));
     let name: &'static str = Box::leak(k.name.clone().into_boxed_str());
     let def: &'static KernelDef = Box::leak(Box::new(KernelDef {
         name,
@@ -308,38 +294,25 @@ pub fn error_class(e: &Error) -> String {
 pub fn run_on(dev: &Device, k: &Kernel, inputs: &Inputs, r: Runnable) -> Outcome {
     let go = || -> spoc::Result<Buffers> {
         let u = uses(k);
+        // (name, written, buffer) in the printed parameter order.
         let mut bufs: Vec<(String, bool, DevBuf)> = vec![];
-        for &t in &u.inputs {
-            let b = t.buf_index().expect("a buffer type");
-            bufs.push((
-                format!("x_{}", t.name()),
-                false,
-                upload(dev, t, &inputs.inputs[b])?,
-            ));
-        }
-        for &t in &u.outputs {
-            let b = t.buf_index().expect("a buffer type");
-            bufs.push((
-                format!("o_{}", t.name()),
-                true,
-                upload(dev, t, &inputs.outputs[b])?,
-            ));
+        for (written, types, data) in [
+            (false, &u.inputs, &inputs.inputs),
+            (true, &u.outputs, &inputs.outputs),
+        ] {
+            for &t in types {
+                let b = t.buf_index().expect("a buffer type");
+                let name = format!("{}_{}", if written { "o" } else { "x" }, t.name());
+                bufs.push((name, written, upload(dev, t, &data[b])?));
+            }
         }
         for &a in &u.accs {
-            bufs.push((
-                format!("acc{a}"),
-                true,
-                upload(dev, k.accs[a].ty, &inputs.accs[a])?,
-            ));
+            let ty = k.accs[a].ty;
+            bufs.push((format!("acc{a}"), true, upload(dev, ty, &inputs.accs[a])?));
         }
         let mut args: Vec<Arg<'_>> = vec![];
         for &p in &u.params {
-            let i = k
-                .params
-                .iter()
-                .position(|&q| q == p)
-                .expect("a kernel parameter");
-            args.push(scalar_arg(inputs.params[i]));
+            args.push(scalar_arg(inputs.params[k.param_index(p)]));
         }
         for (_, w, b) in bufs.iter_mut() {
             args.push(b.arg(*w));
@@ -518,11 +491,7 @@ pub fn show_inputs(k: &Kernel, inputs: &Inputs) -> String {
     let u = uses(k);
     let mut s = String::new();
     for &p in &u.params {
-        let i = k
-            .params
-            .iter()
-            .position(|&q| q == p)
-            .expect("a kernel parameter");
+        let i = k.param_index(p);
         s.push_str(&format!(
             "  {} = {}\n",
             k.var_name(p),

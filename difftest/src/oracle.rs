@@ -503,6 +503,69 @@ impl Machine<'_> {
         }
     }
 
+    /// A `while` or `loop` with hidden `counter`: runs `body` while the counter is below
+    /// `limit` (and `cond` holds), the counter incremented first thing in each trip.
+    fn counted(
+        &mut self,
+        counter: VarId,
+        limit: u32,
+        cond: Option<&Expr>,
+        body: &Block,
+        f: &mut Vec<Slot>,
+    ) -> R<Flow> {
+        let c = counter.0 as usize;
+        f[c] = Slot::Scalar(Val::U32(0), K);
+        loop {
+            let n = match f[c] {
+                Slot::Scalar(Val::U32(n), _) => n,
+                _ => return Err(Fault::Invalid("counter".into())),
+            };
+            if n >= limit {
+                break;
+            }
+            if let Some(e) = cond {
+                if !self.bool(e, f)? {
+                    break;
+                }
+            }
+            self.tick(1)?;
+            f[c] = Slot::Scalar(Val::U32(n + 1), K);
+            match self.block(body, f)? {
+                Flow::Break => break,
+                Flow::Return => return Ok(Flow::Return),
+                Flow::Normal | Flow::Continue => {}
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// A `for` loop: the range's bounds evaluated once, before the first trip.
+    fn for_loop(&mut self, l: &ForLoop, f: &mut Vec<Slot>) -> R<Flow> {
+        let (lo_v, lo_k) = self.ev(&l.lo, f)?;
+        let (hi_v, hi_k) = self.ev(&l.hi, f)?;
+        let ty = lo_v.ty();
+        let (a, b) = (wide(lo_v), wide(hi_v));
+        let s = l.step.unwrap_or(1).max(1) as i128;
+        if b <= a {
+            return Ok(Flow::Normal);
+        }
+        let trips = ((b - a) + s - 1) / s;
+        if trips as u64 > ITER_BUDGET {
+            return Err(Fault::Invalid("too many loop iterations".into()));
+        }
+        for n in 0..trips {
+            self.tick(1)?;
+            let x = if l.rev { b - 1 - n * s } else { a + n * s };
+            f[l.var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64), lo_k.both(hi_k));
+            match self.block(&l.body, f)? {
+                Flow::Break => break,
+                Flow::Return => return Ok(Flow::Return),
+                Flow::Normal | Flow::Continue => {}
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
     fn stmt(&mut self, s: &Stmt, f: &mut Vec<Slot>) -> R<Flow> {
         match s {
             Stmt::Let { var, init } => {
@@ -613,86 +676,13 @@ impl Machine<'_> {
                 limit,
                 cond,
                 body,
-            } => {
-                let c = counter.0 as usize;
-                f[c] = Slot::Scalar(Val::U32(0), K);
-                loop {
-                    let n = match f[c] {
-                        Slot::Scalar(Val::U32(n), _) => n,
-                        _ => return Err(Fault::Invalid("counter".into())),
-                    };
-                    if n >= *limit {
-                        break;
-                    }
-                    if let Some(e) = cond {
-                        if !self.bool(e, f)? {
-                            break;
-                        }
-                    }
-                    self.tick(1)?;
-                    f[c] = Slot::Scalar(Val::U32(n + 1), K);
-                    match self.block(body, f)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
-                    }
-                }
-            }
+            } => return self.counted(*counter, *limit, cond.as_ref(), body, f),
             Stmt::Loop {
                 counter,
                 limit,
                 body,
-            } => {
-                let c = counter.0 as usize;
-                f[c] = Slot::Scalar(Val::U32(0), K);
-                loop {
-                    let n = match f[c] {
-                        Slot::Scalar(Val::U32(n), _) => n,
-                        _ => return Err(Fault::Invalid("counter".into())),
-                    };
-                    if n >= *limit {
-                        break;
-                    }
-                    self.tick(1)?;
-                    f[c] = Slot::Scalar(Val::U32(n + 1), K);
-                    match self.block(body, f)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
-                    }
-                }
-            }
-            Stmt::For {
-                var,
-                lo,
-                hi,
-                rev,
-                step,
-                body,
-            } => {
-                let (lo_v, lo_k) = self.ev(lo, f)?;
-                let (hi_v, hi_k) = self.ev(hi, f)?;
-                let ty = lo_v.ty();
-                let (a, b) = (wide(lo_v), wide(hi_v));
-                let s = step.unwrap_or(1).max(1) as i128;
-                if b <= a {
-                    return Ok(Flow::Normal);
-                }
-                let trips = ((b - a) + s - 1) / s;
-                if trips as u64 > ITER_BUDGET {
-                    return Err(Fault::Invalid("too many loop iterations".into()));
-                }
-                for n in 0..trips {
-                    self.tick(1)?;
-                    let x = if *rev { b - 1 - n * s } else { a + n * s };
-                    f[var.0 as usize] = Slot::Scalar(Val::from_bits(ty, x as u64), lo_k.both(hi_k));
-                    match self.block(body, f)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Normal | Flow::Continue => {}
-                    }
-                }
-            }
+            } => return self.counted(*counter, *limit, None, body, f),
+            Stmt::For(l) => return self.for_loop(l, f),
             Stmt::Match {
                 scrut,
                 arms,
@@ -805,11 +795,11 @@ impl Machine<'_> {
                 (unary(*op, a), k.both(K))
             }
             ExprKind::Binary(op, a, b) => match op {
-                BinOp::LAnd | BinOp::LOr => {
+                BinOp::LogicalAnd | BinOp::LogicalOr => {
                     let (x, kx) = self.ev(a, f)?;
                     let short = matches!(
                         (op, x),
-                        (BinOp::LAnd, Val::Bool(false)) | (BinOp::LOr, Val::Bool(true))
+                        (BinOp::LogicalAnd, Val::Bool(false)) | (BinOp::LogicalOr, Val::Bool(true))
                     );
                     if short {
                         (x, kx)
@@ -970,7 +960,7 @@ impl Machine<'_> {
         if op.is_shift() {
             return Ok(shift(op, x, y.bits() as u32));
         }
-        if op.is_cmp() {
+        if op.is_comparison() {
             return Ok(Val::Bool(compare(op, x, y)));
         }
         let y = match op {
@@ -1098,15 +1088,15 @@ fn folds_to_constant(op: BinOp, a: (&Expr, (Val, Prov)), b: (&Expr, (Val, Prov))
     let ones = |v: Val, p: Prov| p.konst && v == Val::from_bits(v.ty(), u64::MAX);
     match op {
         BinOp::Sub
-        | BinOp::Xor
+        | BinOp::BitXor
         | BinOp::Eq
         | BinOp::Ne
         | BinOp::Lt
         | BinOp::Le
         | BinOp::Gt
         | BinOp::Ge => ea == eb,
-        BinOp::And | BinOp::Mul => zero(va, pa) || zero(vb, pb),
-        BinOp::Or => ones(va, pa) || ones(vb, pb),
+        BinOp::BitAnd | BinOp::Mul => zero(va, pa) || zero(vb, pb),
+        BinOp::BitOr => ones(va, pa) || ones(vb, pb),
         _ => false,
     }
 }
@@ -1225,8 +1215,8 @@ pub fn arith(op: BinOp, x: Val, y: Val) -> Val {
                 BinOp::Mul => $x.wrapping_mul($y),
                 BinOp::Div => $x.wrapping_div($y),
                 BinOp::Rem => $x.wrapping_rem($y),
-                BinOp::And => $x & $y,
-                BinOp::Or => $x | $y,
+                BinOp::BitAnd => $x & $y,
+                BinOp::BitOr => $x | $y,
                 _ => $x ^ $y,
             })
         };
@@ -1244,8 +1234,8 @@ pub fn arith(op: BinOp, x: Val, y: Val) -> Val {
     }
     match (x, y) {
         (Val::Bool(a), Val::Bool(b)) => Val::Bool(match op {
-            BinOp::And => a & b,
-            BinOp::Or => a | b,
+            BinOp::BitAnd => a & b,
+            BinOp::BitOr => a | b,
             _ => a ^ b,
         }),
         (Val::I32(a), Val::I32(b)) => int!(a, b, I32),
@@ -1267,9 +1257,9 @@ fn atomic(op: AtomOp, old: Val, v: Val) -> R<Val> {
             _ => arith(BinOp::Add, old, v),
         },
         AtomOp::Sub => arith(BinOp::Sub, old, v),
-        AtomOp::And => arith(BinOp::And, old, v),
-        AtomOp::Or => arith(BinOp::Or, old, v),
-        AtomOp::Xor => arith(BinOp::Xor, old, v),
+        AtomOp::And => arith(BinOp::BitAnd, old, v),
+        AtomOp::Or => arith(BinOp::BitOr, old, v),
+        AtomOp::Xor => arith(BinOp::BitXor, old, v),
         AtomOp::Min | AtomOp::Max => {
             let lt = compare(BinOp::Lt, v, old);
             if (op == AtomOp::Min) == lt {

@@ -253,7 +253,7 @@ impl Printer<'_> {
                     _ => self.expr(value),
                 };
                 let p = self.place(place);
-                let op = op.map(|o| o.sym()).unwrap_or("");
+                let op = op.map(|o| o.symbol()).unwrap_or("");
                 self.line(&format!("{p} {op}= {v};"));
             }
             Stmt::Atomic {
@@ -327,23 +327,20 @@ impl Printer<'_> {
                 self.indent -= 1;
                 self.line("}");
             }
-            Stmt::For {
-                var,
-                lo,
-                hi,
-                rev,
-                step,
-                body,
-            } => {
-                let (lo, hi) = (self.expr(lo), self.expr(hi));
+            Stmt::For(l) => {
+                let (lo, hi) = (self.expr(&l.lo), self.expr(&l.hi));
                 let mut range = format!("({lo}..{hi})");
-                if *rev {
+                if l.rev {
                     range.push_str(".rev()");
                 }
-                if let Some(s) = step {
+                if let Some(s) = l.step {
                     range.push_str(&format!(".step_by({s}usize)"));
                 }
-                self.braced(&format!("for {} in {range} ", k.var_name(*var)), body, "");
+                self.braced(
+                    &format!("for {} in {range} ", k.var_name(l.var)),
+                    &l.body,
+                    "",
+                );
             }
             Stmt::Match {
                 scrut,
@@ -465,7 +462,7 @@ impl Printer<'_> {
                 } else {
                     self.expr(b)
                 };
-                format!("({a} {} {b})", op.sym())
+                format!("({a} {} {b})", op.symbol())
             }
             ExprKind::Cast(a) => format!("({} as {})", self.expr(a), e.ty.name()),
             ExprKind::Method(m, args) => {

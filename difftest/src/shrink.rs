@@ -11,7 +11,7 @@
 
 use crate::ast::*;
 use crate::oracle::Inputs;
-use crate::visit::uses;
+use crate::visit::{uses, Part, Walk};
 
 /// Limits of one shrink.
 #[derive(Clone, Copy, Debug)]
@@ -107,7 +107,7 @@ fn input_edits(k: &Kernel, inp: &Inputs, slot: usize) -> Vec<Inputs> {
     let mut out = vec![];
     if slot < u.params.len() {
         let p = u.params[slot];
-        let i = k.params.iter().position(|&q| q == p).expect("a parameter");
+        let i = k.param_index(p);
         let (zero, one) = (Val::zero(k.ty_of(p)), Val::from_bits(k.ty_of(p), 1));
         let cur = inp.params[i];
         for v in [zero, one] {
@@ -205,127 +205,65 @@ impl Editor {
         }
     }
 
+    /// Applies the site's edit if it is the chosen one (see [`Editor::site`]).
+    fn edit(&mut self, applies: bool, f: impl FnOnce()) -> bool {
+        if applies && self.site(1) == Some(0) {
+            f();
+            return true;
+        }
+        false
+    }
+
+    fn parts(&mut self, parts: Vec<Part<'_>>) {
+        for p in parts {
+            match p {
+                Part::Expr(e) => self.expr(e),
+                Part::Block(b) => self.block(b),
+            }
+        }
+    }
+
     fn stmt(&mut self, s: &mut Stmt) {
-        match s {
-            Stmt::Let { init, .. } | Stmt::LetArr { init, .. } => self.expr(init),
-            Stmt::Assign { place, op, value } => {
-                if op.is_some() {
-                    if let Some(0) = self.site(1) {
-                        *op = None;
-                        return;
-                    }
-                }
-                self.expr(value);
-                if let Place::Arr(_, i) = place {
-                    self.expr(i);
-                }
+        let edited = match s {
+            Stmt::Assign { op, .. } => self.edit(op.is_some(), || *op = None),
+            Stmt::If { els, .. } => self.edit(els.is_some(), || *els = None),
+            Stmt::While { limit, cond, .. } => {
+                self.edit(*limit > 1, || *limit = 1) || self.edit(cond.is_some(), || *cond = None)
             }
-            Stmt::Atomic { index, value, .. } => {
-                if let Some(i) = index {
-                    self.expr(i);
-                }
-                self.expr(value);
+            Stmt::Loop { limit, .. } => self.edit(*limit > 1, || *limit = 1),
+            Stmt::For(ForLoop {
+                lo, hi, rev, step, ..
+            }) => {
+                // A literal `lo` with a computed `hi`: one trip.
+                let one = match (&lo.kind, &hi.kind) {
+                    (ExprKind::Lit(l), k) if !matches!(k, ExprKind::Lit(_)) => {
+                        Some(Val::from_bits(l.ty(), l.bits().wrapping_add(1)))
+                    }
+                    _ => None,
+                };
+                self.edit(one.is_some(), || *hi = Expr::lit(one.expect("a bound")))
+                    || self.edit(*rev, || *rev = false)
+                    || self.edit(step.is_some(), || *step = None)
             }
-            Stmt::If { cond, then, els } => {
-                if els.is_some() {
-                    if let Some(0) = self.site(1) {
-                        *els = None;
-                        return;
-                    }
-                }
-                self.expr(cond);
-                self.block(then);
-                if let Some(e) = els {
-                    self.block(e);
-                }
+            Stmt::Match { arms, .. } => self.drop_arm(arms),
+            _ => false,
+        };
+        if !edited {
+            self.parts(s.parts());
+        }
+    }
+
+    /// Removes one of `arms` if this is the chosen site.
+    fn drop_arm(&mut self, arms: &mut Vec<Arm>) -> bool {
+        if arms.is_empty() {
+            return false;
+        }
+        match self.site(arms.len()) {
+            Some(a) => {
+                arms.remove(a);
+                true
             }
-            Stmt::While {
-                limit, cond, body, ..
-            } => {
-                if *limit > 1 {
-                    if let Some(0) = self.site(1) {
-                        *limit = 1;
-                        return;
-                    }
-                }
-                if cond.is_some() {
-                    if let Some(0) = self.site(1) {
-                        *cond = None;
-                        return;
-                    }
-                }
-                if let Some(c) = cond {
-                    self.expr(c);
-                }
-                self.block(body);
-            }
-            Stmt::Loop { limit, body, .. } => {
-                if *limit > 1 {
-                    if let Some(0) = self.site(1) {
-                        *limit = 1;
-                        return;
-                    }
-                }
-                self.block(body);
-            }
-            Stmt::For {
-                lo,
-                hi,
-                rev,
-                step,
-                body,
-                ..
-            } => {
-                if let (ExprKind::Lit(l), false) = (&lo.kind, matches!(hi.kind, ExprKind::Lit(_))) {
-                    let one = Val::from_bits(l.ty(), l.bits().wrapping_add(1));
-                    {
-                        if let Some(0) = self.site(1) {
-                            *hi = Expr::lit(one);
-                            return;
-                        }
-                    }
-                }
-                if *rev {
-                    if let Some(0) = self.site(1) {
-                        *rev = false;
-                        return;
-                    }
-                }
-                if step.is_some() {
-                    if let Some(0) = self.site(1) {
-                        *step = None;
-                        return;
-                    }
-                }
-                self.expr(lo);
-                self.expr(hi);
-                self.block(body);
-            }
-            Stmt::Match {
-                scrut,
-                arms,
-                default,
-            } => {
-                if !arms.is_empty() {
-                    if let Some(a) = self.site(arms.len()) {
-                        arms.remove(a);
-                        return;
-                    }
-                }
-                self.expr(scrut);
-                for a in arms.iter_mut() {
-                    self.block(&mut a.body);
-                }
-                self.block(default);
-            }
-            Stmt::Block(b) => self.block(b),
-            Stmt::Warp { value, operand, .. } => {
-                self.expr(value);
-                if let Some(o) = operand {
-                    self.expr(o);
-                }
-            }
-            Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Sync => {}
+            None => false,
         }
     }
 
@@ -347,53 +285,13 @@ impl Editor {
             *e = alts.swap_remove(a);
             return;
         }
-        match &mut e.kind {
-            ExprKind::Lit(_)
-            | ExprKind::Var(_)
-            | ExprKind::Intr(_)
-            | ExprKind::OutRead { .. }
-            | ExprKind::Len(_) => {}
-            ExprKind::Input { index, .. } | ExprKind::ArrRead { index, .. } => self.expr(index),
-            ExprKind::SharedRead { index, .. } => {
-                if index.is_some() {
-                    if let Some(0) = self.site(1) {
-                        *index = None;
-                        return;
-                    }
-                }
-                if let Some(i) = index {
-                    self.expr(i);
-                }
-            }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a),
-            ExprKind::Binary(_, a, b) => {
-                self.expr(a);
-                self.expr(b);
-            }
-            ExprKind::Method(_, args) | ExprKind::Call(_, args) => {
-                for a in args {
-                    self.expr(a);
-                }
-            }
-            ExprKind::If(c, a, b) => {
-                self.expr(c);
-                self.block(a);
-                self.block(b);
-            }
-            ExprKind::Block(b) => self.block(b),
-            ExprKind::Match(s, arms, d) => {
-                if !arms.is_empty() {
-                    if let Some(a) = self.site(arms.len()) {
-                        arms.remove(a);
-                        return;
-                    }
-                }
-                self.expr(s);
-                for a in arms.iter_mut() {
-                    self.block(&mut a.body);
-                }
-                self.block(d);
-            }
+        let edited = match &mut e.kind {
+            ExprKind::SharedRead { index, .. } => self.edit(index.is_some(), || *index = None),
+            ExprKind::Match(_, arms, _) => self.drop_arm(arms),
+            _ => false,
+        };
+        if !edited {
+            self.parts(e.parts());
         }
     }
 }
@@ -433,7 +331,7 @@ fn same_typed_children(e: &Expr) -> Vec<Expr> {
 fn inner_blocks(s: &Stmt) -> usize {
     match s {
         Stmt::If { els, .. } => 1 + els.is_some() as usize,
-        Stmt::While { .. } | Stmt::Loop { .. } | Stmt::For { .. } | Stmt::Block(_) => 1,
+        Stmt::While { .. } | Stmt::Loop { .. } | Stmt::For(_) | Stmt::Block(_) => 1,
         Stmt::Match { arms, .. } => 1 + arms.len().min(3),
         _ => 0,
     }
@@ -448,7 +346,9 @@ fn take_inner(s: &mut Stmt, i: usize) -> Vec<Stmt> {
                 els.as_mut().expect("an else")
             }
         }
-        Stmt::While { body, .. } | Stmt::Loop { body, .. } | Stmt::For { body, .. } => body,
+        Stmt::While { body, .. } | Stmt::Loop { body, .. } | Stmt::For(ForLoop { body, .. }) => {
+            body
+        }
         Stmt::Block(b) => b,
         Stmt::Match { arms, default, .. } => {
             if i == 0 {
@@ -473,111 +373,31 @@ pub fn inline_helpers(k: &Kernel) -> Kernel {
             c.vars[p.0 as usize].kind = VarKind::Local { mutable: false };
         }
     }
-    let helpers = k.helpers.clone();
-    fn expr(e: &mut Expr, hs: &[Helper]) {
-        if let ExprKind::Call(h, args) = &mut e.kind {
-            let helper = &hs[*h];
-            let mut stmts: Vec<Stmt> = helper
-                .params
-                .iter()
-                .zip(args.drain(..))
-                .map(|(&p, a)| Stmt::Let { var: p, init: a })
-                .collect();
-            let mut body = helper.body.clone();
-            stmts.append(&mut body.stmts);
-            *e = Expr {
-                ty: e.ty,
-                kind: ExprKind::Block(Box::new(Block {
-                    stmts,
-                    tail: body.tail,
-                })),
-            };
-        }
-        match &mut e.kind {
-            ExprKind::Input { index, .. } | ExprKind::ArrRead { index, .. } => expr(index, hs),
-            ExprKind::SharedRead { index: Some(i), .. } => expr(i, hs),
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a, hs),
-            ExprKind::Binary(_, a, b) => {
-                expr(a, hs);
-                expr(b, hs);
+    let hs = &k.helpers;
+    let mut walk = Walk {
+        on_stmt: &mut |_| {},
+        on_expr: &mut |e| {
+            if let ExprKind::Call(h, args) = &mut e.kind {
+                let helper = &hs[*h];
+                let mut stmts: Vec<Stmt> = helper
+                    .params
+                    .iter()
+                    .zip(args.drain(..))
+                    .map(|(&p, a)| Stmt::Let { var: p, init: a })
+                    .collect();
+                let mut body = helper.body.clone();
+                stmts.append(&mut body.stmts);
+                *e = Expr {
+                    ty: e.ty,
+                    kind: ExprKind::Block(Box::new(Block {
+                        stmts,
+                        tail: body.tail,
+                    })),
+                };
             }
-            ExprKind::Method(_, args) | ExprKind::Call(_, args) => {
-                args.iter_mut().for_each(|a| expr(a, hs))
-            }
-            ExprKind::If(c, a, b) => {
-                expr(c, hs);
-                block(a, hs);
-                block(b, hs);
-            }
-            ExprKind::Block(b) => block(b, hs),
-            ExprKind::Match(s, arms, d) => {
-                expr(s, hs);
-                arms.iter_mut().for_each(|a| block(&mut a.body, hs));
-                block(d, hs);
-            }
-            _ => {}
-        }
-    }
-    fn block(b: &mut Block, hs: &[Helper]) {
-        b.stmts.iter_mut().for_each(|s| stmt(s, hs));
-        if let Some(t) = &mut b.tail {
-            expr(t, hs);
-        }
-    }
-    fn stmt(s: &mut Stmt, hs: &[Helper]) {
-        match s {
-            Stmt::Let { init, .. } | Stmt::LetArr { init, .. } => expr(init, hs),
-            Stmt::Assign { place, value, .. } => {
-                expr(value, hs);
-                if let Place::Arr(_, i) = place {
-                    expr(i, hs);
-                }
-            }
-            Stmt::Atomic { index, value, .. } => {
-                if let Some(i) = index {
-                    expr(i, hs);
-                }
-                expr(value, hs);
-            }
-            Stmt::If { cond, then, els } => {
-                expr(cond, hs);
-                block(then, hs);
-                if let Some(e) = els {
-                    block(e, hs);
-                }
-            }
-            Stmt::While { cond, body, .. } => {
-                if let Some(c) = cond {
-                    expr(c, hs);
-                }
-                block(body, hs);
-            }
-            Stmt::Loop { body, .. } => block(body, hs),
-            Stmt::For { lo, hi, body, .. } => {
-                expr(lo, hs);
-                expr(hi, hs);
-                block(body, hs);
-            }
-            Stmt::Match {
-                scrut,
-                arms,
-                default,
-            } => {
-                expr(scrut, hs);
-                arms.iter_mut().for_each(|a| block(&mut a.body, hs));
-                block(default, hs);
-            }
-            Stmt::Block(b) => block(b, hs),
-            Stmt::Warp { value, operand, .. } => {
-                expr(value, hs);
-                if let Some(o) = operand {
-                    expr(o, hs);
-                }
-            }
-            Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Sync => {}
-        }
-    }
-    c.body.iter_mut().for_each(|s| stmt(s, &helpers));
+        },
+    };
+    c.body.iter_mut().for_each(|s| walk.stmt(s));
     c.helpers.clear();
     c
 }

@@ -9,7 +9,7 @@ use crate::oracle::{self, Excl, Fault};
 use crate::print;
 use crate::rng::Rng;
 use crate::shrink::{self, Budget};
-use crate::visit::Walk;
+use crate::visit::{walk_body, Walk};
 
 #[test]
 fn generated_kernels_lower_and_validate() {
@@ -67,15 +67,7 @@ fn drawn_kernels_have_defined_results() {
 
 /// One thread's `o_T[slot]` after running `body` (a block whose tail is the value), thread 0.
 fn eval(ty: Ty, build: impl FnOnce(&mut Kernel) -> Expr) -> Result<Val, Fault> {
-    let mut k = Kernel {
-        name: "t".into(),
-        vars: vec![],
-        params: vec![],
-        accs: vec![],
-        shared: vec![],
-        helpers: vec![],
-        body: vec![],
-    };
+    let mut k = Kernel::new("t");
     let e = build(&mut k);
     k.body.push(Stmt::Assign {
         place: Place::Out(ty, 0),
@@ -220,104 +212,24 @@ fn comparison_fails_on_a_wrong_device_result() {
 
 /// `k` with every `i32` multiplication turned into an addition: a planted "device bug".
 fn mul_as_add(k: &Kernel) -> Kernel {
-    fn expr(e: &mut Expr) {
-        if let ExprKind::Binary(op @ BinOp::Mul, _, _) = &mut e.kind {
-            if e.ty == Ty::I32 {
-                *op = BinOp::Add;
-            }
-        }
-        match &mut e.kind {
-            ExprKind::Input { index, .. } | ExprKind::ArrRead { index, .. } => expr(index),
-            ExprKind::SharedRead { index: Some(i), .. } => expr(i),
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => expr(a),
-            ExprKind::Binary(_, a, b) => {
-                expr(a);
-                expr(b);
-            }
-            ExprKind::Method(_, args) | ExprKind::Call(_, args) => args.iter_mut().for_each(expr),
-            ExprKind::If(c, a, b) => {
-                expr(c);
-                block(a);
-                block(b);
-            }
-            ExprKind::Block(b) => block(b),
-            ExprKind::Match(s, arms, d) => {
-                expr(s);
-                arms.iter_mut().for_each(|a| block(&mut a.body));
-                block(d);
-            }
-            _ => {}
-        }
-    }
-    fn block(b: &mut Block) {
-        b.stmts.iter_mut().for_each(stmt);
-        if let Some(t) = &mut b.tail {
-            expr(t);
-        }
-    }
-    fn stmt(s: &mut Stmt) {
-        match s {
-            Stmt::Let { init, .. } | Stmt::LetArr { init, .. } => expr(init),
-            Stmt::Assign { place, value, .. } => {
-                expr(value);
-                if let Place::Arr(_, i) = place {
-                    expr(i);
-                }
-            }
-            Stmt::Atomic { index, value, .. } => {
-                if let Some(i) = index {
-                    expr(i);
-                }
-                expr(value);
-            }
-            Stmt::If { cond, then, els } => {
-                expr(cond);
-                block(then);
-                if let Some(e) = els {
-                    block(e);
-                }
-            }
-            Stmt::While { cond, body, .. } => {
-                if let Some(c) = cond {
-                    expr(c);
-                }
-                block(body);
-            }
-            Stmt::Loop { body, .. } => block(body),
-            Stmt::For { lo, hi, body, .. } => {
-                expr(lo);
-                expr(hi);
-                block(body);
-            }
-            Stmt::Match {
-                scrut,
-                arms,
-                default,
-            } => {
-                expr(scrut);
-                arms.iter_mut().for_each(|a| block(&mut a.body));
-                block(default);
-            }
-            Stmt::Block(b) => block(b),
-            _ => {}
-        }
-    }
     let mut c = k.clone();
-    c.body.iter_mut().for_each(stmt);
+    let mut walk = Walk {
+        on_stmt: &mut |_| {},
+        on_expr: &mut |e| {
+            if let ExprKind::Binary(op @ BinOp::Mul, _, _) = &mut e.kind {
+                if e.ty == Ty::I32 {
+                    *op = BinOp::Add;
+                }
+            }
+        },
+    };
+    c.body.iter_mut().for_each(|s| walk.stmt(s));
     c
 }
 
 fn count_nodes(k: &Kernel) -> (usize, usize) {
     let (mut s, mut e) = (0, 0);
-    let body = Block {
-        stmts: k.body.clone(),
-        tail: None,
-    };
-    Walk {
-        on_stmt: &mut |_| s += 1,
-        on_expr: &mut |_| e += 1,
-    }
-    .block(&body);
+    walk_body(k, &mut |_| s += 1, &mut |_| e += 1);
     (s, e)
 }
 

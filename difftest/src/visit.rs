@@ -3,141 +3,164 @@
 
 use crate::ast::*;
 
-/// A visitor over statements and expressions (each called outer before inner).
-pub struct Walk<'f, 'a> {
-    /// Called on every statement.
-    pub on_stmt: &'f mut dyn FnMut(&'a Stmt),
-    /// Called on every expression.
-    pub on_expr: &'f mut dyn FnMut(&'a Expr),
+/// A direct part of a statement or an expression: an expression or a block.
+pub enum Part<'a> {
+    /// An operand, initializer, index, condition, …
+    Expr(&'a mut Expr),
+    /// A body, branch, arm, …
+    Block(&'a mut Block),
 }
 
-impl<'a> Walk<'_, 'a> {
-    /// Walks a block.
-    pub fn block(&mut self, b: &'a Block) {
-        for s in &b.stmts {
-            self.stmt(s);
-        }
-        if let Some(t) = &b.tail {
-            self.expr(t);
-        }
-    }
-
-    /// Walks a statement.
-    pub fn stmt(&mut self, s: &'a Stmt) {
-        (self.on_stmt)(s);
-        match s {
-            Stmt::Let { init, .. } | Stmt::LetArr { init, .. } => self.expr(init),
+impl Stmt {
+    /// The statement's direct parts, in the order they are evaluated (an assignment's value
+    /// before its place's index).
+    pub fn parts(&mut self) -> Vec<Part<'_>> {
+        let mut v = vec![];
+        match self {
+            Stmt::Let { init, .. } | Stmt::LetArr { init, .. } => v.push(Part::Expr(init)),
             Stmt::Assign { place, value, .. } => {
-                self.expr(value);
+                v.push(Part::Expr(value));
                 if let Place::Arr(_, i) = place {
-                    self.expr(i);
+                    v.push(Part::Expr(i));
                 }
             }
             Stmt::Atomic { index, value, .. } => {
-                if let Some(i) = index {
-                    self.expr(i);
-                }
-                self.expr(value);
+                v.extend(index.as_mut().map(Part::Expr));
+                v.push(Part::Expr(value));
             }
             Stmt::If { cond, then, els } => {
-                self.expr(cond);
-                self.block(then);
-                if let Some(e) = els {
-                    self.block(e);
-                }
+                v.push(Part::Expr(cond));
+                v.push(Part::Block(then));
+                v.extend(els.as_mut().map(Part::Block));
             }
             Stmt::While { cond, body, .. } => {
-                if let Some(c) = cond {
-                    self.expr(c);
-                }
-                self.block(body);
+                v.extend(cond.as_mut().map(Part::Expr));
+                v.push(Part::Block(body));
             }
-            Stmt::Loop { body, .. } => self.block(body),
-            Stmt::For { lo, hi, body, .. } => {
-                self.expr(lo);
-                self.expr(hi);
-                self.block(body);
+            Stmt::Loop { body, .. } => v.push(Part::Block(body)),
+            Stmt::For(l) => {
+                v.push(Part::Expr(&mut l.lo));
+                v.push(Part::Expr(&mut l.hi));
+                v.push(Part::Block(&mut l.body));
             }
             Stmt::Match {
                 scrut,
                 arms,
                 default,
             } => {
-                self.expr(scrut);
-                for a in arms {
-                    self.block(&a.body);
-                }
-                self.block(default);
+                v.push(Part::Expr(scrut));
+                v.extend(arms.iter_mut().map(|a| Part::Block(&mut a.body)));
+                v.push(Part::Block(default));
             }
-            Stmt::Block(b) => self.block(b),
+            Stmt::Block(b) => v.push(Part::Block(b)),
             Stmt::Warp { value, operand, .. } => {
-                self.expr(value);
-                if let Some(o) = operand {
-                    self.expr(o);
-                }
+                v.push(Part::Expr(value));
+                v.extend(operand.as_mut().map(Part::Expr));
             }
             Stmt::Break | Stmt::Continue | Stmt::Return | Stmt::Sync => {}
         }
+        v
     }
+}
 
-    /// Walks an expression.
-    pub fn expr(&mut self, e: &'a Expr) {
-        (self.on_expr)(e);
-        match &e.kind {
+impl Expr {
+    /// The expression's direct parts, in the order they are evaluated.
+    pub fn parts(&mut self) -> Vec<Part<'_>> {
+        let mut v = vec![];
+        match &mut self.kind {
             ExprKind::Lit(_)
             | ExprKind::Var(_)
             | ExprKind::Intr(_)
             | ExprKind::OutRead { .. }
             | ExprKind::Len(_) => {}
-            ExprKind::Input { index, .. } | ExprKind::ArrRead { index, .. } => self.expr(index),
-            ExprKind::SharedRead { index, .. } => {
-                if let Some(i) = index {
-                    self.expr(i);
-                }
+            ExprKind::Input { index, .. } | ExprKind::ArrRead { index, .. } => {
+                v.push(Part::Expr(index))
             }
-            ExprKind::Unary(_, a) | ExprKind::Cast(a) => self.expr(a),
+            ExprKind::SharedRead { index, .. } => v.extend(index.as_mut().map(|i| Part::Expr(i))),
+            ExprKind::Unary(_, a) | ExprKind::Cast(a) => v.push(Part::Expr(a)),
             ExprKind::Binary(_, a, b) => {
-                self.expr(a);
-                self.expr(b);
+                v.push(Part::Expr(a));
+                v.push(Part::Expr(b));
             }
             ExprKind::Method(_, args) | ExprKind::Call(_, args) => {
-                for a in args {
-                    self.expr(a);
-                }
+                v.extend(args.iter_mut().map(Part::Expr))
             }
             ExprKind::If(c, a, b) => {
-                self.expr(c);
-                self.block(a);
-                self.block(b);
+                v.push(Part::Expr(c));
+                v.push(Part::Block(a));
+                v.push(Part::Block(b));
             }
-            ExprKind::Block(b) => self.block(b),
+            ExprKind::Block(b) => v.push(Part::Block(b)),
             ExprKind::Match(s, arms, d) => {
-                self.expr(s);
-                for a in arms {
-                    self.block(&a.body);
-                }
-                self.block(d);
+                v.push(Part::Expr(s));
+                v.extend(arms.iter_mut().map(|a| Part::Block(&mut a.body)));
+                v.push(Part::Block(d));
             }
+        }
+        v
+    }
+}
+
+/// A visitor over statements and expressions, each called before its parts (and walked into
+/// after, as the callback left it: a callback may replace the node).
+pub struct Walk<'f> {
+    /// Called on every statement.
+    pub on_stmt: &'f mut dyn FnMut(&mut Stmt),
+    /// Called on every expression.
+    pub on_expr: &'f mut dyn FnMut(&mut Expr),
+}
+
+impl Walk<'_> {
+    /// Walks a block.
+    pub fn block(&mut self, b: &mut Block) {
+        for s in &mut b.stmts {
+            self.stmt(s);
+        }
+        if let Some(t) = &mut b.tail {
+            self.expr(t);
+        }
+    }
+
+    /// Walks a statement.
+    pub fn stmt(&mut self, s: &mut Stmt) {
+        (self.on_stmt)(s);
+        for p in s.parts() {
+            self.part(p);
+        }
+    }
+
+    /// Walks an expression.
+    pub fn expr(&mut self, e: &mut Expr) {
+        (self.on_expr)(e);
+        for p in e.parts() {
+            self.part(p);
+        }
+    }
+
+    fn part(&mut self, p: Part<'_>) {
+        match p {
+            Part::Expr(e) => self.expr(e),
+            Part::Block(b) => self.block(b),
         }
     }
 }
 
-/// Calls `on_stmt` and `on_expr` on everything in `b`.
-pub fn walk_block<'a>(
-    b: &'a Block,
-    on_stmt: &mut dyn FnMut(&'a Stmt),
-    on_expr: &mut dyn FnMut(&'a Expr),
-) {
-    Walk { on_stmt, on_expr }.block(b)
+/// Calls `on_stmt` and `on_expr` on everything in `b` (walking a copy).
+pub fn walk_block(b: &Block, on_stmt: &mut dyn FnMut(&Stmt), on_expr: &mut dyn FnMut(&Expr)) {
+    Walk {
+        on_stmt: &mut |s| on_stmt(s),
+        on_expr: &mut |e| on_expr(e),
+    }
+    .block(&mut b.clone())
 }
 
-/// Calls `f` on every expression in `e` (itself included).
-pub fn exprs_in<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
-    Walk {
-        on_stmt: &mut |_| {},
-        on_expr: f,
-    }
-    .expr(e)
+/// [`walk_block`] over the statements of a kernel's body.
+pub fn walk_body(k: &Kernel, on_stmt: &mut dyn FnMut(&Stmt), on_expr: &mut dyn FnMut(&Expr)) {
+    let body = Block {
+        stmts: k.body.clone(),
+        tail: None,
+    };
+    walk_block(&body, on_stmt, on_expr)
 }
 
 /// What a kernel uses: its parameter list is made of these, in this order.
@@ -168,10 +191,6 @@ pub fn uses(k: &Kernel) -> Uses {
     let mut shared = vec![];
     let mut helpers = vec![];
     let mut gid = false;
-    let body = Block {
-        stmts: k.body.clone(),
-        tail: None,
-    };
     let mut on_expr = |e: &Expr| match &e.kind {
         ExprKind::Var(v) if k.vars[v.0 as usize].kind == VarKind::Param => params.push(*v),
         ExprKind::Intr(Intr::Gid) => gid = true,
@@ -202,7 +221,7 @@ pub fn uses(k: &Kernel) -> Uses {
         },
         _ => {}
     };
-    walk_block(&body, &mut on_stmt, &mut on_expr);
+    walk_body(k, &mut on_stmt, &mut on_expr);
     for (t, a, sh) in stmt_uses {
         if let Some(t) = t {
             outputs.push(t);

@@ -28,6 +28,7 @@ pub mod conv2d;
 pub mod dot_product;
 pub mod gather_scatter;
 pub mod histogram;
+pub mod kernels;
 pub mod mandelbrot;
 pub mod matrix_mul;
 pub mod matrix_mul_tiled;

@@ -9,32 +9,8 @@ use spoc::prelude::*;
 /// Iteration cap.
 pub const MAX_ITER: u32 = 256;
 
-/// `out[py * width + px]`: iterations before `|z| > 2` for `c` at the pixel's position, at most
-/// `max_iter`.
-#[kernel]
-pub fn mandel(out: &mut [u32], width: usize, height: usize, max_iter: u32) {
-    let px = global_id_x();
-    let py = global_id_y();
-    if px >= width || py >= height {
-        return;
-    }
-    let cx = -2.0f32 + 3.0 * (px as f32) / (width as f32);
-    let cy = -1.25f32 + 2.5 * (py as f32) / (height as f32);
-    let mut x = 0.0f32;
-    let mut y = 0.0f32;
-    let mut it = 0u32;
-    while it < max_iter {
-        let xx = x * x;
-        let yy = y * y;
-        if xx + yy > 4.0 {
-            break;
-        }
-        y = 2.0 * x * y + cy;
-        x = xx - yy + cx;
-        it += 1;
-    }
-    out[py * width + px] = it;
-}
+/// The kernel, shared with the root tests' corpus.
+pub use crate::kernels::mandelbrot as mandel;
 
 /// The host reference of [`mandel`] (rows in parallel).
 pub fn host_mandel(width: usize, height: usize, max_iter: u32) -> Vec<u32> {

@@ -22,7 +22,7 @@ pub mod ptx;
 
 pub use abi::Abi;
 pub use error::CodegenError;
-use spoc_ir::Kernel;
+use spoc_ir::AsValid;
 
 /// A code-generation target: one per source-generating backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -197,7 +197,7 @@ impl Source {
 /// As [`generate_source_with`].
 pub fn generate_source(
     target: Target,
-    kernel: &Kernel,
+    kernel: &(impl AsValid + ?Sized),
     block: Option<[u32; 3]>,
     soa_params: &[&str],
 ) -> Result<Option<Source>, CodegenError> {
@@ -215,22 +215,29 @@ pub fn generate_source(
 
 /// Generates source for `target`. Native and Interpreter return `Ok(None)`.
 ///
+/// `kernel` is a [`spoc_ir::ValidKernel`], generated from as it is, or a [`spoc_ir::Kernel`], validated
+/// first.
+///
 /// # Errors
-/// - [`CodegenError::Invalid`] if the kernel does not validate;
+/// - [`CodegenError::Invalid`] if a [`spoc_ir::Kernel`] does not validate;
 /// - [`CodegenError::FeatureNotSupported`] for a non-empty `soa_params` on any target but
 ///   CUDA/PTX, Native and Interpreter included ([`abi::refuse_soa`]);
 /// - [`CodegenError::Unsupported`] naming the node, the target and the missing capability when
 ///   the target cannot express a node (never wrong code).
 pub fn generate_source_with(
     target: Target,
-    kernel: &Kernel,
+    kernel: &(impl AsValid + ?Sized),
     opts: &Options<'_>,
 ) -> Result<Option<Source>, CodegenError> {
-    abi::refuse_soa(target, &kernel.name, opts.soa_params)?;
-    if matches!(target, Target::Native | Target::Interpreter) {
+    let generates = !matches!(target, Target::Native | Target::Interpreter);
+    if !generates && opts.soa_params.is_empty() {
         return Ok(None);
     }
-    spoc_ir::validate(kernel)?;
+    let kernel = kernel.as_valid()?;
+    abi::refuse_soa(target, &kernel.name, opts.soa_params)?;
+    if !generates {
+        return Ok(None);
+    }
     let source = match target {
         Target::CudaPtx => ptx::generate(kernel, opts)?,
         Target::CudaC | Target::Hip | Target::OpenCl => c::generate(target, kernel, opts)?,

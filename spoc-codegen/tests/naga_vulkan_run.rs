@@ -4,6 +4,9 @@
 //! cases, loops that end next to the integer limits, atomics, shared memory, records, variants,
 //! f64, f16, subgroups, and no FMA contraction.
 //!
+//! `SPOC_DUMP=<dir>` writes the SPIR-V of each kernel launched through [`launch_with`] to
+//! `<dir>/<kernel>.spv` (for `spirv-dis`).
+//!
 //! Without a Vulkan device the tests say so and pass, unless `SPOC_REQUIRE_TOOLCHAINS=1` or
 //! `SPOC_REQUIRE_BACKENDS` names `vulkan`.
 //!
@@ -32,6 +35,34 @@ fn launch(
     scalars: &[Arg],
     buffers: Vec<Vec<u8>>,
 ) -> Option<Vec<Vec<u8>>> {
+    launch_with(k, full_caps(), block, groups, scalars, buffers)
+}
+
+/// The capabilities the Vulkan backend gives lavapipe: [`full_caps`] with float constants
+/// hidden from the driver (`float_controls_ignored`: it folds `0.0 * x` to `0.0`) and `f32`
+/// `mul_add` computed in `f64` (its `Fma` is unfused).
+fn lavapipe_caps() -> spoc_codegen::Capabilities {
+    spoc_codegen::Capabilities {
+        float_controls_ignored: true,
+        unfused_fma_f32: true,
+        ..full_caps()
+    }
+}
+
+/// The kernel of Rust source `src`, lowered by the `#[kernel]` front end.
+fn kernel_of(src: &str) -> Kernel {
+    spoc_frontend::lower_kernel_source(src).unwrap_or_else(|e| panic!("{e:?}\n{src}"))
+}
+
+/// [`launch`] with the code generated for capabilities `caps`.
+fn launch_with(
+    k: &Kernel,
+    caps: spoc_codegen::Capabilities,
+    block: [u32; 3],
+    groups: [u32; 3],
+    scalars: &[Arg],
+    buffers: Vec<Vec<u8>>,
+) -> Option<Vec<Vec<u8>>> {
     spoc_ir::validate(k).unwrap();
     let src = spoc_codegen::generate_source_with(
         Target::Vulkan,
@@ -39,7 +70,7 @@ fn launch(
         &Options {
             block: Some(block),
             soa_params: &[],
-            caps: full_caps(),
+            caps,
             checked: false,
         },
     )
@@ -48,6 +79,10 @@ fn launch(
     let Code::SpirV(words) = src.code else {
         panic!("SPIR-V expected")
     };
+    if let Some(d) = std::env::var_os("SPOC_DUMP") {
+        let b: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        std::fs::write(std::path::Path::new(&d).join(format!("{}.spv", k.name)), b).unwrap();
+    }
     let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
     let Some(vk) = guard.as_ref() else {
         assert!(
@@ -958,6 +993,277 @@ fn vectors_and_records_have_the_host_layout() {
             from_bytes::<f64>(&rec[8..24]),
             [0.5, g as f64],
             "tags[{g}].v"
+        );
+    }
+}
+
+/// `x % y` on `f32` and `f64` in a kernel with a barrier after it (difftest/FINDINGS.md F3:
+/// lavapipe gave `8.0 % 3.0 == 2.35e-38` there, and the right value without the barrier).
+#[test]
+fn float_remainder_next_to_a_barrier() {
+    let k = kernel_of(
+        "fn fmod_barrier(x: &[f32], y: &[f32], o: &mut [f32], xd: &[f64], yd: &[f64], od: &mut [f64]) {
+            let i = global_id_x();
+            let a: f32 = x[i] % y[i];
+            let b: f64 = xd[i] % yd[i];
+            sync_threads();
+            o[i] = a;
+            od[i] = b;
+        }",
+    );
+    let pairs: [(f64, f64); 8] = [
+        (8.0, 3.0),
+        (100.0, 0.3),
+        (8.0, 1e-45),
+        (-7.5, 2.0),
+        (1e30, 7.0),
+        (5.0, 0.0),
+        (0.5, 3.0),
+        (-0.0, 1.0),
+    ];
+    // Then random operands: any exponents, and quotients near one.
+    let mut next = xorshift(0x0f0d_cafe_1234_5678);
+    let mut pairs = pairs.to_vec();
+    while pairs.len() < 512 {
+        let x = f64::from_bits(next() >> 1) * if next() & 1 == 0 { 1.0 } else { -1.0 };
+        let y = if pairs.len().is_multiple_of(2) {
+            x / (1.0 + (next() >> 40) as f64 / (1u64 << 20) as f64)
+        } else {
+            f64::from_bits(next() >> 2)
+        };
+        if x.is_finite() && y.is_finite() && (x as f32).is_finite() && (y as f32).is_finite() {
+            pairs.push((x, y));
+        }
+    }
+    let x: Vec<f32> = pairs.iter().map(|p| p.0 as f32).collect();
+    let y: Vec<f32> = pairs.iter().map(|p| p.1 as f32).collect();
+    let xd: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+    let yd: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+    let n = pairs.len();
+    for caps in [full_caps(), lavapipe_caps()] {
+        let Some(out) = launch_with(
+            &k,
+            caps,
+            [64, 1, 1],
+            [n as u32 / 64, 1, 1],
+            &[],
+            vec![
+                bytes_of(&x),
+                bytes_of(&y),
+                vec![0; n * 4],
+                bytes_of(&xd),
+                bytes_of(&yd),
+                vec![0; n * 8],
+            ],
+        ) else {
+            return;
+        };
+        let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| black_box(*a) % b).collect();
+        assert_bits_f32(&from_bytes::<f32>(&out[2]), &want, "f32 %");
+        let got = from_bytes::<f64>(&out[5]);
+        for i in 0..n {
+            let w = black_box(xd[i]) % yd[i];
+            assert!(
+                got[i].to_bits() == w.to_bits() || (got[i].is_nan() && w.is_nan()),
+                "f64 {} % {}: got {:e}, want {:e}",
+                xd[i],
+                yd[i],
+                got[i],
+                w
+            );
+        }
+    }
+}
+
+/// Ordering of `i32` values sign-extended to `i64` (difftest/FINDINGS.md F4: lavapipe ordered
+/// them as if zero-extended: `(-2i32 as i64) < 0` false, `0i64 < (0i32 as i64)` true).
+#[test]
+fn sign_extended_i32_orders_as_i64() {
+    let k = kernel_of(
+        "fn sext(x: &[i32], o: &mut [u32], w: &mut [i64]) {
+            let i = global_id_x();
+            let s: i64 = x[i] as i64;
+            let z: i64 = 0i32 as i64;
+            let m: i64 = -1i32 as i64;
+            let mut r: u32 = 0u32;
+            if s < 0i64 { r = r | 1u32; }
+            if 0i64 < z { r = r | 2u32; }
+            if z > 0i64 { r = r | 4u32; }
+            if m < 0i64 { r = r | 8u32; }
+            if 0i64 <= m { r = r | 16u32; }
+            if s <= -2i64 { r = r | 32u32; }
+            if s > 2i64 { r = r | 64u32; }
+            match s {
+                -2i64..=-2i64 => { r = r | 128u32; }
+                2i64 | 3i64 => { r = r | 256u32; }
+                _ => {}
+            }
+            if s.min(0i64) < 0i64 { r = r | 512u32; }
+            if s.max(-1i64) >= 0i64 { r = r | 1024u32; }
+            if s == -2i64 { r = r | 2048u32; }
+            o[i] = r;
+            w[i] = s.min(1i64) + s.abs();
+        }",
+    );
+    let x = [-2i32, 2, 3, -3, 0, i32::MIN, i32::MAX, -1];
+    let n = x.len();
+    let Some(out) = launch_with(
+        &k,
+        lavapipe_caps(),
+        [n as u32, 1, 1],
+        [1, 1, 1],
+        &[],
+        vec![bytes_of(&x), vec![0; n * 4], vec![0; n * 8]],
+    ) else {
+        return;
+    };
+    let got = from_bytes::<u32>(&out[1]);
+    let wide = from_bytes::<i64>(&out[2]);
+    for (i, &xi) in x.iter().enumerate() {
+        let s = black_box(xi) as i64;
+        let (z, m) = (black_box(0i32) as i64, black_box(-1i32) as i64);
+        let bits = [
+            s < 0,
+            0 < z,
+            z > 0,
+            m < 0,
+            0 <= m,
+            s <= -2,
+            s > 2,
+            s == -2,
+            s == 2 || s == 3,
+            s.min(0) < 0,
+            s.max(-1) >= 0,
+            s == -2,
+        ];
+        let want = bits
+            .iter()
+            .enumerate()
+            .fold(0u32, |r, (b, &on)| r | ((on as u32) << b));
+        assert_eq!(got[i], want, "x = {xi}: got {:#b}, want {want:#b}", got[i]);
+        assert_eq!(wide[i], s.min(1) + s.abs(), "x = {xi}: min + abs");
+    }
+}
+
+/// `sqrt` of the values whose correctly rounded root is just below a power of two
+/// (difftest/FINDINGS.md F5: `f64::MAX.sqrt()` was one ulp high, `2^512`), f32 and f64.
+#[test]
+fn sqrt_below_a_power_of_two_is_correctly_rounded() {
+    let xs32 = [
+        f32::MAX,
+        1.0 - f32::EPSILON / 2.0,
+        4.0 - 2.0 * f32::EPSILON,
+        f32::from_bits(0x3f7f_fffe),
+        2.0,
+        0.25,
+    ];
+    let xs64 = [
+        f64::MAX,
+        1.0 - f64::EPSILON / 2.0,
+        4.0 - 2.0 * f64::EPSILON,
+        f64::from_bits(0x3fef_ffff_ffff_fffe),
+        2.0,
+        0.25,
+    ];
+    for t in [spoc_ir::Type::F32, spoc_ir::Type::F64] {
+        let f64_ = t == spoc_ir::Type::F64;
+        let n = xs32.len();
+        let (x, y) = if f64_ {
+            (bytes_of(&xs64), bytes_of(&[1.0f64; 6]))
+        } else {
+            (bytes_of(&xs32), bytes_of(&[1.0f32; 6]))
+        };
+        let size = if f64_ { 8 } else { 4 };
+        let Some(out) = launch(
+            &div_sqrt_kernel(t),
+            [n as u32, 1, 1],
+            [1, 1, 1],
+            &[],
+            vec![x, y, vec![0; 2 * n * size]],
+        ) else {
+            return;
+        };
+        // (input shown, result bits, Rust's bits) per value.
+        let rows: Vec<(String, u64, u64)> = if f64_ {
+            let got = from_bytes::<f64>(&out[2]);
+            let sq = |v: &f64| black_box(*v).sqrt().to_bits();
+            xs64.iter()
+                .enumerate()
+                .map(|(i, v)| (format!("{v:e}"), got[n + i].to_bits(), sq(v)))
+                .collect()
+        } else {
+            let got = from_bytes::<f32>(&out[2]);
+            let sq = |v: &f32| black_box(*v).sqrt().to_bits() as u64;
+            xs32.iter()
+                .enumerate()
+                .map(|(i, v)| (format!("{v:e}"), got[n + i].to_bits() as u64, sq(v)))
+                .collect()
+        };
+        for (v, got, want) in rows {
+            assert_eq!(got, want, "sqrt({v}): got bits {got:#x}, want {want:#x}");
+        }
+    }
+}
+
+/// Integer constants converted to floats are hidden from a driver that folds float arithmetic
+/// (difftest/FINDINGS.md K2: `1i64 as f32 + (0u32 as f32) * inf` gave 1 on lavapipe, Rust
+/// NaN; `(p ^ p) as f64 + (-0.0)` gave `-0.0`, Rust `+0.0`).
+#[test]
+fn converted_integer_constants_are_not_folded() {
+    let k = kernel_of(
+        "fn k2(p: u32, x: &[f32], xd: &[f64], o: &mut [f32], od: &mut [f64]) {
+            let i = global_id_x();
+            let z: f32 = 0u32 as f32;
+            o[i * 4usize] = (1i64 as f32) + z * x[i];
+            o[i * 4usize + 1usize] = (0i32 as f32) * x[i];
+            o[i * 4usize + 2usize] = x[i] - ((p - p) as f32);
+            o[i * 4usize + 3usize] = ((p & 0u32) as f32) / x[i];
+            od[i * 2usize] = ((p ^ p) as f64) + xd[i];
+            od[i * 2usize + 1usize] = (0u64 as f64) * xd[i];
+        }",
+    );
+    let x = [f32::INFINITY, -4.75, -0.0, f32::NAN, f32::NEG_INFINITY, 0.0];
+    let xd: Vec<f64> = x.iter().map(|v| *v as f64).collect();
+    let n = x.len();
+    let Some(out) = launch_with(
+        &k,
+        lavapipe_caps(),
+        [n as u32, 1, 1],
+        [1, 1, 1],
+        &[Arg::U32(7)],
+        vec![
+            bytes_of(&x),
+            bytes_of(&xd),
+            vec![0; n * 16],
+            vec![0; n * 16],
+        ],
+    ) else {
+        return;
+    };
+    let p = black_box(7u32);
+    let mut want = Vec::new();
+    let mut wantd = Vec::new();
+    for v in x {
+        let z = black_box(0u32) as f32;
+        want.extend([
+            (black_box(1i64) as f32) + z * v,
+            (black_box(0i32) as f32) * v,
+            v - (p.wrapping_sub(black_box(p)) as f32),
+            ((p & black_box(0)) as f32) / v,
+        ]);
+        let vd = v as f64;
+        wantd.extend([
+            ((p ^ black_box(p)) as f64) + vd,
+            (black_box(0u64) as f64) * vd,
+        ]);
+    }
+    assert_bits_f32(&from_bytes::<f32>(&out[2]), &want, "f32");
+    let got = from_bytes::<f64>(&out[3]);
+    for (i, (g, w)) in got.iter().zip(&wantd).enumerate() {
+        assert!(
+            g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+            "f64[{i}] (x = {}): got {g:?}, want {w:?}",
+            xd[i / 2]
         );
     }
 }

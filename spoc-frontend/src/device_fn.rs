@@ -216,7 +216,8 @@ fn companion(
         quote!(::spoc::__private::spoc_ir::resolve::resolve_function(&mut __spoc_function, &__spoc_records)?;)
     };
     let checks = crate::checks::all(&l.helpers, &l.calls, cfgs, &l.records);
-    let record_checks = crate::record_checks::all(l, cfgs);
+    // The host copy is the fn itself: rustc type-checks its field accesses.
+    let record_checks = crate::record_checks::all(l, cfgs, true);
     quote! {
         #cfgs
         #[doc(hidden)]

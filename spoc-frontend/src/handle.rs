@@ -103,8 +103,9 @@ fn loader(l: &LoweredFn, modules: &[syn::Ident], renames: &TokenStream) -> Token
 }
 
 /// The kernel's definition, `&KernelDef { name, ir, native }`, as a const expression: the
-/// helpers' aliases, the IR accessor and the native entry point are items inside it.
-fn def_expr(name: &str, l: &LoweredFn) -> TokenStream {
+/// helpers' aliases, the IR accessor and the native entry point are items inside it; and whether
+/// there is a native entry point (rustc then type-checks the kernel's field accesses itself).
+fn def_expr(name: &str, l: &LoweredFn) -> (TokenStream, bool) {
     let kernel = kernel_ir(name, l);
     let bytes = Literal::byte_string(&kernel.to_bytes());
     let helpers: HelperPaths = paths::native_paths(l);
@@ -122,13 +123,14 @@ fn def_expr(name: &str, l: &LoweredFn) -> TokenStream {
         quote!(::core::option::Option::None)
     };
     let load = loader(l, &modules, &renames);
-    quote! {
+    let has_native = native_fn.is_some();
+    let def = quote! {
         &{
             // The helpers' companions, under aliases (spoc-macros' `paths.rs`).
             #resolver
 
-            fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::Kernel, ::spoc::ir::IrError> {
-                static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::Kernel, ::spoc::ir::IrError>> =
+            fn __spoc_ir() -> ::core::result::Result<&'static ::spoc::ir::ValidKernel, ::spoc::ir::IrError> {
+                static IR: ::std::sync::OnceLock<::core::result::Result<::spoc::ir::ValidKernel, ::spoc::ir::IrError>> =
                     ::std::sync::OnceLock::new();
                 const BYTES: &[u8] = #bytes;
                 IR.get_or_init(|| {
@@ -153,7 +155,8 @@ fn def_expr(name: &str, l: &LoweredFn) -> TokenStream {
                 native: #native_def,
             }
         }
-    }
+    };
+    (def, has_native)
 }
 
 /// The launch tuple of a lowered kernel: the parameters' binding names, their tuple element
@@ -227,7 +230,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);
     let vis = &item.vis;
-    let def = def_expr(&name, l);
+    let (def, has_native) = def_expr(&name, l);
     let (arg_names, arg_tys, tuple_text) = launch_tuple(l, param_tys, false);
     let launch_doc = format!(
         " Launch with `{name}.launch(&device, grid, block, {tuple_text})` (`Buffer` is `spoc::Buffer`)."
@@ -244,7 +247,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         .collect();
     let cfgs2 = &cfgs;
     let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*), &l.records);
-    let record_checks = crate::record_checks::all(l, &quote!(#(#cfgs)*));
+    let record_checks = crate::record_checks::all(l, &quote!(#(#cfgs)*), has_native);
     let has_docs = !docs.is_empty();
     let sep = has_docs.then(|| quote!(#[doc = ""]));
     let allow = crate::native_entry::allow_lints();
@@ -373,7 +376,7 @@ pub fn expand_generic(
     for (s, _, l) in instances {
         let inst_name = format!("{name}_{}", s.name());
         let ty = format_ident!("{}", s.name());
-        let def = def_expr(&inst_name, l);
+        let (def, has_native) = def_expr(&inst_name, l);
         let (arg_names, arg_tys, tuple_text) = launch_tuple(l, &l.param_tys, true);
         let lifetimes: Vec<syn::Lifetime> = l
             .param_tys
@@ -385,7 +388,7 @@ pub fn expand_generic(
             })
             .collect();
         let checks = crate::checks::all(&l.helpers, &l.calls, &cfg, &l.records);
-        let record_checks = crate::record_checks::all(l, &cfg);
+        let record_checks = crate::record_checks::all(l, &cfg, has_native);
         tuples.push(format!("`{tuple_text}` (`{}` = `{}`)", g.ident, s.name()));
         names.push(inst_name);
         impls.push(quote! {

@@ -5,7 +5,8 @@
 //! `match` in `lower_match.rs`, and the final substitution of inferred types in `resolve.rs`.
 //!
 //! While lowering, an IR expression whose type is not known yet carries a placeholder type
-//! (`Type::Record("?N")` for type variable N, `Type::Record("?litN")` for pending literal N);
+//! (`Type::Pending(PendingType::Var(N))` for type variable N, `PendingType::Literal(N)` for
+//! pending literal N);
 //! `resolve.rs` replaces every placeholder once inference is done. No placeholder survives a
 //! successful [`lower_fn`].
 
@@ -331,7 +332,7 @@ impl Lowerer {
         match self.tys.ir_type(t) {
             Some(ty) => ty,
             None => match self.tys.resolve(t) {
-                Ty::Var(v) => Type::Record(format!("?{v}")),
+                Ty::Var(v) => Type::Pending(spoc_ir::PendingType::Var(v)),
                 Ty::Array {
                     elem, space, len, ..
                 } => Type::Array {

@@ -232,7 +232,7 @@ impl Lowerer {
         Ok(TExpr {
             e: spoc_ir::Expr {
                 kind: ExprKind::Const(Const::U64(idx as u64)),
-                ty: spoc_ir::Type::Record(format!("?lit{idx}")),
+                ty: spoc_ir::Type::Pending(spoc_ir::PendingType::Literal(idx as u32)),
             },
             ty,
             span,

@@ -58,13 +58,7 @@ fn strip(e: &syn::Expr) -> &syn::Expr {
 
 /// An integer constant's value.
 fn value(c: Const) -> i128 {
-    match c {
-        Const::I32(v) => v.into(),
-        Const::I64(v) => v.into(),
-        Const::U32(v) => v.into(),
-        Const::U64(v) => v.into(),
-        _ => 0,
-    }
+    c.int_value().unwrap_or(0)
 }
 
 /// The range of values of integer type `s`.

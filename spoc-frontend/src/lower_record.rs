@@ -7,7 +7,7 @@
 //! lowering ([`Lowerer::solve_fields`]) accesses whose base types turned out equal are merged,
 //! and each access gets its *path* from a named record (`Body.pos.x`). A field type nothing fixed
 //! (`q.x += 1.0`: an unsuffixed literal only says "a float") stays *generic*: its IR type is the
-//! placeholder `?field:Body.pos.x`, resolved when the kernel is loaded, with the record
+//! placeholder `Type::Pending(PendingType::Field(Body.pos.x))`, resolved when the kernel is loaded, with the record
 //! definitions at hand (`spoc_ir::resolve`). Every access is checked at compile time against
 //! the record's field table (`record_checks.rs`): the field exists, and its type is the one it is
 //! used as (or of the kind, for a generic one).

@@ -32,8 +32,9 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use spoc_ir::{
-    AtomicOp, BinOp, Block, Const, Expr, ExprKind, FenceScope, ForDir, Intrinsic, LValue, MathFn,
-    MemSpace, Pattern, ScalarType, ShuffleKind, Stmt, StmtKind, Type, UnOp, VarDecl, VarId,
+    AtomicOp, BinOp, Block, Const, Expr, ExprKind, FenceScope, FieldPath, ForDir, Intrinsic,
+    LValue, MathFn, MemSpace, Pattern, PendingType, ScalarType, ShuffleKind, Stmt, StmtKind, Type,
+    UnOp, VarDecl, VarId,
 };
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -72,22 +73,20 @@ fn field_ident(name: &str, span: Span) -> Ident {
 }
 
 /// The record path text (`Root.a`) of a value of IR type `t`, if it is a record.
-fn record_text(t: &Type) -> Option<&str> {
+fn record_text(t: &Type) -> Option<String> {
     match t {
-        Type::Record(n) => generic_path(t).or(Some(n.as_str())),
-        _ => None,
+        Type::Record(n) => Some(n.clone()),
+        _ => generic_path(t).map(ToString::to_string),
     }
 }
 
-/// The field path of a type left to a record's declaration (`?field:Root.a.b`, or a literal's
-/// `?lit:DIGITS:Root.a.b`).
-fn generic_path(t: &Type) -> Option<&str> {
+/// The field path of a type left to a record's declaration ([`PendingType::Field`], or a
+/// literal's [`PendingType::FieldLiteral`]).
+fn generic_path(t: &Type) -> Option<&FieldPath> {
     match t {
-        Type::Record(n) => n.strip_prefix(spoc_ir::resolve::FIELD).or_else(|| {
-            n.strip_prefix(spoc_ir::resolve::LIT)
-                .and_then(|r| r.split_once(':'))
-                .map(|(_, p)| p)
-        }),
+        Type::Pending(PendingType::Field(p) | PendingType::FieldLiteral { field: p, .. }) => {
+            Some(p)
+        }
         _ => None,
     }
 }
@@ -412,10 +411,9 @@ impl<'a> Native<'a> {
     }
 
     /// The Rust type of field path `Root.a.b`: `<<Root as FieldOf<ha>>::T as FieldOf<hb>>::T`.
-    fn field_type(&self, path: &str) -> Option<TokenStream> {
-        let mut parts = path.split('.');
-        let mut t = self.record_path(parts.next()?)?;
-        for f in parts {
+    fn field_type(&self, path: &FieldPath) -> Option<TokenStream> {
+        let mut t = self.record_path(&path.record)?;
+        for f in &path.fields {
             let h = crate::record::field_hash(f);
             t = quote!(<#t as ::spoc::__private::FieldOf<#h>>::T);
         }
@@ -426,10 +424,8 @@ impl<'a> Native<'a> {
     /// included.
     pub fn value_type(&self, t: &Type) -> Option<TokenStream> {
         match t {
-            Type::Record(n) => match generic_path(t) {
-                Some(p) => self.field_type(p),
-                None => self.record_path(n),
-            },
+            Type::Record(n) => self.record_path(n),
+            Type::Pending(PendingType::Field(p)) => self.field_type(p),
             Type::Array {
                 elem,
                 space: MemSpace::Local,
@@ -466,10 +462,8 @@ impl<'a> Native<'a> {
         names.reverse();
         // The record the chain starts from: the root variable's, or its array's element's.
         let mut path = match (inner, self.root_type(inner)) {
-            (LValue::Var(_), Some(t)) => record_text(t).map(str::to_string),
-            (LValue::Index { .. }, Some(Type::Array { elem, .. })) => {
-                record_text(elem).map(str::to_string)
-            }
+            (LValue::Var(_), Some(t)) => record_text(t),
+            (LValue::Index { .. }, Some(Type::Array { elem, .. })) => record_text(elem),
             _ => None,
         };
         let fields: Vec<Ident> = names
@@ -692,12 +686,14 @@ impl<'a> Native<'a> {
 
     fn expr_inner(&self, e: &Expr) -> Option<TokenStream> {
         Some(match &e.kind {
-            ExprKind::Const(_) if matches!(&e.ty, Type::Record(n) if n.starts_with(spoc_ir::resolve::LIT)) =>
+            ExprKind::Const(_)
+                if matches!(&e.ty, Type::Pending(PendingType::FieldLiteral { .. })) =>
             {
                 // A literal typed by a record field: `{ let l: <field type> = 1.5; l }`.
-                let Type::Record(n) = &e.ty else { return None };
-                let (digits, path) = n.strip_prefix(spoc_ir::resolve::LIT)?.split_once(':')?;
-                let t = self.field_type(path)?;
+                let Type::Pending(PendingType::FieldLiteral { digits, field }) = &e.ty else {
+                    return None;
+                };
+                let t = self.field_type(field)?;
                 let lit: TokenStream = digits.parse().ok()?;
                 quote!({ let __spoc_l: #t = #lit; __spoc_l })
             }

@@ -32,8 +32,14 @@ const FIELD_SCALARS: [(&str, &str); 7] = [
     ("F64", "f64"),
 ];
 
-/// Every record check of `l`, each under the fn's `cfg` attributes.
-pub fn all(l: &LoweredFn, cfgs: &TokenStream) -> TokenStream {
+/// Every record check of `l`, each under the fn's `cfg` attributes. `rustc_sees_fields`: the
+/// expansion also holds Rust code accessing the fields by name (a helper's host copy, a kernel's
+/// native entry point), on which rustc reports a missing field itself (`E0609`, listing the
+/// fields there are); spoc's "has no field" is then left out for the fields whose type the use
+/// fixed, so that the error is not reported twice. (A field used with a type only its declaration
+/// fixes is named through `FieldOf` in native code, where rustc's error is about a trait: spoc's
+/// sentence stays.)
+pub fn all(l: &LoweredFn, cfgs: &TokenStream, rustc_sees_fields: bool) -> TokenStream {
     let mut out = TokenStream::new();
     for r in &l.records {
         out.extend(quote!(#cfgs));
@@ -41,7 +47,13 @@ pub fn all(l: &LoweredFn, cfgs: &TokenStream) -> TokenStream {
     }
     for (i, c) in l.field_checks.iter().enumerate() {
         out.extend(quote!(#cfgs));
-        out.extend(field_check(c, i, &l.field_checks, &l.records));
+        out.extend(field_check(
+            c,
+            i,
+            &l.field_checks,
+            &l.records,
+            rustc_sees_fields,
+        ));
     }
     for lit in &l.record_lits {
         let Some(r) = l.records.get(lit.record as usize) else {
@@ -133,6 +145,7 @@ fn field_check(
     index: usize,
     all: &[FieldCheck],
     recs: &[RecordUse],
+    rustc_sees_fields: bool,
 ) -> TokenStream {
     let span = c.span.first;
     let (Some(full), Some(prefix)) = (
@@ -151,7 +164,11 @@ fn field_check(
     } else {
         root.clone()
     };
-    let missing = fail_at(span, &format!("`{owner}` has no field `{last}`"));
+    let missing = if rustc_sees_fields && !matches!(c.expect, Expect::Generic { .. }) {
+        quote!({})
+    } else {
+        fail_at(span, &format!("`{owner}` has no field `{last}`"))
+    };
     let this = format!("field `{field}` of `{root}`");
     let is = |what: &str, used: &str| {
         fail_at(

@@ -4,7 +4,8 @@
 use crate::errors::Errors;
 use crate::lower::{CallCheck, Deferred, LoweredFn, Lowerer, PendingLit};
 use crate::types::{Kind, Scalar, Ty};
-use spoc_ir::{Block, Const, Expr, ExprKind, LValue, Param, Stmt, StmtKind, Type, VarDecl};
+use spoc_ir::visit::{walk_block_mut, walk_expr_mut, walk_stmt_mut, VisitMut};
+use spoc_ir::{Block, Const, Expr, ExprKind, FieldPath, Param, PendingType, Stmt, Type, VarDecl};
 use std::collections::{HashMap, HashSet};
 
 impl Lowerer {
@@ -57,7 +58,7 @@ impl Lowerer {
                 errs: &mut errs,
                 generic: &generic,
             };
-            z.block(&mut body);
+            z.visit_block_mut(&mut body);
             for p in &mut params {
                 z.ty(&mut p.ty);
             }
@@ -93,12 +94,13 @@ impl Lowerer {
         })
     }
 
-    /// The final IR type of `t`: generic field types become `?field:` placeholders.
+    /// The final IR type of `t`: generic field types become [`PendingType::Field`] placeholders.
     fn final_ir(&self, t: Ty, generic: &HashMap<u32, String>) -> Type {
         match self.tys.resolve(t) {
-            Ty::Var(v) => generic.get(&v).map_or(Type::Unit, |p| {
-                Type::Record(format!("{}{p}", spoc_ir::resolve::FIELD))
-            }),
+            Ty::Var(v) => generic
+                .get(&v)
+                .and_then(|p| FieldPath::parse(p))
+                .map_or(Type::Unit, |p| Type::Pending(PendingType::Field(p))),
             Ty::Array {
                 elem, space, len, ..
             } => Type::Array {
@@ -120,13 +122,19 @@ impl Lowerer {
         };
         let mut reports = Vec::new();
         for c in &self.helper_calls {
+            let name = self
+                .helpers
+                .get(c.helper)
+                .map_or("foo", |h| h.name.as_str());
             for a in &c.args {
                 if let Some(p) = generic_of(self, a.ty) {
-                    reports.push((a.span, format!("cannot infer the type of this argument: it has the type of field `{p}`, and neither a record's field types nor a #[device] function's parameter types are visible to the kernel macro; bind it to an annotated variable first (`let v: f32 = …;`)")));
+                    reports.push((a.span, format!("cannot infer the type of this argument: it has the type of field `{p}`, and neither a record's field types nor a #[device] function's parameter types are visible to the kernel macro; bind it to a variable annotated with the type `{p}` is declared with first (`let v: T = …;`, `T` being that type)")));
                 }
             }
             if let Some(p) = generic_of(self, c.ret) {
-                reports.push((c.span, format!("cannot infer the type of this call's result: it is used as field `{p}`, whose type the kernel macro cannot see; annotate it: `let r: f32 = foo(..);`")));
+                // The field's type is unknown here: name it, never guess one (a guessed `f32`
+                // misled for a `u32` field).
+                reports.push((c.span, format!("cannot infer the type of this call's result: it is used as field `{p}`, whose type the kernel macro cannot see; bind the result to a variable annotated with the type `{p}` is declared with first (`let r: T = {name}(..);`, `T` being that type)")));
             }
         }
         for d in &self.deferred {
@@ -278,171 +286,70 @@ struct Resolver<'a> {
 impl Resolver<'_> {
     fn ty(&mut self, t: &mut Type) {
         match t {
-            Type::Record(name) => {
-                if let Some(v) = name.strip_prefix('?').and_then(|n| n.parse::<u32>().ok()) {
-                    *t = self.l.final_ir(Ty::Var(v), self.generic);
-                }
+            Type::Pending(PendingType::Var(v)) => {
+                *t = self.l.final_ir(Ty::Var(*v), self.generic);
             }
             Type::Array { elem, .. } => self.ty(elem),
             _ => {}
         }
     }
 
-    fn block(&mut self, b: &mut Block) {
-        crate::nesting::deep(|| self.block_inner(b))
-    }
-
-    fn block_inner(&mut self, b: &mut Block) {
-        for s in b {
-            self.stmt(s);
+    fn expr_inner(&mut self, e: &mut Expr) {
+        if let Type::Pending(PendingType::Literal(i)) = e.ty {
+            let i = i as usize;
+            if let Some(g) = self.generic_literal(i) {
+                *e = g;
+            } else if let Some(c) = self.literal(i) {
+                *e = Expr::constant(c);
+            }
+            return;
+        }
+        self.ty(&mut e.ty);
+        walk_expr_mut(self, e);
+        if let ExprKind::Cast { value, to } = &mut e.kind {
+            // `usize` and `u32` are one IR type: a cast between them is no cast.
+            if value.ty == Type::Scalar(*to) {
+                let inner = std::mem::replace(&mut **value, Expr::constant(Const::Bool(false)));
+                *e = inner;
+            }
         }
     }
+}
 
-    fn stmt(&mut self, s: &mut Stmt) {
-        crate::nesting::deep(|| self.stmt_inner(s))
+impl VisitMut for Resolver<'_> {
+    fn visit_block_mut(&mut self, b: &mut Block) {
+        crate::nesting::deep(|| walk_block_mut(self, b))
     }
 
-    fn stmt_inner(&mut self, s: &mut Stmt) {
-        match &mut s.kind {
-            StmtKind::Let { init, .. } => {
-                if let Some(e) = init {
-                    self.expr(e);
-                }
-            }
-            StmtKind::Assign { target, value } => {
-                self.lvalue(target);
-                self.expr(value);
-            }
-            StmtKind::Block(b) => self.block(b),
-            StmtKind::If { cond, then, els } => {
-                self.expr(cond);
-                self.block(then);
-                if let Some(e) = els {
-                    self.block(e);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            StmtKind::For {
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                self.expr(start);
-                self.expr(end);
-                self.expr(step);
-                self.block(body);
-            }
-            StmtKind::Match { scrutinee, arms } => {
-                self.expr(scrutinee);
-                for (p, b) in arms {
-                    crate::lower_match::resolve_pattern(self.l, p);
-                    self.block(b);
-                }
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
-            StmtKind::Pragma { body, .. } => self.block(body),
-            StmtKind::Return(None)
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Barrier
-            | StmtKind::WarpBarrier
-            | StmtKind::MemFence(_) => {}
-        }
+    fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+        crate::nesting::deep(|| walk_stmt_mut(self, s))
     }
 
-    fn lvalue(&mut self, lv: &mut LValue) {
-        match lv {
-            LValue::Var(_) => {}
-            LValue::Index { base, index } => {
-                self.lvalue(base);
-                self.expr(index);
-            }
-            LValue::Field { base, .. } => self.lvalue(base),
-        }
-    }
-
-    fn expr(&mut self, e: &mut Expr) {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
         crate::nesting::deep(|| self.expr_inner(e))
     }
 
-    fn expr_inner(&mut self, e: &mut Expr) {
-        if let Type::Record(name) = &e.ty {
-            if let Some(i) = name
-                .strip_prefix("?lit")
-                .and_then(|n| n.parse::<usize>().ok())
-            {
-                if let Some(g) = self.generic_literal(i) {
-                    *e = g;
-                } else if let Some(c) = self.literal(i) {
-                    *e = Expr::constant(c);
-                }
-                return;
-            }
-        }
-        self.ty(&mut e.ty);
-        match &mut e.kind {
-            ExprKind::Const(_) | ExprKind::Var(_) => {}
-            ExprKind::Index { array, index } => {
-                self.expr(array);
-                self.expr(index);
-            }
-            ExprKind::Field { base, .. } => self.expr(base),
-            ExprKind::Unary { operand, .. } => self.expr(operand),
-            ExprKind::Binary { lhs, rhs, .. } => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
-            ExprKind::Intrinsic { args, .. }
-            | ExprKind::Call { args, .. }
-            | ExprKind::RecordLit { fields: args, .. }
-            | ExprKind::VariantLit { payload: args, .. }
-            | ExprKind::VectorLit(args) => args.iter_mut().for_each(|a| self.expr(a)),
-            ExprKind::Cast { value, to } => {
-                self.expr(value);
-                // `usize` and `u32` are one IR type: a cast between them is no cast.
-                if value.ty == Type::Scalar(*to) {
-                    let inner = std::mem::replace(&mut **value, Expr::constant(Const::Bool(false)));
-                    *e = inner;
-                }
-            }
-            ExprKind::Select { cond, then, els } => {
-                self.expr(cond);
-                self.expr(then);
-                self.expr(els);
-            }
-            ExprKind::Match { scrutinee, arms } => {
-                self.expr(scrutinee);
-                for (p, a) in arms {
-                    crate::lower_match::resolve_pattern(self.l, p);
-                    self.expr(a);
-                }
-            }
-            ExprKind::Len(a) => self.expr(a),
-            ExprKind::ArrayRepeat { value, .. } => self.expr(value),
-        }
+    fn visit_pattern_mut(&mut self, p: &mut spoc_ir::Pattern) {
+        crate::lower_match::resolve_pattern(self.l, p);
     }
+}
 
+impl Resolver<'_> {
     /// Pending literal `i` when its type is a generic field type: a constant whose type is the
-    /// `?lit:DIGITS:path` placeholder, made at load time (`spoc_ir::resolve`).
+    /// [`PendingType::FieldLiteral`] placeholder, made at load time (`spoc_ir::resolve`).
     fn generic_literal(&self, i: usize) -> Option<Expr> {
         let lit: &PendingLit = self.l.lits.get(i)?;
         let Ty::Var(v) = self.l.tys.resolve(lit.ty) else {
             return None;
         };
-        let path = self.generic.get(&v)?;
+        let field = FieldPath::parse(self.generic.get(&v)?)?;
         let sign = if lit.negated { "-" } else { "" };
         Some(Expr {
             kind: ExprKind::Const(Const::U64(0)),
-            ty: Type::Record(format!(
-                "{}{sign}{}:{path}",
-                spoc_ir::resolve::LIT,
-                lit.digits
-            )),
+            ty: Type::Pending(PendingType::FieldLiteral {
+                digits: format!("{sign}{}", lit.digits),
+                field,
+            }),
         })
     }
 

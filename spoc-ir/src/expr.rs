@@ -40,6 +40,17 @@ impl Const {
     pub fn f64(v: f64) -> Const {
         Const::F64(v.to_bits())
     }
+    /// The value of an integer constant (`None` for `bool` and floats): what `match` patterns
+    /// compare.
+    pub fn int_value(self) -> Option<i128> {
+        match self {
+            Const::I32(v) => Some(v.into()),
+            Const::I64(v) => Some(v.into()),
+            Const::U32(v) => Some(v.into()),
+            Const::U64(v) => Some(v.into()),
+            _ => None,
+        }
+    }
     /// The scalar type of the constant.
     pub fn ty(self) -> ScalarType {
         match self {

@@ -17,12 +17,14 @@ mod expr;
 mod hash;
 mod intrinsic;
 mod kernel;
+pub mod layout;
 pub mod link;
 pub mod print;
 pub mod resolve;
 mod stmt;
 mod types;
 pub mod validate;
+pub mod visit;
 
 pub use error::IrError;
 pub use expr::{BinOp, Const, Expr, ExprKind, LValue, Pattern, UnOp, VarId};
@@ -30,11 +32,13 @@ pub use hash::ContentHash;
 pub use intrinsic::{AtomicOp, Axis, FenceScope, Intrinsic, MathFn, ShuffleKind};
 pub use kernel::{Function, Kernel, Param, SharedDecl, VarDecl, VarKind};
 pub use stmt::{Block, ForDir, SrcLoc, Stmt, StmtKind};
-pub use types::{Field, MemSpace, RecordDef, ScalarType, Type, VariantCase, VariantDef};
-pub use validate::validate;
+pub use types::{
+    Field, FieldPath, MemSpace, PendingType, RecordDef, ScalarType, Type, VariantCase, VariantDef,
+};
+pub use validate::{validate, AsValid, ValidKernel};
 
 /// Version of the serialized form; bumped whenever a node changes shape.
-pub const IR_FORMAT_VERSION: u32 = 1;
+pub const IR_FORMAT_VERSION: u32 = 2;
 
 impl Kernel {
     /// Serializes the kernel (postcard, prefixed with [`IR_FORMAT_VERSION`]). Deterministic: equal

@@ -11,7 +11,7 @@
 //! (`g_3`, … when taken), and every caller's calls are pointed at the helper it calls.
 
 use crate::VariantDef;
-use crate::{Block, Expr, ExprKind, Function, IrError, Kernel, LValue, RecordDef, StmtKind};
+use crate::{Block, ExprKind, Function, IrError, Kernel, RecordDef, ValidKernel};
 use std::collections::{HashSet, VecDeque};
 
 /// A helper function's embedded IR, with the helpers it calls.
@@ -169,112 +169,13 @@ fn rename_in(body: &mut Block, map: &[(String, String)]) {
 /// a `from` in `renames` to its `to`. `#[kernel]` and `#[device]` use it to turn the name a helper
 /// was called by (an import alias, say) into the helper's own name before linking.
 pub fn rename_calls(body: &mut Block, renames: &[(&str, &str)]) {
-    let mut f = |func: &mut String| {
-        if let Some((_, to)) = renames.iter().find(|(from, _)| *from == func.as_str()) {
-            *func = (*to).to_string();
-        }
-    };
-    block_calls(body, &mut f);
-}
-
-fn block_calls(b: &mut Block, f: &mut dyn FnMut(&mut String)) {
-    for s in b {
-        match &mut s.kind {
-            StmtKind::Let { init, .. } => {
-                if let Some(e) = init {
-                    expr_calls(e, f);
-                }
+    crate::visit::for_each_expr_mut(body, &mut |e| {
+        if let ExprKind::Call { func, .. } = &mut e.kind {
+            if let Some((_, to)) = renames.iter().find(|(from, _)| *from == func.as_str()) {
+                *func = (*to).to_string();
             }
-            StmtKind::Assign { target, value } => {
-                lvalue_calls(target, f);
-                expr_calls(value, f);
-            }
-            StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => block_calls(b, f),
-            StmtKind::If { cond, then, els } => {
-                expr_calls(cond, f);
-                block_calls(then, f);
-                if let Some(e) = els {
-                    block_calls(e, f);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                expr_calls(cond, f);
-                block_calls(body, f);
-            }
-            StmtKind::For {
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                expr_calls(start, f);
-                expr_calls(end, f);
-                expr_calls(step, f);
-                block_calls(body, f);
-            }
-            StmtKind::Match { scrutinee, arms } => {
-                expr_calls(scrutinee, f);
-                for (_, b) in arms {
-                    block_calls(b, f);
-                }
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_calls(e, f),
-            StmtKind::Return(None)
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Barrier
-            | StmtKind::WarpBarrier
-            | StmtKind::MemFence(_) => {}
         }
-    }
-}
-
-fn lvalue_calls(l: &mut LValue, f: &mut dyn FnMut(&mut String)) {
-    match l {
-        LValue::Var(_) => {}
-        LValue::Index { base, index } => {
-            lvalue_calls(base, f);
-            expr_calls(index, f);
-        }
-        LValue::Field { base, .. } => lvalue_calls(base, f),
-    }
-}
-
-fn expr_calls(e: &mut Expr, f: &mut dyn FnMut(&mut String)) {
-    match &mut e.kind {
-        ExprKind::Const(_) | ExprKind::Var(_) => {}
-        ExprKind::Call { func, args } => {
-            f(func);
-            args.iter_mut().for_each(|a| expr_calls(a, f));
-        }
-        ExprKind::Index { array, index } => {
-            expr_calls(array, f);
-            expr_calls(index, f);
-        }
-        ExprKind::Field { base, .. } => expr_calls(base, f),
-        ExprKind::Unary { operand, .. } => expr_calls(operand, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            expr_calls(lhs, f);
-            expr_calls(rhs, f);
-        }
-        ExprKind::Intrinsic { args, .. }
-        | ExprKind::RecordLit { fields: args, .. }
-        | ExprKind::VariantLit { payload: args, .. }
-        | ExprKind::VectorLit(args) => args.iter_mut().for_each(|a| expr_calls(a, f)),
-        ExprKind::Cast { value, .. } => expr_calls(value, f),
-        ExprKind::Select { cond, then, els } => {
-            expr_calls(cond, f);
-            expr_calls(then, f);
-            expr_calls(els, f);
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            expr_calls(scrutinee, f);
-            arms.iter_mut().for_each(|(_, a)| expr_calls(a, f));
-        }
-        ExprKind::Len(a) => expr_calls(a, f),
-        ExprKind::ArrayRepeat { value, .. } => expr_calls(value, f),
-    }
+    });
 }
 
 fn conflict(kernel: &Kernel, what: &str, name: &str) -> IrError {
@@ -288,7 +189,7 @@ fn conflict(kernel: &Kernel, what: &str, name: &str) -> IrError {
 ///
 /// # Errors
 /// [`IrError::Decode`], [`IrError::Link`] or [`IrError::Invalid`].
-pub fn load_kernel(bytes: &[u8], helpers: &[HelperRef]) -> Result<Kernel, IrError> {
+pub fn load_kernel(bytes: &[u8], helpers: &[HelperRef]) -> Result<ValidKernel, IrError> {
     load_kernel_renamed(bytes, helpers, &[])
 }
 
@@ -301,10 +202,9 @@ pub fn load_kernel_renamed(
     bytes: &[u8],
     helpers: &[HelperRef],
     renames: &[(&str, &str)],
-) -> Result<Kernel, IrError> {
+) -> Result<ValidKernel, IrError> {
     let mut kernel = Kernel::from_bytes(bytes)?;
     rename_calls(&mut kernel.body, renames);
     link_helpers(&mut kernel, helpers)?;
-    crate::validate(&kernel)?;
-    Ok(kernel)
+    ValidKernel::new(kernel)
 }

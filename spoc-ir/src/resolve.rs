@@ -8,22 +8,19 @@
 //!
 //! | placeholder | where | becomes |
 //! | --- | --- | --- |
-//! | `Type::Record("?field:Root.a.b")` | any type | the type of field `b` of field `a` of record `Root` |
-//! | an [`ExprKind::Const`] of type `Type::Record("?lit:DIGITS:Root.a")` | a literal whose type is that of a field (`q.x += 1.0`) | the constant `DIGITS` (base 10, a leading `-` for negative) of the field's scalar type |
+//! | [`Type::Pending`]`(`[`PendingType::Field`]`)` for `Root.a.b` | any type | the type of field `b` of field `a` of record `Root` |
+//! | an [`ExprKind::Const`] of type [`PendingType::FieldLiteral`] `{ digits, field }` | a literal whose type is that of a field (`q.x += 1.0`) | the constant `digits` (base 10, a leading `-` for negative) of the field's scalar type |
 //! | `ExprKind::RecordLit { record: "?rec:Name:f,g,h", .. }` | a record literal, fields in source order | `record: "Name"`, the values reordered to `Name`'s declaration order |
 //!
 //! The macro checks at compile time that every field it uses exists with the type it is used as,
 //! so a failure here means a record changed without its users being recompiled.
 
+use crate::visit::{walk_expr_mut, VisitMut};
 use crate::{
-    Block, Const, Expr, ExprKind, Function, IrError, Kernel, LValue, RecordDef, ScalarType,
-    StmtKind, Type,
+    Const, Expr, ExprKind, FieldPath, Function, IrError, Kernel, PendingType, RecordDef,
+    ScalarType, Type,
 };
 
-/// Prefix of a field-type placeholder.
-pub const FIELD: &str = "?field:";
-/// Prefix of a literal typed by a field.
-pub const LIT: &str = "?lit:";
 /// Prefix of a record literal's record name, fields in source order.
 pub const REC: &str = "?rec:";
 
@@ -32,8 +29,9 @@ pub const REC: &str = "?rec:";
 /// # Errors
 /// [`IrError::Link`] naming the record, field or literal that does not resolve.
 pub fn resolve_kernel(kernel: &mut Kernel) -> Result<(), IrError> {
-    let r = Resolver {
+    let mut r = Resolver {
         records: &kernel.records,
+        error: None,
     };
     let mut run = || -> Result<(), String> {
         for p in &mut kernel.params {
@@ -45,7 +43,8 @@ pub fn resolve_kernel(kernel: &mut Kernel) -> Result<(), IrError> {
         for s in &mut kernel.shared {
             r.ty(&mut s.elem)?;
         }
-        r.block(&mut kernel.body)
+        r.visit_block_mut(&mut kernel.body);
+        r.error.take().map_or(Ok(()), Err)
     };
     run().map_err(|message| IrError::Link {
         kernel: kernel.name.clone(),
@@ -59,7 +58,10 @@ pub fn resolve_kernel(kernel: &mut Kernel) -> Result<(), IrError> {
 /// # Errors
 /// [`IrError::Link`] naming the helper and what does not resolve.
 pub fn resolve_function(function: &mut Function, records: &[RecordDef]) -> Result<(), IrError> {
-    let r = Resolver { records };
+    let mut r = Resolver {
+        records,
+        error: None,
+    };
     let mut run = || -> Result<(), String> {
         for p in &mut function.params {
             r.ty(&mut p.ty)?;
@@ -68,7 +70,8 @@ pub fn resolve_function(function: &mut Function, records: &[RecordDef]) -> Resul
             r.ty(&mut v.ty)?;
         }
         r.ty(&mut function.ret)?;
-        r.block(&mut function.body)
+        r.visit_block_mut(&mut function.body);
+        r.error.take().map_or(Ok(()), Err)
     };
     run().map_err(|message| IrError::Link {
         kernel: format!("(helper `{}`)", function.name),
@@ -90,7 +93,7 @@ pub fn load_kernel_with_records(
     helpers: &[crate::link::HelperRef],
     renames: &[(&str, &str)],
     records: &[RecordDefsFn],
-) -> Result<Kernel, IrError> {
+) -> Result<crate::ValidKernel, IrError> {
     let mut kernel = Kernel::from_bytes(bytes)?;
     crate::link::rename_calls(&mut kernel.body, renames);
     for collect in records {
@@ -98,12 +101,13 @@ pub fn load_kernel_with_records(
     }
     resolve_kernel(&mut kernel)?;
     crate::link::link_helpers(&mut kernel, helpers)?;
-    crate::validate(&kernel)?;
-    Ok(kernel)
+    crate::ValidKernel::new(kernel)
 }
 
 struct Resolver<'a> {
     records: &'a [RecordDef],
+    /// The first placeholder that did not resolve; the walk does nothing more once set.
+    error: Option<String>,
 }
 
 impl Resolver<'_> {
@@ -114,13 +118,11 @@ impl Resolver<'_> {
             .ok_or_else(|| format!("record `{name}` is not defined"))
     }
 
-    /// The type of `Root.a.b`.
-    fn path_type(&self, path: &str) -> Result<Type, String> {
-        let mut parts = path.split('.');
-        let root = parts.next().unwrap_or_default();
-        let mut ty = Type::Record(root.to_string());
-        let mut at = root.to_string();
-        for field in parts {
+    /// The type of the field at `path`.
+    fn path_type(&self, path: &FieldPath) -> Result<Type, String> {
+        let mut ty = Type::Record(path.record.clone());
+        let mut at = path.record.clone();
+        for field in &path.fields {
             let Type::Record(name) = &ty else {
                 return Err(format!("`{at}` is not a record (field `{field}`)"));
             };
@@ -128,7 +130,7 @@ impl Resolver<'_> {
             ty = def
                 .fields
                 .iter()
-                .find(|f| f.name == field)
+                .find(|f| &f.name == field)
                 .map(|f| f.ty.clone())
                 .ok_or_else(|| format!("record `{name}` has no field `{field}`"))?;
             at = format!("{at}.{field}");
@@ -138,169 +140,86 @@ impl Resolver<'_> {
 
     fn ty(&self, t: &mut Type) -> Result<(), String> {
         match t {
-            Type::Record(n) => {
-                if let Some(path) = n.strip_prefix(FIELD) {
-                    *t = self.path_type(path)?;
-                }
-            }
+            Type::Pending(PendingType::Field(path)) => *t = self.path_type(path)?,
             Type::Array { elem, .. } => self.ty(elem)?,
             _ => {}
         }
         Ok(())
     }
 
-    fn block(&self, b: &mut Block) -> Result<(), String> {
-        for s in b {
-            match &mut s.kind {
-                StmtKind::Let { init, .. } => {
-                    if let Some(e) = init {
-                        self.expr(e)?;
-                    }
-                }
-                StmtKind::Assign { target, value } => {
-                    self.lvalue(target)?;
-                    self.expr(value)?;
-                }
-                StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => self.block(b)?,
-                StmtKind::If { cond, then, els } => {
-                    self.expr(cond)?;
-                    self.block(then)?;
-                    if let Some(e) = els {
-                        self.block(e)?;
-                    }
-                }
-                StmtKind::While { cond, body } => {
-                    self.expr(cond)?;
-                    self.block(body)?;
-                }
-                StmtKind::For {
-                    start,
-                    end,
-                    step,
-                    body,
-                    ..
-                } => {
-                    self.expr(start)?;
-                    self.expr(end)?;
-                    self.expr(step)?;
-                    self.block(body)?;
-                }
-                StmtKind::Match { scrutinee, arms } => {
-                    self.expr(scrutinee)?;
-                    for (_, b) in arms {
-                        self.block(b)?;
-                    }
-                }
-                StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e)?,
-                StmtKind::Return(None)
-                | StmtKind::Break
-                | StmtKind::Continue
-                | StmtKind::Barrier
-                | StmtKind::WarpBarrier
-                | StmtKind::MemFence(_) => {}
-            }
-        }
-        Ok(())
-    }
-
-    fn lvalue(&self, l: &mut LValue) -> Result<(), String> {
-        match l {
-            LValue::Var(_) => Ok(()),
-            LValue::Index { base, index } => {
-                self.lvalue(base)?;
-                self.expr(index)
-            }
-            LValue::Field { base, .. } => self.lvalue(base),
-        }
-    }
-
-    fn expr(&self, e: &mut Expr) -> Result<(), String> {
-        if let (ExprKind::Const(_), Type::Record(n)) = (&e.kind, &e.ty) {
-            if let Some(rest) = n.strip_prefix(LIT) {
-                let (digits, path) = rest
-                    .split_once(':')
-                    .ok_or_else(|| format!("malformed literal placeholder `{n}`"))?;
-                let ty = self.path_type(path)?;
-                let Type::Scalar(s) = ty else {
-                    return Err(format!(
-                        "the literal `{digits}` is used as field `{path}`, which is a `{ty}`"
-                    ));
-                };
-                *e = Expr::constant(literal(digits, s).ok_or_else(|| {
-                    format!("the literal `{digits}` does not fit `{s}` (field `{path}`)")
-                })?);
-                return Ok(());
-            }
+    fn expr(&mut self, e: &mut Expr) -> Result<(), String> {
+        if let (
+            ExprKind::Const(_),
+            Type::Pending(PendingType::FieldLiteral {
+                digits,
+                field: path,
+            }),
+        ) = (&e.kind, &e.ty)
+        {
+            let ty = self.path_type(path)?;
+            let Type::Scalar(s) = ty else {
+                return Err(format!(
+                    "the literal `{digits}` is used as field `{path}`, which is a `{ty}`"
+                ));
+            };
+            *e = Expr::constant(literal(digits, s).ok_or_else(|| {
+                format!("the literal `{digits}` does not fit `{s}` (field `{path}`)")
+            })?);
+            return Ok(());
         }
         self.ty(&mut e.ty)?;
-        match &mut e.kind {
-            ExprKind::Const(_) | ExprKind::Var(_) => {}
-            ExprKind::Index { array, index } => {
-                self.expr(array)?;
-                self.expr(index)?;
+        if let ExprKind::RecordLit { record, fields } = &mut e.kind {
+            for f in fields.iter_mut() {
+                self.visit_expr_mut(f);
             }
-            ExprKind::Field { base, .. } => self.expr(base)?,
-            ExprKind::Unary { operand, .. } => self.expr(operand)?,
-            ExprKind::Binary { lhs, rhs, .. } => {
-                self.expr(lhs)?;
-                self.expr(rhs)?;
-            }
-            ExprKind::RecordLit { record, fields } => {
-                for f in fields.iter_mut() {
-                    self.expr(f)?;
+            if let Some(rest) = record.strip_prefix(REC) {
+                let (name, order) = rest
+                    .split_once(':')
+                    .ok_or_else(|| format!("malformed record literal `{record}`"))?;
+                let def = self.record(name)?;
+                let written: Vec<&str> = order.split(',').collect();
+                if written.len() != def.fields.len() || written.len() != fields.len() {
+                    return Err(format!(
+                        "a `{name}` literal gives {} fields; `{name}` has {}",
+                        written.len(),
+                        def.fields.len()
+                    ));
                 }
-                if let Some(rest) = record.strip_prefix(REC) {
-                    let (name, order) = rest
-                        .split_once(':')
-                        .ok_or_else(|| format!("malformed record literal `{record}`"))?;
-                    let def = self.record(name)?;
-                    let written: Vec<&str> = order.split(',').collect();
-                    if written.len() != def.fields.len() || written.len() != fields.len() {
-                        return Err(format!(
-                            "a `{name}` literal gives {} fields; `{name}` has {}",
-                            written.len(),
-                            def.fields.len()
-                        ));
-                    }
-                    let mut taken: Vec<Option<Expr>> =
-                        std::mem::take(fields).into_iter().map(Some).collect();
-                    for f in &def.fields {
-                        let i = written.iter().position(|w| *w == f.name).ok_or_else(|| {
-                            format!("a `{name}` literal lacks field `{}`", f.name)
-                        })?;
-                        fields.push(
-                            taken[i]
-                                .take()
-                                .ok_or_else(|| format!("field `{}` given twice", f.name))?,
-                        );
-                    }
-                    *record = name.to_string();
+                let mut taken: Vec<Option<Expr>> =
+                    std::mem::take(fields).into_iter().map(Some).collect();
+                for f in &def.fields {
+                    let i = written
+                        .iter()
+                        .position(|w| *w == f.name)
+                        .ok_or_else(|| format!("a `{name}` literal lacks field `{}`", f.name))?;
+                    fields.push(
+                        taken[i]
+                            .take()
+                            .ok_or_else(|| format!("field `{}` given twice", f.name))?,
+                    );
                 }
+                *record = name.to_string();
             }
-            ExprKind::Intrinsic { args, .. }
-            | ExprKind::Call { args, .. }
-            | ExprKind::VariantLit { payload: args, .. }
-            | ExprKind::VectorLit(args) => {
-                for a in args {
-                    self.expr(a)?;
-                }
-            }
-            ExprKind::Cast { value, .. } => self.expr(value)?,
-            ExprKind::Select { cond, then, els } => {
-                self.expr(cond)?;
-                self.expr(then)?;
-                self.expr(els)?;
-            }
-            ExprKind::Match { scrutinee, arms } => {
-                self.expr(scrutinee)?;
-                for (_, a) in arms {
-                    self.expr(a)?;
-                }
-            }
-            ExprKind::Len(a) => self.expr(a)?,
-            ExprKind::ArrayRepeat { value, .. } => self.expr(value)?,
+            return Ok(());
         }
+        walk_expr_mut(self, e);
         Ok(())
+    }
+}
+
+impl VisitMut for Resolver<'_> {
+    fn visit_stmt_mut(&mut self, stmt: &mut crate::Stmt) {
+        if self.error.is_none() {
+            crate::visit::walk_stmt_mut(self, stmt);
+        }
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if self.error.is_none() {
+            if let Err(m) = self.expr(e) {
+                self.error.get_or_insert(m);
+            }
+        }
     }
 }
 
@@ -343,7 +262,7 @@ pub fn literal(digits: &str, s: ScalarType) -> Option<Const> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Field, Param, VarDecl, VarId, VarKind};
+    use crate::{Field, Param, StmtKind, VarDecl, VarId, VarKind};
 
     fn defs() -> Vec<RecordDef> {
         vec![
@@ -393,9 +312,13 @@ mod tests {
     #[test]
     fn placeholders_resolve_against_the_definitions() {
         let b = Type::Record("B".into());
-        let lit = |d: &str, path: &str| Expr {
+        let path = |p: &str| FieldPath::parse(p).unwrap();
+        let lit = |d: &str, p: &str| Expr {
             kind: ExprKind::Const(Const::U64(0)),
-            ty: Type::Record(format!("{LIT}{d}:{path}")),
+            ty: Type::Pending(PendingType::FieldLiteral {
+                digits: d.into(),
+                field: path(p),
+            }),
         };
         let mut f = Function {
             name: "h".into(),
@@ -405,7 +328,7 @@ mod tests {
                 ty: b.clone(),
                 mutable: false,
             }],
-            ret: Type::Record(format!("{FIELD}B.pos")),
+            ret: Type::Pending(PendingType::Field(path("B.pos"))),
             vars: vec![
                 VarDecl {
                     name: "b".into(),
@@ -415,7 +338,7 @@ mod tests {
                 },
                 VarDecl {
                     name: "t".into(),
-                    ty: Type::Record(format!("{FIELD}B.pos.y")),
+                    ty: Type::Pending(PendingType::Field(path("B.pos.y"))),
                     mutable: false,
                     kind: VarKind::Local,
                 },
@@ -445,7 +368,7 @@ mod tests {
         assert_eq!(fields[1], Expr::constant(Const::f32(2.0)));
 
         let mut bad = f.clone();
-        bad.ret = Type::Record(format!("{FIELD}B.vel"));
+        bad.ret = Type::Pending(PendingType::Field(path("B.vel")));
         let e = resolve_function(&mut bad, &defs()).unwrap_err();
         assert!(e.to_string().contains("no field `vel`"), "{e}");
     }

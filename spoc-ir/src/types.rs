@@ -58,6 +58,17 @@ impl ScalarType {
         )
     }
 
+    /// The smallest and largest values of an integer type (`None` for `bool` and floats).
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        match self {
+            ScalarType::I32 => Some((i32::MIN.into(), i32::MAX.into())),
+            ScalarType::I64 => Some((i64::MIN.into(), i64::MAX.into())),
+            ScalarType::U32 => Some((0, u32::MAX.into())),
+            ScalarType::U64 => Some((0, u64::MAX.into())),
+            _ => None,
+        }
+    }
+
     /// True for `i32` and `i64`.
     pub fn is_signed(self) -> bool {
         matches!(self, ScalarType::I32 | ScalarType::I64)
@@ -145,6 +156,78 @@ pub enum Type {
         /// The number of lanes: 2, 3 or 4.
         lanes: u8,
     },
+    /// A type the front end could not decide yet. Never in a loaded kernel: the loader
+    /// ([`crate::resolve`]) or the end of lowering replaces it, and [`crate::validate()`] rejects
+    /// any that is left.
+    Pending(PendingType),
+}
+
+/// A path to a field through nested records: field `b` of field `a` of record `Root` is
+/// `Root.a.b`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FieldPath {
+    /// The record the path starts at.
+    pub record: String,
+    /// The field names, outermost first (at least one).
+    pub fields: Vec<String>,
+}
+
+impl FieldPath {
+    /// The path written `Root.a.b`, or `None` if it names no field.
+    pub fn parse(dotted: &str) -> Option<FieldPath> {
+        let mut parts = dotted.split('.');
+        let record = parts.next()?.to_string();
+        let fields: Vec<String> = parts.map(str::to_string).collect();
+        (!record.is_empty() && !fields.is_empty() && fields.iter().all(|f| !f.is_empty()))
+            .then_some(FieldPath { record, fields })
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.record)?;
+        for field in &self.fields {
+            write!(f, ".{field}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a [`Type::Pending`] waits for.
+///
+/// `#[kernel]` sees one item, so it does not know the field types of the records a function
+/// uses; where a type depends on one it leaves [`PendingType::Field`] or
+/// [`PendingType::FieldLiteral`] in the embedded IR, and the loader resolves them against the
+/// records' definitions. [`PendingType::Var`] and [`PendingType::Literal`] live only inside the
+/// front end, during type inference.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PendingType {
+    /// The type of the field at this path.
+    Field(FieldPath),
+    /// The type of a literal constant written where the field at `field` is expected
+    /// (`q.x += 1.0`); set on an [`crate::ExprKind::Const`] whose constant is a placeholder,
+    /// replaced by the constant `digits` of the field's scalar type.
+    FieldLiteral {
+        /// The literal in base 10, with a leading `-` if negative (`"-1.5"`, `"3"`).
+        digits: String,
+        /// The field whose type the literal takes.
+        field: FieldPath,
+    },
+    /// Type variable `N` of the front end's inference.
+    Var(u32),
+    /// The type of the front end's pending literal `N` (set on its placeholder constant).
+    Literal(u32),
+}
+
+impl fmt::Display for PendingType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PendingType::Field(p) => write!(f, "?field:{p}"),
+            PendingType::FieldLiteral { digits, field } => write!(f, "?lit:{digits}:{field}"),
+            PendingType::Var(n) => write!(f, "?{n}"),
+            PendingType::Literal(n) => write!(f, "?lit{n}"),
+        }
+    }
 }
 
 impl Type {
@@ -202,6 +285,7 @@ impl fmt::Display for Type {
                 None => write!(f, "{space} [{elem}]"),
             },
             Type::Vector { elem, lanes } => write!(f, "{elem}x{lanes}"),
+            Type::Pending(p) => write!(f, "{p}"),
         }
     }
 }
@@ -240,4 +324,27 @@ pub struct VariantCase {
     pub name: String,
     /// The types of the values the case carries, in order (empty for a plain case).
     pub payload: Vec<Type>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Const;
+
+    #[test]
+    fn integer_ranges_and_values() {
+        assert_eq!(
+            ScalarType::I32.int_range(),
+            Some((-2_147_483_648, 2_147_483_647))
+        );
+        assert_eq!(
+            ScalarType::U64.int_range(),
+            Some((0, 18_446_744_073_709_551_615))
+        );
+        assert_eq!(ScalarType::F32.int_range(), None);
+        assert_eq!(Const::I64(-5).int_value(), Some(-5));
+        assert_eq!(Const::U32(u32::MAX).int_value(), Some(4_294_967_295));
+        assert_eq!(Const::Bool(true).int_value(), None);
+        assert_eq!(Const::f32(1.0).int_value(), None);
+    }
 }

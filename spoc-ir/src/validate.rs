@@ -91,3 +91,80 @@ fn count(n: usize, noun: &str) -> String {
         format!("{n} {noun}s")
     }
 }
+
+/// A kernel that [`validate()`] accepted. Only [`ValidKernel::new`] makes one, so a function
+/// taking a `&ValidKernel` (code generation, the backends) needs no validation of its own; it
+/// reads as the [`Kernel`] it holds (`Deref`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidKernel(Kernel);
+
+impl ValidKernel {
+    /// Validates `kernel`.
+    ///
+    /// # Errors
+    /// [`IrError::Invalid`] as [`validate()`] reports it.
+    pub fn new(kernel: Kernel) -> Result<ValidKernel, IrError> {
+        validate(&kernel)?;
+        Ok(ValidKernel(kernel))
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.0
+    }
+
+    /// The kernel, given back (to be changed, and validated again).
+    pub fn into_kernel(self) -> Kernel {
+        self.0
+    }
+}
+
+impl std::ops::Deref for ValidKernel {
+    type Target = Kernel;
+    fn deref(&self) -> &Kernel {
+        &self.0
+    }
+}
+
+impl AsRef<Kernel> for ValidKernel {
+    fn as_ref(&self) -> &Kernel {
+        &self.0
+    }
+}
+
+impl TryFrom<Kernel> for ValidKernel {
+    type Error = IrError;
+    fn try_from(kernel: Kernel) -> Result<ValidKernel, IrError> {
+        ValidKernel::new(kernel)
+    }
+}
+
+/// What code generation accepts: a [`ValidKernel`], used as it is, or a [`Kernel`], validated
+/// first (each time it is passed).
+pub trait AsValid {
+    /// The kernel, once known to be valid.
+    ///
+    /// # Errors
+    /// [`IrError::Invalid`] for a [`Kernel`] that does not validate; never for a
+    /// [`ValidKernel`].
+    fn as_valid(&self) -> Result<&Kernel, IrError>;
+}
+
+impl AsValid for ValidKernel {
+    fn as_valid(&self) -> Result<&Kernel, IrError> {
+        Ok(&self.0)
+    }
+}
+
+impl AsValid for Kernel {
+    fn as_valid(&self) -> Result<&Kernel, IrError> {
+        validate(self)?;
+        Ok(self)
+    }
+}
+
+impl<T: AsValid + ?Sized> AsValid for &T {
+    fn as_valid(&self) -> Result<&Kernel, IrError> {
+        (**self).as_valid()
+    }
+}

@@ -35,7 +35,7 @@ fn hash_is_xxh3_of_the_bytes_and_pinned() {
     );
     assert_eq!(
         empty.content_hash().to_string(),
-        "f491a6d57d0ebbd0a7b1566cb907ada7"
+        "4b2d3f21dd6ed431289190b003eb2caa"
     );
 }
 

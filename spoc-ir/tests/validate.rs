@@ -1364,3 +1364,16 @@ fn error_display_names_the_kernel() {
         "{e}"
     );
 }
+
+#[test]
+fn pending_types_are_rejected() {
+    let mut k = support::saxpy();
+    k.vars[0].ty = Type::Pending(PendingType::Field(FieldPath::parse("P.x").unwrap()));
+    k.params[0].ty = k.vars[0].ty.clone();
+    let e = validate(&k).unwrap_err().to_string();
+    assert!(e.contains("unresolved type `?field:P.x`"), "{e}");
+    assert!(ValidKernel::new(k).is_err());
+    assert!(ValidKernel::new(support::saxpy()).is_ok());
+    assert_eq!(FieldPath::parse("P"), None);
+    assert_eq!(FieldPath::parse("P.a.b").unwrap().to_string(), "P.a.b");
+}

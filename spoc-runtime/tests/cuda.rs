@@ -21,14 +21,8 @@ use spoc_runtime::{
 };
 use std::sync::OnceLock;
 
-/// True if `SPOC_REQUIRE_BACKENDS` names `backend` or its family.
-fn required(backend: &str) -> bool {
-    let family = backend.split('/').next().unwrap_or(backend);
-    std::env::var("SPOC_REQUIRE_BACKENDS")
-        .unwrap_or_default()
-        .split(|c: char| c == ',' || c.is_whitespace())
-        .any(|w| w.eq_ignore_ascii_case(backend) || w.eq_ignore_ascii_case(family))
-}
+// True if `SPOC_REQUIRE_BACKENDS` names `backend` or its family.
+use spoc_testkit::backends::is_required as required;
 
 /// The best device of `backend`, or `None` (after saying so) when CUDA is absent and not
 /// required.
@@ -786,12 +780,11 @@ fn dyn_shared_kernel() -> Kernel {
     }
 }
 
-fn dyn_shared_ir() -> Result<&'static Kernel, IrError> {
-    static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
+fn dyn_shared_ir() -> Result<&'static spoc_ir::ValidKernel, IrError> {
+    static K: OnceLock<Result<spoc_ir::ValidKernel, IrError>> = OnceLock::new();
     K.get_or_init(|| {
         let k = dyn_shared_kernel();
-        spoc_ir::validate(&k)?;
-        Ok(k)
+        spoc_ir::ValidKernel::new(k)
     })
     .as_ref()
     .map_err(Clone::clone)

@@ -53,7 +53,7 @@ fn unavailable_without_a_device_and_nothing_panics() {
     unavailable(b.create_event(0).unwrap_err());
     unavailable(b.synchronize(0).unwrap_err());
     unavailable(b.arch(0).unwrap_err());
-    let k = support::saxpy_kernel();
+    let k = support::valid(support::saxpy_kernel());
     let src = b.generate_source(&k, None, &[]).unwrap().unwrap();
     unavailable(b.compile(0, &k, &src, &Default::default()).unwrap_err());
     unavailable(
@@ -99,7 +99,11 @@ fn unavailable_without_a_device_and_nothing_panics() {
 fn generates_hip_c_without_a_device() {
     let b = HipBackend::new();
     let src = b
-        .generate_source(&support::saxpy_kernel(), Some(dims1d(64)), &[])
+        .generate_source(
+            &support::valid(support::saxpy_kernel()),
+            Some(dims1d(64)),
+            &[],
+        )
         .expect("HIP C generation")
         .expect("a source");
     assert_eq!(src.target, Target::Hip);
@@ -133,7 +137,8 @@ fn generated_hip_c_compiles_with_hiprtc_for_amd_archs() {
         support::flags_kernel(),
         support::barrier_kernel(),
         support::takes_i64_kernel(),
-    ];
+    ]
+    .map(support::valid);
     for k in &kernels {
         let src = b.generate_source(k, None, &[]).unwrap().unwrap();
         let text = src.text().unwrap();

@@ -4,45 +4,41 @@
 //! `opencl` (comma-separated, case-insensitive; CI sets it): then a missing backend fails.
 #![cfg(feature = "opencl")]
 
+mod backend_suite;
 mod support;
+
+use backend_suite::*;
+
+spoc_testkit::backend_tests! {
+    backends { opencl: "OpenCL" }
+    tests {
+        memory_round_trips,
+        generated_kernels_match_the_interpreter,
+        launch_limits_are_errors,
+    }
+}
 
 use spoc_runtime::backend::{Code, SourceLang};
 use spoc_runtime::opencl::OpenClBackend;
 use spoc_runtime::{
-    all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Buffer, Device, DimKind,
-    Dims, Error, LaunchConfig, LaunchProblem,
+    all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Device, Error,
+    LaunchConfig, LaunchProblem,
 };
+use spoc_testkit::backends;
 use std::sync::Arc;
-use support::{IOTA, SAXPY, TAKES_I64, WITH_BARRIER};
-
-/// True if `SPOC_REQUIRE_BACKENDS` names OpenCL.
-fn required() -> bool {
-    std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
-        v.split([',', ' '])
-            .any(|b| b.trim().eq_ignore_ascii_case("opencl"))
-    })
-}
+use support::{BALLOTS, DYN_REVERSE, SAXPY, TAKES_I64, WITH_BARRIER};
 
 /// The first OpenCL device, or `None` (printed) when OpenCL is unavailable.
 ///
 /// # Panics
 /// If OpenCL is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
 fn opencl(test: &str) -> Option<Device> {
-    match init_device(Some("OpenCL")) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let why = OpenClBackend::new()
-                .unavailable_reason()
-                .unwrap_or_else(|| e.to_string());
-            if required() {
-                panic!(
-                    "SPOC_REQUIRE_BACKENDS names opencl, but OpenCL is unavailable: {why} ({e})"
-                );
-            }
-            eprintln!("SKIPPED {test}: OpenCL is unavailable: {why}");
-            None
-        }
-    }
+    init_device(Some("OpenCL"))
+        .map_err(|e| {
+            let why = OpenClBackend::new().unavailable_reason();
+            backends::skip("OpenCL", test, &why.unwrap_or_else(|| e.to_string()));
+        })
+        .ok()
 }
 
 const SAXPY_CL: &str = r#"
@@ -156,20 +152,6 @@ fn saxpy_through_run_source() {
         }
     }
     assert_eq!(out.to_vec().unwrap(), vec![7; 10]);
-    // Another language is refused.
-    let e = backend
-        .run_source(
-            dev.backend_id,
-            "",
-            SourceLang::Ptx,
-            "k",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[],
-        )
-        .unwrap_err();
-    assert!(matches!(e, Error::FeatureNotSupported { .. }), "{e}");
 }
 
 #[test]
@@ -261,64 +243,6 @@ fn build_error_carries_the_log() {
 }
 
 #[test]
-fn memory_round_trips() {
-    let Some(dev) = opencl("memory_round_trips") else {
-        return;
-    };
-    // Typed uploads and downloads of several element types.
-    let f: Vec<f32> = (0..1001).map(|i| i as f32 / 3.0).collect();
-    assert_eq!(dev.upload(&f).unwrap().to_vec().unwrap(), f);
-    let l: Vec<i64> = (0..77).map(|i| i64::MIN / 3 + i * 1_000_000_007).collect();
-    assert_eq!(dev.upload(&l).unwrap().to_vec().unwrap(), l);
-    let b: Vec<u8> = (0..=255).collect();
-    assert_eq!(dev.upload(&b).unwrap().to_vec().unwrap(), b);
-    // Allocations are zeroed; empty buffers work.
-    assert_eq!(
-        dev.alloc::<i32>(333).unwrap().to_vec().unwrap(),
-        vec![0; 333]
-    );
-    let empty: Buffer<f64> = dev.alloc(0).unwrap();
-    assert_eq!(empty.to_vec().unwrap(), Vec::<f64>::new());
-    // Device to device.
-    let src = dev.upload(&l).unwrap();
-    let mut dst: Buffer<i64> = dev.alloc(l.len()).unwrap();
-    dst.copy_from(&src).unwrap();
-    assert_eq!(dst.to_vec().unwrap(), l);
-    // Raw-pointer transfers.
-    let mut raw: Buffer<f32> = dev.alloc(f.len()).unwrap();
-    let mut back = vec![0f32; f.len()];
-    // SAFETY: both vectors hold `f.len()` elements for the duration of the calls.
-    unsafe {
-        raw.upload_from_ptr(f.as_ptr(), f.len()).unwrap();
-        raw.download_to_ptr(back.as_mut_ptr(), f.len()).unwrap();
-    }
-    assert_eq!(back, f);
-    // Offsets, through the backend.
-    let backend = dev.backend();
-    let buf = dev.upload(&[1u8, 2, 3, 4, 5, 6, 7, 8]).unwrap();
-    backend.copy_h2d(buf.raw().mem(), 3, &[30, 40]).unwrap();
-    let mut mid = [0u8; 4];
-    backend.copy_d2h(buf.raw().mem(), 2, &mut mid).unwrap();
-    assert_eq!(mid, [3, 30, 40, 6]);
-    // Out-of-range transfers are errors, not crashes.
-    for e in [
-        backend.copy_h2d(buf.raw().mem(), 7, &[1, 2]).unwrap_err(),
-        backend
-            .copy_d2h(buf.raw().mem(), 0, &mut [0u8; 9])
-            .unwrap_err(),
-        backend
-            .copy_d2d(
-                buf.raw().mem(),
-                dev.upload(&[0u8; 4]).unwrap().raw().mem(),
-                8,
-            )
-            .unwrap_err(),
-    ] {
-        assert!(matches!(e, Error::Memory { .. }), "{e}");
-    }
-}
-
-#[test]
 fn oversized_allocation_names_the_limit() {
     let Some(dev) = opencl("oversized_allocation_names_the_limit") else {
         return;
@@ -343,43 +267,13 @@ fn oversized_allocation_names_the_limit() {
     }
 }
 
+/// What only OpenCL shows of the generated kernels (the shared half is
+/// `backend_suite::generated_kernels_match_the_interpreter`).
 #[test]
-fn generated_kernels_match_the_interpreter() {
-    let Some(dev) = opencl("generated_kernels_match_the_interpreter") else {
+fn generated_kernels_are_opencl_c() {
+    let Some(dev) = opencl("generated_kernels_are_opencl_c") else {
         return;
     };
-    let interp = init_device(Some("Interpreter")).unwrap();
-    let n = 777usize;
-    let x: Vec<f32> = (0..n).map(|i| (i as f32).sin() * 100.0).collect();
-    let y0: Vec<f32> = (0..n).map(|i| i as f32 * 0.001).collect();
-    let mut results = Vec::new();
-    for d in [&dev, &interp] {
-        let xb = d.upload(&x).unwrap();
-        let mut yb = d.upload(&y0).unwrap();
-        run(
-            d,
-            &SAXPY,
-            vec![0.75f32.into(), (&xb).into(), (&mut yb).into()],
-            dims1d(7),
-            dims1d(128),
-            0,
-        )
-        .unwrap();
-        let mut ib = d.alloc::<u32>(1000).unwrap();
-        run(
-            d,
-            &IOTA,
-            vec![5u32.into(), (&mut ib).into()],
-            dims1d(8),
-            dims1d(128),
-            0,
-        )
-        .unwrap();
-        results.push((yb.to_vec().unwrap(), ib.to_vec().unwrap()));
-    }
-    assert_eq!(results[0].0, results[1].0);
-    assert_eq!(results[0].1, results[1].1);
-    assert_eq!(results[0].1[999], 1004);
     // The barrier kernel has no native code but runs on OpenCL.
     let k = compile_kernel(&dev, &WITH_BARRIER).unwrap();
     assert!(k.module().is_some());
@@ -391,7 +285,7 @@ fn generated_kernels_match_the_interpreter() {
     // The generated source is OpenCL C.
     let src = dev
         .backend()
-        .generate_source(SAXPY.kernel().unwrap(), None, &[])
+        .generate_source(SAXPY.valid().unwrap(), None, &[])
         .unwrap()
         .unwrap();
     assert!(
@@ -411,65 +305,13 @@ fn generated_kernels_match_the_interpreter() {
     .unwrap();
 }
 
+/// Launches through `run_source` are checked too (the limits every launch path checks are
+/// `backend_suite::launch_limits_are_errors`).
 #[test]
-fn launch_limits_are_errors() {
-    let Some(dev) = opencl("launch_limits_are_errors") else {
+fn run_source_launch_checks() {
+    let Some(dev) = opencl("run_source_launch_checks") else {
         return;
     };
-    let caps = dev.capabilities;
-    let mut out = dev.alloc::<u32>(16).unwrap();
-    let over = caps.max_block_dims[0] + 1;
-    let e = run(
-        &dev,
-        &IOTA,
-        vec![0u32.into(), (&mut out).into()],
-        dims1d(1),
-        dims1d(over),
-        0,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::DimTooLarge {
-                    what: DimKind::Block,
-                    axis: 'x',
-                    ..
-                },
-                ..
-            }
-        ),
-        "{e}"
-    );
-    // A block within every axis but over the per-block total.
-    let side = (caps.max_threads_per_block as f64).cbrt().ceil() as u32 + 1;
-    let block = Dims {
-        x: side.min(caps.max_block_dims[0]),
-        y: side.min(caps.max_block_dims[1]),
-        z: side.min(caps.max_block_dims[2]),
-    };
-    if block.count() > caps.max_threads_per_block as u64 {
-        let e = run(
-            &dev,
-            &IOTA,
-            vec![0u32.into(), (&mut out).into()],
-            dims1d(1),
-            block,
-            0,
-        )
-        .unwrap_err();
-        assert!(
-            matches!(
-                e,
-                Error::InvalidLaunch {
-                    problem: LaunchProblem::TooManyThreads { .. },
-                    ..
-                }
-            ),
-            "{e}"
-        );
-    }
     // run_source checks too.
     let e = dev
         .backend()
@@ -580,215 +422,6 @@ fn events_and_streams() {
     backend.disable_profiling();
     assert_eq!(yb.to_vec().unwrap(), saxpy_want(2.0, &x, &y0));
 }
-
-// ------------------------------------------------------------------ hand-built IR kernels
-
-mod ir {
-    use spoc_ir::{
-        Axis, BinOp, Block, Expr, ExprKind, Intrinsic, IrError, Kernel, LValue, MemSpace, Param,
-        SharedDecl, Stmt, StmtKind, Type, VarDecl, VarId, VarKind,
-    };
-    use std::sync::OnceLock;
-
-    fn decl(name: &str, ty: Type, kind: VarKind) -> VarDecl {
-        VarDecl {
-            name: name.into(),
-            ty,
-            mutable: false,
-            kind,
-        }
-    }
-
-    fn intr(i: Intrinsic, args: Vec<Expr>, ty: Type) -> Expr {
-        Expr {
-            kind: ExprKind::Intrinsic { intrinsic: i, args },
-            ty,
-        }
-    }
-
-    fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
-        let ty = lhs.ty.clone();
-        Expr {
-            kind: ExprKind::Binary {
-                op,
-                lhs: Box::new(lhs),
-                rhs: Box::new(rhs),
-            },
-            ty,
-        }
-    }
-
-    fn v(id: u32, ty: Type) -> Expr {
-        Expr::var(VarId(id), ty)
-    }
-
-    fn store(array: u32, index: Expr, value: Expr) -> Stmt {
-        Stmt::new(StmtKind::Assign {
-            target: LValue::Index {
-                base: Box::new(LValue::Var(VarId(array))),
-                index,
-            },
-            value,
-        })
-    }
-
-    fn load(array: Expr, index: Expr) -> Expr {
-        Expr {
-            kind: ExprKind::Index {
-                array: Box::new(array),
-                index: Box::new(index),
-            },
-            ty: Type::U32,
-        }
-    }
-
-    fn let_(id: u32, init: Expr) -> Stmt {
-        Stmt::new(StmtKind::Let {
-            var: VarId(id),
-            init: Some(init),
-        })
-    }
-
-    /// `fn dyn_reverse(out: &mut [u32], lens: &mut [u32])` with `sh: [u32]` sized at launch:
-    /// `sh[t] = g; barrier; out[g] = sh[n - 1 - t]; lens[g] = sh.len()`.
-    fn dyn_reverse() -> Kernel {
-        let buf = Type::global_array(Type::U32);
-        let sh_ty = Type::Array {
-            elem: Box::new(Type::U32),
-            space: MemSpace::Shared,
-            len: None,
-        };
-        let u = || Type::U32;
-        let body: Block = vec![
-            let_(3, intr(Intrinsic::ThreadIdx(Axis::X), vec![], u())),
-            let_(4, intr(Intrinsic::BlockDim(Axis::X), vec![], u())),
-            let_(5, intr(Intrinsic::GlobalId(Axis::X), vec![], u())),
-            store(2, v(3, u()), v(5, u())),
-            Stmt::new(StmtKind::Barrier),
-            store(
-                0,
-                v(5, u()),
-                load(
-                    v(2, sh_ty.clone()),
-                    bin(
-                        BinOp::Sub,
-                        bin(
-                            BinOp::Sub,
-                            v(4, u()),
-                            Expr::constant(spoc_ir::Const::U32(1)),
-                        ),
-                        v(3, u()),
-                    ),
-                ),
-            ),
-            store(
-                1,
-                v(5, u()),
-                Expr {
-                    kind: ExprKind::Len(Box::new(v(2, sh_ty.clone()))),
-                    ty: u(),
-                },
-            ),
-        ];
-        Kernel {
-            name: "dyn_reverse".into(),
-            params: vec![
-                Param {
-                    var: VarId(0),
-                    name: "out".into(),
-                    ty: buf.clone(),
-                    mutable: true,
-                },
-                Param {
-                    var: VarId(1),
-                    name: "lens".into(),
-                    ty: buf.clone(),
-                    mutable: true,
-                },
-            ],
-            vars: vec![
-                decl("out", buf.clone(), VarKind::Param),
-                decl("lens", buf, VarKind::Param),
-                decl("sh", sh_ty, VarKind::Shared),
-                decl("t", u(), VarKind::Local),
-                decl("n", u(), VarKind::Local),
-                decl("g", u(), VarKind::Local),
-            ],
-            shared: vec![SharedDecl {
-                var: VarId(2),
-                elem: u(),
-                len: None,
-            }],
-            body,
-            records: vec![],
-            variants: vec![],
-            functions: vec![],
-        }
-    }
-
-    /// `fn ballots(out: &mut [u32]) { out[global_id_x()] = ballot(true); }`
-    fn ballots() -> Kernel {
-        let buf = Type::global_array(Type::U32);
-        Kernel {
-            name: "ballots".into(),
-            params: vec![Param {
-                var: VarId(0),
-                name: "out".into(),
-                ty: buf.clone(),
-                mutable: true,
-            }],
-            vars: vec![decl("out", buf, VarKind::Param)],
-            shared: vec![],
-            body: vec![store(
-                0,
-                intr(Intrinsic::GlobalId(Axis::X), vec![], Type::U32),
-                intr(
-                    Intrinsic::Ballot,
-                    vec![Expr::constant(spoc_ir::Const::Bool(true))],
-                    Type::U32,
-                ),
-            )],
-            records: vec![],
-            variants: vec![],
-            functions: vec![],
-        }
-    }
-
-    fn keep(
-        cell: &'static OnceLock<Result<Kernel, IrError>>,
-        build: fn() -> Kernel,
-    ) -> Result<&'static Kernel, IrError> {
-        cell.get_or_init(|| {
-            let k = build();
-            spoc_ir::validate(&k)?;
-            Ok(k)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
-    }
-
-    pub fn dyn_reverse_ir() -> Result<&'static Kernel, IrError> {
-        static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
-        keep(&K, dyn_reverse)
-    }
-
-    pub fn ballots_ir() -> Result<&'static Kernel, IrError> {
-        static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
-        keep(&K, ballots)
-    }
-}
-
-static DYN_REVERSE: spoc_runtime::KernelDef = spoc_runtime::KernelDef {
-    name: "dyn_reverse",
-    ir: ir::dyn_reverse_ir,
-    native: None,
-};
-
-static BALLOTS: spoc_runtime::KernelDef = spoc_runtime::KernelDef {
-    name: "ballots",
-    ir: ir::ballots_ir,
-    native: None,
-};
 
 #[test]
 fn shared_memory_sized_at_launch() {

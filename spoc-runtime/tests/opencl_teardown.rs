@@ -14,34 +14,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use support::SAXPY;
 
-/// True if `SPOC_REQUIRE_BACKENDS` names OpenCL.
-fn required() -> bool {
-    std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
-        v.split([',', ' '])
-            .any(|b| b.trim().eq_ignore_ascii_case("opencl"))
-    })
-}
-
 /// The first OpenCL device, or `None` (printed) when OpenCL is unavailable.
 ///
 /// # Panics
 /// If OpenCL is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
 fn opencl(test: &str) -> Option<spoc_runtime::Device> {
-    match init_device(Some("OpenCL")) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let why = OpenClBackend::new()
-                .unavailable_reason()
-                .unwrap_or_else(|| e.to_string());
-            if required() {
-                panic!(
-                    "SPOC_REQUIRE_BACKENDS names opencl, but OpenCL is unavailable: {why} ({e})"
-                );
-            }
-            eprintln!("SKIPPED {test}: OpenCL is unavailable: {why}");
-            None
-        }
-    }
+    init_device(Some("OpenCL"))
+        .map_err(|e| {
+            let why = OpenClBackend::new().unavailable_reason();
+            spoc_testkit::backends::skip("OpenCL", test, &why.unwrap_or_else(|| e.to_string()));
+        })
+        .ok()
 }
 
 #[test]
@@ -51,7 +34,7 @@ fn module_cache_and_teardown() {
     };
     // A backend of our own, so that tearing it down does not disturb the other tests.
     let backend = OpenClBackend::new();
-    let kernel = SAXPY.kernel().unwrap();
+    let kernel = SAXPY.valid().unwrap();
     let hash = kernel.content_hash();
     let src = backend.generate_source(kernel, None, &[]).unwrap().unwrap();
     let opts = CompileOptions::default();

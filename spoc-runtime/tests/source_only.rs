@@ -26,7 +26,11 @@ fn metal_generates_msl() {
     assert_eq!(b.name(), METAL_NAME);
     assert_eq!(b.codegen_target(), Some(Target::Metal));
     let src = b
-        .generate_source(&support::saxpy_kernel(), Some(dims1d(64)), &[])
+        .generate_source(
+            &support::valid(support::saxpy_kernel()),
+            Some(dims1d(64)),
+            &[],
+        )
         .expect("MSL generation")
         .expect("a source");
     assert_eq!(src.target, Target::Metal);
@@ -41,7 +45,11 @@ fn webgpu_generates_wgsl() {
     assert_eq!(b.name(), WEBGPU_NAME);
     assert_eq!(b.codegen_target(), Some(Target::WebGpu));
     let src = b
-        .generate_source(&support::saxpy_kernel(), Some(dims1d(64)), &[])
+        .generate_source(
+            &support::valid(support::saxpy_kernel()),
+            Some(dims1d(64)),
+            &[],
+        )
         .expect("WGSL generation")
         .expect("a source");
     assert_eq!(src.target, Target::WebGpu);
@@ -64,7 +72,7 @@ fn unavailable_and_refusing() {
         unsupported(b.create_stream(0).unwrap_err(), name);
         unsupported(b.create_event(0).unwrap_err(), name);
         unsupported(b.synchronize(0).unwrap_err(), name);
-        let k = support::saxpy_kernel();
+        let k = support::valid(support::saxpy_kernel());
         let src = b
             .generate_source(&k, Some(dims1d(8)), &[])
             .unwrap()

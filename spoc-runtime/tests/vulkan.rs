@@ -5,47 +5,40 @@
 //! names `vulkan` (comma-separated, case-insensitive): then a missing backend fails.
 #![cfg(feature = "vulkan")]
 
+mod backend_suite;
 mod support;
+
+use backend_suite::*;
+
+spoc_testkit::backend_tests! {
+    backends { vulkan: "Vulkan" }
+    tests {
+        memory_round_trips,
+        generated_kernels_match_the_interpreter,
+        launch_limits_are_errors,
+    }
+}
 
 use spoc_ir::{Kernel, Type};
 use spoc_runtime::backend::{
     Code, CompileOptions, Compiler, DeviceMemory, Executor, Platform, SourceLang, Target,
 };
 use spoc_runtime::vulkan::{spirv_words_to_text, DeviceType, FeatureMask, VulkanBackend};
-use spoc_runtime::{
-    all_devices, compile_kernel, dims1d, dims2d, dims3d, init_device, run, run_kernel, set_args,
-    Arg, Device, DimKind, Error, LaunchProblem,
-};
-use support::{IOTA, SAXPY, TAKES_I64};
-
-/// True if `SPOC_REQUIRE_BACKENDS` names Vulkan.
-fn required() -> bool {
-    std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
-        v.split([',', ' '])
-            .any(|b| b.trim().eq_ignore_ascii_case("vulkan"))
-    })
-}
+use spoc_runtime::{all_devices, dims1d, init_device, run, Arg, Device, Error, LaunchProblem};
+use spoc_testkit::backends;
+use support::{DYN_ROTATE, IOTA, TAKES_I64};
 
 /// The best Vulkan device, or `None` (printed) when Vulkan is unavailable.
 ///
 /// # Panics
 /// If Vulkan is unavailable and `SPOC_REQUIRE_BACKENDS` names it.
 fn vulkan(test: &str) -> Option<Device> {
-    match init_device(Some("Vulkan")) {
-        Ok(d) => Some(d),
-        Err(e) => {
-            let why = VulkanBackend::new()
-                .unavailable_reason()
-                .unwrap_or_else(|| e.to_string());
-            if required() {
-                panic!(
-                    "SPOC_REQUIRE_BACKENDS names vulkan, but Vulkan is unavailable: {why} ({e})"
-                );
-            }
-            eprintln!("SKIPPED {test}: Vulkan is unavailable: {why}");
-            None
-        }
-    }
+    init_device(Some("Vulkan"))
+        .map_err(|e| {
+            let why = VulkanBackend::new().unavailable_reason();
+            backends::skip("Vulkan", test, &why.unwrap_or_else(|| e.to_string()));
+        })
+        .ok()
 }
 
 /// The registered backend's view of `dev`.
@@ -119,54 +112,6 @@ fn device_is_described_and_ranked() {
 }
 
 #[test]
-fn memory_round_trips() {
-    let Some(dev) = vulkan("memory_round_trips") else {
-        return;
-    };
-    // Zeroed at allocation, whatever the device.
-    let z = dev.alloc::<u32>(1000).unwrap();
-    assert!(z.to_vec().unwrap().iter().all(|&v| v == 0));
-
-    let data: Vec<i64> = (0..10_000).map(|i| i * i - 7_000_000).collect();
-    let mut b = dev.upload(&data).unwrap();
-    assert_eq!(b.to_vec().unwrap(), data);
-    let other: Vec<i64> = data.iter().map(|v| v ^ 0x5555).collect();
-    b.upload_from(&other).unwrap();
-    assert_eq!(b.to_vec().unwrap(), other);
-
-    // Partial transfers at offsets through the backend.
-    let backend = dev.backend();
-    let raw = b.raw();
-    backend.copy_h2d(raw.mem(), 8, &[1, 2, 3, 4, 5]).unwrap();
-    let mut got = [0u8; 16];
-    backend.copy_d2h(raw.mem(), 0, &mut got).unwrap();
-    let mut want = other[0].to_le_bytes().to_vec();
-    want.extend([1, 2, 3, 4, 5]);
-    want.extend(&other[1].to_le_bytes()[5..]);
-    assert_eq!(got.to_vec(), want);
-    let e = backend
-        .copy_d2h(raw.mem(), raw.size_bytes() - 4, &mut got)
-        .unwrap_err();
-    assert!(matches!(e, Error::Memory { .. }), "{e}");
-
-    // Device-to-device.
-    let mut c = dev.alloc::<i64>(10_000).unwrap();
-    c.copy_from(&b).unwrap();
-    assert_eq!(c.to_vec().unwrap(), b.to_vec().unwrap());
-
-    // More than one staging buffer's worth (16 MiB) on a discrete GPU.
-    let big: Vec<u32> = (0..(40 << 20) / 4)
-        .map(|i: u32| i.wrapping_mul(2_654_435_761))
-        .collect();
-    let bb = dev.upload(&big).unwrap();
-    assert!(bb.to_vec().unwrap() == big, "40 MiB round trip");
-
-    // Empty buffers.
-    let e = dev.upload::<f32>(&[]).unwrap();
-    assert!(e.to_vec().unwrap().is_empty());
-}
-
-#[test]
 fn buffers_beyond_the_storage_buffer_range_are_refused() {
     let Some(dev) = vulkan("buffers_beyond_the_storage_buffer_range_are_refused") else {
         return;
@@ -197,43 +142,6 @@ fn buffers_beyond_the_storage_buffer_range_are_refused() {
     assert_eq!(dev.capabilities.max_buffer_bytes, limit);
     assert!(dev.check_buffers(&[limit]).is_ok());
     assert!(dev.check_buffers(&[limit + 1]).is_err());
-}
-
-#[test]
-fn generated_kernels_run_and_respecialise_per_block() {
-    let Some(dev) = vulkan("generated_kernels_run_and_respecialise_per_block") else {
-        return;
-    };
-    let n = 1000usize;
-    let x = exact_values(n);
-    let y0: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
-    let xb = dev.upload(&x).unwrap();
-    let mut yb = dev.upload(&y0).unwrap();
-    run(
-        &dev,
-        &SAXPY,
-        vec![Arg::F32(1.5), (&xb).into(), (&mut yb).into()],
-        dims1d(16),
-        dims1d(64),
-        0,
-    )
-    .unwrap();
-    let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| 1.5 * x + y).collect();
-    assert_eq!(yb.to_vec().unwrap(), want);
-
-    // compile_kernel compiles without a block; launching with one regenerates for it.
-    let ck = compile_kernel(&dev, &IOTA).unwrap();
-    let mut out = dev.alloc::<u32>(300).unwrap();
-    for block in [dims1d(32), dims2d(8, 2), dims1d(32)] {
-        let mut args = set_args(&dev, vec![Arg::U32(7), (&mut out).into()]).unwrap();
-        run_kernel(&ck, &mut args, dims1d(20), block, 0).unwrap();
-        let got = out.to_vec().unwrap();
-        // A 2-D block covers 16 ids per group along x... global_id_x is block.x * group + x.
-        let covered = 20 * block.x as usize;
-        for (i, v) in got.iter().enumerate().take(covered.min(300)) {
-            assert_eq!(*v, 7 + i as u32, "block {block:?} index {i}");
-        }
-    }
 }
 
 #[test]
@@ -376,20 +284,6 @@ void main() {
         matches!(&e, Error::Compile { message, .. } if message.contains("undeclared")),
         "{e}"
     );
-    // Other languages are refused.
-    let e = backend
-        .run_source(
-            dev.backend_id,
-            "",
-            SourceLang::Ptx,
-            "k",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[],
-        )
-        .unwrap_err();
-    assert!(matches!(e, Error::FeatureNotSupported { .. }), "{e}");
 }
 
 /// `takes_f64(v: f64, xs: &[f64])`, the f64 twin of the support kernel `takes_i64`.
@@ -421,7 +315,7 @@ fn missing_device_features_are_refused_before_anything_runs() {
     assert!(no_fp64.is_available());
     assert!(!no_fp64.device_properties(0).unwrap().shader_float64);
     assert!(!no_fp64.capabilities(0).unwrap().fp64);
-    let k = takes_f64_kernel();
+    let k = support::valid(takes_f64_kernel());
     let e = no_fp64.generate_source(&k, opts.block, &[]).unwrap_err();
     match &e {
         Error::FeatureNotSupported { backend, feature } => {
@@ -443,7 +337,7 @@ fn missing_device_features_are_refused_before_anything_runs() {
         int64: true,
         ..FeatureMask::default()
     });
-    let k = support::takes_i64_kernel();
+    let k = support::valid(support::takes_i64_kernel());
     let src = no_int64
         .generate_source(&k, opts.block, &[])
         .unwrap()
@@ -510,80 +404,14 @@ fn missing_device_features_are_refused_before_anything_runs() {
     assert!(out.to_vec().unwrap().iter().all(|&v| v == 0), "nothing ran");
 }
 
+/// Launches through `run_source` are checked too (the limits every launch path checks are
+/// `backend_suite::launch_limits_are_errors`).
 #[test]
-fn launch_limits_are_checked() {
-    let Some(dev) = vulkan("launch_limits_are_checked") else {
+fn run_source_launch_checks() {
+    let Some(dev) = vulkan("run_source_launch_checks") else {
         return;
     };
     let caps = dev.capabilities;
-    let mut out = dev.alloc::<u32>(16).unwrap();
-    let too_many = caps.max_threads_per_block + 1;
-    let e = run(
-        &dev,
-        &IOTA,
-        vec![Arg::U32(0), (&mut out).into()],
-        dims1d(1),
-        dims3d(too_many.min(caps.max_block_dims[0]), 2, 1),
-        0,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            &e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::TooManyThreads { .. } | LaunchProblem::DimTooLarge { .. },
-                ..
-            }
-        ),
-        "{e}"
-    );
-    if caps.max_grid_dims[1] < u32::MAX {
-        let e = run(
-            &dev,
-            &IOTA,
-            vec![Arg::U32(0), (&mut out).into()],
-            dims2d(1, caps.max_grid_dims[1] + 1),
-            dims1d(1),
-            0,
-        )
-        .unwrap_err();
-        assert!(
-            matches!(
-                &e,
-                Error::InvalidLaunch {
-                    problem: LaunchProblem::DimTooLarge {
-                        what: DimKind::Grid,
-                        axis: 'y',
-                        ..
-                    },
-                    ..
-                }
-            ),
-            "{e}"
-        );
-    }
-    // Shared memory beyond the device's.
-    let e = run(
-        &dev,
-        &IOTA,
-        vec![Arg::U32(0), (&mut out).into()],
-        dims1d(1),
-        dims1d(16),
-        caps.shared_mem_per_block + 1,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            &e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::SharedMemory { .. },
-                ..
-            }
-        ),
-        "{e}"
-    );
-    // Nothing ran.
-    assert!(out.to_vec().unwrap().iter().all(|&v| v == 0));
     // The backend checks launches made directly, too.
     let backend = dev.backend();
     let e = backend
@@ -736,146 +564,6 @@ fn a_backend_without_a_loader_is_unavailable_not_a_panic() {
         }
     }
 }
-
-/// A kernel with a shared array sized at launch, built as IR: `sh[t] = g; barrier;
-/// out[g] = sh[(t + 1) % block_dim_x()]; lens[g] = sh.len()`.
-mod dyn_ir {
-    use spoc_ir::{
-        Axis, BinOp, Expr, ExprKind, Intrinsic, IrError, Kernel, LValue, MemSpace, Param,
-        SharedDecl, Stmt, StmtKind, Type, VarDecl, VarId, VarKind,
-    };
-    use std::sync::OnceLock;
-
-    fn var(id: u32, ty: &Type) -> Expr {
-        Expr::var(VarId(id), ty.clone())
-    }
-
-    fn builtin(i: Intrinsic) -> Expr {
-        Expr {
-            kind: ExprKind::Intrinsic {
-                intrinsic: i,
-                args: vec![],
-            },
-            ty: Type::U32,
-        }
-    }
-
-    fn op(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
-        let ty = lhs.ty.clone();
-        Expr {
-            kind: ExprKind::Binary {
-                op,
-                lhs: Box::new(lhs),
-                rhs: Box::new(rhs),
-            },
-            ty,
-        }
-    }
-
-    fn set(array: u32, index: Expr, value: Expr) -> Stmt {
-        Stmt::new(StmtKind::Assign {
-            target: LValue::Index {
-                base: Box::new(LValue::Var(VarId(array))),
-                index,
-            },
-            value,
-        })
-    }
-
-    fn build() -> Kernel {
-        let buf = Type::global_array(Type::U32);
-        let sh = Type::Array {
-            elem: Box::new(Type::U32),
-            space: MemSpace::Shared,
-            len: None,
-        };
-        let u = Type::U32;
-        let decl = |name: &str, ty: &Type, kind| VarDecl {
-            name: name.into(),
-            ty: ty.clone(),
-            mutable: false,
-            kind,
-        };
-        let param = |id: u32, name: &str| Param {
-            var: VarId(id),
-            name: name.into(),
-            ty: buf.clone(),
-            mutable: true,
-        };
-        let let_ = |id: u32, init: Expr| {
-            Stmt::new(StmtKind::Let {
-                var: VarId(id),
-                init: Some(init),
-            })
-        };
-        let one = Expr::constant(spoc_ir::Const::U32(1));
-        Kernel {
-            name: "dyn_rotate".into(),
-            params: vec![param(0, "out"), param(1, "lens")],
-            vars: vec![
-                decl("out", &buf, VarKind::Param),
-                decl("lens", &buf, VarKind::Param),
-                decl("sh", &sh, VarKind::Shared),
-                decl("t", &u, VarKind::Local),
-                decl("g", &u, VarKind::Local),
-            ],
-            shared: vec![SharedDecl {
-                var: VarId(2),
-                elem: Type::U32,
-                len: None,
-            }],
-            body: vec![
-                let_(3, builtin(Intrinsic::ThreadIdx(Axis::X))),
-                let_(4, builtin(Intrinsic::GlobalId(Axis::X))),
-                set(2, var(3, &u), var(4, &u)),
-                Stmt::new(StmtKind::Barrier),
-                set(
-                    0,
-                    var(4, &u),
-                    Expr {
-                        kind: ExprKind::Index {
-                            array: Box::new(var(2, &sh)),
-                            index: Box::new(op(
-                                BinOp::Rem,
-                                op(BinOp::Add, var(3, &u), one),
-                                builtin(Intrinsic::BlockDim(Axis::X)),
-                            )),
-                        },
-                        ty: Type::U32,
-                    },
-                ),
-                set(
-                    1,
-                    var(4, &u),
-                    Expr {
-                        kind: ExprKind::Len(Box::new(var(2, &sh))),
-                        ty: Type::U32,
-                    },
-                ),
-            ],
-            records: vec![],
-            variants: vec![],
-            functions: vec![],
-        }
-    }
-
-    pub fn ir() -> Result<&'static Kernel, IrError> {
-        static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
-        K.get_or_init(|| {
-            let k = build();
-            spoc_ir::validate(&k)?;
-            Ok(k)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
-    }
-}
-
-static DYN_ROTATE: spoc_runtime::KernelDef = spoc_runtime::KernelDef {
-    name: "dyn_rotate",
-    ir: dyn_ir::ir,
-    native: None,
-};
 
 #[test]
 fn shared_memory_sized_at_launch_is_a_specialization() {

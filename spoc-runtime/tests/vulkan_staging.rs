@@ -20,12 +20,7 @@ fn staged_transfers_and_launches() {
     let dev = match init_device(Some("Vulkan")) {
         Ok(d) => d,
         Err(e) => {
-            let required = std::env::var("SPOC_REQUIRE_BACKENDS").is_ok_and(|v| {
-                v.split([',', ' '])
-                    .any(|b| b.trim().eq_ignore_ascii_case("vulkan"))
-            });
-            assert!(!required, "SPOC_REQUIRE_BACKENDS names vulkan, but: {e}");
-            eprintln!("SKIPPED staged_transfers_and_launches: Vulkan is unavailable: {e}");
+            spoc_testkit::backends::skip("Vulkan", "staged_transfers_and_launches", &e);
             return;
         }
     };

@@ -23,14 +23,7 @@ pub fn required_backends() -> Vec<String> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    if let Ok(v) = std::env::var("SPOC_REQUIRE_BACKENDS") {
-        names.extend(
-            v.split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(String::from),
-        );
-    }
+    names.extend(spoc_testkit::backends::required());
     names
 }
 
@@ -108,49 +101,11 @@ macro_rules! out_from {
 }
 out_from!(f32 => F32, f64 => F64, i32 => I32, u32 => U32, i64 => I64, u64 => U64);
 
-/// How closely a device must match the Interpreter on float outputs.
-#[derive(Clone, Copy, Debug)]
-pub struct Tolerance {
-    /// Largest allowed distance in units in the last place (0: bit-exact).
-    pub ulps: u64,
-    /// Largest allowed absolute error, for backends whose transcendentals are specified by an
-    /// absolute bound (Vulkan/GLSL `sin`/`cos`: 2^-11 on [-π, π]); 0 when not used.
-    pub abs: f64,
-}
-
-impl Tolerance {
-    pub const EXACT: Tolerance = Tolerance { ulps: 0, abs: 0.0 };
-}
-
-fn ulp_distance_f64(a: f64, b: f64) -> u64 {
-    let key = |x: f64| {
-        let bits = x.to_bits() as i64;
-        if bits < 0 {
-            i64::MIN - bits
-        } else {
-            bits
-        }
-    };
-    key(a).abs_diff(key(b))
-}
-
-fn ulp_distance_f32(a: f32, b: f32) -> u64 {
-    let key = |x: f32| {
-        let bits = x.to_bits() as i32 as i64;
-        if bits < 0 {
-            i32::MIN as i64 - bits
-        } else {
-            bits
-        }
-    };
-    key(a).abs_diff(key(b))
-}
+pub use spoc_testkit::float::Tolerance;
+use spoc_testkit::float::{ulp_distance_f32, ulp_distance_f64};
 
 fn float_close(a: f64, b: f64, ulps: u64, tol: Tolerance) -> bool {
-    if a.is_nan() || b.is_nan() {
-        return a.is_nan() && b.is_nan();
-    }
-    ulps <= tol.ulps || (tol.abs > 0.0 && (a - b).abs() <= tol.abs) || a == b
+    tol.accepts(a, b, ulps)
 }
 
 /// Compares `got` with `want` element by element; the error names the first mismatches.

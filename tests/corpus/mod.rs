@@ -8,15 +8,13 @@
 
 use spoc::prelude::*;
 
-// ---------------------------------------------------------------- saxpy (f32)
+/// The kernels the examples share (saxpy, block_sum, mandelbrot): one definition for both.
+#[path = "../../examples/programs/kernels.rs"]
+mod shared;
+#[allow(unused_imports)] // each test binary uses some of them
+pub use shared::{block_sum, mandelbrot, saxpy};
 
-#[kernel]
-pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
+// ---------------------------------------------------------------- saxpy (f32)
 
 // ---------------------------------------------------------------- element-wise i32
 
@@ -84,31 +82,6 @@ pub fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize, m: usize, k: usize)
 }
 
 // ---------------------------------------------------------------- mandelbrot
-
-#[kernel]
-pub fn mandelbrot(out: &mut [u32], width: usize, height: usize, max_iter: u32) {
-    let px = global_id_x();
-    let py = global_id_y();
-    if px >= width || py >= height {
-        return;
-    }
-    let cx = -2.0f32 + 3.0 * (px as f32) / (width as f32);
-    let cy = -1.25f32 + 2.5 * (py as f32) / (height as f32);
-    let mut x = 0.0f32;
-    let mut y = 0.0f32;
-    let mut it = 0u32;
-    while it < max_iter {
-        let xx = x * x;
-        let yy = y * y;
-        if xx + yy > 4.0 {
-            break;
-        }
-        y = 2.0 * x * y + cy;
-        x = xx - yy + cx;
-        it += 1;
-    }
-    out[py * width + px] = it;
-}
 
 // ---------------------------------------------------------------- loops with break / continue
 

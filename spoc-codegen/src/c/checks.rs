@@ -87,7 +87,8 @@ impl Body<'_, '_> {
     /// Statements storing the zero of `ty` into `dst`, leaf by leaf.
     fn zero_into(&mut self, dst: &str, ty: &Type) {
         match ty {
-            Type::Unit => {}
+            // A validated kernel has no pending types.
+            Type::Unit | Type::Pending(_) => {}
             Type::Scalar(s) => {
                 let z = self.scalar_zero(*s);
                 self.line(format!("{dst} = {};", z.text));

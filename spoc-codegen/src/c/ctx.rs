@@ -137,7 +137,8 @@ impl<'k> Ctx<'k> {
     /// The spelling of a value type (not an array); `void` for `()`.
     pub(crate) fn ty(&mut self, ty: &Type, storage: Storage) -> String {
         match ty {
-            Type::Unit => "void".into(),
+            // A validated kernel has no pending types.
+            Type::Unit | Type::Pending(_) => "void".into(),
             Type::Scalar(s) => self.d.scalar(*s, storage).into(),
             Type::Record(n) | Type::Variant(n) => self.type_ident(n),
             Type::Vector { elem, lanes } => {

@@ -252,7 +252,7 @@ impl Body<'_, '_> {
                 let c = self.expr(e)?;
                 match dst {
                     None if self.effectful(e)
-                        || scan::any_expr(e, &|x| matches!(x.kind, ExprKind::Call { .. })) =>
+                        || scan::any_expr(e, &mut |x| matches!(x.kind, ExprKind::Call { .. })) =>
                     {
                         // A signed 64-bit atomic's result cast is not needed when it is dropped.
                         let text = match e.kind {
@@ -651,7 +651,7 @@ impl Body<'_, '_> {
             Pattern::Int(c) => Some(format!("{v} == {}", self.constant(*c).at(prec::SHIFT))),
             Pattern::Range(lo, hi) => {
                 let t = ty.as_scalar().unwrap_or(ScalarType::I32);
-                let (min, max) = int_range(t);
+                let (min, max) = t.int_range().unwrap_or((0, u64::MAX.into()));
                 let mut parts = Vec::new();
                 if const_value(*lo) > min {
                     parts.push(format!("{v} >= {}", self.constant(*lo).at(prec::SHIFT)));
@@ -731,22 +731,7 @@ fn switch_pattern(p: &Pattern) -> bool {
 }
 
 fn const_value(c: Const) -> i128 {
-    match c {
-        Const::I32(v) => v.into(),
-        Const::I64(v) => v.into(),
-        Const::U32(v) => v.into(),
-        Const::U64(v) => v.into(),
-        _ => 0,
-    }
-}
-
-fn int_range(t: ScalarType) -> (i128, i128) {
-    match t {
-        ScalarType::I32 => (i32::MIN.into(), i32::MAX.into()),
-        ScalarType::I64 => (i64::MIN.into(), i64::MAX.into()),
-        ScalarType::U32 => (0, u32::MAX.into()),
-        _ => (0, u64::MAX.into()),
-    }
+    c.int_value().unwrap_or(0)
 }
 
 /// True if the place's indices read memory (so a value with side effects must be computed

@@ -122,22 +122,18 @@ pub(super) struct Built {
 fn dynamic_placeholder(kernel: &Kernel) -> u32 {
     use spoc_ir::{Const, ExprKind};
     let mut used = std::collections::HashSet::new();
-    fn walk_expr(e: &spoc_ir::Expr, used: &mut std::collections::HashSet<u64>) {
-        if let ExprKind::Const(c) = e.kind {
-            match c {
-                Const::I32(v) => drop(used.insert(v as u32 as u64)),
-                Const::U32(v) => drop(used.insert(v as u64)),
-                Const::I64(v) => drop(used.insert(v as u64)),
-                Const::U64(v) => drop(used.insert(v)),
-                _ => {}
+    for body in spoc_ir::visit::bodies(kernel) {
+        spoc_ir::visit::for_each_expr(body, &mut |e| {
+            if let ExprKind::Const(c) = e.kind {
+                match c {
+                    Const::I32(v) => drop(used.insert(v as u32 as u64)),
+                    Const::U32(v) => drop(used.insert(v as u64)),
+                    Const::I64(v) => drop(used.insert(v as u64)),
+                    Const::U64(v) => drop(used.insert(v)),
+                    _ => {}
+                }
             }
-        }
-        spoc_ir_children(e, &mut |c| walk_expr(c, used));
-    }
-    let mut visit = |e: &spoc_ir::Expr| walk_expr(e, &mut used);
-    for_each_expr(&kernel.body, &mut visit);
-    for f in &kernel.functions {
-        for_each_expr(&f.body, &mut visit);
+        });
     }
     for s in &kernel.shared {
         if let Some(n) = s.len {
@@ -151,100 +147,6 @@ fn dynamic_placeholder(kernel: &Kernel) -> u32 {
     .into_iter()
     .find(|c| !used.contains(&(*c as u64)))
     .unwrap_or(65_413)
-}
-
-/// The direct sub-expressions of `e`.
-fn spoc_ir_children(e: &spoc_ir::Expr, f: &mut dyn FnMut(&spoc_ir::Expr)) {
-    use spoc_ir::ExprKind as K;
-    match &e.kind {
-        K::Const(_) | K::Var(_) => {}
-        K::Index { array, index } => {
-            f(array);
-            f(index);
-        }
-        K::Field { base, .. } => f(base),
-        K::Unary { operand, .. } => f(operand),
-        K::Binary { lhs, rhs, .. } => {
-            f(lhs);
-            f(rhs);
-        }
-        K::Intrinsic { args, .. } | K::Call { args, .. } => args.iter().for_each(f),
-        K::Cast { value, .. } => f(value),
-        K::Select { cond, then, els } => {
-            f(cond);
-            f(then);
-            f(els);
-        }
-        K::Match { scrutinee, arms } => {
-            f(scrutinee);
-            arms.iter().for_each(|(_, a)| f(a));
-        }
-        K::Len(a) => f(a),
-        K::RecordLit { fields: items, .. }
-        | K::VariantLit { payload: items, .. }
-        | K::VectorLit(items) => items.iter().for_each(f),
-        K::ArrayRepeat { value, .. } => f(value),
-    }
-}
-
-/// Calls `f` on every top-level expression of the statements of `b` (recursively through
-/// nested blocks; `f` descends into sub-expressions itself).
-fn for_each_expr(b: &[spoc_ir::Stmt], f: &mut dyn FnMut(&spoc_ir::Expr)) {
-    use spoc_ir::{LValue, StmtKind as S};
-    fn lvalue(l: &LValue, f: &mut dyn FnMut(&spoc_ir::Expr)) {
-        match l {
-            LValue::Var(_) => {}
-            LValue::Index { base, index } => {
-                lvalue(base, f);
-                f(index);
-            }
-            LValue::Field { base, .. } => lvalue(base, f),
-        }
-    }
-    for s in b {
-        match &s.kind {
-            S::Let { init, .. } => init.iter().for_each(&mut *f),
-            S::Assign { target, value } => {
-                lvalue(target, f);
-                f(value);
-            }
-            S::Block(b) | S::Pragma { body: b, .. } => for_each_expr(b, f),
-            S::If { cond, then, els } => {
-                f(cond);
-                for_each_expr(then, f);
-                if let Some(e) = els {
-                    for_each_expr(e, f);
-                }
-            }
-            S::While { cond, body } => {
-                f(cond);
-                for_each_expr(body, f);
-            }
-            S::For {
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                f(start);
-                f(end);
-                f(step);
-                for_each_expr(body, f);
-            }
-            S::Match { scrutinee, arms } => {
-                f(scrutinee);
-                arms.iter().for_each(|(_, b)| for_each_expr(b, f));
-            }
-            S::Return(Some(e)) | S::Expr(e) => f(e),
-            S::Return(None)
-            | S::Break
-            | S::Continue
-            | S::Barrier
-            | S::WarpBarrier
-            | S::MemFence(_) => {}
-        }
-    }
 }
 
 /// Builds the naga module of `kernel` for `target`.

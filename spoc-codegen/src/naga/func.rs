@@ -127,15 +127,48 @@ impl<'a, 'k> Fb<'a, 'k> {
     /// is its bits XOR a zero the driver cannot know, reinterpreted: no float constant is left
     /// for `x * 0.0 -> 0.0`, `x + 0.0 -> x` or `0.0 - x -> -x` to match.
     pub fn lit(&mut self, l: naga::Literal) -> Handle<Expression> {
-        let Some(zero) = self.g.opaque_zero else {
+        if self.g.opaque_zero.is_none() {
             return self.emit(Expression::Literal(l));
-        };
+        }
         let (bits, wide) = match l {
             naga::Literal::F32(v) => (Expression::Literal(naga::Literal::U32(v.to_bits())), false),
             naga::Literal::F64(v) => (Expression::Literal(naga::Literal::U64(v.to_bits())), true),
             _ => return self.emit(Expression::Literal(l)),
         };
         let bits = self.emit(bits);
+        self.hidden_bits(bits, wide, naga::ScalarKind::Float)
+    }
+
+    /// With `hide_float_constants` (once the kernel's opaque zero is set): integer `v` XOR the
+    /// zero the driver cannot know, so that nothing computed from it, a float converted from
+    /// it included, is a constant to the driver (`(0u32 as f32) * x` is not folded to `0.0`,
+    /// nor `(p ^ p) as f64 + x` to `x`). `v` itself otherwise.
+    pub fn hide_int(
+        &mut self,
+        v: Handle<Expression>,
+        st: spoc_ir::ScalarType,
+    ) -> Handle<Expression> {
+        if self.g.opaque_zero.is_none() || !st.is_integer() {
+            return v;
+        }
+        let bits = self.emit(Expression::As {
+            expr: v,
+            kind: naga::ScalarKind::Uint,
+            convert: None,
+        });
+        self.hidden_bits(bits, st.size_bytes() == 8, super::build::Gen::kind(st))
+    }
+
+    /// Unsigned `bits` (64-bit when `wide`) XOR the opaque zero, reinterpreted as `kind`.
+    fn hidden_bits(
+        &mut self,
+        bits: Handle<Expression>,
+        wide: bool,
+        kind: naga::ScalarKind,
+    ) -> Handle<Expression> {
+        let Some(zero) = self.g.opaque_zero else {
+            return bits;
+        };
         let zp = self.global_ptr(zero);
         let mut z = self.load(zp);
         if wide {
@@ -150,9 +183,12 @@ impl<'a, 'k> Fb<'a, 'k> {
             left: bits,
             right: z,
         });
+        if kind == naga::ScalarKind::Uint {
+            return x;
+        }
         self.emit(Expression::As {
             expr: x,
-            kind: naga::ScalarKind::Float,
+            kind,
             convert: None,
         })
     }

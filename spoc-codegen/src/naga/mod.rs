@@ -90,9 +90,13 @@
 //! the mode and folds `x * 0.0` to `0.0`, `x + 0.0` to `x`, `0.0 - x` to `-x`), or that cannot
 //! take the mode, is marked [`crate::Capabilities::float_controls_ignored`]: every float
 //! literal is then `bits ^ z` reinterpreted, where `z` is a zero the driver cannot know (derived
-//! from a buffer's `OpArrayLength` at the kernel's entry, kept in a private global), so no
-//! constant is left for such folds to match. The Vulkan backend measures each device when it
-//! opens it.
+//! from a buffer's `OpArrayLength` at the kernel's entry, kept in a private global), and so is
+//! the integer operand of every integer-to-float conversion (`(0u32 as f32) * x`, `(p ^ p) as
+//! f64 + x`), so no constant is left for such folds to match. The Vulkan backend measures each
+//! device when it opens it.
+//!
+//! An `i32` is widened to 64 bits by zero-extending its bits and computing `(w ^ 2^31) - 2^31`,
+//! not by `OpSConvert`, whose results lavapipe (Mesa 22.3) ordered as if zero-extended.
 //!
 //! # No contraction
 //!

@@ -3,6 +3,7 @@
 use super::build::Gen;
 use crate::{CodegenError, Target};
 use naga::{ArraySize, Handle, Scalar, ScalarKind, Span, StructMember, TypeInner};
+use spoc_ir::layout::Layouts;
 use spoc_ir::{Kernel, MemSpace, ScalarType, Type};
 use std::num::NonZeroU32;
 
@@ -66,50 +67,27 @@ pub fn scalar_params_layout(
     Ok((slots, offset.next_multiple_of(align)))
 }
 
-/// `(size, alignment)` in bytes of a value of `ty` in memory, as `#[repr(C)]` lays it out
-/// (`bool` is 1 byte; vectors are `[T; lanes]`; a variant is a record of a `u32` tag followed by
-/// every case's payload). Global arrays and `()` take no room.
+/// `(size, alignment)` in bytes of a value of `ty` in memory, as [`spoc_ir::layout`] lays it out
+/// (`#[repr(C)]`), except for variants: SPIR-V has no unions, so a variant's value type here is
+/// a struct of a `u32` tag followed by every case's payload ([`variant_fields`]), laid out by the
+/// same struct rule. Variants never reach memory the host sees (records, buffers and parameters
+/// hold none), so only this module's own local arrays of variants use that layout. Global arrays
+/// and `()` take no room.
 pub(super) fn host_layout(kernel: &Kernel, ty: &Type) -> (u32, u32) {
-    match ty {
-        Type::Unit => (0, 1),
-        Type::Scalar(s) => (s.size_bytes() as u32, s.size_bytes() as u32),
-        Type::Vector { elem, lanes } => {
-            let s = elem.size_bytes() as u32;
-            (s * *lanes as u32, s)
-        }
-        Type::Record(name) => {
-            let fields: Vec<&Type> = kernel
-                .record(name)
-                .map(|r| r.fields.iter().map(|f| &f.ty).collect())
-                .unwrap_or_default();
-            struct_layout(kernel, &fields).1
-        }
-        Type::Variant(name) => {
-            let fields = variant_fields(kernel, name);
-            struct_layout(kernel, &fields.iter().collect::<Vec<_>>()).1
-        }
+    let layouts = Layouts::of(kernel);
+    let l = match ty {
+        Type::Variant(name) => layouts
+            .members(&variant_fields(kernel, name))
+            .map(|s| s.layout),
         Type::Array {
             elem, len: Some(n), ..
         } => {
             let (s, a) = host_layout(kernel, elem);
-            (s * n, a)
+            return (s * n, a);
         }
-        Type::Array { len: None, .. } => (0, 1),
-    }
-}
-
-/// The member offsets and `(size, alignment)` of a struct of `fields`, `#[repr(C)]`-style.
-fn struct_layout(kernel: &Kernel, fields: &[&Type]) -> (Vec<u32>, (u32, u32)) {
-    let (mut offset, mut align) = (0u32, 1u32);
-    let mut offsets = Vec::with_capacity(fields.len());
-    for f in fields {
-        let (s, a) = host_layout(kernel, f);
-        offset = offset.next_multiple_of(a);
-        offsets.push(offset);
-        offset += s;
-        align = align.max(a);
-    }
-    (offsets, (offset.next_multiple_of(align).max(align), align))
+        _ => layouts.layout(ty),
+    };
+    l.map_or((0, 1), |l| (l.size as u32, l.align as u32))
 }
 
 /// The member types of a variant's struct: the `u32` tag, then each case's payload in order.
@@ -154,7 +132,7 @@ pub(super) fn contains_bool(kernel: &Kernel, ty: &Type) -> bool {
             .is_some_and(|r| r.fields.iter().any(|f| contains_bool(kernel, &f.ty))),
         Type::Variant(_) => true,
         Type::Array { elem, .. } => contains_bool(kernel, elem),
-        Type::Vector { .. } | Type::Unit => false,
+        Type::Vector { .. } | Type::Unit | Type::Pending(_) => false,
     }
 }
 
@@ -269,7 +247,7 @@ impl Gen<'_> {
                 }
                 self.struct_ty(name, &fields)?
             }
-            Type::Unit | Type::Array { .. } => {
+            Type::Unit | Type::Array { .. } | Type::Pending(_) => {
                 return Err(self.bug(format!("`{ty}` has no value type")));
             }
         };
@@ -297,15 +275,17 @@ impl Gen<'_> {
         name: &str,
         fields: &[(String, Type)],
     ) -> Result<Handle<naga::Type>, CodegenError> {
-        let tys: Vec<&Type> = fields.iter().map(|(_, t)| t).collect();
-        let (offsets, (span, _)) = struct_layout(self.kernel, &tys);
+        let l = Layouts::of(self.kernel)
+            .members(fields.iter().map(|(_, t)| t))
+            .map_err(|e| self.bug(format!("struct `{name}` has no layout: {e}")))?;
+        let (offsets, span) = (l.offsets, l.layout.size as u32);
         let mut members = Vec::with_capacity(fields.len());
         for ((n, t), offset) in fields.iter().zip(offsets) {
             members.push(StructMember {
                 name: Some(n.clone()),
                 ty: self.value_ty(t)?,
                 binding: None,
-                offset,
+                offset: offset as u32,
             });
         }
         Ok(self.module.types.insert(

@@ -211,7 +211,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                     }),
                 })
             }
-            Type::Array { .. } => {
+            Type::Array { .. } | Type::Pending(_) => {
                 return Err(self.cx.unsupported(
                     format!("a local value of type `{ty}`"),
                     "local arrays of fixed length (buffers and shared arrays are used by name)",

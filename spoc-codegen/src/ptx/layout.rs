@@ -1,75 +1,32 @@
-//! Memory layout of IR types, as `#[repr(C)]` lays them out.
-//!
-//! - scalars: their size, aligned to their size (`bool` is one byte);
-//! - records: fields in declaration order, each at the next multiple of its alignment; the
-//!   record's alignment is its largest field's, its size rounded up to it;
-//! - vectors: `lanes` packed scalars, aligned to the scalar (as spoc's runtime lays them out);
-//! - fixed-length arrays: `len` elements, aligned to the element.
-//!
-//! Variants and unsized arrays have no memory layout here.
+//! Memory layout of IR types for PTX: [`spoc_ir::layout`]'s `#[repr(C)]` rules, with PTX's one
+//! restriction: variants live in registers only, so a variant in memory (a local array of
+//! variants) is refused.
 
 use super::Ctx;
 use crate::CodegenError;
+pub(crate) use spoc_ir::layout::Layout;
+use spoc_ir::layout::{LayoutError, Layouts};
 use spoc_ir::Type;
-
-/// Size and alignment in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Layout {
-    pub size: u64,
-    pub align: u64,
-}
-
-fn round_up(v: u64, a: u64) -> u64 {
-    v.div_ceil(a) * a
-}
 
 impl Ctx<'_> {
     /// The layout of `ty`, or `Unsupported` for types that have none in memory.
     pub(crate) fn layout(&self, ty: &Type) -> Result<Layout, CodegenError> {
-        match ty {
-            Type::Unit => Ok(Layout { size: 0, align: 1 }),
-            Type::Scalar(s) => {
-                let n = s.size_bytes() as u64;
-                Ok(Layout { size: n, align: n })
-            }
-            Type::Vector { elem, lanes } => {
-                let n = elem.size_bytes() as u64;
-                Ok(Layout {
-                    size: n * *lanes as u64,
-                    align: n,
-                })
-            }
-            Type::Record(name) => {
-                let def = self.record(name)?;
-                let (mut size, mut align) = (0u64, 1u64);
-                for f in &def.fields {
-                    let l = self.layout(&f.ty)?;
-                    size = round_up(size, l.align) + l.size;
-                    align = align.max(l.align);
-                }
-                Ok(Layout {
-                    size: round_up(size, align),
-                    align,
-                })
-            }
-            Type::Array {
-                elem, len: Some(n), ..
-            } => {
-                let l = self.layout(elem)?;
-                Ok(Layout {
-                    size: l.size * *n as u64,
-                    align: l.align,
-                })
-            }
-            Type::Array { len: None, .. } => Err(self.unsupported(
-                format!("a value of type `{ty}` in memory"),
-                "a known length",
-            )),
-            Type::Variant(v) => Err(self.unsupported(
+        let mut t = ty;
+        while let Type::Array {
+            elem, len: Some(_), ..
+        } = t
+        {
+            t = elem;
+        }
+        if let Type::Variant(v) = t {
+            return Err(self.unsupported(
                 format!("a value of the variant type `{v}` in memory (a local array of variants)"),
                 "a memory layout for variants (variants live in registers only)",
-            )),
+            ));
         }
+        Layouts::of(self.kernel)
+            .layout(ty)
+            .map_err(|e| self.layout_error(ty, e))
     }
 
     /// Byte offset of field `field` in record `record`, and the field's type.
@@ -78,19 +35,30 @@ impl Ctx<'_> {
         record: &str,
         field: &str,
     ) -> Result<(u64, Type), CodegenError> {
-        let def = self.record(record)?;
-        let mut off = 0u64;
-        for f in &def.fields {
-            let l = self.layout(&f.ty)?;
-            off = round_up(off, l.align);
-            if f.name == field {
-                return Ok((off, f.ty.clone()));
-            }
-            off += l.size;
+        match Layouts::of(self.kernel).field_offset(record, field) {
+            Ok(Some((off, ty))) => Ok((off, ty.clone())),
+            Ok(None) => Err(self.unsupported(
+                format!("field `{field}` of record `{record}`"),
+                "a field of that name",
+            )),
+            Err(e) => Err(self.layout_error(&Type::Record(record.into()), e)),
         }
-        Err(self.unsupported(
-            format!("field `{field}` of record `{record}`"),
-            "a field of that name",
-        ))
+    }
+
+    fn layout_error(&self, ty: &Type, e: LayoutError) -> CodegenError {
+        match e {
+            LayoutError::Undefined(name) => self
+                .record(&name)
+                .err()
+                .unwrap_or_else(|| self.unsupported(format!("type `{name}`"), "a definition")),
+            LayoutError::Unsized(_) => self.unsupported(
+                format!("a value of type `{ty}` in memory"),
+                "a known length",
+            ),
+            e => self.unsupported(
+                format!("a value of type `{ty}` in memory ({e})"),
+                "a layout",
+            ),
+        }
     }
 }

@@ -56,9 +56,7 @@ pub fn device() -> &'static Mutex<Option<Vk>> {
 /// True when the environment demands a Vulkan device (a missing one is then a failure).
 pub fn required() -> bool {
     std::env::var("SPOC_REQUIRE_TOOLCHAINS").as_deref() == Ok("1")
-        || std::env::var("SPOC_REQUIRE_BACKENDS")
-            .map(|s| s.to_ascii_lowercase().contains("vulkan"))
-            .unwrap_or(false)
+        || spoc_testkit::backends::is_required("vulkan")
 }
 
 impl Vk {

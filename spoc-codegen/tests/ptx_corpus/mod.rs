@@ -2,73 +2,54 @@
 #![allow(dead_code)]
 
 use spoc_ir::*;
+use spoc_testkit::ir;
 
-/// Builds a kernel or helper: parameters, variables, and a stack of open blocks.
-#[derive(Default)]
+/// Builds a kernel or helper as nested blocks, each statement on a line of its own (the PTX
+/// snapshots show the `.loc` lines); the variable table is [`spoc_testkit::ir::B`]'s.
 pub struct B {
-    params: Vec<Param>,
-    vars: Vec<VarDecl>,
-    shared: Vec<SharedDecl>,
+    decls: ir::B,
     blocks: Vec<Block>,
     line: u32,
+}
+
+impl Default for B {
+    fn default() -> B {
+        B::new()
+    }
 }
 
 impl B {
     pub fn new() -> B {
         B {
+            decls: ir::B::new(),
             blocks: vec![Vec::new()],
             line: 1,
-            ..B::default()
         }
     }
 
     fn var(&mut self, name: &str, ty: Type, mutable: bool, kind: VarKind) -> VarId {
-        self.vars.push(VarDecl {
-            name: name.into(),
-            ty,
-            mutable,
-            kind,
-        });
-        VarId(self.vars.len() as u32 - 1)
+        id(&self.decls.declare(name, ty, mutable, kind))
     }
 
     /// A reference to variable `v`.
     pub fn v(&self, v: VarId) -> Expr {
-        Expr::var(v, self.vars[v.0 as usize].ty.clone())
+        self.decls.v(v)
     }
 
     pub fn param(&mut self, name: &str, ty: Type) -> Expr {
-        self.param_m(name, ty, false)
-    }
-
-    pub fn param_m(&mut self, name: &str, ty: Type, mutable: bool) -> Expr {
-        let var = self.var(name, ty.clone(), false, VarKind::Param);
-        self.params.push(Param {
-            var,
-            name: name.into(),
-            ty,
-            mutable,
-        });
-        self.v(var)
+        self.decls.param(name, ty, false)
     }
 
     pub fn buf(&mut self, name: &str, elem: Type) -> Expr {
-        self.param_m(name, Type::global_array(elem), false)
+        self.decls.buf(name, elem)
     }
 
     pub fn buf_mut(&mut self, name: &str, elem: Type) -> Expr {
-        self.param_m(name, Type::global_array(elem), true)
+        self.decls.buf_mut(name, elem)
     }
 
     pub fn shared(&mut self, name: &str, elem: Type, len: Option<u32>) -> Expr {
-        let ty = Type::Array {
-            elem: Box::new(elem.clone()),
-            space: MemSpace::Shared,
-            len,
-        };
-        let var = self.var(name, ty, false, VarKind::Shared);
-        self.shared.push(SharedDecl { var, elem, len });
-        self.v(var)
+        self.decls.shared(name, elem, len)
     }
 
     pub fn push(&mut self, kind: StmtKind) {
@@ -209,192 +190,23 @@ impl B {
     }
 
     pub fn kernel(mut self, name: &str) -> Kernel {
-        Kernel {
-            name: name.into(),
-            params: self.params,
-            vars: self.vars,
-            shared: self.shared,
-            body: self.blocks.pop().unwrap(),
-            records: vec![],
-            variants: vec![],
-            functions: vec![],
-        }
+        let body = self.blocks.pop().unwrap();
+        self.decls.kernel_with(name, body)
     }
 
     pub fn function(mut self, name: &str, ret: Type) -> Function {
-        Function {
-            name: name.into(),
-            params: self.params,
-            ret,
-            vars: self.vars,
-            body: self.blocks.pop().unwrap(),
-        }
+        let body = self.blocks.pop().unwrap();
+        self.decls.function_with(name, ret, body)
     }
 }
 
 // ---------------------------------------------------------------- expressions
 
-pub fn u32c(v: u32) -> Expr {
-    Expr::constant(Const::U32(v))
-}
-pub fn i32c(v: i32) -> Expr {
-    Expr::constant(Const::I32(v))
-}
-pub fn i64c(v: i64) -> Expr {
-    Expr::constant(Const::I64(v))
-}
-pub fn u64c(v: u64) -> Expr {
-    Expr::constant(Const::U64(v))
-}
-pub fn f32c(v: f32) -> Expr {
-    Expr::constant(Const::f32(v))
-}
-pub fn f64c(v: f64) -> Expr {
-    Expr::constant(Const::f64(v))
-}
-pub fn boolc(v: bool) -> Expr {
-    Expr::constant(Const::Bool(v))
-}
-
-pub fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
-    let ty = if op.is_comparison() || op.is_logical() {
-        Type::BOOL
-    } else {
-        lhs.ty.clone()
-    };
-    Expr {
-        kind: ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        ty,
-    }
-}
-pub fn add(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Add, a, b)
-}
-pub fn sub(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Sub, a, b)
-}
-pub fn mul(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Mul, a, b)
-}
-pub fn div(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Div, a, b)
-}
-pub fn rem(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Rem, a, b)
-}
-pub fn lt(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Lt, a, b)
-}
-pub fn ge(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Ge, a, b)
-}
-pub fn eq(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::Eq, a, b)
-}
-pub fn and(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::LogicalAnd, a, b)
-}
-pub fn or(a: Expr, b: Expr) -> Expr {
-    bin(BinOp::LogicalOr, a, b)
-}
-
-pub fn un(op: UnOp, e: Expr) -> Expr {
-    Expr {
-        ty: e.ty.clone(),
-        kind: ExprKind::Unary {
-            op,
-            operand: Box::new(e),
-        },
-    }
-}
-
-pub fn idx(array: &Expr, i: Expr) -> Expr {
-    let ty = array.ty.as_array().map(|(t, _, _)| t.clone()).unwrap();
-    Expr {
-        kind: ExprKind::Index {
-            array: Box::new(array.clone()),
-            index: Box::new(i),
-        },
-        ty,
-    }
-}
-
-pub fn field(base: Expr, name: &str, ty: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Field {
-            base: Box::new(base),
-            field: name.into(),
-        },
-        ty,
-    }
-}
-
-pub fn len(a: &Expr) -> Expr {
-    Expr {
-        kind: ExprKind::Len(Box::new(a.clone())),
-        ty: Type::U32,
-    }
-}
-
-pub fn cast(e: Expr, to: ScalarType) -> Expr {
-    Expr {
-        kind: ExprKind::Cast {
-            value: Box::new(e),
-            to,
-        },
-        ty: Type::Scalar(to),
-    }
-}
-
-pub fn intr(i: Intrinsic, args: Vec<Expr>, ty: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Intrinsic { intrinsic: i, args },
-        ty,
-    }
-}
-
-pub fn gid() -> Expr {
-    intr(Intrinsic::GlobalId(Axis::X), vec![], Type::U32)
-}
-
-pub fn tid() -> Expr {
-    intr(Intrinsic::ThreadIdx(Axis::X), vec![], Type::U32)
-}
-
-pub fn math(m: MathFn, args: Vec<Expr>) -> Expr {
-    let ty = args[0].ty.clone();
-    intr(Intrinsic::Math(m), args, ty)
-}
-
-pub fn atomic(op: AtomicOp, args: Vec<Expr>) -> Expr {
-    let ty = args[0].ty.as_array().map(|(t, _, _)| t.clone()).unwrap();
-    intr(Intrinsic::Atomic(op), args, ty)
-}
-
-pub fn call(func: &str, args: Vec<Expr>, ret: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Call {
-            func: func.into(),
-            args,
-        },
-        ty: ret,
-    }
-}
-
-pub fn select(c: Expr, t: Expr, e: Expr) -> Expr {
-    Expr {
-        ty: t.ty.clone(),
-        kind: ExprKind::Select {
-            cond: Box::new(c),
-            then: Box::new(t),
-            els: Box::new(e),
-        },
-    }
-}
+#[allow(unused_imports)] // each test binary uses some of them
+pub use spoc_testkit::ir::{
+    add, and, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c, i64c, id,
+    idx, intr, len, lt, math, mul, rem, select, sub, tid, u32c, u64c, un,
+};
 
 // ---------------------------------------------------------------- the corpus
 

@@ -18,6 +18,8 @@
 use super::Native;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
+pub(crate) use spoc_ir::visit::children;
+use spoc_ir::visit::{for_each_stmt, place_root, walk_expr, walk_lvalue, walk_stmt, Visit};
 use spoc_ir::{
     Axis, BinOp, Block, Const, Expr, ExprKind, Intrinsic, LValue, MemSpace, ScalarType, Stmt,
     StmtKind, Type, VarDecl, VarId, VarKind,
@@ -183,7 +185,7 @@ impl Plan {
             plan: &mut plan,
             assigned: &assigned,
         };
-        walk.block(body);
+        walk.visit_block(body);
         (!plan.windows.is_empty() || !plan.facts.is_empty()).then_some(plan)
     }
 
@@ -383,18 +385,14 @@ struct Walk<'p, 'a> {
     assigned: &'p HashSet<VarId>,
 }
 
-impl Walk<'_, '_> {
-    fn block(&mut self, b: &Block) {
-        for s in b {
-            self.stmt(s);
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
+impl<'ir> Visit<'ir> for Walk<'_, '_> {
+    fn visit_stmt(&mut self, s: &'ir Stmt) {
         crate::nesting::deep(|| match &s.kind {
-            StmtKind::Let { var, init } => {
-                let Some(init) = init else { return };
-                self.expr(init);
+            StmtKind::Let {
+                var,
+                init: Some(init),
+            } => {
+                self.visit_expr(init);
                 let decl: Option<&VarDecl> = self.cx.vars.get(var.0 as usize);
                 let immutable = decl.is_some_and(|d| !d.mutable) && !self.assigned.contains(var);
                 if !immutable {
@@ -410,66 +408,29 @@ impl Walk<'_, '_> {
                     self.plan.inv.insert(*var, t);
                 }
             }
+            // The value first: the windows are numbered in the order they are met.
             StmtKind::Assign { target, value } => {
-                self.expr(value);
-                self.lvalue(target);
+                self.visit_expr(value);
+                self.visit_lvalue(target);
             }
-            StmtKind::Block(b) => self.block(b),
-            StmtKind::If { cond, then, els } => {
-                self.expr(cond);
-                self.block(then);
-                if let Some(e) = els {
-                    self.block(e);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            StmtKind::For {
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                self.expr(start);
-                self.expr(end);
-                self.expr(step);
-                self.block(body);
-            }
-            StmtKind::Match { scrutinee, arms } => {
-                self.expr(scrutinee);
-                for (_, b) in arms {
-                    self.block(b);
-                }
-            }
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e),
-            StmtKind::Pragma { body, .. } => self.block(body),
-            StmtKind::Return(None)
-            | StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Barrier
-            | StmtKind::WarpBarrier
-            | StmtKind::MemFence(_) => {}
+            _ => walk_stmt(self, s),
         })
     }
 
-    fn lvalue(&mut self, l: &LValue) {
+    fn visit_lvalue(&mut self, l: &'ir LValue) {
         match l {
-            LValue::Var(_) => {}
             LValue::Index { base, index } => {
-                self.expr(index);
+                self.visit_expr(index);
                 match &**base {
                     LValue::Var(b) => self.access(*b, index),
-                    other => self.lvalue(other),
+                    other => self.visit_lvalue(other),
                 }
             }
-            LValue::Field { base, .. } => self.lvalue(base),
+            _ => walk_lvalue(self, l),
         }
     }
 
-    fn expr(&mut self, e: &Expr) {
+    fn visit_expr(&mut self, e: &'ir Expr) {
         crate::nesting::deep(|| {
             match &e.kind {
                 ExprKind::Index { array, index } => {
@@ -480,12 +441,12 @@ impl Walk<'_, '_> {
                 ExprKind::Binary { op, lhs, rhs } => self.comparison(*op, lhs, rhs),
                 _ => {}
             }
-            for c in children(e) {
-                self.expr(c);
-            }
+            walk_expr(self, e);
         })
     }
+}
 
+impl Walk<'_, '_> {
     /// Plans access `buf[index]` if `buf` is a buffer parameter and `index` linear.
     fn access(&mut self, buf: VarId, index: &Expr) {
         let Some((elem, mutable)) = self.plan.buffers.get(&buf).cloned() else {
@@ -550,30 +511,6 @@ impl Walk<'_, '_> {
     }
 }
 
-/// The direct subexpressions of `e`.
-pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Const(_) | ExprKind::Var(_) => vec![],
-        ExprKind::Index { array, index } => vec![array, index],
-        ExprKind::Field { base, .. } => vec![base],
-        ExprKind::Unary { operand, .. } => vec![operand],
-        ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
-        ExprKind::Intrinsic { args, .. } | ExprKind::Call { args, .. } => args.iter().collect(),
-        ExprKind::Cast { value, .. } => vec![value],
-        ExprKind::Select { cond, then, els } => vec![cond, then, els],
-        ExprKind::Match { scrutinee, arms } => {
-            let mut v: Vec<&Expr> = vec![scrutinee];
-            v.extend(arms.iter().map(|(_, e)| e));
-            v
-        }
-        ExprKind::Len(a) => vec![a],
-        ExprKind::RecordLit { fields, .. } => fields.iter().collect(),
-        ExprKind::VariantLit { payload, .. } => payload.iter().collect(),
-        ExprKind::ArrayRepeat { value, .. } => vec![value],
-        ExprKind::VectorLit(v) => v.iter().collect(),
-    }
-}
-
 /// Calls `f` on `e` and every subexpression.
 fn visit_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
     crate::nesting::deep(|| {
@@ -587,42 +524,15 @@ fn visit_expr(e: &Expr, f: &mut impl FnMut(&Expr)) {
 /// Every variable assigned (`v = …`, or the root of `v[i] = …`) anywhere in `b`, and every
 /// `for` loop variable.
 fn assigned_vars(b: &Block, out: &mut HashSet<VarId>) {
-    crate::nesting::deep(|| {
-        fn root(l: &LValue) -> Option<VarId> {
-            match l {
-                LValue::Var(v) => Some(*v),
-                LValue::Index { base, .. } | LValue::Field { base, .. } => root(base),
-            }
+    for_each_stmt(b, &mut |s| match &s.kind {
+        StmtKind::Assign { target, .. } => {
+            out.insert(place_root(target));
         }
-        for s in b {
-            match &s.kind {
-                StmtKind::Assign { target, .. } => {
-                    if let Some(v) = root(target) {
-                        out.insert(v);
-                    }
-                }
-                StmtKind::Block(b)
-                | StmtKind::While { body: b, .. }
-                | StmtKind::Pragma { body: b, .. } => assigned_vars(b, out),
-                StmtKind::If { then, els, .. } => {
-                    assigned_vars(then, out);
-                    if let Some(e) = els {
-                        assigned_vars(e, out);
-                    }
-                }
-                StmtKind::For { var, body, .. } => {
-                    out.insert(*var);
-                    assigned_vars(body, out);
-                }
-                StmtKind::Match { arms, .. } => {
-                    for (_, b) in arms {
-                        assigned_vars(b, out);
-                    }
-                }
-                _ => {}
-            }
+        StmtKind::For { var, .. } => {
+            out.insert(*var);
         }
-    })
+        _ => {}
+    });
 }
 
 /// The buffer parameters of a kernel: element type and mutability, for [`Plan::new`].

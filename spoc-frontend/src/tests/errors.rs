@@ -268,3 +268,22 @@ fn a_failed_let_adds_no_errors_where_its_names_are_used() {
         "{e:#?}"
     );
 }
+
+/// A helper's result stored into a record field of unknown type: the error names the field
+/// and the helper, and suggests no concrete type (it suggested `f32` whatever the field was:
+/// issue 11, item 16).
+#[test]
+fn helper_result_into_a_record_field_names_the_field() {
+    for src in [
+        "fn k(p: &mut [P], y: &[u32]) { p[0].a = twice(y[0]); }",
+        "fn k(p: &mut [P], y: &[u32]) { p[0].a = twice(y[0]) + 1; }",
+        "fn k(p: &mut [P], y: &[u32]) { let q = P { a: twice(y[0]) }; p[0] = q; }",
+    ] {
+        let e = err(syn::parse_str(src).unwrap());
+        assert!(
+            e.contains("field `P.a`") && e.contains("`let r: T = twice(..);`"),
+            "{src}: {e}"
+        );
+        assert!(!e.contains("f32"), "{src}: a guessed type in {e}");
+    }
+}

@@ -30,6 +30,9 @@ pub(super) fn is_plain_data(ty: &Type) -> bool {
 pub(super) fn check_type(kernel: &Kernel, ty: &Type, what: &str) -> Result<(), String> {
     match ty {
         Type::Unit | Type::Scalar(_) => Ok(()),
+        Type::Pending(p) => Err(format!(
+            "{what} has the unresolved type `{p}` (a placeholder the kernel's loader resolves)"
+        )),
         Type::Record(n) => {
             if kernel.record(n).is_some() {
                 Ok(())

@@ -4,8 +4,8 @@ use super::count;
 use super::decls::{kind_word, rust_buffer};
 use crate::print::Printer;
 use crate::{
-    Block, Const, Expr, ExprKind, Function, Kernel, LValue, MemSpace, Param, Pattern, ScalarType,
-    SrcLoc, Stmt, StmtKind, Type, VarDecl, VarId, VarKind,
+    Block, Const, Expr, ExprKind, Function, Kernel, LValue, MemSpace, Param, Pattern, SrcLoc, Stmt,
+    StmtKind, Type, VarDecl, VarId, VarKind,
 };
 
 /// Longest printed node shown in a message; longer ones are cut with `…`.
@@ -626,24 +626,7 @@ impl<'k> Body<'k> {
 
 /// An integer constant's value (0 for non-integers, which patterns reject first).
 pub(super) fn const_value(c: Const) -> i128 {
-    match c {
-        Const::I32(v) => v.into(),
-        Const::I64(v) => v.into(),
-        Const::U32(v) => v.into(),
-        Const::U64(v) => v.into(),
-        _ => 0,
-    }
-}
-
-/// The range of values of integer type `t`.
-fn int_range(t: ScalarType) -> (i128, i128) {
-    match t {
-        ScalarType::I32 => (i32::MIN.into(), i32::MAX.into()),
-        ScalarType::I64 => (i64::MIN.into(), i64::MAX.into()),
-        ScalarType::U32 => (0, u32::MAX.into()),
-        ScalarType::U64 => (0, u64::MAX.into()),
-        _ => (0, 0),
-    }
+    c.int_value().unwrap_or(0)
 }
 
 /// True if `p` matches every value.
@@ -690,7 +673,7 @@ pub(super) fn exhaustive(kernel: &Kernel, pats: &[&Pattern], ty: &Type) -> bool 
                 })
                 .collect();
             ranges.sort_unstable();
-            let (min, max) = int_range(*t);
+            let (min, max) = t.int_range().unwrap_or((0, 0));
             let mut next = min; // the smallest value not yet covered
             for (lo, hi) in ranges {
                 if lo > next {

@@ -1,74 +1,54 @@
-//! Builders for hand-made IR kernels, shared by the spoc-ir integration tests.
+//! Builders for hand-made IR kernels, shared by the spoc-ir integration tests: the spoc-ir
+//! view (variables as [`VarId`]s, blocks as [`Block`]s) of [`spoc_testkit::ir`].
 #![allow(dead_code)]
 
 use spoc_ir::*;
+use spoc_testkit::ir;
 
-/// Builds the parameter list, variable table and body of a kernel or helper function.
+#[allow(unused_imports)] // each test binary uses some of them
+pub use spoc_testkit::ir::{
+    assign, at_line, bin, boolc, call, cast, f32c, f64c, field, i32c, i64c, index, intr, math,
+    record, retype, s as stmt, select, u32c, un,
+};
+
+/// Builds the parameter list, variable table and body of a kernel or helper function, naming
+/// variables by [`VarId`].
 #[derive(Default)]
-pub struct Builder {
-    pub params: Vec<Param>,
-    pub vars: Vec<VarDecl>,
-    pub shared: Vec<SharedDecl>,
-    pub body: Block,
-}
+pub struct Builder(pub ir::B);
 
 impl Builder {
     pub fn new() -> Builder {
         Builder::default()
     }
 
-    fn add_var(&mut self, name: &str, ty: Type, mutable: bool, kind: VarKind) -> VarId {
-        self.vars.push(VarDecl {
-            name: name.into(),
-            ty,
-            mutable,
-            kind,
-        });
-        VarId(self.vars.len() as u32 - 1)
-    }
-
     /// A parameter; `mutable` is `&mut [T]` for buffers.
     pub fn param(&mut self, name: &str, ty: Type, mutable: bool) -> VarId {
-        let var = self.add_var(name, ty.clone(), false, VarKind::Param);
-        self.params.push(Param {
-            var,
-            name: name.into(),
-            ty,
-            mutable,
-        });
-        var
+        ir::id(&self.0.param(name, ty, mutable))
     }
 
     /// A `&[elem]` parameter.
     pub fn buf(&mut self, name: &str, elem: Type) -> VarId {
-        self.param(name, Type::global_array(elem), false)
+        ir::id(&self.0.buf(name, elem))
     }
 
     /// A `&mut [elem]` parameter.
     pub fn buf_mut(&mut self, name: &str, elem: Type) -> VarId {
-        self.param(name, Type::global_array(elem), true)
+        ir::id(&self.0.buf_mut(name, elem))
     }
 
     /// A local variable (declared in the table only; a `let` must declare it in the body).
     pub fn local(&mut self, name: &str, ty: Type, mutable: bool) -> VarId {
-        self.add_var(name, ty, mutable, VarKind::Local)
+        ir::id(&self.0.local(name, ty, mutable))
     }
 
     /// A shared array with its declaration.
     pub fn shared(&mut self, name: &str, elem: Type, len: Option<u32>) -> VarId {
-        let ty = Type::Array {
-            elem: Box::new(elem.clone()),
-            space: MemSpace::Shared,
-            len,
-        };
-        let var = self.add_var(name, ty, false, VarKind::Shared);
-        self.shared.push(SharedDecl { var, elem, len });
-        var
+        ir::id(&self.0.shared(name, elem, len))
     }
 
     /// A variable reference with its declared type.
     pub fn v(&self, id: VarId) -> Expr {
-        Expr::var(id, self.vars[id.0 as usize].ty.clone())
+        self.0.v(id)
     }
 
     /// `a[i]` on a variable, typed with the element type.
@@ -77,186 +57,45 @@ impl Builder {
     }
 
     pub fn push(&mut self, s: Stmt) {
-        self.body.push(s);
+        self.0.body.push(s);
     }
 
     /// `let v = init;` (declares v in the body).
     pub fn let_(&mut self, v: VarId, init: Expr) {
-        self.push(stmt(StmtKind::Let {
-            var: v,
-            init: Some(init),
-        }));
+        let v = self.v(v);
+        self.0.let_(&v, init);
     }
 
     pub fn kernel(self, name: &str) -> Kernel {
-        Kernel {
-            name: name.into(),
-            params: self.params,
-            vars: self.vars,
-            shared: self.shared,
-            body: self.body,
-            records: vec![],
-            variants: vec![],
-            functions: vec![],
-        }
+        self.0.kernel(name)
     }
 
     pub fn function(self, name: &str, ret: Type) -> Function {
-        assert!(self.shared.is_empty(), "helpers have no shared arrays");
-        Function {
-            name: name.into(),
-            params: self.params,
-            ret,
-            vars: self.vars,
-            body: self.body,
-        }
+        self.0.function(name, ret)
     }
 }
 
-pub fn stmt(kind: StmtKind) -> Stmt {
-    Stmt::new(kind)
-}
-
-/// A statement at source line `line`.
-pub fn at_line(line: u32, kind: StmtKind) -> Stmt {
-    Stmt {
-        kind,
-        loc: Some(SrcLoc { line, column: 5 }),
+/// The variable table, parameters, shared arrays and body, as [`ir::B`] holds them.
+impl std::ops::Deref for Builder {
+    type Target = ir::B;
+    fn deref(&self) -> &ir::B {
+        &self.0
     }
 }
 
-pub fn u32c(v: u32) -> Expr {
-    Expr::constant(Const::U32(v))
-}
-pub fn i32c(v: i32) -> Expr {
-    Expr::constant(Const::I32(v))
-}
-pub fn i64c(v: i64) -> Expr {
-    Expr::constant(Const::I64(v))
-}
-pub fn f32c(v: f32) -> Expr {
-    Expr::constant(Const::f32(v))
-}
-pub fn f64c(v: f64) -> Expr {
-    Expr::constant(Const::f64(v))
-}
-pub fn boolc(v: bool) -> Expr {
-    Expr::constant(Const::Bool(v))
-}
-
-/// The same expression with another (possibly wrong) type.
-pub fn retype(mut e: Expr, ty: Type) -> Expr {
-    e.ty = ty;
-    e
-}
-
-/// `lhs op rhs`, typed as the validator expects (bool for comparisons and logical ops, the
-/// left operand's type otherwise).
-pub fn bin(op: BinOp, lhs: Expr, rhs: Expr) -> Expr {
-    let ty = if op.is_comparison() || op.is_logical() {
-        Type::BOOL
-    } else {
-        lhs.ty.clone()
-    };
-    Expr {
-        kind: ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        ty,
+impl std::ops::DerefMut for Builder {
+    fn deref_mut(&mut self) -> &mut ir::B {
+        &mut self.0
     }
-}
-
-pub fn un(op: UnOp, e: Expr) -> Expr {
-    Expr {
-        ty: e.ty.clone(),
-        kind: ExprKind::Unary {
-            op,
-            operand: Box::new(e),
-        },
-    }
-}
-
-/// `array[i]`, typed with the element type (or `()` if `array` is not an array).
-pub fn index(array: Expr, i: Expr) -> Expr {
-    let ty = array
-        .ty
-        .as_array()
-        .map(|(t, _, _)| t.clone())
-        .unwrap_or(Type::Unit);
-    Expr {
-        kind: ExprKind::Index {
-            array: Box::new(array),
-            index: Box::new(i),
-        },
-        ty,
-    }
-}
-
-pub fn intr(i: Intrinsic, args: Vec<Expr>, ty: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Intrinsic { intrinsic: i, args },
-        ty,
-    }
-}
-
-/// A math function typed with its first argument's type.
-pub fn math(m: MathFn, args: Vec<Expr>) -> Expr {
-    let ty = args[0].ty.clone();
-    intr(Intrinsic::Math(m), args, ty)
 }
 
 pub fn gid_x() -> Expr {
-    intr(Intrinsic::GlobalId(Axis::X), vec![], Type::U32)
+    ir::gid()
 }
 
-pub fn cast(e: Expr, to: ScalarType) -> Expr {
-    Expr {
-        kind: ExprKind::Cast {
-            value: Box::new(e),
-            to,
-        },
-        ty: Type::Scalar(to),
-    }
-}
-
-pub fn call(func: &str, args: Vec<Expr>, ty: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Call {
-            func: func.into(),
-            args,
-        },
-        ty,
-    }
-}
-
+/// `e.len()`.
 pub fn len(e: Expr) -> Expr {
-    Expr {
-        kind: ExprKind::Len(Box::new(e)),
-        ty: Type::U32,
-    }
-}
-
-pub fn field(base: Expr, name: &str, ty: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Field {
-            base: Box::new(base),
-            field: name.into(),
-        },
-        ty,
-    }
-}
-
-pub fn select(cond: Expr, then: Expr, els: Expr) -> Expr {
-    Expr {
-        ty: then.ty.clone(),
-        kind: ExprKind::Select {
-            cond: Box::new(cond),
-            then: Box::new(then),
-            els: Box::new(els),
-        },
-    }
+    ir::len(&e)
 }
 
 pub fn lv(v: VarId) -> LValue {
@@ -268,10 +107,6 @@ pub fn lidx(base: LValue, i: Expr) -> LValue {
         base: Box::new(base),
         index: i,
     }
-}
-
-pub fn assign(target: LValue, value: Expr) -> StmtKind {
-    StmtKind::Assign { target, value }
 }
 
 pub fn if_(cond: Expr, then: Block, els: Option<Block>) -> StmtKind {
@@ -286,20 +121,6 @@ pub fn for_up(var: VarId, start: Expr, end: Expr, body: Block) -> StmtKind {
         step: u32c(1),
         dir: ForDir::Up,
         body,
-    }
-}
-
-/// A record definition.
-pub fn record(name: &str, fields: &[(&str, Type)]) -> RecordDef {
-    RecordDef {
-        name: name.into(),
-        fields: fields
-            .iter()
-            .map(|(n, t)| Field {
-                name: (*n).into(),
-                ty: t.clone(),
-            })
-            .collect(),
     }
 }
 

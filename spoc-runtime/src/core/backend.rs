@@ -16,7 +16,7 @@ use crate::dims::Dims;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
-use spoc_ir::{ContentHash, Kernel};
+use spoc_ir::{ContentHash, Kernel, ValidKernel};
 use std::any::Any;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -537,7 +537,7 @@ pub trait Compiler: Platform {
     /// ([`spoc_codegen::abi::refuse_soa`]); [`Error::Compile`] for code generation errors.
     fn generate(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         caps: &spoc_codegen::Capabilities,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
@@ -565,7 +565,7 @@ pub trait Compiler: Platform {
     /// As [`Compiler::generate`].
     fn generate_source(
         &self,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
@@ -586,7 +586,7 @@ pub trait Compiler: Platform {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
@@ -613,7 +613,7 @@ pub trait Compiler: Platform {
     fn compile_cached(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         hash: ContentHash,
         source: &Source,
         options: &CompileOptions,

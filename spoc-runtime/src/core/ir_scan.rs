@@ -1,43 +1,18 @@
 //! Facts about a kernel the runtime needs before launching it, computed once per kernel: the
 //! intrinsics it calls, the layout of its types, its static shared memory.
 
-use spoc_ir::{Block, Expr, ExprKind, Intrinsic, Kernel, LValue, ScalarType, StmtKind, Type};
+use spoc_ir::{ExprKind, Intrinsic, Kernel, ScalarType, Type};
 use std::collections::HashSet;
 
-/// Size and alignment in bytes of a value of `ty` in memory (`#[repr(C)]` for records), or
-/// `None` for types without a fixed layout (global buffers, variants).
+/// Size and alignment in bytes of a value of `ty` in memory ([`spoc_ir::layout`]: `#[repr(C)]`
+/// records, `#[repr(C, u32)]` variants), or `None` for types without a fixed layout (global
+/// buffers, launch-sized arrays).
 pub(crate) fn layout(kernel: &Kernel, ty: &Type) -> Option<(usize, usize)> {
-    layout_depth(kernel, ty, 0)
-}
-
-fn layout_depth(kernel: &Kernel, ty: &Type, depth: u32) -> Option<(usize, usize)> {
-    if depth > 64 {
-        return None; // a recursive record: the validator rejects it; do not overflow the stack
-    }
-    match ty {
-        Type::Unit => Some((0, 1)),
-        Type::Scalar(s) => Some((s.size_bytes(), s.size_bytes())),
-        Type::Record(name) => {
-            let rec = kernel.record(name)?;
-            let (mut size, mut align) = (0usize, 1usize);
-            for f in &rec.fields {
-                let (fs, fa) = layout_depth(kernel, &f.ty, depth + 1)?;
-                size = size.checked_next_multiple_of(fa)?.checked_add(fs)?;
-                align = align.max(fa);
-            }
-            Some((size.checked_next_multiple_of(align)?, align))
-        }
-        Type::Array {
-            elem, len: Some(n), ..
-        } => {
-            let (es, ea) = layout_depth(kernel, elem, depth + 1)?;
-            Some((es.checked_mul(*n as usize)?, ea))
-        }
-        Type::Vector { elem, lanes } => {
-            Some((elem.size_bytes() * *lanes as usize, elem.size_bytes()))
-        }
-        Type::Array { len: None, .. } | Type::Variant(_) => None,
-    }
+    let l = spoc_ir::layout::Layouts::of(kernel).layout(ty).ok()?;
+    Some((
+        usize::try_from(l.size).ok()?,
+        usize::try_from(l.align).ok()?,
+    ))
 }
 
 /// Bytes of the kernel's statically sized shared arrays.
@@ -56,105 +31,14 @@ pub(crate) fn static_shared_bytes(kernel: &Kernel) -> usize {
 /// Every intrinsic the kernel and its helpers call.
 pub(crate) fn intrinsics(kernel: &Kernel) -> HashSet<Intrinsic> {
     let mut out = HashSet::new();
-    block(&kernel.body, &mut out);
-    for f in &kernel.functions {
-        block(&f.body, &mut out);
+    for body in spoc_ir::visit::bodies(kernel) {
+        spoc_ir::visit::for_each_expr(body, &mut |e| {
+            if let ExprKind::Intrinsic { intrinsic, .. } = &e.kind {
+                out.insert(*intrinsic);
+            }
+        });
     }
     out
-}
-
-fn block(b: &Block, out: &mut HashSet<Intrinsic>) {
-    for s in b {
-        match &s.kind {
-            StmtKind::Let { init, .. } => init.iter().for_each(|e| expr(e, out)),
-            StmtKind::Assign { target, value } => {
-                lvalue(target, out);
-                expr(value, out);
-            }
-            StmtKind::Block(b) => block(b, out),
-            StmtKind::If { cond, then, els } => {
-                expr(cond, out);
-                block(then, out);
-                els.iter().for_each(|b| block(b, out));
-            }
-            StmtKind::While { cond, body } => {
-                expr(cond, out);
-                block(body, out);
-            }
-            StmtKind::For {
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                for e in [start, end, step] {
-                    expr(e, out);
-                }
-                block(body, out);
-            }
-            StmtKind::Match { scrutinee, arms } => {
-                expr(scrutinee, out);
-                arms.iter().for_each(|(_, b)| block(b, out));
-            }
-            StmtKind::Return(e) => e.iter().for_each(|e| expr(e, out)),
-            StmtKind::Expr(e) => expr(e, out),
-            StmtKind::Pragma { body, .. } => block(body, out),
-            StmtKind::Break
-            | StmtKind::Continue
-            | StmtKind::Barrier
-            | StmtKind::WarpBarrier
-            | StmtKind::MemFence(_) => {}
-        }
-    }
-}
-
-fn lvalue(l: &LValue, out: &mut HashSet<Intrinsic>) {
-    match l {
-        LValue::Var(_) => {}
-        LValue::Index { base, index } => {
-            lvalue(base, out);
-            expr(index, out);
-        }
-        LValue::Field { base, .. } => lvalue(base, out),
-    }
-}
-
-fn expr(e: &Expr, out: &mut HashSet<Intrinsic>) {
-    match &e.kind {
-        ExprKind::Const(_) | ExprKind::Var(_) => {}
-        ExprKind::Index { array, index } => {
-            expr(array, out);
-            expr(index, out);
-        }
-        ExprKind::Field { base, .. } => expr(base, out),
-        ExprKind::Unary { operand, .. } => expr(operand, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            expr(lhs, out);
-            expr(rhs, out);
-        }
-        ExprKind::Intrinsic { intrinsic, args } => {
-            out.insert(*intrinsic);
-            args.iter().for_each(|a| expr(a, out));
-        }
-        ExprKind::Cast { value, .. } => expr(value, out),
-        ExprKind::Call { args, .. } | ExprKind::RecordLit { fields: args, .. } => {
-            args.iter().for_each(|a| expr(a, out))
-        }
-        ExprKind::VariantLit { payload, .. } => payload.iter().for_each(|a| expr(a, out)),
-        ExprKind::VectorLit(items) => items.iter().for_each(|a| expr(a, out)),
-        ExprKind::Select { cond, then, els } => {
-            for x in [cond, then, els] {
-                expr(x, out);
-            }
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            expr(scrutinee, out);
-            arms.iter().for_each(|(_, a)| expr(a, out));
-        }
-        ExprKind::Len(a) => expr(a, out),
-        ExprKind::ArrayRepeat { value, .. } => expr(value, out),
-    }
 }
 
 /// The Rust type a scalar buffer element or scalar parameter corresponds to.

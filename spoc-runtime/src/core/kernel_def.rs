@@ -1,7 +1,7 @@
 //! What `#[kernel]` generates for the runtime: a kernel's name, its IR and its native code.
 
 use crate::kernel_abi::NativeFn;
-use spoc_ir::{IrError, Kernel};
+use spoc_ir::{IrError, Kernel, ValidKernel};
 
 /// A kernel as compiled into the program by `#[kernel]`: its name, an accessor for its IR
 /// (decoded, linked with its helpers and validated on first use, then kept for the life of the
@@ -12,8 +12,8 @@ use spoc_ir::{IrError, Kernel};
 pub struct KernelDef {
     /// The kernel's Rust name.
     pub name: &'static str,
-    /// Returns the kernel's IR.
-    pub ir: fn() -> Result<&'static Kernel, IrError>,
+    /// Returns the kernel's IR, validated.
+    pub ir: fn() -> Result<&'static ValidKernel, IrError>,
     /// The native entry point, if the kernel has one.
     pub native: Option<NativeFn>,
 }
@@ -24,6 +24,14 @@ impl KernelDef {
     /// # Errors
     /// [`crate::Error::Ir`] if the embedded IR does not decode, link or validate.
     pub fn kernel(&self) -> crate::Result<&'static Kernel> {
+        self.valid().map(ValidKernel::kernel)
+    }
+
+    /// The kernel's IR as the [`ValidKernel`] code generation and the backends take.
+    ///
+    /// # Errors
+    /// [`crate::Error::Ir`] if the embedded IR does not decode, link or validate.
+    pub fn valid(&self) -> crate::Result<&'static ValidKernel> {
         (self.ir)().map_err(crate::Error::from)
     }
 }
@@ -57,7 +65,7 @@ impl KernelDef {
         block: Option<crate::Dims>,
         soa_params: &[&str],
     ) -> crate::Result<Option<crate::Source>> {
-        let kernel = self.kernel()?;
+        let kernel = self.valid()?;
         Ok(spoc_codegen::generate_source(
             target,
             kernel,

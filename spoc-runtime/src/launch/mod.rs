@@ -163,7 +163,7 @@ fn compile_with(
     options: CompileOptions,
 ) -> Result<Arc<CompiledKernel>> {
     dev.check_current()?;
-    let kernel = def.kernel()?;
+    let kernel = def.valid()?;
     let hash = content_hash(kernel);
     let options = resolve_checked(dev, def.name, options)?;
     let key = CacheKey {
@@ -215,7 +215,7 @@ fn resolve_checked(
 fn build(
     dev: &Device,
     def: &'static KernelDef,
-    kernel: &'static Kernel,
+    kernel: &'static spoc_ir::ValidKernel,
     hash: ContentHash,
     options: CompileOptions,
 ) -> Result<Arc<CompiledKernel>> {
@@ -254,7 +254,7 @@ fn build(
     };
     Ok(Arc::new(CompiledKernel {
         def: *def,
-        kernel,
+        kernel: kernel.kernel(),
         hash,
         device: dev.clone(),
         module,

@@ -808,9 +808,10 @@ mod tests {
             let def: &'static crate::KernelDef = Box::leak(Box::new(crate::KernelDef {
                 name: "k",
                 ir: || {
-                    static K: std::sync::OnceLock<std::result::Result<Kernel, spoc_ir::IrError>> =
-                        std::sync::OnceLock::new();
-                    K.get_or_init(|| Ok(kernel(p_fields())))
+                    static K: std::sync::OnceLock<
+                        std::result::Result<spoc_ir::ValidKernel, spoc_ir::IrError>,
+                    > = std::sync::OnceLock::new();
+                    K.get_or_init(|| spoc_ir::ValidKernel::new(kernel(p_fields())))
                         .as_ref()
                         .map_err(Clone::clone)
                 },

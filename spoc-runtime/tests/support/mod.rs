@@ -2,10 +2,7 @@
 //! backend with two devices, for the runtime's integration tests.
 #![allow(dead_code)]
 
-use spoc_ir::{
-    BinOp, Block, Const, Expr, ExprKind, Intrinsic, IrError, Kernel, LValue, Param, Stmt, StmtKind,
-    Type, VarDecl, VarId, VarKind,
-};
+use spoc_ir::{Axis, Expr, Intrinsic, Kernel, StmtKind, Type};
 use spoc_runtime::backend::{Code, DeviceInfo, ExecutionModel, Module, Source, Target};
 use spoc_runtime::cache::ModuleCache;
 use spoc_runtime::native::abi::{
@@ -15,240 +12,113 @@ use spoc_runtime::{
     Arg, Capabilities, CompileOptions, Compiler, DeviceMemory, Executor, IntrinsicRegistry,
     KernelDef, Platform,
 };
+use spoc_testkit::ir::*;
+use spoc_testkit::ir_accessor;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 
-// ------------------------------------------------------------------ IR builders
+// ------------------------------------------------------------------ IR kernels
 
-fn param(id: u32, name: &str, ty: Type, mutable: bool) -> (Param, VarDecl) {
-    (
-        Param {
-            var: VarId(id),
-            name: name.into(),
-            ty: ty.clone(),
-            mutable,
-        },
-        VarDecl {
-            name: name.into(),
-            ty,
-            mutable: false,
-            kind: VarKind::Param,
-        },
-    )
-}
-
-fn local(name: &str, ty: Type) -> VarDecl {
-    VarDecl {
-        name: name.into(),
-        ty,
-        mutable: false,
-        kind: VarKind::Local,
-    }
-}
-
-fn var(id: u32, ty: Type) -> Expr {
-    Expr::var(VarId(id), ty)
-}
-
-fn bin(op: BinOp, lhs: Expr, rhs: Expr, ty: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Binary {
-            op,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        },
-        ty,
-    }
-}
-
-fn index(array: Expr, i: Expr, elem: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Index {
-            array: Box::new(array),
-            index: Box::new(i),
-        },
-        ty: elem,
-    }
-}
-
-fn len(array: Expr) -> Expr {
-    Expr {
-        kind: ExprKind::Len(Box::new(array)),
-        ty: Type::U32,
-    }
-}
-
-fn global_id_x() -> Expr {
-    Expr {
-        kind: ExprKind::Intrinsic {
-            intrinsic: Intrinsic::GlobalId(spoc_ir::Axis::X),
-            args: vec![],
-        },
-        ty: Type::U32,
-    }
-}
-
-fn store(array: u32, i: Expr, value: Expr) -> Stmt {
-    Stmt::new(StmtKind::Assign {
-        target: LValue::Index {
-            base: Box::new(LValue::Var(VarId(array))),
-            index: i,
-        },
-        value,
-    })
-}
-
-fn kernel(name: &str, params: Vec<(Param, VarDecl)>, locals: Vec<VarDecl>, body: Block) -> Kernel {
-    let (params, mut vars): (Vec<Param>, Vec<VarDecl>) = params.into_iter().unzip();
-    vars.extend(locals);
-    Kernel {
-        name: name.into(),
-        params,
-        vars,
-        shared: vec![],
-        body,
-        records: vec![],
-        variants: vec![],
-        functions: vec![],
-    }
-}
-
-/// `let i = global_id_x(); if i < out.len() { <then> }` with `i` as variable `i_var`.
-fn guarded(i_var: u32, buf_var: u32, buf_ty: Type, then: Block) -> Block {
-    vec![
-        Stmt::new(StmtKind::Let {
-            var: VarId(i_var),
-            init: Some(global_id_x()),
-        }),
-        Stmt::new(StmtKind::If {
-            cond: bin(
-                BinOp::Lt,
-                var(i_var, Type::U32),
-                len(var(buf_var, buf_ty)),
-                Type::BOOL,
-            ),
-            then,
-            els: None,
-        }),
-    ]
+/// `let i = global_id_x(); if i < buf.len() { <then> }`.
+fn guarded(b: &mut B, i: &Expr, buf: &Expr, then: Vec<StmtKind>) {
+    b.let_(i, gid());
+    b.push(if_(lt(i.clone(), len(buf)), then, None));
 }
 
 /// `saxpy(a: f32, x: &[f32], y: &mut [f32])`: `y[i] = a * x[i] + y[i]`.
 pub fn saxpy_kernel() -> Kernel {
-    let buf = Type::global_array(Type::F32);
-    let i = || var(3, Type::U32);
-    let body = guarded(
-        3,
-        2,
-        buf.clone(),
-        vec![store(
-            2,
-            i(),
-            bin(
-                BinOp::Add,
-                bin(
-                    BinOp::Mul,
-                    var(0, Type::F32),
-                    index(var(1, buf.clone()), i(), Type::F32),
-                    Type::F32,
-                ),
-                index(var(2, buf.clone()), i(), Type::F32),
-                Type::F32,
-            ),
-        )],
-    );
-    kernel(
-        "saxpy",
-        vec![
-            param(0, "a", Type::F32, false),
-            param(1, "x", buf.clone(), false),
-            param(2, "y", buf, true),
-        ],
-        vec![local("i", Type::U32)],
-        body,
-    )
+    let mut b = B::new();
+    let a = b.param("a", Type::F32, false);
+    let x = b.buf("x", Type::F32);
+    let y = b.buf_mut("y", Type::F32);
+    let i = b.local("i", Type::U32, false);
+    let value = add(mul(a, idx(&x, i.clone())), idx(&y, i.clone()));
+    guarded(&mut b, &i, &y, vec![assign(at(&y, i.clone()), value)]);
+    b.kernel("saxpy")
 }
 
 /// `iota(base: u32, out: &mut [u32])`: `out[i] = base + i`; unguarded if `checked` is false
 /// (a grid larger than the buffer then faults).
 pub fn iota_kernel(name: &str, checked: bool) -> Kernel {
-    let buf = Type::global_array(Type::U32);
-    let st = store(
-        1,
-        var(2, Type::U32),
-        bin(BinOp::Add, var(0, Type::U32), var(2, Type::U32), Type::U32),
-    );
-    let body = if checked {
-        guarded(2, 1, buf.clone(), vec![st])
+    let mut b = B::new();
+    let base = b.param("base", Type::U32, false);
+    let out = b.buf_mut("out", Type::U32);
+    let i = b.local("i", Type::U32, false);
+    let st = assign(at(&out, i.clone()), add(base, i.clone()));
+    if checked {
+        guarded(&mut b, &i, &out, vec![st]);
     } else {
-        vec![
-            Stmt::new(StmtKind::Let {
-                var: VarId(2),
-                init: Some(global_id_x()),
-            }),
-            st,
-        ]
-    };
-    kernel(
-        name,
-        vec![
-            param(0, "base", Type::U32, false),
-            param(1, "out", buf, true),
-        ],
-        vec![local("i", Type::U32)],
-        body,
-    )
+        b.let_(&i, gid());
+        b.push(st);
+    }
+    b.kernel(name)
 }
 
 /// `flags(f: &[bool])`: does nothing (for buffer-length checks).
 pub fn flags_kernel() -> Kernel {
-    kernel(
-        "flags",
-        vec![param(0, "f", Type::global_array(Type::BOOL), false)],
-        vec![],
-        vec![],
-    )
+    let mut b = B::new();
+    b.buf("f", Type::BOOL);
+    b.kernel("flags")
 }
 
 /// `with_barrier(out: &mut [f32])`: `sync_threads()` then nothing.
 pub fn barrier_kernel() -> Kernel {
-    kernel(
-        "with_barrier",
-        vec![param(0, "out", Type::global_array(Type::F32), true)],
-        vec![],
-        vec![Stmt::new(StmtKind::Barrier)],
-    )
+    let mut b = B::new();
+    b.buf_mut("out", Type::F32);
+    b.push(StmtKind::Barrier);
+    b.kernel("with_barrier")
 }
 
 /// A kernel taking one `i64` scalar and a `&[i64]` (for type-mismatch tests).
 pub fn takes_i64_kernel() -> Kernel {
-    kernel(
-        "takes_i64",
-        vec![
-            param(0, "v", Type::I64, false),
-            param(1, "xs", Type::global_array(Type::I64), false),
-        ],
-        vec![],
-        vec![Stmt::new(StmtKind::Expr(Expr::constant(Const::I32(0))))],
-    )
+    let mut b = B::new();
+    b.param("v", Type::I64, false);
+    b.buf("xs", Type::I64);
+    b.push(StmtKind::Expr(i32c(0)));
+    b.kernel("takes_i64")
 }
 
-/// Defines `fn $name() -> Result<&'static Kernel, IrError>` building, validating and keeping
-/// a kernel once, as `#[kernel]`'s generated accessor does.
-macro_rules! ir_accessor {
-    ($name:ident, $build:expr) => {
-        pub fn $name() -> Result<&'static Kernel, IrError> {
-            static K: OnceLock<Result<Kernel, IrError>> = OnceLock::new();
-            K.get_or_init(|| {
-                let k: Kernel = $build;
-                spoc_ir::validate(&k)?;
-                Ok(k)
-            })
-            .as_ref()
-            .map_err(Clone::clone)
-        }
-    };
+/// `block_dim_x()`.
+fn block_dim() -> Expr {
+    intr(Intrinsic::BlockDim(Axis::X), vec![], Type::U32)
+}
+
+/// `(out: &mut [u32], lens: &mut [u32])` with `sh: [u32]` sized at launch: `sh[t] = g;
+/// barrier; out[g] = sh[from(t)]; lens[g] = sh.len()`, `t` the thread, `g` the global index.
+fn through_dynamic_shared(name: &str, from: fn(Expr) -> Expr) -> Kernel {
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::U32);
+    let lens = b.buf_mut("lens", Type::U32);
+    let sh = b.shared("sh", Type::U32, None);
+    let t = b.local("t", Type::U32, false);
+    let g = b.local("g", Type::U32, false);
+    b.let_(&t, tid());
+    b.let_(&g, gid());
+    b.push(assign(at(&sh, t.clone()), g.clone()));
+    b.push(StmtKind::Barrier);
+    b.push(assign(at(&out, g.clone()), idx(&sh, from(t))));
+    b.push(assign(at(&lens, g), len(&sh)));
+    b.kernel(name)
+}
+
+/// `dyn_reverse`: [`through_dynamic_shared`] with `sh[block_dim_x() - 1 - t]`.
+pub fn dyn_reverse_kernel() -> Kernel {
+    through_dynamic_shared("dyn_reverse", |t| sub(sub(block_dim(), u32c(1)), t))
+}
+
+/// `dyn_rotate`: [`through_dynamic_shared`] with `sh[(t + 1) % block_dim_x()]`.
+pub fn dyn_rotate_kernel() -> Kernel {
+    through_dynamic_shared("dyn_rotate", |t| rem(add(t, u32c(1)), block_dim()))
+}
+
+/// `ballots(out: &mut [u32]) { out[global_id_x()] = ballot(true); }`
+pub fn ballots_kernel() -> Kernel {
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::U32);
+    let ballot = intr(Intrinsic::Ballot, vec![boolc(true)], Type::U32);
+    b.push(assign(at(&out, gid()), ballot));
+    b.kernel("ballots")
 }
 
 ir_accessor!(saxpy_ir, saxpy_kernel());
@@ -257,6 +127,9 @@ ir_accessor!(iota_unchecked_ir, iota_kernel("iota_unchecked", false));
 ir_accessor!(flags_ir, flags_kernel());
 ir_accessor!(barrier_ir, barrier_kernel());
 ir_accessor!(takes_i64_ir, takes_i64_kernel());
+ir_accessor!(dyn_reverse_ir, dyn_reverse_kernel());
+ir_accessor!(dyn_rotate_ir, dyn_rotate_kernel());
+ir_accessor!(ballots_ir, ballots_kernel());
 
 // ------------------------------------------------------------------ native code
 
@@ -339,6 +212,24 @@ pub static FLAGS: KernelDef = KernelDef {
     name: "flags",
     ir: flags_ir,
     native: Some(nothing_native),
+};
+/// Shared memory sized at launch, reversed in each block (IR only).
+pub static DYN_REVERSE: KernelDef = KernelDef {
+    name: "dyn_reverse",
+    ir: dyn_reverse_ir,
+    native: None,
+};
+/// Shared memory sized at launch, rotated by one in each block (IR only).
+pub static DYN_ROTATE: KernelDef = KernelDef {
+    name: "dyn_rotate",
+    ir: dyn_rotate_ir,
+    native: None,
+};
+/// A warp ballot (IR only).
+pub static BALLOTS: KernelDef = KernelDef {
+    name: "ballots",
+    ir: ballots_ir,
+    native: None,
 };
 /// Uses a barrier: no native code, as `#[kernel]` would generate it.
 pub static WITH_BARRIER: KernelDef = KernelDef {
@@ -474,7 +365,7 @@ impl DeviceMemory for TestBackend {
 impl Compiler for TestBackend {
     fn generate(
         &self,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         _caps: &spoc_codegen::Capabilities,
         _options: &CompileOptions,
     ) -> spoc_runtime::Result<Option<Source>> {
@@ -489,7 +380,7 @@ impl Compiler for TestBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &spoc_ir::ValidKernel,
         _source: &Source,
         _options: &CompileOptions,
     ) -> spoc_runtime::Result<Module> {
@@ -568,4 +459,10 @@ pub fn test_backend(
     let b = register(name, priority, || TestBackend::new(name, devices));
     let devs = spoc_runtime::all_devices(Some(name)).unwrap();
     (b, devs)
+}
+
+/// `k`, validated (a test kernel that does not validate is a bug in the test).
+#[allow(dead_code)]
+pub fn valid(k: Kernel) -> spoc_ir::ValidKernel {
+    spoc_ir::ValidKernel::new(k).expect("the test kernel validates")
 }

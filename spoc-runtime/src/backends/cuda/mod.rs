@@ -66,7 +66,7 @@ use crate::error::{Error, LaunchProblem, Result};
 use cudarc::driver::sys::{self, CUstream};
 use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
 use spoc_codegen::Abi;
-use spoc_ir::Kernel;
+use spoc_ir::{Kernel, ValidKernel};
 use std::ffi::c_void;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -888,7 +888,7 @@ impl Compiler for CudaBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
@@ -921,7 +921,7 @@ impl Compiler for CudaBackend {
                 device,
                 Box::new(CheckedKernel {
                     kernel: k,
-                    ir: kernel.clone(),
+                    ir: kernel.kernel().clone(),
                     records: std::sync::Mutex::new(Vec::new()),
                 }),
             ));

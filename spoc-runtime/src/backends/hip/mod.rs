@@ -65,7 +65,7 @@ use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
 use hip_sys::hiprt;
 use runtime::{check, HipDevice, HipEvent, HipKernel, HipMem, HipStream};
-use spoc_ir::Kernel;
+use spoc_ir::ValidKernel;
 use std::ffi::c_void;
 
 /// The HIP backend's name.
@@ -601,7 +601,7 @@ impl Compiler for HipBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {

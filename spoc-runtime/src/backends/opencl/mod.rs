@@ -69,7 +69,7 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem as _, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_mem, CL_BLOCKING};
 use program::{Abi, ClModule};
 use spoc_codegen::Code;
-use spoc_ir::Kernel;
+use spoc_ir::ValidKernel;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::{Mutex, OnceLock};
@@ -669,7 +669,7 @@ impl Compiler for OpenClBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
@@ -694,7 +694,7 @@ impl Compiler for OpenClBackend {
             Abi::Generated(source.abi.clone()),
         )?;
         if source.abi.has_fault_record() {
-            module.checked = Some(program::Checked::new(kernel.clone()));
+            module.checked = Some(program::Checked::new(kernel.kernel().clone()));
         }
         Ok(Module::new(device, Box::new(module)))
     }

@@ -9,7 +9,7 @@ use crate::backend::{CompileOptions, Source, Target};
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
 use spoc_codegen::Code;
-use spoc_ir::Kernel;
+use spoc_ir::ValidKernel;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -68,7 +68,7 @@ impl VulkanBackend {
     pub(super) fn build_generated(
         &self,
         dev: &Arc<VkDev>,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
         dyn_len: Option<u32>,

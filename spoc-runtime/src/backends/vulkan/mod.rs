@@ -103,7 +103,7 @@ use ash::vk;
 use device::{Enumeration, VkDev};
 use memory::VkBuffer;
 use pipeline::VkKernel;
-use spoc_ir::Kernel;
+use spoc_ir::ValidKernel;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -596,7 +596,7 @@ impl Compiler for VulkanBackend {
     fn compile(
         &self,
         device: usize,
-        kernel: &Kernel,
+        kernel: &ValidKernel,
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {

@@ -8,7 +8,7 @@ use crate::dims::Dims;
 use crate::error::LaunchProblem;
 use ash::vk;
 use spoc_codegen::abi::{Abi, Binding};
-use spoc_ir::Kernel;
+use spoc_ir::ValidKernel;
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
 
@@ -33,7 +33,7 @@ fn buffer_count(abi: &Abi) -> usize {
 
 /// What a generated module needs to be regenerated for another block size.
 pub(crate) struct Origin {
-    pub(crate) kernel: Kernel,
+    pub(crate) kernel: ValidKernel,
     /// Size in bytes of an element of the kernel's dynamic shared array, if it has one.
     pub(crate) dyn_elem: Option<u32>,
     pub(crate) options: CompileOptions,

@@ -7,6 +7,7 @@
 
 use super::error::{invalid, unsupported, Fault};
 use super::value::Value;
+use spoc_ir::layout::{LayoutError, Layouts};
 use spoc_ir::{RecordDef, ScalarType, Type};
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
@@ -27,9 +28,8 @@ pub(crate) enum Layout {
 const MAX_NESTING: usize = 64;
 
 impl Layout {
-    /// The layout of `ty` as a buffer element, with C layout rules for records: each field at the
-    /// next multiple of its alignment, the record aligned to its largest field and its size
-    /// rounded up to that alignment.
+    /// The layout of `ty` as a buffer element: a scalar, or a record laid out by
+    /// [`spoc_ir::layout`] (`#[repr(C)]`).
     ///
     /// Errors: `Unsupported` for variants, vectors, arrays and `()`; `InvalidKernel` for an
     /// unknown or self-containing record.
@@ -48,21 +48,29 @@ impl Layout {
                     .iter()
                     .find(|r| &r.name == name)
                     .ok_or_else(|| invalid(format!("unknown record type `{name}`")))?;
-                let mut offset = 0usize;
-                let mut align = 1usize;
                 let mut fields = Vec::with_capacity(def.fields.len());
                 for f in &def.fields {
-                    let l = Self::of_depth(&f.ty, records, depth + 1)?;
-                    let a = l.align();
-                    offset = offset.next_multiple_of(a);
-                    fields.push((offset, l.clone()));
-                    offset += l.size();
-                    align = align.max(a);
+                    fields.push(Self::of_depth(&f.ty, records, depth + 1)?);
                 }
+                let shape = Layouts::new(records, &[])
+                    .record(name)
+                    .map_err(|e| match e {
+                        LayoutError::TooDeep(_) | LayoutError::Undefined(_) => {
+                            invalid(e.to_string())
+                        }
+                        e => unsupported(format!("`{ty}` as an element of a buffer ({e})")),
+                    })?;
+                let size = usize::try_from(shape.layout.size)
+                    .map_err(|_| unsupported(format!("`{ty}` (too large)")))?;
                 Ok(Layout::Record {
-                    size: offset.next_multiple_of(align),
-                    align,
-                    fields: fields.into_boxed_slice(),
+                    size,
+                    align: shape.layout.align as usize,
+                    fields: shape
+                        .offsets
+                        .into_iter()
+                        .map(|o| o as usize)
+                        .zip(fields)
+                        .collect(),
                 })
             }
             other => Err(unsupported(format!("`{other}` as an element of a buffer"))),

@@ -4,203 +4,48 @@ use super::*;
 use crate::native::abi::ScalarArg;
 use spoc_ir::{
     AtomicOp, Axis, BinOp, Const, Expr, ExprKind, Field, ForDir, Function, Intrinsic, LValue,
-    MathFn, MemSpace, Param, Pattern, RecordDef, ScalarType, Stmt, StmtKind, Type, UnOp, VarDecl,
-    VarId, VarKind,
+    MathFn, MemSpace, Pattern, RecordDef, ScalarType, Stmt, StmtKind, Type, UnOp,
 };
 
-// ---- IR builders -------------------------------------------------------------------------
+// ---- IR builders: spoc_testkit::ir, with this file's statement style -----------------------
 
-/// Builds the variable table and parameters of a kernel or helper.
+use spoc_testkit::ir::{
+    add, bin, boolc, cast, f32c, field, global_id as gid, i32c, i64c, id, idx, intr, len, lt, math,
+    mul, neg, select, u32c,
+};
+
+/// [`spoc_testkit::ir::B`] with this file's conventions: locals are `mut`, and the body is
+/// given when the kernel or helper is made.
 #[derive(Default)]
-struct B {
-    vars: Vec<VarDecl>,
-    params: Vec<Param>,
-    shared: Vec<spoc_ir::SharedDecl>,
-}
+struct B(spoc_testkit::ir::B);
 
 impl B {
-    fn decl(&mut self, name: &str, ty: Type, mutable: bool, kind: VarKind) -> Expr {
-        let id = VarId(self.vars.len() as u32);
-        self.vars.push(VarDecl {
-            name: name.into(),
-            ty: ty.clone(),
-            mutable,
-            kind,
-        });
-        Expr::var(id, ty)
-    }
     fn param(&mut self, name: &str, ty: Type, mutable: bool) -> Expr {
-        let e = self.decl(name, ty.clone(), mutable, VarKind::Param);
-        self.params.push(Param {
-            var: id(&e),
-            name: name.into(),
-            ty,
-            mutable,
-        });
-        e
+        self.0.param(name, ty, mutable)
     }
     /// A `&[T]` parameter.
     fn buf(&mut self, name: &str, elem: Type) -> Expr {
-        self.param(name, Type::global_array(elem), false)
+        self.0.buf(name, elem)
     }
     /// A `&mut [T]` parameter.
     fn buf_mut(&mut self, name: &str, elem: Type) -> Expr {
-        self.param(name, Type::global_array(elem), true)
+        self.0.buf_mut(name, elem)
     }
     fn local(&mut self, name: &str, ty: Type) -> Expr {
-        self.decl(name, ty, true, VarKind::Local)
+        self.0.local(name, ty, true)
     }
     /// A shared array of `len` elements (`None`: sized at launch).
     fn shared(&mut self, name: &str, elem: Type, len: Option<u32>) -> Expr {
-        let ty = Type::Array {
-            elem: Box::new(elem.clone()),
-            space: MemSpace::Shared,
-            len,
-        };
-        let e = self.decl(name, ty, false, VarKind::Shared);
-        self.shared.push(spoc_ir::SharedDecl {
-            var: id(&e),
-            elem,
-            len,
-        });
-        e
+        self.0.shared(name, elem, len)
     }
     fn kernel(self, name: &str, body: Vec<Stmt>) -> Kernel {
-        Kernel {
-            name: name.into(),
-            params: self.params,
-            vars: self.vars,
-            shared: self.shared,
-            body,
-            records: vec![],
-            variants: vec![],
-            functions: vec![],
-        }
+        self.0.kernel_with(name, body)
     }
     fn function(self, name: &str, ret: Type, body: Vec<Stmt>) -> Function {
-        Function {
-            name: name.into(),
-            params: self.params,
-            ret,
-            vars: self.vars,
-            body,
-        }
+        self.0.function_with(name, ret, body)
     }
 }
 
-fn id(e: &Expr) -> VarId {
-    match e.kind {
-        ExprKind::Var(v) => v,
-        _ => panic!("not a variable"),
-    }
-}
-
-fn i32c(v: i32) -> Expr {
-    Expr::constant(Const::I32(v))
-}
-fn i64c(v: i64) -> Expr {
-    Expr::constant(Const::I64(v))
-}
-fn u32c(v: u32) -> Expr {
-    Expr::constant(Const::U32(v))
-}
-fn f32c(v: f32) -> Expr {
-    Expr::constant(Const::f32(v))
-}
-fn boolc(v: bool) -> Expr {
-    Expr::constant(Const::Bool(v))
-}
-
-fn bin(op: BinOp, l: Expr, r: Expr) -> Expr {
-    let ty = if op.is_comparison() || op.is_logical() {
-        Type::BOOL
-    } else {
-        l.ty.clone()
-    };
-    Expr {
-        kind: ExprKind::Binary {
-            op,
-            lhs: Box::new(l),
-            rhs: Box::new(r),
-        },
-        ty,
-    }
-}
-fn add(l: Expr, r: Expr) -> Expr {
-    bin(BinOp::Add, l, r)
-}
-fn mul(l: Expr, r: Expr) -> Expr {
-    bin(BinOp::Mul, l, r)
-}
-fn lt(l: Expr, r: Expr) -> Expr {
-    bin(BinOp::Lt, l, r)
-}
-fn neg(e: Expr) -> Expr {
-    Expr {
-        ty: e.ty.clone(),
-        kind: ExprKind::Unary {
-            op: UnOp::Neg,
-            operand: Box::new(e),
-        },
-    }
-}
-fn idx(array: &Expr, i: Expr) -> Expr {
-    let elem = array.ty.as_array().expect("indexing an array").0.clone();
-    Expr {
-        kind: ExprKind::Index {
-            array: Box::new(array.clone()),
-            index: Box::new(i),
-        },
-        ty: elem,
-    }
-}
-fn field(base: Expr, name: &str, ty: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Field {
-            base: Box::new(base),
-            field: name.into(),
-        },
-        ty,
-    }
-}
-fn len(array: &Expr) -> Expr {
-    Expr {
-        kind: ExprKind::Len(Box::new(array.clone())),
-        ty: Type::U32,
-    }
-}
-fn intr(i: Intrinsic, args: Vec<Expr>, ty: Type) -> Expr {
-    Expr {
-        kind: ExprKind::Intrinsic { intrinsic: i, args },
-        ty,
-    }
-}
-fn gid(a: Axis) -> Expr {
-    intr(Intrinsic::GlobalId(a), vec![], Type::U32)
-}
-fn math(f: MathFn, args: Vec<Expr>) -> Expr {
-    let ty = args[0].ty.clone();
-    intr(Intrinsic::Math(f), args, ty)
-}
-fn cast(e: Expr, to: ScalarType) -> Expr {
-    Expr {
-        kind: ExprKind::Cast {
-            value: Box::new(e),
-            to,
-        },
-        ty: Type::Scalar(to),
-    }
-}
-fn select(c: Expr, t: Expr, e: Expr) -> Expr {
-    Expr {
-        ty: t.ty.clone(),
-        kind: ExprKind::Select {
-            cond: Box::new(c),
-            then: Box::new(t),
-            els: Box::new(e),
-        },
-    }
-}
 fn call(f: &Function, args: Vec<Expr>) -> Expr {
     Expr {
         kind: ExprKind::Call {
@@ -1428,11 +1273,11 @@ fn variants_and_match_bindings() {
     let out = b.buf_mut("out", Type::F32);
     let kinds = b.buf_mut("kinds", Type::I32);
     let i = b.local("i", Type::U32);
-    let s = b.decl("s", shape.clone(), false, VarKind::Local);
-    let r = b.decl("r", Type::F32, false, VarKind::Local);
+    let s = b.0.local("s", shape.clone(), false);
+    let r = b.0.local("r", Type::F32, false);
     let (w, h) = (
-        b.decl("w", Type::F32, false, VarKind::Local),
-        b.decl("h", Type::F32, false, VarKind::Local),
+        b.0.local("w", Type::F32, false),
+        b.0.local("h", Type::F32, false),
     );
     let fi = cast(i.clone(), ScalarType::F32);
     let case = |c: &str, binds: Vec<&Expr>| Pattern::Case {

@@ -35,7 +35,7 @@ use crate::device::Capabilities;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
-use spoc_ir::{Block, Expr, ExprKind, Intrinsic, Kernel, LValue, StmtKind};
+use spoc_ir::{Block, Expr, ExprKind, Intrinsic, Kernel, StmtKind};
 
 /// The Native backend's name.
 pub const NAME: &str = "Native";
@@ -65,86 +65,28 @@ impl NativeBackend {
 /// has a block or warp barrier or a warp operation (shuffle, vote, ballot). `warp_size()` and
 /// `lane_id()` alone do not need it.
 pub fn needs_simt(kernel: &Kernel) -> bool {
+    let barrier = |b: &Block| {
+        let mut found = false;
+        spoc_ir::visit::for_each_stmt(b, &mut |s| {
+            found |= matches!(s.kind, StmtKind::Barrier | StmtKind::WarpBarrier);
+        });
+        found
+    };
+    let warp_op = |e: &Expr| {
+        matches!(
+            &e.kind,
+            ExprKind::Intrinsic {
+                intrinsic: Intrinsic::Shuffle(_)
+                    | Intrinsic::VoteAny
+                    | Intrinsic::VoteAll
+                    | Intrinsic::Ballot,
+                ..
+            }
+        )
+    };
     !kernel.shared.is_empty()
-        || block_needs_simt(&kernel.body)
-        || kernel.functions.iter().any(|f| block_needs_simt(&f.body))
-}
-
-fn block_needs_simt(b: &Block) -> bool {
-    b.iter().any(|s| match &s.kind {
-        StmtKind::Barrier | StmtKind::WarpBarrier => true,
-        StmtKind::Let { init, .. } => init.as_ref().is_some_and(expr_needs_simt),
-        StmtKind::Assign { target, value } => lvalue_needs_simt(target) || expr_needs_simt(value),
-        StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => block_needs_simt(b),
-        StmtKind::If { cond, then, els } => {
-            expr_needs_simt(cond)
-                || block_needs_simt(then)
-                || els.as_ref().is_some_and(block_needs_simt)
-        }
-        StmtKind::While { cond, body } => expr_needs_simt(cond) || block_needs_simt(body),
-        StmtKind::For {
-            start,
-            end,
-            step,
-            body,
-            ..
-        } => {
-            expr_needs_simt(start)
-                || expr_needs_simt(end)
-                || expr_needs_simt(step)
-                || block_needs_simt(body)
-        }
-        StmtKind::Match { scrutinee, arms } => {
-            expr_needs_simt(scrutinee) || arms.iter().any(|(_, b)| block_needs_simt(b))
-        }
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => expr_needs_simt(e),
-        StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::MemFence(_) => {
-            false
-        }
-    })
-}
-
-fn lvalue_needs_simt(l: &LValue) -> bool {
-    match l {
-        LValue::Var(_) => false,
-        LValue::Index { base, index } => lvalue_needs_simt(base) || expr_needs_simt(index),
-        LValue::Field { base, .. } => lvalue_needs_simt(base),
-    }
-}
-
-fn expr_needs_simt(e: &Expr) -> bool {
-    let here = matches!(
-        &e.kind,
-        ExprKind::Intrinsic {
-            intrinsic: Intrinsic::Shuffle(_)
-                | Intrinsic::VoteAny
-                | Intrinsic::VoteAll
-                | Intrinsic::Ballot,
-            ..
-        }
-    );
-    here || match &e.kind {
-        ExprKind::Const(_) | ExprKind::Var(_) => false,
-        ExprKind::Index { array, index } => expr_needs_simt(array) || expr_needs_simt(index),
-        ExprKind::Field { base, .. } => expr_needs_simt(base),
-        ExprKind::Unary { operand, .. } => expr_needs_simt(operand),
-        ExprKind::Binary { lhs, rhs, .. } => expr_needs_simt(lhs) || expr_needs_simt(rhs),
-        ExprKind::Intrinsic { args, .. }
-        | ExprKind::Call { args, .. }
-        | ExprKind::VectorLit(args)
-        | ExprKind::RecordLit { fields: args, .. }
-        | ExprKind::VariantLit { payload: args, .. } => args.iter().any(expr_needs_simt),
-        ExprKind::Cast { value, .. } | ExprKind::ArrayRepeat { value, .. } => {
-            expr_needs_simt(value)
-        }
-        ExprKind::Select { cond, then, els } => {
-            expr_needs_simt(cond) || expr_needs_simt(then) || expr_needs_simt(els)
-        }
-        ExprKind::Match { scrutinee, arms } => {
-            expr_needs_simt(scrutinee) || arms.iter().any(|(_, e)| expr_needs_simt(e))
-        }
-        ExprKind::Len(a) => expr_needs_simt(a),
-    }
+        || spoc_ir::visit::bodies(kernel)
+            .any(|b| barrier(b) || spoc_ir::visit::block_any_expr(b, &mut |e| warp_op(e)))
 }
 
 /// The capabilities of the host as a CPU-backend device.

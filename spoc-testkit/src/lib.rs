@@ -1,0 +1,89 @@
+//! Test support for the spoc workspace, written once and shared by every crate's tests (a
+//! dev-dependency only; never published).
+//!
+//! - [`ir`]: the builder of hand-written IR kernels (variables, parameters, shared arrays, and
+//!   one constructor per expression and statement form);
+//! - [`backends`]: `SPOC_REQUIRE_BACKENDS`, the backends a run must not skip;
+//! - [`devices`] (feature `devices`): run a test on every device of a backend, printing a
+//!   `SKIPPED` line when it has none and failing when a required one has none;
+//! - [`float`]: ULP distances and comparisons of `f32`/`f64`, NaN-canonical bit patterns;
+//! - [`backend_tests!`]: one test body per backend, each a named `#[test]`.
+//!
+//! A test that could not run because a backend is missing never passes silently: it prints
+//! `SKIPPED <test>: <why>` on stderr, and it fails instead when `SPOC_REQUIRE_BACKENDS` names
+//! the backend.
+
+pub mod backends;
+#[cfg(feature = "devices")]
+pub mod devices;
+pub mod float;
+pub mod ir;
+
+#[doc(hidden)]
+pub use spoc_ir as __spoc_ir;
+
+/// Defines `pub fn $name() -> Result<&'static ValidKernel, IrError>` that builds `$build` once,
+/// validates it and keeps it, as the accessor `#[kernel]` generates does: the `ir` field of a
+/// hand-written `spoc_runtime::KernelDef`.
+///
+/// ```
+/// use spoc_testkit::ir::B;
+/// spoc_testkit::ir_accessor!(empty_ir, B::new().kernel("empty"));
+/// assert_eq!(empty_ir().unwrap().name, "empty");
+/// ```
+#[macro_export]
+macro_rules! ir_accessor {
+    ($name:ident, $build:expr) => {
+        pub fn $name() -> ::std::result::Result<
+            &'static $crate::__spoc_ir::ValidKernel,
+            $crate::__spoc_ir::IrError,
+        > {
+            static K: ::std::sync::OnceLock<
+                ::std::result::Result<$crate::__spoc_ir::ValidKernel, $crate::__spoc_ir::IrError>,
+            > = ::std::sync::OnceLock::new();
+            K.get_or_init(|| {
+                let k: $crate::__spoc_ir::Kernel = $build;
+                $crate::__spoc_ir::ValidKernel::new(k)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+        }
+    };
+}
+
+/// Generates, for each backend, a module of `#[test]`s that run the given test functions on
+/// every device of that backend, so that a failure names the backend
+/// (`opencl::saxpy_matches_interpreter`).
+///
+/// Each listed function takes `(&Device, &Device)`: a device of the backend and the
+/// Interpreter (the reference). The device loop is [`devices::each_device`]: a backend with
+/// no device prints a skip line, or fails when `SPOC_REQUIRE_BACKENDS` names it.
+///
+/// ```ignore
+/// spoc_testkit::backend_tests! {
+///     backends { opencl: "OpenCL", vulkan: "Vulkan" }
+///     tests { saxpy_matches_interpreter, integer_kernels_match_interpreter }
+/// }
+/// ```
+#[cfg(feature = "devices")]
+#[macro_export]
+macro_rules! backend_tests {
+    (backends { $($module:ident : $backend:literal),+ $(,)? } tests $tests:tt) => {
+        $( $crate::backend_tests!(@module $module, $backend, $tests); )+
+    };
+    (@module $module:ident, $backend:literal, { $($test:ident),+ $(,)? }) => {
+        #[doc = concat!("The shared tests on every ", $backend, " device.")]
+        mod $module {
+            $(
+                #[test]
+                fn $test() {
+                    $crate::devices::each_device_with_reference(
+                        $backend,
+                        concat!(stringify!($module), "::", stringify!($test)),
+                        |dev, reference| super::$test(dev, reference),
+                    );
+                }
+            )+
+        }
+    };
+}
