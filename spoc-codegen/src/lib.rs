@@ -12,6 +12,7 @@
 //! | `Metal` / `WebGpu` / `Glsl` | MSL / WGSL / GLSL from the same module | [`mod@naga`] |
 //! | `Native` / `Interpreter` | nothing (`Ok(None)`) | — |
 
+pub mod abi;
 pub mod c;
 pub mod checked;
 mod error;
@@ -19,6 +20,7 @@ pub mod naga;
 pub mod names;
 pub mod ptx;
 
+pub use abi::Abi;
 pub use error::CodegenError;
 use spoc_ir::AsValid;
 
@@ -165,13 +167,18 @@ pub enum Code {
     SpirV(Vec<u32>),
 }
 
-/// The output of a code generator.
+/// The output of a code generator: the code and the parameter ABI it was generated with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
+    /// The target it was generated for.
     pub target: Target,
     /// Entry-point name in the generated code.
     pub entry: String,
+    /// The code.
     pub code: Code,
+    /// How the kernel takes its parameters ([`abi::describe`]): what a backend binds the
+    /// launch's arguments from. Empty ([`Abi::default`]) for source a generator did not write.
+    pub abi: Abi,
 }
 
 impl Source {
@@ -214,7 +221,7 @@ pub fn generate_source(
 /// # Errors
 /// - [`CodegenError::Invalid`] if a [`spoc_ir::Kernel`] does not validate;
 /// - [`CodegenError::FeatureNotSupported`] for a non-empty `soa_params` on any target but
-///   CUDA/PTX;
+///   CUDA/PTX, Native and Interpreter included ([`abi::refuse_soa`]);
 /// - [`CodegenError::Unsupported`] naming the node, the target and the missing capability when
 ///   the target cannot express a node (never wrong code).
 pub fn generate_source_with(
@@ -222,18 +229,14 @@ pub fn generate_source_with(
     kernel: &(impl AsValid + ?Sized),
     opts: &Options<'_>,
 ) -> Result<Option<Source>, CodegenError> {
-    if matches!(target, Target::Native | Target::Interpreter) {
+    let generates = !matches!(target, Target::Native | Target::Interpreter);
+    if !generates && opts.soa_params.is_empty() {
         return Ok(None);
     }
     let kernel = kernel.as_valid()?;
-    if target != Target::CudaPtx && !opts.soa_params.is_empty() {
-        return Err(CodegenError::FeatureNotSupported {
-            backend: target.backend_name().to_string(),
-            feature: format!(
-                "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
-                opts.soa_params.join(", ")
-            ),
-        });
+    abi::refuse_soa(target, &kernel.name, opts.soa_params)?;
+    if !generates {
+        return Ok(None);
     }
     let source = match target {
         Target::CudaPtx => ptx::generate(kernel, opts)?,

@@ -30,6 +30,7 @@ mod memory;
 pub use self::core::{backend, cache, env, intrinsics};
 #[cfg(feature = "cuda")]
 pub use backends::cuda;
+pub use backends::driver_core;
 #[cfg(feature = "hip")]
 pub use backends::hip;
 #[cfg(feature = "opencl")]
@@ -41,7 +42,7 @@ pub use cpu::interpreter::{self, backend as interpreter_backend};
 pub use cpu::{native, simt};
 pub use devices::registry;
 pub use launch::generic;
-pub use memory::{host, record, soa};
+pub use memory::{bind, host, record, soa};
 
 use self::core::{capabilities, crate_version, dims, dump, error, ir_scan, kernel_abi, kernel_def};
 use backends::checked_mode;
@@ -50,7 +51,8 @@ use memory::{args, buffer, device};
 
 pub use args::{set_args, Arg, KernelArgs};
 pub use backend::{
-    Backend, Code, CompileOptions, DeviceInfo, ExecutionModel, Source, SourceLang, Target,
+    Backend, Code, CompileOptions, Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor,
+    LaunchConfig, Platform, Source, SourceLang, Target,
 };
 pub use buffer::{
     alloc_custom, alloc_custom_bytes, alloc_f32, alloc_f64, alloc_i32, alloc_i64, free,

@@ -15,8 +15,9 @@ use spoc_ir::{
 use spoc_runtime::backend::SourceLang;
 use spoc_runtime::cuda::{CudaBackend, CudaVariant};
 use spoc_runtime::{
-    compile_kernel, dims1d, dims3d, init_device, registry, run, Arg, Backend, Buffer,
-    CompileOptions, Device, DimKind, Error, KernelDef, LaunchProblem,
+    compile_kernel, dims1d, dims3d, init_device, registry, run, Arg, Buffer, CompileOptions,
+    Compiler, Device, DeviceMemory, DimKind, Error, Executor, KernelDef, LaunchConfig,
+    LaunchProblem, Platform,
 };
 use std::sync::OnceLock;
 
@@ -634,10 +635,7 @@ fn module_cache_and_teardown() {
     backend
         .launch(
             &m1,
-            dims1d(1),
-            dims1d(4),
-            0,
-            None,
+            &LaunchConfig::new(dims1d(1), dims1d(4), 0),
             &[Arg::U32(3), Arg::BufferMut(out.raw_mut())],
         )
         .unwrap();
@@ -646,25 +644,34 @@ fn module_cache_and_teardown() {
         .compile_cached(dev.backend_id, k, h, &src, &opts)
         .unwrap();
     assert!(!std::sync::Arc::ptr_eq(&m1, &m3));
-    // Structure-of-Arrays options are honoured or refused, never ignored: `out` is a buffer of
-    // `u32`, not of records, so CUDA/PTX refuses to lower it as SoA (compiling the AoS source
-    // it was handed would bind the wrong parameters), and CUDA/C refuses SoA altogether.
+    // Structure-of-Arrays options are honoured or refused, never ignored, and refused where
+    // code generation decides it (`spoc_codegen::abi::refuse_soa`), which the build runs once
+    // for the device: `out` is a buffer of `u32`, not of records, so CUDA/PTX refuses to lower
+    // it as SoA, and CUDA/C refuses SoA altogether.
     let soa = CompileOptions {
         soa_params: vec!["out".into()],
         ..CompileOptions::default()
     };
-    let got = backend.compile(dev.backend_id, k, &src, &soa);
+    let caps = backend.codegen_caps(Some(dev.backend_id)).unwrap();
+    let got = backend.generate(k, &caps, &soa);
     assert!(
         matches!(got, Err(Error::FeatureNotSupported { .. })),
         "CUDA/PTX, SoA options naming a non-record buffer: {got:?}"
     );
     let c = CudaBackend::new(CudaVariant::C);
-    let c_src = c.generate_source(k, None, &[]).unwrap().unwrap();
-    let got = c.compile(dev.backend_id, k, &c_src, &soa);
+    let caps = c.codegen_caps(Some(dev.backend_id)).unwrap();
+    let got = c.generate(k, &caps, &soa);
     assert!(
         matches!(got, Err(Error::FeatureNotSupported { .. })),
         "CUDA/C, SoA options: {got:?}"
     );
+    // The module binds what its source declares: an AoS module never takes SoA arguments as
+    // if they were its buffers (the launch is refused, nothing runs).
+    assert!(src
+        .abi
+        .params
+        .iter()
+        .all(|p| !matches!(p.kind, spoc_codegen::abi::ParamKind::Soa { .. })));
 }
 
 /// `rot(out: &mut [u32])` with a launch-sized shared array `s: [u32]`:

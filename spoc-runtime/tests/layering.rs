@@ -45,27 +45,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
     // The Backend trait's `launch` takes the launch layer's `Arg`; the GPU-backend core
     // (issue 10, item 1 and 2: backends bind arguments from the ABI in `Source`) removes it.
     ("core/backend.rs", "memory::args", "GPU-backend core"),
-    // The GPU backends check launch dimensions with the launch layer's `check_dims`.
-    (
-        "backends/cuda/mod.rs",
-        "launch::launch_checks",
-        "GPU-backend core",
-    ),
-    (
-        "backends/hip/mod.rs",
-        "launch::launch_checks",
-        "GPU-backend core",
-    ),
-    (
-        "backends/opencl/mod.rs",
-        "launch::launch_checks",
-        "GPU-backend core",
-    ),
-    (
-        "backends/vulkan/mod.rs",
-        "launch::launch_checks",
-        "GPU-backend core",
-    ),
 ];
 
 fn src_dir() -> PathBuf {

@@ -22,7 +22,7 @@ use spoc_runtime::backend::{Code, SourceLang};
 use spoc_runtime::opencl::OpenClBackend;
 use spoc_runtime::{
     all_devices, compile_kernel, dims1d, dims3d, init_device, run, Arg, Device, Error,
-    LaunchProblem,
+    LaunchConfig, LaunchProblem,
 };
 use spoc_testkit::devices::best_device_or_skip;
 use std::sync::Arc;
@@ -378,10 +378,12 @@ fn events_and_streams() {
     backend
         .launch(
             module,
-            dims1d((n / 256) as u32),
-            dims1d(256),
-            0,
-            Some(&stream),
+            &LaunchConfig {
+                grid: dims1d((n / 256) as u32),
+                block: dims1d(256),
+                shared_mem_bytes: 0,
+                stream: Some(&stream),
+            },
             &[
                 Arg::F32(2.0),
                 Arg::Buffer(xb.raw()),

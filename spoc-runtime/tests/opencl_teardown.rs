@@ -9,7 +9,7 @@ mod support;
 
 use spoc_runtime::cache::{on_device_teardown, remove_hook};
 use spoc_runtime::opencl::OpenClBackend;
-use spoc_runtime::{Backend, CompileOptions, Error};
+use spoc_runtime::{CompileOptions, Compiler, DeviceMemory, Error};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use support::SAXPY;

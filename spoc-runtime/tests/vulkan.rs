@@ -20,7 +20,9 @@ spoc_testkit::backend_tests! {
 }
 
 use spoc_ir::{Kernel, Type};
-use spoc_runtime::backend::{Backend, Code, CompileOptions, SourceLang, Target};
+use spoc_runtime::backend::{
+    Code, CompileOptions, Compiler, DeviceMemory, Executor, Platform, SourceLang, Target,
+};
 use spoc_runtime::vulkan::{spirv_words_to_text, DeviceType, FeatureMask, VulkanBackend};
 use spoc_runtime::{all_devices, dims1d, init_device, run, Arg, Device, Error, LaunchProblem};
 use spoc_testkit::devices::best_device_or_skip;
@@ -373,7 +375,7 @@ fn missing_device_features_are_refused_before_anything_runs() {
     patched.extend(&words[5..]);
     // The refusal comes before the arguments are looked at (`out` belongs to the registered
     // backend, not to these two).
-    let backend: &dyn Backend = if lacks_f64_add { &full } else { &no_int64 };
+    let backend: &dyn spoc_runtime::Backend = if lacks_f64_add { &full } else { &no_int64 };
     let e = backend
         .run_source(
             0,

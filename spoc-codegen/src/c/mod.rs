@@ -193,6 +193,7 @@ pub fn generate(
         target,
         entry,
         code: SourceCode::Text(out),
+        abi: crate::abi::describe(target, kernel, opts)?,
     })
 }
 

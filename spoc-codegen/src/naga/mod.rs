@@ -242,6 +242,7 @@ pub fn generate(
         target,
         entry,
         code,
+        abi: crate::abi::describe(target, kernel, opts)?,
     })
 }
 

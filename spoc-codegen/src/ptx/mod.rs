@@ -192,6 +192,7 @@ pub fn generate(kernel: &Kernel, opts: &Options<'_>) -> Result<Source, CodegenEr
         target: Target::CudaPtx,
         entry: kernel.name.clone(),
         code: Code::Text(text),
+        abi: crate::abi::describe(Target::CudaPtx, kernel, opts)?,
     })
 }
 

@@ -4,6 +4,7 @@
 pub(crate) mod checked_mode;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod driver_core;
 #[cfg(feature = "hip")]
 pub mod hip;
 #[cfg(feature = "opencl")]

@@ -1,10 +1,10 @@
 //! The **Metal** and **WebGPU** backends: registered so that their names resolve and
-//! [`Backend::generate_source`] produces Metal Shading Language and WGSL (through
+//! [`Compiler::generate_source`] produces Metal Shading Language and WGSL (through
 //! `spoc_codegen`'s naga path), but they never run anything.
 //!
 //! spoc has no Metal or WebGPU runtime: there is no device enumeration, memory, compilation or
-//! launch behind these names on any platform. So [`Backend::is_available`] is always `false`
-//! (even on macOS, where Metal itself exists: we have no bindings to it), [`Backend::devices`]
+//! launch behind these names on any platform. So [`Platform::is_available`] is always `false`
+//! (even on macOS, where Metal itself exists: we have no bindings to it), [`Platform::devices`]
 //! returns an empty list, and every other operation (streams, memory, events, compiling,
 //! launching, external sources) is refused with [`Error::FeatureNotSupported`] naming the
 //! backend and the operation. `init_device(Some("Metal"))` therefore fails with
@@ -13,7 +13,7 @@
 //! Both are registered at [`crate::registry::priority`]'s lowest rank
 //! ([`SOURCE_ONLY_PRIORITY`]), so they can never be picked over a backend that runs kernels.
 
-use crate::backend::{Backend, DeviceInfo, DeviceMem, ExecutionModel, Target};
+use crate::backend::{Compiler, DeviceInfo, DeviceMem, DeviceMemory, Executor, Platform, Target};
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 
@@ -67,7 +67,7 @@ impl SourceOnlyBackend {
     }
 }
 
-impl Backend for SourceOnlyBackend {
+impl Platform for SourceOnlyBackend {
     fn name(&self) -> &'static str {
         match self.kind {
             SourceOnlyKind::Metal => METAL_NAME,
@@ -85,22 +85,17 @@ impl Backend for SourceOnlyBackend {
         false
     }
 
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
-    }
-
     /// Always empty.
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
         Ok(Vec::new())
     }
 
-    fn codegen_target(&self) -> Option<Target> {
-        Some(match self.kind {
-            SourceOnlyKind::Metal => Target::Metal,
-            SourceOnlyKind::WebGpu => Target::WebGpu,
-        })
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
     }
+}
 
+impl DeviceMemory for SourceOnlyBackend {
     /// Refused: [`Error::FeatureNotSupported`].
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
         let _ = (device, bytes);
@@ -142,8 +137,15 @@ impl Backend for SourceOnlyBackend {
         let _ = device;
         self.refuse("synchronisation")
     }
+}
 
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
+impl Compiler for SourceOnlyBackend {
+    fn codegen_target(&self) -> Option<Target> {
+        Some(match self.kind {
+            SourceOnlyKind::Metal => Target::Metal,
+            SourceOnlyKind::WebGpu => Target::WebGpu,
+        })
     }
 }
+
+impl Executor for SourceOnlyBackend {}

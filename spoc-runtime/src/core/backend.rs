@@ -25,13 +25,13 @@ use std::sync::Arc;
 /// How a backend runs kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExecutionModel {
-    /// Generates source from the IR, compiles it with a driver ([`Backend::compile`]) and
-    /// launches the module ([`Backend::launch`]): CUDA, HIP, OpenCL, Vulkan.
+    /// Generates source from the IR, compiles it with a driver ([`Compiler::compile`]) and
+    /// launches the module ([`Executor::launch`]): CUDA, HIP, OpenCL, Vulkan.
     Jit,
     /// Runs code compiled into the program ([`KernelDef::native`]) through
-    /// [`Backend::execute_direct`]: the Native backend.
+    /// [`Executor::execute_direct`]: the Native backend.
     Direct,
-    /// Runs the IR itself through [`Backend::execute_direct`]: the Interpreter.
+    /// Runs the IR itself through [`Executor::execute_direct`]: the Interpreter.
     Custom,
 }
 
@@ -172,10 +172,11 @@ pub use spoc_codegen::{Code, Source, Target};
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CompileOptions {
     /// The block size, for backends that embed it in the module
-    /// ([`Backend::compile_needs_block`]); `None` otherwise.
+    /// ([`Compiler::compile_needs_block`]); `None` otherwise.
     pub block: Option<Dims>,
     /// Record-buffer parameters lowered as structure-of-arrays (CUDA/PTX only, see
-    /// [`Backend::supports_soa_params`]), in parameter order. A launch fills it with the
+    /// [`Compiler::supports_soa_params`]; code generation refuses them everywhere else), in
+    /// parameter order. A launch fills it with the
     /// parameters given an [`Arg::Soa`] / [`Arg::SoaMut`] argument.
     pub soa_params: Vec<String>,
     /// Backend-specific compiler flags.
@@ -185,7 +186,7 @@ pub struct CompileOptions {
     /// [`crate::Error::KernelFault`] after the launch. `None` is the device's default (on for
     /// CPU-resident devices, `SPOC_BOUNDS_CHECK`), which the runtime resolves before compiling:
     /// a backend sees `Some` for generated kernels. Only backends with
-    /// [`Backend::supports_checked_mode`] honour it; the CPU backends always check.
+    /// [`Compiler::supports_checked_mode`] honour it; the CPU backends always check.
     pub checked: Option<bool>,
 }
 
@@ -201,13 +202,51 @@ impl CompileOptions {
     }
 }
 
-/// A backend: one way of running kernels on one family of devices.
+/// Where and how wide a launch runs: what every launch entry point of a [`Backend`] takes.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchConfig<'s> {
+    /// Blocks in the grid, per axis.
+    pub grid: Dims,
+    /// Threads per block, per axis.
+    pub block: Dims,
+    /// Dynamic shared memory per block, in bytes (the kernel's statically sized shared arrays
+    /// not included).
+    pub shared_mem_bytes: usize,
+    /// The stream to launch on; `None` is the device's default stream.
+    pub stream: Option<&'s Stream>,
+}
+
+impl LaunchConfig<'_> {
+    /// A launch of `grid` blocks of `block` threads with `shared_mem_bytes` bytes of dynamic
+    /// shared memory, on the default stream.
+    pub fn new(grid: Dims, block: Dims, shared_mem_bytes: usize) -> LaunchConfig<'static> {
+        LaunchConfig {
+            grid,
+            block,
+            shared_mem_bytes,
+            stream: None,
+        }
+    }
+}
+
+/// A backend: one way of running kernels on one family of devices — the four traits together
+/// ([`Platform`], [`DeviceMemory`], [`Compiler`], [`Executor`]), implemented for every type that
+/// implements them. The runtime holds backends as `Arc<dyn Backend>`; their methods are callable
+/// on it without importing the four traits.
 ///
-/// Every method that can fail returns [`Error`]; a missing driver makes
-/// [`Backend::is_available`] false rather than panicking. Device ids are backend-local. Methods
-/// with a default body either do nothing meaningful for CPU backends or refuse with
-/// [`Error::FeatureNotSupported`]; GPU backends override them.
-pub trait Backend: Send + Sync + 'static {
+/// Every method that can fail returns [`Error`]. Device ids are backend-local. A GPU backend
+/// keeps what it shares with the others in a [`crate::driver_core::DriverCore`] and binds
+/// launch arguments from the ABI its source carries ([`crate::bind`]).
+pub trait Backend: Platform + DeviceMemory + Compiler + Executor {}
+
+impl<T: Platform + DeviceMemory + Compiler + Executor> Backend for T {}
+
+/// What a backend is: its name, version and availability, how it runs kernels, its devices
+/// and their capabilities, its intrinsics, fault recovery and profiling.
+///
+/// A missing driver makes [`Platform::is_available`] false rather than panicking. Device ids
+/// are backend-local.
+pub trait Platform: Send + Sync + 'static {
     /// The backend's name: `"Native"`, `"Interpreter"`, `"CUDA/PTX"`, … A `"<family>/<variant>"`
     /// name also answers to its family (see [`crate::device_is_of_backend`]).
     fn name(&self) -> &'static str;
@@ -219,14 +258,17 @@ pub trait Backend: Send + Sync + 'static {
     /// panic when the driver is missing.
     fn is_available(&self) -> bool;
 
-    /// Why [`Backend::is_available`] is false, in words (`"no CUDA driver library found"`),
+    /// Why [`Platform::is_available`] is false, in words (`"no CUDA driver library found"`),
     /// for the errors of device queries. The default has no reason to give.
     fn unavailable_reason(&self) -> Option<String> {
         None
     }
 
-    /// How the backend runs kernels.
-    fn execution_model(&self) -> ExecutionModel;
+    /// How the backend runs kernels. The default is [`ExecutionModel::Jit`] (the GPU and
+    /// source-only backends); Native and the Interpreter say otherwise.
+    fn execution_model(&self) -> ExecutionModel {
+        ExecutionModel::Jit
+    }
 
     /// The backend's devices, in backend-local order.
     ///
@@ -248,8 +290,33 @@ pub trait Backend: Send + Sync + 'static {
             })
     }
 
-    // ------------------------------------------------------------------ streams
+    /// Recovers devices that a fault left unusable (a CUDA context after an illegal address),
+    /// for [`crate::Device::reset`]: their memory, modules, streams and events are lost, and
+    /// those of the broken state are refused afterwards ([`Error::ContextReset`]). Healthy
+    /// devices are left as they are. The default does nothing.
+    ///
+    /// # Errors
+    /// A driver error if a device could not be reset.
+    fn recover(&self) -> Result<()> {
+        Ok(())
+    }
 
+    /// Turns per-launch profiling on. The default does nothing.
+    fn enable_profiling(&self) {}
+
+    /// Turns per-launch profiling off. The default does nothing.
+    fn disable_profiling(&self) {}
+
+    /// The intrinsics this backend implements.
+    fn intrinsics(&self) -> &IntrinsicRegistry;
+}
+
+/// Device and memory: streams, allocation, transfers (device memory is never assumed to be
+/// host memory) and timing events. Methods with a default body refuse with
+/// [`Error::FeatureNotSupported`] (streams, events, device-to-device copies) or do nothing
+/// meaningful for synchronous CPU backends ([`crate::host_memory_methods!`] implements them
+/// with host memory).
+pub trait DeviceMemory: Platform {
     /// Creates a stream on `device`.
     ///
     /// # Errors
@@ -286,8 +353,6 @@ pub trait Backend: Send + Sync + 'static {
         let _ = device;
         Ok(())
     }
-
-    // ------------------------------------------------------------------ memory
 
     /// Allocates `bytes` bytes on `device`. Contents are unspecified unless the backend
     /// documents otherwise (the CPU backends zero them).
@@ -373,8 +438,6 @@ pub trait Backend: Send + Sync + 'static {
     /// A driver error (the runtime logs it; memory is not reused either way).
     fn free(&self, mem: DeviceMem) -> Result<()>;
 
-    // ------------------------------------------------------------------ events
-
     /// Creates a timing event on `device`.
     ///
     /// # Errors
@@ -410,9 +473,12 @@ pub trait Backend: Send + Sync + 'static {
         drop(event);
         Ok(())
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+/// The compiler: code generation for one device's capabilities ([`Compiler::generate`], once
+/// per build), the driver's compile of the generated [`Source`] ([`Compiler::compile`]),
+/// the module cache, and the per-kernel checks and preparation of the CPU backends.
+pub trait Compiler: Platform {
     /// True if compiled modules depend on the block size (Vulkan embeds the workgroup size):
     /// the runtime then puts the launch's block in [`CompileOptions::block`].
     fn compile_needs_block(&self) -> bool {
@@ -421,9 +487,10 @@ pub trait Backend: Send + Sync + 'static {
 
     /// True if the backend compiles record-buffer parameters named in
     /// [`CompileOptions::soa_params`] as Structure-of-Arrays and binds [`Arg::Soa`] /
-    /// [`Arg::SoaMut`] arguments ([`crate::SoaBuffer`]): CUDA/PTX only. The runtime refuses SoA
-    /// arguments and options with [`Error::FeatureNotSupported`] on every other backend, before
-    /// compiling or launching anything. The default is false.
+    /// [`Arg::SoaMut`] arguments ([`crate::SoaBuffer`]): CUDA/PTX only. Every other target
+    /// refuses SoA arguments and options with [`Error::FeatureNotSupported`], before compiling or
+    /// launching anything, in code generation ([`spoc_codegen::abi::refuse_soa`], which the
+    /// runtime also asks for the backends that generate no code). The default is false.
     fn supports_soa_params(&self) -> bool {
         false
     }
@@ -437,52 +504,82 @@ pub trait Backend: Send + Sync + 'static {
         false
     }
 
-    /// Generates the source [`Backend::compile`] gets for `kernel` compiled with `options`. The
-    /// default is [`Backend::generate_source`] with the block and SoA parameters (unchecked);
-    /// backends with [`Backend::supports_checked_mode`] generate checked code when
-    /// `options.is_checked()`.
-    ///
-    /// # Errors
-    /// As [`Backend::generate_source`].
-    fn generate_source_for(
-        &self,
-        kernel: &ValidKernel,
-        options: &CompileOptions,
-    ) -> Result<Option<Source>> {
-        self.generate_source(kernel, options.block, &options.soa_names())
-    }
-
-    /// The `spoc_codegen` target the default [`Backend::generate_source`] generates for
-    /// (`None`, the default: no source, as for Direct and Custom backends).
+    /// The `spoc_codegen` target [`Compiler::generate`] generates for (`None`, the default: no
+    /// source, as for Direct and Custom backends).
     fn codegen_target(&self) -> Option<Target> {
         None
     }
 
-    /// Generates source for `kernel` (JIT backends). The default delegates to
-    /// `spoc_codegen::generate_source` for [`Backend::codegen_target`], and returns `Ok(None)`
-    /// without a target (Direct and Custom backends).
+    /// What code generation may assume of backend-local `device` (`Some`: the device a build
+    /// is for), or, with `None`, of a device of this backend not yet known (what
+    /// [`Compiler::generate_source`] generates for: the backend's devices together, or the
+    /// target's defaults). The default is the target's defaults.
     ///
     /// # Errors
-    /// [`Error::FeatureNotSupported`] for a construct the target lacks or a non-empty
-    /// `soa_params` the backend cannot honour; [`Error::Compile`] for code generation errors.
+    /// [`Error::NoDevice`] for a bad device; a driver error.
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        let _ = device;
+        Ok(match self.codegen_target() {
+            Some(t) => spoc_codegen::Capabilities::for_target(t),
+            None => spoc_codegen::Capabilities::for_target(Target::Native),
+        })
+    }
+
+    /// Generates the source [`Compiler::compile`] gets for `kernel` with `caps` (the device's
+    /// own, [`Compiler::codegen_caps`]) and `options` (block, Structure-of-Arrays parameters,
+    /// checked mode): the one code generation of a build. The default generates for
+    /// [`Compiler::codegen_target`] (`Ok(None)` without one: Direct and Custom backends), checked
+    /// when `options.is_checked()`.
+    ///
+    /// # Errors
+    /// [`Error::FeatureNotSupported`] for a construct the target or device lacks, or for
+    /// Structure-of-Arrays parameters on any target but CUDA/PTX
+    /// ([`spoc_codegen::abi::refuse_soa`]); [`Error::Compile`] for code generation errors.
+    fn generate(
+        &self,
+        kernel: &ValidKernel,
+        caps: &spoc_codegen::Capabilities,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        let Some(target) = self.codegen_target() else {
+            return Ok(None);
+        };
+        let soa = options.soa_names();
+        Ok(spoc_codegen::generate_source_with(
+            target,
+            kernel,
+            &spoc_codegen::Options {
+                block: options.block.map(Dims::to_array),
+                soa_params: &soa,
+                caps: caps.clone(),
+                checked: options.is_checked(),
+            },
+        )?)
+    }
+
+    /// Generates unchecked source for `kernel` for a device of this backend not yet known
+    /// ([`Compiler::codegen_caps`] of `None`), to inspect or hand to [`Compiler::compile`]:
+    /// [`Compiler::generate`] with `block` and `soa_params`.
+    ///
+    /// # Errors
+    /// As [`Compiler::generate`].
     fn generate_source(
         &self,
         kernel: &ValidKernel,
         block: Option<Dims>,
         soa_params: &[&str],
     ) -> Result<Option<Source>> {
-        match self.codegen_target() {
-            Some(target) => Ok(spoc_codegen::generate_source(
-                target,
-                kernel,
-                block.map(Dims::to_array),
-                soa_params,
-            )?),
-            None => Ok(None),
-        }
+        let options = CompileOptions {
+            block,
+            soa_params: soa_params.iter().map(|s| s.to_string()).collect(),
+            ..CompileOptions::default()
+        };
+        self.generate(kernel, &self.codegen_caps(None)?, &options)
     }
 
-    /// Compiles `source` (generated from `kernel`) for `device`, uncached.
+    /// Compiles `source` (generated from `kernel` by [`Compiler::generate`]) for `device`,
+    /// uncached: the driver's step only (the source is not generated again; its
+    /// [`Source::abi`] is what launches bind the arguments from).
     ///
     /// # Errors
     /// [`Error::Compile`] if the driver rejects it; [`Error::FeatureNotSupported`] by default.
@@ -500,17 +597,17 @@ pub trait Backend: Send + Sync + 'static {
         ))
     }
 
-    /// The backend's own module cache, if it has one ([`Backend::compile_cached`] uses it).
+    /// The backend's own module cache, if it has one ([`Compiler::compile_cached`] uses it).
     fn module_cache(&self) -> Option<&ModuleCache> {
         None
     }
 
     /// Compiles through the backend's cache, keyed by (backend-local device, kernel name,
-    /// `hash`, options). The default uses [`Backend::module_cache`] when it is `Some`, and
+    /// `hash`, options). The default uses [`Compiler::module_cache`] when it is `Some`, and
     /// compiles every time otherwise.
     ///
     /// # Errors
-    /// As [`Backend::compile`]; [`Error::CacheClearedDuringBuild`] or
+    /// As [`Compiler::compile`]; [`Error::CacheClearedDuringBuild`] or
     /// [`Error::DeviceDestroyedDuringBuild`] if the cache was cleared or the device torn down
     /// while compiling.
     fn compile_cached(
@@ -534,28 +631,11 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// Drops the backend's module cache (failing builds in flight). The default clears
-    /// [`Backend::module_cache`].
+    /// [`Compiler::module_cache`].
     fn clear_cache(&self) {
         if let Some(cache) = self.module_cache() {
             cache.clear();
         }
-    }
-
-    /// Launches a compiled module. `args` have been checked against the kernel's parameters.
-    ///
-    /// # Errors
-    /// A driver error; [`Error::FeatureNotSupported`] by default.
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        let _ = (module, grid, block, shared_mem, stream, args);
-        Err(Error::unsupported(self.name(), "JIT launches"))
     }
 
     /// Checks, once per kernel and device, that this backend can run `def` (before any
@@ -570,7 +650,7 @@ pub trait Backend: Send + Sync + 'static {
 
     /// For Direct and Custom backends: work done once per kernel and device before its first
     /// run (the Interpreter resolves the IR into its executable form). The result is kept with
-    /// the runtime's compiled kernel and handed back to [`Backend::execute_direct`]. The
+    /// the runtime's compiled kernel and handed back to [`Executor::execute_direct`]. The
     /// default prepares nothing.
     ///
     /// # Errors
@@ -579,60 +659,82 @@ pub trait Backend: Send + Sync + 'static {
         let _ = (device, def, kernel);
         Ok(None)
     }
+}
+
+/// The executor: launches of compiled modules ([`Executor::launch`], one [`LaunchConfig`]),
+/// direct execution (Native runs the macro's compiled Rust, the Interpreter runs the IR) and
+/// external kernels given as source (which it compiles, caches and synchronises on: hence its
+/// supertraits).
+pub trait Executor: DeviceMemory + Compiler {
+    /// Launches a compiled module as `config` says. `args` have been checked against the
+    /// kernel's parameters; the backend binds them from the module's ABI ([`crate::bind`]).
+    ///
+    /// # Errors
+    /// A driver error; [`Error::FeatureNotSupported`] by default.
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
+        let _ = (module, config, args);
+        Err(Error::unsupported(self.name(), "JIT launches"))
+    }
 
     /// Runs a kernel without a compile step (Direct: `def.native`; Custom: the IR) on
-    /// backend-local `device`, synchronously. `prepared` is what [`Backend::prepare`] returned
+    /// backend-local `device`, synchronously, as `config` says (its stream is ignored).
+    /// `prepared` is what [`Compiler::prepare`] returned
     /// (when the launch went through the runtime's memo). `args` have been checked against the
     /// kernel's parameters, and `Arg::Usize` replaced by the parameter's integer type.
     ///
     /// # Errors
     /// [`Error::KernelFault`] if a thread faults; [`Error::FeatureNotSupported`] by default
     /// (JIT backends).
-    #[allow(clippy::too_many_arguments)]
     fn execute_direct(
         &self,
         device: usize,
         def: &KernelDef,
         kernel: &Kernel,
         prepared: Option<&Module>,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        let _ = (device, def, kernel, prepared, grid, block, shared_mem, args);
+        let _ = (device, def, kernel, prepared, config, args);
         Err(Error::unsupported(self.name(), "direct execution"))
     }
 
-    /// Recovers devices that a fault left unusable (a CUDA context after an illegal address),
-    /// for [`crate::Device::reset`]: their memory, modules, streams and events are lost, and
-    /// those of the broken state are refused afterwards ([`Error::ContextReset`]). Healthy
-    /// devices are left as they are. The default does nothing.
-    ///
-    /// # Errors
-    /// A driver error if a device could not be reset.
-    fn recover(&self) -> Result<()> {
-        Ok(())
-    }
-
-    /// Turns per-launch profiling on. The default does nothing.
-    fn enable_profiling(&self) {}
-
-    /// Turns per-launch profiling off. The default does nothing.
-    fn disable_profiling(&self) {}
-
-    /// The intrinsics this backend implements.
-    fn intrinsics(&self) -> &IntrinsicRegistry;
-
-    /// Source languages [`Backend::run_source`] accepts (none by default).
+    /// Source languages [`Executor::run_source`] accepts (none by default).
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[]
     }
 
-    /// Compiles and runs an external kernel given as source.
+    /// Compiles external kernel `kernel_name` of `source` in `lang` (one of
+    /// [`Executor::supported_source_langs`]) for `device`, uncached: the driver's step of the
+    /// default [`Executor::run_source`]. The module's launches bind the arguments per the
+    /// backend's external-kernel ABI ([`crate::bind::external_params`]).
     ///
     /// # Errors
-    /// [`Error::FeatureNotSupported`] if `lang` is not supported (always, by default).
+    /// [`Error::Compile`] if the driver rejects it; [`Error::FeatureNotSupported`] by default.
+    fn load_external(
+        &self,
+        device: usize,
+        lang: SourceLang,
+        source: &str,
+        kernel_name: &str,
+    ) -> Result<Module> {
+        let _ = (device, source, kernel_name);
+        Err(Error::unsupported(
+            self.name(),
+            format!("external {lang:?} kernels"),
+        ))
+    }
+
+    /// Compiles and runs an external kernel given as source, and waits for it. The default
+    /// refuses a language not in [`Executor::supported_source_langs`], checks grid, block and
+    /// shared memory against the device's [`Platform::capabilities`], takes the module from
+    /// [`Compiler::module_cache`] (keyed by device, language, kernel name and source) or builds
+    /// it with [`Executor::load_external`], launches it on the default stream
+    /// ([`Executor::launch`]) and synchronises the device.
+    ///
+    /// # Errors
+    /// [`Error::FeatureNotSupported`] if `lang` is not supported (always, by default);
+    /// [`Error::InvalidLaunch`] for a launch over the device's limits or arguments the kernel
+    /// cannot take; what compiling or running it returns.
     #[allow(clippy::too_many_arguments)]
     fn run_source(
         &self,
@@ -645,10 +747,31 @@ pub trait Backend: Send + Sync + 'static {
         shared_mem: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        let _ = (device, source, kernel_name, grid, block, shared_mem, args);
-        Err(Error::unsupported(
-            self.name(),
-            format!("external {lang:?} kernels"),
-        ))
+        if !self.supported_source_langs().contains(&lang) {
+            return Err(Error::unsupported(
+                self.name(),
+                format!("external {lang:?} kernels"),
+            ));
+        }
+        let caps = self.capabilities(device)?;
+        crate::dims::check_dims(kernel_name, &caps, grid, block, shared_mem)?;
+        let build = || {
+            self.load_external(device, lang, source, kernel_name)
+                .map(Arc::new)
+        };
+        let module = match self.module_cache() {
+            Some(cache) => {
+                let key = crate::cache::CacheKey::new(
+                    device,
+                    format!("{lang:?}:{kernel_name}"),
+                    crate::cache::source_hash(lang, source, &[]),
+                    CompileOptions::default(),
+                );
+                cache.get_or_build(key, build)?
+            }
+            None => build()?,
+        };
+        self.launch(&module, &LaunchConfig::new(grid, block, shared_mem), args)?;
+        self.synchronize(device)
     }
 }

@@ -313,6 +313,20 @@ pub(crate) fn run_clear_hooks() {
     }
 }
 
+/// The cache key of an external kernel: its language, source text and flags.
+pub fn source_hash(
+    lang: crate::backend::SourceLang,
+    source: &str,
+    flags: &[String],
+) -> ContentHash {
+    let lang = format!("{lang:?}");
+    ContentHash::of_parts(
+        [lang.as_bytes(), source.as_bytes()]
+            .into_iter()
+            .chain(flags.iter().map(|f| f.as_bytes())),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

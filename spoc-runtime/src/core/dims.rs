@@ -1,5 +1,7 @@
 //! Launch dimensions.
 
+use crate::device::Capabilities;
+use crate::error::{DimKind, Error, LaunchProblem, Result};
 use std::fmt;
 
 /// A size in up to three dimensions: a grid (blocks per launch) or a block (threads per block).
@@ -81,6 +83,62 @@ impl fmt::Display for Dims {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "({}, {}, {})", self.x, self.y, self.z)
     }
+}
+
+const AXES: [char; 3] = ['x', 'y', 'z'];
+
+/// Grid and block against zero and the device's limits; shared memory against its limit.
+pub(crate) fn check_dims(
+    name: &str,
+    caps: &Capabilities,
+    grid: Dims,
+    block: Dims,
+    shared_bytes: usize,
+) -> Result<()> {
+    let bad = |problem| Err(Error::invalid_launch(name, problem));
+    for (what, d, limits) in [
+        (DimKind::Grid, grid, caps.max_grid_dims),
+        (DimKind::Block, block, caps.max_block_dims),
+    ] {
+        for ((value, limit), axis) in d.to_array().into_iter().zip(limits).zip(AXES) {
+            if value == 0 {
+                return bad(LaunchProblem::ZeroDim { what, axis });
+            }
+            if value > limit {
+                return bad(LaunchProblem::DimTooLarge {
+                    what,
+                    axis,
+                    value,
+                    limit,
+                });
+            }
+        }
+    }
+    for ((g, b), axis) in grid.to_array().into_iter().zip(block.to_array()).zip(AXES) {
+        let total = g as u64 * b as u64;
+        if total > u32::MAX as u64 {
+            return bad(LaunchProblem::GlobalSizeOverflow {
+                axis,
+                grid: g,
+                block: b,
+                total,
+                max: u32::MAX,
+            });
+        }
+    }
+    if block.count() > caps.max_threads_per_block as u64 {
+        return bad(LaunchProblem::TooManyThreads {
+            threads: block.count(),
+            limit: caps.max_threads_per_block,
+        });
+    }
+    if shared_bytes > caps.shared_mem_per_block {
+        return bad(LaunchProblem::SharedMemory {
+            requested: shared_bytes,
+            limit: caps.shared_mem_per_block,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@ use crate::intrinsics::IntrinsicRegistry;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// The `Backend` methods both CPU backends write alike: name, version, availability, profiling,
-/// intrinsics and host memory ([`crate::host_memory_methods!`]). `$name` is the backend's name;
-/// the backend keeps its [`CpuBackendBase`] in a field `base`.
+/// The [`crate::backend::Platform`] methods both CPU backends write alike: name, version,
+/// availability, profiling and intrinsics (their memory is [`crate::host_memory_methods!`]).
+/// `$name` is the backend's name; the backend keeps its [`CpuBackendBase`] in a field `base`.
 macro_rules! cpu_backend_methods {
     ($name:expr) => {
         fn name(&self) -> &'static str {
@@ -36,8 +36,6 @@ macro_rules! cpu_backend_methods {
         fn intrinsics(&self) -> &crate::intrinsics::IntrinsicRegistry {
             &self.base.intrinsics
         }
-
-        crate::host_memory_methods!();
     };
 }
 

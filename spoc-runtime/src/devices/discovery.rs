@@ -9,7 +9,7 @@ impl Device {
     ///
     /// - A device whose context a kernel fault broke (a CUDA illegal address: every call then
     ///   returns [`Error::KernelFault`]) gets a fresh context
-    ///   ([`Backend::recover`](crate::Backend::recover)); its buffers, modules, streams and
+    ///   ([`Platform::recover`](crate::Platform::recover)); its buffers, modules, streams and
     ///   events are lost with the old one, and each refuses further use with
     ///   [`Error::ContextReset`]. A device that cannot be recovered keeps failing (the
     ///   reason is logged through `tracing`): CUDA drivers refuse a new context in the process

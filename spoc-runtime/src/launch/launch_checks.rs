@@ -2,68 +2,11 @@
 
 use crate::args::Arg;
 use crate::buffer::{ElemInfo, RawBuffer};
-use crate::device::Capabilities;
-use crate::dims::Dims;
-use crate::error::{DimKind, Error, LaunchProblem, Result};
+pub(crate) use crate::dims::check_dims;
+use crate::error::{Error, LaunchProblem, Result};
 use crate::ir_scan::{layout, scalar_type_id};
 use crate::soa::RawSoaBuffer;
 use spoc_ir::{Kernel, Param, ScalarType, Type};
-
-const AXES: [char; 3] = ['x', 'y', 'z'];
-
-/// Grid and block against zero and the device's limits; shared memory against its limit.
-pub(crate) fn check_dims(
-    name: &str,
-    caps: &Capabilities,
-    grid: Dims,
-    block: Dims,
-    shared_bytes: usize,
-) -> Result<()> {
-    let bad = |problem| Err(Error::invalid_launch(name, problem));
-    for (what, d, limits) in [
-        (DimKind::Grid, grid, caps.max_grid_dims),
-        (DimKind::Block, block, caps.max_block_dims),
-    ] {
-        for ((value, limit), axis) in d.to_array().into_iter().zip(limits).zip(AXES) {
-            if value == 0 {
-                return bad(LaunchProblem::ZeroDim { what, axis });
-            }
-            if value > limit {
-                return bad(LaunchProblem::DimTooLarge {
-                    what,
-                    axis,
-                    value,
-                    limit,
-                });
-            }
-        }
-    }
-    for ((g, b), axis) in grid.to_array().into_iter().zip(block.to_array()).zip(AXES) {
-        let total = g as u64 * b as u64;
-        if total > u32::MAX as u64 {
-            return bad(LaunchProblem::GlobalSizeOverflow {
-                axis,
-                grid: g,
-                block: b,
-                total,
-                max: u32::MAX,
-            });
-        }
-    }
-    if block.count() > caps.max_threads_per_block as u64 {
-        return bad(LaunchProblem::TooManyThreads {
-            threads: block.count(),
-            limit: caps.max_threads_per_block,
-        });
-    }
-    if shared_bytes > caps.shared_mem_per_block {
-        return bad(LaunchProblem::SharedMemory {
-            requested: shared_bytes,
-            limit: caps.shared_mem_per_block,
-        });
-    }
-    Ok(())
-}
 
 /// How a parameter is written in the kernel (`&mut [f32]`, `u32`, …).
 fn param_desc(p: &Param) -> String {

@@ -5,7 +5,7 @@ pub mod generic;
 pub(crate) mod launch_checks;
 
 use crate::args::{Arg, KernelArgs};
-use crate::backend::{CompileOptions, ExecutionModel, Module};
+use crate::backend::{CompileOptions, ExecutionModel, LaunchConfig, Module};
 use crate::cache::{CacheKey, GuardedCache};
 use crate::device::Device;
 use crate::dims::Dims;
@@ -53,7 +53,7 @@ impl CompiledKernel {
     pub fn device(&self) -> &Device {
         &self.device
     }
-    /// The compiled module (JIT backends), or what [`crate::Backend::prepare`] returned
+    /// The compiled module (JIT backends), or what [`crate::Compiler::prepare`] returned
     /// (Direct and Custom backends).
     pub fn module(&self) -> Option<&Arc<Module>> {
         self.module.as_ref()
@@ -230,19 +230,20 @@ fn build(
             format!("intrinsic `{missing}` (used by kernel `{}`)", def.name),
         ));
     }
-    if !options.soa_params.is_empty() && !backend.supports_soa_params() {
-        return Err(soa_refused(backend.name(), def.name, &options.soa_params));
-    }
+    refuse_soa(backend.as_ref(), def.name, &options.soa_params)?;
     backend.check_kernel(def, kernel)?;
     let module = match backend.execution_model() {
         ExecutionModel::Jit => {
-            let source = backend
-                .generate_source_for(kernel, &options)?
-                .ok_or_else(|| Error::Compile {
-                    backend: backend.name().to_string(),
-                    kernel: def.name.to_string(),
-                    message: "the backend generated no source".into(),
-                })?;
+            // The one code generation of the build, for this device's capabilities.
+            let caps = backend.codegen_caps(Some(dev.local()))?;
+            let source =
+                backend
+                    .generate(kernel, &caps, &options)?
+                    .ok_or_else(|| Error::Compile {
+                        backend: backend.name().to_string(),
+                        kernel: def.name.to_string(),
+                        message: "the backend generated no source".into(),
+                    })?;
             crate::dump::dump(kernel, hash, backend.name(), Some(&source));
             Some(backend.compile_cached(dev.local(), kernel, hash, &source, &options)?)
         }
@@ -262,16 +263,21 @@ fn build(
     }))
 }
 
-/// The [`Error::FeatureNotSupported`] of a backend without Structure-of-Arrays parameters.
-fn soa_refused(backend: &str, kernel: &str, params: &[String]) -> Error {
-    Error::unsupported(
-        backend,
-        format!(
-            "Structure-of-Arrays buffer arguments (`{}` of kernel `{kernel}`): only CUDA/PTX \
-             lowers them; pass an array-of-structures Buffer",
-            params.join("`, `")
-        ),
-    )
+/// Refuses Structure-of-Arrays parameters where code generation does
+/// ([`spoc_codegen::abi::refuse_soa`]: every target but CUDA/PTX), for the backend's target
+/// (Native or Interpreter for a backend that generates none), naming the backend.
+fn refuse_soa(backend: &dyn crate::Backend, kernel: &str, params: &[String]) -> Result<()> {
+    let target = backend
+        .codegen_target()
+        .unwrap_or(match backend.execution_model() {
+            ExecutionModel::Direct => spoc_codegen::Target::Native,
+            _ => spoc_codegen::Target::Interpreter,
+        });
+    let names: Vec<&str> = params.iter().map(String::as_str).collect();
+    spoc_codegen::abi::refuse_soa(target, kernel, &names).map_err(|e| match Error::from(e) {
+        Error::FeatureNotSupported { feature, .. } => Error::unsupported(backend.name(), feature),
+        other => other,
+    })
 }
 
 /// The names of the parameters given a Structure-of-Arrays argument, in parameter order.
@@ -293,11 +299,12 @@ fn launch_compiled(
     args: &mut [Arg<'_>],
 ) -> Result<()> {
     let dev = &ck.device;
-    if !dev.backend().supports_soa_params() && args.iter().any(|a| a.soa().is_some()) {
-        let soa = soa_params_of(ck.kernel, args);
-        if !soa.is_empty() {
-            return Err(soa_refused(dev.backend().name(), ck.def.name, &soa));
-        }
+    if args.iter().any(|a| a.soa().is_some()) {
+        refuse_soa(
+            dev.backend().as_ref(),
+            ck.def.name,
+            &soa_params_of(ck.kernel, args),
+        )?;
     }
     check_dims(
         ck.def.name,
@@ -308,18 +315,15 @@ fn launch_compiled(
     )?;
     check_args(ck.kernel, ck.def.name, dev, args, &ck.options.soa_params)?;
     let backend = dev.backend();
+    let config = LaunchConfig::new(grid, block, shared_mem);
     match (backend.execution_model(), &ck.module) {
-        (ExecutionModel::Jit, Some(module)) => {
-            backend.launch(module, grid, block, shared_mem, None, args)
-        }
+        (ExecutionModel::Jit, Some(module)) => backend.launch(module, &config, args),
         _ => backend.execute_direct(
             dev.local(),
             &ck.def,
             ck.kernel,
             ck.module.as_deref(),
-            grid,
-            block,
-            shared_mem,
+            &config,
             args,
         ),
     }
@@ -412,7 +416,7 @@ pub(crate) fn launch_unchecked(
             ir_scan::static_shared_bytes(kernel).saturating_add(shared_mem_bytes),
         )?;
     }
-    // A backend without SoA parameters refuses these options in `build`, before compiling.
+    // Code generation refuses these options on every backend but CUDA/PTX, before compiling.
     let soa_params = if args.iter().any(|a| a.soa().is_some()) {
         soa_params_of(def.kernel()?, args)
     } else {

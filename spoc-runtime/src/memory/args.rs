@@ -13,7 +13,7 @@ use crate::soa::RawSoaBuffer;
 /// A `&[T]` parameter accepts [`Arg::Buffer`] or [`Arg::BufferMut`]; a `&mut [T]` parameter
 /// only [`Arg::BufferMut`]. A record-buffer parameter (`&[P]`, `&mut [P]`) also accepts
 /// [`Arg::Soa`] / [`Arg::SoaMut`] under the same rule, on backends that lower SoA parameters
-/// ([`crate::Backend::supports_soa_params`]: CUDA/PTX); elsewhere the launch is refused with
+/// ([`crate::Compiler::supports_soa_params`]: CUDA/PTX); elsewhere the launch is refused with
 /// [`Error::FeatureNotSupported`]. A kernel `usize` is 32 bits: [`Arg::Usize`] is accepted by a
 /// `usize` (`u32`) or `u64` parameter if the value fits.
 #[derive(Debug)]

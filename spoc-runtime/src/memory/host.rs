@@ -2,8 +2,9 @@
 //! that runs kernels on the host): allocations, transfers, timing events, and the conversion of
 //! launch arguments to the native ABI's [`NativeArg`]s.
 //!
-//! A CPU backend implements the memory, stream and event methods of [`crate::Backend`] by
-//! invoking [`crate::host_memory_methods!`] inside its `impl Backend` block.
+//! A CPU backend implements the memory, stream and event methods
+//! ([`crate::backend::DeviceMemory`]) by invoking [`crate::host_memory_methods!`] inside its
+//! `impl DeviceMemory` block.
 
 use crate::args::Arg;
 use crate::backend::{DeviceMem, Event};
@@ -253,8 +254,9 @@ pub fn total_memory() -> u64 {
         .unwrap_or(0)
 }
 
-/// Implements the memory, stream and event methods of [`crate::Backend`] with host memory
-/// ([`crate::host`]) and synchronous streams. Invoke it inside an `impl Backend for …` block.
+/// Implements the memory, stream and event methods ([`crate::backend::DeviceMemory`]) with host
+/// memory ([`crate::host`]) and synchronous streams. Invoke it inside an
+/// `impl DeviceMemory for …` block.
 #[macro_export]
 macro_rules! host_memory_methods {
     () => {
@@ -268,7 +270,7 @@ macro_rules! host_memory_methods {
             Ok(())
         }
         fn alloc(&self, device: usize, bytes: usize) -> $crate::Result<$crate::backend::DeviceMem> {
-            $crate::host::alloc(self.name(), device, bytes)
+            $crate::host::alloc($crate::backend::Platform::name(self), device, bytes)
         }
         unsafe fn copy_h2d_ptr(
             &self,
@@ -277,7 +279,13 @@ macro_rules! host_memory_methods {
             src: *const u8,
             bytes: usize,
         ) -> $crate::Result<()> {
-            $crate::host::copy_h2d(self.name(), dst, offset, src, bytes)
+            $crate::host::copy_h2d(
+                $crate::backend::Platform::name(self),
+                dst,
+                offset,
+                src,
+                bytes,
+            )
         }
         unsafe fn copy_d2h_ptr(
             &self,
@@ -286,7 +294,13 @@ macro_rules! host_memory_methods {
             dst: *mut u8,
             bytes: usize,
         ) -> $crate::Result<()> {
-            $crate::host::copy_d2h(self.name(), src, offset, dst, bytes)
+            $crate::host::copy_d2h(
+                $crate::backend::Platform::name(self),
+                src,
+                offset,
+                dst,
+                bytes,
+            )
         }
         fn copy_d2d(
             &self,
@@ -294,7 +308,7 @@ macro_rules! host_memory_methods {
             src: &$crate::backend::DeviceMem,
             bytes: usize,
         ) -> $crate::Result<()> {
-            $crate::host::copy_d2d(self.name(), dst, src, bytes)
+            $crate::host::copy_d2d($crate::backend::Platform::name(self), dst, src, bytes)
         }
         fn free(&self, mem: $crate::backend::DeviceMem) -> $crate::Result<()> {
             drop(mem);
@@ -311,14 +325,14 @@ macro_rules! host_memory_methods {
             event: &$crate::backend::Event,
             _stream: Option<&$crate::backend::Stream>,
         ) -> $crate::Result<()> {
-            $crate::host::record_event(self.name(), event)
+            $crate::host::record_event($crate::backend::Platform::name(self), event)
         }
         fn event_elapsed_ms(
             &self,
             start: &$crate::backend::Event,
             end: &$crate::backend::Event,
         ) -> $crate::Result<f32> {
-            $crate::host::elapsed_ms(self.name(), start, end)
+            $crate::host::elapsed_ms($crate::backend::Platform::name(self), start, end)
         }
     };
 }

@@ -2,6 +2,7 @@
 //! form, kernel arguments and the host-memory methods the CPU backends share.
 
 pub(crate) mod args;
+pub mod bind;
 pub(crate) mod buffer;
 pub(crate) mod device;
 pub mod host;

@@ -17,7 +17,7 @@
 //! [`crate::Arg::SoaMut`] in an argument list. The kernel source does not change: the runtime
 //! compiles it with the parameter named in [`crate::CompileOptions::soa_params`] (a separate
 //! entry of both compile caches), so `ps[i].x` reads field `x`'s array. Only the CUDA/PTX
-//! backend generates such code ([`crate::Backend::supports_soa_params`]); every other backend
+//! backend generates such code ([`crate::Compiler::supports_soa_params`]); every other backend
 //! (CUDA/C, OpenCL, Vulkan, HIP, Native, the Interpreter) refuses a launch with an SoA argument
 //! with [`Error::FeatureNotSupported`] before anything runs. Under `SPOC_CHECK`, the
 //! Interpreter's checking run gets an array-of-structures copy of the buffer.

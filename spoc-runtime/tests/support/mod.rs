@@ -9,7 +9,8 @@ use spoc_runtime::native::abi::{
     GlobalMut, GlobalRef, NativeArg, NativeFn, NativeLaunch, ThreadTrap, Trap,
 };
 use spoc_runtime::{
-    Arg, Backend, Capabilities, CompileOptions, Dims, IntrinsicRegistry, KernelDef,
+    Arg, Capabilities, CompileOptions, Compiler, DeviceMemory, Executor, IntrinsicRegistry,
+    KernelDef, Platform,
 };
 use spoc_testkit::ir::*;
 use spoc_testkit::ir_accessor;
@@ -325,19 +326,23 @@ impl TestBackend {
     }
 }
 
-impl Backend for TestBackend {
+impl Platform for TestBackend {
     fn name(&self) -> &'static str {
         self.name
     }
+
     fn version(&self) -> (u32, u32, u32) {
         (0, 0, 1)
     }
+
     fn is_available(&self) -> bool {
         self.available.load(Ordering::SeqCst)
     }
+
     fn execution_model(&self) -> ExecutionModel {
         ExecutionModel::Jit
     }
+
     fn devices(&self) -> spoc_runtime::Result<Vec<DeviceInfo>> {
         Ok((0..self.devices)
             .map(|i| DeviceInfo {
@@ -348,18 +353,27 @@ impl Backend for TestBackend {
             .collect())
     }
 
-    spoc_runtime::host_memory_methods!();
+    fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+}
 
-    fn generate_source(
+impl DeviceMemory for TestBackend {
+    spoc_runtime::host_memory_methods!();
+}
+
+impl Compiler for TestBackend {
+    fn generate(
         &self,
         kernel: &spoc_ir::ValidKernel,
-        _block: Option<Dims>,
-        _soa: &[&str],
+        _caps: &spoc_codegen::Capabilities,
+        _options: &CompileOptions,
     ) -> spoc_runtime::Result<Option<Source>> {
         Ok(Some(Source {
             target: Target::CudaC,
             code: Code::Text(format!("// kernel {}", kernel.name)),
             entry: kernel.name.clone(),
+            abi: Default::default(),
         }))
     }
 
@@ -394,16 +408,16 @@ impl Backend for TestBackend {
     fn module_cache(&self) -> Option<&ModuleCache> {
         Some(&self.cache)
     }
+}
 
+impl Executor for TestBackend {
     fn launch(
         &self,
         module: &Module,
-        grid: Dims,
-        block: Dims,
-        _shared_mem: usize,
-        _stream: Option<&spoc_runtime::backend::Stream>,
+        config: &spoc_runtime::LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> spoc_runtime::Result<()> {
+        let (grid, block) = (config.grid, config.block);
         self.launches.fetch_add(1, Ordering::SeqCst);
         let m = module.handle::<TestModule>().expect("a test module");
         let f = self.table[m.kernel.as_str()];
@@ -415,10 +429,6 @@ impl Backend for TestBackend {
             simt: false,
         };
         f(&launch, &native_args).map_err(|t| spoc_runtime::native::fault(&m.kernel, t))
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
     }
 }
 

@@ -488,11 +488,9 @@ pub(crate) struct CudaKernel {
     pub(crate) function: CUfunction,
     /// The entry point's name.
     pub(crate) name: String,
-    /// The number of IR parameters (`None` for external kernels).
-    pub(crate) params: Option<usize>,
-    /// CUDA C only: the element size of the kernel's launch-sized shared array, whose length
-    /// in elements is passed after the parameters.
-    pub(crate) dyn_shared_elem: Option<usize>,
+    /// How a generated kernel takes its parameters (`None` for external kernels, whose ABI
+    /// is read off each launch's arguments).
+    pub(crate) abi: Option<spoc_codegen::Abi>,
     /// The largest dynamic shared memory size this function was opted in to.
     pub(crate) dyn_shared_optin: std::sync::atomic::AtomicUsize,
     /// The context generation the module was loaded in.

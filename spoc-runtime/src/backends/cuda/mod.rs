@@ -3,7 +3,7 @@
 //! compiles the generated CUDA C with NVRTC (`--fmad=false --gpu-architecture=sm_XY` of the
 //! device). Both run on the same driver, devices and primary contexts; the driver and NVRTC are
 //! loaded at run time through cudarc, so the program builds and starts without CUDA, and a
-//! missing driver makes [`Backend::is_available`] false (never a panic).
+//! missing driver makes [`Platform::is_available`] false (never a panic).
 //!
 //! # Devices
 //! One device per CUDA device, in driver order, named as the driver names it. Capabilities
@@ -32,20 +32,20 @@
 //! Launches without a stream go to the legacy default stream, and transfers are synchronous
 //! driver copies on it, so a download after a launch sees the launch's writes. Launches are
 //! asynchronous: a kernel's own fault (an illegal address) surfaces at the next synchronising
-//! call. [`Backend::run_source`] synchronises before returning. Streams made by
-//! [`Backend::create_stream`] block on the default stream (`CU_STREAM_DEFAULT`).
+//! call. [`Executor::run_source`] synchronises before returning. Streams made by
+//! [`DeviceMemory::create_stream`] block on the default stream (`CU_STREAM_DEFAULT`).
 //!
 //! # Faults
 //! A kernel's device-side fault breaks its context: the first call that sees it (a download,
 //! a synchronise, the next launch) and every later call on the device return
 //! [`Error::KernelFault`] naming the kernels launched since the last successful
 //! synchronisation (the faulting thread is not known), with the driver's message.
-//! `spoc::Device::reset()` recovers the device ([`Backend::recover`]): the broken context is
+//! `spoc::Device::reset()` recovers the device ([`Platform::recover`]): the broken context is
 //! reset, every buffer, module, stream and event of it is gone — each refuses further use with
 //! [`Error::ContextReset`] and is not freed again — and new ones work.
 //!
 //! # Caches
-//! Each backend keeps a [`ModuleCache`] keyed by (backend-local device, kernel name, IR hash,
+//! Each backend keeps a [`ModuleCache`](crate::cache::ModuleCache) keyed by (backend-local device, kernel name, IR hash,
 //! options); [`CudaBackend::teardown_device`] drops a device's modules (unloading them once the
 //! last user lets go) and announces it through [`crate::cache::notify_device_teardown`], so the
 //! runtime's memo drops them too and builds in flight fail with
@@ -57,21 +57,19 @@ mod probe;
 
 use crate::args::Arg;
 use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
-    SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
+    Module, Platform, Source, SourceLang, Stream, Target,
 };
-use crate::cache::{CacheKey, ModuleCache};
-use crate::dims::Dims;
+use crate::bind::Bound;
+use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use crate::intrinsics::IntrinsicRegistry;
 use cudarc::driver::sys::{self, CUstream};
 use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
-use spoc_codegen::Code;
-use spoc_ir::{ContentHash, Kernel, ValidKernel};
+use spoc_codegen::Abi;
+use spoc_ir::{Kernel, ValidKernel};
 use std::ffi::c_void;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The CUDA/PTX backend's name.
 pub const PTX_NAME: &str = "CUDA/PTX";
@@ -139,9 +137,7 @@ impl Drop for CheckedKernel {
 /// A CUDA backend: [`CudaVariant::Ptx`] (`"CUDA/PTX"`) or [`CudaVariant::C`] (`"CUDA/C"`).
 pub struct CudaBackend {
     variant: CudaVariant,
-    cache: ModuleCache,
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    core: DriverCore,
     /// Per device, the context generation this backend's cached modules belong to.
     seen_generation: std::sync::Mutex<Vec<u64>>,
 }
@@ -151,9 +147,10 @@ impl CudaBackend {
     pub fn new(variant: CudaVariant) -> CudaBackend {
         CudaBackend {
             variant,
-            cache: ModuleCache::new(),
-            intrinsics: IntrinsicRegistry::all(),
-            profiling: AtomicBool::new(false),
+            core: DriverCore::new(match variant {
+                CudaVariant::Ptx => PTX_NAME,
+                CudaVariant::C => C_NAME,
+            }),
             seen_generation: std::sync::Mutex::new(Vec::new()),
         }
     }
@@ -170,38 +167,15 @@ impl CudaBackend {
         }
     }
 
-    fn unavailable(&self, reason: &str) -> Error {
-        Error::BackendUnavailable {
-            backend: self.name().to_string(),
-            reason: reason.to_string(),
-        }
-    }
-
     fn drv(&self) -> Result<&'static driver::Driver> {
-        driver::driver().map_err(|r| self.unavailable(r))
+        driver::driver().map_err(|r| self.core.unavailable(r))
     }
 
     fn device(&self, local: usize) -> Result<&'static CudaDevice> {
         self.drv()?
             .devices
             .get(local)
-            .ok_or_else(|| Error::NoDevice {
-                framework: Some(self.name().to_string()),
-            })
-    }
-
-    fn driver_err(&self, message: impl Into<String>) -> Error {
-        Error::Driver {
-            backend: self.name().to_string(),
-            message: message.into(),
-        }
-    }
-
-    fn mem_err(&self, message: impl Into<String>) -> Error {
-        Error::Memory {
-            backend: self.name().to_string(),
-            message: message.into(),
-        }
+            .ok_or_else(|| self.core.no_device())
     }
 
     fn bind(&self, local: usize) -> Result<&'static CudaDevice> {
@@ -209,7 +183,7 @@ impl CudaBackend {
         if let Some(f) = d.lost() {
             return Err(self.fault_error(f));
         }
-        d.bind().map_err(|m| self.driver_err(m))?;
+        d.bind().map_err(|m| self.core.driver_err(m))?;
         Ok(d)
     }
 
@@ -254,12 +228,12 @@ impl CudaBackend {
 
     /// [`CudaBackend::status`] with [`Error::Driver`] for other failures.
     fn check(&self, dev: &'static CudaDevice, r: sys::CUresult, what: &str) -> Result<()> {
-        self.status(dev, r, what, |m| self.driver_err(m))
+        self.status(dev, r, what, |m| self.core.driver_err(m))
     }
 
     /// [`CudaBackend::status`] with [`Error::Memory`] for other failures.
     fn mem_check(&self, dev: &'static CudaDevice, r: sys::CUresult, what: &str) -> Result<()> {
-        self.status(dev, r, what, |m| self.mem_err(m))
+        self.status(dev, r, what, |m| self.core.mem_err(m))
     }
 
     /// Refuses a resource of a context that a reset destroyed.
@@ -289,7 +263,7 @@ impl CudaBackend {
         let mut first_err = None;
         for (local, dev) in drv.devices.iter().enumerate() {
             if let Err(m) = dev.recover() {
-                first_err.get_or_insert_with(|| self.driver_err(m));
+                first_err.get_or_insert_with(|| self.core.driver_err(m));
             }
             if dev.generation() != seen[local] {
                 seen[local] = dev.generation();
@@ -307,46 +281,20 @@ impl CudaBackend {
         Ok(self.device(device)?.cc)
     }
 
-    /// The lowest compute capability among the devices: what [`Backend::generate_source`]
+    /// The lowest compute capability among the devices: what [`Compiler::generate_source`]
     /// generates for when it is not told the device (the driver JIT-compiles PTX forward).
     fn default_cc(&self) -> Option<(u32, u32)> {
         driver::driver().ok()?.devices.iter().map(|d| d.cc).min()
     }
 
-    fn generate_for(
-        &self,
-        kernel: &ValidKernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-        cc: Option<(u32, u32)>,
-        checked: bool,
-    ) -> Result<Option<Source>> {
-        let mut caps = spoc_codegen::Capabilities::for_target(self.target());
-        caps.compute_capability = cc;
-        Ok(spoc_codegen::generate_source_with(
-            self.target(),
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params,
-                caps,
-                checked,
-            },
-        )?)
-    }
-
     /// Runs a checked kernel: a zeroed fault record ([`spoc_codegen::checked`]) as the last
     /// argument, read back after the launch (a synchronous copy, so checked launches wait for
     /// their kernel); a fault is [`Error::KernelFault`].
-    #[allow(clippy::too_many_arguments)]
     fn launch_checked(
         &self,
         c: &CheckedKernel,
         local: usize,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
         self.bind(local)?;
@@ -355,21 +303,11 @@ impl CudaBackend {
         // SAFETY: `rec` is a live allocation of RECORD_BYTES on this device (context current).
         let r = unsafe { sys::cuMemcpyHtoD_v2(rec, zeros.as_ptr().cast(), zeros.len()) };
         let zeroed = self.check(c.kernel.device, r, "zeroing the fault record");
-        let launched = zeroed.and_then(|()| {
-            self.launch_kernel(
-                &c.kernel,
-                local,
-                grid,
-                block,
-                shared_mem,
-                stream,
-                args,
-                Some(rec),
-            )
-        });
+        let launched =
+            zeroed.and_then(|()| self.launch_kernel(&c.kernel, local, config, args, Some(rec)));
         let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
         let read = launched.and_then(|()| {
-            if let Some(s) = stream {
+            if let Some(s) = config.stream {
                 self.synchronize_stream(s)?;
             }
             // SAFETY: as above; `bytes` is writable for RECORD_BYTES. A synchronous copy on the
@@ -395,13 +333,12 @@ impl CudaBackend {
     /// ([`crate::cache::notify_device_teardown`]); builds in flight for the device fail with
     /// [`Error::DeviceDestroyedDuringBuild`]. Memory and streams stay valid.
     pub fn teardown_device(&self, device: usize) {
-        self.cache.teardown_device(device);
-        crate::cache::notify_device_teardown(self.name(), device);
+        self.core.teardown_device(device);
     }
 
     /// Number of modules in this backend's cache.
     pub fn cached_modules(&self) -> usize {
-        self.cache.len()
+        self.core.cached_modules()
     }
 
     /// Loads an image (NUL-terminated PTX, or a cubin) as a kernel.
@@ -411,8 +348,7 @@ impl CudaBackend {
         kernel_name: &str,
         image: &[u8],
         entry: &str,
-        params: Option<usize>,
-        dyn_shared_elem: Option<usize>,
+        abi: Option<Abi>,
     ) -> Result<CudaKernel> {
         let dev = self.device(device)?;
         let (module, function) =
@@ -426,15 +362,13 @@ impl CudaBackend {
             module,
             function,
             name: entry.to_string(),
-            params,
-            dyn_shared_elem,
+            abi,
             dyn_shared_optin: AtomicUsize::new(0),
             generation: dev.generation(),
         })
     }
 
     /// Compiles CUDA C with NVRTC for `device` and loads it.
-    #[allow(clippy::too_many_arguments)]
     fn load_cuda_c(
         &self,
         device: usize,
@@ -442,8 +376,7 @@ impl CudaBackend {
         src: &str,
         entry: &str,
         flags: &[String],
-        params: Option<usize>,
-        dyn_shared_elem: Option<usize>,
+        abi: Option<Abi>,
     ) -> Result<CudaKernel> {
         let cc = self.device(device)?.cc;
         let image = nvrtc::compile(src, entry, cc, flags).map_err(|message| Error::Compile {
@@ -452,132 +385,79 @@ impl CudaBackend {
             message,
         })?;
         tracing::debug!(kernel = kernel_name, arch = %image.arch, "NVRTC compiled");
-        self.load(
-            device,
-            kernel_name,
-            &image.bytes,
-            entry,
-            params,
-            dyn_shared_elem,
-        )
+        self.load(device, kernel_name, &image.bytes, entry, abi)
     }
 
-    /// Binds `args` per the [module's ABI](self) (and a checked kernel's fault record, the
-    /// device address `fault`, last) and launches.
-    #[allow(clippy::too_many_arguments)]
+    /// Binds `args` per the module's ABI (the generated kernel's [`Abi`], or for an external
+    /// kernel the [module's ABI](self) read off the arguments; a checked kernel's fault record,
+    /// the device address `fault`, last) and launches.
     fn launch_kernel(
         &self,
         k: &CudaKernel,
         local: usize,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
         fault: Option<u64>,
     ) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
-        if let Some(n) = k.params {
-            if n != args.len() {
-                return bad(LaunchProblem::ArgCount {
-                    expected: n,
-                    got: args.len(),
-                });
-            }
-        }
         self.current(k.device, k.generation, "module")?;
-        let mut slots: Vec<Slot> = Vec::with_capacity(args.len() * 2 + 1);
-        for (i, a) in args.iter().enumerate() {
-            if let Some(soa) = a.soa() {
-                for f in soa.fields() {
-                    let mem = f.buffer().mem();
+        let external;
+        let abi = match &k.abi {
+            Some(abi) => abi,
+            None => {
+                external = Abi::external_arguments(crate::bind::external_params(args), false);
+                &external
+            }
+        };
+        let bound = match crate::bind::arguments(abi, args, shared_mem) {
+            Ok(b) => b,
+            Err(problem) => return bad(problem),
+        };
+        // One u64 per parameter, the value zero-extended (the driver reads the parameter's
+        // width from the kernel's signature; little-endian, so a narrower value is its first
+        // bytes).
+        let mut values: Vec<u64> = Vec::with_capacity(bound.len());
+        for b in &bound {
+            values.push(match *b {
+                Bound::Value(v) => v.as_u64(),
+                Bound::Mem { mem, arg } => {
                     let Some(cm) = mem.handle::<CudaMem>() else {
                         return bad(LaunchProblem::Rejected {
-                            message: format!(
-                                "argument {i}: field `{}` is not a CUDA buffer",
-                                f.name()
-                            ),
+                            message: format!("argument {arg} is not a CUDA buffer"),
                         });
                     };
                     if mem.device() != local {
                         return bad(LaunchProblem::Rejected {
                             message: format!(
-                                "argument {i} lives on CUDA device {}, the launch is on device {local}",
+                                "argument {arg} lives on CUDA device {}, the launch is on device {local}",
                                 mem.device()
                             ),
                         });
                     }
                     self.current(k.device, cm.generation, "buffer")?;
-                    slots.push(Slot::U64(cm.ptr));
+                    cm.ptr
                 }
-                let Ok(len) = u32::try_from(soa.len()) else {
-                    return bad(LaunchProblem::BufferTooLong {
-                        param: format!("#{i}"),
-                        len: soa.len(),
-                    });
-                };
-                slots.push(Slot::U32(len));
-                continue;
-            }
-            if let Some(b) = a.buffer() {
-                let mem = b.mem();
-                let Some(cm) = mem.handle::<CudaMem>() else {
-                    return bad(LaunchProblem::Rejected {
-                        message: format!("argument {i} is not a CUDA buffer"),
-                    });
-                };
-                if mem.device() != local {
-                    return bad(LaunchProblem::Rejected {
-                        message: format!(
-                            "argument {i} lives on CUDA device {}, the launch is on device {local}",
-                            mem.device()
-                        ),
-                    });
-                }
-                let Ok(len) = u32::try_from(b.len()) else {
-                    return bad(LaunchProblem::BufferTooLong {
-                        param: format!("#{i}"),
-                        len: b.len(),
-                    });
-                };
-                self.current(k.device, cm.generation, "buffer")?;
-                slots.push(Slot::U64(cm.ptr));
-                slots.push(Slot::U32(len));
-                continue;
-            }
-            slots.push(match *a {
-                Arg::Bool(v) => Slot::U8(v as u8),
-                Arg::I32(v) => Slot::I32(v),
-                Arg::U32(v) => Slot::U32(v),
-                Arg::I64(v) => Slot::I64(v),
-                Arg::U64(v) => Slot::U64(v),
-                Arg::F32(v) => Slot::F32(v),
-                Arg::F64(v) => Slot::F64(v),
-                Arg::Usize(v) => match u32::try_from(v) {
-                    Ok(v) => Slot::U32(v),
-                    Err(_) => {
-                        return bad(LaunchProblem::UsizeOverflow {
-                            index: i,
-                            param: format!("#{i}"),
-                            value: v as u64,
+                Bound::FaultRecord => match fault {
+                    Some(rec) => rec,
+                    None => {
+                        return bad(LaunchProblem::Rejected {
+                            message: "a checked kernel launched without its fault record".into(),
                         })
                     }
                 },
-                Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => {
-                    unreachable!("buffers handled above")
+                Bound::Local(_) => {
+                    return bad(LaunchProblem::Rejected {
+                        message: "a `__local` argument (OpenCL only)".into(),
+                    })
                 }
             });
         }
-        if let Some(elem) = k.dyn_shared_elem {
-            slots.push(Slot::U32((shared_mem / elem.max(1)) as u32));
-        }
-        if let Some(rec) = fault {
-            slots.push(Slot::U64(rec));
-        }
-        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(Slot::as_ptr).collect();
+        let mut ptrs: Vec<*mut c_void> =
+            values.iter_mut().map(|v| (v as *mut u64).cast()).collect();
 
         let dev = self.bind(local)?;
-        let cu_stream = self.stream_of(stream, local)?;
+        let cu_stream = self.stream_of(config.stream, local)?;
         let shared = u32::try_from(shared_mem).map_err(|_| {
             Error::invalid_launch(
                 &k.name,
@@ -603,8 +483,7 @@ impl CudaBackend {
             }
             k.dyn_shared_optin.fetch_max(shared_mem, Ordering::Relaxed);
         }
-        let timing = self.profiling.load(Ordering::Relaxed);
-        let events = if timing {
+        let events = if self.core.profiling() {
             Some((self.new_event(dev)?, self.new_event(dev)?))
         } else {
             None
@@ -670,9 +549,9 @@ impl CudaBackend {
             Some(s) => {
                 let cs = s
                     .handle::<CudaStream>()
-                    .ok_or_else(|| self.driver_err("not a CUDA stream"))?;
+                    .ok_or_else(|| self.core.driver_err("not a CUDA stream"))?;
                 if s.device() != local {
-                    return Err(self.driver_err(format!(
+                    return Err(self.core.driver_err(format!(
                         "a stream of device {} used on device {local}",
                         s.device()
                     )));
@@ -703,59 +582,14 @@ impl CudaBackend {
     fn cmem<'m>(&self, mem: &'m DeviceMem) -> Result<(&'m CudaMem, &'static CudaDevice)> {
         let m = mem
             .handle::<CudaMem>()
-            .ok_or_else(|| self.mem_err("not a CUDA allocation"))?;
+            .ok_or_else(|| self.core.mem_err("not a CUDA allocation"))?;
         let dev = self.device(mem.device())?;
         self.current(dev, m.generation, "buffer")?;
         Ok((m, dev))
     }
-
-    fn range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
-        match offset.checked_add(bytes) {
-            Some(end) if end <= mem.bytes() => Ok(()),
-            _ => Err(self.mem_err(format!(
-                "{bytes} bytes at offset {offset} exceed an allocation of {} bytes",
-                mem.bytes()
-            ))),
-        }
-    }
 }
 
-/// One kernel parameter's value, for `cuLaunchKernel`'s array of pointers.
-enum Slot {
-    U8(u8),
-    I32(i32),
-    U32(u32),
-    I64(i64),
-    U64(u64),
-    F32(f32),
-    F64(f64),
-}
-
-impl Slot {
-    fn as_ptr(&mut self) -> *mut c_void {
-        match self {
-            Slot::U8(v) => (v as *mut u8).cast(),
-            Slot::I32(v) => (v as *mut i32).cast(),
-            Slot::U32(v) => (v as *mut u32).cast(),
-            Slot::I64(v) => (v as *mut i64).cast(),
-            Slot::U64(v) => (v as *mut u64).cast(),
-            Slot::F32(v) => (v as *mut f32).cast(),
-            Slot::F64(v) => (v as *mut f64).cast(),
-        }
-    }
-}
-
-/// The cache key of an external kernel: its language, source text and flags.
-fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentHash {
-    let lang = format!("{lang:?}");
-    ContentHash::of_parts(
-        [lang.as_bytes(), source.as_bytes()]
-            .into_iter()
-            .chain(flags.iter().map(|f| f.as_bytes())),
-    )
-}
-
-impl Backend for CudaBackend {
+impl Platform for CudaBackend {
     fn name(&self) -> &'static str {
         match self.variant {
             CudaVariant::Ptx => PTX_NAME,
@@ -807,10 +641,6 @@ impl Backend for CudaBackend {
         }
     }
 
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
-    }
-
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
         Ok(self
             .drv()?
@@ -829,8 +659,15 @@ impl Backend for CudaBackend {
         Ok(self.device(device)?.caps)
     }
 
-    // ------------------------------------------------------------------ streams
+    /// Resets the context of every device a kernel fault broke (the module docs' "Faults").
+    fn recover(&self) -> Result<()> {
+        self.recover_contexts()
+    }
 
+    crate::driver_core_methods!(self.core);
+}
+
+impl DeviceMemory for CudaBackend {
     fn create_stream(&self, device: usize) -> Result<Stream> {
         let dev = self.bind(device)?;
         let mut s: CUstream = std::ptr::null_mut();
@@ -877,8 +714,6 @@ impl Backend for CudaBackend {
         Ok(())
     }
 
-    // ------------------------------------------------------------------ memory
-
     /// Allocates with `cuMemAlloc` (contents unspecified); a 0-byte allocation owns nothing.
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
         let dev = self.bind(device)?;
@@ -904,7 +739,7 @@ impl Backend for CudaBackend {
         bytes: usize,
     ) -> Result<()> {
         let (m, dev) = self.cmem(dst)?;
-        self.range(dst, offset, bytes)?;
+        self.core.check_range(dst, offset, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -923,7 +758,7 @@ impl Backend for CudaBackend {
         bytes: usize,
     ) -> Result<()> {
         let (m, dev) = self.cmem(src)?;
-        self.range(src, offset, bytes)?;
+        self.core.check_range(src, offset, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -940,13 +775,13 @@ impl Backend for CudaBackend {
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
         let ((d, dev), (s, _)) = (self.cmem(dst)?, self.cmem(src)?);
-        self.range(dst, 0, bytes)?;
-        self.range(src, 0, bytes)?;
+        self.core.check_range(dst, 0, bytes)?;
+        self.core.check_range(src, 0, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
         if dst.device() != src.device() {
-            return Err(self.mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "device-to-device copy between CUDA devices {} and {}",
                 src.device(),
                 dst.device()
@@ -963,7 +798,7 @@ impl Backend for CudaBackend {
     fn free(&self, mem: DeviceMem) -> Result<()> {
         let m = mem
             .handle::<CudaMem>()
-            .ok_or_else(|| self.mem_err("not a CUDA allocation"))?;
+            .ok_or_else(|| self.core.mem_err("not a CUDA allocation"))?;
         let dev = self.device(mem.device())?;
         if m.ptr == 0 || m.generation != dev.generation() {
             return Ok(());
@@ -975,8 +810,6 @@ impl Backend for CudaBackend {
         self.mem_check(dev, r, "cuMemFree")
     }
 
-    // ------------------------------------------------------------------ events
-
     fn create_event(&self, device: usize) -> Result<Event> {
         let dev = self.bind(device)?;
         Ok(Event::new(device, Box::new(self.new_event(dev)?)))
@@ -985,7 +818,7 @@ impl Backend for CudaBackend {
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
         let ev = event
             .handle::<CudaEvent>()
-            .ok_or_else(|| self.driver_err("not a CUDA event"))?;
+            .ok_or_else(|| self.core.driver_err("not a CUDA event"))?;
         let s = self.stream_of(stream, event.device())?;
         let dev = self.bind(event.device())?;
         self.current(dev, ev.generation, "event")?;
@@ -1001,7 +834,7 @@ impl Backend for CudaBackend {
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
         let (a, b) = match (start.handle::<CudaEvent>(), end.handle::<CudaEvent>()) {
             (Some(a), Some(b)) => (a, b),
-            _ => return Err(self.driver_err("not a CUDA event")),
+            _ => return Err(self.core.driver_err("not a CUDA event")),
         };
         let dev = self.bind(end.device())?;
         self.current(dev, a.generation, "event")?;
@@ -1023,11 +856,22 @@ impl Backend for CudaBackend {
         drop(event); // CudaEvent destroys itself
         Ok(())
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+impl Compiler for CudaBackend {
     fn codegen_target(&self) -> Option<Target> {
         Some(self.target())
+    }
+
+    /// The device's compute capability (for PTX's `.target` and NVRTC's architecture); for an
+    /// unknown device the lowest among the devices (the driver JIT-compiles PTX forward).
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        let mut caps = spoc_codegen::Capabilities::for_target(self.target());
+        caps.compute_capability = match device {
+            Some(d) => Some(self.device(d)?.cc),
+            None => self.default_cc(),
+        };
+        Ok(caps)
     }
 
     /// CUDA/PTX lowers Structure-of-Arrays parameters; CUDA/C does not.
@@ -1035,37 +879,12 @@ impl Backend for CudaBackend {
         self.variant == CudaVariant::Ptx
     }
 
-    /// Generates for the lowest compute capability among the devices; [`Backend::compile`]
-    /// regenerates for a device whose capability differs.
-    fn generate_source(
-        &self,
-        kernel: &ValidKernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-    ) -> Result<Option<Source>> {
-        self.generate_for(kernel, block, soa_params, self.default_cc(), false)
-    }
-
     fn supports_checked_mode(&self) -> bool {
         true
     }
 
-    /// Checked PTX or CUDA C when `options.is_checked()` ([`spoc_codegen::checked`]).
-    fn generate_source_for(
-        &self,
-        kernel: &ValidKernel,
-        options: &CompileOptions,
-    ) -> Result<Option<Source>> {
-        let soa = options.soa_names();
-        self.generate_for(
-            kernel,
-            options.block,
-            &soa,
-            self.default_cc(),
-            options.is_checked(),
-        )
-    }
-
+    /// Loads the PTX, or compiles the CUDA C with NVRTC for the device; the module binds its
+    /// launches from `source.abi`.
     fn compile(
         &self,
         device: usize,
@@ -1073,42 +892,9 @@ impl Backend for CudaBackend {
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
-        if !options.soa_params.is_empty() && !self.supports_soa_params() {
-            return Err(Error::unsupported(
-                self.name(),
-                format!(
-                    "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
-                    options.soa_params.join(", ")
-                ),
-            ));
-        }
-        let dev = self.device(device)?;
-        let regenerated;
-        // `source` was generated for the backend's default capability without SoA lowering:
-        // a device of another capability, or SoA parameters, need the device's own code.
-        let checked = options.is_checked();
-        let source =
-            if Some(dev.cc) != self.default_cc() || !options.soa_params.is_empty() || checked {
-                let soa = options.soa_names();
-                regenerated = self
-                    .generate_for(kernel, options.block, &soa, Some(dev.cc), checked)?
-                    .ok_or_else(|| Error::Compile {
-                        backend: self.name().to_string(),
-                        kernel: kernel.name.clone(),
-                        message: "no source generated".into(),
-                    })?;
-                &regenerated
-            } else {
-                source
-            };
-        let Code::Text(text) = &source.code else {
-            return Err(Error::Compile {
-                backend: self.name().to_string(),
-                kernel: kernel.name.clone(),
-                message: format!("expected source text, got {:?} output", source.target),
-            });
-        };
-        let params = Some(kernel.params.len());
+        self.device(device)?;
+        let text = self.core.text(&kernel.name, source)?;
+        let abi = Some(source.abi.clone());
         let k = match self.variant {
             CudaVariant::Ptx => {
                 if !options.flags.is_empty() {
@@ -1117,40 +903,20 @@ impl Backend for CudaBackend {
                         format!("compiler flags ({})", options.flags.join(" ")),
                     ));
                 }
-                let mut image = text.clone().into_bytes();
+                let mut image = text.as_bytes().to_vec();
                 image.push(0);
-                self.load(device, &kernel.name, &image, &source.entry, params, None)?
+                self.load(device, &kernel.name, &image, &source.entry, abi)?
             }
-            CudaVariant::C => {
-                let dyn_elem = kernel
-                    .shared
-                    .iter()
-                    .find(|s| s.len.is_none())
-                    .map(|s| {
-                        crate::ir_scan::layout(kernel, &s.elem)
-                            .map(|(size, _)| size)
-                            .ok_or_else(|| Error::Compile {
-                                backend: self.name().to_string(),
-                                kernel: kernel.name.clone(),
-                                message: format!(
-                                    "the dynamic shared array's element type {} has no layout",
-                                    s.elem
-                                ),
-                            })
-                    })
-                    .transpose()?;
-                self.load_cuda_c(
-                    device,
-                    &kernel.name,
-                    text,
-                    &source.entry,
-                    &options.flags,
-                    params,
-                    dyn_elem,
-                )?
-            }
+            CudaVariant::C => self.load_cuda_c(
+                device,
+                &kernel.name,
+                text,
+                &source.entry,
+                &options.flags,
+                abi,
+            )?,
         };
-        if checked {
+        if source.abi.has_fault_record() {
             return Ok(Module::new(
                 device,
                 Box::new(CheckedKernel {
@@ -1163,99 +929,44 @@ impl Backend for CudaBackend {
         Ok(Module::new(device, Box::new(k)))
     }
 
-    fn module_cache(&self) -> Option<&ModuleCache> {
-        Some(&self.cache)
+    fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        Some(self.core.cache())
     }
+}
 
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
+impl Executor for CudaBackend {
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         if let Some(c) = module.handle::<CheckedKernel>() {
-            return self.launch_checked(c, module.device(), grid, block, shared_mem, stream, args);
+            return self.launch_checked(c, module.device(), config, args);
         }
         let k = module
             .handle::<CudaKernel>()
-            .ok_or_else(|| self.driver_err("not a CUDA module"))?;
-        self.launch_kernel(
-            k,
-            module.device(),
-            grid,
-            block,
-            shared_mem,
-            stream,
-            args,
-            None,
-        )
-    }
-
-    /// Resets the context of every device a kernel fault broke (the module docs' "Faults").
-    fn recover(&self) -> Result<()> {
-        self.recover_contexts()
-    }
-
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
+            .ok_or_else(|| self.core.driver_err("not a CUDA module"))?;
+        self.launch_kernel(k, module.device(), config, args, None)
     }
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::Ptx, SourceLang::CudaC]
     }
 
-    /// Compiles (cached per device, kernel name and source) and runs an external PTX or CUDA C
-    /// kernel named `kernel_name` (an `extern "C"` name for CUDA C), binding `args` per the
-    /// [module's ABI](self), after checking grid, block and shared memory against the device's
-    /// limits; waits for the kernel to finish.
-    fn run_source(
+    /// Loads an external PTX kernel, or compiles external CUDA C with NVRTC for the device,
+    /// named `kernel_name` (an `extern "C"` name for CUDA C); [`Executor::run_source`] caches,
+    /// checks, launches (binding the arguments per the [module's ABI](self)) and waits.
+    fn load_external(
         &self,
         device: usize,
-        source: &str,
         lang: SourceLang,
+        source: &str,
         kernel_name: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        if !self.supported_source_langs().contains(&lang) {
-            return Err(Error::unsupported(
-                self.name(),
-                format!("external {lang:?} kernels"),
-            ));
-        }
-        let dev = self.device(device)?;
-        crate::launch_checks::check_dims(kernel_name, &dev.caps, grid, block, shared_mem)?;
-        let key = CacheKey::new(
-            device,
-            format!("{lang:?}:{kernel_name}"),
-            source_hash(lang, source, &[]),
-            CompileOptions::default(),
-        );
-        let module = self.cache.get_or_build(key, || {
-            let k = match lang {
-                SourceLang::Ptx => {
-                    let mut image = source.as_bytes().to_vec();
-                    image.push(0);
-                    self.load(device, kernel_name, &image, kernel_name, None, None)?
-                }
-                _ => self.load_cuda_c(device, kernel_name, source, kernel_name, &[], None, None)?,
-            };
-            Ok(Arc::new(Module::new(device, Box::new(k))))
-        })?;
-        self.launch(&module, grid, block, shared_mem, None, args)?;
-        self.synchronize(device)
+    ) -> Result<Module> {
+        let k = match lang {
+            SourceLang::Ptx => {
+                let mut image = source.as_bytes().to_vec();
+                image.push(0);
+                self.load(device, kernel_name, &image, kernel_name, None)?
+            }
+            _ => self.load_cuda_c(device, kernel_name, source, kernel_name, &[], None)?,
+        };
+        Ok(Module::new(device, Box::new(k)))
     }
 }

@@ -7,7 +7,7 @@
 //! No AMD GPU was reachable while this backend was written: it is built and checked against
 //! Debian's ROCm 5.2 headers and `libamdhip64` (`hip-sys` 0.1, whose bindings match 5.2's
 //! `hipDeviceProp_t` layout), and its tests only exercise the path without a device, where
-//! [`Backend::is_available`] is false and [`HipBackend::unavailable_reason`] says why. Every
+//! [`Platform::is_available`] is false and [`HipBackend::unavailable_reason`] says why. Every
 //! HIP and hiprtc call's status is checked and turned into an [`Error`]; none panics.
 //!
 //! # Building and linking
@@ -45,11 +45,11 @@
 //! # Streams, memory and synchronisation
 //! Launches without a stream go to the null stream, and transfers are synchronous
 //! `hipMemcpy{HtoD,DtoH,DtoD}`, so a download after a launch sees its writes. A kernel's own
-//! fault surfaces at the next synchronising call; [`Backend::run_source`] synchronises before
+//! fault surfaces at the next synchronising call; [`Executor::run_source`] synchronises before
 //! returning. Allocations are `hipMalloc` (contents unspecified).
 //!
 //! # Caches
-//! A [`ModuleCache`] keyed by (backend-local device, kernel name, IR hash, options);
+//! A [`ModuleCache`](crate::cache::ModuleCache) keyed by (backend-local device, kernel name, IR hash, options);
 //! [`HipBackend::teardown_device`] drops a device's modules and announces it through
 //! [`crate::cache::notify_device_teardown`].
 
@@ -58,20 +58,15 @@ mod runtime;
 
 use crate::args::Arg;
 use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
-    SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
+    Module, Platform, Source, SourceLang, Stream, Target,
 };
-use crate::cache::{CacheKey, ModuleCache};
-use crate::dims::Dims;
+use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use crate::intrinsics::IntrinsicRegistry;
 use hip_sys::hiprt;
 use runtime::{check, HipDevice, HipEvent, HipKernel, HipMem, HipStream};
-use spoc_codegen::Code;
-use spoc_ir::{ContentHash, ValidKernel};
+use spoc_ir::ValidKernel;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 /// The HIP backend's name.
 pub const NAME: &str = "HIP";
@@ -84,9 +79,7 @@ const LAUNCH_PARAM_END: usize = 3;
 
 /// The HIP backend (`"HIP"`). Nothing is asked of the runtime until it is first used.
 pub struct HipBackend {
-    cache: ModuleCache,
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    core: DriverCore,
 }
 
 impl Default for HipBackend {
@@ -99,9 +92,7 @@ impl HipBackend {
     /// A new backend.
     pub fn new() -> HipBackend {
         HipBackend {
-            cache: ModuleCache::new(),
-            intrinsics: IntrinsicRegistry::all(),
-            profiling: AtomicBool::new(false),
+            core: DriverCore::new(NAME),
         }
     }
 
@@ -150,87 +141,37 @@ impl HipBackend {
     /// uses it) and announces the teardown ([`crate::cache::notify_device_teardown`]); builds
     /// in flight for the device fail with [`Error::DeviceDestroyedDuringBuild`].
     pub fn teardown_device(&self, device: usize) {
-        self.cache.teardown_device(device);
-        crate::cache::notify_device_teardown(self.name(), device);
+        self.core.teardown_device(device);
     }
 
     /// Number of modules in this backend's cache.
     pub fn cached_modules(&self) -> usize {
-        self.cache.len()
+        self.core.cached_modules()
     }
 
     fn rt(&self) -> Result<&'static runtime::Runtime> {
-        runtime::runtime().map_err(|reason| Error::BackendUnavailable {
-            backend: NAME.to_string(),
-            reason: reason.to_string(),
-        })
+        runtime::runtime().map_err(|reason| self.core.unavailable(reason))
     }
 
     fn device(&self, local: usize) -> Result<&'static HipDevice> {
         self.rt()?
             .devices
             .get(local)
-            .ok_or_else(|| Error::NoDevice {
-                framework: Some(NAME.to_string()),
-            })
-    }
-
-    fn driver_err(&self, message: impl Into<String>) -> Error {
-        Error::Driver {
-            backend: NAME.to_string(),
-            message: message.into(),
-        }
-    }
-
-    fn mem_err(&self, message: impl Into<String>) -> Error {
-        Error::Memory {
-            backend: NAME.to_string(),
-            message: message.into(),
-        }
+            .ok_or_else(|| self.core.no_device())
     }
 
     /// Makes backend-local `local` current on this thread.
     fn bind(&self, local: usize) -> Result<&'static HipDevice> {
         let d = self.device(local)?;
-        runtime::bind(d.ordinal).map_err(|m| self.driver_err(m))?;
+        runtime::bind(d.ordinal).map_err(|m| self.core.driver_err(m))?;
         Ok(d)
     }
 
     fn check(&self, r: hiprt::hipError_t, what: &str) -> Result<()> {
-        check(r, what).map_err(|m| self.driver_err(m))
-    }
-
-    fn codegen_caps(dev: Option<&HipDevice>) -> spoc_codegen::Capabilities {
-        let mut caps = spoc_codegen::Capabilities::for_target(Target::Hip);
-        if let Some(d) = dev {
-            caps.fp64 = d.caps.fp64;
-            caps.int64_atomics = d.caps.int64_atomics;
-            caps.subgroups = d.caps.subgroups;
-        }
-        caps
-    }
-
-    fn generate_for(
-        &self,
-        kernel: &ValidKernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-        caps: spoc_codegen::Capabilities,
-    ) -> Result<Option<Source>> {
-        Ok(spoc_codegen::generate_source_with(
-            Target::Hip,
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params,
-                caps,
-                checked: false,
-            },
-        )?)
+        check(r, what).map_err(|m| self.core.driver_err(m))
     }
 
     /// Compiles HIP C with hiprtc for `device` and loads it.
-    #[allow(clippy::too_many_arguments)]
     fn load_hip_c(
         &self,
         device: usize,
@@ -238,8 +179,7 @@ impl HipBackend {
         src: &str,
         entry: &str,
         flags: &[String],
-        params: Option<usize>,
-        dyn_shared_elem: Option<usize>,
+        abi: Option<spoc_codegen::Abi>,
     ) -> Result<HipKernel> {
         let dev = self.device(device)?;
         let compile_err = |message| Error::Compile {
@@ -256,12 +196,13 @@ impl HipBackend {
             module,
             function,
             name: entry.to_string(),
-            params,
-            dyn_shared_elem,
+            abi,
         })
     }
 
-    /// Packs `args` per the [module's ABI](self) into one argument buffer.
+    /// Packs `args` per the module's ABI (the generated kernel's, or for an external kernel
+    /// the [module's ABI](self) read off the arguments) into one argument buffer, each value at
+    /// its natural alignment ([`crate::bind::pack_natural`]).
     fn pack_args(
         &self,
         k: &HipKernel,
@@ -269,95 +210,60 @@ impl HipBackend {
         shared_mem: usize,
         args: &[Arg<'_>],
     ) -> Result<Vec<u8>> {
-        let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
-        if let Some(n) = k.params {
-            if n != args.len() {
-                return bad(LaunchProblem::ArgCount {
-                    expected: n,
-                    got: args.len(),
-                });
-            }
+        if args.iter().any(|a| a.soa().is_some()) {
+            return Err(Error::unsupported(
+                self.name(),
+                "Structure-of-Arrays buffer arguments (only CUDA/PTX lowers them)",
+            ));
         }
-        let mut buf = ArgBuffer::default();
-        for (i, a) in args.iter().enumerate() {
-            if let Some(b) = a.buffer() {
-                let mem = b.mem();
+        let external;
+        let abi = match &k.abi {
+            Some(abi) => abi,
+            None => {
+                external = spoc_codegen::Abi::external_arguments(
+                    crate::bind::external_params(args),
+                    false,
+                );
+                &external
+            }
+        };
+        let bad = |problem| Error::invalid_launch(&k.name, problem);
+        let bound = crate::bind::arguments(abi, args, shared_mem).map_err(bad)?;
+        let packed = crate::bind::pack_natural(
+            &bound,
+            |mem, i| {
                 let Some(hm) = mem.handle::<HipMem>() else {
-                    return bad(LaunchProblem::Rejected {
+                    return Err(LaunchProblem::Rejected {
                         message: format!("argument {i} is not a HIP buffer"),
                     });
                 };
                 if mem.device() != local {
-                    return bad(LaunchProblem::Rejected {
+                    return Err(LaunchProblem::Rejected {
                         message: format!(
                             "argument {i} lives on HIP device {}, the launch is on device {local}",
                             mem.device()
                         ),
                     });
                 }
-                let Ok(len) = u32::try_from(b.len()) else {
-                    return bad(LaunchProblem::BufferTooLong {
-                        param: format!("#{i}"),
-                        len: b.len(),
-                    });
-                };
-                buf.push(&(hm.ptr as u64).to_ne_bytes());
-                buf.push(&len.to_ne_bytes());
-                continue;
-            }
-            match *a {
-                Arg::Bool(v) => buf.push(&[v as u8]),
-                Arg::I32(v) => buf.push(&v.to_ne_bytes()),
-                Arg::U32(v) => buf.push(&v.to_ne_bytes()),
-                Arg::I64(v) => buf.push(&v.to_ne_bytes()),
-                Arg::U64(v) => buf.push(&v.to_ne_bytes()),
-                Arg::F32(v) => buf.push(&v.to_ne_bytes()),
-                Arg::F64(v) => buf.push(&v.to_ne_bytes()),
-                Arg::Usize(v) => match u32::try_from(v) {
-                    Ok(v) => buf.push(&v.to_ne_bytes()),
-                    Err(_) => {
-                        return bad(LaunchProblem::UsizeOverflow {
-                            index: i,
-                            param: format!("#{i}"),
-                            value: v as u64,
-                        })
-                    }
-                },
-                Arg::Buffer(_) | Arg::BufferMut(_) => {
-                    return bad(LaunchProblem::Rejected {
-                        message: format!("argument {i}: a buffer without memory"),
-                    })
-                }
-                Arg::Soa(_) | Arg::SoaMut(_) => {
-                    return Err(Error::unsupported(
-                        self.name(),
-                        "Structure-of-Arrays buffer arguments (only CUDA/PTX lowers them)",
-                    ))
-                }
-            }
-        }
-        if let Some(elem) = k.dyn_shared_elem {
-            let len = u32::try_from(shared_mem / elem.max(1)).unwrap_or(u32::MAX);
-            buf.push(&len.to_ne_bytes());
-        }
-        Ok(buf.finish())
+                Ok(hm.ptr as u64)
+            },
+            None,
+        );
+        packed.map_err(bad)
     }
 
     /// Binds `args` per the [module's ABI](self) and launches.
-    #[allow(clippy::too_many_arguments)]
     fn launch_kernel(
         &self,
         k: &HipKernel,
         local: usize,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let mut packed = self.pack_args(k, local, shared_mem, args)?;
         let dev = self.bind(local)?;
-        let hip_stream = self.stream_of(stream, local)?;
+        let hip_stream = self.stream_of(config.stream, local)?;
         let shared = u32::try_from(shared_mem).map_err(|_| {
             Error::invalid_launch(
                 &k.name,
@@ -367,9 +273,8 @@ impl HipBackend {
                 },
             )
         })?;
-        let timing = self.profiling.load(Ordering::Relaxed);
-        let events = if timing {
-            let ev = |o| HipEvent::new(o).map_err(|m| self.driver_err(m));
+        let events = if self.core.profiling() {
+            let ev = |o| HipEvent::new(o).map_err(|m| self.core.driver_err(m));
             Some((ev(dev.ordinal)?, ev(dev.ordinal)?))
         } else {
             None
@@ -436,9 +341,9 @@ impl HipBackend {
             Some(s) => {
                 let hs = s
                     .handle::<HipStream>()
-                    .ok_or_else(|| self.driver_err("not a HIP stream"))?;
+                    .ok_or_else(|| self.core.driver_err("not a HIP stream"))?;
                 if s.device() != local {
-                    return Err(self.driver_err(format!(
+                    return Err(self.core.driver_err(format!(
                         "a stream of device {} used on device {local}",
                         s.device()
                     )));
@@ -450,54 +355,11 @@ impl HipBackend {
 
     fn hmem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m HipMem> {
         mem.handle::<HipMem>()
-            .ok_or_else(|| self.mem_err("not a HIP allocation"))
-    }
-
-    fn range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
-        match offset.checked_add(bytes) {
-            Some(end) if end <= mem.bytes() => Ok(()),
-            _ => Err(self.mem_err(format!(
-                "{bytes} bytes at offset {offset} exceed an allocation of {} bytes",
-                mem.bytes()
-            ))),
-        }
+            .ok_or_else(|| self.core.mem_err("not a HIP allocation"))
     }
 }
 
-/// Kernel arguments packed as the kernel expects them: each at its natural alignment (its
-/// size: 1, 4 or 8 bytes).
-#[derive(Default)]
-struct ArgBuffer {
-    bytes: Vec<u8>,
-}
-
-impl ArgBuffer {
-    fn push(&mut self, value: &[u8]) {
-        let align = value.len().max(1);
-        let pad = (align - self.bytes.len() % align) % align;
-        self.bytes.resize(self.bytes.len() + pad, 0);
-        self.bytes.extend_from_slice(value);
-    }
-
-    /// The buffer, its size rounded up to 8 bytes.
-    fn finish(mut self) -> Vec<u8> {
-        let pad = (8 - self.bytes.len() % 8) % 8;
-        self.bytes.resize(self.bytes.len() + pad, 0);
-        self.bytes
-    }
-}
-
-/// The cache key of an external kernel: its language, source text and flags.
-fn source_hash(lang: SourceLang, source: &str, flags: &[String]) -> ContentHash {
-    let lang = format!("{lang:?}");
-    ContentHash::of_parts(
-        [lang.as_bytes(), source.as_bytes()]
-            .into_iter()
-            .chain(flags.iter().map(|f| f.as_bytes())),
-    )
-}
-
-impl Backend for HipBackend {
+impl Platform for HipBackend {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -522,10 +384,6 @@ impl Backend for HipBackend {
         }
     }
 
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
-    }
-
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
         Ok(self
             .rt()?
@@ -544,8 +402,10 @@ impl Backend for HipBackend {
         Ok(self.device(device)?.caps)
     }
 
-    // ------------------------------------------------------------------ streams
+    crate::driver_core_methods!(self.core);
+}
 
+impl DeviceMemory for HipBackend {
     fn create_stream(&self, device: usize) -> Result<Stream> {
         let dev = self.bind(device)?;
         let mut s: hiprt::hipStream_t = std::ptr::null_mut();
@@ -585,8 +445,6 @@ impl Backend for HipBackend {
         )
     }
 
-    // ------------------------------------------------------------------ memory
-
     /// Allocates with `hipMalloc` (contents unspecified); a 0-byte allocation owns nothing.
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
         self.bind(device)?;
@@ -594,9 +452,11 @@ impl Backend for HipBackend {
         if bytes > 0 {
             // SAFETY: valid out-pointer; the device is current.
             let r = unsafe { hiprt::hipMalloc(&mut ptr, bytes) };
-            check(r, &format!("hipMalloc of {bytes} bytes")).map_err(|m| self.mem_err(m))?;
+            check(r, &format!("hipMalloc of {bytes} bytes")).map_err(|m| self.core.mem_err(m))?;
             if ptr.is_null() {
-                return Err(self.mem_err(format!("hipMalloc of {bytes} bytes returned null")));
+                return Err(self
+                    .core
+                    .mem_err(format!("hipMalloc of {bytes} bytes returned null")));
             }
         }
         Ok(DeviceMem::new(
@@ -614,7 +474,7 @@ impl Backend for HipBackend {
         bytes: usize,
     ) -> Result<()> {
         let m = self.hmem(dst)?;
-        self.range(dst, offset, bytes)?;
+        self.core.check_range(dst, offset, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -622,7 +482,7 @@ impl Backend for HipBackend {
         // SAFETY: the caller guarantees `src` is readable for `bytes`; the range is inside the
         // allocation (checked above). HIP's signature takes `*mut` but only reads.
         let r = unsafe { hiprt::hipMemcpyHtoD(m.at(offset), src as *mut c_void, bytes) };
-        check(r, &format!("hipMemcpyHtoD of {bytes} bytes")).map_err(|e| self.mem_err(e))
+        check(r, &format!("hipMemcpyHtoD of {bytes} bytes")).map_err(|e| self.core.mem_err(e))
     }
 
     unsafe fn copy_d2h_ptr(
@@ -633,7 +493,7 @@ impl Backend for HipBackend {
         bytes: usize,
     ) -> Result<()> {
         let m = self.hmem(src)?;
-        self.range(src, offset, bytes)?;
+        self.core.check_range(src, offset, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
@@ -641,18 +501,18 @@ impl Backend for HipBackend {
         // SAFETY: the caller guarantees `dst` is writable for `bytes`; the range is inside the
         // allocation.
         let r = unsafe { hiprt::hipMemcpyDtoH(dst.cast(), m.at(offset), bytes) };
-        check(r, &format!("hipMemcpyDtoH of {bytes} bytes")).map_err(|e| self.mem_err(e))
+        check(r, &format!("hipMemcpyDtoH of {bytes} bytes")).map_err(|e| self.core.mem_err(e))
     }
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
         let (d, s) = (self.hmem(dst)?, self.hmem(src)?);
-        self.range(dst, 0, bytes)?;
-        self.range(src, 0, bytes)?;
+        self.core.check_range(dst, 0, bytes)?;
+        self.core.check_range(src, 0, bytes)?;
         if bytes == 0 {
             return Ok(());
         }
         if dst.device() != src.device() {
-            return Err(self.mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "device-to-device copy between HIP devices {} and {}",
                 src.device(),
                 dst.device()
@@ -661,7 +521,7 @@ impl Backend for HipBackend {
         self.bind(dst.device())?;
         // SAFETY: both ranges lie inside live allocations of the current device.
         let r = unsafe { hiprt::hipMemcpyDtoD(d.at(0), s.at(0), bytes) };
-        check(r, &format!("hipMemcpyDtoD of {bytes} bytes")).map_err(|e| self.mem_err(e))
+        check(r, &format!("hipMemcpyDtoD of {bytes} bytes")).map_err(|e| self.core.mem_err(e))
     }
 
     fn free(&self, mem: DeviceMem) -> Result<()> {
@@ -672,21 +532,19 @@ impl Backend for HipBackend {
         self.bind(mem.device())?;
         // SAFETY: allocated by hipMalloc and freed once (`mem` is consumed).
         let r = unsafe { hiprt::hipFree(m.at(0)) };
-        check(r, "hipFree").map_err(|e| self.mem_err(e))
+        check(r, "hipFree").map_err(|e| self.core.mem_err(e))
     }
-
-    // ------------------------------------------------------------------ events
 
     fn create_event(&self, device: usize) -> Result<Event> {
         let dev = self.device(device)?;
-        let ev = HipEvent::new(dev.ordinal).map_err(|m| self.driver_err(m))?;
+        let ev = HipEvent::new(dev.ordinal).map_err(|m| self.core.driver_err(m))?;
         Ok(Event::new(device, Box::new(ev)))
     }
 
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
         let ev = event
             .handle::<HipEvent>()
-            .ok_or_else(|| self.driver_err("not a HIP event"))?;
+            .ok_or_else(|| self.core.driver_err("not a HIP event"))?;
         let s = self.stream_of(stream, event.device())?;
         self.bind(event.device())?;
         // SAFETY: a live event and stream of the current device.
@@ -700,7 +558,7 @@ impl Backend for HipBackend {
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
         let (a, b) = match (start.handle::<HipEvent>(), end.handle::<HipEvent>()) {
             (Some(a), Some(b)) => (a, b),
-            _ => return Err(self.driver_err("not a HIP event")),
+            _ => return Err(self.core.driver_err("not a HIP event")),
         };
         self.bind(end.device())?;
         let mut ms = 0f32;
@@ -719,23 +577,25 @@ impl Backend for HipBackend {
         drop(event); // HipEvent destroys itself
         Ok(())
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+impl Compiler for HipBackend {
     fn codegen_target(&self) -> Option<Target> {
         Some(Target::Hip)
     }
 
-    /// Generates HIP C for a capable AMD GPU (no device needed); [`Backend::compile`]
-    /// regenerates for a device that lacks `f64`, 64-bit atomics or warp operations, so such a
-    /// kernel is refused with a clear error instead of failing in hiprtc.
-    fn generate_source(
-        &self,
-        kernel: &ValidKernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-    ) -> Result<Option<Source>> {
-        self.generate_for(kernel, block, soa_params, Self::codegen_caps(None))
+    /// The device's own capabilities (`f64`, 64-bit atomics, warp operations), so what it
+    /// lacks is refused by code generation instead of failing in hiprtc; for an unknown device
+    /// a capable AMD GPU.
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        let mut caps = spoc_codegen::Capabilities::for_target(Target::Hip);
+        if let Some(d) = device {
+            let d = self.device(d)?;
+            caps.fp64 = d.caps.fp64;
+            caps.int64_atomics = d.caps.int64_atomics;
+            caps.subgroups = d.caps.subgroups;
+        }
+        Ok(caps)
     }
 
     fn compile(
@@ -745,160 +605,92 @@ impl Backend for HipBackend {
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
-        if !options.soa_params.is_empty() {
-            return Err(Error::unsupported(
-                NAME,
-                format!(
-                    "launching Structure-of-Arrays parameters ({}): the runtime binds buffers \
-                     as arrays of structures",
-                    options.soa_params.join(", ")
-                ),
-            ));
-        }
-        let dev = self.device(device)?;
-        let caps = Self::codegen_caps(Some(dev));
-        let regenerated;
-        let source = if caps != Self::codegen_caps(None) {
-            regenerated = self
-                .generate_for(kernel, options.block, &[], caps)?
-                .ok_or_else(|| Error::Compile {
-                    backend: NAME.to_string(),
-                    kernel: kernel.name.clone(),
-                    message: "no source generated".into(),
-                })?;
-            &regenerated
-        } else {
-            source
-        };
-        let Code::Text(text) = &source.code else {
-            return Err(Error::Compile {
-                backend: NAME.to_string(),
-                kernel: kernel.name.clone(),
-                message: format!("expected source text, got {:?} output", source.target),
-            });
-        };
-        let dyn_elem = kernel
-            .shared
-            .iter()
-            .find(|s| s.len.is_none())
-            .map(|s| {
-                crate::ir_scan::layout(kernel, &s.elem)
-                    .map(|(size, _)| size)
-                    .ok_or_else(|| Error::Compile {
-                        backend: NAME.to_string(),
-                        kernel: kernel.name.clone(),
-                        message: format!(
-                            "the dynamic shared array's element type {} has no layout",
-                            s.elem
-                        ),
-                    })
-            })
-            .transpose()?;
+        self.device(device)?;
+        let text = self.core.text(&kernel.name, source)?;
         let k = self.load_hip_c(
             device,
             &kernel.name,
             text,
             &source.entry,
             &options.flags,
-            Some(kernel.params.len()),
-            dyn_elem,
+            Some(source.abi.clone()),
         )?;
         Ok(Module::new(device, Box::new(k)))
     }
 
-    fn module_cache(&self) -> Option<&ModuleCache> {
-        Some(&self.cache)
+    fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        Some(self.core.cache())
     }
+}
 
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
+impl Executor for HipBackend {
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let k = module
             .handle::<HipKernel>()
-            .ok_or_else(|| self.driver_err("not a HIP module"))?;
-        self.launch_kernel(k, module.device(), grid, block, shared_mem, stream, args)
-    }
-
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
+            .ok_or_else(|| self.core.driver_err("not a HIP module"))?;
+        self.launch_kernel(k, module.device(), config, args)
     }
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::HipC, SourceLang::CudaC]
     }
 
-    /// Compiles with hiprtc (cached per device, kernel name and source) and runs an external
-    /// HIP C or CUDA C kernel named `kernel_name` (an `extern "C"` name; CUDA C must be the
-    /// subset HIP accepts), binding `args` per the [module's ABI](self) (no trailing shared
-    /// length), after checking grid, block and shared memory against the device's limits;
-    /// waits for the kernel to finish.
-    fn run_source(
+    /// Compiles external HIP C or CUDA C (the subset HIP accepts) with hiprtc for the device,
+    /// kernel `kernel_name` (an `extern "C"` name); [`Executor::run_source`] caches, checks,
+    /// launches (binding the arguments per the [module's ABI](self), no trailing shared length)
+    /// and waits.
+    fn load_external(
         &self,
         device: usize,
+        _lang: SourceLang,
         source: &str,
-        lang: SourceLang,
         kernel_name: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        if !self.supported_source_langs().contains(&lang) {
-            return Err(Error::unsupported(
-                NAME,
-                format!("external {lang:?} kernels"),
-            ));
-        }
-        let dev = self.device(device)?;
-        crate::launch_checks::check_dims(kernel_name, &dev.caps, grid, block, shared_mem)?;
-        let key = CacheKey::new(
-            device,
-            format!("{lang:?}:{kernel_name}"),
-            source_hash(lang, source, &[]),
-            CompileOptions::default(),
-        );
-        let module = self.cache.get_or_build(key, || {
-            let k = self.load_hip_c(device, kernel_name, source, kernel_name, &[], None, None)?;
-            Ok(Arc::new(Module::new(device, Box::new(k))))
-        })?;
-        self.launch(&module, grid, block, shared_mem, None, args)?;
-        self.synchronize(device)
+    ) -> Result<Module> {
+        let k = self.load_hip_c(device, kernel_name, source, kernel_name, &[], None)?;
+        Ok(Module::new(device, Box::new(k)))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::bind::{pack_natural, Bound};
+    use crate::Arg;
+    use spoc_codegen::abi::{Abi, AbiParam, ParamKind};
+    use spoc_ir::ScalarType;
 
     #[test]
     fn arguments_are_packed_at_natural_alignment() {
-        let mut b = ArgBuffer::default();
-        b.push(&[1u8]); // bool at 0
-        b.push(&7u32.to_ne_bytes()); // at 4
-        b.push(&9u64.to_ne_bytes()); // at 8
-        b.push(&[0u8]); // at 16
-        b.push(&2.5f64.to_ne_bytes()); // at 24
-        b.push(&3u32.to_ne_bytes()); // at 32
-        let v = b.finish();
+        let scalar = |t| AbiParam {
+            name: String::new(),
+            kind: ParamKind::Scalar(t),
+        };
+        let abi = Abi::external_arguments(
+            vec![
+                scalar(ScalarType::Bool),
+                scalar(ScalarType::U32),
+                scalar(ScalarType::U64),
+                scalar(ScalarType::Bool),
+                scalar(ScalarType::F64),
+                scalar(ScalarType::U32),
+            ],
+            false,
+        );
+        let args = [
+            Arg::Bool(true),  // at 0
+            Arg::U32(7),      // at 4
+            Arg::U64(9),      // at 8
+            Arg::Bool(false), // at 16
+            Arg::F64(2.5),    // at 24
+            Arg::U32(3),      // at 32
+        ];
+        let bound: Vec<Bound<'_>> = crate::bind::arguments(&abi, &args, 0).unwrap();
+        let v = pack_natural(&bound, |_, _| unreachable!(), None).unwrap();
         assert_eq!(v.len(), 40);
         assert_eq!(v[0], 1);
         assert_eq!(&v[1..4], &[0, 0, 0]);
         assert_eq!(u32::from_ne_bytes(v[4..8].try_into().unwrap()), 7);
         assert_eq!(u64::from_ne_bytes(v[8..16].try_into().unwrap()), 9);
+        assert_eq!(v[16], 0);
         assert_eq!(f64::from_ne_bytes(v[24..32].try_into().unwrap()), 2.5);
         assert_eq!(u32::from_ne_bytes(v[32..36].try_into().unwrap()), 3);
     }

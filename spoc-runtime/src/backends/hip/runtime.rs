@@ -244,11 +244,9 @@ pub(crate) struct HipKernel {
     pub(crate) function: hiprt::hipFunction_t,
     /// The entry point's name.
     pub(crate) name: String,
-    /// The number of IR parameters (`None` for external kernels).
-    pub(crate) params: Option<usize>,
-    /// The element size of the kernel's launch-sized shared array, whose length in elements
-    /// is passed after the parameters.
-    pub(crate) dyn_shared_elem: Option<usize>,
+    /// How a generated kernel takes its parameters (`None` for external kernels, whose ABI
+    /// is read off each launch's arguments).
+    pub(crate) abi: Option<spoc_codegen::Abi>,
 }
 // SAFETY: module and function handles may be used from any thread; launches do not mutate
 // them.

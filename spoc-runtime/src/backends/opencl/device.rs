@@ -23,7 +23,7 @@ const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
 /// One OpenCL device as the backend uses it: its description, an OpenCL context of its own and
 /// the default (in-order, profiling-enabled) command queue.
 pub(crate) struct ClDevice {
-    /// What [`crate::Backend::devices`] reports.
+    /// What [`crate::Platform::devices`] reports.
     pub(crate) info: DeviceInfo,
     /// The device.
     pub(crate) id: ClDeviceId,

@@ -5,7 +5,7 @@
 //! # Loading
 //! libOpenCL is loaded at run time (opencl3's `dynamic` feature): the crate builds without
 //! OpenCL, and on a machine without the library or without any platform (ICD)
-//! [`Backend::is_available`] is false and [`OpenClBackend::unavailable_reason`] says why;
+//! [`Platform::is_available`] is false and [`OpenClBackend::unavailable_reason`] says why;
 //! nothing panics. Devices are enumerated once, on first use.
 //!
 //! # Devices, queues, events
@@ -13,13 +13,13 @@
 //! [`Stream`] is another in-order queue on the same context. Every queue is created with
 //! `CL_QUEUE_PROFILING_ENABLE`, because events are timed with profiling timestamps: an
 //! [`Event`] records a marker (`clEnqueueMarkerWithWaitList`) and
-//! [`Backend::event_elapsed_ms`] is the difference of the two markers' end times.
-//! [`Backend::enable_profiling`] additionally makes every launch wait for its kernel and log
+//! [`DeviceMemory::event_elapsed_ms`] is the difference of the two markers' end times.
+//! [`Platform::enable_profiling`] additionally makes every launch wait for its kernel and log
 //! its duration (`tracing`, level info).
 //!
 //! Launches, device-to-device copies and fills are asynchronous on their queue; host
 //! transfers are blocking. Work on the default queue is therefore ordered with uploads and
-//! downloads; work on another [`Stream`] is not: call [`Backend::synchronize_stream`] first.
+//! downloads; work on another [`Stream`] is not: call [`DeviceMemory::synchronize_stream`] first.
 //!
 //! # Memory
 //! Allocations are `CL_MEM_READ_WRITE` buffers, zeroed at allocation (the registry treats a CPU
@@ -28,8 +28,8 @@
 //! derives it from host memory; many GPU drivers allow a quarter of device memory).
 //!
 //! # Kernels
-//! [`Backend::generate_source`] emits OpenCL C for the union of the devices' capabilities;
-//! [`Backend::compile`] regenerates it for the device's own capabilities (`cl_khr_fp64`,
+//! [`Compiler::generate_source`] emits OpenCL C for the union of the devices' capabilities;
+//! [`Compiler::compile`] regenerates it for the device's own capabilities (`cl_khr_fp64`,
 //! `cl_khr_int64_base_atomics` + `cl_khr_int64_extended_atomics`, and for subgroups
 //! `cl_khr_subgroups` + `cl_khr_subgroup_shuffle` + `cl_khr_subgroup_shuffle_relative` +
 //! `cl_khr_subgroup_ballot` with OpenCL C 2.0 or 3.0), so a kernel the device cannot run is an
@@ -37,7 +37,7 @@
 //! `-cl-fp32-correctly-rounded-divide-sqrt` (when the device supports it; a warning otherwise),
 //! `-cl-std=CL2.0` (or `CL3.0`) for subgroup kernels, then [`CompileOptions::flags`]. A failed
 //! build is an [`Error::Compile`] carrying the build log. Compiled modules live in a per-device
-//! [`ModuleCache`]; [`OpenClBackend::teardown_device`] drops a device's modules and notifies the
+//! [`ModuleCache`](crate::cache::ModuleCache); [`OpenClBackend::teardown_device`] drops a device's modules and notifies the
 //! runtime's cache hooks.
 //!
 //! A launch runs `grid * block` work-items in work-groups of `block` (global size =
@@ -48,7 +48,7 @@
 //! kernel's figure but within the device's is tried, and the driver's refusal
 //! (`CL_INVALID_WORK_GROUP_SIZE`, `CL_OUT_OF_RESOURCES`) is
 //! [`LaunchProblem::KernelTooManyThreads`], which names the limit. The argument ABI of
-//! generated kernels is `spoc_codegen::c`'s; [`Backend::run_source`] runs external OpenCL C with
+//! generated kernels is `spoc_codegen::c`'s; [`Executor::run_source`] runs external OpenCL C with
 //! the same buffer and scalar order (see [`OpenClBackend`]).
 
 mod device;
@@ -56,13 +56,12 @@ mod program;
 
 use crate::args::Arg;
 use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
-    SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
+    Module, Platform, Source, SourceLang, Stream, Target,
 };
-use crate::cache::{CacheKey, ModuleCache};
 use crate::dims::Dims;
+use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use crate::intrinsics::IntrinsicRegistry;
 use device::{no_device, ClDevice, Enumeration};
 use opencl3::command_queue::CommandQueue;
 use opencl3::error_codes::ClError;
@@ -70,11 +69,10 @@ use opencl3::memory::{Buffer as ClBuffer, ClMem as _, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_mem, CL_BLOCKING};
 use program::{Abi, ClModule};
 use spoc_codegen::Code;
-use spoc_ir::{ContentHash, ValidKernel};
+use spoc_ir::ValidKernel;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 /// The OpenCL backend's name.
 pub const NAME: &str = "OpenCL";
@@ -115,7 +113,7 @@ struct ClEvent(Mutex<Option<opencl3::event::Event>>);
 /// The OpenCL backend.
 ///
 /// # External kernels
-/// [`Backend::run_source`] accepts [`SourceLang::OpenClC`]. The kernel takes its arguments in
+/// [`Executor::run_source`] accepts [`SourceLang::OpenClC`]. The kernel takes its arguments in
 /// the order of generated kernels (and of the CUDA backend's external kernels): a buffer as a
 /// `__global T*` followed by its length in elements as `uint`, a scalar by value (`bool` as
 /// `uchar`, [`Arg::Usize`] as `uint`, refused if it does not fit); a non-zero `shared_mem`
@@ -123,9 +121,7 @@ struct ClEvent(Mutex<Option<opencl3::event::Event>>);
 /// content, and the call waits for the kernel to finish.
 pub struct OpenClBackend {
     state: OnceLock<std::result::Result<Enumeration, String>>,
-    cache: ModuleCache,
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    core: DriverCore,
 }
 
 impl Default for OpenClBackend {
@@ -139,11 +135,9 @@ impl OpenClBackend {
     pub fn new() -> OpenClBackend {
         OpenClBackend {
             state: OnceLock::new(),
-            cache: ModuleCache::new(),
             // Device-dependent refusals (f64, 64-bit atomics, subgroups) come from the code
             // generator with the device's capabilities.
-            intrinsics: IntrinsicRegistry::all(),
-            profiling: AtomicBool::new(false),
+            core: DriverCore::new(NAME),
         }
     }
 
@@ -160,10 +154,7 @@ impl OpenClBackend {
     fn devices_slice(&self) -> Result<&[ClDevice]> {
         match self.state() {
             Ok(e) => Ok(&e.devices),
-            Err(reason) => Err(Error::BackendUnavailable {
-                backend: NAME.to_string(),
-                reason: reason.clone(),
-            }),
+            Err(reason) => Err(self.core.unavailable(reason.clone())),
         }
     }
 
@@ -200,14 +191,13 @@ impl OpenClBackend {
     pub fn teardown_device(&self, local: usize) -> Result<()> {
         let dev = self.dev(local)?;
         let finished = dev.queue.finish().map_err(|e| cl_err("clFinish", e));
-        self.cache.teardown_device(local);
-        crate::cache::notify_device_teardown(NAME, local);
+        self.core.teardown_device(local);
         finished
     }
 
     /// The capabilities source is generated for when the device is not known yet: what any
     /// device of this backend has (their union), or the generator's OpenCL defaults.
-    fn generation_caps(&self) -> spoc_codegen::Capabilities {
+    fn union_caps(&self) -> spoc_codegen::Capabilities {
         let devs = self.devices_slice().unwrap_or(&[]);
         if devs.is_empty() {
             return spoc_codegen::Capabilities::for_target(Target::OpenCl);
@@ -313,7 +303,7 @@ impl OpenClBackend {
                 )
             })?;
         }
-        let profiling = self.profiling.load(Ordering::Relaxed);
+        let profiling = self.core.profiling();
         // Checked mode: a zeroed fault record for this launch, read back after it.
         let record = match &module.checked {
             Some(c) => {
@@ -407,7 +397,7 @@ fn check_range(mem: &DeviceMem, offset: usize, bytes: usize, what: &str) -> Resu
     }
 }
 
-impl Backend for OpenClBackend {
+impl Platform for OpenClBackend {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -425,10 +415,6 @@ impl Backend for OpenClBackend {
         self.state().is_ok()
     }
 
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
-    }
-
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
         Ok(self
             .devices_slice()?
@@ -437,8 +423,10 @@ impl Backend for OpenClBackend {
             .collect())
     }
 
-    // ------------------------------------------------------------------ streams
+    crate::driver_core_methods!(self.core);
+}
 
+impl DeviceMemory for OpenClBackend {
     fn create_stream(&self, device: usize) -> Result<Stream> {
         let q = self.dev(device)?.new_queue()?;
         Ok(Stream::new(device, Box::new(ClStream(q))))
@@ -463,8 +451,6 @@ impl Backend for OpenClBackend {
             .finish()
             .map_err(|e| cl_err("clFinish", e))
     }
-
-    // ------------------------------------------------------------------ memory
 
     /// Allocates a zeroed buffer (see the [module docs](self)).
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
@@ -623,8 +609,6 @@ impl Backend for OpenClBackend {
         Ok(())
     }
 
-    // ------------------------------------------------------------------ events
-
     fn create_event(&self, device: usize) -> Result<Event> {
         self.dev(device)?;
         Ok(Event::new(device, Box::new(ClEvent(Mutex::new(None)))))
@@ -662,52 +646,24 @@ impl Backend for OpenClBackend {
         let (t0, t1) = (time(start, "start")?, time(end, "end")?);
         Ok(((t1 as i128 - t0 as i128) as f64 / 1e6) as f32)
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+impl Compiler for OpenClBackend {
     fn codegen_target(&self) -> Option<Target> {
         Some(Target::OpenCl)
     }
 
-    fn generate_source(
-        &self,
-        kernel: &ValidKernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-    ) -> Result<Option<Source>> {
-        Ok(spoc_codegen::generate_source_with(
-            Target::OpenCl,
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params,
-                caps: self.generation_caps(),
-                checked: false,
-            },
-        )?)
+    /// The device's own capabilities; for an unknown device what any device of this backend
+    /// has (their union).
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        Ok(match device {
+            Some(d) => self.dev(d)?.codegen_caps.clone(),
+            None => self.union_caps(),
+        })
     }
 
     fn supports_checked_mode(&self) -> bool {
         true
-    }
-
-    /// Checked OpenCL C when `options.is_checked()` ([`spoc_codegen::checked`]).
-    fn generate_source_for(
-        &self,
-        kernel: &ValidKernel,
-        options: &CompileOptions,
-    ) -> Result<Option<Source>> {
-        let soa = options.soa_names();
-        Ok(spoc_codegen::generate_source_with(
-            Target::OpenCl,
-            kernel,
-            &spoc_codegen::Options {
-                block: options.block.map(Dims::to_array),
-                soa_params: &soa,
-                caps: self.generation_caps(),
-                checked: options.is_checked(),
-            },
-        )?)
     }
 
     fn compile(
@@ -718,37 +674,6 @@ impl Backend for OpenClBackend {
         options: &CompileOptions,
     ) -> Result<Module> {
         let dev = self.dev(device)?;
-        let checked = options.is_checked();
-        // The source was generated for the union of the devices' capabilities: regenerate it
-        // for this device's own when they differ, so what it lacks is refused here (and when
-        // it was generated without the checks the options ask for).
-        let regenerated;
-        let checked_source = source
-            .text()
-            .is_some_and(|t| t.contains("spoc_record_fault"));
-        let source = if (dev.codegen_caps != self.generation_caps() || checked_source != checked)
-            && source.target == Target::OpenCl
-        {
-            let soa = options.soa_names();
-            regenerated = spoc_codegen::generate_source_with(
-                Target::OpenCl,
-                kernel,
-                &spoc_codegen::Options {
-                    block: options.block.map(Dims::to_array),
-                    soa_params: &soa,
-                    caps: dev.codegen_caps.clone(),
-                    checked,
-                },
-            )?
-            .ok_or_else(|| Error::Compile {
-                backend: NAME.to_string(),
-                kernel: kernel.name.clone(),
-                message: "the code generator produced no source".into(),
-            })?;
-            &regenerated
-        } else {
-            source
-        };
         let Code::Text(text) = &source.code else {
             return Err(Error::unsupported(
                 NAME,
@@ -758,24 +683,6 @@ impl Backend for OpenClBackend {
                 ),
             ));
         };
-        let dyn_shared_elem = kernel
-            .shared
-            .iter()
-            .find(|s| s.len.is_none())
-            .map(|s| {
-                crate::ir_scan::layout(kernel, &s.elem)
-                    .map(|(size, _)| size)
-                    .ok_or_else(|| {
-                        Error::unsupported(
-                            NAME,
-                            format!(
-                                "kernel `{}`: a shared array of `{}` (no fixed layout)",
-                                kernel.name, s.elem
-                            ),
-                        )
-                    })
-            })
-            .transpose()?;
         let opts = self.build_options(dev, &kernel.name, text, &options.flags)?;
         let mut module = program::build(
             dev,
@@ -784,107 +691,56 @@ impl Backend for OpenClBackend {
             text,
             &source.entry,
             &opts,
-            Abi::Generated {
-                dyn_shared_elem,
-                checked,
-            },
+            Abi::Generated(source.abi.clone()),
         )?;
-        if checked {
+        if source.abi.has_fault_record() {
             module.checked = Some(program::Checked::new(kernel.kernel().clone()));
         }
         Ok(Module::new(device, Box::new(module)))
     }
 
-    fn module_cache(&self) -> Option<&ModuleCache> {
-        Some(&self.cache)
+    fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        Some(self.core.cache())
     }
+}
 
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
+impl Executor for OpenClBackend {
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let m = module.handle::<ClModule>().ok_or_else(|| Error::Driver {
             backend: NAME.to_string(),
             message: "a module of another backend".into(),
         })?;
         let dev = self.dev(m.device)?;
-        let queue = self.queue(dev, stream)?;
+        let queue = self.queue(dev, config.stream)?;
         self.enqueue(dev, m, queue, grid, block, shared_mem, args, false)
-    }
-
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
     }
 
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::OpenClC]
     }
 
-    fn run_source(
+    /// Builds external OpenCL C for the device with the options of generated kernels;
+    /// [`Executor::run_source`] caches, checks, launches (binding the arguments as the backend's
+    /// docs say) and waits.
+    fn load_external(
         &self,
         device: usize,
+        _lang: SourceLang,
         source: &str,
-        lang: SourceLang,
         kernel_name: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        if lang != SourceLang::OpenClC {
-            return Err(Error::unsupported(
-                NAME,
-                format!("external {lang:?} kernels (only OpenCL C)"),
-            ));
-        }
+    ) -> Result<Module> {
         let dev = self.dev(device)?;
-        crate::launch_checks::check_dims(
-            kernel_name,
-            &dev.info.capabilities,
-            grid,
-            block,
-            shared_mem,
-        )?;
-        let options = CompileOptions {
-            flags: vec!["(external OpenCL C)".into()],
-            ..CompileOptions::default()
-        };
-        let key = CacheKey::new(
+        let opts = self.build_options(dev, kernel_name, source, &[])?;
+        let m = program::build(
+            dev,
             device,
-            kernel_name.to_string(),
-            ContentHash::of_parts([source.as_bytes()]),
-            options,
-        );
-        let module = self.cache.get_or_build(key, || {
-            let opts = self.build_options(dev, kernel_name, source, &[])?;
-            let m = program::build(
-                dev,
-                device,
-                kernel_name,
-                source,
-                kernel_name,
-                &opts,
-                Abi::External,
-            )?;
-            Ok(Arc::new(Module::new(device, Box::new(m))))
-        })?;
-        let m = module.handle::<ClModule>().ok_or_else(|| Error::Driver {
-            backend: NAME.to_string(),
-            message: "the module cache holds a module of another backend".into(),
-        })?;
-        self.enqueue(dev, m, &dev.queue, grid, block, shared_mem, args, true)
+            kernel_name,
+            source,
+            kernel_name,
+            &opts,
+            Abi::External,
+        )?;
+        Ok(Module::new(device, Box::new(m)))
     }
 }

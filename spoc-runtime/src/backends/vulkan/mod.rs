@@ -4,7 +4,7 @@
 //! # Loading
 //! The Vulkan loader (`libvulkan.so.1`) is loaded at run time (`ash::Entry::load`): the crate
 //! builds without Vulkan, and without a loader, an instance or a device
-//! [`Backend::is_available`] is false and [`VulkanBackend::unavailable_reason`] says why;
+//! [`Platform::is_available`] is false and [`VulkanBackend::unavailable_reason`] says why;
 //! nothing panics. The instance asks for Vulkan 1.2 (1.1 if the loader is older). Every
 //! physical device with a compute queue and Vulkan 1.1 becomes a device, with a logical
 //! device of its own on which the features kernels may need are enabled when the device
@@ -33,7 +33,7 @@
 //! of live buffers is bounded by the driver's `maxMemoryAllocationCount` (at least 4096).
 //!
 //! # Kernels
-//! [`Backend::compile_needs_block`] is true: the workgroup size is part of the SPIR-V, so the
+//! [`Compiler::compile_needs_block`] is true: the workgroup size is part of the SPIR-V, so the
 //! runtime compiles per block size, and a module launched with another block is regenerated
 //! for it (kept with the module). Code is generated with the device's capabilities, so a
 //! kernel that needs `f64`, 64-bit or float atomics or subgroup operations the device lacks is
@@ -48,7 +48,7 @@
 //! [`spoc_codegen::naga`]'s: descriptor set 0, binding 0 the scalar parameters as a storage
 //! buffer (present only if the kernel has scalar parameters), binding `1 + j` the j-th buffer,
 //! bound with exactly its bytes (a kernel's `len()` is the bound range over the element
-//! size). Modules live in a per-device [`ModuleCache`].
+//! size). Modules live in a per-device [`ModuleCache`](crate::cache::ModuleCache).
 //!
 //! # Launches, streams, events
 //! Launches and transfers are **synchronous**: each records one command buffer (behind a
@@ -63,12 +63,12 @@
 //! controls the generated SPIR-V declares (`DenormPreserve`, `SignedZeroInfNanPreserve`) are
 //! kept only where the device supports them ([`VulkanDeviceProps::denorm_preserve`]). Events are timestamp
 //! queries (`vkCmdWriteTimestamp`), scaled by `timestampPeriod`; a queue without timestamps
-//! has no events. [`Backend::enable_profiling`] brackets every dispatch with two timestamps
+//! has no events. [`Platform::enable_profiling`] brackets every dispatch with two timestamps
 //! and logs the kernel's time (`tracing`, info), also kept in
 //! [`VulkanBackend::last_kernel_ms`]. A kernel that never ends blocks its launch.
 //!
 //! # External kernels
-//! [`Backend::run_source`] takes [`SourceLang::SpirV`] (the module's words as hexadecimal
+//! [`Executor::run_source`] takes [`SourceLang::SpirV`] (the module's words as hexadecimal
 //! text, see [`spirv_words_to_text`]; [`VulkanBackend::run_spirv`] takes the words
 //! themselves) and [`SourceLang::Glsl`] (GLSL 4.50 compute, compiled by naga's GLSL front end;
 //! its entry point is `main`, whatever `kernel_name` says). Arguments bind as for generated
@@ -79,29 +79,31 @@
 //! kinds.
 
 mod device;
+mod external;
 mod glsl;
+mod kernels;
 mod memory;
 mod pipeline;
 mod probe;
 mod spv;
 
 pub use device::{DeviceType, MemoryHeap, VulkanDeviceProps};
+pub use external::{spirv_text_to_words, spirv_words_to_text};
+pub(crate) use kernels::retain_supported_float_controls;
 
 use crate::args::Arg;
 use crate::backend::{
-    Backend, CompileOptions, DeviceInfo, DeviceMem, Event, ExecutionModel, Module, Source,
-    SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
+    Module, Platform, Source, SourceLang, Stream, Target,
 };
-use crate::cache::{CacheKey, ModuleCache};
 use crate::dims::Dims;
+use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use crate::intrinsics::IntrinsicRegistry;
 use ash::vk;
 use device::{Enumeration, VkDev};
 use memory::VkBuffer;
-use pipeline::{Abi, Origin, VkKernel};
-use spoc_codegen::Code;
-use spoc_ir::{ContentHash, ValidKernel};
+use pipeline::VkKernel;
+use spoc_ir::ValidKernel;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -185,9 +187,7 @@ impl Drop for VkEvent {
 pub struct VulkanBackend {
     mask: FeatureMask,
     state: OnceLock<std::result::Result<Enumeration, String>>,
-    cache: ModuleCache,
-    intrinsics: IntrinsicRegistry,
-    profiling: AtomicBool,
+    core: DriverCore,
     /// The last profiled kernel's duration (f64 bits; NaN before the first).
     last_ms: AtomicU64,
 }
@@ -196,72 +196,6 @@ impl Default for VulkanBackend {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// SPIR-V words as little-endian bytes (for hashing).
-fn spirv_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-/// SPIR-V words as the text [`Backend::run_source`] takes for [`SourceLang::SpirV`]: each
-/// word as 8 hexadecimal digits, 8 words a line.
-pub fn spirv_words_to_text(words: &[u32]) -> String {
-    words
-        .chunks(8)
-        .map(|c| {
-            c.iter()
-                .map(|w| format!("{w:08x}"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Parses [`spirv_words_to_text`]'s format: hexadecimal words (an optional `0x` prefix)
-/// separated by whitespace or commas.
-///
-/// # Errors
-/// [`Error::Compile`] naming the first token that is not a 32-bit hexadecimal number.
-pub fn spirv_text_to_words(text: &str) -> Result<Vec<u32>> {
-    text.split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            let h = t
-                .strip_prefix("0x")
-                .or_else(|| t.strip_prefix("0X"))
-                .unwrap_or(t);
-            u32::from_str_radix(h, 16).map_err(|_| Error::Compile {
-                backend: NAME.into(),
-                kernel: "<external SPIR-V>".into(),
-                message: format!(
-                    "`{t}` is not a SPIR-V word (expected hexadecimal words, see spirv_words_to_text)"
-                ),
-            })
-        })
-        .collect()
-}
-
-/// `words` without the float-controls execution modes `props`'s device lacks
-/// (`spoc_codegen::naga::retain_float_controls`).
-pub(crate) fn retain_supported_float_controls(
-    words: &[u32],
-    props: &VulkanDeviceProps,
-) -> Vec<u32> {
-    spoc_codegen::naga::retain_float_controls(words, |mode, width| {
-        let i = match width {
-            16 => 0,
-            32 => 1,
-            64 => 2,
-            _ => return false,
-        };
-        match mode {
-            spoc_codegen::naga::FloatMode::DenormPreserve => props.denorm_preserve[i],
-            spoc_codegen::naga::FloatMode::SignedZeroInfNanPreserve => {
-                props.signed_zero_inf_nan_preserve[i]
-            }
-        }
-    })
 }
 
 impl VulkanBackend {
@@ -275,9 +209,7 @@ impl VulkanBackend {
         VulkanBackend {
             mask,
             state: OnceLock::new(),
-            cache: ModuleCache::new(),
-            intrinsics: IntrinsicRegistry::all(),
-            profiling: AtomicBool::new(false),
+            core: DriverCore::new(NAME),
             last_ms: AtomicU64::new(f64::NAN.to_bits()),
         }
     }
@@ -308,17 +240,12 @@ impl VulkanBackend {
     fn devs(&self) -> Result<&[Arc<VkDev>]> {
         match self.state() {
             Ok(e) => Ok(&e.devices),
-            Err(why) => Err(Error::BackendUnavailable {
-                backend: NAME.into(),
-                reason: why.clone(),
-            }),
+            Err(why) => Err(self.core.unavailable(why.clone())),
         }
     }
 
     fn dev(&self, local: usize) -> Result<&Arc<VkDev>> {
-        self.devs()?.get(local).ok_or_else(|| Error::NoDevice {
-            framework: Some(NAME.into()),
-        })
+        self.devs()?.get(local).ok_or_else(|| self.core.no_device())
     }
 
     /// Everything known about backend-local device `device`.
@@ -334,13 +261,12 @@ impl VulkanBackend {
     /// ([`crate::cache::notify_device_teardown`]); builds in flight for the device fail with
     /// [`Error::DeviceDestroyedDuringBuild`]. Memory stays valid.
     pub fn teardown_device(&self, device: usize) {
-        self.cache.teardown_device(device);
-        crate::cache::notify_device_teardown(NAME, device);
+        self.core.teardown_device(device);
     }
 
     /// Number of modules in this backend's cache.
     pub fn cached_modules(&self) -> usize {
-        self.cache.len()
+        self.core.cached_modules()
     }
 
     /// The duration of the last kernel launched while profiling was on, in milliseconds
@@ -351,8 +277,10 @@ impl VulkanBackend {
     }
 
     /// The union of the devices' code-generation capabilities: what
-    /// [`Backend::generate_source`] generates for when it is not told the device.
-    fn generation_caps(&self) -> spoc_codegen::Capabilities {
+    /// [`Compiler::generate_source`] generates for when it is not told the device.
+    /// What every device of the backend can do together (their union), for source generated
+    /// before the device is known; the generator's defaults without devices.
+    fn union_caps(&self) -> spoc_codegen::Capabilities {
         let devs = match self.state() {
             Ok(e) if !e.devices.is_empty() => &e.devices,
             _ => return spoc_codegen::Capabilities::for_target(Target::Vulkan),
@@ -366,30 +294,6 @@ impl VulkanBackend {
             caps.subgroups |= c.subgroups;
         }
         caps
-    }
-
-    fn generate_for(
-        &self,
-        kernel: &ValidKernel,
-        block: Option<Dims>,
-        caps: spoc_codegen::Capabilities,
-        checked: bool,
-    ) -> Result<Source> {
-        spoc_codegen::generate_source_with(
-            Target::Vulkan,
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params: &[],
-                caps,
-                checked,
-            },
-        )?
-        .ok_or_else(|| Error::Compile {
-            backend: NAME.into(),
-            kernel: kernel.name.clone(),
-            message: "no SPIR-V generated".into(),
-        })
     }
 
     fn driver_err(message: impl Into<String>) -> Error {
@@ -434,301 +338,9 @@ impl VulkanBackend {
             Some(_) => Ok(()),
         }
     }
-
-    /// Checks the module's declared needs against the device: [`Error::FeatureNotSupported`]
-    /// listing what is missing.
-    fn check_spirv(dev: &VkDev, words: &[u32], what: &str, generated: bool) -> Result<spv::Scan> {
-        let scan = spv::scan(words).map_err(|message| Error::Compile {
-            backend: NAME.into(),
-            kernel: what.into(),
-            message,
-        })?;
-        let missing = spv::missing(&scan, &dev.props, generated);
-        if !missing.is_empty() {
-            return Err(Error::unsupported(
-                NAME,
-                format!(
-                    "kernel `{what}` on {}: it needs {}",
-                    dev.props.name,
-                    missing.join(", ")
-                ),
-            ));
-        }
-        Ok(scan)
-    }
-
-    /// Builds a generated kernel's pipeline from its SPIR-V, after dropping the float controls
-    /// the device lacks, with its dynamic shared array (if any) `dyn_len` elements long.
-    fn build_generated(
-        &self,
-        dev: &Arc<VkDev>,
-        kernel: &ValidKernel,
-        source: &Source,
-        options: &CompileOptions,
-        dyn_len: Option<u32>,
-    ) -> Result<VkKernel> {
-        let Code::SpirV(words) = &source.code else {
-            return Err(Error::Compile {
-                backend: NAME.into(),
-                kernel: kernel.name.clone(),
-                message: format!("expected SPIR-V, got {:?} output", source.target),
-            });
-        };
-        let words = retain_supported_float_controls(words, &dev.props);
-        Self::check_spirv(dev, &words, &kernel.name, true)?;
-        let (slots, block_bytes) =
-            spoc_codegen::naga::scalar_params_layout(Target::Vulkan, kernel)?;
-        let abi = Abi::Generated {
-            params: kernel.params.len(),
-            buffers: kernel
-                .params
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| p.is_buffer())
-                .map(|(i, _)| i)
-                .collect(),
-            slots,
-            block_bytes,
-            checked: options.is_checked(),
-        };
-        let dyn_elem = kernel
-            .shared
-            .iter()
-            .find(|s| s.len.is_none())
-            .map(|s| {
-                crate::ir_scan::layout(kernel, &s.elem)
-                    .map(|(size, _)| size as u32)
-                    .ok_or_else(|| Error::Compile {
-                        backend: NAME.into(),
-                        kernel: kernel.name.clone(),
-                        message: format!(
-                            "the dynamic shared array's element type {} has no layout",
-                            s.elem
-                        ),
-                    })
-            })
-            .transpose()?;
-        let block = options.block.map(Dims::to_array).unwrap_or([1, 1, 1]);
-        pipeline::build(
-            dev,
-            &words,
-            &source.entry,
-            &kernel.name,
-            block,
-            dyn_len.filter(|_| dyn_elem.is_some()),
-            abi,
-            Some(Origin {
-                kernel: kernel.clone(),
-                dyn_elem,
-                options: options.clone(),
-            }),
-        )
-        .map_err(|message| Error::Compile {
-            backend: NAME.into(),
-            kernel: kernel.name.clone(),
-            message,
-        })
-    }
-
-    /// The pipeline of generated kernel `k` for `shape` (made and kept with `k` on first use).
-    fn variant(&self, k: &VkKernel, shape: pipeline::Shape) -> Result<Arc<VkKernel>> {
-        let (block, dyn_len) = shape;
-        let Some(origin) = &k.origin else {
-            return Err(Error::invalid_launch(
-                &k.name,
-                LaunchProblem::Rejected {
-                    message: format!(
-                        "the module was built for blocks of {:?}, the launch asks {block:?}",
-                        k.block
-                    ),
-                },
-            ));
-        };
-        let mut variants = k.variants.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, v)) = variants.iter().find(|(s, _)| *s == shape) {
-            return Ok(v.clone());
-        }
-        let options = CompileOptions {
-            block: Some(block.into()),
-            ..origin.options.clone()
-        };
-        let source = self.generate_for(
-            &origin.kernel,
-            options.block,
-            k.dev.props.codegen_caps(),
-            options.is_checked(),
-        )?;
-        let v =
-            Arc::new(self.build_generated(&k.dev, &origin.kernel, &source, &options, dyn_len)?);
-        variants.push((shape, v.clone()));
-        Ok(v)
-    }
-
-    fn dispatch(&self, k: &VkKernel, grid: Dims, args: &[Arg<'_>]) -> Result<()> {
-        let timed = self.profiling.load(Ordering::Relaxed);
-        match pipeline::dispatch(k, grid, args, timed) {
-            Ok(ran) => {
-                if let Some(ms) = ran.ms {
-                    tracing::info!(kernel = %k.name, ms, "Vulkan kernel time");
-                    self.last_ms.store(ms.to_bits(), Ordering::Relaxed);
-                }
-                match (&k.origin, ran.fault) {
-                    (Some(o), Some(words)) => {
-                        match crate::checked_mode::fault_error(&o.kernel, &words) {
-                            Some(fault) => Err(fault),
-                            None => Ok(()),
-                        }
-                    }
-                    _ => Ok(()),
-                }
-            }
-            Err(Ok(problem)) => Err(Error::invalid_launch(&k.name, problem)),
-            Err(Err(message)) => Err(Self::driver_err(format!("kernel `{}`: {message}", k.name))),
-        }
-    }
-
-    /// Compiles (cached per device, source, entry point, block and argument kinds) and runs
-    /// the SPIR-V compute entry point `entry` of `words`, binding `args` per the
-    /// [module's ABI](self) for external kernels, after checking grid and block against the
-    /// device's limits, the module's workgroup size against `block`, and its capabilities
-    /// against the device's features. Waits for the kernel.
-    ///
-    /// # Errors
-    /// [`Error::InvalidLaunch`] for a grid or block the device refuses or the module does not
-    /// declare, or a non-zero `shared_mem`; [`Error::FeatureNotSupported`] for a capability
-    /// the device lacks; [`Error::Compile`] for words that are not SPIR-V, a missing entry
-    /// point, or a driver's refusal; [`Error::Driver`] for a failed submission.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run_spirv(
-        &self,
-        device: usize,
-        words: &[u32],
-        entry: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
-        self.run_external(
-            device,
-            SourceLang::SpirV,
-            ContentHash::of_parts([spirv_bytes(words).as_slice()]),
-            entry,
-            grid,
-            block,
-            shared_mem,
-            args,
-            |dev| {
-                let scan = Self::check_spirv(dev, words, entry, false)?;
-                let Some(ep) = scan.entry_points.iter().find(|e| e.name == entry) else {
-                    return Err(Error::Compile {
-                        backend: NAME.into(),
-                        kernel: entry.into(),
-                        message: format!(
-                            "the SPIR-V has no compute entry point `{entry}` (it has: {})",
-                            scan.entry_points
-                                .iter()
-                                .map(|e| e.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    });
-                };
-                Ok((words.to_vec(), entry.to_string(), ep.local_size))
-            },
-        )
-    }
-
-    /// The shared path of external kernels: `make` turns the source into (words, entry point,
-    /// declared workgroup size) on a cache miss.
-    #[allow(clippy::too_many_arguments)]
-    fn run_external(
-        &self,
-        device: usize,
-        lang: SourceLang,
-        hash: ContentHash,
-        name: &str,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        args: &[Arg<'_>],
-        make: impl FnOnce(&VkDev) -> Result<(Vec<u32>, String, Option<[u32; 3]>)>,
-    ) -> Result<()> {
-        let dev = self.dev(device)?;
-        crate::launch_checks::check_dims(name, &dev.caps, grid, block, shared_mem)?;
-        if shared_mem > 0 {
-            return Err(Error::invalid_launch(
-                name,
-                LaunchProblem::Rejected {
-                    message: format!(
-                        "{shared_mem} bytes of dynamic shared memory: Vulkan kernels declare \
-                         their shared arrays, pass 0"
-                    ),
-                },
-            ));
-        }
-        let kinds: Vec<bool> = args.iter().map(|a| a.buffer().is_some()).collect();
-        let block_bytes = pipeline::external_block_bytes(args);
-        let signature = args
-            .iter()
-            .map(|a| match a {
-                Arg::Buffer(_) | Arg::BufferMut(_) => "b",
-                Arg::I64(_) | Arg::U64(_) | Arg::F64(_) => "s8",
-                _ => "s4",
-            })
-            .collect::<Vec<_>>()
-            .join(",");
-        let key = CacheKey::new(
-            device,
-            format!("{lang:?}:{name}"),
-            hash,
-            CompileOptions {
-                block: Some(block),
-                flags: vec![format!("args:{signature}")],
-                ..CompileOptions::default()
-            },
-        );
-        let b = block.to_array();
-        let module = self.cache.get_or_build(key, || {
-            let (words, entry, local) = make(dev)?;
-            if let Some(local) = local {
-                if local != b {
-                    return Err(Error::invalid_launch(
-                        name,
-                        LaunchProblem::Rejected {
-                            message: format!(
-                                "the shader's workgroup size is {local:?}, the launch's block \
-                                 {b:?}: they must be equal"
-                            ),
-                        },
-                    ));
-                }
-            }
-            let k = pipeline::build(
-                dev,
-                &words,
-                &entry,
-                name,
-                b,
-                None,
-                Abi::External { kinds, block_bytes },
-                None,
-            )
-            .map_err(|message| Error::Compile {
-                backend: NAME.into(),
-                kernel: name.into(),
-                message,
-            })?;
-            Ok(Arc::new(Module::new(device, Box::new(k))))
-        })?;
-        let k = module
-            .handle::<VkKernel>()
-            .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
-        self.dispatch(k, grid, args)
-    }
 }
 
-impl Backend for VulkanBackend {
+impl Platform for VulkanBackend {
     fn name(&self) -> &'static str {
         NAME
     }
@@ -743,10 +355,6 @@ impl Backend for VulkanBackend {
 
     fn is_available(&self) -> bool {
         self.unavailable_reason().is_none()
-    }
-
-    fn execution_model(&self) -> ExecutionModel {
-        ExecutionModel::Jit
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
@@ -766,8 +374,10 @@ impl Backend for VulkanBackend {
         Ok(self.dev(device)?.caps)
     }
 
-    // ------------------------------------------------------------------ streams
+    crate::driver_core_methods!(self.core);
+}
 
+impl DeviceMemory for VulkanBackend {
     fn create_stream(&self, device: usize) -> Result<Stream> {
         self.dev(device)?;
         Ok(Stream::new(device, Box::new(VkStream)))
@@ -785,8 +395,6 @@ impl Backend for VulkanBackend {
     fn synchronize(&self, device: usize) -> Result<()> {
         self.dev(device).map(|_| ())
     }
-
-    // ------------------------------------------------------------------ memory
 
     /// Allocates a zeroed storage buffer (see the [module docs](self)).
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
@@ -872,8 +480,6 @@ impl Backend for VulkanBackend {
         drop(mem); // VkBuffer frees itself
         Ok(())
     }
-
-    // ------------------------------------------------------------------ events
 
     /// An event is a timestamp query; [`Error::FeatureNotSupported`] if the device's compute
     /// queue has no timestamps.
@@ -963,9 +569,9 @@ impl Backend for VulkanBackend {
         drop(event); // VkEvent destroys itself
         Ok(())
     }
+}
 
-    // ------------------------------------------------------------------ kernels
-
+impl Compiler for VulkanBackend {
     fn compile_needs_block(&self) -> bool {
         true
     }
@@ -978,44 +584,13 @@ impl Backend for VulkanBackend {
         true
     }
 
-    /// Checked SPIR-V when `options.is_checked()` ([`spoc_codegen::checked`]), for the union
-    /// of the devices' capabilities.
-    fn generate_source_for(
-        &self,
-        kernel: &ValidKernel,
-        options: &CompileOptions,
-    ) -> Result<Option<Source>> {
-        if !options.soa_params.is_empty() {
-            let soa = options.soa_names();
-            return self.generate_source(kernel, options.block, &soa);
-        }
-        self.generate_for(
-            kernel,
-            options.block,
-            self.generation_caps(),
-            options.is_checked(),
-        )
-        .map(Some)
-    }
-
-    /// Generates for the union of the devices' capabilities; [`Backend::compile`] regenerates
-    /// for a device whose capabilities differ.
-    fn generate_source(
-        &self,
-        kernel: &ValidKernel,
-        block: Option<Dims>,
-        soa_params: &[&str],
-    ) -> Result<Option<Source>> {
-        Ok(spoc_codegen::generate_source_with(
-            Target::Vulkan,
-            kernel,
-            &spoc_codegen::Options {
-                block: block.map(Dims::to_array),
-                soa_params,
-                caps: self.generation_caps(),
-                checked: false,
-            },
-        )?)
+    /// The device's own capabilities (its features and the float behaviour measured when it
+    /// was opened); for an unknown device what any device of the backend has (their union).
+    fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
+        Ok(match device {
+            Some(d) => self.dev(d)?.props.codegen_caps(),
+            None => self.union_caps(),
+        })
     }
 
     fn compile(
@@ -1025,15 +600,6 @@ impl Backend for VulkanBackend {
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
-        if !options.soa_params.is_empty() {
-            return Err(Error::unsupported(
-                NAME,
-                format!(
-                    "Structure-of-Arrays parameters ({}): only CUDA/PTX lowers them",
-                    options.soa_params.join(", ")
-                ),
-            ));
-        }
         if !options.flags.is_empty() {
             return Err(Error::unsupported(
                 NAME,
@@ -1041,38 +607,25 @@ impl Backend for VulkanBackend {
             ));
         }
         let dev = self.dev(device)?;
-        let caps = dev.props.codegen_caps();
-        let regenerated;
-        let source = if caps != self.generation_caps() {
-            regenerated = self.generate_for(kernel, options.block, caps, options.is_checked())?;
-            &regenerated
-        } else {
-            source
-        };
         let k = self.build_generated(dev, kernel, source, options, None)?;
         Ok(Module::new(device, Box::new(k)))
     }
 
-    fn module_cache(&self) -> Option<&ModuleCache> {
-        Some(&self.cache)
+    fn module_cache(&self) -> Option<&crate::cache::ModuleCache> {
+        Some(self.core.cache())
     }
+}
 
+impl Executor for VulkanBackend {
     /// Runs the module over `grid` workgroups and waits for it. A block other than the one the
     /// module was compiled for regenerates the kernel for it (kept with the module).
-    fn launch(
-        &self,
-        module: &Module,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
-        stream: Option<&Stream>,
-        args: &[Arg<'_>],
-    ) -> Result<()> {
+    fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let k = module
             .handle::<VkKernel>()
             .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
-        Self::check_stream(stream, module.device())?;
-        crate::launch_checks::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
+        Self::check_stream(config.stream, module.device())?;
+        crate::dims::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
         let dyn_len = match k.origin.as_ref().and_then(|o| o.dyn_elem) {
             None => None,
             Some(elem) => match u32::try_from(shared_mem / elem as usize) {
@@ -1100,18 +653,6 @@ impl Backend for VulkanBackend {
         }
     }
 
-    fn enable_profiling(&self) {
-        self.profiling.store(true, Ordering::Relaxed);
-    }
-
-    fn disable_profiling(&self) {
-        self.profiling.store(false, Ordering::Relaxed);
-    }
-
-    fn intrinsics(&self) -> &IntrinsicRegistry {
-        &self.intrinsics
-    }
-
     fn supported_source_langs(&self) -> &[SourceLang] {
         &[SourceLang::SpirV, SourceLang::Glsl]
     }
@@ -1130,38 +671,14 @@ impl Backend for VulkanBackend {
         shared_mem: usize,
         args: &[Arg<'_>],
     ) -> Result<()> {
-        match lang {
-            SourceLang::SpirV => {
-                let words = spirv_text_to_words(source)?;
-                self.run_spirv(device, &words, kernel_name, grid, block, shared_mem, args)
-            }
-            SourceLang::Glsl => self.run_external(
-                device,
-                lang,
-                ContentHash::of_parts([source.as_bytes()]),
-                kernel_name,
-                grid,
-                block,
-                shared_mem,
-                args,
-                |dev| {
-                    let v = spv::max_spirv_for(dev.props.api_version).min((1, 5));
-                    let c = glsl::compile(source, (v.0 as u8, v.1 as u8)).map_err(|message| {
-                        Error::Compile {
-                            backend: NAME.into(),
-                            kernel: kernel_name.into(),
-                            message,
-                        }
-                    })?;
-                    Self::check_spirv(dev, &c.words, kernel_name, false)?;
-                    Ok((c.words, c.entry, Some(c.local_size)))
-                },
-            ),
-            _ => Err(Error::unsupported(
-                NAME,
-                format!("external {lang:?} kernels"),
-            )),
-        }
+        self.run_external_source(
+            device,
+            source,
+            lang,
+            kernel_name,
+            (grid, block, shared_mem),
+            args,
+        )
     }
 }
 
@@ -1209,12 +726,13 @@ mod tests {
 
     #[test]
     fn external_scalar_blocks_are_repr_c() {
-        assert_eq!(pipeline::external_block_bytes(&[]), 0);
-        assert_eq!(pipeline::external_block_bytes(&[Arg::F32(1.0)]), 4);
+        let block = |args: &[Arg<'_>]| {
+            let abi = spoc_codegen::Abi::external_bindings(crate::bind::external_params(args));
+            crate::bind::bindings(&abi, args).unwrap().block.len()
+        };
+        assert_eq!(block(&[]), 0);
+        assert_eq!(block(&[Arg::F32(1.0)]), 4);
         // f32 at 0, f64 at 8, bool at 16: 20 rounded to 24.
-        assert_eq!(
-            pipeline::external_block_bytes(&[Arg::F32(1.0), Arg::F64(2.0), Arg::Bool(true)]),
-            24
-        );
+        assert_eq!(block(&[Arg::F32(1.0), Arg::F64(2.0), Arg::Bool(true)]), 24);
     }
 }

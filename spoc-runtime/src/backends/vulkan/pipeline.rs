@@ -7,52 +7,28 @@ use crate::backend::CompileOptions;
 use crate::dims::Dims;
 use crate::error::LaunchProblem;
 use ash::vk;
-use spoc_codegen::naga::ParamSlot;
+use spoc_codegen::abi::{Abi, Binding};
 use spoc_ir::ValidKernel;
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
 
-/// How a module takes its arguments (always: set 0, binding 0 the scalar block if there is one,
-/// binding `1 + j` the j-th buffer argument).
-#[derive(Clone, Debug)]
-pub(crate) enum Abi {
-    /// A generated kernel: `params` parameters, of which those in `buffers` (indices) are
-    /// buffers; the scalar block is laid out by `spoc_codegen::naga::scalar_params_layout`.
-    Generated {
-        params: usize,
-        buffers: Vec<usize>,
-        slots: Vec<ParamSlot>,
-        block_bytes: u32,
-        /// Checked mode: the fault record ([`spoc_codegen::checked`]) is bound after the
-        /// buffers, at binding `1 + buffers.len()`.
-        checked: bool,
-    },
-    /// An external kernel: the arguments' kinds as given when it was built; scalars packed in
-    /// order as a `#[repr(C)]` struct ([`pack_external`]).
-    External {
-        /// `true` for a buffer argument, `false` for a scalar.
-        kinds: Vec<bool>,
-        block_bytes: u32,
-    },
+/// The size of the scalar block `abi` binds (0: none is bound).
+fn block_bytes(abi: &Abi) -> u32 {
+    abi.bindings()
+        .iter()
+        .find_map(|(_, b)| match b {
+            Binding::ScalarBlock { bytes, .. } => Some(*bytes),
+            _ => None,
+        })
+        .unwrap_or(0)
 }
 
-impl Abi {
-    fn block_bytes(&self) -> u32 {
-        match self {
-            Abi::Generated { block_bytes, .. } | Abi::External { block_bytes, .. } => *block_bytes,
-        }
-    }
-
-    fn checked(&self) -> bool {
-        matches!(self, Abi::Generated { checked: true, .. })
-    }
-
-    fn buffer_count(&self) -> usize {
-        match self {
-            Abi::Generated { buffers, .. } => buffers.len(),
-            Abi::External { kinds, .. } => kinds.iter().filter(|&&b| b).count(),
-        }
-    }
+/// The number of buffers `abi` binds (at bindings `1 + j`).
+fn buffer_count(abi: &Abi) -> usize {
+    abi.bindings()
+        .iter()
+        .filter(|(_, b)| matches!(b, Binding::Buffer { .. }))
+        .count()
 }
 
 /// What a generated module needs to be regenerated for another block size.
@@ -72,6 +48,9 @@ pub(crate) struct VkKernel {
     pub(crate) block: [u32; 3],
     /// The length (elements) its dynamic shared array was specialised to, if it was.
     pub(crate) dyn_len: Option<u32>,
+    /// How it takes its arguments (set 0: binding 0 the scalar block if there is one, binding
+    /// `1 + j` the j-th buffer, then checked mode's fault record): the generated kernel's ABI,
+    /// or for an external kernel the one read off the arguments it was built for.
     pub(crate) abi: Abi,
     set_layout: vk::DescriptorSetLayout,
     layout: vk::PipelineLayout,
@@ -137,8 +116,8 @@ pub(crate) fn build(
     origin: Option<Origin>,
 ) -> Result<VkKernel, String> {
     let d = &dev.device;
-    let block_bytes = abi.block_bytes();
-    let nbuf = abi.buffer_count();
+    let block_bytes = block_bytes(&abi);
+    let nbuf = buffer_count(&abi);
     let mut k = VkKernel {
         dev: dev.clone(),
         name: name.to_string(),
@@ -155,7 +134,7 @@ pub(crate) fn build(
         origin,
         variants: Mutex::new(Vec::new()),
     };
-    let checked = k.abi.checked();
+    let checked = k.abi.has_fault_record();
     let mut bindings: Vec<u32> = (0..nbuf).map(spoc_codegen::naga::buffer_binding).collect();
     if checked {
         bindings.push(spoc_codegen::naga::buffer_binding(nbuf));
@@ -255,152 +234,31 @@ pub(crate) fn build(
     Ok(k)
 }
 
-/// The bytes of a scalar argument in a block slot of `size` bytes (`bool` as a `u32`, a
-/// `usize` as the slot's width).
-fn scalar_bytes(arg: &Arg<'_>, size: u32) -> Option<Vec<u8>> {
-    let v = match *arg {
-        Arg::Bool(v) => (v as u32).to_le_bytes().to_vec(),
-        Arg::I32(v) => v.to_le_bytes().to_vec(),
-        Arg::U32(v) => v.to_le_bytes().to_vec(),
-        Arg::F32(v) => v.to_le_bytes().to_vec(),
-        Arg::I64(v) => v.to_le_bytes().to_vec(),
-        Arg::U64(v) => v.to_le_bytes().to_vec(),
-        Arg::F64(v) => v.to_le_bytes().to_vec(),
-        Arg::Usize(v) if size == 4 => u32::try_from(v).ok()?.to_le_bytes().to_vec(),
-        Arg::Usize(v) => (v as u64).to_le_bytes().to_vec(),
-        Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => return None,
-    };
-    (v.len() == size as usize).then_some(v)
-}
-
-/// Size (= alignment) of a scalar argument in an external kernel's block.
-fn external_size(arg: &Arg<'_>) -> u32 {
-    match arg {
-        Arg::I64(_) | Arg::U64(_) | Arg::F64(_) => 8,
-        _ => 4,
-    }
-}
-
-/// The scalar block of an external kernel: its scalar arguments in order, each at the next
-/// offset aligned to its size (`bool`, `i32`, `u32`, `f32` and `usize` take 4 bytes, `i64`,
-/// `u64` and `f64` 8), the total rounded up to the largest alignment; empty without scalars.
-pub(crate) fn external_block_bytes(args: &[Arg<'_>]) -> u32 {
-    let (mut off, mut align) = (0u32, 1u32);
-    for a in args.iter().filter(|a| a.buffer().is_none()) {
-        let s = external_size(a);
-        off = off.next_multiple_of(s) + s;
-        align = align.max(s);
-    }
-    off.next_multiple_of(align)
-}
-
-fn reject(message: String) -> LaunchProblem {
-    LaunchProblem::Rejected { message }
-}
-
-/// Writes the scalar block for `args` per `abi`.
-fn pack(abi: &Abi, args: &[Arg<'_>]) -> Result<Vec<u8>, LaunchProblem> {
-    let mut out = vec![0u8; abi.block_bytes() as usize];
-    match abi {
-        Abi::Generated { slots, .. } => {
-            for s in slots {
-                let arg = &args[s.param];
-                let Some(b) = scalar_bytes(arg, s.size) else {
-                    return Err(match arg {
-                        Arg::Usize(v) => LaunchProblem::UsizeOverflow {
-                            index: s.param,
-                            param: s.name.clone(),
-                            value: *v as u64,
-                        },
-                        _ => reject(format!(
-                            "argument {} (`{}`) is {}, which does not fill its {}-byte slot",
-                            s.param,
-                            s.name,
-                            arg.describe(),
-                            s.size
-                        )),
-                    });
-                };
-                out[s.offset as usize..][..b.len()].copy_from_slice(&b);
-            }
-        }
-        Abi::External { .. } => {
-            let mut off = 0usize;
-            for (i, a) in args.iter().enumerate() {
-                if a.buffer().is_some() {
-                    continue;
-                }
-                let size = external_size(a);
-                off = off.next_multiple_of(size as usize);
-                let b = scalar_bytes(a, size).ok_or_else(|| LaunchProblem::UsizeOverflow {
-                    index: i,
-                    param: format!("#{i}"),
-                    value: match a {
-                        Arg::Usize(v) => *v as u64,
-                        _ => 0,
-                    },
-                })?;
-                out[off..][..b.len()].copy_from_slice(&b);
-                off += b.len();
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Checks `args` against the module's ABI and collects the buffers in binding order.
+/// Checks the buffers `bound` binds against the kernel's device and limits, in binding order.
 fn buffers<'a>(
     k: &VkKernel,
-    args: &'a [Arg<'a>],
+    bound: &crate::bind::Bindings<'a>,
 ) -> Result<Vec<(&'a VkBuffer, u64)>, LaunchProblem> {
-    let is_buffer: Vec<bool> = match &k.abi {
-        Abi::Generated {
-            params, buffers, ..
-        } => (0..*params).map(|i| buffers.contains(&i)).collect(),
-        Abi::External { kinds, .. } => kinds.clone(),
-    };
-    if is_buffer.len() != args.len() {
-        return Err(LaunchProblem::ArgCount {
-            expected: is_buffer.len(),
-            got: args.len(),
-        });
-    }
-    let mut out = Vec::new();
-    for (i, (a, want_buffer)) in args.iter().zip(is_buffer).enumerate() {
-        match (a.buffer(), want_buffer) {
-            (Some(b), true) => {
-                let mem = b.mem();
-                let Some(vb) = mem.handle::<VkBuffer>() else {
-                    return Err(reject(format!("argument {i} is not a Vulkan buffer")));
-                };
-                if !Arc::ptr_eq(&vb.dev, &k.dev) {
-                    return Err(reject(format!(
-                        "argument {i} lives on another Vulkan device than the kernel"
-                    )));
-                }
-                let bytes = b.size_bytes() as u64;
-                if bytes > k.dev.props.max_storage_buffer_range {
-                    return Err(reject(format!(
-                        "argument {i} has {bytes} bytes; the device binds at most {} bytes \
-                         (maxStorageBufferRange)",
-                        k.dev.props.max_storage_buffer_range
-                    )));
-                }
-                out.push((vb, bytes));
-            }
-            (None, false) => {}
-            (Some(_), false) => {
-                return Err(reject(format!(
-                    "argument {i} is a buffer where the kernel takes a scalar"
-                )))
-            }
-            (None, true) => {
-                return Err(reject(format!(
-                    "argument {i} is {} where the kernel takes a buffer",
-                    a.describe()
-                )))
-            }
+    let mut out = Vec::with_capacity(bound.buffers.len());
+    for &(b, i) in &bound.buffers {
+        let reject = |message| LaunchProblem::Rejected { message };
+        let Some(vb) = b.mem().handle::<VkBuffer>() else {
+            return Err(reject(format!("argument {i} is not a Vulkan buffer")));
+        };
+        if !Arc::ptr_eq(&vb.dev, &k.dev) {
+            return Err(reject(format!(
+                "argument {i} lives on another Vulkan device than the kernel"
+            )));
         }
+        let bytes = b.size_bytes() as u64;
+        if bytes > k.dev.props.max_storage_buffer_range {
+            return Err(reject(format!(
+                "argument {i} has {bytes} bytes; the device binds at most {} bytes \
+                 (maxStorageBufferRange)",
+                k.dev.props.max_storage_buffer_range
+            )));
+        }
+        out.push((vb, bytes));
     }
     Ok(out)
 }
@@ -425,9 +283,9 @@ pub(crate) fn dispatch(
     args: &[Arg<'_>],
     timed: bool,
 ) -> Result<Ran, Result<LaunchProblem, String>> {
-    let bufs = buffers(k, args).map_err(Ok)?;
-    let block = pack(&k.abi, args).map_err(Ok)?;
-    run(k, grid, &block, &bufs, timed).map_err(Err)
+    let bound = crate::bind::bindings(&k.abi, args).map_err(Ok)?;
+    let bufs = buffers(k, &bound).map_err(Ok)?;
+    run(k, grid, &bound.block, &bufs, timed).map_err(Err)
 }
 
 /// Runs `k` over `grid` workgroups with `block` as its scalar block and `bufs` (buffer, bytes

@@ -2,7 +2,8 @@
 
 use super::device::VkDev;
 use super::memory::VkBuffer;
-use super::pipeline::{self, Abi};
+use super::pipeline;
+use spoc_codegen::abi::{Abi, AbiParam, ParamKind};
 use std::sync::Arc;
 
 /// Compiles the GLSL compute shader `body` (an `f32` buffer `f` at binding 1 and, with `d`, an
@@ -27,7 +28,14 @@ fn run_probe(
     let v = super::spv::max_spirv_for(dev.props.api_version).min((1, 5));
     let c = super::glsl::compile(&src, (v.0 as u8, v.1 as u8))?;
     let words = fix(&c.words);
-    let kinds = vec![true; 1 + d.is_some() as usize];
+    let buffer = || AbiParam {
+        name: String::new(),
+        kind: ParamKind::Buffer {
+            mutable: true,
+            elem_bytes: 0,
+        },
+    };
+    let params = (0..1 + d.is_some() as usize).map(|_| buffer()).collect();
     let k = pipeline::build(
         dev,
         &words,
@@ -35,10 +43,7 @@ fn run_probe(
         name,
         [1, 1, 1],
         None,
-        Abi::External {
-            kinds,
-            block_bytes: 0,
-        },
+        Abi::external_bindings(params),
         None,
     )?;
     let fb: Vec<u8> = f.iter().flat_map(|v| v.to_le_bytes()).collect();

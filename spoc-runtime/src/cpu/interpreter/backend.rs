@@ -6,9 +6,10 @@
 //! sizes the kernel's `dynamic_shared` array with it.
 
 use crate::args::Arg;
-use crate::backend::{Backend, DeviceInfo, ExecutionModel, Module};
+use crate::backend::{
+    Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Module, Platform,
+};
 use crate::cpu::CpuBackendBase;
-use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
 use crate::interpreter::{self, InterpError, InterpErrorKind};
 use crate::intrinsics::IntrinsicRegistry;
@@ -67,7 +68,7 @@ fn convert(e: InterpError) -> Error {
     }
 }
 
-impl Backend for InterpreterBackend {
+impl Platform for InterpreterBackend {
     cpu_backend_methods!(NAME);
 
     fn execution_model(&self) -> ExecutionModel {
@@ -77,24 +78,31 @@ impl Backend for InterpreterBackend {
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
         CpuBackendBase::devices("IR interpreter")
     }
+}
 
+impl DeviceMemory for InterpreterBackend {
+    crate::host_memory_methods!();
+}
+
+impl Compiler for InterpreterBackend {
     fn prepare(&self, device: usize, _def: &KernelDef, kernel: &Kernel) -> Result<Option<Module>> {
         crate::native::check_device(NAME, device)?;
         let prepared = interpreter::CompiledKernel::new(kernel).map_err(convert)?;
         Ok(Some(Module::new(device, Box::new(prepared))))
     }
+}
 
+impl Executor for InterpreterBackend {
     fn execute_direct(
         &self,
         device: usize,
         def: &KernelDef,
         kernel: &Kernel,
         prepared: Option<&Module>,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         crate::native::check_device(NAME, device)?;
         // A bad SPOC_CHECK_* switch is the runtime's error, not a fault of the kernel.
         interpreter::checks()?;

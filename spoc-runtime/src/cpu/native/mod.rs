@@ -28,9 +28,10 @@ mod window;
 use super::CpuBackendBase;
 use crate::args::Arg;
 use crate::backend::Module;
-use crate::backend::{Backend, DeviceInfo, ExecutionModel};
+use crate::backend::{
+    Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Platform,
+};
 use crate::capabilities::Capabilities;
-use crate::dims::Dims;
 use crate::error::{Error, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
@@ -116,7 +117,7 @@ pub(crate) fn check_device(backend: &str, device: usize) -> Result<()> {
     }
 }
 
-impl Backend for NativeBackend {
+impl Platform for NativeBackend {
     cpu_backend_methods!(NAME);
 
     fn execution_model(&self) -> ExecutionModel {
@@ -126,7 +127,13 @@ impl Backend for NativeBackend {
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
         CpuBackendBase::devices("CPU")
     }
+}
 
+impl DeviceMemory for NativeBackend {
+    crate::host_memory_methods!();
+}
+
+impl Compiler for NativeBackend {
     fn check_kernel(&self, def: &KernelDef, _kernel: &Kernel) -> Result<()> {
         match def.native {
             Some(_) => Ok(()),
@@ -141,18 +148,19 @@ impl Backend for NativeBackend {
             )),
         }
     }
+}
 
+impl Executor for NativeBackend {
     fn execute_direct(
         &self,
         device: usize,
         def: &KernelDef,
         kernel: &Kernel,
         _prepared: Option<&Module>,
-        grid: Dims,
-        block: Dims,
-        shared_mem: usize,
+        config: &LaunchConfig<'_>,
         args: &[Arg<'_>],
     ) -> Result<()> {
+        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         check_device(NAME, device)?;
         self.check_kernel(def, kernel)?;
         let native = def

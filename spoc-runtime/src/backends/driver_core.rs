@@ -1,0 +1,192 @@
+//! The part every driver-backed GPU backend (CUDA, HIP, OpenCL, Vulkan) shares: its name, module
+//! cache, intrinsic registry and profiling switch, device teardown, the error mapping of driver
+//! and memory failures, and code generation for one device's capabilities. (The generic half of
+//! `run_source` — language check, launch limits, the external kernel's cache entry, launch and
+//! synchronisation — is [`crate::Executor::run_source`]'s default; a backend supplies
+//! [`crate::Executor::load_external`].)
+//!
+//! A backend holds one [`DriverCore`] and forwards the [`crate::backend::Platform`] methods
+//! that only touch it with [`crate::driver_core_methods!`] (and `module_cache` to
+//! [`DriverCore::cache`]); what is left in the backend is what differs: its driver calls.
+
+use crate::backend::{CompileOptions, DeviceMem, Source, Target};
+use crate::cache::ModuleCache;
+use crate::dims::Dims;
+use crate::error::{Error, Result};
+use crate::intrinsics::IntrinsicRegistry;
+use spoc_codegen::Code;
+use spoc_ir::Kernel;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What a driver-backed backend shares with the others (see the [module](self)).
+pub struct DriverCore {
+    name: &'static str,
+    cache: ModuleCache,
+    intrinsics: IntrinsicRegistry,
+    profiling: AtomicBool,
+}
+
+impl DriverCore {
+    /// The core of backend `name`, with an empty cache, every intrinsic, profiling off.
+    pub fn new(name: &'static str) -> DriverCore {
+        DriverCore {
+            name,
+            cache: ModuleCache::new(),
+            intrinsics: IntrinsicRegistry::all(),
+            profiling: AtomicBool::new(false),
+        }
+    }
+
+    /// The backend's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The backend's module cache.
+    pub fn cache(&self) -> &ModuleCache {
+        &self.cache
+    }
+
+    /// The backend's intrinsics.
+    pub fn intrinsics(&self) -> &IntrinsicRegistry {
+        &self.intrinsics
+    }
+
+    /// True while per-launch profiling is on.
+    pub fn profiling(&self) -> bool {
+        self.profiling.load(Ordering::Relaxed)
+    }
+
+    /// Turns per-launch profiling on or off.
+    pub fn set_profiling(&self, on: bool) {
+        self.profiling.store(on, Ordering::Relaxed);
+    }
+
+    /// Drops backend-local device `device`'s compiled modules (each is released once nothing
+    /// uses it any more) and announces the teardown to the runtime's memo and hooks
+    /// ([`crate::cache::notify_device_teardown`]); builds in flight for the device fail with
+    /// [`Error::DeviceDestroyedDuringBuild`]. Memory and streams stay valid.
+    pub fn teardown_device(&self, device: usize) {
+        self.cache.teardown_device(device);
+        crate::cache::notify_device_teardown(self.name, device);
+    }
+
+    /// Number of modules in the backend's cache.
+    pub fn cached_modules(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// [`Error::Driver`] of this backend.
+    pub fn driver_err(&self, message: impl Into<String>) -> Error {
+        Error::Driver {
+            backend: self.name.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// [`Error::Memory`] of this backend.
+    pub fn mem_err(&self, message: impl Into<String>) -> Error {
+        Error::Memory {
+            backend: self.name.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// [`Error::Compile`] of this backend for kernel `kernel`.
+    pub fn compile_err(&self, kernel: &str, message: impl Into<String>) -> Error {
+        Error::Compile {
+            backend: self.name.to_string(),
+            kernel: kernel.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// [`Error::BackendUnavailable`] of this backend.
+    pub fn unavailable(&self, reason: impl Into<String>) -> Error {
+        Error::BackendUnavailable {
+            backend: self.name.to_string(),
+            reason: reason.into(),
+        }
+    }
+
+    /// [`Error::NoDevice`] of this backend.
+    pub fn no_device(&self) -> Error {
+        Error::NoDevice {
+            framework: Some(self.name.to_string()),
+        }
+    }
+
+    /// Checks that `bytes` bytes at byte `offset` lie inside `mem`.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] naming `what` (`"a copy"`) otherwise.
+    pub fn check_range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
+        match offset.checked_add(bytes) {
+            Some(end) if end <= mem.bytes() => Ok(()),
+            _ => Err(self.mem_err(format!(
+                "{bytes} bytes at offset {offset} exceed an allocation of {} bytes",
+                mem.bytes()
+            ))),
+        }
+    }
+
+    /// Generates `target` code for `kernel` with `caps` (the device's own) and `options`
+    /// (block, Structure-of-Arrays parameters, checked mode): the one code generation of a
+    /// build.
+    ///
+    /// # Errors
+    /// What code generation refuses ([`Error::FeatureNotSupported`] for SoA parameters on any
+    /// target but CUDA/PTX, [`Error::Compile`] …).
+    pub fn generate(
+        &self,
+        target: Target,
+        kernel: &Kernel,
+        caps: spoc_codegen::Capabilities,
+        options: &CompileOptions,
+    ) -> Result<Option<Source>> {
+        let soa = options.soa_names();
+        Ok(spoc_codegen::generate_source_with(
+            target,
+            kernel,
+            &spoc_codegen::Options {
+                block: options.block.map(Dims::to_array),
+                soa_params: &soa,
+                caps,
+                checked: options.is_checked(),
+            },
+        )?)
+    }
+
+    /// The text of a generated source.
+    ///
+    /// # Errors
+    /// [`Error::Compile`] for SPIR-V words.
+    pub fn text<'s>(&self, kernel: &str, source: &'s Source) -> Result<&'s str> {
+        match &source.code {
+            Code::Text(t) => Ok(t),
+            Code::SpirV(_) => Err(self.compile_err(
+                kernel,
+                format!("expected source text, got {:?} output", source.target),
+            )),
+        }
+    }
+}
+
+/// Implements the [`crate::backend::Platform`] methods that only touch a backend's
+/// [`DriverCore`] (`enable_profiling`, `disable_profiling`, `intrinsics`), given an expression
+/// of the core on `self`. Invoke it inside an `impl Platform for …` block:
+/// `spoc_runtime::driver_core_methods!(self.core);`.
+#[macro_export]
+macro_rules! driver_core_methods {
+    ($self:ident . $($core:tt)+) => {
+        fn enable_profiling(&$self) {
+            $self.$($core)+.set_profiling(true)
+        }
+        fn disable_profiling(&$self) {
+            $self.$($core)+.set_profiling(false)
+        }
+        fn intrinsics(&$self) -> &$crate::IntrinsicRegistry {
+            $self.$($core)+.intrinsics()
+        }
+    };
+}
