@@ -20,7 +20,7 @@ pub struct Capabilities {
     /// The largest single buffer the device takes, in bytes (0 if unknown): the whole memory
     /// on CUDA and the CPU backends, `CL_DEVICE_MAX_MEM_ALLOC_SIZE` on OpenCL, the smaller of
     /// `maxStorageBufferRange` and `maxMemoryAllocationSize` on Vulkan (what one kernel
-    /// parameter can see). [`Device::check_buffers`] tests sizes against it before anything
+    /// parameter can see). [`Device::check_buffers`](crate::Device::check_buffers) tests sizes against it before anything
     /// is made.
     pub max_buffer_bytes: u64,
     /// `f64` arithmetic is supported.
