@@ -25,7 +25,7 @@
 //! its message says the process must be restarted, and every later call returns it as
 //! [`crate::Error::KernelFault`] instead of touching the destroyed context.
 
-use crate::device::Capabilities;
+use crate::capabilities::Capabilities;
 use cudarc::driver::sys::{
     self, CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUmodule,
     CUresult, CUstream,

@@ -6,7 +6,7 @@
 //! device), [`runtime`] returns the reason and the backend is unavailable. Every HIP call's
 //! status is checked.
 
-use crate::device::Capabilities;
+use crate::capabilities::Capabilities;
 use hip_sys::hiprt::{self, hipError_t};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::mem::MaybeUninit;

@@ -3,7 +3,7 @@
 
 use super::{cl_err, NAME};
 use crate::backend::DeviceInfo;
-use crate::device::Capabilities;
+use crate::capabilities::Capabilities;
 use crate::error::{Error, Result};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;

@@ -2,7 +2,7 @@
 //! and the per-device submission lock (every command buffer goes through [`VkDev::submit`]).
 
 use super::FeatureMask;
-use crate::device::Capabilities;
+use crate::capabilities::Capabilities;
 use ash::vk;
 use std::ffi::{c_char, CStr};
 use std::sync::{Arc, Mutex, MutexGuard};
