@@ -1040,6 +1040,10 @@ fn float_remainder_next_to_a_barrier() {
     let xd: Vec<f64> = pairs.iter().map(|p| p.0).collect();
     let yd: Vec<f64> = pairs.iter().map(|p| p.1).collect();
     let n = pairs.len();
+    let denorms = naga_vk::device()
+        .lock()
+        .map(|g| g.as_ref().is_some_and(|v| v.float_controls[0][0]))
+        .unwrap_or(false);
     for caps in [full_caps(), lavapipe_caps()] {
         let Some(out) = launch_with(
             &k,
@@ -1059,7 +1063,15 @@ fn float_remainder_next_to_a_barrier() {
             return;
         };
         let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| black_box(*a) % b).collect();
-        assert_bits_f32(&from_bytes::<f32>(&out[2]), &want, "f32 %");
+        // Devices without shaderDenormPreserveFloat32 (NVIDIA's Vulkan driver) flush f32
+        // subnormal operands and results (LANGUAGE.md, Vulkan row): those lanes are not compared.
+        let got = from_bytes::<f32>(&out[2]);
+        let keep = |i: &usize| {
+            denorms || !(x[*i].is_subnormal() || y[*i].is_subnormal() || want[*i].is_subnormal())
+        };
+        let (got, want): (Vec<f32>, Vec<f32>) =
+            (0..n).filter(keep).map(|i| (got[i], want[i])).unzip();
+        assert_bits_f32(&got, &want, "f32 % (lanes without f32 subnormals)");
         let got = from_bytes::<f64>(&out[5]);
         for i in 0..n {
             let w = black_box(xd[i]) % yd[i];
