@@ -9,13 +9,16 @@
 //! that only touch it with [`crate::driver_core_methods!`] (and `module_cache` to
 //! [`DriverCore::cache`]); what is left in the backend is what differs: its driver calls.
 
-use crate::backend::{CompileOptions, DeviceMem, Source, Target};
+use crate::backend::{
+    CompileOptions, DeviceInfo, DeviceMem, Event, LaunchConfig, Source, Stream, Target,
+};
 use crate::cache::ModuleCache;
-use crate::dims::Dims;
-use crate::error::{Error, Result};
+use crate::capabilities::Capabilities;
+use crate::error::{Error, LaunchProblem, Result};
 use crate::intrinsics::IntrinsicRegistry;
 use spoc_codegen::Code;
 use spoc_ir::Kernel;
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a driver-backed backend shares with the others (see the [module](self)).
@@ -130,6 +133,150 @@ impl DriverCore {
         }
     }
 
+    /// Checks a transfer of `bytes` bytes at byte `offset` of `mem` ([`DriverCore::check_range`]):
+    /// true when there is anything to transfer.
+    ///
+    /// # Errors
+    /// As [`DriverCore::check_range`].
+    pub fn check_transfer(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<bool> {
+        self.check_range(mem, offset, bytes)?;
+        Ok(bytes > 0)
+    }
+
+    /// Checks a device-to-device copy of `bytes` bytes from `src` into `dst`: both ranges
+    /// ([`DriverCore::check_range`]), then (when there is anything to copy) one device. True
+    /// when there is anything to copy.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] for a range outside its allocation, or a copy between two devices
+    /// (named as `family`'s, `"CUDA"`).
+    pub fn check_d2d(
+        &self,
+        dst: &DeviceMem,
+        src: &DeviceMem,
+        bytes: usize,
+        family: &str,
+    ) -> Result<bool> {
+        self.check_range(dst, 0, bytes)?;
+        self.check_range(src, 0, bytes)?;
+        if bytes == 0 {
+            return Ok(false);
+        }
+        if dst.device() != src.device() {
+            return Err(self.mem_err(format!(
+                "device-to-device copy between {family} devices {} and {}",
+                src.device(),
+                dst.device()
+            )));
+        }
+        Ok(true)
+    }
+
+    /// `stream`'s handle, an `S`, for work on backend-local device `local`.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] `not_ours` (`"not a CUDA stream"`) for another backend's stream, or
+    /// naming both devices for a stream of another device.
+    pub fn stream<'s, S: Any>(
+        &self,
+        stream: &'s Stream,
+        local: usize,
+        not_ours: &str,
+    ) -> Result<&'s S> {
+        let handle = stream
+            .handle::<S>()
+            .ok_or_else(|| self.driver_err(not_ours))?;
+        if stream.device() != local {
+            return Err(self.driver_err(format!(
+                "a stream of device {} used on device {local}",
+                stream.device()
+            )));
+        }
+        Ok(handle)
+    }
+
+    /// The handles, `E`s, of events `start` and `end`.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] `not_ours` (`"not a CUDA event"`) if either is another backend's.
+    pub fn event_pair<'e, E: Any>(
+        &self,
+        start: &'e Event,
+        end: &'e Event,
+        not_ours: &str,
+    ) -> Result<(&'e E, &'e E)> {
+        match (start.handle::<E>(), end.handle::<E>()) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => Err(self.driver_err(not_ours)),
+        }
+    }
+
+    /// The [`DeviceInfo`]s of devices given by name and capabilities, in backend-local order.
+    pub fn device_infos(
+        devices: impl IntoIterator<Item = (String, Capabilities)>,
+    ) -> Vec<DeviceInfo> {
+        devices
+            .into_iter()
+            .enumerate()
+            .map(|(local_id, (name, capabilities))| DeviceInfo {
+                local_id,
+                name,
+                capabilities,
+            })
+            .collect()
+    }
+
+    /// `shared_mem` bytes of dynamic shared memory as the `u32` a driver's launch takes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] ([`LaunchProblem::SharedMemory`] against `limit`, the device's
+    /// per-block limit) for kernel `kernel` beyond `u32::MAX`.
+    pub fn shared_mem_u32(kernel: &str, shared_mem: usize, limit: usize) -> Result<u32> {
+        u32::try_from(shared_mem).map_err(|_| {
+            Error::invalid_launch(
+                kernel,
+                LaunchProblem::SharedMemory {
+                    requested: shared_mem,
+                    limit,
+                },
+            )
+        })
+    }
+
+    /// Runs `launch` of kernel `kernel` as `config` says. While profiling is on it is
+    /// bracketed by the two events `events` makes, each recorded with `record` (on the launch's
+    /// stream), and the milliseconds `elapsed` (which waits for the end event) measures between
+    /// them are logged.
+    ///
+    /// # Errors
+    /// What `events`, `record`, `launch` or `elapsed` returns.
+    pub fn profiled<E>(
+        &self,
+        kernel: &str,
+        config: &LaunchConfig<'_>,
+        events: impl FnOnce() -> Result<(E, E)>,
+        record: impl Fn(&E) -> Result<()>,
+        elapsed: impl FnOnce(&E, &E) -> Result<f32>,
+        launch: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let events = if self.profiling() {
+            Some(events()?)
+        } else {
+            None
+        };
+        if let Some((start, _)) = &events {
+            record(start)?;
+        }
+        launch()?;
+        if let Some((start, end)) = events {
+            record(&end)?;
+            let ms = elapsed(&start, &end)?;
+            let (grid, block) = (config.grid, config.block);
+            tracing::info!(kernel = %kernel, %grid, %block, ms, "{} launch", self.name);
+        }
+        Ok(())
+    }
+
     /// Generates `target` code for `kernel` with `caps` (the device's own) and `options`
     /// (block, Structure-of-Arrays parameters, checked mode): the one code generation of a
     /// build.
@@ -144,17 +291,7 @@ impl DriverCore {
         caps: spoc_codegen::Capabilities,
         options: &CompileOptions,
     ) -> Result<Option<Source>> {
-        let soa = options.soa_names();
-        Ok(spoc_codegen::generate_source_with(
-            target,
-            kernel,
-            &spoc_codegen::Options {
-                block: options.block.map(Dims::to_array),
-                soa_params: &soa,
-                caps,
-                checked: options.is_checked(),
-            },
-        )?)
+        options.generate(target, kernel, caps)
     }
 
     /// The text of a generated source.

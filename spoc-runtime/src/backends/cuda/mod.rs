@@ -402,15 +402,8 @@ impl CudaBackend {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
         self.current(k.device, k.generation, "module")?;
-        let external;
-        let abi = match &k.abi {
-            Some(abi) => abi,
-            None => {
-                external = Abi::external_arguments(crate::bind::external_params(args), false);
-                &external
-            }
-        };
-        let bound = match crate::bind::arguments(abi, args, shared_mem) {
+        let abi = crate::bind::abi_or_external(k.abi.as_ref(), args);
+        let bound = match crate::bind::arguments(&abi, args, shared_mem) {
             Ok(b) => b,
             Err(problem) => return bad(problem),
         };
@@ -422,19 +415,10 @@ impl CudaBackend {
             values.push(match *b {
                 Bound::Value(v) => v.as_u64(),
                 Bound::Mem { mem, arg } => {
-                    let Some(cm) = mem.handle::<CudaMem>() else {
-                        return bad(LaunchProblem::Rejected {
-                            message: format!("argument {arg} is not a CUDA buffer"),
-                        });
+                    let cm = match crate::bind::device_buffer::<CudaMem>(mem, arg, local, "CUDA") {
+                        Ok(cm) => cm,
+                        Err(problem) => return bad(problem),
                     };
-                    if mem.device() != local {
-                        return bad(LaunchProblem::Rejected {
-                            message: format!(
-                                "argument {arg} lives on CUDA device {}, the launch is on device {local}",
-                                mem.device()
-                            ),
-                        });
-                    }
                     self.current(k.device, cm.generation, "buffer")?;
                     cm.ptr
                 }
@@ -458,15 +442,8 @@ impl CudaBackend {
 
         let dev = self.bind(local)?;
         let cu_stream = self.stream_of(config.stream, local)?;
-        let shared = u32::try_from(shared_mem).map_err(|_| {
-            Error::invalid_launch(
-                &k.name,
-                LaunchProblem::SharedMemory {
-                    requested: shared_mem,
-                    limit: dev.caps.shared_mem_per_block,
-                },
-            )
-        })?;
+        let shared =
+            DriverCore::shared_mem_u32(&k.name, shared_mem, dev.caps.shared_mem_per_block)?;
         if shared_mem > k.dyn_shared_optin.load(Ordering::Relaxed) {
             // SAFETY: a live function of the current context.
             let r = unsafe {
@@ -483,79 +460,72 @@ impl CudaBackend {
             }
             k.dyn_shared_optin.fetch_max(shared_mem, Ordering::Relaxed);
         }
-        let events = if self.core.profiling() {
-            Some((self.new_event(dev)?, self.new_event(dev)?))
-        } else {
-            None
-        };
-        if let Some((start, _)) = &events {
+        let record = |e: &CudaEvent| {
             // SAFETY: a live event and stream of the current context.
+            let r = unsafe { sys::cuEventRecord(e.event, cu_stream) };
+            self.check(dev, r, "cuEventRecord")
+        };
+        let elapsed = |start: &CudaEvent, end: &CudaEvent| self.elapsed_ms(dev, start, end);
+        let launch = || {
+            let (g, b) = (grid.to_array(), block.to_array());
+            // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
+            // parameter's type and size (the ABI above), alive until the call returns (the
+            // driver copies them); the function belongs to the current context; device
+            // addresses belong to this device's allocations, kept alive by the caller's borrows.
+            let r = unsafe {
+                sys::cuLaunchKernel(
+                    k.function,
+                    g[0],
+                    g[1],
+                    g[2],
+                    b[0],
+                    b[1],
+                    b[2],
+                    shared,
+                    cu_stream,
+                    ptrs.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
+            dev.launched(&k.name);
+            Ok(())
+        };
+        let events = || Ok((self.new_event(dev)?, self.new_event(dev)?));
+        self.core
+            .profiled(&k.name, config, events, record, elapsed, launch)
+    }
+
+    /// Waits for `end`, then returns the milliseconds between the two events (of `dev`'s
+    /// current context).
+    fn elapsed_ms(
+        &self,
+        dev: &'static CudaDevice,
+        start: &CudaEvent,
+        end: &CudaEvent,
+    ) -> Result<f32> {
+        let mut ms = 0f32;
+        // SAFETY: live events of the current context; valid out-pointer.
+        unsafe {
             self.check(
                 dev,
-                unsafe { sys::cuEventRecord(start.event, cu_stream) },
-                "cuEventRecord",
+                sys::cuEventSynchronize(end.event),
+                "cuEventSynchronize",
+            )?;
+            self.check(
+                dev,
+                sys::cuEventElapsedTime(&mut ms, start.event, end.event),
+                "cuEventElapsedTime",
             )?;
         }
-        let (g, b) = (grid.to_array(), block.to_array());
-        // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
-        // parameter's type and size (the ABI above), alive until the call returns (the driver
-        // copies them); the function belongs to the current context; device addresses belong
-        // to this device's allocations, kept alive by the caller's borrows.
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                k.function,
-                g[0],
-                g[1],
-                g[2],
-                b[0],
-                b[1],
-                b[2],
-                shared,
-                cu_stream,
-                ptrs.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
-        dev.launched(&k.name);
-        if let Some((start, end)) = events {
-            // SAFETY: live events and stream of the current context.
-            unsafe {
-                self.check(
-                    dev,
-                    sys::cuEventRecord(end.event, cu_stream),
-                    "cuEventRecord",
-                )?;
-                self.check(
-                    dev,
-                    sys::cuEventSynchronize(end.event),
-                    "cuEventSynchronize",
-                )?;
-                let mut ms = 0f32;
-                self.check(
-                    dev,
-                    sys::cuEventElapsedTime(&mut ms, start.event, end.event),
-                    "cuEventElapsedTime",
-                )?;
-                tracing::info!(kernel = %k.name, %grid, %block, ms, "{} launch", self.name());
-            }
-        }
-        Ok(())
+        Ok(ms)
     }
 
     fn stream_of(&self, stream: Option<&Stream>, local: usize) -> Result<CUstream> {
         match stream {
             None => Ok(std::ptr::null_mut()),
             Some(s) => {
-                let cs = s
-                    .handle::<CudaStream>()
-                    .ok_or_else(|| self.core.driver_err("not a CUDA stream"))?;
-                if s.device() != local {
-                    return Err(self.core.driver_err(format!(
-                        "a stream of device {} used on device {local}",
-                        s.device()
-                    )));
-                }
+                let cs: &CudaStream = self.core.stream(s, local, "not a CUDA stream")?;
                 self.current(cs.device, cs.generation, "stream")?;
                 Ok(cs.stream)
             }
@@ -642,17 +612,10 @@ impl Platform for CudaBackend {
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
-        Ok(self
-            .drv()?
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(i, d)| DeviceInfo {
-                local_id: i,
-                name: d.name.clone(),
-                capabilities: d.caps,
-            })
-            .collect())
+        let devices = self.drv()?.devices.iter();
+        Ok(DriverCore::device_infos(
+            devices.map(|d| (d.name.clone(), d.caps)),
+        ))
     }
 
     fn capabilities(&self, device: usize) -> Result<crate::Capabilities> {
@@ -739,8 +702,7 @@ impl DeviceMemory for CudaBackend {
         bytes: usize,
     ) -> Result<()> {
         let (m, dev) = self.cmem(dst)?;
-        self.core.check_range(dst, offset, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_transfer(dst, offset, bytes)? {
             return Ok(());
         }
         self.bind(dst.device())?;
@@ -758,8 +720,7 @@ impl DeviceMemory for CudaBackend {
         bytes: usize,
     ) -> Result<()> {
         let (m, dev) = self.cmem(src)?;
-        self.core.check_range(src, offset, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_transfer(src, offset, bytes)? {
             return Ok(());
         }
         self.bind(src.device())?;
@@ -775,17 +736,8 @@ impl DeviceMemory for CudaBackend {
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
         let ((d, dev), (s, _)) = (self.cmem(dst)?, self.cmem(src)?);
-        self.core.check_range(dst, 0, bytes)?;
-        self.core.check_range(src, 0, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_d2d(dst, src, bytes, "CUDA")? {
             return Ok(());
-        }
-        if dst.device() != src.device() {
-            return Err(self.core.mem_err(format!(
-                "device-to-device copy between CUDA devices {} and {}",
-                src.device(),
-                dst.device()
-            )));
         }
         self.bind(dst.device())?;
         // SAFETY: both ranges lie inside live allocations of the current context.
@@ -832,24 +784,13 @@ impl DeviceMemory for CudaBackend {
 
     /// Waits for `end`, then returns the milliseconds between the two events.
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
-        let (a, b) = match (start.handle::<CudaEvent>(), end.handle::<CudaEvent>()) {
-            (Some(a), Some(b)) => (a, b),
-            _ => return Err(self.core.driver_err("not a CUDA event")),
-        };
+        let (a, b) = self
+            .core
+            .event_pair::<CudaEvent>(start, end, "not a CUDA event")?;
         let dev = self.bind(end.device())?;
         self.current(dev, a.generation, "event")?;
         self.current(dev, b.generation, "event")?;
-        let mut ms = 0f32;
-        // SAFETY: live events of the current context; valid out-pointer.
-        unsafe {
-            self.check(dev, sys::cuEventSynchronize(b.event), "cuEventSynchronize")?;
-            self.check(
-                dev,
-                sys::cuEventElapsedTime(&mut ms, a.event, b.event),
-                "cuEventElapsedTime",
-            )?;
-        }
-        Ok(ms)
+        self.elapsed_ms(dev, a, b)
     }
 
     fn destroy_event(&self, event: Event) -> Result<()> {
