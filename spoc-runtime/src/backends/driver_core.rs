@@ -122,12 +122,32 @@ impl DriverCore {
     /// Checks that `bytes` bytes at byte `offset` lie inside `mem`.
     ///
     /// # Errors
-    /// [`Error::Memory`] naming `what` (`"a copy"`) otherwise.
+    /// [`Error::Memory`] otherwise.
     pub fn check_range(&self, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<()> {
         match offset.checked_add(bytes) {
             Some(end) if end <= mem.bytes() => Ok(()),
             _ => Err(self.mem_err(format!(
                 "{bytes} bytes at offset {offset} exceed an allocation of {} bytes",
+                mem.bytes()
+            ))),
+        }
+    }
+
+    /// Checks that `bytes` bytes at byte `offset` lie inside `mem`, for `what` (`"an upload"`).
+    ///
+    /// # Errors
+    /// [`Error::Memory`] naming `what` otherwise.
+    pub fn check_span(
+        &self,
+        mem: &DeviceMem,
+        offset: usize,
+        bytes: usize,
+        what: &str,
+    ) -> Result<()> {
+        match offset.checked_add(bytes) {
+            Some(end) if end <= mem.bytes() => Ok(()),
+            _ => Err(self.mem_err(format!(
+                "{what} of {bytes} bytes at offset {offset} exceeds the allocation of {} bytes",
                 mem.bytes()
             ))),
         }

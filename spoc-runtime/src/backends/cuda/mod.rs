@@ -351,12 +351,8 @@ impl CudaBackend {
         abi: Option<Abi>,
     ) -> Result<CudaKernel> {
         let dev = self.device(device)?;
-        let (module, function) =
-            driver::load_module(dev, image, entry).map_err(|message| Error::Compile {
-                backend: self.name().to_string(),
-                kernel: kernel_name.to_string(),
-                message,
-            })?;
+        let (module, function) = driver::load_module(dev, image, entry)
+            .map_err(|message| self.core.compile_err(kernel_name, message))?;
         Ok(CudaKernel {
             device: dev,
             module,
@@ -379,11 +375,8 @@ impl CudaBackend {
         abi: Option<Abi>,
     ) -> Result<CudaKernel> {
         let cc = self.device(device)?.cc;
-        let image = nvrtc::compile(src, entry, cc, flags).map_err(|message| Error::Compile {
-            backend: self.name().to_string(),
-            kernel: kernel_name.to_string(),
-            message,
-        })?;
+        let image = nvrtc::compile(src, entry, cc, flags)
+            .map_err(|message| self.core.compile_err(kernel_name, message))?;
         tracing::debug!(kernel = kernel_name, arch = %image.arch, "NVRTC compiled");
         self.load(device, kernel_name, &image.bytes, entry, abi)
     }

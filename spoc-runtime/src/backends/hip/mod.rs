@@ -182,11 +182,7 @@ impl HipBackend {
         abi: Option<spoc_codegen::Abi>,
     ) -> Result<HipKernel> {
         let dev = self.device(device)?;
-        let compile_err = |message| Error::Compile {
-            backend: NAME.to_string(),
-            kernel: kernel_name.to_string(),
-            message,
-        };
+        let compile_err = |message| self.core.compile_err(kernel_name, message);
         let image = hiprtc::compile(src, entry, &dev.arch, flags).map_err(compile_err)?;
         tracing::debug!(kernel = kernel_name, arch = %dev.arch, bytes = image.len(), "hiprtc compiled");
         let (module, function) =

@@ -220,21 +220,15 @@ impl OpenClBackend {
             None => Ok(&dev.queue),
             Some(s) => {
                 if s.device() != dev.info.local_id {
-                    return Err(Error::Driver {
-                        backend: NAME.to_string(),
-                        message: format!(
-                            "a stream of device {} used for device {}",
-                            s.device(),
-                            dev.info.local_id
-                        ),
-                    });
+                    return Err(self.core.driver_err(format!(
+                        "a stream of device {} used for device {}",
+                        s.device(),
+                        dev.info.local_id
+                    )));
                 }
                 s.handle::<ClStream>()
                     .map(|q| &q.0)
-                    .ok_or_else(|| Error::Driver {
-                        backend: NAME.to_string(),
-                        message: "a stream of another backend".into(),
-                    })
+                    .ok_or_else(|| self.core.driver_err("a stream of another backend"))
             }
         }
     }
@@ -387,16 +381,6 @@ fn cl_mem_of(mem: &DeviceMem) -> Result<&ClMem> {
         .ok_or_else(|| mem_err("an allocation of another backend".into()))
 }
 
-fn check_range(mem: &DeviceMem, offset: usize, bytes: usize, what: &str) -> Result<()> {
-    match offset.checked_add(bytes) {
-        Some(end) if end <= mem.bytes() => Ok(()),
-        _ => Err(mem_err(format!(
-            "{what} of {bytes} bytes at offset {offset} exceeds the allocation of {} bytes",
-            mem.bytes()
-        ))),
-    }
-}
-
 impl Platform for OpenClBackend {
     fn name(&self) -> &'static str {
         NAME
@@ -503,7 +487,7 @@ impl DeviceMemory for OpenClBackend {
         src: *const u8,
         bytes: usize,
     ) -> Result<()> {
-        check_range(dst, offset, bytes, "an upload")?;
+        self.core.check_span(dst, offset, bytes, "an upload")?;
         if bytes == 0 {
             return Ok(());
         }
@@ -539,7 +523,7 @@ impl DeviceMemory for OpenClBackend {
         dst: *mut u8,
         bytes: usize,
     ) -> Result<()> {
-        check_range(src, offset, bytes, "a download")?;
+        self.core.check_span(src, offset, bytes, "a download")?;
         if bytes == 0 {
             return Ok(());
         }
@@ -568,8 +552,10 @@ impl DeviceMemory for OpenClBackend {
     }
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
-        check_range(dst, 0, bytes, "a device-to-device copy")?;
-        check_range(src, 0, bytes, "a device-to-device copy")?;
+        self.core
+            .check_span(dst, 0, bytes, "a device-to-device copy")?;
+        self.core
+            .check_span(src, 0, bytes, "a device-to-device copy")?;
         if dst.device() != src.device() {
             return Err(mem_err(format!(
                 "a device-to-device copy between OpenCL devices {} and {}",
@@ -617,10 +603,9 @@ impl DeviceMemory for OpenClBackend {
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
         let dev = self.dev(event.device())?;
         let queue = self.queue(dev, stream)?;
-        let slot = event.handle::<ClEvent>().ok_or_else(|| Error::Driver {
-            backend: NAME.to_string(),
-            message: "an event of another backend".into(),
-        })?;
+        let slot = event
+            .handle::<ClEvent>()
+            .ok_or_else(|| self.core.driver_err("an event of another backend"))?;
         // SAFETY: a marker with no wait list.
         let marker = unsafe { queue.enqueue_marker_with_wait_list(&[]) }
             .map_err(|e| cl_err("clEnqueueMarkerWithWaitList", e))?;
@@ -630,14 +615,13 @@ impl DeviceMemory for OpenClBackend {
 
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
         let time = |e: &Event, which: &str| -> Result<u64> {
-            let slot = e.handle::<ClEvent>().ok_or_else(|| Error::Driver {
-                backend: NAME.to_string(),
-                message: "an event of another backend".into(),
-            })?;
+            let slot = e
+                .handle::<ClEvent>()
+                .ok_or_else(|| self.core.driver_err("an event of another backend"))?;
             let guard = slot.0.lock().unwrap_or_else(|e| e.into_inner());
-            let ev = guard.as_ref().ok_or_else(|| Error::Driver {
-                backend: NAME.to_string(),
-                message: format!("the {which} event was never recorded"),
+            let ev = guard.as_ref().ok_or_else(|| {
+                self.core
+                    .driver_err(format!("the {which} event was never recorded"))
             })?;
             ev.wait().map_err(|e| cl_err("clWaitForEvents", e))?;
             ev.profiling_command_end()
@@ -707,10 +691,9 @@ impl Compiler for OpenClBackend {
 impl Executor for OpenClBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
-        let m = module.handle::<ClModule>().ok_or_else(|| Error::Driver {
-            backend: NAME.to_string(),
-            message: "a module of another backend".into(),
-        })?;
+        let m = module
+            .handle::<ClModule>()
+            .ok_or_else(|| self.core.driver_err("a module of another backend"))?;
         let dev = self.dev(m.device)?;
         let queue = self.queue(dev, config.stream)?;
         self.enqueue(dev, m, queue, grid, block, shared_mem, args, false)

@@ -176,18 +176,13 @@ impl VulkanBackend {
                     ));
                 }
             }
-            let k = pipeline::build(dev, &words, &entry, name, b, None, abi, None).map_err(
-                |message| Error::Compile {
-                    backend: NAME.into(),
-                    kernel: name.into(),
-                    message,
-                },
-            )?;
+            let k = pipeline::build(dev, &words, &entry, name, b, None, abi, None)
+                .map_err(|message| self.core.compile_err(name, message))?;
             Ok(Arc::new(Module::new(device, Box::new(k))))
         })?;
         let k = module
             .handle::<VkKernel>()
-            .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
+            .ok_or_else(|| self.core.driver_err("not a Vulkan module"))?;
         self.dispatch(k, grid, args)
     }
 
@@ -226,13 +221,8 @@ impl VulkanBackend {
                 args,
                 |dev| {
                     let v = spv::max_spirv_for(dev.props.api_version).min((1, 5));
-                    let c = glsl::compile(source, (v.0 as u8, v.1 as u8)).map_err(|message| {
-                        Error::Compile {
-                            backend: NAME.into(),
-                            kernel: kernel_name.into(),
-                            message,
-                        }
-                    })?;
+                    let c = glsl::compile(source, (v.0 as u8, v.1 as u8))
+                        .map_err(|message| self.core.compile_err(kernel_name, message))?;
                     Self::check_spirv(dev, &c.words, kernel_name, false)?;
                     Ok((c.words, c.entry, Some(c.local_size)))
                 },
