@@ -314,6 +314,20 @@ impl DriverCore {
         options.generate(target, kernel, caps)
     }
 
+    /// Refuses compiler flags, for a build that takes none.
+    ///
+    /// # Errors
+    /// [`Error::FeatureNotSupported`] naming them, if `options` has any.
+    pub fn refuse_flags(&self, options: &CompileOptions) -> Result<()> {
+        if options.flags.is_empty() {
+            return Ok(());
+        }
+        Err(Error::unsupported(
+            self.name,
+            format!("compiler flags ({})", options.flags.join(" ")),
+        ))
+    }
+
     /// The text of a generated source.
     ///
     /// # Errors

@@ -1,6 +1,6 @@
 //! Launch dimensions.
 
-use crate::device::Capabilities;
+use crate::capabilities::Capabilities;
 use crate::error::{DimKind, Error, LaunchProblem, Result};
 use std::fmt;
 

@@ -831,12 +831,7 @@ impl Compiler for CudaBackend {
         let abi = Some(source.abi.clone());
         let k = match self.variant {
             CudaVariant::Ptx => {
-                if !options.flags.is_empty() {
-                    return Err(Error::unsupported(
-                        self.name(),
-                        format!("compiler flags ({})", options.flags.join(" ")),
-                    ));
-                }
+                self.core.refuse_flags(options)?;
                 let mut image = text.as_bytes().to_vec();
                 image.push(0);
                 self.load(device, &kernel.name, &image, &source.entry, abi)?

@@ -577,12 +577,7 @@ impl Compiler for VulkanBackend {
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
-        if !options.flags.is_empty() {
-            return Err(Error::unsupported(
-                NAME,
-                format!("compiler flags ({})", options.flags.join(" ")),
-            ));
-        }
+        self.core.refuse_flags(options)?;
         let dev = self.dev(device)?;
         let k = self.build_generated(dev, kernel, source, options, None)?;
         Ok(Module::new(device, Box::new(k)))
