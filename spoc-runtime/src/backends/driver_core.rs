@@ -246,6 +246,27 @@ impl DriverCore {
             .collect()
     }
 
+    /// What devices with code-generation capabilities `caps` can do together, for source
+    /// generated before the device is known: the first device's capabilities with `fp64`,
+    /// `int64_atomics`, `float_atomic_add` and `subgroups` of any device; `target`'s defaults
+    /// without devices.
+    pub fn union_caps(
+        target: Target,
+        caps: impl IntoIterator<Item = spoc_codegen::Capabilities>,
+    ) -> spoc_codegen::Capabilities {
+        let mut caps = caps.into_iter();
+        let Some(mut union) = caps.next() else {
+            return spoc_codegen::Capabilities::for_target(target);
+        };
+        for c in caps {
+            union.fp64 |= c.fp64;
+            union.int64_atomics |= c.int64_atomics;
+            union.float_atomic_add |= c.float_atomic_add;
+            union.subgroups |= c.subgroups;
+        }
+        union
+    }
+
     /// `shared_mem` bytes of dynamic shared memory as the `u32` a driver's launch takes.
     ///
     /// # Errors

@@ -195,22 +195,6 @@ impl OpenClBackend {
         finished
     }
 
-    /// The capabilities source is generated for when the device is not known yet: what any
-    /// device of this backend has (their union), or the generator's OpenCL defaults.
-    fn union_caps(&self) -> spoc_codegen::Capabilities {
-        let devs = self.devices_slice().unwrap_or(&[]);
-        if devs.is_empty() {
-            return spoc_codegen::Capabilities::for_target(Target::OpenCl);
-        }
-        let mut caps = devs[0].codegen_caps.clone();
-        for d in &devs[1..] {
-            caps.fp64 |= d.codegen_caps.fp64;
-            caps.int64_atomics |= d.codegen_caps.int64_atomics;
-            caps.subgroups |= d.codegen_caps.subgroups;
-        }
-        caps
-    }
-
     fn queue<'a>(
         &'a self,
         dev: &'a ClDevice,
@@ -642,7 +626,13 @@ impl Compiler for OpenClBackend {
     fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
         Ok(match device {
             Some(d) => self.dev(d)?.codegen_caps.clone(),
-            None => self.union_caps(),
+            None => DriverCore::union_caps(
+                Target::OpenCl,
+                self.devices_slice()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| d.codegen_caps.clone()),
+            ),
         })
     }
 

@@ -276,26 +276,6 @@ impl VulkanBackend {
         (!v.is_nan()).then_some(v)
     }
 
-    /// The union of the devices' code-generation capabilities: what
-    /// [`Compiler::generate_source`] generates for when it is not told the device.
-    /// What every device of the backend can do together (their union), for source generated
-    /// before the device is known; the generator's defaults without devices.
-    fn union_caps(&self) -> spoc_codegen::Capabilities {
-        let devs = match self.state() {
-            Ok(e) if !e.devices.is_empty() => &e.devices,
-            _ => return spoc_codegen::Capabilities::for_target(Target::Vulkan),
-        };
-        let mut caps = devs[0].props.codegen_caps();
-        for d in &devs[1..] {
-            let c = d.props.codegen_caps();
-            caps.fp64 |= c.fp64;
-            caps.int64_atomics |= c.int64_atomics;
-            caps.float_atomic_add |= c.float_atomic_add;
-            caps.subgroups |= c.subgroups;
-        }
-        caps
-    }
-
     fn vk_mem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m VkBuffer> {
         mem.handle::<VkBuffer>()
             .ok_or_else(|| self.core.mem_err("not a Vulkan allocation"))
@@ -566,7 +546,13 @@ impl Compiler for VulkanBackend {
     fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
         Ok(match device {
             Some(d) => self.dev(d)?.props.codegen_caps(),
-            None => self.union_caps(),
+            None => DriverCore::union_caps(
+                Target::Vulkan,
+                self.devs()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| d.props.codegen_caps()),
+            ),
         })
     }
 
