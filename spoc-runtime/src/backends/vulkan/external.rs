@@ -94,10 +94,9 @@ impl VulkanBackend {
             |dev| {
                 let scan = Self::check_spirv(dev, words, entry, false)?;
                 let Some(ep) = scan.entry_points.iter().find(|e| e.name == entry) else {
-                    return Err(Error::Compile {
-                        backend: NAME.into(),
-                        kernel: entry.into(),
-                        message: format!(
+                    return Err(self.core.compile_err(
+                        entry,
+                        format!(
                             "the SPIR-V has no compute entry point `{entry}` (it has: {})",
                             scan.entry_points
                                 .iter()
@@ -105,7 +104,7 @@ impl VulkanBackend {
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         ),
-                    });
+                    ));
                 };
                 Ok((words.to_vec(), entry.to_string(), ep.local_size))
             },
