@@ -62,7 +62,7 @@ use crate::backend::{
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use device::{no_device, ClDevice, Enumeration};
+use device::{ClDevice, Enumeration};
 use opencl3::command_queue::CommandQueue;
 use opencl3::error_codes::ClError;
 use opencl3::memory::{Buffer as ClBuffer, ClMem as _, CL_MEM_READ_WRITE};
@@ -85,13 +85,6 @@ pub(crate) fn cl_err(what: &str, e: ClError) -> Error {
     Error::Driver {
         backend: NAME.to_string(),
         message: format!("{what}: {e} ({})", e.0),
-    }
-}
-
-fn mem_err(message: String) -> Error {
-    Error::Memory {
-        backend: NAME.to_string(),
-        message,
     }
 }
 
@@ -159,7 +152,14 @@ impl OpenClBackend {
     }
 
     fn dev(&self, local: usize) -> Result<&ClDevice> {
-        self.devices_slice()?.get(local).ok_or_else(no_device)
+        self.devices_slice()?
+            .get(local)
+            .ok_or_else(|| self.core.no_device())
+    }
+
+    fn cl_mem_of<'m>(&self, mem: &'m DeviceMem) -> Result<&'m ClMem> {
+        mem.handle::<ClMem>()
+            .ok_or_else(|| self.core.mem_err("an allocation of another backend"))
     }
 
     /// The platform name of backend-local device `local`.
@@ -360,11 +360,6 @@ impl OpenClBackend {
     }
 }
 
-fn cl_mem_of(mem: &DeviceMem) -> Result<&ClMem> {
-    mem.handle::<ClMem>()
-        .ok_or_else(|| mem_err("an allocation of another backend".into()))
-}
-
 impl Platform for OpenClBackend {
     fn name(&self) -> &'static str {
         NAME
@@ -424,7 +419,7 @@ impl DeviceMemory for OpenClBackend {
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
         let dev = self.dev(device)?;
         if bytes as u64 > dev.max_alloc {
-            return Err(mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "cannot allocate {bytes} bytes on {}: the device's largest allocation \
                  (CL_DEVICE_MAX_MEM_ALLOC_SIZE) is {} bytes ({:.2} GiB); split the data into \
                  several buffers",
@@ -440,7 +435,7 @@ impl DeviceMemory for OpenClBackend {
             ClBuffer::<u8>::create(&dev.context, CL_MEM_READ_WRITE, size, ptr::null_mut())
         }
         .map_err(|e| {
-            mem_err(format!(
+            self.core.mem_err(format!(
                 "clCreateBuffer of {bytes} bytes failed: {e} ({})",
                 e.0
             ))
@@ -458,9 +453,10 @@ impl DeviceMemory for OpenClBackend {
                     .enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, &zeros, &[])
             }
         };
-        filled
-            .and_then(|ev| ev.wait())
-            .map_err(|e| mem_err(format!("allocating {bytes} bytes failed: {e} ({})", e.0)))?;
+        filled.and_then(|ev| ev.wait()).map_err(|e| {
+            self.core
+                .mem_err(format!("allocating {bytes} bytes failed: {e} ({})", e.0))
+        })?;
         Ok(DeviceMem::new(device, bytes, Box::new(ClMem(buf))))
     }
 
@@ -476,7 +472,7 @@ impl DeviceMemory for OpenClBackend {
             return Ok(());
         }
         let dev = self.dev(dst.device())?;
-        let mem = cl_mem_of(dst)?;
+        let mem = self.cl_mem_of(dst)?;
         // SAFETY: a blocking write; the caller guarantees `src` is readable for `bytes` bytes
         // for the duration of the call, and the range fits the allocation.
         unsafe {
@@ -493,7 +489,7 @@ impl DeviceMemory for OpenClBackend {
         }
         .map(|ev| drop(opencl3::event::Event::new(ev)))
         .map_err(|e| {
-            mem_err(format!(
+            self.core.mem_err(format!(
                 "upload of {bytes} bytes failed: {} ({e})",
                 ClError(e)
             ))
@@ -512,7 +508,7 @@ impl DeviceMemory for OpenClBackend {
             return Ok(());
         }
         let dev = self.dev(src.device())?;
-        let mem = cl_mem_of(src)?;
+        let mem = self.cl_mem_of(src)?;
         // SAFETY: a blocking read; the caller guarantees `dst` is writable for `bytes` bytes.
         unsafe {
             opencl3::command_queue::enqueue_read_buffer(
@@ -528,7 +524,7 @@ impl DeviceMemory for OpenClBackend {
         }
         .map(|ev| drop(opencl3::event::Event::new(ev)))
         .map_err(|e| {
-            mem_err(format!(
+            self.core.mem_err(format!(
                 "download of {bytes} bytes failed: {} ({e})",
                 ClError(e)
             ))
@@ -541,7 +537,7 @@ impl DeviceMemory for OpenClBackend {
         self.core
             .check_span(src, 0, bytes, "a device-to-device copy")?;
         if dst.device() != src.device() {
-            return Err(mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "a device-to-device copy between OpenCL devices {} and {}",
                 src.device(),
                 dst.device()
@@ -555,8 +551,8 @@ impl DeviceMemory for OpenClBackend {
         unsafe {
             opencl3::command_queue::enqueue_copy_buffer(
                 dev.queue.get(),
-                cl_mem_of(src)?.cl_mem(),
-                cl_mem_of(dst)?.cl_mem(),
+                self.cl_mem_of(src)?.cl_mem(),
+                self.cl_mem_of(dst)?.cl_mem(),
                 0,
                 0,
                 bytes,
@@ -566,7 +562,7 @@ impl DeviceMemory for OpenClBackend {
         }
         .map(|ev| drop(opencl3::event::Event::new(ev)))
         .map_err(|e| {
-            mem_err(format!(
+            self.core.mem_err(format!(
                 "device-to-device copy of {bytes} bytes failed: {} ({e})",
                 ClError(e)
             ))
