@@ -10,7 +10,7 @@
 //! [`DriverCore::cache`]); what is left in the backend is what differs: its driver calls.
 
 use crate::backend::{
-    CompileOptions, DeviceInfo, DeviceMem, Event, LaunchConfig, Source, Stream, Target,
+    CompileOptions, DeviceInfo, DeviceMem, Event, LaunchConfig, Module, Source, Stream, Target,
 };
 use crate::cache::ModuleCache;
 use crate::capabilities::Capabilities;
@@ -213,6 +213,24 @@ impl DriverCore {
             )));
         }
         Ok(handle)
+    }
+
+    /// `event`'s handle, an `E`.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] `not_ours` (`"not a CUDA event"`) for another backend's event.
+    pub fn event<'e, E: Any>(&self, event: &'e Event, not_ours: &str) -> Result<&'e E> {
+        event.handle::<E>().ok_or_else(|| self.driver_err(not_ours))
+    }
+
+    /// `module`'s handle, an `M`.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] `not_ours` (`"not a CUDA module"`) for another backend's module.
+    pub fn module<'m, M: Any>(&self, module: &'m Module, not_ours: &str) -> Result<&'m M> {
+        module
+            .handle::<M>()
+            .ok_or_else(|| self.driver_err(not_ours))
     }
 
     /// The handles, `E`s, of events `start` and `end`.

@@ -761,9 +761,7 @@ impl DeviceMemory for CudaBackend {
     }
 
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
-        let ev = event
-            .handle::<CudaEvent>()
-            .ok_or_else(|| self.core.driver_err("not a CUDA event"))?;
+        let ev = self.core.event::<CudaEvent>(event, "not a CUDA event")?;
         let s = self.stream_of(stream, event.device())?;
         let dev = self.bind(event.device())?;
         self.current(dev, ev.generation, "event")?;
@@ -868,9 +866,9 @@ impl Executor for CudaBackend {
         if let Some(c) = module.handle::<CheckedKernel>() {
             return self.launch_checked(c, module.device(), config, args);
         }
-        let k = module
-            .handle::<CudaKernel>()
-            .ok_or_else(|| self.core.driver_err("not a CUDA module"))?;
+        let k = self
+            .core
+            .module::<CudaKernel>(module, "not a CUDA module")?;
         self.launch_kernel(k, module.device(), config, args, None)
     }
 

@@ -478,9 +478,7 @@ impl DeviceMemory for HipBackend {
     }
 
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
-        let ev = event
-            .handle::<HipEvent>()
-            .ok_or_else(|| self.core.driver_err("not a HIP event"))?;
+        let ev = self.core.event::<HipEvent>(event, "not a HIP event")?;
         let s = self.stream_of(stream, event.device())?;
         self.bind(event.device())?;
         // SAFETY: a live event and stream of the current device.
@@ -551,9 +549,7 @@ impl Compiler for HipBackend {
 
 impl Executor for HipBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
-        let k = module
-            .handle::<HipKernel>()
-            .ok_or_else(|| self.core.driver_err("not a HIP module"))?;
+        let k = self.core.module::<HipKernel>(module, "not a HIP module")?;
         self.launch_kernel(k, module.device(), config, args)
     }
 

@@ -583,9 +583,9 @@ impl DeviceMemory for OpenClBackend {
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
         let dev = self.dev(event.device())?;
         let queue = self.queue(dev, stream)?;
-        let slot = event
-            .handle::<ClEvent>()
-            .ok_or_else(|| self.core.driver_err("an event of another backend"))?;
+        let slot = self
+            .core
+            .event::<ClEvent>(event, "an event of another backend")?;
         // SAFETY: a marker with no wait list.
         let marker = unsafe { queue.enqueue_marker_with_wait_list(&[]) }
             .map_err(|e| cl_err("clEnqueueMarkerWithWaitList", e))?;
@@ -595,9 +595,9 @@ impl DeviceMemory for OpenClBackend {
 
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
         let time = |e: &Event, which: &str| -> Result<u64> {
-            let slot = e
-                .handle::<ClEvent>()
-                .ok_or_else(|| self.core.driver_err("an event of another backend"))?;
+            let slot = self
+                .core
+                .event::<ClEvent>(e, "an event of another backend")?;
             let guard = slot.0.lock().unwrap_or_else(|e| e.into_inner());
             let ev = guard.as_ref().ok_or_else(|| {
                 self.core
@@ -677,9 +677,9 @@ impl Compiler for OpenClBackend {
 impl Executor for OpenClBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
-        let m = module
-            .handle::<ClModule>()
-            .ok_or_else(|| self.core.driver_err("a module of another backend"))?;
+        let m = self
+            .core
+            .module::<ClModule>(module, "a module of another backend")?;
         let dev = self.dev(m.device)?;
         let queue = self.queue(dev, config.stream)?;
         self.enqueue(dev, m, queue, grid, block, shared_mem, args, false)

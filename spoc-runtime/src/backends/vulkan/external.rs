@@ -179,9 +179,9 @@ impl VulkanBackend {
                 .map_err(|message| self.core.compile_err(name, message))?;
             Ok(Arc::new(Module::new(device, Box::new(k))))
         })?;
-        let k = module
-            .handle::<VkKernel>()
-            .ok_or_else(|| self.core.driver_err("not a Vulkan module"))?;
+        let k = self
+            .core
+            .module::<VkKernel>(&module, "not a Vulkan module")?;
         self.dispatch(k, grid, args)
     }
 

@@ -473,9 +473,7 @@ impl DeviceMemory for VulkanBackend {
     /// Writes the device's current timestamp into the event (after all earlier work, which
     /// has finished anyway) and waits for it.
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
-        let ev = event
-            .handle::<VkEvent>()
-            .ok_or_else(|| self.core.driver_err("not a Vulkan event"))?;
+        let ev = self.core.event::<VkEvent>(event, "not a Vulkan event")?;
         self.check_stream(stream, event.device())?;
         let pool = ev.pool;
         ev.dev
@@ -579,9 +577,9 @@ impl Executor for VulkanBackend {
     /// module was compiled for regenerates the kernel for it (kept with the module).
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
-        let k = module
-            .handle::<VkKernel>()
-            .ok_or_else(|| self.core.driver_err("not a Vulkan module"))?;
+        let k = self
+            .core
+            .module::<VkKernel>(module, "not a Vulkan module")?;
         self.check_stream(config.stream, module.device())?;
         crate::dims::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
         let dyn_len = match k.origin.as_ref().and_then(|o| o.dyn_elem) {
