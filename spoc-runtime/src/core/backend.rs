@@ -487,7 +487,8 @@ pub trait DeviceMemory: Platform {
         Err(Error::unsupported(self.name(), "events"))
     }
 
-    /// Destroys an event.
+    /// Destroys an event. The default drops it (the GPU backends' event handles release
+    /// themselves on drop).
     ///
     /// # Errors
     /// A driver error.

@@ -783,11 +783,6 @@ impl DeviceMemory for CudaBackend {
         self.current(dev, b.generation, "event")?;
         self.elapsed_ms(dev, a, b)
     }
-
-    fn destroy_event(&self, event: Event) -> Result<()> {
-        drop(event); // CudaEvent destroys itself
-        Ok(())
-    }
 }
 
 impl Compiler for CudaBackend {

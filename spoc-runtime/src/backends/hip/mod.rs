@@ -496,11 +496,6 @@ impl DeviceMemory for HipBackend {
         self.bind(end.device())?;
         self.elapsed_ms(a, b)
     }
-
-    fn destroy_event(&self, event: Event) -> Result<()> {
-        drop(event); // HipEvent destroys itself
-        Ok(())
-    }
 }
 
 impl Compiler for HipBackend {

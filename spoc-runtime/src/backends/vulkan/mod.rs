@@ -519,11 +519,6 @@ impl DeviceMemory for VulkanBackend {
         let (ta, tb) = (read(a.pool)?, read(b.pool)?);
         Ok(pipeline::ticks_to_ms(&a.dev.props, ta, tb) as f32)
     }
-
-    fn destroy_event(&self, event: Event) -> Result<()> {
-        drop(event); // VkEvent destroys itself
-        Ok(())
-    }
 }
 
 impl Compiler for VulkanBackend {
