@@ -61,6 +61,7 @@ use crate::backend::{
     Module, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::bind::Bound;
+use crate::checked_mode::RecordPool;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
 use cudarc::driver::sys::{self, CUstream};
@@ -91,27 +92,19 @@ pub enum CudaVariant {
 struct CheckedKernel {
     kernel: CudaKernel,
     ir: Kernel,
-    records: std::sync::Mutex<Vec<u64>>,
+    records: RecordPool<u64>,
 }
 
 impl CheckedKernel {
     /// A fault record for one launch (the device's context is current).
     fn take(&self, b: &CudaBackend) -> Result<u64> {
-        if let Some(r) = self.records.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(r);
-        }
-        let mut ptr = 0u64;
-        // SAFETY: a valid out-pointer; the context is current.
-        let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, spoc_codegen::checked::RECORD_BYTES) };
-        b.check(self.kernel.device, r, "allocating the fault record")?;
-        Ok(ptr)
-    }
-
-    fn give_back(&self, r: u64) {
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(r);
+        self.records.take(|| {
+            let mut ptr = 0u64;
+            // SAFETY: a valid out-pointer; the context is current.
+            let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, spoc_codegen::checked::RECORD_BYTES) };
+            b.check(self.kernel.device, r, "allocating the fault record")?;
+            Ok(ptr)
+        })
     }
 }
 
@@ -121,12 +114,7 @@ impl Drop for CheckedKernel {
         if self.kernel.device.generation() == self.kernel.generation
             && self.kernel.device.bind().is_ok()
         {
-            for r in self
-                .records
-                .get_mut()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-            {
+            for r in self.records.drain() {
                 // SAFETY: allocated by cuMemAlloc for this context, freed once.
                 unsafe { sys::cuMemFree_v2(r) };
             }
@@ -319,13 +307,9 @@ impl CudaBackend {
                 &format!("running kernel `{}`", c.kernel.name),
             )
         });
-        c.give_back(rec);
+        c.records.give_back(rec);
         read?;
-        let words = crate::checked_mode::words_of(&bytes);
-        match crate::checked_mode::fault_error(&c.ir, &words) {
-            Some(fault) => Err(fault),
-            None => Ok(()),
-        }
+        crate::checked_mode::check_record(&c.ir, &bytes)
     }
 
     /// Drops backend-local device `device`'s compiled modules (each is unloaded once nothing
@@ -844,7 +828,7 @@ impl Compiler for CudaBackend {
                 Box::new(CheckedKernel {
                     kernel: k,
                     ir: kernel.kernel().clone(),
-                    records: std::sync::Mutex::new(Vec::new()),
+                    records: RecordPool::new(),
                 }),
             ));
         }

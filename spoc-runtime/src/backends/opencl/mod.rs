@@ -334,10 +334,7 @@ impl OpenClBackend {
             let read = unsafe { queue.enqueue_read_buffer(&rec, CL_BLOCKING, 0, &mut bytes, &[]) };
             c.give_back(rec);
             read.map_err(|e| cl_err(&format!("running kernel `{}`", module.name), e))?;
-            let words = crate::checked_mode::words_of(&bytes);
-            if let Some(fault) = crate::checked_mode::fault_error(&c.kernel, &words) {
-                return Err(fault);
-            }
+            crate::checked_mode::check_record(&c.kernel, &bytes)?;
         }
         if profiling {
             let ms = match (
