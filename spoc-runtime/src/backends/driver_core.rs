@@ -215,6 +215,14 @@ impl DriverCore {
         Ok(handle)
     }
 
+    /// `mem`'s handle, an `M`.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] `not_ours` (`"not a CUDA allocation"`) for another backend's memory.
+    pub fn memory<'m, M: Any>(&self, mem: &'m DeviceMem, not_ours: &str) -> Result<&'m M> {
+        mem.handle::<M>().ok_or_else(|| self.mem_err(not_ours))
+    }
+
     /// `event`'s handle, an `E`.
     ///
     /// # Errors

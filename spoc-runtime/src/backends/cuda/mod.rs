@@ -527,9 +527,7 @@ impl CudaBackend {
     /// The CUDA allocation of `mem` and its device, if it belongs to the device's current
     /// context.
     fn cmem<'m>(&self, mem: &'m DeviceMem) -> Result<(&'m CudaMem, &'static CudaDevice)> {
-        let m = mem
-            .handle::<CudaMem>()
-            .ok_or_else(|| self.core.mem_err("not a CUDA allocation"))?;
+        let m = self.core.memory::<CudaMem>(mem, "not a CUDA allocation")?;
         let dev = self.device(mem.device())?;
         self.current(dev, m.generation, "buffer")?;
         Ok((m, dev))
@@ -725,9 +723,7 @@ impl DeviceMemory for CudaBackend {
     /// Frees with `cuMemFree`; an allocation of a context that a reset destroyed is gone with
     /// it and is not freed again.
     fn free(&self, mem: DeviceMem) -> Result<()> {
-        let m = mem
-            .handle::<CudaMem>()
-            .ok_or_else(|| self.core.mem_err("not a CUDA allocation"))?;
+        let m = self.core.memory::<CudaMem>(&mem, "not a CUDA allocation")?;
         let dev = self.device(mem.device())?;
         if m.ptr == 0 || m.generation != dev.generation() {
             return Ok(());

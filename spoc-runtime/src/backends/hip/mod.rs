@@ -308,8 +308,7 @@ impl HipBackend {
     }
 
     fn hmem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m HipMem> {
-        mem.handle::<HipMem>()
-            .ok_or_else(|| self.core.mem_err("not a HIP allocation"))
+        self.core.memory(mem, "not a HIP allocation")
     }
 }
 

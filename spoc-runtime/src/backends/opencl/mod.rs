@@ -158,8 +158,7 @@ impl OpenClBackend {
     }
 
     fn cl_mem_of<'m>(&self, mem: &'m DeviceMem) -> Result<&'m ClMem> {
-        mem.handle::<ClMem>()
-            .ok_or_else(|| self.core.mem_err("an allocation of another backend"))
+        self.core.memory(mem, "an allocation of another backend")
     }
 
     /// The platform name of backend-local device `local`.

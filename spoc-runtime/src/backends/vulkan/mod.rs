@@ -277,8 +277,7 @@ impl VulkanBackend {
     }
 
     fn vk_mem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m VkBuffer> {
-        mem.handle::<VkBuffer>()
-            .ok_or_else(|| self.core.mem_err("not a Vulkan allocation"))
+        self.core.memory(mem, "not a Vulkan allocation")
     }
 
     fn check_stream(&self, stream: Option<&Stream>, device: usize) -> Result<()> {
