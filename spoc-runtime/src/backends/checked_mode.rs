@@ -12,7 +12,7 @@ use crate::capabilities::Capabilities;
 use crate::error::{Error, Result};
 use spoc_codegen::checked;
 use spoc_ir::Kernel;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 /// The environment switch of checked mode.
 pub const ENV: &str = "SPOC_BOUNDS_CHECK";
@@ -41,6 +41,52 @@ fn env_switch() -> Result<Option<bool>> {
 /// [`Error::InvalidEnvironment`] for a `SPOC_BOUNDS_CHECK` that is neither on nor off.
 pub(crate) fn default_for(caps: &Capabilities) -> Result<bool> {
     Ok(env_switch()?.unwrap_or(caps.is_cpu))
+}
+
+/// The fault records ([`checked::RECORD_BYTES`] of device memory each) of one checked kernel
+/// that no launch is using: a launch takes one and gives it back.
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) struct RecordPool<R>(Mutex<Vec<R>>);
+
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+impl<R> RecordPool<R> {
+    /// An empty pool.
+    pub(crate) fn new() -> RecordPool<R> {
+        RecordPool(Mutex::new(Vec::new()))
+    }
+
+    /// A spare record, or a new one from `make`. Zeroing it is the launch's job.
+    pub(crate) fn take(&self, make: impl FnOnce() -> Result<R>) -> Result<R> {
+        // A poisoned lock only means a launch panicked; the spare records are still good.
+        let spare = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match spare {
+            Some(r) => Ok(r),
+            None => make(),
+        }
+    }
+
+    /// Returns a record the launch is done with.
+    pub(crate) fn give_back(&self, r: R) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(r);
+    }
+
+    /// Empties the pool, for releasing its records.
+    pub(crate) fn drain(&mut self) -> std::vec::Drain<'_, R> {
+        self.0
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+    }
+}
+
+/// [`Error::KernelFault`] if the fault record `bytes` read back after a launch of `kernel`
+/// says a thread faulted ([`words_of`], [`fault_error`]).
+#[cfg_attr(not(any(feature = "cuda", feature = "opencl")), allow(dead_code))]
+pub(crate) fn check_record(kernel: &Kernel, bytes: &[u8]) -> Result<()> {
+    match fault_error(kernel, &words_of(bytes)) {
+        Some(fault) => Err(fault),
+        None => Ok(()),
+    }
 }
 
 /// The words of a fault record from its bytes (little-endian, as every device here writes it).

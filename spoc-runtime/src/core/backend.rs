@@ -200,6 +200,28 @@ impl CompileOptions {
     pub fn soa_names(&self) -> Vec<&str> {
         self.soa_params.iter().map(String::as_str).collect()
     }
+
+    /// Generates `target` code for `kernel` with `caps` and these options (block,
+    /// Structure-of-Arrays parameters, checked mode): what [`Compiler::generate`] and
+    /// [`crate::driver_core::DriverCore::generate`] share.
+    pub(crate) fn generate(
+        &self,
+        target: Target,
+        kernel: &Kernel,
+        caps: spoc_codegen::Capabilities,
+    ) -> Result<Option<Source>> {
+        let soa = self.soa_names();
+        Ok(spoc_codegen::generate_source_with(
+            target,
+            kernel,
+            &spoc_codegen::Options {
+                block: self.block.map(Dims::to_array),
+                soa_params: &soa,
+                caps,
+                checked: self.is_checked(),
+            },
+        )?)
+    }
 }
 
 /// Where and how wide a launch runs: what every launch entry point of a [`Backend`] takes.
@@ -465,7 +487,8 @@ pub trait DeviceMemory: Platform {
         Err(Error::unsupported(self.name(), "events"))
     }
 
-    /// Destroys an event.
+    /// Destroys an event. The default drops it (the GPU backends' event handles release
+    /// themselves on drop).
     ///
     /// # Errors
     /// A driver error.
@@ -544,17 +567,7 @@ pub trait Compiler: Platform {
         let Some(target) = self.codegen_target() else {
             return Ok(None);
         };
-        let soa = options.soa_names();
-        Ok(spoc_codegen::generate_source_with(
-            target,
-            kernel,
-            &spoc_codegen::Options {
-                block: options.block.map(Dims::to_array),
-                soa_params: &soa,
-                caps: caps.clone(),
-                checked: options.is_checked(),
-            },
-        )?)
+        options.generate(target, kernel, caps.clone())
     }
 
     /// Generates unchecked source for `kernel` for a device of this backend not yet known

@@ -102,6 +102,30 @@ fn check_soa(kernel: &Kernel, elem: &Type, soa: &RawSoaBuffer) -> Option<String>
     None
 }
 
+/// What is wrong with a buffer of `len` elements on `device` for parameter `param` of a launch on
+/// `launch_device`: another device, or more elements than a `u32` index reaches.
+fn placement(
+    param: &str,
+    device: &crate::Device,
+    len: usize,
+    launch_device: &crate::Device,
+) -> Option<LaunchProblem> {
+    if !device.same_hardware(launch_device) {
+        return Some(LaunchProblem::WrongDevice {
+            param: param.to_string(),
+            buffer_device: device.id,
+            device: launch_device.id,
+        });
+    }
+    if len > u32::MAX as usize {
+        return Some(LaunchProblem::BufferTooLong {
+            param: param.to_string(),
+            len,
+        });
+    }
+    None
+}
+
 /// Arguments against the kernel's parameters, in this order: count; each argument's kind and
 /// type (turning `Usize` into the parameter's integer type), device and length (for a
 /// Structure-of-Arrays argument: its record and fields against the kernel's record, and the
@@ -150,18 +174,8 @@ pub(crate) fn check_args(
                         .into(),
                 });
             }
-            if !soa.device().same_hardware(launch_device) {
-                return bad(LaunchProblem::WrongDevice {
-                    param: p.name.clone(),
-                    buffer_device: soa.device().id,
-                    device: launch_device.id,
-                });
-            }
-            if soa.len() > u32::MAX as usize {
-                return bad(LaunchProblem::BufferTooLong {
-                    param: p.name.clone(),
-                    len: soa.len(),
-                });
+            if let Some(problem) = placement(&p.name, soa.device(), soa.len(), launch_device) {
+                return bad(problem);
             }
             continue;
         }
@@ -182,18 +196,8 @@ pub(crate) fn check_args(
             if !elem_matches(kernel, elem, &b.elem) {
                 return mismatch(arg);
             }
-            if !b.device().same_hardware(launch_device) {
-                return bad(LaunchProblem::WrongDevice {
-                    param: p.name.clone(),
-                    buffer_device: b.device().id,
-                    device: launch_device.id,
-                });
-            }
-            if b.len() > u32::MAX as usize {
-                return bad(LaunchProblem::BufferTooLong {
-                    param: p.name.clone(),
-                    len: b.len(),
-                });
+            if let Some(problem) = placement(&p.name, b.device(), b.len(), launch_device) {
+                return bad(problem);
             }
             continue;
         }

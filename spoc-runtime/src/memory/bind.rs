@@ -12,6 +12,8 @@ use crate::buffer::RawBuffer;
 use crate::error::LaunchProblem;
 use spoc_codegen::abi::{Abi, AbiParam, Binding, ParamKind, Slot};
 use spoc_ir::ScalarType;
+use std::any::Any;
+use std::borrow::Cow;
 
 /// A scalar's bytes as passed by value: little-endian, `len` of the 8 bytes used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -291,6 +293,38 @@ pub fn bindings<'a>(abi: &Abi, args: &'a [Arg<'a>]) -> Result<Bindings<'a>, Laun
         }
     }
     Ok(out)
+}
+
+/// `abi`, or for an external kernel (`None`) the ABI read off `args` ([`external_params`]; no
+/// trailing shared length): what a launch binds its arguments from.
+pub fn abi_or_external<'a>(abi: Option<&'a Abi>, args: &[Arg<'_>]) -> Cow<'a, Abi> {
+    match abi {
+        Some(abi) => Cow::Borrowed(abi),
+        None => Cow::Owned(Abi::external_arguments(external_params(args), false)),
+    }
+}
+
+/// The handle, an `H`, of `mem`, bound to buffer argument `arg` of a launch on backend-local
+/// device `local` of `family` (`"CUDA"`).
+///
+/// # Errors
+/// [`LaunchProblem::Rejected`] for another backend's memory or memory of another device.
+pub fn device_buffer<'m, H: Any>(
+    mem: &'m DeviceMem,
+    arg: usize,
+    local: usize,
+    family: &str,
+) -> Result<&'m H, LaunchProblem> {
+    let Some(handle) = mem.handle::<H>() else {
+        return Err(reject(format!("argument {arg} is not a {family} buffer")));
+    };
+    if mem.device() != local {
+        return Err(reject(format!(
+            "argument {arg} lives on {family} device {}, the launch is on device {local}",
+            mem.device()
+        )));
+    }
+    Ok(handle)
 }
 
 /// The parameters of an external kernel, read off its arguments: a buffer for each buffer

@@ -300,6 +300,17 @@ impl CudaDevice {
         self.generation.load(Ordering::Acquire)
     }
 
+    /// Releases a handle of context generation `generation` with `destroy` (its driver call),
+    /// if that context is still the device's and can be made current (a handle of a context a
+    /// reset destroyed is gone with it): the driver's complaint, if any.
+    fn release(&self, generation: u64, destroy: impl FnOnce() -> CUresult) -> Option<String> {
+        if self.generation() == generation && self.bind().is_ok() {
+            describe(destroy())
+        } else {
+            None
+        }
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, FaultState> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -448,12 +459,10 @@ unsafe impl Sync for CudaStream {}
 
 impl Drop for CudaStream {
     fn drop(&mut self) {
-        if self.device.generation() == self.generation && self.device.bind().is_ok() {
-            // SAFETY: created by cuStreamCreate, destroyed once.
-            let r = unsafe { sys::cuStreamDestroy_v2(self.stream) };
-            if let Some(m) = describe(r) {
-                tracing::warn!("cuStreamDestroy: {m}");
-            }
+        // SAFETY: created by cuStreamCreate, destroyed once.
+        let destroy = || unsafe { sys::cuStreamDestroy_v2(self.stream) };
+        if let Some(m) = self.device.release(self.generation, destroy) {
+            tracing::warn!("cuStreamDestroy: {m}");
         }
     }
 }
@@ -471,12 +480,10 @@ unsafe impl Sync for CudaEvent {}
 
 impl Drop for CudaEvent {
     fn drop(&mut self) {
-        if self.device.generation() == self.generation && self.device.bind().is_ok() {
-            // SAFETY: created by cuEventCreate, destroyed once.
-            let r = unsafe { sys::cuEventDestroy_v2(self.event) };
-            if let Some(m) = describe(r) {
-                tracing::warn!("cuEventDestroy: {m}");
-            }
+        // SAFETY: created by cuEventCreate, destroyed once.
+        let destroy = || unsafe { sys::cuEventDestroy_v2(self.event) };
+        if let Some(m) = self.device.release(self.generation, destroy) {
+            tracing::warn!("cuEventDestroy: {m}");
         }
     }
 }
@@ -503,12 +510,10 @@ unsafe impl Sync for CudaKernel {}
 
 impl Drop for CudaKernel {
     fn drop(&mut self) {
-        if self.device.generation() == self.generation && self.device.bind().is_ok() {
-            // SAFETY: loaded by cuModuleLoadDataEx, unloaded once.
-            let r = unsafe { sys::cuModuleUnload(self.module) };
-            if let Some(m) = describe(r) {
-                tracing::warn!("cuModuleUnload({}): {m}", self.name);
-            }
+        // SAFETY: loaded by cuModuleLoadDataEx, unloaded once.
+        let destroy = || unsafe { sys::cuModuleUnload(self.module) };
+        if let Some(m) = self.device.release(self.generation, destroy) {
+            tracing::warn!("cuModuleUnload({}): {m}", self.name);
         }
     }
 }

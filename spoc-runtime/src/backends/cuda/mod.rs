@@ -61,6 +61,7 @@ use crate::backend::{
     Module, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::bind::Bound;
+use crate::checked_mode::RecordPool;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
 use cudarc::driver::sys::{self, CUstream};
@@ -91,27 +92,19 @@ pub enum CudaVariant {
 struct CheckedKernel {
     kernel: CudaKernel,
     ir: Kernel,
-    records: std::sync::Mutex<Vec<u64>>,
+    records: RecordPool<u64>,
 }
 
 impl CheckedKernel {
     /// A fault record for one launch (the device's context is current).
     fn take(&self, b: &CudaBackend) -> Result<u64> {
-        if let Some(r) = self.records.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(r);
-        }
-        let mut ptr = 0u64;
-        // SAFETY: a valid out-pointer; the context is current.
-        let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, spoc_codegen::checked::RECORD_BYTES) };
-        b.check(self.kernel.device, r, "allocating the fault record")?;
-        Ok(ptr)
-    }
-
-    fn give_back(&self, r: u64) {
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(r);
+        self.records.take(|| {
+            let mut ptr = 0u64;
+            // SAFETY: a valid out-pointer; the context is current.
+            let r = unsafe { sys::cuMemAlloc_v2(&mut ptr, spoc_codegen::checked::RECORD_BYTES) };
+            b.check(self.kernel.device, r, "allocating the fault record")?;
+            Ok(ptr)
+        })
     }
 }
 
@@ -121,12 +114,7 @@ impl Drop for CheckedKernel {
         if self.kernel.device.generation() == self.kernel.generation
             && self.kernel.device.bind().is_ok()
         {
-            for r in self
-                .records
-                .get_mut()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-            {
+            for r in self.records.drain() {
                 // SAFETY: allocated by cuMemAlloc for this context, freed once.
                 unsafe { sys::cuMemFree_v2(r) };
             }
@@ -319,13 +307,9 @@ impl CudaBackend {
                 &format!("running kernel `{}`", c.kernel.name),
             )
         });
-        c.give_back(rec);
+        c.records.give_back(rec);
         read?;
-        let words = crate::checked_mode::words_of(&bytes);
-        match crate::checked_mode::fault_error(&c.ir, &words) {
-            Some(fault) => Err(fault),
-            None => Ok(()),
-        }
+        crate::checked_mode::check_record(&c.ir, &bytes)
     }
 
     /// Drops backend-local device `device`'s compiled modules (each is unloaded once nothing
@@ -351,12 +335,8 @@ impl CudaBackend {
         abi: Option<Abi>,
     ) -> Result<CudaKernel> {
         let dev = self.device(device)?;
-        let (module, function) =
-            driver::load_module(dev, image, entry).map_err(|message| Error::Compile {
-                backend: self.name().to_string(),
-                kernel: kernel_name.to_string(),
-                message,
-            })?;
+        let (module, function) = driver::load_module(dev, image, entry)
+            .map_err(|message| self.core.compile_err(kernel_name, message))?;
         Ok(CudaKernel {
             device: dev,
             module,
@@ -379,11 +359,8 @@ impl CudaBackend {
         abi: Option<Abi>,
     ) -> Result<CudaKernel> {
         let cc = self.device(device)?.cc;
-        let image = nvrtc::compile(src, entry, cc, flags).map_err(|message| Error::Compile {
-            backend: self.name().to_string(),
-            kernel: kernel_name.to_string(),
-            message,
-        })?;
+        let image = nvrtc::compile(src, entry, cc, flags)
+            .map_err(|message| self.core.compile_err(kernel_name, message))?;
         tracing::debug!(kernel = kernel_name, arch = %image.arch, "NVRTC compiled");
         self.load(device, kernel_name, &image.bytes, entry, abi)
     }
@@ -402,15 +379,8 @@ impl CudaBackend {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
         self.current(k.device, k.generation, "module")?;
-        let external;
-        let abi = match &k.abi {
-            Some(abi) => abi,
-            None => {
-                external = Abi::external_arguments(crate::bind::external_params(args), false);
-                &external
-            }
-        };
-        let bound = match crate::bind::arguments(abi, args, shared_mem) {
+        let abi = crate::bind::abi_or_external(k.abi.as_ref(), args);
+        let bound = match crate::bind::arguments(&abi, args, shared_mem) {
             Ok(b) => b,
             Err(problem) => return bad(problem),
         };
@@ -422,19 +392,10 @@ impl CudaBackend {
             values.push(match *b {
                 Bound::Value(v) => v.as_u64(),
                 Bound::Mem { mem, arg } => {
-                    let Some(cm) = mem.handle::<CudaMem>() else {
-                        return bad(LaunchProblem::Rejected {
-                            message: format!("argument {arg} is not a CUDA buffer"),
-                        });
+                    let cm = match crate::bind::device_buffer::<CudaMem>(mem, arg, local, "CUDA") {
+                        Ok(cm) => cm,
+                        Err(problem) => return bad(problem),
                     };
-                    if mem.device() != local {
-                        return bad(LaunchProblem::Rejected {
-                            message: format!(
-                                "argument {arg} lives on CUDA device {}, the launch is on device {local}",
-                                mem.device()
-                            ),
-                        });
-                    }
                     self.current(k.device, cm.generation, "buffer")?;
                     cm.ptr
                 }
@@ -458,15 +419,8 @@ impl CudaBackend {
 
         let dev = self.bind(local)?;
         let cu_stream = self.stream_of(config.stream, local)?;
-        let shared = u32::try_from(shared_mem).map_err(|_| {
-            Error::invalid_launch(
-                &k.name,
-                LaunchProblem::SharedMemory {
-                    requested: shared_mem,
-                    limit: dev.caps.shared_mem_per_block,
-                },
-            )
-        })?;
+        let shared =
+            DriverCore::shared_mem_u32(&k.name, shared_mem, dev.caps.shared_mem_per_block)?;
         if shared_mem > k.dyn_shared_optin.load(Ordering::Relaxed) {
             // SAFETY: a live function of the current context.
             let r = unsafe {
@@ -483,79 +437,72 @@ impl CudaBackend {
             }
             k.dyn_shared_optin.fetch_max(shared_mem, Ordering::Relaxed);
         }
-        let events = if self.core.profiling() {
-            Some((self.new_event(dev)?, self.new_event(dev)?))
-        } else {
-            None
-        };
-        if let Some((start, _)) = &events {
+        let record = |e: &CudaEvent| {
             // SAFETY: a live event and stream of the current context.
+            let r = unsafe { sys::cuEventRecord(e.event, cu_stream) };
+            self.check(dev, r, "cuEventRecord")
+        };
+        let elapsed = |start: &CudaEvent, end: &CudaEvent| self.elapsed_ms(dev, start, end);
+        let launch = || {
+            let (g, b) = (grid.to_array(), block.to_array());
+            // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
+            // parameter's type and size (the ABI above), alive until the call returns (the
+            // driver copies them); the function belongs to the current context; device
+            // addresses belong to this device's allocations, kept alive by the caller's borrows.
+            let r = unsafe {
+                sys::cuLaunchKernel(
+                    k.function,
+                    g[0],
+                    g[1],
+                    g[2],
+                    b[0],
+                    b[1],
+                    b[2],
+                    shared,
+                    cu_stream,
+                    ptrs.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
+            dev.launched(&k.name);
+            Ok(())
+        };
+        let events = || Ok((self.new_event(dev)?, self.new_event(dev)?));
+        self.core
+            .profiled(&k.name, config, events, record, elapsed, launch)
+    }
+
+    /// Waits for `end`, then returns the milliseconds between the two events (of `dev`'s
+    /// current context).
+    fn elapsed_ms(
+        &self,
+        dev: &'static CudaDevice,
+        start: &CudaEvent,
+        end: &CudaEvent,
+    ) -> Result<f32> {
+        let mut ms = 0f32;
+        // SAFETY: live events of the current context; valid out-pointer.
+        unsafe {
             self.check(
                 dev,
-                unsafe { sys::cuEventRecord(start.event, cu_stream) },
-                "cuEventRecord",
+                sys::cuEventSynchronize(end.event),
+                "cuEventSynchronize",
+            )?;
+            self.check(
+                dev,
+                sys::cuEventElapsedTime(&mut ms, start.event, end.event),
+                "cuEventElapsedTime",
             )?;
         }
-        let (g, b) = (grid.to_array(), block.to_array());
-        // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
-        // parameter's type and size (the ABI above), alive until the call returns (the driver
-        // copies them); the function belongs to the current context; device addresses belong
-        // to this device's allocations, kept alive by the caller's borrows.
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                k.function,
-                g[0],
-                g[1],
-                g[2],
-                b[0],
-                b[1],
-                b[2],
-                shared,
-                cu_stream,
-                ptrs.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
-        dev.launched(&k.name);
-        if let Some((start, end)) = events {
-            // SAFETY: live events and stream of the current context.
-            unsafe {
-                self.check(
-                    dev,
-                    sys::cuEventRecord(end.event, cu_stream),
-                    "cuEventRecord",
-                )?;
-                self.check(
-                    dev,
-                    sys::cuEventSynchronize(end.event),
-                    "cuEventSynchronize",
-                )?;
-                let mut ms = 0f32;
-                self.check(
-                    dev,
-                    sys::cuEventElapsedTime(&mut ms, start.event, end.event),
-                    "cuEventElapsedTime",
-                )?;
-                tracing::info!(kernel = %k.name, %grid, %block, ms, "{} launch", self.name());
-            }
-        }
-        Ok(())
+        Ok(ms)
     }
 
     fn stream_of(&self, stream: Option<&Stream>, local: usize) -> Result<CUstream> {
         match stream {
             None => Ok(std::ptr::null_mut()),
             Some(s) => {
-                let cs = s
-                    .handle::<CudaStream>()
-                    .ok_or_else(|| self.core.driver_err("not a CUDA stream"))?;
-                if s.device() != local {
-                    return Err(self.core.driver_err(format!(
-                        "a stream of device {} used on device {local}",
-                        s.device()
-                    )));
-                }
+                let cs: &CudaStream = self.core.stream(s, local, "not a CUDA stream")?;
                 self.current(cs.device, cs.generation, "stream")?;
                 Ok(cs.stream)
             }
@@ -580,9 +527,7 @@ impl CudaBackend {
     /// The CUDA allocation of `mem` and its device, if it belongs to the device's current
     /// context.
     fn cmem<'m>(&self, mem: &'m DeviceMem) -> Result<(&'m CudaMem, &'static CudaDevice)> {
-        let m = mem
-            .handle::<CudaMem>()
-            .ok_or_else(|| self.core.mem_err("not a CUDA allocation"))?;
+        let m = self.core.memory::<CudaMem>(mem, "not a CUDA allocation")?;
         let dev = self.device(mem.device())?;
         self.current(dev, m.generation, "buffer")?;
         Ok((m, dev))
@@ -642,17 +587,10 @@ impl Platform for CudaBackend {
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
-        Ok(self
-            .drv()?
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(i, d)| DeviceInfo {
-                local_id: i,
-                name: d.name.clone(),
-                capabilities: d.caps,
-            })
-            .collect())
+        let devices = self.drv()?.devices.iter();
+        Ok(DriverCore::device_infos(
+            devices.map(|d| (d.name.clone(), d.caps)),
+        ))
     }
 
     fn capabilities(&self, device: usize) -> Result<crate::Capabilities> {
@@ -739,8 +677,7 @@ impl DeviceMemory for CudaBackend {
         bytes: usize,
     ) -> Result<()> {
         let (m, dev) = self.cmem(dst)?;
-        self.core.check_range(dst, offset, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_transfer(dst, offset, bytes)? {
             return Ok(());
         }
         self.bind(dst.device())?;
@@ -758,8 +695,7 @@ impl DeviceMemory for CudaBackend {
         bytes: usize,
     ) -> Result<()> {
         let (m, dev) = self.cmem(src)?;
-        self.core.check_range(src, offset, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_transfer(src, offset, bytes)? {
             return Ok(());
         }
         self.bind(src.device())?;
@@ -775,17 +711,8 @@ impl DeviceMemory for CudaBackend {
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
         let ((d, dev), (s, _)) = (self.cmem(dst)?, self.cmem(src)?);
-        self.core.check_range(dst, 0, bytes)?;
-        self.core.check_range(src, 0, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_d2d(dst, src, bytes, "CUDA")? {
             return Ok(());
-        }
-        if dst.device() != src.device() {
-            return Err(self.core.mem_err(format!(
-                "device-to-device copy between CUDA devices {} and {}",
-                src.device(),
-                dst.device()
-            )));
         }
         self.bind(dst.device())?;
         // SAFETY: both ranges lie inside live allocations of the current context.
@@ -796,9 +723,7 @@ impl DeviceMemory for CudaBackend {
     /// Frees with `cuMemFree`; an allocation of a context that a reset destroyed is gone with
     /// it and is not freed again.
     fn free(&self, mem: DeviceMem) -> Result<()> {
-        let m = mem
-            .handle::<CudaMem>()
-            .ok_or_else(|| self.core.mem_err("not a CUDA allocation"))?;
+        let m = self.core.memory::<CudaMem>(&mem, "not a CUDA allocation")?;
         let dev = self.device(mem.device())?;
         if m.ptr == 0 || m.generation != dev.generation() {
             return Ok(());
@@ -816,9 +741,7 @@ impl DeviceMemory for CudaBackend {
     }
 
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
-        let ev = event
-            .handle::<CudaEvent>()
-            .ok_or_else(|| self.core.driver_err("not a CUDA event"))?;
+        let ev = self.core.event::<CudaEvent>(event, "not a CUDA event")?;
         let s = self.stream_of(stream, event.device())?;
         let dev = self.bind(event.device())?;
         self.current(dev, ev.generation, "event")?;
@@ -832,29 +755,13 @@ impl DeviceMemory for CudaBackend {
 
     /// Waits for `end`, then returns the milliseconds between the two events.
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
-        let (a, b) = match (start.handle::<CudaEvent>(), end.handle::<CudaEvent>()) {
-            (Some(a), Some(b)) => (a, b),
-            _ => return Err(self.core.driver_err("not a CUDA event")),
-        };
+        let (a, b) = self
+            .core
+            .event_pair::<CudaEvent>(start, end, "not a CUDA event")?;
         let dev = self.bind(end.device())?;
         self.current(dev, a.generation, "event")?;
         self.current(dev, b.generation, "event")?;
-        let mut ms = 0f32;
-        // SAFETY: live events of the current context; valid out-pointer.
-        unsafe {
-            self.check(dev, sys::cuEventSynchronize(b.event), "cuEventSynchronize")?;
-            self.check(
-                dev,
-                sys::cuEventElapsedTime(&mut ms, a.event, b.event),
-                "cuEventElapsedTime",
-            )?;
-        }
-        Ok(ms)
-    }
-
-    fn destroy_event(&self, event: Event) -> Result<()> {
-        drop(event); // CudaEvent destroys itself
-        Ok(())
+        self.elapsed_ms(dev, a, b)
     }
 }
 
@@ -897,12 +804,7 @@ impl Compiler for CudaBackend {
         let abi = Some(source.abi.clone());
         let k = match self.variant {
             CudaVariant::Ptx => {
-                if !options.flags.is_empty() {
-                    return Err(Error::unsupported(
-                        self.name(),
-                        format!("compiler flags ({})", options.flags.join(" ")),
-                    ));
-                }
+                self.core.refuse_flags(options)?;
                 let mut image = text.as_bytes().to_vec();
                 image.push(0);
                 self.load(device, &kernel.name, &image, &source.entry, abi)?
@@ -922,7 +824,7 @@ impl Compiler for CudaBackend {
                 Box::new(CheckedKernel {
                     kernel: k,
                     ir: kernel.kernel().clone(),
-                    records: std::sync::Mutex::new(Vec::new()),
+                    records: RecordPool::new(),
                 }),
             ));
         }
@@ -939,9 +841,9 @@ impl Executor for CudaBackend {
         if let Some(c) = module.handle::<CheckedKernel>() {
             return self.launch_checked(c, module.device(), config, args);
         }
-        let k = module
-            .handle::<CudaKernel>()
-            .ok_or_else(|| self.core.driver_err("not a CUDA module"))?;
+        let k = self
+            .core
+            .module::<CudaKernel>(module, "not a CUDA module")?;
         self.launch_kernel(k, module.device(), config, args, None)
     }
 

@@ -62,7 +62,7 @@ use crate::backend::{
     Module, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::driver_core::DriverCore;
-use crate::error::{Error, LaunchProblem, Result};
+use crate::error::{Error, Result};
 use hip_sys::hiprt;
 use runtime::{check, HipDevice, HipEvent, HipKernel, HipMem, HipStream};
 use spoc_ir::ValidKernel;
@@ -182,11 +182,7 @@ impl HipBackend {
         abi: Option<spoc_codegen::Abi>,
     ) -> Result<HipKernel> {
         let dev = self.device(device)?;
-        let compile_err = |message| Error::Compile {
-            backend: NAME.to_string(),
-            kernel: kernel_name.to_string(),
-            message,
-        };
+        let compile_err = |message| self.core.compile_err(kernel_name, message);
         let image = hiprtc::compile(src, entry, &dev.arch, flags).map_err(compile_err)?;
         tracing::debug!(kernel = kernel_name, arch = %dev.arch, bytes = image.len(), "hiprtc compiled");
         let (module, function) =
@@ -216,37 +212,12 @@ impl HipBackend {
                 "Structure-of-Arrays buffer arguments (only CUDA/PTX lowers them)",
             ));
         }
-        let external;
-        let abi = match &k.abi {
-            Some(abi) => abi,
-            None => {
-                external = spoc_codegen::Abi::external_arguments(
-                    crate::bind::external_params(args),
-                    false,
-                );
-                &external
-            }
-        };
+        let abi = crate::bind::abi_or_external(k.abi.as_ref(), args);
         let bad = |problem| Error::invalid_launch(&k.name, problem);
-        let bound = crate::bind::arguments(abi, args, shared_mem).map_err(bad)?;
+        let bound = crate::bind::arguments(&abi, args, shared_mem).map_err(bad)?;
         let packed = crate::bind::pack_natural(
             &bound,
-            |mem, i| {
-                let Some(hm) = mem.handle::<HipMem>() else {
-                    return Err(LaunchProblem::Rejected {
-                        message: format!("argument {i} is not a HIP buffer"),
-                    });
-                };
-                if mem.device() != local {
-                    return Err(LaunchProblem::Rejected {
-                        message: format!(
-                            "argument {i} lives on HIP device {}, the launch is on device {local}",
-                            mem.device()
-                        ),
-                    });
-                }
-                Ok(hm.ptr as u64)
-            },
+            |mem, i| Ok(crate::bind::device_buffer::<HipMem>(mem, i, local, "HIP")?.ptr as u64),
             None,
         );
         packed.map_err(bad)
@@ -264,98 +235,80 @@ impl HipBackend {
         let mut packed = self.pack_args(k, local, shared_mem, args)?;
         let dev = self.bind(local)?;
         let hip_stream = self.stream_of(config.stream, local)?;
-        let shared = u32::try_from(shared_mem).map_err(|_| {
-            Error::invalid_launch(
-                &k.name,
-                LaunchProblem::SharedMemory {
-                    requested: shared_mem,
-                    limit: dev.caps.shared_mem_per_block,
-                },
-            )
-        })?;
-        let events = if self.core.profiling() {
+        let shared =
+            DriverCore::shared_mem_u32(&k.name, shared_mem, dev.caps.shared_mem_per_block)?;
+        let events = || {
             let ev = |o| HipEvent::new(o).map_err(|m| self.core.driver_err(m));
-            Some((ev(dev.ordinal)?, ev(dev.ordinal)?))
-        } else {
-            None
+            Ok((ev(dev.ordinal)?, ev(dev.ordinal)?))
         };
-        if let Some((start, _)) = &events {
+        let record = |e: &HipEvent| {
             // SAFETY: a live event and stream of the current device.
+            let r = unsafe { hiprt::hipEventRecord(e.event, hip_stream) };
+            self.check(r, "hipEventRecord")
+        };
+        let launch = || {
+            let mut size = packed.len();
+            let mut extra: [*mut c_void; 5] = [
+                LAUNCH_PARAM_BUFFER_POINTER as *mut c_void,
+                packed.as_mut_ptr().cast(),
+                LAUNCH_PARAM_BUFFER_SIZE as *mut c_void,
+                (&mut size as *mut usize).cast(),
+                LAUNCH_PARAM_END as *mut c_void,
+            ];
+            let (g, b) = (grid.to_array(), block.to_array());
+            // SAFETY: `extra` describes the packed argument buffer (each argument at its
+            // natural alignment, in the kernel's parameter order, per the ABI above) and its
+            // size, both alive until the call returns (HIP copies them); the function belongs
+            // to the current device; device addresses belong to this device's allocations,
+            // kept alive by the caller's borrows.
+            let r = unsafe {
+                hiprt::hipModuleLaunchKernel(
+                    k.function,
+                    g[0],
+                    g[1],
+                    g[2],
+                    b[0],
+                    b[1],
+                    b[2],
+                    shared,
+                    hip_stream,
+                    std::ptr::null_mut(),
+                    extra.as_mut_ptr(),
+                )
+            };
+            self.check(r, &format!("hipModuleLaunchKernel(`{}`)", k.name))
+        };
+        let elapsed = |start: &HipEvent, end: &HipEvent| self.elapsed_ms(start, end);
+        self.core
+            .profiled(&k.name, config, events, record, elapsed, launch)
+    }
+
+    /// Waits for `end`, then returns the milliseconds between the two events.
+    fn elapsed_ms(&self, start: &HipEvent, end: &HipEvent) -> Result<f32> {
+        let mut ms = 0f32;
+        // SAFETY: live events; valid out-pointer.
+        unsafe {
+            self.check(hiprt::hipEventSynchronize(end.event), "hipEventSynchronize")?;
             self.check(
-                unsafe { hiprt::hipEventRecord(start.event, hip_stream) },
-                "hipEventRecord",
+                hiprt::hipEventElapsedTime(&mut ms, start.event, end.event),
+                "hipEventElapsedTime",
             )?;
         }
-        let mut size = packed.len();
-        let mut extra: [*mut c_void; 5] = [
-            LAUNCH_PARAM_BUFFER_POINTER as *mut c_void,
-            packed.as_mut_ptr().cast(),
-            LAUNCH_PARAM_BUFFER_SIZE as *mut c_void,
-            (&mut size as *mut usize).cast(),
-            LAUNCH_PARAM_END as *mut c_void,
-        ];
-        let (g, b) = (grid.to_array(), block.to_array());
-        // SAFETY: `extra` describes the packed argument buffer (each argument at its natural
-        // alignment, in the kernel's parameter order, per the ABI above) and its size, both
-        // alive until the call returns (HIP copies them); the function belongs to the current
-        // device; device addresses belong to this device's allocations, kept alive by the
-        // caller's borrows.
-        let r = unsafe {
-            hiprt::hipModuleLaunchKernel(
-                k.function,
-                g[0],
-                g[1],
-                g[2],
-                b[0],
-                b[1],
-                b[2],
-                shared,
-                hip_stream,
-                std::ptr::null_mut(),
-                extra.as_mut_ptr(),
-            )
-        };
-        self.check(r, &format!("hipModuleLaunchKernel(`{}`)", k.name))?;
-        if let Some((start, end)) = events {
-            // SAFETY: live events and stream of the current device; valid out-pointer.
-            unsafe {
-                self.check(
-                    hiprt::hipEventRecord(end.event, hip_stream),
-                    "hipEventRecord",
-                )?;
-                self.check(hiprt::hipEventSynchronize(end.event), "hipEventSynchronize")?;
-                let mut ms = 0f32;
-                self.check(
-                    hiprt::hipEventElapsedTime(&mut ms, start.event, end.event),
-                    "hipEventElapsedTime",
-                )?;
-                tracing::info!(kernel = %k.name, %grid, %block, ms, "HIP launch");
-            }
-        }
-        Ok(())
+        Ok(ms)
     }
 
     fn stream_of(&self, stream: Option<&Stream>, local: usize) -> Result<hiprt::hipStream_t> {
         match stream {
             None => Ok(std::ptr::null_mut()),
-            Some(s) => {
-                let hs = s
-                    .handle::<HipStream>()
-                    .ok_or_else(|| self.core.driver_err("not a HIP stream"))?;
-                if s.device() != local {
-                    return Err(self.core.driver_err(format!(
-                        "a stream of device {} used on device {local}",
-                        s.device()
-                    )));
-                }
-                Ok(hs.stream)
-            }
+            Some(s) => Ok(self
+                .core
+                .stream::<HipStream>(s, local, "not a HIP stream")?
+                .stream),
         }
     }
 
     fn hmem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m HipMem> {
-        mem.handle::<HipMem>()
-            .ok_or_else(|| self.core.mem_err("not a HIP allocation"))
+        self.core.memory(mem, "not a HIP allocation")
     }
 }
 
@@ -385,17 +338,10 @@ impl Platform for HipBackend {
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
-        Ok(self
-            .rt()?
-            .devices
-            .iter()
-            .enumerate()
-            .map(|(i, d)| DeviceInfo {
-                local_id: i,
-                name: d.name.clone(),
-                capabilities: d.caps,
-            })
-            .collect())
+        let devices = self.rt()?.devices.iter();
+        Ok(DriverCore::device_infos(
+            devices.map(|d| (d.name.clone(), d.caps)),
+        ))
     }
 
     fn capabilities(&self, device: usize) -> Result<crate::Capabilities> {
@@ -474,8 +420,7 @@ impl DeviceMemory for HipBackend {
         bytes: usize,
     ) -> Result<()> {
         let m = self.hmem(dst)?;
-        self.core.check_range(dst, offset, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_transfer(dst, offset, bytes)? {
             return Ok(());
         }
         self.bind(dst.device())?;
@@ -493,8 +438,7 @@ impl DeviceMemory for HipBackend {
         bytes: usize,
     ) -> Result<()> {
         let m = self.hmem(src)?;
-        self.core.check_range(src, offset, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_transfer(src, offset, bytes)? {
             return Ok(());
         }
         self.bind(src.device())?;
@@ -506,17 +450,8 @@ impl DeviceMemory for HipBackend {
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
         let (d, s) = (self.hmem(dst)?, self.hmem(src)?);
-        self.core.check_range(dst, 0, bytes)?;
-        self.core.check_range(src, 0, bytes)?;
-        if bytes == 0 {
+        if !self.core.check_d2d(dst, src, bytes, "HIP")? {
             return Ok(());
-        }
-        if dst.device() != src.device() {
-            return Err(self.core.mem_err(format!(
-                "device-to-device copy between HIP devices {} and {}",
-                src.device(),
-                dst.device()
-            )));
         }
         self.bind(dst.device())?;
         // SAFETY: both ranges lie inside live allocations of the current device.
@@ -542,9 +477,7 @@ impl DeviceMemory for HipBackend {
     }
 
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
-        let ev = event
-            .handle::<HipEvent>()
-            .ok_or_else(|| self.core.driver_err("not a HIP event"))?;
+        let ev = self.core.event::<HipEvent>(event, "not a HIP event")?;
         let s = self.stream_of(stream, event.device())?;
         self.bind(event.device())?;
         // SAFETY: a live event and stream of the current device.
@@ -556,26 +489,11 @@ impl DeviceMemory for HipBackend {
 
     /// Waits for `end`, then returns the milliseconds between the two events.
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
-        let (a, b) = match (start.handle::<HipEvent>(), end.handle::<HipEvent>()) {
-            (Some(a), Some(b)) => (a, b),
-            _ => return Err(self.core.driver_err("not a HIP event")),
-        };
+        let (a, b) = self
+            .core
+            .event_pair::<HipEvent>(start, end, "not a HIP event")?;
         self.bind(end.device())?;
-        let mut ms = 0f32;
-        // SAFETY: live events; valid out-pointer.
-        unsafe {
-            self.check(hiprt::hipEventSynchronize(b.event), "hipEventSynchronize")?;
-            self.check(
-                hiprt::hipEventElapsedTime(&mut ms, a.event, b.event),
-                "hipEventElapsedTime",
-            )?;
-        }
-        Ok(ms)
-    }
-
-    fn destroy_event(&self, event: Event) -> Result<()> {
-        drop(event); // HipEvent destroys itself
-        Ok(())
+        self.elapsed_ms(a, b)
     }
 }
 
@@ -625,9 +543,7 @@ impl Compiler for HipBackend {
 
 impl Executor for HipBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
-        let k = module
-            .handle::<HipKernel>()
-            .ok_or_else(|| self.core.driver_err("not a HIP module"))?;
+        let k = self.core.module::<HipKernel>(module, "not a HIP module")?;
         self.launch_kernel(k, module.device(), config, args)
     }
 

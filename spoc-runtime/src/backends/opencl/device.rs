@@ -1,10 +1,10 @@
 //! OpenCL platforms and devices: enumeration, capabilities, and the per-device state (context,
 //! default command queue) the backend keeps.
 
-use super::{cl_err, NAME};
+use super::cl_err;
 use crate::backend::DeviceInfo;
 use crate::capabilities::Capabilities;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{
@@ -265,13 +265,6 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         correctly_rounded_div_sqrt,
         platform: platform.to_string(),
     })
-}
-
-/// [`Error::NoDevice`] for this backend.
-pub(crate) fn no_device() -> Error {
-    Error::NoDevice {
-        framework: Some(NAME.to_string()),
-    }
 }
 
 #[cfg(test)]

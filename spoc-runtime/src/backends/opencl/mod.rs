@@ -62,7 +62,7 @@ use crate::backend::{
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
-use device::{no_device, ClDevice, Enumeration};
+use device::{ClDevice, Enumeration};
 use opencl3::command_queue::CommandQueue;
 use opencl3::error_codes::ClError;
 use opencl3::memory::{Buffer as ClBuffer, ClMem as _, CL_MEM_READ_WRITE};
@@ -85,13 +85,6 @@ pub(crate) fn cl_err(what: &str, e: ClError) -> Error {
     Error::Driver {
         backend: NAME.to_string(),
         message: format!("{what}: {e} ({})", e.0),
-    }
-}
-
-fn mem_err(message: String) -> Error {
-    Error::Memory {
-        backend: NAME.to_string(),
-        message,
     }
 }
 
@@ -159,7 +152,13 @@ impl OpenClBackend {
     }
 
     fn dev(&self, local: usize) -> Result<&ClDevice> {
-        self.devices_slice()?.get(local).ok_or_else(no_device)
+        self.devices_slice()?
+            .get(local)
+            .ok_or_else(|| self.core.no_device())
+    }
+
+    fn cl_mem_of<'m>(&self, mem: &'m DeviceMem) -> Result<&'m ClMem> {
+        self.core.memory(mem, "an allocation of another backend")
     }
 
     /// The platform name of backend-local device `local`.
@@ -195,22 +194,6 @@ impl OpenClBackend {
         finished
     }
 
-    /// The capabilities source is generated for when the device is not known yet: what any
-    /// device of this backend has (their union), or the generator's OpenCL defaults.
-    fn union_caps(&self) -> spoc_codegen::Capabilities {
-        let devs = self.devices_slice().unwrap_or(&[]);
-        if devs.is_empty() {
-            return spoc_codegen::Capabilities::for_target(Target::OpenCl);
-        }
-        let mut caps = devs[0].codegen_caps.clone();
-        for d in &devs[1..] {
-            caps.fp64 |= d.codegen_caps.fp64;
-            caps.int64_atomics |= d.codegen_caps.int64_atomics;
-            caps.subgroups |= d.codegen_caps.subgroups;
-        }
-        caps
-    }
-
     fn queue<'a>(
         &'a self,
         dev: &'a ClDevice,
@@ -220,21 +203,15 @@ impl OpenClBackend {
             None => Ok(&dev.queue),
             Some(s) => {
                 if s.device() != dev.info.local_id {
-                    return Err(Error::Driver {
-                        backend: NAME.to_string(),
-                        message: format!(
-                            "a stream of device {} used for device {}",
-                            s.device(),
-                            dev.info.local_id
-                        ),
-                    });
+                    return Err(self.core.driver_err(format!(
+                        "a stream of device {} used for device {}",
+                        s.device(),
+                        dev.info.local_id
+                    )));
                 }
                 s.handle::<ClStream>()
                     .map(|q| &q.0)
-                    .ok_or_else(|| Error::Driver {
-                        backend: NAME.to_string(),
-                        message: "a stream of another backend".into(),
-                    })
+                    .ok_or_else(|| self.core.driver_err("a stream of another backend"))
             }
         }
     }
@@ -356,10 +333,7 @@ impl OpenClBackend {
             let read = unsafe { queue.enqueue_read_buffer(&rec, CL_BLOCKING, 0, &mut bytes, &[]) };
             c.give_back(rec);
             read.map_err(|e| cl_err(&format!("running kernel `{}`", module.name), e))?;
-            let words = crate::checked_mode::words_of(&bytes);
-            if let Some(fault) = crate::checked_mode::fault_error(&c.kernel, &words) {
-                return Err(fault);
-            }
+            crate::checked_mode::check_record(&c.kernel, &bytes)?;
         }
         if profiling {
             let ms = match (
@@ -379,21 +353,6 @@ impl OpenClBackend {
             );
         }
         Ok(())
-    }
-}
-
-fn cl_mem_of(mem: &DeviceMem) -> Result<&ClMem> {
-    mem.handle::<ClMem>()
-        .ok_or_else(|| mem_err("an allocation of another backend".into()))
-}
-
-fn check_range(mem: &DeviceMem, offset: usize, bytes: usize, what: &str) -> Result<()> {
-    match offset.checked_add(bytes) {
-        Some(end) if end <= mem.bytes() => Ok(()),
-        _ => Err(mem_err(format!(
-            "{what} of {bytes} bytes at offset {offset} exceeds the allocation of {} bytes",
-            mem.bytes()
-        ))),
     }
 }
 
@@ -456,7 +415,7 @@ impl DeviceMemory for OpenClBackend {
     fn alloc(&self, device: usize, bytes: usize) -> Result<DeviceMem> {
         let dev = self.dev(device)?;
         if bytes as u64 > dev.max_alloc {
-            return Err(mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "cannot allocate {bytes} bytes on {}: the device's largest allocation \
                  (CL_DEVICE_MAX_MEM_ALLOC_SIZE) is {} bytes ({:.2} GiB); split the data into \
                  several buffers",
@@ -472,7 +431,7 @@ impl DeviceMemory for OpenClBackend {
             ClBuffer::<u8>::create(&dev.context, CL_MEM_READ_WRITE, size, ptr::null_mut())
         }
         .map_err(|e| {
-            mem_err(format!(
+            self.core.mem_err(format!(
                 "clCreateBuffer of {bytes} bytes failed: {e} ({})",
                 e.0
             ))
@@ -490,9 +449,10 @@ impl DeviceMemory for OpenClBackend {
                     .enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, &zeros, &[])
             }
         };
-        filled
-            .and_then(|ev| ev.wait())
-            .map_err(|e| mem_err(format!("allocating {bytes} bytes failed: {e} ({})", e.0)))?;
+        filled.and_then(|ev| ev.wait()).map_err(|e| {
+            self.core
+                .mem_err(format!("allocating {bytes} bytes failed: {e} ({})", e.0))
+        })?;
         Ok(DeviceMem::new(device, bytes, Box::new(ClMem(buf))))
     }
 
@@ -503,12 +463,12 @@ impl DeviceMemory for OpenClBackend {
         src: *const u8,
         bytes: usize,
     ) -> Result<()> {
-        check_range(dst, offset, bytes, "an upload")?;
+        self.core.check_span(dst, offset, bytes, "an upload")?;
         if bytes == 0 {
             return Ok(());
         }
         let dev = self.dev(dst.device())?;
-        let mem = cl_mem_of(dst)?;
+        let mem = self.cl_mem_of(dst)?;
         // SAFETY: a blocking write; the caller guarantees `src` is readable for `bytes` bytes
         // for the duration of the call, and the range fits the allocation.
         unsafe {
@@ -525,7 +485,7 @@ impl DeviceMemory for OpenClBackend {
         }
         .map(|ev| drop(opencl3::event::Event::new(ev)))
         .map_err(|e| {
-            mem_err(format!(
+            self.core.mem_err(format!(
                 "upload of {bytes} bytes failed: {} ({e})",
                 ClError(e)
             ))
@@ -539,12 +499,12 @@ impl DeviceMemory for OpenClBackend {
         dst: *mut u8,
         bytes: usize,
     ) -> Result<()> {
-        check_range(src, offset, bytes, "a download")?;
+        self.core.check_span(src, offset, bytes, "a download")?;
         if bytes == 0 {
             return Ok(());
         }
         let dev = self.dev(src.device())?;
-        let mem = cl_mem_of(src)?;
+        let mem = self.cl_mem_of(src)?;
         // SAFETY: a blocking read; the caller guarantees `dst` is writable for `bytes` bytes.
         unsafe {
             opencl3::command_queue::enqueue_read_buffer(
@@ -560,7 +520,7 @@ impl DeviceMemory for OpenClBackend {
         }
         .map(|ev| drop(opencl3::event::Event::new(ev)))
         .map_err(|e| {
-            mem_err(format!(
+            self.core.mem_err(format!(
                 "download of {bytes} bytes failed: {} ({e})",
                 ClError(e)
             ))
@@ -568,10 +528,12 @@ impl DeviceMemory for OpenClBackend {
     }
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
-        check_range(dst, 0, bytes, "a device-to-device copy")?;
-        check_range(src, 0, bytes, "a device-to-device copy")?;
+        self.core
+            .check_span(dst, 0, bytes, "a device-to-device copy")?;
+        self.core
+            .check_span(src, 0, bytes, "a device-to-device copy")?;
         if dst.device() != src.device() {
-            return Err(mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "a device-to-device copy between OpenCL devices {} and {}",
                 src.device(),
                 dst.device()
@@ -585,8 +547,8 @@ impl DeviceMemory for OpenClBackend {
         unsafe {
             opencl3::command_queue::enqueue_copy_buffer(
                 dev.queue.get(),
-                cl_mem_of(src)?.cl_mem(),
-                cl_mem_of(dst)?.cl_mem(),
+                self.cl_mem_of(src)?.cl_mem(),
+                self.cl_mem_of(dst)?.cl_mem(),
                 0,
                 0,
                 bytes,
@@ -596,7 +558,7 @@ impl DeviceMemory for OpenClBackend {
         }
         .map(|ev| drop(opencl3::event::Event::new(ev)))
         .map_err(|e| {
-            mem_err(format!(
+            self.core.mem_err(format!(
                 "device-to-device copy of {bytes} bytes failed: {} ({e})",
                 ClError(e)
             ))
@@ -617,10 +579,9 @@ impl DeviceMemory for OpenClBackend {
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
         let dev = self.dev(event.device())?;
         let queue = self.queue(dev, stream)?;
-        let slot = event.handle::<ClEvent>().ok_or_else(|| Error::Driver {
-            backend: NAME.to_string(),
-            message: "an event of another backend".into(),
-        })?;
+        let slot = self
+            .core
+            .event::<ClEvent>(event, "an event of another backend")?;
         // SAFETY: a marker with no wait list.
         let marker = unsafe { queue.enqueue_marker_with_wait_list(&[]) }
             .map_err(|e| cl_err("clEnqueueMarkerWithWaitList", e))?;
@@ -630,14 +591,13 @@ impl DeviceMemory for OpenClBackend {
 
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
         let time = |e: &Event, which: &str| -> Result<u64> {
-            let slot = e.handle::<ClEvent>().ok_or_else(|| Error::Driver {
-                backend: NAME.to_string(),
-                message: "an event of another backend".into(),
-            })?;
+            let slot = self
+                .core
+                .event::<ClEvent>(e, "an event of another backend")?;
             let guard = slot.0.lock().unwrap_or_else(|e| e.into_inner());
-            let ev = guard.as_ref().ok_or_else(|| Error::Driver {
-                backend: NAME.to_string(),
-                message: format!("the {which} event was never recorded"),
+            let ev = guard.as_ref().ok_or_else(|| {
+                self.core
+                    .driver_err(format!("the {which} event was never recorded"))
             })?;
             ev.wait().map_err(|e| cl_err("clWaitForEvents", e))?;
             ev.profiling_command_end()
@@ -658,7 +618,13 @@ impl Compiler for OpenClBackend {
     fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
         Ok(match device {
             Some(d) => self.dev(d)?.codegen_caps.clone(),
-            None => self.union_caps(),
+            None => DriverCore::union_caps(
+                Target::OpenCl,
+                self.devices_slice()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| d.codegen_caps.clone()),
+            ),
         })
     }
 
@@ -707,10 +673,9 @@ impl Compiler for OpenClBackend {
 impl Executor for OpenClBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
-        let m = module.handle::<ClModule>().ok_or_else(|| Error::Driver {
-            backend: NAME.to_string(),
-            message: "a module of another backend".into(),
-        })?;
+        let m = self
+            .core
+            .module::<ClModule>(module, "a module of another backend")?;
         let dev = self.dev(m.device)?;
         let queue = self.queue(dev, config.stream)?;
         self.enqueue(dev, m, queue, grid, block, shared_mem, args, false)

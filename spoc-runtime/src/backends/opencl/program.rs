@@ -5,6 +5,7 @@ use super::device::ClDevice;
 use super::{cl_err, ClMem, NAME};
 use crate::args::Arg;
 use crate::bind::Bound;
+use crate::checked_mode::RecordPool;
 use crate::error::{Error, LaunchProblem, Result};
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
@@ -48,41 +49,37 @@ pub(crate) struct ClModule {
 /// What a checked module keeps for its launches.
 pub(crate) struct Checked {
     pub(crate) kernel: Kernel,
-    records: Mutex<Vec<ClBuffer<u8>>>,
+    records: RecordPool<ClBuffer<u8>>,
 }
 
 impl Checked {
     pub(crate) fn new(kernel: Kernel) -> Checked {
         Checked {
             kernel,
-            records: Mutex::new(Vec::new()),
+            records: RecordPool::new(),
         }
     }
 
     /// A fault record ([`spoc_codegen::checked::RECORD_BYTES`]) for one launch: a spare one, or a
     /// new buffer. Zeroing it is the launch's job.
     pub(crate) fn take(&self, dev: &ClDevice) -> Result<ClBuffer<u8>> {
-        if let Some(b) = self.records.lock().unwrap_or_else(|e| e.into_inner()).pop() {
-            return Ok(b);
-        }
-        // SAFETY: no host pointer.
-        unsafe {
-            ClBuffer::<u8>::create(
-                &dev.context,
-                CL_MEM_READ_WRITE,
-                spoc_codegen::checked::RECORD_BYTES,
-                std::ptr::null_mut(),
-            )
-        }
-        .map_err(|e| cl_err("creating the checked mode's fault record", e))
+        self.records.take(|| {
+            // SAFETY: no host pointer.
+            unsafe {
+                ClBuffer::<u8>::create(
+                    &dev.context,
+                    CL_MEM_READ_WRITE,
+                    spoc_codegen::checked::RECORD_BYTES,
+                    std::ptr::null_mut(),
+                )
+            }
+            .map_err(|e| cl_err("creating the checked mode's fault record", e))
+        })
     }
 
     /// Returns a record the launch is done with.
     pub(crate) fn give_back(&self, b: ClBuffer<u8>) {
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(b);
+        self.records.give_back(b);
     }
 }
 

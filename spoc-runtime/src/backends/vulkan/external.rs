@@ -94,10 +94,9 @@ impl VulkanBackend {
             |dev| {
                 let scan = Self::check_spirv(dev, words, entry, false)?;
                 let Some(ep) = scan.entry_points.iter().find(|e| e.name == entry) else {
-                    return Err(Error::Compile {
-                        backend: NAME.into(),
-                        kernel: entry.into(),
-                        message: format!(
+                    return Err(self.core.compile_err(
+                        entry,
+                        format!(
                             "the SPIR-V has no compute entry point `{entry}` (it has: {})",
                             scan.entry_points
                                 .iter()
@@ -105,7 +104,7 @@ impl VulkanBackend {
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         ),
-                    });
+                    ));
                 };
                 Ok((words.to_vec(), entry.to_string(), ep.local_size))
             },
@@ -176,18 +175,13 @@ impl VulkanBackend {
                     ));
                 }
             }
-            let k = pipeline::build(dev, &words, &entry, name, b, None, abi, None).map_err(
-                |message| Error::Compile {
-                    backend: NAME.into(),
-                    kernel: name.into(),
-                    message,
-                },
-            )?;
+            let k = pipeline::build(dev, &words, &entry, name, b, None, abi, None)
+                .map_err(|message| self.core.compile_err(name, message))?;
             Ok(Arc::new(Module::new(device, Box::new(k))))
         })?;
-        let k = module
-            .handle::<VkKernel>()
-            .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
+        let k = self
+            .core
+            .module::<VkKernel>(&module, "not a Vulkan module")?;
         self.dispatch(k, grid, args)
     }
 
@@ -226,13 +220,8 @@ impl VulkanBackend {
                 args,
                 |dev| {
                     let v = spv::max_spirv_for(dev.props.api_version).min((1, 5));
-                    let c = glsl::compile(source, (v.0 as u8, v.1 as u8)).map_err(|message| {
-                        Error::Compile {
-                            backend: NAME.into(),
-                            kernel: kernel_name.into(),
-                            message,
-                        }
-                    })?;
+                    let c = glsl::compile(source, (v.0 as u8, v.1 as u8))
+                        .map_err(|message| self.core.compile_err(kernel_name, message))?;
                     Self::check_spirv(dev, &c.words, kernel_name, false)?;
                     Ok((c.words, c.entry, Some(c.local_size)))
                 },

@@ -74,11 +74,10 @@ impl VulkanBackend {
         dyn_len: Option<u32>,
     ) -> Result<VkKernel> {
         let Code::SpirV(words) = &source.code else {
-            return Err(Error::Compile {
-                backend: NAME.into(),
-                kernel: kernel.name.clone(),
-                message: format!("expected SPIR-V, got {:?} output", source.target),
-            });
+            return Err(self.core.compile_err(
+                &kernel.name,
+                format!("expected SPIR-V, got {:?} output", source.target),
+            ));
         };
         let words = retain_supported_float_controls(words, &dev.props);
         Self::check_spirv(dev, &words, &kernel.name, true)?;
@@ -98,11 +97,7 @@ impl VulkanBackend {
                 options: options.clone(),
             }),
         )
-        .map_err(|message| Error::Compile {
-            backend: NAME.into(),
-            kernel: kernel.name.clone(),
-            message,
-        })
+        .map_err(|message| self.core.compile_err(&kernel.name, message))
     }
 
     /// The pipeline of generated kernel `k` for `shape` (made and kept with `k` on first use).
@@ -164,7 +159,9 @@ impl VulkanBackend {
                 }
             }
             Err(Ok(problem)) => Err(Error::invalid_launch(&k.name, problem)),
-            Err(Err(message)) => Err(Self::driver_err(format!("kernel `{}`: {message}", k.name))),
+            Err(Err(message)) => Err(self
+                .core
+                .driver_err(format!("kernel `{}`: {message}", k.name))),
         }
     }
 }

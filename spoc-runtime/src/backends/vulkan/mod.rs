@@ -276,62 +276,17 @@ impl VulkanBackend {
         (!v.is_nan()).then_some(v)
     }
 
-    /// The union of the devices' code-generation capabilities: what
-    /// [`Compiler::generate_source`] generates for when it is not told the device.
-    /// What every device of the backend can do together (their union), for source generated
-    /// before the device is known; the generator's defaults without devices.
-    fn union_caps(&self) -> spoc_codegen::Capabilities {
-        let devs = match self.state() {
-            Ok(e) if !e.devices.is_empty() => &e.devices,
-            _ => return spoc_codegen::Capabilities::for_target(Target::Vulkan),
-        };
-        let mut caps = devs[0].props.codegen_caps();
-        for d in &devs[1..] {
-            let c = d.props.codegen_caps();
-            caps.fp64 |= c.fp64;
-            caps.int64_atomics |= c.int64_atomics;
-            caps.float_atomic_add |= c.float_atomic_add;
-            caps.subgroups |= c.subgroups;
-        }
-        caps
+    fn vk_mem<'m>(&self, mem: &'m DeviceMem) -> Result<&'m VkBuffer> {
+        self.core.memory(mem, "not a Vulkan allocation")
     }
 
-    fn driver_err(message: impl Into<String>) -> Error {
-        Error::Driver {
-            backend: NAME.into(),
-            message: message.into(),
-        }
-    }
-
-    fn mem_err(message: impl Into<String>) -> Error {
-        Error::Memory {
-            backend: NAME.into(),
-            message: message.into(),
-        }
-    }
-
-    fn vk_mem(mem: &DeviceMem) -> Result<&VkBuffer> {
-        mem.handle::<VkBuffer>()
-            .ok_or_else(|| Self::mem_err("not a Vulkan allocation"))
-    }
-
-    fn check_range(mem: &DeviceMem, offset: usize, bytes: usize, what: &str) -> Result<()> {
-        match offset.checked_add(bytes) {
-            Some(end) if end <= mem.bytes() => Ok(()),
-            _ => Err(Self::mem_err(format!(
-                "{what} of {bytes} bytes at offset {offset} exceeds the allocation of {} bytes",
-                mem.bytes()
-            ))),
-        }
-    }
-
-    fn check_stream(stream: Option<&Stream>, device: usize) -> Result<()> {
+    fn check_stream(&self, stream: Option<&Stream>, device: usize) -> Result<()> {
         match stream {
             None => Ok(()),
             Some(s) if s.handle::<VkStream>().is_none() => {
-                Err(Self::driver_err("not a Vulkan stream"))
+                Err(self.core.driver_err("not a Vulkan stream"))
             }
-            Some(s) if s.device() != device => Err(Self::driver_err(format!(
+            Some(s) if s.device() != device => Err(self.core.driver_err(format!(
                 "a stream of Vulkan device {} used on device {device}",
                 s.device()
             ))),
@@ -358,16 +313,10 @@ impl Platform for VulkanBackend {
     }
 
     fn devices(&self) -> Result<Vec<DeviceInfo>> {
-        Ok(self
-            .devs()?
-            .iter()
-            .enumerate()
-            .map(|(i, d)| DeviceInfo {
-                local_id: i,
-                name: d.props.name.clone(),
-                capabilities: d.caps,
-            })
-            .collect())
+        let devices = self.devs()?.iter();
+        Ok(DriverCore::device_infos(
+            devices.map(|d| (d.props.name.clone(), d.caps)),
+        ))
     }
 
     fn capabilities(&self, device: usize) -> Result<crate::Capabilities> {
@@ -385,11 +334,11 @@ impl DeviceMemory for VulkanBackend {
 
     /// Returns at once: launches and transfers have finished when they return.
     fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
-        Self::check_stream(Some(stream), stream.device())
+        self.check_stream(Some(stream), stream.device())
     }
 
     fn destroy_stream(&self, stream: Stream) -> Result<()> {
-        Self::check_stream(Some(&stream), stream.device())
+        self.check_stream(Some(&stream), stream.device())
     }
 
     fn synchronize(&self, device: usize) -> Result<()> {
@@ -407,7 +356,7 @@ impl DeviceMemory for VulkanBackend {
         });
         if bytes as u64 > limit {
             let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
-            return Err(Self::mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "cannot allocate {bytes} bytes ({:.1} MiB) on {}: a Vulkan kernel sees at most \
                  {limit} bytes ({:.1} MiB) of one buffer on this device (maxStorageBufferRange \
                  {}, maxMemoryAllocationSize {}); split the data into several buffers",
@@ -418,8 +367,10 @@ impl DeviceMemory for VulkanBackend {
                 p.max_allocation
             )));
         }
-        let buf = VkBuffer::alloc(dev, bytes as u64)
-            .map_err(|e| Self::mem_err(format!("allocating {bytes} bytes on {}: {e}", p.name)))?;
+        let buf = VkBuffer::alloc(dev, bytes as u64).map_err(|e| {
+            self.core
+                .mem_err(format!("allocating {bytes} bytes on {}: {e}", p.name))
+        })?;
         Ok(DeviceMem::new(device, bytes, Box::new(buf)))
     }
 
@@ -430,14 +381,14 @@ impl DeviceMemory for VulkanBackend {
         src: *const u8,
         bytes: usize,
     ) -> Result<()> {
-        let b = Self::vk_mem(dst)?;
-        Self::check_range(dst, offset, bytes, "upload")?;
+        let b = self.vk_mem(dst)?;
+        self.core.check_span(dst, offset, bytes, "upload")?;
         if bytes == 0 {
             return Ok(());
         }
         // SAFETY: the caller guarantees `src` for `bytes`; the range is inside the buffer.
         unsafe { b.write(offset as u64, src, bytes as u64) }
-            .map_err(|e| Self::mem_err(format!("upload of {bytes} bytes: {e}")))
+            .map_err(|e| self.core.mem_err(format!("upload of {bytes} bytes: {e}")))
     }
 
     unsafe fn copy_d2h_ptr(
@@ -447,22 +398,24 @@ impl DeviceMemory for VulkanBackend {
         dst: *mut u8,
         bytes: usize,
     ) -> Result<()> {
-        let b = Self::vk_mem(src)?;
-        Self::check_range(src, offset, bytes, "download")?;
+        let b = self.vk_mem(src)?;
+        self.core.check_span(src, offset, bytes, "download")?;
         if bytes == 0 {
             return Ok(());
         }
         // SAFETY: the caller guarantees `dst` for `bytes`; the range is inside the buffer.
         unsafe { b.read(offset as u64, dst, bytes as u64) }
-            .map_err(|e| Self::mem_err(format!("download of {bytes} bytes: {e}")))
+            .map_err(|e| self.core.mem_err(format!("download of {bytes} bytes: {e}")))
     }
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {
-        let (d, s) = (Self::vk_mem(dst)?, Self::vk_mem(src)?);
-        Self::check_range(dst, 0, bytes, "device-to-device copy")?;
-        Self::check_range(src, 0, bytes, "device-to-device copy")?;
+        let (d, s) = (self.vk_mem(dst)?, self.vk_mem(src)?);
+        self.core
+            .check_span(dst, 0, bytes, "device-to-device copy")?;
+        self.core
+            .check_span(src, 0, bytes, "device-to-device copy")?;
         if !Arc::ptr_eq(&d.dev, &s.dev) {
-            return Err(Self::mem_err(format!(
+            return Err(self.core.mem_err(format!(
                 "device-to-device copy between Vulkan devices {} and {}",
                 src.device(),
                 dst.device()
@@ -471,12 +424,14 @@ impl DeviceMemory for VulkanBackend {
         if bytes == 0 || dst.id() == src.id() {
             return Ok(());
         }
-        d.copy_from(s, bytes as u64)
-            .map_err(|e| Self::mem_err(format!("device-to-device copy of {bytes} bytes: {e}")))
+        d.copy_from(s, bytes as u64).map_err(|e| {
+            self.core
+                .mem_err(format!("device-to-device copy of {bytes} bytes: {e}"))
+        })
     }
 
     fn free(&self, mem: DeviceMem) -> Result<()> {
-        Self::vk_mem(&mem)?;
+        self.vk_mem(&mem)?;
         drop(mem); // VkBuffer frees itself
         Ok(())
     }
@@ -503,7 +458,7 @@ impl DeviceMemory for VulkanBackend {
                 None,
             )
         }
-        .map_err(|e| Self::driver_err(format!("vkCreateQueryPool: {e}")))?;
+        .map_err(|e| self.core.driver_err(format!("vkCreateQueryPool: {e}")))?;
         Ok(Event::new(
             device,
             Box::new(VkEvent {
@@ -517,10 +472,8 @@ impl DeviceMemory for VulkanBackend {
     /// Writes the device's current timestamp into the event (after all earlier work, which
     /// has finished anyway) and waits for it.
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
-        let ev = event
-            .handle::<VkEvent>()
-            .ok_or_else(|| Self::driver_err("not a Vulkan event"))?;
-        Self::check_stream(stream, event.device())?;
+        let ev = self.core.event::<VkEvent>(event, "not a Vulkan event")?;
+        self.check_stream(stream, event.device())?;
         let pool = ev.pool;
         ev.dev
             .lock()
@@ -531,21 +484,22 @@ impl DeviceMemory for VulkanBackend {
                     d.cmd_write_timestamp(cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 0);
                 }
             })
-            .map_err(Self::driver_err)?;
+            .map_err(|m| self.core.driver_err(m))?;
         ev.recorded.store(true, Ordering::Release);
         Ok(())
     }
 
     fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
-        let (a, b) = match (start.handle::<VkEvent>(), end.handle::<VkEvent>()) {
-            (Some(a), Some(b)) => (a, b),
-            _ => return Err(Self::driver_err("not a Vulkan event")),
-        };
+        let (a, b) = self
+            .core
+            .event_pair::<VkEvent>(start, end, "not a Vulkan event")?;
         if !Arc::ptr_eq(&a.dev, &b.dev) {
-            return Err(Self::driver_err("events of two different Vulkan devices"));
+            return Err(self
+                .core
+                .driver_err("events of two different Vulkan devices"));
         }
         if !a.recorded.load(Ordering::Acquire) || !b.recorded.load(Ordering::Acquire) {
-            return Err(Self::driver_err("an event was not recorded"));
+            return Err(self.core.driver_err("an event was not recorded"));
         }
         let read = |pool| {
             let mut t = [0u64; 1];
@@ -559,15 +513,10 @@ impl DeviceMemory for VulkanBackend {
                 )
             }
             .map(|_| t[0])
-            .map_err(|e| Self::driver_err(format!("vkGetQueryPoolResults: {e}")))
+            .map_err(|e| self.core.driver_err(format!("vkGetQueryPoolResults: {e}")))
         };
         let (ta, tb) = (read(a.pool)?, read(b.pool)?);
         Ok(pipeline::ticks_to_ms(&a.dev.props, ta, tb) as f32)
-    }
-
-    fn destroy_event(&self, event: Event) -> Result<()> {
-        drop(event); // VkEvent destroys itself
-        Ok(())
     }
 }
 
@@ -589,7 +538,13 @@ impl Compiler for VulkanBackend {
     fn codegen_caps(&self, device: Option<usize>) -> Result<spoc_codegen::Capabilities> {
         Ok(match device {
             Some(d) => self.dev(d)?.props.codegen_caps(),
-            None => self.union_caps(),
+            None => DriverCore::union_caps(
+                Target::Vulkan,
+                self.devs()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|d| d.props.codegen_caps()),
+            ),
         })
     }
 
@@ -600,12 +555,7 @@ impl Compiler for VulkanBackend {
         source: &Source,
         options: &CompileOptions,
     ) -> Result<Module> {
-        if !options.flags.is_empty() {
-            return Err(Error::unsupported(
-                NAME,
-                format!("compiler flags ({})", options.flags.join(" ")),
-            ));
-        }
+        self.core.refuse_flags(options)?;
         let dev = self.dev(device)?;
         let k = self.build_generated(dev, kernel, source, options, None)?;
         Ok(Module::new(device, Box::new(k)))
@@ -621,10 +571,10 @@ impl Executor for VulkanBackend {
     /// module was compiled for regenerates the kernel for it (kept with the module).
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
-        let k = module
-            .handle::<VkKernel>()
-            .ok_or_else(|| Self::driver_err("not a Vulkan module"))?;
-        Self::check_stream(config.stream, module.device())?;
+        let k = self
+            .core
+            .module::<VkKernel>(module, "not a Vulkan module")?;
+        self.check_stream(config.stream, module.device())?;
         crate::dims::check_dims(&k.name, &k.dev.caps, grid, block, shared_mem)?;
         let dyn_len = match k.origin.as_ref().and_then(|o| o.dyn_elem) {
             None => None,

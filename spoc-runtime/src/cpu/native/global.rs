@@ -82,29 +82,36 @@ pub(super) fn oob(array: &'static str, index: u32, len: usize) -> Trap {
     }
 }
 
+/// The methods both buffer views have, on their [`Span`]: `from_arg`, `len`, `is_empty`, `load`.
+macro_rules! span_reads {
+    ($view:ident) => {
+        /// Views argument `arg` as parameter `name`.
+        ///
+        /// # Errors
+        /// [`Trap::BadArgument`] if `arg` is not a buffer of `T`.
+        pub fn from_arg(arg: &NativeArg, name: &'static str) -> Result<Self, Trap> {
+            Span::from_arg(arg, name).map($view)
+        }
+        /// Length in elements (`u32`; launches refuse longer buffers).
+        #[inline(always)]
+        pub fn len(&self) -> u32 {
+            self.0.len as u32
+        }
+        /// True if the buffer has no elements.
+        #[inline(always)]
+        pub fn is_empty(&self) -> bool {
+            self.0.len == 0
+        }
+        /// Reads element `index`.
+        #[inline(always)]
+        pub fn load(&self, index: u32) -> Result<T, Trap> {
+            self.0.load(index)
+        }
+    };
+}
+
 impl<T: Copy> GlobalRef<T> {
-    /// Views argument `arg` as parameter `name`.
-    ///
-    /// # Errors
-    /// [`Trap::BadArgument`] if `arg` is not a buffer of `T`.
-    pub fn from_arg(arg: &NativeArg, name: &'static str) -> Result<Self, Trap> {
-        Span::from_arg(arg, name).map(GlobalRef)
-    }
-    /// Length in elements (`u32`; launches refuse longer buffers).
-    #[inline(always)]
-    pub fn len(&self) -> u32 {
-        self.0.len as u32
-    }
-    /// True if the buffer has no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.0.len == 0
-    }
-    /// Reads element `index`.
-    #[inline(always)]
-    pub fn load(&self, index: u32) -> Result<T, Trap> {
-        self.0.load(index)
-    }
+    span_reads!(GlobalRef);
     /// The window of the elements `base + stride * t` (exact arithmetic) that thread
     /// `t = thread_idx_x` of `row` reads, for `t` in `0..row.block_dim[0]`: `Some` only if every
     /// one of them is in bounds (and below 2^32, so the kernel's wrapping `u32` index equals the
@@ -128,28 +135,7 @@ impl<T> GlobalMut<T> {
 }
 
 impl<T: Copy> GlobalMut<T> {
-    /// Views argument `arg` as parameter `name`.
-    ///
-    /// # Errors
-    /// [`Trap::BadArgument`] if `arg` is not a buffer of `T`.
-    pub fn from_arg(arg: &NativeArg, name: &'static str) -> Result<Self, Trap> {
-        Span::from_arg(arg, name).map(GlobalMut)
-    }
-    /// Length in elements.
-    #[inline(always)]
-    pub fn len(&self) -> u32 {
-        self.0.len as u32
-    }
-    /// True if the buffer has no elements.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.0.len == 0
-    }
-    /// Reads element `index`.
-    #[inline(always)]
-    pub fn load(&self, index: u32) -> Result<T, Trap> {
-        self.0.load(index)
-    }
+    span_reads!(GlobalMut);
     /// Writes element `index`.
     #[inline(always)]
     pub fn store(&self, index: u32, value: T) -> Result<(), Trap> {
