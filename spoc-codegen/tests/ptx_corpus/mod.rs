@@ -205,7 +205,7 @@ impl B {
 #[allow(unused_imports)] // each test binary uses some of them
 pub use spoc_testkit::ir::{
     add, and, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c, i64c, id,
-    idx, intr, len, lt, math, mul, rem, select, sub, tid, u32c, u64c, un,
+    idx, intr, len, lt, math, mul, rem, select, sub, tid, u32c, u64c, un, variant_def,
 };
 
 // ---------------------------------------------------------------- the corpus
@@ -861,19 +861,13 @@ pub fn records_match() -> Kernel {
             },
         ],
     }];
-    k.variants = vec![VariantDef {
-        name: "Shape".into(),
-        cases: vec![
-            VariantCase {
-                name: "Circle".into(),
-                payload: vec![Type::F32],
-            },
-            VariantCase {
-                name: "Rect".into(),
-                payload: vec![Type::F32, Type::F32],
-            },
+    k.variants = vec![variant_def(
+        "Shape",
+        vec![
+            ("Circle", vec![Type::F32]),
+            ("Rect", vec![Type::F32, Type::F32]),
         ],
-    }];
+    )];
     k
 }
 
