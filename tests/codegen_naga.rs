@@ -3,11 +3,15 @@
 //! (checked by `glslangValidator`). A missing tool is a skip with a message, a failure with
 //! `SPOC_REQUIRE_TOOLCHAINS=1` (Debian packages `spirv-tools`, `glslang-tools`).
 
+/// Kernels and helpers shared with the other generator tests.
+mod codegen_kernels;
+
 /// The kernels the examples share (one definition for the examples and the tests).
 #[path = "../examples/programs/kernels.rs"]
 #[allow(dead_code)]
 mod shared_kernels;
 
+use codegen_kernels::{block_reduce, clamp01, sum_first};
 use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Code, CodegenError, Options, Target};
@@ -41,23 +45,6 @@ fn int_semantics(a: &[i32], b: &[u32], out: &mut [i32], outu: &mut [u32]) {
     outu[i] = b[i].wrapping_mul(3) >> (i % 40) as u32;
 }
 
-#[device]
-fn clamp01(v: f32) -> f32 {
-    if v < 0.0 {
-        return 0.0;
-    }
-    v.min(1.0)
-}
-
-#[device]
-fn sum_first(x: &[f32], n: usize) -> f32 {
-    let mut s = 0.0f32;
-    for j in 0..n {
-        s += x[j];
-    }
-    s
-}
-
 #[kernel]
 fn uses_helpers(x: &[f32], y: &mut [f32]) {
     let i = global_id_x();
@@ -76,17 +63,6 @@ fn floats(x: &[f32], y: &mut [f32], ints: &mut [i32]) {
         y[i] = v / 3.0 + v.sqrt() + v.round() + (v % 1.5) + v.mul_add(2.0, 1.0) + v.max(0.5);
         ints[i] = v as i32 + (v * 1e10) as i32;
     }
-}
-
-#[kernel]
-fn block_reduce(x: &[f32], out: &mut [f32]) {
-    let i = global_id_x();
-    let mut s = 0.0f32;
-    if i < x.len() {
-        s = x[i];
-    }
-    sync_threads();
-    out[i % out.len()] = s;
 }
 
 fn kernels() -> Vec<(&'static str, &'static spoc::ir::Kernel)> {
