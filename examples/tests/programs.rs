@@ -12,15 +12,9 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
+use common::Tally;
 use std::collections::BTreeMap;
 use std::time::Instant;
-
-#[derive(Default)]
-struct Tally {
-    ran: usize,
-    skipped: Vec<String>,
-    failed: Vec<String>,
-}
 
 /// The checks every program relies on must catch a difference, or every program would pass.
 fn checks_catch_differences() {
@@ -98,27 +92,8 @@ fn main() {
         }
     }
 
-    println!(
-        "\n{:<28} {:>5} {:>8} {:>7}",
-        "backend", "ran", "skipped", "failed"
-    );
-    for (label, t) in &tallies {
-        println!(
-            "{label:<28} {:>5} {:>8} {:>7}",
-            t.ran,
-            t.skipped.len(),
-            t.failed.len()
-        );
-    }
-    for (label, t) in &tallies {
-        for s in &t.skipped {
-            println!("  skipped on {label}: {s}");
-        }
-        for f in &t.failed {
-            println!("  FAILED on {label}: {f}");
-        }
-    }
-    println!("programs: {passed} passed, {failed} failed, {skipped} skipped");
+    println!();
+    common::print_tallies("programs", &tallies, (passed, failed, skipped));
     if failed > 0 {
         std::process::exit(1);
     }
