@@ -1242,25 +1242,16 @@ fn interp_throughput() {
 /// (expression arms binding the payload, and a statement match).
 #[test]
 fn variants_and_match_bindings() {
-    use spoc_ir::{VariantCase, VariantDef};
+    use spoc_testkit::ir::variant_def;
     let shape = Type::Variant("Shape".into());
-    let def = VariantDef {
-        name: "Shape".into(),
-        cases: vec![
-            VariantCase {
-                name: "Circle".into(),
-                payload: vec![Type::F32],
-            },
-            VariantCase {
-                name: "Rect".into(),
-                payload: vec![Type::F32, Type::F32],
-            },
-            VariantCase {
-                name: "Empty".into(),
-                payload: vec![],
-            },
+    let def = variant_def(
+        "Shape",
+        vec![
+            ("Circle", vec![Type::F32]),
+            ("Rect", vec![Type::F32, Type::F32]),
+            ("Empty", vec![]),
         ],
-    };
+    );
     let lit = |case: &str, payload: Vec<Expr>| Expr {
         kind: ExprKind::VariantLit {
             variant: "Shape".into(),
