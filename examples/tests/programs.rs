@@ -47,14 +47,14 @@ fn main() {
         .filter(|p| filters.is_empty() || filters.iter().any(|f| p.name.contains(f.as_str())))
         .collect();
     let devs = common::devices();
-    println!(
-        "programs: {} programs on {} devices",
-        chosen.len(),
-        devs.len()
+    common::print_devices(
+        &format!(
+            "programs: {} programs on {} devices",
+            chosen.len(),
+            devs.len()
+        ),
+        &devs,
     );
-    for d in &devs {
-        println!("  #{} {} [{}]", d.id, d.name, d.framework);
-    }
 
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);

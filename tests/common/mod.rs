@@ -189,6 +189,14 @@ pub struct Tally {
     pub failed: Vec<String>,
 }
 
+/// Prints `heading`, then one line per device: `  #id name [framework]`.
+pub fn print_devices(heading: &str, devs: &[Device]) {
+    println!("{heading}");
+    for d in devs {
+        println!("  #{} {} [{}]", d.id, d.name, d.framework);
+    }
+}
+
 /// Prints the per-backend table of `tallies` (ran, skipped, failed), each skip and failure with
 /// its reason, and the closing line `{suite}: N passed, N failed, N skipped`.
 pub fn print_tallies(
@@ -275,14 +283,14 @@ pub fn run_suite(suite: &str, cases: &[Case]) -> bool {
             }
         }
     }
-    println!(
-        "\n== {suite}: {} kernels on {} devices",
-        cases.len(),
-        devs.len()
+    print_devices(
+        &format!(
+            "\n== {suite}: {} kernels on {} devices",
+            cases.len(),
+            devs.len()
+        ),
+        &devs,
     );
-    for d in &devs {
-        println!("  #{} {} [{}]", d.id, d.name, d.framework);
-    }
     print_tallies(suite, &tallies, (passed, failed, skipped));
     failed == 0
 }
