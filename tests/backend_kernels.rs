@@ -12,15 +12,14 @@
 
 #![allow(clippy::manual_clamp)]
 
+/// The root kernel corpus (only some of its kernels are used here).
+#[allow(dead_code)]
+mod corpus;
+
 mod common;
 
-/// The kernels the examples share (one definition for the examples and the tests).
-#[path = "../examples/programs/kernels.rs"]
-#[allow(dead_code)]
-mod shared_kernels;
-
 use common::{blocks_for, pseudo_random};
-use shared_kernels::saxpy;
+use corpus::{for_loops, matmul, saxpy, smoothstep};
 use spoc::prelude::*;
 use spoc::{Buffer, Device, Error, LaunchProblem};
 
@@ -304,47 +303,6 @@ fn collatz(start: &[u64], steps: &mut [u32], odd_sum: &mut [u64]) {
     odd_sum[i] = odd;
 }
 
-#[kernel]
-fn for_loops(out: &mut [i64], lo: i32, hi: i32) {
-    let i = global_id_x();
-    if i >= out.len() {
-        return;
-    }
-    let s = i + 1;
-    let mut acc = 0i64;
-    for v in (lo..hi).step_by(s) {
-        acc = acc * 3 + v as i64;
-    }
-    for v in (lo..hi).rev() {
-        acc = acc * 7 - v as i64;
-    }
-    for v in (lo..hi).rev().step_by(s) {
-        acc = acc * 5 + v as i64;
-    }
-    let mut k = 0i32;
-    while k < hi {
-        k += 3;
-        if k % 5 == 0 {
-            continue;
-        }
-        acc += k as i64;
-    }
-    out[i] = acc;
-}
-
-#[kernel]
-fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize, m: usize, k: usize) {
-    let row = global_id_y();
-    let col = global_id_x();
-    if row < n && col < m {
-        let mut acc = 0.0f32;
-        for p in 0..k {
-            acc += a[row * k + p] * b[p * m + col];
-        }
-        c[row * m + col] = acc;
-    }
-}
-
 fn loop_kernels_match_interpreter(dev: &Device, interp: &Device) {
     let n = 1000;
     let starts: Vec<u64> = (1..=n as u64).map(|v| v * 7919).collect();
@@ -469,23 +427,6 @@ fn loops_with_break_and_continue_match_interpreter(dev: &Device, interp: &Device
 }
 
 // ---------------------------------------------------------------- helper calls
-
-#[device]
-fn clamp01(v: f32) -> f32 {
-    if v < 0.0 {
-        0.0
-    } else if v > 1.0 {
-        1.0
-    } else {
-        v
-    }
-}
-
-#[device]
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
-    let t = clamp01((x - e0) / (e1 - e0));
-    t * t * (3.0 - 2.0 * t)
-}
 
 #[device]
 fn mix_bits(v: u32, rounds: u32) -> u32 {

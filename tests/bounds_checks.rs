@@ -11,7 +11,9 @@
 //! a host allocation (the crash surfaced later as `free(): corrupted unsorted chunks`).
 
 mod common;
+mod faulting;
 
+use faulting::{divide, double, read_past};
 use spoc::prelude::*;
 use spoc::{Arg, CompileOptions, Device, Error, KernelDef};
 
@@ -20,22 +22,6 @@ fn write_past(y: &mut [f32]) {
     let i = global_id_x();
     if i < y.len() {
         y[i + 1] = 2.0;
-    }
-}
-
-#[kernel]
-fn read_past(x: &[f32], out: &mut [f32]) {
-    let i = global_id_x();
-    if i < out.len() {
-        out[i] = x[i + 1] * 2.0;
-    }
-}
-
-#[kernel]
-fn divide(a: &[i32], b: &[i32], q: &mut [i32]) {
-    let i = global_id_x();
-    if i < q.len() {
-        q[i] = a[i] / b[i];
     }
 }
 
@@ -81,14 +67,6 @@ fn fault_then_return(y: &mut [u32]) {
     }
     if i < y.len() {
         y[i] = 7;
-    }
-}
-
-#[kernel]
-fn double(x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = x[i] * 2.0;
     }
 }
 

@@ -1,23 +1,10 @@
 //! Checked launches (`SPOC_CHECK=1` / `spoc::set_checking`): a launch on any device first runs on
 //! the Interpreter, on copies, and a fault there stops the real launch.
 
+mod faulting;
+
+use faulting::{double, read_past};
 use spoc::prelude::*;
-
-#[kernel]
-fn shift(x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = x[i + 1] * 2.0;
-    }
-}
-
-#[kernel]
-fn double(x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = x[i] * 2.0;
-    }
-}
 
 /// Every device but the Interpreter: Native always, GPU or CPU OpenCL/Vulkan where present.
 fn devices() -> Vec<spoc::Device> {
@@ -37,7 +24,7 @@ fn checked_launches_report_the_interpreters_fault_and_do_not_run() -> spoc::Resu
     for dev in devs {
         let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
         let mut y = dev.upload(&[7.0f32; 4])?;
-        let err = shift
+        let err = read_past
             .launch(&dev, dims1d(1), dims1d(4), (&x, &mut y))
             .unwrap_err();
         let msg = err.to_string();

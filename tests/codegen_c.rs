@@ -3,15 +3,17 @@
 //! (clang, hipcc; skipped with a message when missing, a failure with
 //! `SPOC_REQUIRE_TOOLCHAINS=1`).
 
+/// Kernels and helpers shared with the other generator tests.
+mod codegen_kernels;
+/// The root kernel corpus (only some of its kernels are used here).
+#[allow(dead_code)]
+mod corpus;
+
 #[path = "../spoc-codegen/tests/support/toolchains.rs"]
 mod toolchains;
 
-/// The kernels the examples share (one definition for the examples and the tests).
-#[path = "../examples/programs/kernels.rs"]
-#[allow(dead_code)]
-mod shared_kernels;
-
-use shared_kernels::saxpy;
+use codegen_kernels::{block_reduce, clamp01, sum_first};
+use corpus::{matmul, saxpy};
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
 
@@ -43,23 +45,6 @@ fn int_semantics(a: &[i32], b: &[i64], out: &mut [i32], wide: &mut [u64]) {
 }
 
 #[device]
-fn clamp01(v: f32) -> f32 {
-    if v < 0.0 {
-        return 0.0;
-    }
-    v.min(1.0)
-}
-
-#[device]
-fn sum_first(x: &[f32], n: usize) -> f32 {
-    let mut s = 0.0f32;
-    for j in 0..n {
-        s += x[j];
-    }
-    s
-}
-
-#[device]
 fn put(out: &mut [f32], i: usize, v: f32) {
     if i < out.len() {
         out[i] = v;
@@ -86,19 +71,6 @@ fn floats(x: &[f32], d: &[f64], out: &mut [f32], outd: &mut [f64], ints: &mut [i
     out[i] = v.sqrt() + v.mul_add(2.0, 1.0) + v.max(0.5).min(3.0) + v.abs().floor() + v.exp();
     outd[i] = d[i].sqrt() * d[i].ln() + (v as f64).powi(3) + d[i].round();
     ints[i] = (v * 1.0e10) as i32 + d[i] as i32 + (v as u32) as i32;
-}
-
-#[kernel]
-fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize, m: usize, k: usize) {
-    let row = global_id_y();
-    let col = global_id_x();
-    if row < n && col < m {
-        let mut acc = 0.0f32;
-        for t in 0..k {
-            acc += a[row * k + t] * b[t * m + col];
-        }
-        c[row * m + col] = acc;
-    }
 }
 
 #[kernel]
@@ -136,17 +108,6 @@ fn corners(flag: bool, n: usize, x: &[f32], y: &mut [f32]) {
     // Negations of negations: C must not see `--` (its decrement operator).
     let twice = -(-x[i]) + -(-6.0f32);
     y[i] = if ok { v + kind } else { v - k as f32 } + twice;
-}
-
-#[kernel]
-fn block_reduce(x: &[f32], out: &mut [f32]) {
-    let i = global_id_x();
-    let mut s = 0.0f32;
-    if i < x.len() {
-        s = x[i];
-    }
-    sync_threads();
-    out[i % out.len()] = s;
 }
 
 type Ir = (&'static str, &'static spoc::ir::Kernel);

@@ -44,17 +44,9 @@ use spoc_codegen::{
 };
 use std::path::Path;
 
-/// Every source target, in the summary's column order.
-const TARGETS: [Target; 8] = [
-    Target::CudaPtx,
-    Target::CudaC,
-    Target::Hip,
-    Target::OpenCl,
-    Target::Vulkan,
-    Target::Metal,
-    Target::WebGpu,
-    Target::Glsl,
-];
+/// Every source target, in the summary's column order: `Target::ALL` lists the eight source
+/// targets first, then Native and the Interpreter.
+const TARGETS: &[Target] = Target::ALL.split_at(8).0;
 
 /// Every kernel of `tests/corpus`.
 fn kernels() -> Vec<&'static KernelDef> {
@@ -258,7 +250,7 @@ fn every_corpus_kernel_on_every_target_passes_the_real_validators() {
     // The summary table: kernel × target.
     let width = defs.iter().map(|d| d.name.len()).max().unwrap_or(0);
     let mut table = format!("{:width$}", "kernel");
-    for t in TARGETS {
+    for &t in TARGETS {
         table += &format!(" | {:>9}", t.backend_name());
     }
     table += "\n";

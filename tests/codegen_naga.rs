@@ -3,16 +3,21 @@
 //! (checked by `glslangValidator`). A missing tool is a skip with a message, a failure with
 //! `SPOC_REQUIRE_TOOLCHAINS=1` (Debian packages `spirv-tools`, `glslang-tools`).
 
+/// Kernels and helpers shared with the other generator tests.
+mod codegen_kernels;
+
+#[path = "../spoc-codegen/tests/support/toolchains.rs"]
+mod toolchains;
+
 /// The kernels the examples share (one definition for the examples and the tests).
 #[path = "../examples/programs/kernels.rs"]
 #[allow(dead_code)]
 mod shared_kernels;
 
+use codegen_kernels::{block_reduce, clamp01, sum_first};
 use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Code, CodegenError, Options, Target};
-use std::io::Write;
-use std::process::Command;
 
 #[kernel]
 fn int_semantics(a: &[i32], b: &[u32], out: &mut [i32], outu: &mut [u32]) {
@@ -41,23 +46,6 @@ fn int_semantics(a: &[i32], b: &[u32], out: &mut [i32], outu: &mut [u32]) {
     outu[i] = b[i].wrapping_mul(3) >> (i % 40) as u32;
 }
 
-#[device]
-fn clamp01(v: f32) -> f32 {
-    if v < 0.0 {
-        return 0.0;
-    }
-    v.min(1.0)
-}
-
-#[device]
-fn sum_first(x: &[f32], n: usize) -> f32 {
-    let mut s = 0.0f32;
-    for j in 0..n {
-        s += x[j];
-    }
-    s
-}
-
 #[kernel]
 fn uses_helpers(x: &[f32], y: &mut [f32]) {
     let i = global_id_x();
@@ -76,17 +64,6 @@ fn floats(x: &[f32], y: &mut [f32], ints: &mut [i32]) {
         y[i] = v / 3.0 + v.sqrt() + v.round() + (v % 1.5) + v.mul_add(2.0, 1.0) + v.max(0.5);
         ints[i] = v as i32 + (v * 1e10) as i32;
     }
-}
-
-#[kernel]
-fn block_reduce(x: &[f32], out: &mut [f32]) {
-    let i = global_id_x();
-    let mut s = 0.0f32;
-    if i < x.len() {
-        s = x[i];
-    }
-    sync_threads();
-    out[i % out.len()] = s;
 }
 
 fn kernels() -> Vec<(&'static str, &'static spoc::ir::Kernel)> {
@@ -111,74 +88,45 @@ fn generate(t: Target, k: &spoc::ir::Kernel) -> Result<spoc_codegen::Source, Cod
     Ok(generate_source_with(t, k, &opts)?.expect("a source target"))
 }
 
-/// `Some(true)` if `tool` runs, `None` (after a message, or a panic when required) if missing.
-fn tool(name: &str, package: &str) -> Option<()> {
-    if Command::new(name).arg("--version").output().is_ok() {
-        return Some(());
+/// `Some(())` if the tool was found, `None` after a printed skip (a panic when toolchains are
+/// required).
+fn tool(found: Result<String, String>) -> Option<()> {
+    match found {
+        Ok(_) => Some(()),
+        Err(why) if toolchains::required() => panic!("{why}, and SPOC_REQUIRE_TOOLCHAINS=1"),
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            None
+        }
     }
-    if std::env::var("SPOC_REQUIRE_TOOLCHAINS").as_deref() == Ok("1") {
-        panic!("{name} is missing (apt-get install {package}) and SPOC_REQUIRE_TOOLCHAINS=1");
-    }
-    eprintln!("SKIPPED: {name} not found (apt-get install {package})");
-    None
-}
-
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("spoc-codegen-naga-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 #[test]
 fn spirv_of_macro_kernels_passes_spirv_val() {
+    let dir = toolchains::work_dir("codegen-naga-spirv");
     for (name, k) in kernels() {
         let src = generate(Target::Vulkan, k).unwrap_or_else(|e| panic!("{name}: {e}"));
         let Code::SpirV(words) = &src.code else {
             panic!("{name}: SPIR-V expected")
         };
         assert_eq!(src.entry, name);
-        if tool("spirv-val", "spirv-tools").is_none() {
+        if tool(toolchains::spirv_val()).is_none() {
             return;
         }
-        let path = scratch(&format!("{name}.spv"));
-        let mut f = std::fs::File::create(&path).unwrap();
-        for w in words {
-            f.write_all(&w.to_le_bytes()).unwrap();
-        }
-        drop(f);
-        let out = Command::new("spirv-val")
-            .args(["--target-env", "vulkan1.2"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: spirv-val: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        toolchains::check_spirv(&dir, name, words).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 
 #[test]
 fn glsl_of_macro_kernels_compiles() {
+    let dir = toolchains::work_dir("codegen-naga-glsl");
     for (name, k) in kernels() {
         let src = generate(Target::Glsl, k).unwrap_or_else(|e| panic!("{name}: {e}"));
-        if tool("glslangValidator", "glslang-tools").is_none() {
+        if tool(toolchains::glslang()).is_none() {
             return;
         }
-        let path = scratch(&format!("{name}.comp"));
-        std::fs::write(&path, src.text().unwrap()).unwrap();
-        let out = Command::new("glslangValidator")
-            .args(["-S", "comp"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{name}: glslang: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        toolchains::check_glsl(&dir, name, src.text().unwrap())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 

@@ -4,29 +4,15 @@
 //! fetch-ptxas.sh` installs it). `dump_for_device` (ignored) writes the PTX for
 //! `spoc-codegen/tests/ptx_device/run_on_gpu.py`, which runs it on a GPU.
 
-/// The kernels the examples share (one definition for the examples and the tests).
-#[path = "../examples/programs/kernels.rs"]
+/// The root kernel corpus (only some of its kernels are used here).
 #[allow(dead_code)]
-mod shared_kernels;
+mod corpus;
 
-use shared_kernels::saxpy;
+use corpus::{matmul, saxpy};
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
 use std::path::PathBuf;
 use std::process::Command;
-
-#[kernel]
-fn matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize, m: usize, k: usize) {
-    let row = global_id_y();
-    let col = global_id_x();
-    if row < n && col < m {
-        let mut acc = 0.0f32;
-        for t in 0..k {
-            acc += a[row * k + t] * b[t * m + col];
-        }
-        c[row * m + col] = acc;
-    }
-}
 
 #[kernel]
 fn mandel(out: &mut [u32], width: usize, height: usize, max_iter: u32) {

@@ -14,25 +14,13 @@ mod common;
 
 use spoc::prelude::*;
 
+/// Signed zeros through `*`, `-`, `+` with a literal and with a variable zero; instances
+/// `special_f32` and `special_f64`.
 #[kernel]
-fn special_f32(x: &[f32], out: &mut [f32]) {
+fn special<T: Float>(x: &[T], out: &mut [T]) {
     let i = global_id_x();
     if i < x.len() {
-        let zero = 0.0f32;
-        out[6 * i] = x[i] * 0.0;
-        out[6 * i + 1] = 0.0 - x[i];
-        out[6 * i + 2] = x[i] + 0.0;
-        out[6 * i + 3] = x[i] * zero;
-        out[6 * i + 4] = zero - x[i];
-        out[6 * i + 5] = x[i] * -0.0;
-    }
-}
-
-#[kernel]
-fn special_f64(x: &[f64], out: &mut [f64]) {
-    let i = global_id_x();
-    if i < x.len() {
-        let zero = 0.0f64;
+        let zero = 0.0 as T;
         out[6 * i] = x[i] * 0.0;
         out[6 * i + 1] = 0.0 - x[i];
         out[6 * i + 2] = x[i] + 0.0;
@@ -76,6 +64,11 @@ const WHAT: [&str; 6] = [
 ];
 
 #[test]
+fn special_has_an_f32_and_an_f64_instance() {
+    assert_eq!(special::INSTANCES, ["special_f32", "special_f64"]);
+}
+
+#[test]
 fn constant_zeros_keep_nan_infinities_and_signed_zeros() -> spoc::Result<()> {
     let x32 = [
         f32::NAN,
@@ -106,7 +99,7 @@ fn constant_zeros_keep_nan_infinities_and_signed_zeros() -> spoc::Result<()> {
         let label = format!("{} ({})", dev.name, dev.framework);
         let x = dev.upload(&x32)?;
         let mut out = dev.alloc::<f32>(want32.len())?;
-        special_f32.launch(&dev, dims1d(1), dims1d(x32.len() as u32), (&x, &mut out))?;
+        special.launch(&dev, dims1d(1), dims1d(x32.len() as u32), (&x, &mut out))?;
         for (k, (g, w)) in out.to_vec()?.into_iter().zip(&want32).enumerate() {
             if !same_f32(g, *w) {
                 failures.push(format!(
@@ -122,7 +115,7 @@ fn constant_zeros_keep_nan_infinities_and_signed_zeros() -> spoc::Result<()> {
         }
         let x = dev.upload(&x64)?;
         let mut out = dev.alloc::<f64>(want64.len())?;
-        match special_f64.launch(&dev, dims1d(1), dims1d(x64.len() as u32), (&x, &mut out)) {
+        match special.launch(&dev, dims1d(1), dims1d(x64.len() as u32), (&x, &mut out)) {
             Err(spoc::Error::FeatureNotSupported { feature, .. }) => {
                 println!("{label}: f64 skipped: {feature}");
                 continue;

@@ -13,25 +13,9 @@ use spoc::Result;
 use corpus::*;
 
 fn mandelbrot_ref(w: usize, h: usize, max_iter: u32) -> Vec<u32> {
-    let mut out = vec![0u32; w * h];
-    for py in 0..h {
-        for px in 0..w {
-            let cx = -2.0f32 + 3.0 * (px as f32) / (w as f32);
-            let cy = -1.25f32 + 2.5 * (py as f32) / (h as f32);
-            let (mut x, mut y, mut it) = (0.0f32, 0.0f32, 0u32);
-            while it < max_iter {
-                let (xx, yy) = (x * x, y * y);
-                if xx + yy > 4.0 {
-                    break;
-                }
-                y = 2.0 * x * y + cy;
-                x = xx - yy + cx;
-                it += 1;
-            }
-            out[py * w + px] = it;
-        }
-    }
-    out
+    (0..h)
+        .flat_map(|py| (0..w).map(move |px| mandelbrot_escape(px, py, w, h, max_iter)))
+        .collect()
 }
 
 // ================================================================ cases: run + reference
@@ -481,6 +465,14 @@ fn for_loops_ref() -> Vec<Out> {
             }
             for v in (lo..hi).rev().step_by(s) {
                 acc = acc.wrapping_mul(5).wrapping_add(v as i64);
+            }
+            let mut k = 0i32;
+            while k < hi {
+                k += 3;
+                if k % 5 == 0 {
+                    continue;
+                }
+                acc = acc.wrapping_add(k as i64);
             }
             acc
         })

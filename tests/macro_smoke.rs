@@ -1,6 +1,10 @@
 //! The whole `#[kernel]` path on the Native backend: macro expansion, launch tuple, argument
 //! unpacking, the per-thread body, the embedded IR and `#[device]` helpers.
 
+/// Kernels and helpers shared with the other generator tests.
+mod codegen_kernels;
+
+use codegen_kernels::{clamp01, sum_first};
 use spoc::prelude::*;
 
 /// `y = a * x + y`.
@@ -10,23 +14,6 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     if i < y.len() {
         y[i] = a * x[i] + y[i];
     }
-}
-
-#[device]
-fn clamp01(v: f32) -> f32 {
-    if v < 0.0 {
-        return 0.0;
-    }
-    v.min(1.0)
-}
-
-#[device]
-fn sum_first(x: &[f32], n: usize) -> f32 {
-    let mut s = 0.0f32;
-    for j in 0..n {
-        s += x[j];
-    }
-    s
 }
 
 #[kernel]
@@ -94,10 +81,13 @@ fn handle_exposes_name_ir_and_def() {
     let ir = saxpy.ir().unwrap();
     assert_eq!(ir.name, "saxpy");
     assert_eq!(ir.params.len(), 3);
-    // `let i = global_id_x();` is on line 9, column 5 of this file.
+    // `let i = global_id_x();` is on line 13, column 5 of this file.
     assert_eq!(
         ir.body[0].loc,
-        Some(spoc::ir::SrcLoc { line: 9, column: 5 })
+        Some(spoc::ir::SrcLoc {
+            line: 13,
+            column: 5
+        })
     );
     assert!(saxpy::DEF.native.is_some());
     assert_eq!(saxpy.def().name, "saxpy");

@@ -6,9 +6,11 @@
 //! on both.
 
 mod common;
+mod faulting;
 
 use common::checking_devices as devices;
 use common::pseudo_random;
+use faulting::divide;
 use spoc::prelude::*;
 use spoc::Error;
 
@@ -238,14 +240,6 @@ fn a_wrapping_index_faults_on_the_first_thread() {
     }
 }
 
-#[kernel]
-fn divide_rows(a: &[i32], b: &[i32], out: &mut [i32]) {
-    let i = global_id_x();
-    if i < out.len() {
-        out[i] = a[i] / b[i];
-    }
-}
-
 #[test]
 fn a_division_by_zero_in_a_planned_row_stops_its_thread_and_block_there() {
     let n = 512;
@@ -256,8 +250,8 @@ fn a_division_by_zero_in_a_planned_row_stops_its_thread_and_block_there() {
         let ab = dev.upload(&a).unwrap();
         let bb = dev.upload(&b).unwrap();
         let mut out = dev.upload(&vec![-1i32; n]).unwrap();
-        let r = divide_rows.launch(&dev, dims1d(2), dims1d(256), (&ab, &bb, &mut out));
-        let (block, thread, message) = fault_of(r, "divide_rows", &dev);
+        let r = divide.launch(&dev, dims1d(2), dims1d(256), (&ab, &bb, &mut out));
+        let (block, thread, message) = fault_of(r, "divide", &dev);
         assert_eq!(
             (block, thread),
             ([1, 0, 0], [44, 0, 0]),

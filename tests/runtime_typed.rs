@@ -2,8 +2,10 @@
 //! and thread, launch checks refuse before anything runs, compiled kernels are memoized.
 
 mod common;
+mod faulting;
 
 use common::checking_devices as devices;
+use faulting::divide;
 use spoc::prelude::*;
 use spoc::{DimKind, Error, LaunchProblem};
 use std::sync::Arc;
@@ -12,14 +14,6 @@ use std::sync::Arc;
 fn fill_index(out: &mut [u32]) {
     let i = global_id_x();
     out[i] = (i * 2) as u32;
-}
-
-#[kernel]
-fn divide(a: &[i32], b: &[i32], out: &mut [i32]) {
-    let i = global_id_x();
-    if i < out.len() {
-        out[i] = a[i] / b[i];
-    }
 }
 
 #[test]

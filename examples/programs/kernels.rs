@@ -63,3 +63,22 @@ pub fn mandelbrot(out: &mut [u32], width: usize, height: usize, max_iter: u32) {
     }
     out[py * width + px] = it;
 }
+
+/// The host reference of [`mandelbrot`] for one pixel: the same `f32` operations in the same
+/// order, so the counts agree exactly.
+#[allow(dead_code)] // not every test binary that includes this file checks mandelbrot
+pub fn mandelbrot_escape(px: usize, py: usize, width: usize, height: usize, max_iter: u32) -> u32 {
+    let cx = -2.0f32 + 3.0 * (px as f32) / (width as f32);
+    let cy = -1.25f32 + 2.5 * (py as f32) / (height as f32);
+    let (mut x, mut y, mut it) = (0.0f32, 0.0f32, 0u32);
+    while it < max_iter {
+        let (xx, yy) = (x * x, y * y);
+        if xx + yy > 4.0 {
+            break;
+        }
+        y = 2.0 * x * y + cy;
+        x = xx - yy + cx;
+        it += 1;
+    }
+    it
+}

@@ -11,6 +11,7 @@ pub const MAX_ITER: u32 = 256;
 
 /// The kernel, shared with the root tests' corpus.
 pub use crate::kernels::mandelbrot as mandel;
+use crate::kernels::mandelbrot_escape;
 
 /// The host reference of [`mandel`] (rows in parallel).
 pub fn host_mandel(width: usize, height: usize, max_iter: u32) -> Vec<u32> {
@@ -19,19 +20,7 @@ pub fn host_mandel(width: usize, height: usize, max_iter: u32) -> Vec<u32> {
         .enumerate()
         .for_each(|(py, row)| {
             for (px, o) in row.iter_mut().enumerate() {
-                let cx = -2.0f32 + 3.0 * (px as f32) / (width as f32);
-                let cy = -1.25f32 + 2.5 * (py as f32) / (height as f32);
-                let (mut x, mut y, mut it) = (0.0f32, 0.0f32, 0u32);
-                while it < max_iter {
-                    let (xx, yy) = (x * x, y * y);
-                    if xx + yy > 4.0 {
-                        break;
-                    }
-                    y = 2.0 * x * y + cy;
-                    x = xx - yy + cx;
-                    it += 1;
-                }
-                *o = it;
+                *o = mandelbrot_escape(px, py, width, height, max_iter);
             }
         });
     out

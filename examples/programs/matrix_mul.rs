@@ -47,21 +47,34 @@ pub fn host_matmul(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run_naive(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    let grid = dims2d(blocks_for(size, 16), blocks_for(size, 16));
+    run_with(dev, size, "matrix_mul", |ab, bb, cb, n| {
+        matmul_naive.launch(dev, grid, dims2d(16, 16), (ab, bb, cb, n))
+    })
+}
+
+/// The driver of both matrix programs: makes the inputs, launches `launch(a, b, c, n)` once
+/// untimed (it compiles the kernel) and once timed, and checks `c` against [`host_matmul`].
+///
+/// # Errors
+/// Whatever spoc reports (see [`super::RunFn`]).
+pub fn run_with(
+    dev: &Device,
+    size: usize,
+    name: &'static str,
+    mut launch: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>, usize) -> spoc::Result<()>,
+) -> spoc::Result<Outcome> {
     let n = size;
     super::need(dev, &[(n * n, 4); 3])?;
     let (a, b) = inputs(n);
     let ab = dev.upload(&a)?;
     let bb = dev.upload(&b)?;
     let mut cb = dev.alloc::<f32>(n * n)?;
-    let grid = dims2d(blocks_for(n, 16), blocks_for(n, 16));
-    let block = dims2d(16, 16);
-    matmul_naive.launch(dev, grid, block, (&ab, &bb, &mut cb, n))?; // compiles the kernel
-    let seconds = time_it(dev, || {
-        matmul_naive.launch(dev, grid, block, (&ab, &bb, &mut cb, n))
-    })?;
+    launch(&ab, &bb, &mut cb, n)?; // compiles the kernel
+    let seconds = time_it(dev, || launch(&ab, &bb, &mut cb, n))?;
     let got = cb.to_vec()?;
     Ok(Outcome::new(
-        "matrix_mul",
+        name,
         size,
         format!("{n} x {n}"),
         seconds,

@@ -4,8 +4,8 @@
 //! summed in the order `p = 0, 1, …`, and the zero padding of a partial last tile adds only
 //! zeros.
 
-use super::matrix_mul::{host_matmul, inputs};
-use super::{blocks_for, check_exact, time_it, Outcome, Work};
+use super::matrix_mul::run_with;
+use super::{blocks_for, Outcome};
 use spoc::prelude::*;
 
 /// Tile side (threads per block along x and y).
@@ -51,25 +51,8 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
-    let n = size;
-    super::need(dev, &[(n * n, 4); 3])?;
-    let (a, b) = inputs(n);
-    let ab = dev.upload(&a)?;
-    let bb = dev.upload(&b)?;
-    let mut cb = dev.alloc::<f32>(n * n)?;
-    let grid = dims2d(blocks_for(n, TILE), blocks_for(n, TILE));
-    let block = dims2d(TILE, TILE);
-    matmul_tiled.launch(dev, grid, block, (&ab, &bb, &mut cb, n))?; // compiles the kernel
-    let seconds = time_it(dev, || {
-        matmul_tiled.launch(dev, grid, block, (&ab, &bb, &mut cb, n))
-    })?;
-    let got = cb.to_vec()?;
-    Ok(Outcome::new(
-        "matrix_mul_tiled",
-        size,
-        format!("{n} x {n}"),
-        seconds,
-        Work::Flops(2.0 * (n as f64).powi(3)),
-    )
-    .check(check_exact("c", &got, &host_matmul(&a, &b, n))))
+    let grid = dims2d(blocks_for(size, TILE), blocks_for(size, TILE));
+    run_with(dev, size, "matrix_mul_tiled", |ab, bb, cb, n| {
+        matmul_tiled.launch(dev, grid, dims2d(TILE, TILE), (ab, bb, cb, n))
+    })
 }

@@ -40,19 +40,34 @@ pub fn input_and_reference(width: usize, height: usize) -> (Vec<f32>, Vec<f32>) 
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run_naive(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let (w, h) = shape(size);
+    let grid = dims2d(blocks_for(w, 16), blocks_for(h, 16));
+    run_with(dev, size, "transpose", |ab, tb, w, h| {
+        transpose_naive.launch(dev, grid, dims2d(16, 16), (ab, tb, w, h))
+    })
+}
+
+/// The driver of both transpose programs: makes the input of [`shape`]`(size)`, launches
+/// `launch(a, b, width, height)` once untimed (it compiles the kernel) and once timed, and
+/// checks `b` against the host transpose.
+///
+/// # Errors
+/// Whatever spoc reports (see [`super::RunFn`]).
+pub fn run_with(
+    dev: &Device,
+    size: usize,
+    name: &'static str,
+    mut launch: impl FnMut(&Buffer<f32>, &mut Buffer<f32>, usize, usize) -> spoc::Result<()>,
+) -> spoc::Result<Outcome> {
+    let (w, h) = shape(size);
     super::need(dev, &[(w * h, 4); 2])?;
     let (a, want) = input_and_reference(w, h);
     let ab = dev.upload(&a)?;
     let mut tb = dev.alloc::<f32>(w * h)?;
-    let grid = dims2d(blocks_for(w, 16), blocks_for(h, 16));
-    let block = dims2d(16, 16);
-    transpose_naive.launch(dev, grid, block, (&ab, &mut tb, w, h))?; // compiles the kernel
-    let seconds = time_it(dev, || {
-        transpose_naive.launch(dev, grid, block, (&ab, &mut tb, w, h))
-    })?;
+    launch(&ab, &mut tb, w, h)?; // compiles the kernel
+    let seconds = time_it(dev, || launch(&ab, &mut tb, w, h))?;
     let got = tb.to_vec()?;
     Ok(Outcome::new(
-        "transpose",
+        name,
         size,
         format!("{w} x {h}"),
         seconds,

@@ -3,8 +3,8 @@
 //! 33>`, so that reading a tile's column hits distinct banks): blocks of 32 x 8 threads, each
 //! moving 4 rows, reads and writes both coalesced. 8 bytes moved per element. Checked exactly.
 
-use super::transpose::{input_and_reference, shape};
-use super::{blocks_for, check_exact, time_it, Outcome, Work};
+use super::transpose::{run_with, shape};
+use super::{blocks_for, Outcome};
 use spoc::prelude::*;
 
 /// `output[x][y] = input[y][x]`, `input` `height` rows of `width`; blocks of 32 x 8 threads,
@@ -39,23 +39,8 @@ pub fn transpose_tiled32(input: &[f32], output: &mut [f32], width: usize, height
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let (w, h) = shape(size);
-    super::need(dev, &[(w * h, 4); 2])?;
-    let (a, want) = input_and_reference(w, h);
-    let ab = dev.upload(&a)?;
-    let mut tb = dev.alloc::<f32>(w * h)?;
     let grid = dims2d(blocks_for(w, 32), blocks_for(h, 32));
-    let block = dims2d(32, 8);
-    transpose_tiled32.launch(dev, grid, block, (&ab, &mut tb, w, h))?; // compiles the kernel
-    let seconds = time_it(dev, || {
-        transpose_tiled32.launch(dev, grid, block, (&ab, &mut tb, w, h))
-    })?;
-    let got = tb.to_vec()?;
-    Ok(Outcome::new(
-        "transpose_tiled",
-        size,
-        format!("{w} x {h}"),
-        seconds,
-        Work::Bytes(8.0 * (w * h) as f64),
-    )
-    .check(check_exact("b", &got, &want)))
+    run_with(dev, size, "transpose_tiled", |ab, tb, w, h| {
+        transpose_tiled32.launch(dev, grid, dims2d(32, 8), (ab, tb, w, h))
+    })
 }

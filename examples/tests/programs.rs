@@ -12,15 +12,9 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
+use common::Tally;
 use std::collections::BTreeMap;
 use std::time::Instant;
-
-#[derive(Default)]
-struct Tally {
-    ran: usize,
-    skipped: Vec<String>,
-    failed: Vec<String>,
-}
 
 /// The checks every program relies on must catch a difference, or every program would pass.
 fn checks_catch_differences() {
@@ -53,14 +47,14 @@ fn main() {
         .filter(|p| filters.is_empty() || filters.iter().any(|f| p.name.contains(f.as_str())))
         .collect();
     let devs = common::devices();
-    println!(
-        "programs: {} programs on {} devices",
-        chosen.len(),
-        devs.len()
+    common::print_devices(
+        &format!(
+            "programs: {} programs on {} devices",
+            chosen.len(),
+            devs.len()
+        ),
+        &devs,
     );
-    for d in &devs {
-        println!("  #{} {} [{}]", d.id, d.name, d.framework);
-    }
 
     let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
     let (mut passed, mut failed, mut skipped) = (0usize, 0usize, 0usize);
@@ -98,27 +92,8 @@ fn main() {
         }
     }
 
-    println!(
-        "\n{:<28} {:>5} {:>8} {:>7}",
-        "backend", "ran", "skipped", "failed"
-    );
-    for (label, t) in &tallies {
-        println!(
-            "{label:<28} {:>5} {:>8} {:>7}",
-            t.ran,
-            t.skipped.len(),
-            t.failed.len()
-        );
-    }
-    for (label, t) in &tallies {
-        for s in &t.skipped {
-            println!("  skipped on {label}: {s}");
-        }
-        for f in &t.failed {
-            println!("  FAILED on {label}: {f}");
-        }
-    }
-    println!("programs: {passed} passed, {failed} failed, {skipped} skipped");
+    println!();
+    common::print_tallies("programs", &tallies, (passed, failed, skipped));
     if failed > 0 {
         std::process::exit(1);
     }

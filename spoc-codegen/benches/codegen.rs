@@ -11,16 +11,8 @@ use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-const TARGETS: [Target; 8] = [
-    Target::CudaPtx,
-    Target::CudaC,
-    Target::Hip,
-    Target::OpenCl,
-    Target::Vulkan,
-    Target::Metal,
-    Target::WebGpu,
-    Target::Glsl,
-];
+// `Target::ALL` lists the eight source targets first, then Native and the Interpreter.
+const TARGETS: &[Target] = Target::ALL.split_at(8).0;
 
 fn caps(target: Target) -> Capabilities {
     let mut c = Capabilities::for_target(target);
@@ -44,7 +36,7 @@ fn codegen(c: &mut Criterion) {
     for (name, kernel) in [saxpy, largest] {
         let mut group = c.benchmark_group(format!("codegen_{name}"));
         group.sample_size(30);
-        for target in TARGETS {
+        for &target in TARGETS {
             let caps = caps(target);
             let opts = Options {
                 block: Some([256, 1, 1]),

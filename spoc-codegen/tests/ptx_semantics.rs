@@ -73,19 +73,7 @@ fn bool_and_record_parameters_are_bytes() {
         b.store(&out, u32c(0), v);
     });
     let mut k = b.kernel("params");
-    k.records = vec![RecordDef {
-        name: "Pair".into(),
-        fields: vec![
-            Field {
-                name: "a".into(),
-                ty: Type::F32,
-            },
-            Field {
-                name: "n".into(),
-                ty: Type::I64,
-            },
-        ],
-    }];
+    k.records = vec![record("Pair", &[("a", Type::F32), ("n", Type::I64)])];
     let ptx = ptx(&k, &[]);
     assert_eq!(
         entry_params(&ptx),
@@ -156,19 +144,10 @@ fn soa_errors_are_clear() {
     let mut k = b.kernel("nested");
     k.records = vec![
         particle(),
-        RecordDef {
-            name: "Outer".into(),
-            fields: vec![
-                Field {
-                    name: "inner".into(),
-                    ty: Type::Record("Particle".into()),
-                },
-                Field {
-                    name: "w".into(),
-                    ty: Type::F32,
-                },
-            ],
-        },
+        record(
+            "Outer",
+            &[("inner", Type::Record("Particle".into())), ("w", Type::F32)],
+        ),
     ];
     match gen_with(&k, &["p"], caps()) {
         Err(CodegenError::Unsupported {

@@ -459,3 +459,17 @@ pub fn record(name: &str, fields: &[(&str, Type)]) -> RecordDef {
             .collect(),
     }
 }
+
+/// A variant (`enum`) of the given cases, each a name and its payload types.
+pub fn variant_def(name: &str, cases: Vec<(&str, Vec<Type>)>) -> VariantDef {
+    VariantDef {
+        name: name.into(),
+        cases: cases
+            .into_iter()
+            .map(|(n, payload)| VariantCase {
+                name: n.into(),
+                payload,
+            })
+            .collect(),
+    }
+}

@@ -180,11 +180,51 @@ pub fn exact(_: &Device) -> Tolerance {
     Tolerance::EXACT
 }
 
+/// What one backend (device label) did in a suite: runs that passed, skips and failures with
+/// their reasons.
 #[derive(Default)]
-struct Tally {
-    ran: usize,
-    skipped: Vec<String>,
-    failed: Vec<String>,
+pub struct Tally {
+    pub ran: usize,
+    pub skipped: Vec<String>,
+    pub failed: Vec<String>,
+}
+
+/// Prints `heading`, then one line per device: `  #id name [framework]`.
+pub fn print_devices(heading: &str, devs: &[Device]) {
+    println!("{heading}");
+    for d in devs {
+        println!("  #{} {} [{}]", d.id, d.name, d.framework);
+    }
+}
+
+/// Prints the per-backend table of `tallies` (ran, skipped, failed), each skip and failure with
+/// its reason, and the closing line `{suite}: N passed, N failed, N skipped`.
+pub fn print_tallies(
+    suite: &str,
+    tallies: &BTreeMap<String, Tally>,
+    (passed, failed, skipped): (usize, usize, usize),
+) {
+    println!(
+        "{:<28} {:>5} {:>8} {:>7}",
+        "backend", "ran", "skipped", "failed"
+    );
+    for (label, t) in tallies {
+        println!(
+            "{label:<28} {:>5} {:>8} {:>7}",
+            t.ran,
+            t.skipped.len(),
+            t.failed.len()
+        );
+    }
+    for (label, t) in tallies {
+        for s in &t.skipped {
+            println!("  skipped on {label}: {s}");
+        }
+        for f in &t.failed {
+            println!("  FAILED on {label}: {f}");
+        }
+    }
+    println!("{suite}: {passed} passed, {failed} failed, {skipped} skipped");
 }
 
 /// Runs every case on every device, prints a per-backend table (kernels ran, skipped and why,
@@ -243,35 +283,15 @@ pub fn run_suite(suite: &str, cases: &[Case]) -> bool {
             }
         }
     }
-    println!(
-        "\n== {suite}: {} kernels on {} devices",
-        cases.len(),
-        devs.len()
+    print_devices(
+        &format!(
+            "\n== {suite}: {} kernels on {} devices",
+            cases.len(),
+            devs.len()
+        ),
+        &devs,
     );
-    for d in &devs {
-        println!("  #{} {} [{}]", d.id, d.name, d.framework);
-    }
-    println!(
-        "{:<28} {:>5} {:>8} {:>7}",
-        "backend", "ran", "skipped", "failed"
-    );
-    for (label, t) in &tallies {
-        println!(
-            "{label:<28} {:>5} {:>8} {:>7}",
-            t.ran,
-            t.skipped.len(),
-            t.failed.len()
-        );
-    }
-    for (label, t) in &tallies {
-        for s in &t.skipped {
-            println!("  skipped on {label}: {s}");
-        }
-        for f in &t.failed {
-            println!("  FAILED on {label}: {f}");
-        }
-    }
-    println!("{suite}: {passed} passed, {failed} failed, {skipped} skipped");
+    print_tallies(suite, &tallies, (passed, failed, skipped));
     failed == 0
 }
 

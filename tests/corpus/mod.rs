@@ -12,7 +12,7 @@ use spoc::prelude::*;
 #[path = "../../examples/programs/kernels.rs"]
 mod shared;
 #[allow(unused_imports)] // each test binary uses some of them
-pub use shared::{block_sum, mandelbrot, saxpy};
+pub use shared::{block_sum, mandelbrot, mandelbrot_escape, saxpy};
 
 // ---------------------------------------------------------------- saxpy (f32)
 
@@ -124,8 +124,9 @@ pub fn collatz(start: &[u64], steps: &mut [u32], odd_sum: &mut [u64]) {
 
 // ---------------------------------------------------------------- helper functions
 
+/// `v` clamped to `[0, 1]`.
 #[device]
-fn clamp01(v: f32) -> f32 {
+pub fn clamp01(v: f32) -> f32 {
     if v < 0.0 {
         0.0
     } else if v > 1.0 {
@@ -135,8 +136,9 @@ fn clamp01(v: f32) -> f32 {
     }
 }
 
+/// The cubic smoothstep of `x` between the edges `e0` and `e1`.
 #[device]
-fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
+pub fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {
     let t = clamp01((x - e0) / (e1 - e0));
     t * t * (3.0 - 2.0 * t)
 }
@@ -223,7 +225,7 @@ pub fn overflow(
     out_u64[i] = (i as u64) * 0x9E37_79B9_7F4A_7C15 - 1;
 }
 
-// ---------------------------------------------------------------- for loops: step_by, rev
+// ---------------------------------------------------- for loops: step_by, rev; while, continue
 
 #[kernel]
 pub fn for_loops(out: &mut [i64], lo: i32, hi: i32) {
@@ -244,6 +246,14 @@ pub fn for_loops(out: &mut [i64], lo: i32, hi: i32) {
     }
     for _v in hi..lo {
         acc += 1_000_000;
+    }
+    let mut k = 0i32;
+    while k < hi {
+        k += 3;
+        if k % 5 == 0 {
+            continue;
+        }
+        acc += k as i64;
     }
     out[i] = acc;
 }

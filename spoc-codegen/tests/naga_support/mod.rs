@@ -452,19 +452,13 @@ pub fn records_variants() -> Kernel {
         "Point",
         &[("x", Type::F32), ("y", Type::F32), ("id", Type::U32)],
     )];
-    k.variants = vec![VariantDef {
-        name: "Shape".into(),
-        cases: vec![
-            VariantCase {
-                name: "Circle".into(),
-                payload: vec![Type::F32],
-            },
-            VariantCase {
-                name: "Rect".into(),
-                payload: vec![Type::F32, Type::F32],
-            },
+    k.variants = vec![variant_def(
+        "Shape",
+        vec![
+            ("Circle", vec![Type::F32]),
+            ("Rect", vec![Type::F32, Type::F32]),
         ],
-    }];
+    )];
     k
 }
 

@@ -205,7 +205,7 @@ impl B {
 #[allow(unused_imports)] // each test binary uses some of them
 pub use spoc_testkit::ir::{
     add, and, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c, i64c, id,
-    idx, intr, len, lt, math, mul, rem, select, sub, tid, u32c, u64c, un,
+    idx, intr, len, lt, math, mul, record, rem, select, sub, tid, u32c, u64c, un, variant_def,
 };
 
 // ---------------------------------------------------------------- the corpus
@@ -598,23 +598,10 @@ pub fn casts() -> Kernel {
 
 /// The record of the SoA kernels: three `f32` leaves.
 pub fn particle() -> RecordDef {
-    RecordDef {
-        name: "Particle".into(),
-        fields: vec![
-            Field {
-                name: "x".into(),
-                ty: Type::F32,
-            },
-            Field {
-                name: "v".into(),
-                ty: Type::F32,
-            },
-            Field {
-                name: "mass".into(),
-                ty: Type::F32,
-            },
-        ],
-    }
+    record(
+        "Particle",
+        &[("x", Type::F32), ("v", Type::F32), ("mass", Type::F32)],
+    )
 }
 
 /// `p[i].x += p[i].v * dt / p[i].mass` over a record buffer (AoS or SoA by option), and a
@@ -848,32 +835,14 @@ pub fn records_match() -> Kernel {
     b.store(&scratch, tid(), tote.clone());
     b.store(&out, i, add(tote, idx(&scratch, tid())));
     let mut k = b.kernel("records_match");
-    k.records = vec![RecordDef {
-        name: "Pair".into(),
-        fields: vec![
-            Field {
-                name: "a".into(),
-                ty: Type::F32,
-            },
-            Field {
-                name: "b".into(),
-                ty: Type::F32,
-            },
+    k.records = vec![record("Pair", &[("a", Type::F32), ("b", Type::F32)])];
+    k.variants = vec![variant_def(
+        "Shape",
+        vec![
+            ("Circle", vec![Type::F32]),
+            ("Rect", vec![Type::F32, Type::F32]),
         ],
-    }];
-    k.variants = vec![VariantDef {
-        name: "Shape".into(),
-        cases: vec![
-            VariantCase {
-                name: "Circle".into(),
-                payload: vec![Type::F32],
-            },
-            VariantCase {
-                name: "Rect".into(),
-                payload: vec![Type::F32, Type::F32],
-            },
-        ],
-    }];
+    )];
     k
 }
 
@@ -976,19 +945,10 @@ pub fn memory_types() -> Kernel {
     let mut k = b.kernel("memory_types");
     k.records = vec![
         particle(),
-        RecordDef {
-            name: "Outer".into(),
-            fields: vec![
-                Field {
-                    name: "inner".into(),
-                    ty: Type::Record("Particle".into()),
-                },
-                Field {
-                    name: "w".into(),
-                    ty: Type::F32,
-                },
-            ],
-        },
+        record(
+            "Outer",
+            &[("inner", Type::Record("Particle".into())), ("w", Type::F32)],
+        ),
     ];
     k
 }

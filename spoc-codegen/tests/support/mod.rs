@@ -588,23 +588,14 @@ pub fn records_variants() -> Kernel {
         ],
     );
     let vec2 = record("Vec2", &[("x", Type::F32), ("y", Type::F32)]);
-    let shape = VariantDef {
-        name: "Shape".into(),
-        cases: vec![
-            VariantCase {
-                name: "Circle".into(),
-                payload: vec![Type::F32],
-            },
-            VariantCase {
-                name: "Rect".into(),
-                payload: vec![Type::F32, Type::F32],
-            },
-            VariantCase {
-                name: "Empty".into(),
-                payload: vec![],
-            },
+    let shape = variant_def(
+        "Shape",
+        vec![
+            ("Circle", vec![Type::F32]),
+            ("Rect", vec![Type::F32, Type::F32]),
+            ("Empty", vec![]),
         ],
-    };
+    );
     let pt = Type::Record("Particle".into());
     let vt = Type::Record("Vec2".into());
     let st = Type::Variant("Shape".into());

@@ -8,7 +8,7 @@ use spoc_testkit::ir;
 #[allow(unused_imports)] // each test binary uses some of them
 pub use spoc_testkit::ir::{
     assign, at_line, bin, boolc, call, cast, f32c, f64c, field, i32c, i64c, index, intr, math,
-    record, retype, s as stmt, select, u32c, un,
+    record, retype, s as stmt, select, u32c, un, variant_def,
 };
 
 /// Builds the parameter list, variable table and body of a kernel or helper function, naming
@@ -335,23 +335,14 @@ pub fn shapes_kernel() -> Kernel {
     )));
     let mut k = b.kernel("areas");
     k.records = vec![record("Point", &[("x", Type::F32), ("y", Type::F32)])];
-    k.variants = vec![VariantDef {
-        name: "Shape".into(),
-        cases: vec![
-            VariantCase {
-                name: "Circle".into(),
-                payload: vec![Type::F32],
-            },
-            VariantCase {
-                name: "Rect".into(),
-                payload: vec![point],
-            },
-            VariantCase {
-                name: "Empty".into(),
-                payload: vec![],
-            },
+    k.variants = vec![variant_def(
+        "Shape",
+        vec![
+            ("Circle", vec![Type::F32]),
+            ("Rect", vec![point]),
+            ("Empty", vec![]),
         ],
-    }];
+    )];
     k.functions = vec![area];
     k
 }

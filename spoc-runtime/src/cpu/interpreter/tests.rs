@@ -3,15 +3,15 @@
 use super::*;
 use crate::native::abi::ScalarArg;
 use spoc_ir::{
-    AtomicOp, Axis, BinOp, Const, Expr, ExprKind, Field, ForDir, Function, Intrinsic, LValue,
-    MathFn, MemSpace, Pattern, RecordDef, ScalarType, Stmt, StmtKind, Type, UnOp,
+    AtomicOp, Axis, BinOp, Const, Expr, ExprKind, ForDir, Function, Intrinsic, LValue, MathFn,
+    MemSpace, Pattern, ScalarType, Stmt, StmtKind, Type, UnOp,
 };
 
 // ---- IR builders: spoc_testkit::ir, with this file's statement style -----------------------
 
 use spoc_testkit::ir::{
     add, bin, boolc, cast, f32c, field, global_id as gid, i32c, i64c, id, idx, intr, len, lt, math,
-    mul, neg, select, u32c,
+    mul, neg, record, select, u32c,
 };
 
 /// [`spoc_testkit::ir::B`] with this file's conventions: locals are `mut`, and the body is
@@ -945,23 +945,10 @@ struct Particle {
 /// `out[i].x = inp[i].x * 2.0; out[i].n = inp[i].n + 1; out[i].alive = !inp[i].alive`
 #[test]
 fn record_buffers_use_c_layout() {
-    let rec = RecordDef {
-        name: "Particle".into(),
-        fields: vec![
-            Field {
-                name: "alive".into(),
-                ty: Type::BOOL,
-            },
-            Field {
-                name: "x".into(),
-                ty: Type::F64,
-            },
-            Field {
-                name: "n".into(),
-                ty: Type::I32,
-            },
-        ],
-    };
+    let rec = record(
+        "Particle",
+        &[("alive", Type::BOOL), ("x", Type::F64), ("n", Type::I32)],
+    );
     let pt = Type::Record("Particle".into());
     let mut b = B::default();
     let inp = b.buf("inp", pt.clone());
@@ -1242,25 +1229,16 @@ fn interp_throughput() {
 /// (expression arms binding the payload, and a statement match).
 #[test]
 fn variants_and_match_bindings() {
-    use spoc_ir::{VariantCase, VariantDef};
+    use spoc_testkit::ir::variant_def;
     let shape = Type::Variant("Shape".into());
-    let def = VariantDef {
-        name: "Shape".into(),
-        cases: vec![
-            VariantCase {
-                name: "Circle".into(),
-                payload: vec![Type::F32],
-            },
-            VariantCase {
-                name: "Rect".into(),
-                payload: vec![Type::F32, Type::F32],
-            },
-            VariantCase {
-                name: "Empty".into(),
-                payload: vec![],
-            },
+    let def = variant_def(
+        "Shape",
+        vec![
+            ("Circle", vec![Type::F32]),
+            ("Rect", vec![Type::F32, Type::F32]),
+            ("Empty", vec![]),
         ],
-    };
+    );
     let lit = |case: &str, payload: Vec<Expr>| Expr {
         kind: ExprKind::VariantLit {
             variant: "Shape".into(),
@@ -1441,19 +1419,7 @@ fn f16_buffers_load_store_and_cast() {
 /// `out[i] = scale(p, i).b - scale(p, i).a`.
 #[test]
 fn records_by_value_and_from_helpers() {
-    let rec = RecordDef {
-        name: "Pair".into(),
-        fields: vec![
-            Field {
-                name: "a".into(),
-                ty: Type::I32,
-            },
-            Field {
-                name: "b".into(),
-                ty: Type::I64,
-            },
-        ],
-    };
+    let rec = record("Pair", &[("a", Type::I32), ("b", Type::I64)]);
     let pt = Type::Record("Pair".into());
     let mut fb = B::default();
     let p = fb.param("p", pt.clone(), false);
