@@ -611,25 +611,18 @@ impl<'a> Native<'a> {
                     quote!(while #c { #b })
                 }
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => {
-                let v = self.var(*var);
-                let (s, e) = (self.expr(start)?, self.expr(end)?);
-                let b = self.block(body)?;
-                let range = match dir {
+            StmtKind::For(l) => {
+                let v = self.var(l.var);
+                let (s, e) = (self.expr(&l.start)?, self.expr(&l.end)?);
+                let b = self.block(&l.body)?;
+                let range = match l.dir {
                     ForDir::Up => quote!((#s..#e)),
                     ForDir::Down => quote!((#s..#e).rev()),
                 };
-                let iter = if step.kind == ExprKind::Const(Const::U32(1)) {
+                let iter = if l.unit_step() {
                     range
                 } else {
-                    let st = self.expr(step)?;
+                    let st = self.expr(&l.step)?;
                     quote!(#range.step_by(::spoc::__private::check_step(#st)?))
                 };
                 quote!(for #v in #iter { #b })

@@ -31,7 +31,7 @@ pub use expr::{BinOp, Const, Expr, ExprKind, LValue, Pattern, UnOp, VarId};
 pub use hash::ContentHash;
 pub use intrinsic::{AtomicOp, Axis, FenceScope, Intrinsic, MathFn, ShuffleKind};
 pub use kernel::{Function, Kernel, Param, SharedDecl, VarDecl, VarKind};
-pub use stmt::{Block, ForDir, SrcLoc, Stmt, StmtKind};
+pub use stmt::{Block, ForDir, ForLoop, SrcLoc, Stmt, StmtKind};
 pub use types::{
     Field, FieldPath, MemSpace, PendingType, RecordDef, ScalarType, Type, VariantCase, VariantDef,
 };

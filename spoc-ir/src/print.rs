@@ -497,37 +497,30 @@ impl<'a> Printer<'a> {
                 }
                 self.braced(out, depth, body);
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => {
+            StmtKind::For(l) => {
                 out.push_str("for ");
-                self.var(out, *var);
+                self.var(out, l.var);
                 out.push_str(" in ");
-                let unit_step = matches!(step.kind, ExprKind::Const(Const::U32(1)));
-                let plain = unit_step && *dir == ForDir::Up;
+                let unit_step = l.unit_step();
+                let plain = unit_step && l.dir == ForDir::Up;
                 if !plain {
                     out.push('(');
                 }
-                self.expr(out, start);
+                self.expr(out, &l.start);
                 out.push_str("..");
-                self.expr(out, end);
+                self.expr(out, &l.end);
                 if !plain {
                     out.push(')');
-                    if *dir == ForDir::Down {
+                    if l.dir == ForDir::Down {
                         out.push_str(".rev()");
                     }
                     if !unit_step {
                         out.push_str(".step_by(");
-                        self.expr(out, step);
+                        self.expr(out, &l.step);
                         out.push(')');
                     }
                 }
-                self.braced(out, depth, body);
+                self.braced(out, depth, &l.body);
             }
             StmtKind::Match { scrutinee, arms } => {
                 out.push_str("match ");

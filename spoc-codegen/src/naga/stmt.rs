@@ -6,7 +6,7 @@ use super::func::{Fb, R};
 use super::types::unsigned_of;
 use crate::Target;
 use naga::{Barrier, BinaryOperator as Bo, Expression, ScalarKind, Statement};
-use spoc_ir::{Block, Const, Expr, ExprKind, ForDir, ScalarType, Stmt, StmtKind, VarId};
+use spoc_ir::{Block, Const, ExprKind, ForDir, ForLoop, ScalarType, Stmt, StmtKind};
 
 impl Fb<'_, '_> {
     /// Lowers a function body.
@@ -96,14 +96,7 @@ impl Fb<'_, '_> {
                     break_if: None,
                 });
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => self.for_loop(*var, start, end, step, *dir, body)?,
+            StmtKind::For(l) => self.for_loop(l)?,
             StmtKind::Match { scrutinee, arms } => {
                 self.match_chain(scrutinee, arms, &mut |fb, b: &Block| fb.block(b))?;
             }
@@ -172,15 +165,9 @@ impl Fb<'_, '_> {
     ///     }
     /// }
     /// ```
-    fn for_loop(
-        &mut self,
-        var: VarId,
-        start: &Expr,
-        end: &Expr,
-        step: &Expr,
-        dir: ForDir,
-        body: &Block,
-    ) -> R<()> {
+    fn for_loop(&mut self, l: &ForLoop) -> R<()> {
+        let (var, dir) = (l.var, l.dir);
+        let (start, end, step, body) = (&l.start, &l.end, &l.step, &l.body);
         let st = self.scalar_of(&self.decl(var)?.ty)?;
         let ut = unsigned_of(st);
         let s = self.expr(start)?;

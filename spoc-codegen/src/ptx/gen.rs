@@ -8,8 +8,8 @@ use super::value::{Addr, ArrRef, Base, Len, Space, Store, Val};
 use super::Ctx;
 use crate::CodegenError;
 use spoc_ir::{
-    Block, Const, Expr, ExprKind, FenceScope, ForDir, Function, MemSpace, Pattern, ScalarType,
-    Stmt, StmtKind, Type, VarDecl, VarId,
+    Block, Const, Expr, ExprKind, FenceScope, ForDir, ForLoop, Function, MemSpace, Pattern,
+    ScalarType, Stmt, StmtKind, Type, VarDecl, VarId,
 };
 use std::collections::BTreeSet;
 
@@ -397,18 +397,11 @@ impl<'k, 'c> Gen<'k, 'c> {
         let text = match &s.kind {
             StmtKind::If { cond, .. } => format!("if {}", e(cond)),
             StmtKind::While { cond, .. } => format!("while {}", e(cond)),
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                ..
-            } => {
-                let name = &self.frame().idents[var.0 as usize];
-                let range = format!("({}..{})", e(start), e(end));
-                let rev = if *dir == ForDir::Down { ".rev()" } else { "" };
-                format!("for {name} in {range}{rev}.step_by({})", e(step))
+            StmtKind::For(l) => {
+                let name = &self.frame().idents[l.var.0 as usize];
+                let range = format!("({}..{})", e(&l.start), e(&l.end));
+                let rev = if l.dir == ForDir::Down { ".rev()" } else { "" };
+                format!("for {name} in {range}{rev}.step_by({})", e(&l.step))
             }
             StmtKind::Match { scrutinee, .. } => format!("match {}", e(scrutinee)),
             StmtKind::Block(_) => return None,
@@ -498,14 +491,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                 self.a.put(&end);
                 Ok(())
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => self.for_loop(*var, start, end, step, *dir, body),
+            StmtKind::For(l) => self.for_loop(l),
             StmtKind::Match { scrutinee, arms } => {
                 let sv = self.expr(scrutinee)?;
                 let end = self.a.label("mend");
@@ -575,15 +561,9 @@ impl<'k, 'c> Gen<'k, 'c> {
 
     /// `for var in (start..end)[.rev()].step_by(step) { body }`, never overflowing `var`:
     /// the distance to the bound is compared with the step before stepping.
-    fn for_loop(
-        &mut self,
-        var: VarId,
-        start: &'k Expr,
-        end: &'k Expr,
-        step: &'k Expr,
-        dir: ForDir,
-        body: &'k Block,
-    ) -> R<()> {
+    fn for_loop(&mut self, l: &'k ForLoop) -> R<()> {
+        let (var, dir) = (l.var, l.dir);
+        let (start, end, step, body) = (&l.start, &l.end, &l.step, &l.body);
         let ty = start.ty.as_scalar().unwrap_or(ScalarType::I32);
         let wide = ty.size_bytes() == 8;
         let c = Class::of(ty);
