@@ -325,11 +325,7 @@ pub fn expand_failed(item: &syn::ItemFn, errs: TokenStream) -> TokenStream {
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);
     let vis = &item.vis;
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let cfgs = crate::attrs_named(item, "cfg");
     // A generic fn's body is kernel code, not generic Rust: its host copy would add errors.
     let mut host = item.clone();
     if host

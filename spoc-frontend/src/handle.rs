@@ -235,16 +235,8 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
     let launch_doc = format!(
         " Launch with `{name}.launch(&device, grid, block, {tuple_text})` (`Buffer` is `spoc::Buffer`)."
     );
-    let docs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .collect();
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let docs = crate::attrs_named(item, "doc");
+    let cfgs = crate::attrs_named(item, "cfg");
     let cfgs2 = &cfgs;
     let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*), &l.records);
     let record_checks = crate::record_checks::all(l, &quote!(#(#cfgs)*), has_native);
@@ -358,16 +350,8 @@ pub fn expand_generic(
     let vis = &item.vis;
     let args_trait = format_ident!("__spoc_{}_Args", name);
     let inst_trait = format_ident!("__spoc_{}_Instance", name);
-    let docs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .collect();
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let docs = crate::attrs_named(item, "doc");
+    let cfgs = crate::attrs_named(item, "cfg");
     let cfg = quote!(#(#cfgs)*);
     let allow = crate::native_entry::allow_lints();
     let mut impls = Vec::new();

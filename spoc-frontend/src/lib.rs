@@ -169,6 +169,14 @@ fn expand_device_checked(attr: TokenStream2, item: TokenStream2) -> TokenStream2
     }
 }
 
+/// The attributes of `item` whose path is `name` (`doc`, `cfg`), in order.
+fn attrs_named<'a>(item: &'a syn::ItemFn, name: &str) -> Vec<&'a syn::Attribute> {
+    item.attrs
+        .iter()
+        .filter(|a| a.path().is_ident(name))
+        .collect()
+}
+
 /// The checker types of the (already validated) parameters (tests; the expansion takes them
 /// from the lowered function).
 #[cfg(test)]

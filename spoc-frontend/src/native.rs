@@ -262,8 +262,9 @@ fn located(tokens: TokenStream, loc: spoc_ir::SrcLoc) -> TokenStream {
 
 /// A constant as a Rust expression of its exact type and value.
 pub fn constant(c: Const) -> TokenStream {
-    fn signed(v: i128, lit: Literal) -> TokenStream {
-        if v < 0 {
+    /// `lit`, negated when `negative`.
+    fn signed(negative: bool, lit: Literal) -> TokenStream {
+        if negative {
             quote!((-#lit))
         } else {
             quote!(#lit)
@@ -271,8 +272,8 @@ pub fn constant(c: Const) -> TokenStream {
     }
     match c {
         Const::Bool(b) => quote!(#b),
-        Const::I32(v) => signed(v as i128, int_lit(v.unsigned_abs() as u128, "i32")),
-        Const::I64(v) => signed(v as i128, int_lit(v.unsigned_abs() as u128, "i64")),
+        Const::I32(v) => signed(v < 0, int_lit(v.unsigned_abs() as u128, "i32")),
+        Const::I64(v) => signed(v < 0, int_lit(v.unsigned_abs() as u128, "i64")),
         Const::U32(v) => {
             let l = Literal::u32_suffixed(v);
             quote!(#l)
@@ -282,32 +283,14 @@ pub fn constant(c: Const) -> TokenStream {
             quote!(#l)
         }
         Const::F16(bits) => quote!(#bits),
-        Const::F32(bits) => {
-            let v = f32::from_bits(bits);
-            if v.is_finite() {
-                let l = Literal::f32_suffixed(v.abs());
-                if v.is_sign_negative() {
-                    quote!((-#l))
-                } else {
-                    quote!(#l)
-                }
-            } else {
-                quote!(f32::from_bits(#bits))
-            }
-        }
-        Const::F64(bits) => {
-            let v = f64::from_bits(bits);
-            if v.is_finite() {
-                let l = Literal::f64_suffixed(v.abs());
-                if v.is_sign_negative() {
-                    quote!((-#l))
-                } else {
-                    quote!(#l)
-                }
-            } else {
-                quote!(f64::from_bits(#bits))
-            }
-        }
+        Const::F32(bits) => match f32::from_bits(bits) {
+            v if v.is_finite() => signed(v.is_sign_negative(), Literal::f32_suffixed(v.abs())),
+            _ => quote!(f32::from_bits(#bits)),
+        },
+        Const::F64(bits) => match f64::from_bits(bits) {
+            v if v.is_finite() => signed(v.is_sign_negative(), Literal::f64_suffixed(v.abs())),
+            _ => quote!(f64::from_bits(#bits)),
+        },
     }
 }
 
@@ -376,6 +359,34 @@ impl<'a> Native<'a> {
     /// The type of the root variable of place `l`.
     fn root_type(&self, l: &LValue) -> Option<&Type> {
         Some(&self.vars.get(root_var(l)?.0 as usize)?.ty)
+    }
+
+    /// Whether the place `l` lies in a local (per-thread) array.
+    fn in_local_array(&self, l: &LValue) -> Option<bool> {
+        Some(matches!(
+            self.root_type(l)?,
+            Type::Array {
+                space: MemSpace::Local,
+                ..
+            }
+        ))
+    }
+
+    /// The store of `value` into `place` (then its `fields`) within a local array: the value
+    /// first, then the indices, then the store.
+    fn local_store(
+        &self,
+        place: &LValue,
+        value: &TokenStream,
+        fields: &[Ident],
+    ) -> Option<TokenStream> {
+        let mut lets = Vec::new();
+        let place = self.local_place(place, &mut lets)?;
+        Some(quote!({
+            let __spoc_v = #value;
+            #(#lets)*
+            #place #(.#fields)* = __spoc_v;
+        }))
     }
 
     /// The Rust name of variable `id`: its source name with the id appended, so shadowed
@@ -487,21 +498,8 @@ impl<'a> Native<'a> {
                 }))
             }
             LValue::Index { base, index } => {
-                let local = matches!(
-                    self.root_type(inner)?,
-                    Type::Array {
-                        space: MemSpace::Local,
-                        ..
-                    }
-                );
-                if local {
-                    let mut lets = Vec::new();
-                    let place = self.local_place(inner, &mut lets)?;
-                    return Some(quote!({
-                        let __spoc_v = #value;
-                        #(#lets)*
-                        #place #(.#fields)* = __spoc_v;
-                    }));
+                if self.in_local_array(inner)? {
+                    return self.local_store(inner, &value, &fields);
                 }
                 let LValue::Var(b) = &**base else { return None };
                 let b = self.var(*b);
@@ -556,22 +554,8 @@ impl<'a> Native<'a> {
                         quote!(#name = #v;)
                     }
                     LValue::Index { base, index } => {
-                        let local = matches!(
-                            self.root_type(target)?,
-                            Type::Array {
-                                space: MemSpace::Local,
-                                ..
-                            }
-                        );
-                        if local {
-                            // The value first, then the indices, then the store.
-                            let mut lets = Vec::new();
-                            let place = self.local_place(target, &mut lets)?;
-                            return Some(quote!({
-                                let __spoc_v = #v;
-                                #(#lets)*
-                                #place = __spoc_v;
-                            }));
+                        if self.in_local_array(target)? {
+                            return self.local_store(target, &v, &[]);
                         }
                         let LValue::Var(b) = &**base else { return None };
                         if let Some(w) = self.fast.and_then(|p| p.window_of(self, *b, index)) {
