@@ -68,12 +68,7 @@ impl Body<'_, '_> {
             } => {
                 let refs: Vec<&Expr> = payload.iter().collect();
                 let ops = self.operands(&refs)?;
-                let idx = self
-                    .ctx
-                    .kernel
-                    .variant(variant)
-                    .and_then(|v| v.cases.iter().position(|c| &c.name == case))
-                    .unwrap_or(0);
+                let idx = self.ctx.case_index(variant, case);
                 let ctor = self.ctx.variant_ctor(variant, idx);
                 Ok(call_code(&ctor, &ops))
             }
@@ -298,24 +293,15 @@ impl Body<'_, '_> {
                 let sym = op.symbol();
                 Code::new(format!("{} {sym} {amount}", l.at(prec::UNARY)), prec::SHIFT)
             }
-            BinOp::Eq | BinOp::Ne => Code::new(
-                format!(
-                    "{} {} {}",
-                    l.at(prec::SHIFT),
-                    op.symbol(),
-                    r.at(prec::SHIFT)
-                ),
-                prec::EQ,
-            ),
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Code::new(
-                format!(
-                    "{} {} {}",
-                    l.at(prec::SHIFT),
-                    op.symbol(),
-                    r.at(prec::SHIFT)
-                ),
-                prec::REL,
-            ),
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                let p = if matches!(op, BinOp::Eq | BinOp::Ne) {
+                    prec::EQ
+                } else {
+                    prec::REL
+                };
+                let (l, r) = (l.at(prec::SHIFT), r.at(prec::SHIFT));
+                Code::new(format!("{l} {} {r}", op.symbol()), p)
+            }
             BinOp::LogicalAnd | BinOp::LogicalOr => unreachable!("handled above"),
         })
     }

@@ -606,12 +606,7 @@ impl Body<'_, '_> {
                 false
             }
             Pattern::Case { variant, case, .. } => {
-                let idx = self
-                    .ctx
-                    .kernel
-                    .variant(variant)
-                    .and_then(|v| v.cases.iter().position(|c| &c.name == case))
-                    .unwrap_or(0);
+                let idx = self.ctx.case_index(variant, case);
                 let v = idx as i128;
                 if !seen.contains(&v) {
                     seen.push(v);
@@ -653,12 +648,7 @@ impl Body<'_, '_> {
                 }
             }
             Pattern::Case { variant, case, .. } => {
-                let idx = self
-                    .ctx
-                    .kernel
-                    .variant(variant)
-                    .and_then(|v| v.cases.iter().position(|c| &c.name == case))
-                    .unwrap_or(0);
+                let idx = self.ctx.case_index(variant, case);
                 Some(format!("{}.tag == {idx}u", s.at(prec::PRIMARY)))
             }
             Pattern::Or(alts) => {

@@ -644,14 +644,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                 case,
                 bindings,
             } => {
-                let def = self.cx.variant(variant)?;
-                let idx = def.cases.iter().position(|c| &c.name == case).unwrap_or(0);
-                let Val::Variant { tag, cases, .. } = v else {
-                    return Err(self.cx.unsupported(
-                        format!("pattern `{variant}::{case}` on a non-variant value"),
-                        "a variant scrutinee",
-                    ));
-                };
+                let (idx, tag, cases) = self.case_of(v, variant, case)?;
                 let p = self.a.tmp(Class::Pred);
                 self.a.ins(format!("setp.ne.u32 {p}, {tag}, {idx}"));
                 self.a.bra_if(&p, true, fail);
@@ -682,14 +675,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                 }
             }
             Pattern::Case { variant, case, .. } => {
-                let def = self.cx.variant(variant)?;
-                let idx = def.cases.iter().position(|c| &c.name == case).unwrap_or(0);
-                let Val::Variant { tag, .. } = v else {
-                    return Err(self.cx.unsupported(
-                        format!("pattern `{variant}::{case}` on a non-variant value"),
-                        "a variant scrutinee",
-                    ));
-                };
+                let (idx, tag, _) = self.case_of(v, variant, case)?;
                 let p = self.a.tmp(Class::Pred);
                 self.a.ins(format!("setp.eq.u32 {p}, {tag}, {idx}"));
                 self.a.bra_if(&p, true, ok);
@@ -714,6 +700,24 @@ impl<'k, 'c> Gen<'k, 'c> {
             }
         }
         Ok(())
+    }
+
+    /// For pattern `variant::case` on the variant value `v`: the case's position, `v`'s tag and
+    /// its cases' payloads.
+    fn case_of<'v>(
+        &self,
+        v: &'v Val,
+        variant: &str,
+        case: &str,
+    ) -> R<(usize, &'v Opd, &'v [Option<Vec<Val>>])> {
+        let idx = self.cx.variant(variant)?.case_index(case).unwrap_or(0);
+        let Val::Variant { tag, cases, .. } = v else {
+            return Err(self.cx.unsupported(
+                format!("pattern `{variant}::{case}` on a non-variant value"),
+                "a variant scrutinee",
+            ));
+        };
+        Ok((idx, tag, cases))
     }
 
     fn int_scrutinee(&self, v: &Val, ty: &Type) -> R<(Opd, &'static str)> {

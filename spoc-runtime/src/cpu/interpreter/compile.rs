@@ -1160,9 +1160,7 @@ impl<'k> Compiler<'k> {
             .variant(variant)
             .ok_or_else(|| invalid(format!("unknown variant type `{variant}`")))?;
         let i = def
-            .cases
-            .iter()
-            .position(|c| c.name == case)
+            .case_index(case)
             .ok_or_else(|| invalid(format!("no case `{case}` in variant `{variant}`")))?;
         match npayload {
             Some(n) if n != def.cases[i].payload.len() => {
