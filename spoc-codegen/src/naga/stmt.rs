@@ -5,7 +5,7 @@ use super::expr::int_lit;
 use super::func::{Fb, R};
 use super::types::unsigned_of;
 use crate::Target;
-use naga::{Barrier, BinaryOperator as Bo, Expression, ScalarKind, Statement};
+use naga::{Barrier, BinaryOperator as Bo, ScalarKind, Statement};
 use spoc_ir::{Block, Const, ExprKind, ForDir, ForLoop, ScalarType, Stmt, StmtKind};
 
 impl Fb<'_, '_> {
@@ -174,20 +174,12 @@ impl Fb<'_, '_> {
         let e = self.expr(end)?;
         let stp = self.expr(step)?;
         let step_u = if ut == ScalarType::U64 {
-            self.emit(Expression::As {
-                expr: stp,
-                kind: ScalarKind::Uint,
-                convert: Some(8),
-            })
+            self.emit_as(stp, ScalarKind::Uint, Some(8))
         } else {
             stp
         };
         let step_v = if st.is_signed() {
-            self.emit(Expression::As {
-                expr: step_u,
-                kind: ScalarKind::Sint,
-                convert: None,
-            })
+            self.emit_as(step_u, ScalarKind::Sint, None)
         } else {
             step_u
         };
@@ -220,11 +212,7 @@ impl Fb<'_, '_> {
             ForDir::Down => self.bin(Bo::Subtract, cur, s),
         };
         let rem = if st.is_signed() {
-            self.emit(Expression::As {
-                expr: diff,
-                kind: ScalarKind::Uint,
-                convert: None,
-            })
+            self.emit_as(diff, ScalarKind::Uint, None)
         } else {
             diff
         };
