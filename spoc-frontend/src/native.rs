@@ -345,7 +345,7 @@ impl<'a> Native<'a> {
                 let i = self.expr(index)?;
                 let t = format_ident!("__spoc_i{}", lets.len());
                 lets.push(quote!(let #t: u32 = #i;));
-                let name = self.source_name(root_var(l)?);
+                let name = self.source_name(spoc_ir::visit::place_root(l));
                 Some(quote!((*::spoc::__private::local_mut(&mut #inner, #t, #name)?)))
             }
             LValue::Field { base, field } => {
@@ -358,7 +358,7 @@ impl<'a> Native<'a> {
 
     /// The type of the root variable of place `l`.
     fn root_type(&self, l: &LValue) -> Option<&Type> {
-        Some(&self.vars.get(root_var(l)?.0 as usize)?.ty)
+        Some(&self.vars.get(spoc_ir::visit::place_root(l).0 as usize)?.ty)
     }
 
     /// Whether the place `l` lies in a local (per-thread) array.
@@ -1014,14 +1014,6 @@ impl<'a> Native<'a> {
                 quote!(#t::#name(#x #(, #rest)*))
             }
         })
-    }
-}
-
-/// The variable at the root of place `l`.
-fn root_var(l: &LValue) -> Option<VarId> {
-    match l {
-        LValue::Var(v) => Some(*v),
-        LValue::Index { base, .. } | LValue::Field { base, .. } => root_var(base),
     }
 }
 

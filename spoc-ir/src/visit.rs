@@ -323,6 +323,16 @@ pub fn bodies(kernel: &Kernel) -> impl Iterator<Item = &Block> {
     std::iter::once(&kernel.body).chain(kernel.functions.iter().map(|f: &Function| &f.body))
 }
 
+/// The variable an expression of place form reads from (the root of its index and field
+/// projections, `a` in `a[i].f`); `None` for any other expression.
+pub fn expr_root(e: &Expr) -> Option<crate::VarId> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Index { array: base, .. } | ExprKind::Field { base, .. } => expr_root(base),
+        _ => None,
+    }
+}
+
 /// The variable a place writes into (the root of its index and field projections).
 pub fn place_root(place: &LValue) -> crate::VarId {
     let mut l = place;

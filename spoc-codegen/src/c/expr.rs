@@ -379,15 +379,7 @@ impl Body<'_, '_> {
         let f = self.expr(els)?;
         let else_lines = self.take_since(mark);
         if then_lines.is_empty() && else_lines.is_empty() {
-            return Ok(Code::new(
-                format!(
-                    "{} ? {} : {}",
-                    c.at(prec::LOR),
-                    t.at(prec::LOR),
-                    f.at(prec::COND)
-                ),
-                prec::COND,
-            ));
+            return Ok(conditional(&c, &t, &f));
         }
         let tmp = self.fresh("tmp");
         let d = self.ctx.decl(&e.ty, &tmp, Storage::Value);
@@ -461,15 +453,7 @@ impl Body<'_, '_> {
                 let c = self.expr(cond)?;
                 let t = self.len_of(then)?;
                 let f = self.len_of(els)?;
-                Ok(Code::new(
-                    format!(
-                        "{} ? {} : {}",
-                        c.at(prec::LOR),
-                        t.at(prec::LOR),
-                        f.at(prec::COND)
-                    ),
-                    prec::COND,
-                ))
+                Ok(conditional(&c, &t, &f))
             }
             _ => Err(self.ctx.unsupported(
                 format!("`{}.len()`", self.show(a)),
@@ -606,4 +590,17 @@ fn bitwise(sym: &str, p: u8, l: &Code, r: &Code) -> Code {
         format!("({})", l.text)
     };
     Code::new(format!("{lhs} {sym} {}", r.at(prec::UNARY)), p)
+}
+
+/// The C conditional expression `c ? t : f`.
+fn conditional(c: &Code, t: &Code, f: &Code) -> Code {
+    Code::new(
+        format!(
+            "{} ? {} : {}",
+            c.at(prec::LOR),
+            t.at(prec::LOR),
+            f.at(prec::COND)
+        ),
+        prec::COND,
+    )
 }
