@@ -457,3 +457,12 @@ pub fn body_attributes(body: &syn::Block, errs: &mut Errors) -> bool {
     syn::visit::Visit::visit_block(&mut v, body);
     v.ok
 }
+
+/// `e` without the parentheses and invisible groups around it.
+pub(crate) fn strip(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}

@@ -3,6 +3,7 @@
 //! (`warp_size()`, `lane_id()`, shuffles, votes, `ballot`).
 
 use crate::errors::{Failed, Loc, Lowered};
+use crate::lower::strip;
 use crate::lower::{Lowerer, TExpr};
 use crate::lower_array::{elem_scalar, Access};
 use crate::lower_call::intrinsic_name;
@@ -17,21 +18,9 @@ const STATEMENTS: [(&str, StmtKind); 4] = [
     ("thread_fence", StmtKind::MemFence(FenceScope::Device)),
 ];
 
-const ATOMICS: [AtomicOp; 9] = [
-    AtomicOp::Add,
-    AtomicOp::Sub,
-    AtomicOp::Min,
-    AtomicOp::Max,
-    AtomicOp::Exchange,
-    AtomicOp::CompareExchange,
-    AtomicOp::And,
-    AtomicOp::Or,
-    AtomicOp::Xor,
-];
-
 /// The value intrinsics of this module: atomics and warp operations.
 fn value_intrinsic(name: &str) -> Option<Intrinsic> {
-    if let Some(op) = ATOMICS.iter().find(|op| op.name() == name) {
+    if let Some(op) = AtomicOp::ALL.iter().find(|op| op.name() == name) {
         return Some(Intrinsic::Atomic(*op));
     }
     Some(match name {
@@ -53,14 +42,6 @@ fn called_name(c: &syn::ExprCall) -> Option<String> {
     match &*c.func {
         syn::Expr::Path(p) if p.qself.is_none() => intrinsic_name(&p.path),
         _ => None,
-    }
-}
-
-fn strip(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => strip(&p.expr),
-        syn::Expr::Group(g) => strip(&g.expr),
-        e => e,
     }
 }
 

@@ -197,6 +197,19 @@ pub enum AtomicOp {
 }
 
 impl AtomicOp {
+    /// Every atomic operation.
+    pub const ALL: [AtomicOp; 9] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::Exchange,
+        AtomicOp::CompareExchange,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+    ];
+
     /// The intrinsic's name in the kernel language (`"atomic_add"`, …).
     pub fn name(self) -> &'static str {
         match self {
