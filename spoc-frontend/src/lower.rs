@@ -345,6 +345,17 @@ impl Lowerer {
         }
     }
 
+    /// The call of intrinsic `intrinsic` on `args`, of type `ty`, at `span`.
+    pub fn mk_intrinsic(
+        &self,
+        intrinsic: spoc_ir::Intrinsic,
+        args: Vec<Expr>,
+        ty: Ty,
+        span: Loc,
+    ) -> TExpr {
+        self.mk(ExprKind::Intrinsic { intrinsic, args }, ty, span)
+    }
+
     /// An IR expression of checker type `ty`.
     pub fn mk(&self, kind: ExprKind, ty: Ty, span: Loc) -> TExpr {
         TExpr {

@@ -8,7 +8,7 @@ use crate::lower::{Lowerer, TExpr};
 use crate::lower_array::{elem_scalar, Access};
 use crate::lower_call::intrinsic_name;
 use crate::types::{Kind, Scalar, Ty};
-use spoc_ir::{AtomicOp, Block, ExprKind, FenceScope, Intrinsic, ShuffleKind, StmtKind};
+use spoc_ir::{AtomicOp, Block, FenceScope, Intrinsic, ShuffleKind, StmtKind};
 
 /// The intrinsics that are statements, with the IR statement of each.
 const STATEMENTS: [(&str, StmtKind); 4] = [
@@ -143,11 +143,7 @@ impl Lowerer {
                 .errs
                 .spanned(&c.args, format!("`{name}()` takes no arguments")));
         }
-        let kind = ExprKind::Intrinsic {
-            intrinsic: i,
-            args: vec![],
-        };
-        Ok(self.mk(kind, Ty::USIZE, Loc::of(c)))
+        Ok(self.mk_intrinsic(i, vec![], Ty::USIZE, Loc::of(c)))
     }
 
     /// `shuffle(v, lane)`, `shuffle_up(v, delta)`, `shuffle_down(v, delta)`, `shuffle_xor(v, mask)`:
@@ -183,11 +179,7 @@ impl Lowerer {
             &format!("mismatched types: the `{second}` of `{name}` is a `usize` (convert with `as usize`)"),
         )?;
         let ty = v.ty;
-        let kind = ExprKind::Intrinsic {
-            intrinsic: i,
-            args: vec![v.e, lane.e],
-        };
-        Ok(self.mk(kind, ty, Loc::of(c)))
+        Ok(self.mk_intrinsic(i, vec![v.e, lane.e], ty, Loc::of(c)))
     }
 
     /// `vote_any(p)`, `vote_all(p)` (`bool`), `ballot(p)` (`u32`).
@@ -211,11 +203,7 @@ impl Lowerer {
         } else {
             Ty::BOOL
         };
-        let kind = ExprKind::Intrinsic {
-            intrinsic: i,
-            args: vec![p.e],
-        };
-        Ok(self.mk(kind, ty, Loc::of(c)))
+        Ok(self.mk_intrinsic(i, vec![p.e], ty, Loc::of(c)))
     }
 
     /// `atomic_op(&mut a[i], v)` / `atomic_compare_exchange(&mut a[i], expected, new)`: the
@@ -317,11 +305,7 @@ impl Lowerer {
         }
         let mut args = vec![array, el.index.e];
         args.extend(vals.into_iter().map(|v| v.e));
-        let kind = ExprKind::Intrinsic {
-            intrinsic: Intrinsic::Atomic(op),
-            args,
-        };
-        Ok(self.mk(kind, el.elem, Loc::of(c)))
+        Ok(self.mk_intrinsic(Intrinsic::Atomic(op), args, el.elem, Loc::of(c)))
     }
 }
 
