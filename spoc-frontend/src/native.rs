@@ -294,6 +294,27 @@ pub fn constant(c: Const) -> TokenStream {
     }
 }
 
+/// The Rust form of `op` on `a` and `b` where it is one for every operand type: wrapping
+/// shifts, bitwise operations, comparisons and logic; `None` for the arithmetic operators.
+fn uniform_binary(op: BinOp, a: &TokenStream, b: &TokenStream) -> Option<TokenStream> {
+    Some(match op {
+        BinOp::Shl => quote!((#a).wrapping_shl((#b) as u32)),
+        BinOp::Shr => quote!((#a).wrapping_shr((#b) as u32)),
+        BinOp::BitAnd => quote!((#a & #b)),
+        BinOp::BitOr => quote!((#a | #b)),
+        BinOp::BitXor => quote!((#a ^ #b)),
+        BinOp::Eq => quote!((#a == #b)),
+        BinOp::Ne => quote!((#a != #b)),
+        BinOp::Lt => quote!((#a < #b)),
+        BinOp::Le => quote!((#a <= #b)),
+        BinOp::Gt => quote!((#a > #b)),
+        BinOp::Ge => quote!((#a >= #b)),
+        BinOp::LogicalAnd => quote!((#a && #b)),
+        BinOp::LogicalOr => quote!((#a || #b)),
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => return None,
+    })
+}
+
 /// An integer literal token `<magnitude><suffix>` (the magnitude of `MIN` included, which only
 /// the negated form makes valid, exactly as Rust reads `-2147483648i32`).
 fn int_lit(magnitude: u128, suffix: &str) -> Literal {
@@ -845,19 +866,7 @@ impl<'a> Native<'a> {
                     let r = arith("k_rem");
                     quote!(#r?)
                 }
-                BinOp::Shl => quote!((#a).wrapping_shl((#b) as u32)),
-                BinOp::Shr => quote!((#a).wrapping_shr((#b) as u32)),
-                BinOp::BitAnd => quote!((#a & #b)),
-                BinOp::BitOr => quote!((#a | #b)),
-                BinOp::BitXor => quote!((#a ^ #b)),
-                BinOp::Eq => quote!((#a == #b)),
-                BinOp::Ne => quote!((#a != #b)),
-                BinOp::Lt => quote!((#a < #b)),
-                BinOp::Le => quote!((#a <= #b)),
-                BinOp::Gt => quote!((#a > #b)),
-                BinOp::Ge => quote!((#a >= #b)),
-                BinOp::LogicalAnd => quote!((#a && #b)),
-                BinOp::LogicalOr => quote!((#a || #b)),
+                _ => return uniform_binary(op, &a, &b),
             });
         }
         let s = lhs.ty.as_scalar()?;
@@ -869,24 +878,12 @@ impl<'a> Native<'a> {
             BinOp::Mul if int => quote!((#a).wrapping_mul(#b)),
             BinOp::Div if int => quote!(::spoc::__private::KernelInt::k_div(#a, #b)?),
             BinOp::Rem if int => quote!(::spoc::__private::KernelInt::k_rem(#a, #b)?),
-            BinOp::Shl => quote!((#a).wrapping_shl((#b) as u32)),
-            BinOp::Shr => quote!((#a).wrapping_shr((#b) as u32)),
             BinOp::Add => quote!((#a + #b)),
             BinOp::Sub => quote!((#a - #b)),
             BinOp::Mul => quote!((#a * #b)),
             BinOp::Div => quote!((#a / #b)),
             BinOp::Rem => quote!((#a % #b)),
-            BinOp::BitAnd => quote!((#a & #b)),
-            BinOp::BitOr => quote!((#a | #b)),
-            BinOp::BitXor => quote!((#a ^ #b)),
-            BinOp::Eq => quote!((#a == #b)),
-            BinOp::Ne => quote!((#a != #b)),
-            BinOp::Lt => quote!((#a < #b)),
-            BinOp::Le => quote!((#a <= #b)),
-            BinOp::Gt => quote!((#a > #b)),
-            BinOp::Ge => quote!((#a >= #b)),
-            BinOp::LogicalAnd => quote!((#a && #b)),
-            BinOp::LogicalOr => quote!((#a || #b)),
+            _ => return uniform_binary(op, &a, &b),
         })
     }
 
