@@ -56,8 +56,7 @@ impl Body<'_, '_> {
             }
             ExprKind::Len(a) => self.len_of(a),
             ExprKind::RecordLit { record, fields } => {
-                let refs: Vec<&Expr> = fields.iter().collect();
-                let ops = self.operands(&refs)?;
+                let ops = self.operands_of(fields)?;
                 let ctor = self.ctx.record_ctor(record);
                 Ok(call_code(&ctor, &ops))
             }
@@ -66,8 +65,7 @@ impl Body<'_, '_> {
                 case,
                 payload,
             } => {
-                let refs: Vec<&Expr> = payload.iter().collect();
-                let ops = self.operands(&refs)?;
+                let ops = self.operands_of(payload)?;
                 let idx = self.ctx.case_index(variant, case);
                 let ctor = self.ctx.variant_ctor(variant, idx);
                 Ok(call_code(&ctor, &ops))
@@ -80,8 +78,7 @@ impl Body<'_, '_> {
                 Ok(Code::primary(tmp))
             }
             ExprKind::VectorLit(lanes) => {
-                let refs: Vec<&Expr> = lanes.iter().collect();
-                let ops = self.operands(&refs)?;
+                let ops = self.operands_of(lanes)?;
                 let elem = lanes
                     .first()
                     .and_then(|l| l.ty.as_scalar())
@@ -96,6 +93,12 @@ impl Body<'_, '_> {
     pub(crate) fn constant(&self, c: Const) -> Code {
         let (text, simple) = self.ctx.literal(c);
         Code::new(text, if simple { prec::PRIMARY } else { prec::UNARY })
+    }
+
+    /// [`Body::operands`] of a slice of expressions (call arguments, literal fields).
+    pub(crate) fn operands_of(&mut self, es: &[Expr]) -> R<Vec<Code>> {
+        let refs: Vec<&Expr> = es.iter().collect();
+        self.operands(&refs)
     }
 
     /// Emits operands that C evaluates in no fixed order but the IR evaluates left to right: an
@@ -533,8 +536,7 @@ impl Body<'_, '_> {
                 "the helper function in the kernel's function list",
             ));
         };
-        let refs: Vec<&Expr> = args.iter().collect();
-        let ops = self.operands(&refs)?;
+        let ops = self.operands_of(args)?;
         let mut out = Vec::new();
         for ((p, a), c) in f.params.iter().zip(args).zip(ops) {
             out.push(c);

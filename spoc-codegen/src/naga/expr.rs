@@ -303,26 +303,22 @@ impl Fb<'_, '_> {
 
     /// The member index of `field` in record type `ty`.
     pub fn field_index(&self, ty: &Type, field: &str) -> R<u32> {
-        let Type::Record(r) = ty else {
-            return Err(self.g.bug(format!("field `.{field}` of a `{ty}`")));
-        };
-        self.g
-            .kernel
-            .record(r)
-            .and_then(|d| d.fields.iter().position(|f| f.name == field))
-            .map(|p| p as u32)
-            .ok_or_else(|| self.g.bug(format!("record `{r}` has no field `{field}`")))
+        self.field_of(ty, field).map(|(i, _)| i as u32)
     }
 
     pub(super) fn field_type(&self, ty: &Type, field: &str) -> R<Type> {
+        self.field_of(ty, field).map(|(_, f)| f.ty.clone())
+    }
+
+    /// The position and declaration of `field` in record type `ty`.
+    fn field_of(&self, ty: &Type, field: &str) -> R<(usize, &spoc_ir::Field)> {
         let Type::Record(r) = ty else {
             return Err(self.g.bug(format!("field `.{field}` of a `{ty}`")));
         };
         self.g
             .kernel
             .record(r)
-            .and_then(|d| d.fields.iter().find(|f| f.name == field))
-            .map(|f| f.ty.clone())
+            .and_then(|d| d.fields.iter().enumerate().find(|(_, f)| f.name == field))
             .ok_or_else(|| self.g.bug(format!("record `{r}` has no field `{field}`")))
     }
 
