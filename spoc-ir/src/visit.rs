@@ -45,6 +45,21 @@ pub fn walk_block<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, block: &'ir Block) {
     }
 }
 
+/// The one walk behind [`walk_lvalue`] and [`walk_lvalue_mut`]: `$place` is already a shared
+/// or mutable reference, and its children go to `$v`'s visit methods.
+macro_rules! walk_lvalue_children {
+    ($v:ident, $place:ident, $lvalue:ident, $expr:ident) => {
+        match $place {
+            LValue::Var(_) => {}
+            LValue::Index { base, index } => {
+                $v.$lvalue(base);
+                $v.$expr(index);
+            }
+            LValue::Field { base, .. } => $v.$lvalue(base),
+        }
+    };
+}
+
 /// The one walk behind [`walk_stmt`] and [`walk_stmt_mut`]: matches `$stmt.kind` through the
 /// borrow `$r` (`&` or `&mut`) and hands each child to `$v`'s visit method of its kind.
 macro_rules! walk_stmt_children {
@@ -102,14 +117,7 @@ pub fn walk_stmt<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, stmt: &'ir Stmt) {
 
 /// Visits the children of a place: its base place and its index expressions.
 pub fn walk_lvalue<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, place: &'ir LValue) {
-    match place {
-        LValue::Var(_) => {}
-        LValue::Index { base, index } => {
-            v.visit_lvalue(base);
-            v.visit_expr(index);
-        }
-        LValue::Field { base, .. } => v.visit_lvalue(base),
-    }
+    walk_lvalue_children!(v, place, visit_lvalue, visit_expr)
 }
 
 /// Visits the sub-expressions of `expr` in evaluation order (and the patterns of a `match`).
@@ -197,14 +205,7 @@ pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, stmt: &mut Stmt) {
 
 /// Visits the children of a place: its base place and its index expressions.
 pub fn walk_lvalue_mut<V: VisitMut + ?Sized>(v: &mut V, place: &mut LValue) {
-    match place {
-        LValue::Var(_) => {}
-        LValue::Index { base, index } => {
-            v.visit_lvalue_mut(base);
-            v.visit_expr_mut(index);
-        }
-        LValue::Field { base, .. } => v.visit_lvalue_mut(base),
-    }
+    walk_lvalue_children!(v, place, visit_lvalue_mut, visit_expr_mut)
 }
 
 /// Visits the sub-expressions of `expr` in evaluation order (and the patterns of a `match`).
