@@ -142,12 +142,7 @@ impl<'k> Body<'k> {
                     )));
                 }
                 for (p, a) in arms {
-                    self.open();
-                    let r = self
-                        .pattern(p, &scrutinee.ty, true)
-                        .and_then(|_| self.expr(a));
-                    self.close();
-                    r?;
+                    self.arm(p, &scrutinee.ty, |v| v.expr(a).map(|_| ()))?;
                     if a.ty != arms[0].1.ty {
                         return Err(self.fail(format!(
                             "the arms of `{}` have different types, `{}` and `{}`",

@@ -201,6 +201,20 @@ impl<'k> Body<'k> {
         self.scopes.push(Vec::new());
     }
 
+    /// Checks a `match` arm in a scope of its own: pattern `p` on a `ty` scrutinee (its
+    /// bindings declared), then `body`.
+    pub(super) fn arm(
+        &mut self,
+        p: &Pattern,
+        ty: &Type,
+        body: impl FnOnce(&mut Self) -> Check,
+    ) -> Check {
+        self.open();
+        let r = self.pattern(p, ty, true).and_then(|_| body(self));
+        self.close();
+        r
+    }
+
     pub(super) fn close(&mut self) {
         for i in self.scopes.pop().unwrap_or_default() {
             self.in_scope[i] = false;
@@ -325,12 +339,7 @@ impl<'k> Body<'k> {
                 self.expr(scrutinee)?;
                 self.check_scrutinee(scrutinee)?;
                 for (p, b) in arms {
-                    self.open();
-                    let r = self
-                        .pattern(p, &scrutinee.ty, true)
-                        .and_then(|_| self.block(b));
-                    self.close();
-                    r?;
+                    self.arm(p, &scrutinee.ty, |v| v.block(b))?;
                 }
                 Ok(())
             }
