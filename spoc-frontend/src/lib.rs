@@ -105,6 +105,9 @@ fn expand_kernel_checked(attr: TokenStream2, item: TokenStream2) -> TokenStream2
     expand.run(attr, item)
 }
 
+/// One instance of a generic fn: its type argument, the instantiated fn and its lowering.
+type Instance = (types::Scalar, syn::ItemFn, lower::LoweredFn);
+
 /// How one attribute (`#[kernel]`, `#[device]`) expands a fn: plain, generic (every instance
 /// lowered), or failed with the errors.
 struct Expansion {
@@ -115,11 +118,7 @@ struct Expansion {
     /// Whether the fn is a kernel.
     is_kernel: bool,
     plain: fn(&syn::ItemFn, &lower::LoweredFn) -> TokenStream2,
-    generic: fn(
-        &syn::ItemFn,
-        &generic::GenericParam,
-        &[(types::Scalar, syn::ItemFn, lower::LoweredFn)],
-    ) -> TokenStream2,
+    generic: fn(&syn::ItemFn, &generic::GenericParam, &[Instance]) -> TokenStream2,
     failed: fn(&syn::ItemFn, TokenStream2) -> TokenStream2,
 }
 

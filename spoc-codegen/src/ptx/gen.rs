@@ -13,6 +13,9 @@ use spoc_ir::{
 };
 use std::collections::BTreeSet;
 
+/// The payload values of each case of a variant value (`None` for a case without any).
+type CasePayloads = [Option<Vec<Val>>];
+
 pub(crate) type R<T> = Result<T, CodegenError>;
 
 /// One function body being emitted: the kernel's, or an inlined helper's.
@@ -709,7 +712,7 @@ impl<'k, 'c> Gen<'k, 'c> {
         v: &'v Val,
         variant: &str,
         case: &str,
-    ) -> R<(usize, &'v Opd, &'v [Option<Vec<Val>>])> {
+    ) -> R<(usize, &'v Opd, &'v CasePayloads)> {
         let idx = self.cx.variant(variant)?.case_index(case).unwrap_or(0);
         let Val::Variant { tag, cases, .. } = v else {
             return Err(self.cx.unsupported(
