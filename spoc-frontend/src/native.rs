@@ -888,32 +888,22 @@ impl<'a> Native<'a> {
     }
 
     fn intrinsic(&self, i: Intrinsic, args: &[Expr], ty: &Type) -> Option<TokenStream> {
-        let axis = |a: spoc_ir::Axis| Literal::usize_unsuffixed(a.index());
+        // `ctx.<field>[axis]` and `ctx.<method>(axis)`.
+        let field = |f: &str, a: spoc_ir::Axis| {
+            let (f, a) = (format_ident!("{f}"), Literal::usize_unsuffixed(a.index()));
+            quote!(ctx.#f[#a])
+        };
+        let method = |m: &str, a: spoc_ir::Axis| {
+            let (m, a) = (format_ident!("{m}"), Literal::usize_unsuffixed(a.index()));
+            quote!(ctx.#m(#a))
+        };
         Some(match i {
-            Intrinsic::ThreadIdx(a) => {
-                let a = axis(a);
-                quote!(ctx.thread[#a])
-            }
-            Intrinsic::BlockIdx(a) => {
-                let a = axis(a);
-                quote!(ctx.block[#a])
-            }
-            Intrinsic::BlockDim(a) => {
-                let a = axis(a);
-                quote!(ctx.block_dim[#a])
-            }
-            Intrinsic::GridDim(a) => {
-                let a = axis(a);
-                quote!(ctx.grid_dim[#a])
-            }
-            Intrinsic::GlobalId(a) => {
-                let a = axis(a);
-                quote!(ctx.global_id(#a))
-            }
-            Intrinsic::GlobalSize(a) => {
-                let a = axis(a);
-                quote!(ctx.global_size(#a))
-            }
+            Intrinsic::ThreadIdx(a) => field("thread", a),
+            Intrinsic::BlockIdx(a) => field("block", a),
+            Intrinsic::BlockDim(a) => field("block_dim", a),
+            Intrinsic::GridDim(a) => field("grid_dim", a),
+            Intrinsic::GlobalId(a) => method("global_id", a),
+            Intrinsic::GlobalSize(a) => method("global_size", a),
             Intrinsic::WarpSize => quote!(32u32),
             Intrinsic::LaneId => quote!(ctx.lane_id()),
             Intrinsic::Math(m) => self.math(m, args, ty)?,
