@@ -271,11 +271,7 @@ impl Lowerer {
             _ => false,
         };
         if !ok {
-            let on = if op == AtomicOp::Add {
-                "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`"
-            } else {
-                "`i32`, `u32`, `i64` and `u64`"
-            };
+            let on = op.element_types();
             let found = elem.map_or("this type", Scalar::name);
             return Err(self.errs.spanned(
                 target,

@@ -210,6 +210,16 @@ impl AtomicOp {
         AtomicOp::Xor,
     ];
 
+    /// The element types the operation works on, as error messages list them: 32- and 64-bit
+    /// integers, and for [`AtomicOp::Add`] also `f32` and `f64`.
+    pub fn element_types(self) -> &'static str {
+        if self == AtomicOp::Add {
+            "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`"
+        } else {
+            "`i32`, `u32`, `i64` and `u64`"
+        }
+    }
+
     /// The intrinsic's name in the kernel language (`"atomic_add"`, …).
     pub fn name(self) -> &'static str {
         match self {

@@ -463,11 +463,7 @@ impl<'k> Body<'k> {
                     _ => false,
                 };
                 if !ok {
-                    let on = if op == AtomicOp::Add {
-                        "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`"
-                    } else {
-                        "`i32`, `u32`, `i64` and `u64`"
-                    };
+                    let on = op.element_types();
                     return Err(self.fail(format!(
                         "`{shown}`: `{}` works on elements of type {on}, not `{elem}`",
                         op.name()
