@@ -354,6 +354,17 @@ pub fn expand_generic(
     let cfgs = crate::attrs_named(item, "cfg");
     let cfg = quote!(#(#cfgs)*);
     let allow = crate::native_entry::allow_lints();
+    // The launch method of the hidden arguments trait, declared once and implemented per
+    // instance.
+    let launch_sig = quote! {
+        fn __spoc_launch(
+            self,
+            dev: &::spoc::Device,
+            grid: ::spoc::Dims,
+            block: ::spoc::Dims,
+            shared_bytes: usize,
+        ) -> ::spoc::Result<()>
+    };
     let mut impls = Vec::new();
     let mut tuples = Vec::new();
     let mut names = Vec::new();
@@ -384,13 +395,7 @@ pub fn expand_generic(
 
             #cfg
             impl<#(#lifetimes),*> #args_trait for ( #(#arg_tys,)* ) {
-                fn __spoc_launch(
-                    self,
-                    dev: &::spoc::Device,
-                    grid: ::spoc::Dims,
-                    block: ::spoc::Dims,
-                    shared_bytes: usize,
-                ) -> ::spoc::Result<()> {
+                #launch_sig {
                     let ( #(#arg_names,)* ) = self;
                     ::spoc::__private::launch_def(
                         dev,
@@ -439,13 +444,7 @@ pub fn expand_generic(
         #[diagnostic::on_unimplemented(message = #no_instance, note = #instance_note)]
         #vis trait #args_trait {
             /// Launches the instance these arguments are for.
-            fn __spoc_launch(
-                self,
-                dev: &::spoc::Device,
-                grid: ::spoc::Dims,
-                block: ::spoc::Dims,
-                shared_bytes: usize,
-            ) -> ::spoc::Result<()>;
+            #launch_sig;
         }
 
         /// The instance types of a generic kernel (generated; not a public API).
