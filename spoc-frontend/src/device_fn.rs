@@ -72,7 +72,7 @@ fn cfg_attrs(item: &syn::ItemFn) -> TokenStream {
 pub fn expand_generic(
     item: &syn::ItemFn,
     g: &crate::generic::GenericParam,
-    instances: &[(crate::types::Scalar, syn::ItemFn, LoweredFn)],
+    instances: &[crate::Instance],
 ) -> TokenStream {
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);

@@ -343,7 +343,7 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
 pub fn expand_generic(
     item: &syn::ItemFn,
     g: &crate::generic::GenericParam,
-    instances: &[(crate::types::Scalar, syn::ItemFn, LoweredFn)],
+    instances: &[crate::Instance],
 ) -> TokenStream {
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);

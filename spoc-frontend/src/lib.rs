@@ -106,7 +106,7 @@ fn expand_kernel_checked(attr: TokenStream2, item: TokenStream2) -> TokenStream2
 }
 
 /// One instance of a generic fn: its type argument, the instantiated fn and its lowering.
-type Instance = (types::Scalar, syn::ItemFn, lower::LoweredFn);
+pub(crate) type Instance = (types::Scalar, syn::ItemFn, lower::LoweredFn);
 
 /// How one attribute (`#[kernel]`, `#[device]`) expands a fn: plain, generic (every instance
 /// lowered), or failed with the errors.
@@ -149,7 +149,7 @@ fn lower_instances(
     item: &syn::ItemFn,
     g: &generic::GenericParam,
     is_kernel: bool,
-) -> Result<Vec<(types::Scalar, syn::ItemFn, lower::LoweredFn)>, TokenStream2> {
+) -> Result<Vec<Instance>, TokenStream2> {
     let mut ok = Vec::new();
     let mut failed = Vec::new();
     for &s in &g.types {
