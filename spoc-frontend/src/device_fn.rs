@@ -43,6 +43,22 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
     }
 }
 
+/// The associated constants of the companion of a `#[device]` fn named `name` that failed to
+/// compile: a device fn, not `OK`, with no signature, native body or instances.
+fn failed_consts(name: &str) -> TokenStream {
+    quote! {
+        pub const NAME: &'static str = #name;
+        pub const IS_DEVICE: bool = true;
+        pub const OK: bool = false;
+        pub const PARAM_TAGS: &'static [u8] = &[];
+        pub const RET_TAG: u8 = 0;
+        pub const PARAM_RECORDS: &'static [&'static str] = &[];
+        pub const RET_RECORD: &'static str = "";
+        pub const HAS_NATIVE: bool = false;
+        pub const INSTANCES: &'static [&'static [u8]] = &[];
+    }
+}
+
 /// The `#[cfg]` attributes of `item`.
 fn cfg_attrs(item: &syn::ItemFn) -> TokenStream {
     let cfgs = item.attrs.iter().filter(|a| a.path().is_ident("cfg"));
@@ -56,7 +72,7 @@ fn cfg_attrs(item: &syn::ItemFn) -> TokenStream {
 pub fn expand_generic(
     item: &syn::ItemFn,
     g: &crate::generic::GenericParam,
-    instances: &[(crate::types::Scalar, syn::ItemFn, LoweredFn)],
+    instances: &[crate::Instance],
 ) -> TokenStream {
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);
@@ -119,6 +135,7 @@ pub fn expand_generic(
         instance_tags.push(quote!(&[ #(#tags),* ]));
     }
     let none = quote::format_ident!("__spoc_{}_none", name);
+    let none_consts = failed_consts("");
     let n = instances.len();
     let docs = item.attrs.iter().filter(|a| !a.path().is_ident("cfg"));
     let fn_ident = &item.sig.ident;
@@ -165,15 +182,7 @@ pub fn expand_generic(
         #cfgs
         #[allow(dead_code)]
         impl #none {
-            pub const NAME: &'static str = "";
-            pub const IS_DEVICE: bool = true;
-            pub const OK: bool = false;
-            pub const PARAM_TAGS: &'static [u8] = &[];
-            pub const RET_TAG: u8 = 0;
-            pub const PARAM_RECORDS: &'static [&'static str] = &[];
-            pub const RET_RECORD: &'static str = "";
-            pub const HAS_NATIVE: bool = false;
-            pub const INSTANCES: &'static [&'static [u8]] = &[];
+            #none_consts
         }
 
         #cfgs
@@ -325,11 +334,7 @@ pub fn expand_failed(item: &syn::ItemFn, errs: TokenStream) -> TokenStream {
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);
     let vis = &item.vis;
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let cfgs = crate::attrs_named(item, "cfg");
     // A generic fn's body is kernel code, not generic Rust: its host copy would add errors.
     let mut host = item.clone();
     if host
@@ -342,6 +347,7 @@ pub fn expand_failed(item: &syn::ItemFn, errs: TokenStream) -> TokenStream {
         host.block =
             syn::parse_quote!({ ::core::unreachable!("this #[device] fn failed to compile") });
     }
+    let consts = failed_consts(&name);
     quote! {
         #errs
 
@@ -356,15 +362,7 @@ pub fn expand_failed(item: &syn::ItemFn, errs: TokenStream) -> TokenStream {
         #(#cfgs)*
         #[allow(dead_code)]
         impl #ident {
-            pub const NAME: &'static str = #name;
-            pub const IS_DEVICE: bool = true;
-            pub const OK: bool = false;
-            pub const PARAM_TAGS: &'static [u8] = &[];
-            pub const RET_TAG: u8 = 0;
-            pub const PARAM_RECORDS: &'static [&'static str] = &[];
-            pub const RET_RECORD: &'static str = "";
-            pub const HAS_NATIVE: bool = false;
-            pub const INSTANCES: &'static [&'static [u8]] = &[];
+            #consts
         }
 
         #(#cfgs)*

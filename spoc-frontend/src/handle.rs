@@ -235,16 +235,8 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
     let launch_doc = format!(
         " Launch with `{name}.launch(&device, grid, block, {tuple_text})` (`Buffer` is `spoc::Buffer`)."
     );
-    let docs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .collect();
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let docs = crate::attrs_named(item, "doc");
+    let cfgs = crate::attrs_named(item, "cfg");
     let cfgs2 = &cfgs;
     let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*), &l.records);
     let record_checks = crate::record_checks::all(l, &quote!(#(#cfgs)*), has_native);
@@ -351,25 +343,28 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
 pub fn expand_generic(
     item: &syn::ItemFn,
     g: &crate::generic::GenericParam,
-    instances: &[(crate::types::Scalar, syn::ItemFn, LoweredFn)],
+    instances: &[crate::Instance],
 ) -> TokenStream {
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);
     let vis = &item.vis;
     let args_trait = format_ident!("__spoc_{}_Args", name);
     let inst_trait = format_ident!("__spoc_{}_Instance", name);
-    let docs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .collect();
-    let cfgs: Vec<&syn::Attribute> = item
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("cfg"))
-        .collect();
+    let docs = crate::attrs_named(item, "doc");
+    let cfgs = crate::attrs_named(item, "cfg");
     let cfg = quote!(#(#cfgs)*);
     let allow = crate::native_entry::allow_lints();
+    // The launch method of the hidden arguments trait, declared once and implemented per
+    // instance.
+    let launch_sig = quote! {
+        fn __spoc_launch(
+            self,
+            dev: &::spoc::Device,
+            grid: ::spoc::Dims,
+            block: ::spoc::Dims,
+            shared_bytes: usize,
+        ) -> ::spoc::Result<()>
+    };
     let mut impls = Vec::new();
     let mut tuples = Vec::new();
     let mut names = Vec::new();
@@ -400,13 +395,7 @@ pub fn expand_generic(
 
             #cfg
             impl<#(#lifetimes),*> #args_trait for ( #(#arg_tys,)* ) {
-                fn __spoc_launch(
-                    self,
-                    dev: &::spoc::Device,
-                    grid: ::spoc::Dims,
-                    block: ::spoc::Dims,
-                    shared_bytes: usize,
-                ) -> ::spoc::Result<()> {
+                #launch_sig {
                     let ( #(#arg_names,)* ) = self;
                     ::spoc::__private::launch_def(
                         dev,
@@ -455,13 +444,7 @@ pub fn expand_generic(
         #[diagnostic::on_unimplemented(message = #no_instance, note = #instance_note)]
         #vis trait #args_trait {
             /// Launches the instance these arguments are for.
-            fn __spoc_launch(
-                self,
-                dev: &::spoc::Device,
-                grid: ::spoc::Dims,
-                block: ::spoc::Dims,
-                shared_bytes: usize,
-            ) -> ::spoc::Result<()>;
+            #launch_sig;
         }
 
         /// The instance types of a generic kernel (generated; not a public API).

@@ -94,20 +94,52 @@ pub fn expand_kernel(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
 }
 
 fn expand_kernel_checked(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
-    let item = match parse_item(attr, item, "kernel") {
-        Ok(i) => i,
-        Err(e) => return e,
+    let expand = Expansion {
+        attr: "kernel",
+        what: "kernel",
+        is_kernel: true,
+        plain: |item, l| handle::expand(item, l, &l.param_tys),
+        generic: handle::expand_generic,
+        failed: fallback_kernel,
     };
-    match generic::parse(&item.sig, "kernel") {
-        Err(e) => fallback_kernel(&item, e),
-        Ok(Some(g)) => match lower_instances(&item, &g, true) {
-            Ok(instances) => handle::expand_generic(&item, &g, &instances),
-            Err(e) => fallback_kernel(&item, e),
-        },
-        Ok(None) => match lower::lower_fn(&item, true) {
-            Ok(l) => handle::expand(&item, &l, &l.param_tys),
-            Err(errs) => fallback_kernel(&item, errs.to_compile_errors()),
-        },
+    expand.run(attr, item)
+}
+
+/// One instance of a generic fn: its type argument, the instantiated fn and its lowering.
+pub(crate) type Instance = (types::Scalar, syn::ItemFn, lower::LoweredFn);
+
+/// How one attribute (`#[kernel]`, `#[device]`) expands a fn: plain, generic (every instance
+/// lowered), or failed with the errors.
+struct Expansion {
+    /// The attribute's name.
+    attr: &'static str,
+    /// What the fn is, for generic-parameter errors.
+    what: &'static str,
+    /// Whether the fn is a kernel.
+    is_kernel: bool,
+    plain: fn(&syn::ItemFn, &lower::LoweredFn) -> TokenStream2,
+    generic: fn(&syn::ItemFn, &generic::GenericParam, &[Instance]) -> TokenStream2,
+    failed: fn(&syn::ItemFn, TokenStream2) -> TokenStream2,
+}
+
+impl Expansion {
+    /// Parses `item` under the attribute's arguments `attr`, lowers it and expands it.
+    fn run(&self, attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
+        let item = match parse_item(attr, item, self.attr) {
+            Ok(i) => i,
+            Err(e) => return e,
+        };
+        match generic::parse(&item.sig, self.what) {
+            Err(e) => (self.failed)(&item, e),
+            Ok(Some(g)) => match lower_instances(&item, &g, self.is_kernel) {
+                Ok(instances) => (self.generic)(&item, &g, &instances),
+                Err(e) => (self.failed)(&item, e),
+            },
+            Ok(None) => match lower::lower_fn(&item, self.is_kernel) {
+                Ok(l) => (self.plain)(&item, &l),
+                Err(errs) => (self.failed)(&item, errs.to_compile_errors()),
+            },
+        }
     }
 }
 
@@ -117,7 +149,7 @@ fn lower_instances(
     item: &syn::ItemFn,
     g: &generic::GenericParam,
     is_kernel: bool,
-) -> Result<Vec<(types::Scalar, syn::ItemFn, lower::LoweredFn)>, TokenStream2> {
+) -> Result<Vec<Instance>, TokenStream2> {
     let mut ok = Vec::new();
     let mut failed = Vec::new();
     for &s in &g.types {
@@ -152,21 +184,23 @@ pub fn expand_device(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
 }
 
 fn expand_device_checked(attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
-    let item = match parse_item(attr, item, "device") {
-        Ok(i) => i,
-        Err(e) => return e,
+    let expand = Expansion {
+        attr: "device",
+        what: "device function",
+        is_kernel: false,
+        plain: device_fn::expand,
+        generic: device_fn::expand_generic,
+        failed: device_fn::expand_failed,
     };
-    match generic::parse(&item.sig, "device function") {
-        Err(e) => device_fn::expand_failed(&item, e),
-        Ok(Some(g)) => match lower_instances(&item, &g, false) {
-            Ok(instances) => device_fn::expand_generic(&item, &g, &instances),
-            Err(e) => device_fn::expand_failed(&item, e),
-        },
-        Ok(None) => match lower::lower_fn(&item, false) {
-            Ok(l) => device_fn::expand(&item, &l),
-            Err(errs) => device_fn::expand_failed(&item, errs.to_compile_errors()),
-        },
-    }
+    expand.run(attr, item)
+}
+
+/// The attributes of `item` whose path is `name` (`doc`, `cfg`), in order.
+fn attrs_named<'a>(item: &'a syn::ItemFn, name: &str) -> Vec<&'a syn::Attribute> {
+    item.attrs
+        .iter()
+        .filter(|a| a.path().is_ident(name))
+        .collect()
 }
 
 /// The checker types of the (already validated) parameters (tests; the expansion takes them

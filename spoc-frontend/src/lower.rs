@@ -345,6 +345,17 @@ impl Lowerer {
         }
     }
 
+    /// The call of intrinsic `intrinsic` on `args`, of type `ty`, at `span`.
+    pub fn mk_intrinsic(
+        &self,
+        intrinsic: spoc_ir::Intrinsic,
+        args: Vec<Expr>,
+        ty: Ty,
+        span: Loc,
+    ) -> TExpr {
+        self.mk(ExprKind::Intrinsic { intrinsic, args }, ty, span)
+    }
+
     /// An IR expression of checker type `ty`.
     pub fn mk(&self, kind: ExprKind, ty: Ty, span: Loc) -> TExpr {
         TExpr {
@@ -456,4 +467,13 @@ pub fn body_attributes(body: &syn::Block, errs: &mut Errors) -> bool {
     let mut v = Attrs { errs, ok: true };
     syn::visit::Visit::visit_block(&mut v, body);
     v.ok
+}
+
+/// `e` without the parentheses and invisible groups around it.
+pub(crate) fn strip(e: &syn::Expr) -> &syn::Expr {
+    match e {
+        syn::Expr::Paren(p) => strip(&p.expr),
+        syn::Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
 }

@@ -7,6 +7,7 @@
 //! `rows * cols` elements, and `tile[r][c]` is `tile[r * cols + c]`.
 
 use crate::errors::{Loc, Lowered};
+use crate::lower::strip;
 use crate::lower::{ident_name, Lowerer, TExpr};
 use crate::types::{ArraySpace, Kind, Scalar, Ty};
 use spoc_ir::{BinOp, Block, Const, ExprKind, SharedDecl, Type, VarId, VarKind};
@@ -36,14 +37,6 @@ pub struct ElemRef {
     /// The flattened index, `usize`.
     pub index: TExpr,
     pub access: Access,
-}
-
-fn strip(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => strip(&p.expr),
-        syn::Expr::Group(g) => strip(&g.expr),
-        e => e,
-    }
 }
 
 impl Lowerer {

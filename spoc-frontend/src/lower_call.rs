@@ -345,11 +345,12 @@ impl Lowerer {
             )?;
             vals.push(v);
         }
-        let kind = ExprKind::Intrinsic {
-            intrinsic: Intrinsic::Math(f),
-            args: vals.into_iter().map(|v| v.e).collect(),
-        };
-        Ok(self.mk(kind, ty, span))
+        Ok(self.mk_intrinsic(
+            Intrinsic::Math(f),
+            vals.into_iter().map(|v| v.e).collect(),
+            ty,
+            span,
+        ))
     }
 }
 

@@ -3,11 +3,12 @@
 //! (`warp_size()`, `lane_id()`, shuffles, votes, `ballot`).
 
 use crate::errors::{Failed, Loc, Lowered};
+use crate::lower::strip;
 use crate::lower::{Lowerer, TExpr};
 use crate::lower_array::{elem_scalar, Access};
 use crate::lower_call::intrinsic_name;
 use crate::types::{Kind, Scalar, Ty};
-use spoc_ir::{AtomicOp, Block, ExprKind, FenceScope, Intrinsic, ShuffleKind, StmtKind};
+use spoc_ir::{AtomicOp, Block, FenceScope, Intrinsic, ShuffleKind, StmtKind};
 
 /// The intrinsics that are statements, with the IR statement of each.
 const STATEMENTS: [(&str, StmtKind); 4] = [
@@ -17,21 +18,9 @@ const STATEMENTS: [(&str, StmtKind); 4] = [
     ("thread_fence", StmtKind::MemFence(FenceScope::Device)),
 ];
 
-const ATOMICS: [AtomicOp; 9] = [
-    AtomicOp::Add,
-    AtomicOp::Sub,
-    AtomicOp::Min,
-    AtomicOp::Max,
-    AtomicOp::Exchange,
-    AtomicOp::CompareExchange,
-    AtomicOp::And,
-    AtomicOp::Or,
-    AtomicOp::Xor,
-];
-
 /// The value intrinsics of this module: atomics and warp operations.
 fn value_intrinsic(name: &str) -> Option<Intrinsic> {
-    if let Some(op) = ATOMICS.iter().find(|op| op.name() == name) {
+    if let Some(op) = AtomicOp::ALL.iter().find(|op| op.name() == name) {
         return Some(Intrinsic::Atomic(*op));
     }
     Some(match name {
@@ -53,14 +42,6 @@ fn called_name(c: &syn::ExprCall) -> Option<String> {
     match &*c.func {
         syn::Expr::Path(p) if p.qself.is_none() => intrinsic_name(&p.path),
         _ => None,
-    }
-}
-
-fn strip(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => strip(&p.expr),
-        syn::Expr::Group(g) => strip(&g.expr),
-        e => e,
     }
 }
 
@@ -162,11 +143,7 @@ impl Lowerer {
                 .errs
                 .spanned(&c.args, format!("`{name}()` takes no arguments")));
         }
-        let kind = ExprKind::Intrinsic {
-            intrinsic: i,
-            args: vec![],
-        };
-        Ok(self.mk(kind, Ty::USIZE, Loc::of(c)))
+        Ok(self.mk_intrinsic(i, vec![], Ty::USIZE, Loc::of(c)))
     }
 
     /// `shuffle(v, lane)`, `shuffle_up(v, delta)`, `shuffle_down(v, delta)`, `shuffle_xor(v, mask)`:
@@ -202,11 +179,7 @@ impl Lowerer {
             &format!("mismatched types: the `{second}` of `{name}` is a `usize` (convert with `as usize`)"),
         )?;
         let ty = v.ty;
-        let kind = ExprKind::Intrinsic {
-            intrinsic: i,
-            args: vec![v.e, lane.e],
-        };
-        Ok(self.mk(kind, ty, Loc::of(c)))
+        Ok(self.mk_intrinsic(i, vec![v.e, lane.e], ty, Loc::of(c)))
     }
 
     /// `vote_any(p)`, `vote_all(p)` (`bool`), `ballot(p)` (`u32`).
@@ -230,11 +203,7 @@ impl Lowerer {
         } else {
             Ty::BOOL
         };
-        let kind = ExprKind::Intrinsic {
-            intrinsic: i,
-            args: vec![p.e],
-        };
-        Ok(self.mk(kind, ty, Loc::of(c)))
+        Ok(self.mk_intrinsic(i, vec![p.e], ty, Loc::of(c)))
     }
 
     /// `atomic_op(&mut a[i], v)` / `atomic_compare_exchange(&mut a[i], expected, new)`: the
@@ -302,11 +271,7 @@ impl Lowerer {
             _ => false,
         };
         if !ok {
-            let on = if op == AtomicOp::Add {
-                "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`"
-            } else {
-                "`i32`, `u32`, `i64` and `u64`"
-            };
+            let on = op.element_types();
             let found = elem.map_or("this type", Scalar::name);
             return Err(self.errs.spanned(
                 target,
@@ -336,11 +301,7 @@ impl Lowerer {
         }
         let mut args = vec![array, el.index.e];
         args.extend(vals.into_iter().map(|v| v.e));
-        let kind = ExprKind::Intrinsic {
-            intrinsic: Intrinsic::Atomic(op),
-            args,
-        };
-        Ok(self.mk(kind, el.elem, Loc::of(c)))
+        Ok(self.mk_intrinsic(Intrinsic::Atomic(op), args, el.elem, Loc::of(c)))
     }
 }
 

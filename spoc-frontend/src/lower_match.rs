@@ -9,6 +9,7 @@
 //! as rustc checks them) run with the deferred checks ([`Lowerer::check_match`]).
 
 use crate::errors::{Loc, Lowered};
+use crate::lower::strip;
 use crate::lower::{Deferred, Lowerer, TExpr};
 use crate::resolve::literal_const;
 use crate::types::{Kind, Scalar, Ty};
@@ -46,14 +47,6 @@ pub struct MatchCheck {
     /// Every literal or range of the patterns: the indices of its low and high constants in
     /// [`Lowerer::pat_consts`], its span, and whether it is an exclusive range `a..b`.
     pub leaves: Vec<(usize, usize, Loc, bool)>,
-}
-
-fn strip(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => strip(&p.expr),
-        syn::Expr::Group(g) => strip(&g.expr),
-        e => e,
-    }
 }
 
 /// An integer constant's value.

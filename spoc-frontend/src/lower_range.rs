@@ -2,6 +2,7 @@
 //! `(a..b).rev().step_by(s)`.
 
 use crate::errors::{Errors, Lowered};
+use crate::lower::strip;
 
 /// A recognised `for` range, borrowing its parts from the source.
 pub struct RangeSpec<'a> {
@@ -14,14 +15,6 @@ pub struct RangeSpec<'a> {
 
 const FORMS: &str =
     "a `for` loop iterates over a range: `a..b`, `(a..b).rev()`, `(a..b).step_by(s)` or `(a..b).rev().step_by(s)`";
-
-fn strip(e: &syn::Expr) -> &syn::Expr {
-    match e {
-        syn::Expr::Paren(p) => strip(&p.expr),
-        syn::Expr::Group(g) => strip(&g.expr),
-        e => e,
-    }
-}
 
 fn method<'a>(e: &'a syn::Expr, name: &str, args: usize) -> Option<&'a syn::ExprMethodCall> {
     match strip(e) {

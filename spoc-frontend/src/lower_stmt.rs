@@ -5,7 +5,9 @@ use crate::errors::{Failed, Loc, Lowered};
 use crate::lower::{ident_name, Lowerer, TExpr};
 use crate::sig;
 use crate::types::{Kind, Ty};
-use spoc_ir::{Block, Expr, ExprKind, ForDir, LValue, Stmt, StmtKind, Type, VarId, VarKind};
+use spoc_ir::{
+    Block, Expr, ExprKind, ForDir, ForLoop, LValue, Stmt, StmtKind, Type, VarId, VarKind,
+};
 
 impl Lowerer {
     // ---- bodies and blocks ----
@@ -534,14 +536,14 @@ impl Lowerer {
         self.pop_scope();
         let dir = if range.down { ForDir::Down } else { ForDir::Up };
         out.push(self.stmt(
-            StmtKind::For {
+            StmtKind::For(ForLoop {
                 var,
                 start: start.e,
                 end: end.e,
                 step,
                 dir,
                 body: body?,
-            },
+            }),
             span,
         ));
         Ok(())

@@ -262,8 +262,9 @@ fn located(tokens: TokenStream, loc: spoc_ir::SrcLoc) -> TokenStream {
 
 /// A constant as a Rust expression of its exact type and value.
 pub fn constant(c: Const) -> TokenStream {
-    fn signed(v: i128, lit: Literal) -> TokenStream {
-        if v < 0 {
+    /// `lit`, negated when `negative`.
+    fn signed(negative: bool, lit: Literal) -> TokenStream {
+        if negative {
             quote!((-#lit))
         } else {
             quote!(#lit)
@@ -271,8 +272,8 @@ pub fn constant(c: Const) -> TokenStream {
     }
     match c {
         Const::Bool(b) => quote!(#b),
-        Const::I32(v) => signed(v as i128, int_lit(v.unsigned_abs() as u128, "i32")),
-        Const::I64(v) => signed(v as i128, int_lit(v.unsigned_abs() as u128, "i64")),
+        Const::I32(v) => signed(v < 0, int_lit(v.unsigned_abs() as u128, "i32")),
+        Const::I64(v) => signed(v < 0, int_lit(v.unsigned_abs() as u128, "i64")),
         Const::U32(v) => {
             let l = Literal::u32_suffixed(v);
             quote!(#l)
@@ -282,33 +283,36 @@ pub fn constant(c: Const) -> TokenStream {
             quote!(#l)
         }
         Const::F16(bits) => quote!(#bits),
-        Const::F32(bits) => {
-            let v = f32::from_bits(bits);
-            if v.is_finite() {
-                let l = Literal::f32_suffixed(v.abs());
-                if v.is_sign_negative() {
-                    quote!((-#l))
-                } else {
-                    quote!(#l)
-                }
-            } else {
-                quote!(f32::from_bits(#bits))
-            }
-        }
-        Const::F64(bits) => {
-            let v = f64::from_bits(bits);
-            if v.is_finite() {
-                let l = Literal::f64_suffixed(v.abs());
-                if v.is_sign_negative() {
-                    quote!((-#l))
-                } else {
-                    quote!(#l)
-                }
-            } else {
-                quote!(f64::from_bits(#bits))
-            }
-        }
+        Const::F32(bits) => match f32::from_bits(bits) {
+            v if v.is_finite() => signed(v.is_sign_negative(), Literal::f32_suffixed(v.abs())),
+            _ => quote!(f32::from_bits(#bits)),
+        },
+        Const::F64(bits) => match f64::from_bits(bits) {
+            v if v.is_finite() => signed(v.is_sign_negative(), Literal::f64_suffixed(v.abs())),
+            _ => quote!(f64::from_bits(#bits)),
+        },
     }
+}
+
+/// The Rust form of `op` on `a` and `b` where it is one for every operand type: wrapping
+/// shifts, bitwise operations, comparisons and logic; `None` for the arithmetic operators.
+fn uniform_binary(op: BinOp, a: &TokenStream, b: &TokenStream) -> Option<TokenStream> {
+    Some(match op {
+        BinOp::Shl => quote!((#a).wrapping_shl((#b) as u32)),
+        BinOp::Shr => quote!((#a).wrapping_shr((#b) as u32)),
+        BinOp::BitAnd => quote!((#a & #b)),
+        BinOp::BitOr => quote!((#a | #b)),
+        BinOp::BitXor => quote!((#a ^ #b)),
+        BinOp::Eq => quote!((#a == #b)),
+        BinOp::Ne => quote!((#a != #b)),
+        BinOp::Lt => quote!((#a < #b)),
+        BinOp::Le => quote!((#a <= #b)),
+        BinOp::Gt => quote!((#a > #b)),
+        BinOp::Ge => quote!((#a >= #b)),
+        BinOp::LogicalAnd => quote!((#a && #b)),
+        BinOp::LogicalOr => quote!((#a || #b)),
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem => return None,
+    })
 }
 
 /// An integer literal token `<magnitude><suffix>` (the magnitude of `MIN` included, which only
@@ -362,7 +366,7 @@ impl<'a> Native<'a> {
                 let i = self.expr(index)?;
                 let t = format_ident!("__spoc_i{}", lets.len());
                 lets.push(quote!(let #t: u32 = #i;));
-                let name = self.source_name(root_var(l)?);
+                let name = self.source_name(spoc_ir::visit::place_root(l));
                 Some(quote!((*::spoc::__private::local_mut(&mut #inner, #t, #name)?)))
             }
             LValue::Field { base, field } => {
@@ -375,7 +379,35 @@ impl<'a> Native<'a> {
 
     /// The type of the root variable of place `l`.
     fn root_type(&self, l: &LValue) -> Option<&Type> {
-        Some(&self.vars.get(root_var(l)?.0 as usize)?.ty)
+        Some(&self.vars.get(spoc_ir::visit::place_root(l).0 as usize)?.ty)
+    }
+
+    /// Whether the place `l` lies in a local (per-thread) array.
+    fn in_local_array(&self, l: &LValue) -> Option<bool> {
+        Some(matches!(
+            self.root_type(l)?,
+            Type::Array {
+                space: MemSpace::Local,
+                ..
+            }
+        ))
+    }
+
+    /// The store of `value` into `place` (then its `fields`) within a local array: the value
+    /// first, then the indices, then the store.
+    fn local_store(
+        &self,
+        place: &LValue,
+        value: &TokenStream,
+        fields: &[Ident],
+    ) -> Option<TokenStream> {
+        let mut lets = Vec::new();
+        let place = self.local_place(place, &mut lets)?;
+        Some(quote!({
+            let __spoc_v = #value;
+            #(#lets)*
+            #place #(.#fields)* = __spoc_v;
+        }))
     }
 
     /// The Rust name of variable `id`: its source name with the id appended, so shadowed
@@ -487,21 +519,8 @@ impl<'a> Native<'a> {
                 }))
             }
             LValue::Index { base, index } => {
-                let local = matches!(
-                    self.root_type(inner)?,
-                    Type::Array {
-                        space: MemSpace::Local,
-                        ..
-                    }
-                );
-                if local {
-                    let mut lets = Vec::new();
-                    let place = self.local_place(inner, &mut lets)?;
-                    return Some(quote!({
-                        let __spoc_v = #value;
-                        #(#lets)*
-                        #place #(.#fields)* = __spoc_v;
-                    }));
+                if self.in_local_array(inner)? {
+                    return self.local_store(inner, &value, &fields);
                 }
                 let LValue::Var(b) = &**base else { return None };
                 let b = self.var(*b);
@@ -556,22 +575,8 @@ impl<'a> Native<'a> {
                         quote!(#name = #v;)
                     }
                     LValue::Index { base, index } => {
-                        let local = matches!(
-                            self.root_type(target)?,
-                            Type::Array {
-                                space: MemSpace::Local,
-                                ..
-                            }
-                        );
-                        if local {
-                            // The value first, then the indices, then the store.
-                            let mut lets = Vec::new();
-                            let place = self.local_place(target, &mut lets)?;
-                            return Some(quote!({
-                                let __spoc_v = #v;
-                                #(#lets)*
-                                #place = __spoc_v;
-                            }));
+                        if self.in_local_array(target)? {
+                            return self.local_store(target, &v, &[]);
                         }
                         let LValue::Var(b) = &**base else { return None };
                         if let Some(w) = self.fast.and_then(|p| p.window_of(self, *b, index)) {
@@ -611,25 +616,18 @@ impl<'a> Native<'a> {
                     quote!(while #c { #b })
                 }
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => {
-                let v = self.var(*var);
-                let (s, e) = (self.expr(start)?, self.expr(end)?);
-                let b = self.block(body)?;
-                let range = match dir {
+            StmtKind::For(l) => {
+                let v = self.var(l.var);
+                let (s, e) = (self.expr(&l.start)?, self.expr(&l.end)?);
+                let b = self.block(&l.body)?;
+                let range = match l.dir {
                     ForDir::Up => quote!((#s..#e)),
                     ForDir::Down => quote!((#s..#e).rev()),
                 };
-                let iter = if step.kind == ExprKind::Const(Const::U32(1)) {
+                let iter = if l.unit_step() {
                     range
                 } else {
-                    let st = self.expr(step)?;
+                    let st = self.expr(&l.step)?;
                     quote!(#range.step_by(::spoc::__private::check_step(#st)?))
                 };
                 quote!(for #v in #iter { #b })
@@ -868,19 +866,7 @@ impl<'a> Native<'a> {
                     let r = arith("k_rem");
                     quote!(#r?)
                 }
-                BinOp::Shl => quote!((#a).wrapping_shl((#b) as u32)),
-                BinOp::Shr => quote!((#a).wrapping_shr((#b) as u32)),
-                BinOp::BitAnd => quote!((#a & #b)),
-                BinOp::BitOr => quote!((#a | #b)),
-                BinOp::BitXor => quote!((#a ^ #b)),
-                BinOp::Eq => quote!((#a == #b)),
-                BinOp::Ne => quote!((#a != #b)),
-                BinOp::Lt => quote!((#a < #b)),
-                BinOp::Le => quote!((#a <= #b)),
-                BinOp::Gt => quote!((#a > #b)),
-                BinOp::Ge => quote!((#a >= #b)),
-                BinOp::LogicalAnd => quote!((#a && #b)),
-                BinOp::LogicalOr => quote!((#a || #b)),
+                _ => return uniform_binary(op, &a, &b),
             });
         }
         let s = lhs.ty.as_scalar()?;
@@ -892,54 +878,32 @@ impl<'a> Native<'a> {
             BinOp::Mul if int => quote!((#a).wrapping_mul(#b)),
             BinOp::Div if int => quote!(::spoc::__private::KernelInt::k_div(#a, #b)?),
             BinOp::Rem if int => quote!(::spoc::__private::KernelInt::k_rem(#a, #b)?),
-            BinOp::Shl => quote!((#a).wrapping_shl((#b) as u32)),
-            BinOp::Shr => quote!((#a).wrapping_shr((#b) as u32)),
             BinOp::Add => quote!((#a + #b)),
             BinOp::Sub => quote!((#a - #b)),
             BinOp::Mul => quote!((#a * #b)),
             BinOp::Div => quote!((#a / #b)),
             BinOp::Rem => quote!((#a % #b)),
-            BinOp::BitAnd => quote!((#a & #b)),
-            BinOp::BitOr => quote!((#a | #b)),
-            BinOp::BitXor => quote!((#a ^ #b)),
-            BinOp::Eq => quote!((#a == #b)),
-            BinOp::Ne => quote!((#a != #b)),
-            BinOp::Lt => quote!((#a < #b)),
-            BinOp::Le => quote!((#a <= #b)),
-            BinOp::Gt => quote!((#a > #b)),
-            BinOp::Ge => quote!((#a >= #b)),
-            BinOp::LogicalAnd => quote!((#a && #b)),
-            BinOp::LogicalOr => quote!((#a || #b)),
+            _ => return uniform_binary(op, &a, &b),
         })
     }
 
     fn intrinsic(&self, i: Intrinsic, args: &[Expr], ty: &Type) -> Option<TokenStream> {
-        let axis = |a: spoc_ir::Axis| Literal::usize_unsuffixed(a.index());
+        // `ctx.<field>[axis]` and `ctx.<method>(axis)`.
+        let field = |f: &str, a: spoc_ir::Axis| {
+            let (f, a) = (format_ident!("{f}"), Literal::usize_unsuffixed(a.index()));
+            quote!(ctx.#f[#a])
+        };
+        let method = |m: &str, a: spoc_ir::Axis| {
+            let (m, a) = (format_ident!("{m}"), Literal::usize_unsuffixed(a.index()));
+            quote!(ctx.#m(#a))
+        };
         Some(match i {
-            Intrinsic::ThreadIdx(a) => {
-                let a = axis(a);
-                quote!(ctx.thread[#a])
-            }
-            Intrinsic::BlockIdx(a) => {
-                let a = axis(a);
-                quote!(ctx.block[#a])
-            }
-            Intrinsic::BlockDim(a) => {
-                let a = axis(a);
-                quote!(ctx.block_dim[#a])
-            }
-            Intrinsic::GridDim(a) => {
-                let a = axis(a);
-                quote!(ctx.grid_dim[#a])
-            }
-            Intrinsic::GlobalId(a) => {
-                let a = axis(a);
-                quote!(ctx.global_id(#a))
-            }
-            Intrinsic::GlobalSize(a) => {
-                let a = axis(a);
-                quote!(ctx.global_size(#a))
-            }
+            Intrinsic::ThreadIdx(a) => field("thread", a),
+            Intrinsic::BlockIdx(a) => field("block", a),
+            Intrinsic::BlockDim(a) => field("block_dim", a),
+            Intrinsic::GridDim(a) => field("grid_dim", a),
+            Intrinsic::GlobalId(a) => method("global_id", a),
+            Intrinsic::GlobalSize(a) => method("global_size", a),
             Intrinsic::WarpSize => quote!(32u32),
             Intrinsic::LaneId => quote!(ctx.lane_id()),
             Intrinsic::Math(m) => self.math(m, args, ty)?,
@@ -1037,14 +1001,6 @@ impl<'a> Native<'a> {
                 quote!(#t::#name(#x #(, #rest)*))
             }
         })
-    }
-}
-
-/// The variable at the root of place `l`.
-fn root_var(l: &LValue) -> Option<VarId> {
-    match l {
-        LValue::Var(v) => Some(*v),
-        LValue::Index { base, .. } | LValue::Field { base, .. } => root_var(base),
     }
 }
 

@@ -197,6 +197,29 @@ pub enum AtomicOp {
 }
 
 impl AtomicOp {
+    /// Every atomic operation.
+    pub const ALL: [AtomicOp; 9] = [
+        AtomicOp::Add,
+        AtomicOp::Sub,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::Exchange,
+        AtomicOp::CompareExchange,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+    ];
+
+    /// The element types the operation works on, as error messages list them: 32- and 64-bit
+    /// integers, and for [`AtomicOp::Add`] also `f32` and `f64`.
+    pub fn element_types(self) -> &'static str {
+        if self == AtomicOp::Add {
+            "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`"
+        } else {
+            "`i32`, `u32`, `i64` and `u64`"
+        }
+    }
+
     /// The intrinsic's name in the kernel language (`"atomic_add"`, …).
     pub fn name(self) -> &'static str {
         match self {

@@ -31,7 +31,7 @@ pub use expr::{BinOp, Const, Expr, ExprKind, LValue, Pattern, UnOp, VarId};
 pub use hash::ContentHash;
 pub use intrinsic::{AtomicOp, Axis, FenceScope, Intrinsic, MathFn, ShuffleKind};
 pub use kernel::{Function, Kernel, Param, SharedDecl, VarDecl, VarKind};
-pub use stmt::{Block, ForDir, SrcLoc, Stmt, StmtKind};
+pub use stmt::{Block, ForDir, ForLoop, SrcLoc, Stmt, StmtKind};
 pub use types::{
     Field, FieldPath, MemSpace, PendingType, RecordDef, ScalarType, Type, VariantCase, VariantDef,
 };
@@ -44,9 +44,7 @@ impl Kernel {
     /// Serializes the kernel (postcard, prefixed with [`IR_FORMAT_VERSION`]). Deterministic: equal
     /// kernels give equal bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = IR_FORMAT_VERSION.to_le_bytes().to_vec();
-        out.extend(postcard::to_stdvec(self).expect("serializing an IR kernel cannot fail"));
-        out
+        encode(self)
     }
 
     /// Reads a kernel written by [`Kernel::to_bytes`].
@@ -61,9 +59,7 @@ impl Kernel {
 impl Function {
     /// Serializes the helper function, like [`Kernel::to_bytes`].
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = IR_FORMAT_VERSION.to_le_bytes().to_vec();
-        out.extend(postcard::to_stdvec(self).expect("serializing an IR function cannot fail"));
-        out
+        encode(self)
     }
 
     /// Reads a helper function written by [`Function::to_bytes`].
@@ -73,6 +69,13 @@ impl Function {
     pub fn from_bytes(bytes: &[u8]) -> Result<Function, IrError> {
         decode(bytes)
     }
+}
+
+/// `value` in postcard, prefixed with [`IR_FORMAT_VERSION`].
+fn encode<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    let mut out = IR_FORMAT_VERSION.to_le_bytes().to_vec();
+    out.extend(postcard::to_stdvec(value).expect("serializing IR cannot fail"));
+    out
 }
 
 fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, IrError> {

@@ -65,20 +65,14 @@ pub fn var_names(vars: &[VarDecl]) -> Vec<String> {
 /// the same variable names and record field names as the kernel's full printout.
 pub fn expr_to_string(kernel: &Kernel, function: Option<&Function>, e: &Expr) -> String {
     let vars = function.map_or(&kernel.vars[..], |f| &f.vars[..]);
-    let p = Printer::new(vars, &kernel.records);
-    let mut s = String::new();
-    p.expr(&mut s, e);
-    s
+    Printer::new(vars, &kernel.records).render(|p, out| p.expr(out, e))
 }
 
 /// Prints statement `s` (and the statements nested in it) like [`expr_to_string`], with no
 /// leading indentation.
 pub fn stmt_to_string(kernel: &Kernel, function: Option<&Function>, s: &Stmt) -> String {
     let vars = function.map_or(&kernel.vars[..], |f| &f.vars[..]);
-    let p = Printer::new(vars, &kernel.records);
-    let mut out = String::new();
-    p.stmt(&mut out, 0, s);
-    out
+    Printer::new(vars, &kernel.records).render(|p, out| p.stmt(out, 0, s))
 }
 
 /// Prints an expression, statement or place of one function: it knows the variables' printed
@@ -107,6 +101,13 @@ impl<'a> Printer<'a> {
             vars,
             records,
         }
+    }
+
+    /// What `print` writes with this printer into a fresh string.
+    fn render(&self, print: impl FnOnce(&Self, &mut String)) -> String {
+        let mut out = String::new();
+        print(self, &mut out);
+        out
     }
 
     /// A printer with no variable names (variables print as `$v<n>`) and no records.
@@ -497,37 +498,30 @@ impl<'a> Printer<'a> {
                 }
                 self.braced(out, depth, body);
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => {
+            StmtKind::For(l) => {
                 out.push_str("for ");
-                self.var(out, *var);
+                self.var(out, l.var);
                 out.push_str(" in ");
-                let unit_step = matches!(step.kind, ExprKind::Const(Const::U32(1)));
-                let plain = unit_step && *dir == ForDir::Up;
+                let unit_step = l.unit_step();
+                let plain = unit_step && l.dir == ForDir::Up;
                 if !plain {
                     out.push('(');
                 }
-                self.expr(out, start);
+                self.expr(out, &l.start);
                 out.push_str("..");
-                self.expr(out, end);
+                self.expr(out, &l.end);
                 if !plain {
                     out.push(')');
-                    if *dir == ForDir::Down {
+                    if l.dir == ForDir::Down {
                         out.push_str(".rev()");
                     }
                     if !unit_step {
                         out.push_str(".step_by(");
-                        self.expr(out, step);
+                        self.expr(out, &l.step);
                         out.push(')');
                     }
                 }
-                self.braced(out, depth, body);
+                self.braced(out, depth, &l.body);
             }
             StmtKind::Match { scrutinee, arms } => {
                 out.push_str("match ");
@@ -699,35 +693,27 @@ impl fmt::Display for Function {
 /// An expression on its own: variables print as `$v<index>` (use [`expr_to_string`] for names).
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::new();
-        Printer::bare().expr(&mut out, self);
-        f.write_str(&out)
+        f.write_str(&Printer::bare().render(|p, out| p.expr(out, self)))
     }
 }
 
 /// A statement on its own: variables print as `$v<index>` (use [`stmt_to_string`] for names).
 impl fmt::Display for Stmt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::new();
-        Printer::bare().stmt(&mut out, 0, self);
-        f.write_str(&out)
+        f.write_str(&Printer::bare().render(|p, out| p.stmt(out, 0, self)))
     }
 }
 
 /// A pattern on its own: bindings print as `$v<index>`.
 impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::new();
-        Printer::bare().pattern(&mut out, self);
-        f.write_str(&out)
+        f.write_str(&Printer::bare().render(|p, out| p.pattern(out, self)))
     }
 }
 
 /// A place on its own: variables print as `$v<index>`.
 impl fmt::Display for LValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::new();
-        Printer::bare().lvalue(&mut out, self);
-        f.write_str(&out)
+        f.write_str(&Printer::bare().render(|p, out| p.lvalue(out, self)))
     }
 }

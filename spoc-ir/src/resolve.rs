@@ -17,7 +17,7 @@
 
 use crate::visit::{walk_expr_mut, VisitMut};
 use crate::{
-    Const, Expr, ExprKind, FieldPath, Function, IrError, Kernel, PendingType, RecordDef,
+    Block, Const, Expr, ExprKind, FieldPath, Function, IrError, Kernel, PendingType, RecordDef,
     ScalarType, Type,
 };
 
@@ -29,24 +29,10 @@ pub const REC: &str = "?rec:";
 /// # Errors
 /// [`IrError::Link`] naming the record, field or literal that does not resolve.
 pub fn resolve_kernel(kernel: &mut Kernel) -> Result<(), IrError> {
-    let mut r = Resolver {
-        records: &kernel.records,
-        error: None,
-    };
-    let mut run = || -> Result<(), String> {
-        for p in &mut kernel.params {
-            r.ty(&mut p.ty)?;
-        }
-        for v in &mut kernel.vars {
-            r.ty(&mut v.ty)?;
-        }
-        for s in &mut kernel.shared {
-            r.ty(&mut s.elem)?;
-        }
-        r.visit_block_mut(&mut kernel.body);
-        r.error.take().map_or(Ok(()), Err)
-    };
-    run().map_err(|message| IrError::Link {
+    let types = (kernel.params.iter_mut().map(|p| &mut p.ty))
+        .chain(kernel.vars.iter_mut().map(|v| &mut v.ty))
+        .chain(kernel.shared.iter_mut().map(|s| &mut s.elem));
+    Resolver::run(&kernel.records, types, &mut kernel.body).map_err(|message| IrError::Link {
         kernel: kernel.name.clone(),
         message,
     })
@@ -58,22 +44,10 @@ pub fn resolve_kernel(kernel: &mut Kernel) -> Result<(), IrError> {
 /// # Errors
 /// [`IrError::Link`] naming the helper and what does not resolve.
 pub fn resolve_function(function: &mut Function, records: &[RecordDef]) -> Result<(), IrError> {
-    let mut r = Resolver {
-        records,
-        error: None,
-    };
-    let mut run = || -> Result<(), String> {
-        for p in &mut function.params {
-            r.ty(&mut p.ty)?;
-        }
-        for v in &mut function.vars {
-            r.ty(&mut v.ty)?;
-        }
-        r.ty(&mut function.ret)?;
-        r.visit_block_mut(&mut function.body);
-        r.error.take().map_or(Ok(()), Err)
-    };
-    run().map_err(|message| IrError::Link {
+    let types = (function.params.iter_mut().map(|p| &mut p.ty))
+        .chain(function.vars.iter_mut().map(|v| &mut v.ty))
+        .chain(std::iter::once(&mut function.ret));
+    Resolver::run(records, types, &mut function.body).map_err(|message| IrError::Link {
         kernel: format!("(helper `{}`)", function.name),
         message,
     })
@@ -136,6 +110,24 @@ impl Resolver<'_> {
             at = format!("{at}.{field}");
         }
         Ok(ty)
+    }
+
+    /// Resolves `types`, in order, then the placeholders of `body`; the first that does not
+    /// resolve is the error.
+    fn run<'t>(
+        records: &[RecordDef],
+        types: impl Iterator<Item = &'t mut Type>,
+        body: &mut Block,
+    ) -> Result<(), String> {
+        let mut r = Resolver {
+            records,
+            error: None,
+        };
+        for t in types {
+            r.ty(t)?;
+        }
+        r.visit_block_mut(body);
+        r.error.take().map_or(Ok(()), Err)
     }
 
     fn ty(&self, t: &mut Type) -> Result<(), String> {

@@ -42,6 +42,33 @@ pub enum ForDir {
     Down,
 }
 
+/// A counted loop over a half-open range; `var` is fresh and immutable in the body. `start`
+/// and `end` have the variable's (integer) type; `step` is `u32` (Rust's `usize` in
+/// `step_by`). All three are evaluated once, before the first iteration; a step of 0 is an
+/// error, as in Rust's `step_by`. The loop never overflows its variable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ForLoop {
+    /// The loop variable.
+    pub var: VarId,
+    /// The inclusive lower bound.
+    pub start: Expr,
+    /// The exclusive upper bound.
+    pub end: Expr,
+    /// The distance between successive values, `u32`.
+    pub step: Expr,
+    /// Counting up from `start` or down from `end - 1`.
+    pub dir: ForDir,
+    /// The loop body.
+    pub body: Block,
+}
+
+impl ForLoop {
+    /// Whether the step is the constant `1u32` (a plain range, no `step_by`).
+    pub fn unit_step(&self) -> bool {
+        matches!(self.step.kind, crate::ExprKind::Const(crate::Const::U32(1)))
+    }
+}
+
 /// The statement forms.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum StmtKind {
@@ -78,24 +105,8 @@ pub enum StmtKind {
         /// The loop body.
         body: Block,
     },
-    /// A counted loop over a half-open range; `var` is fresh and immutable in the body. `start`
-    /// and `end` have the variable's (integer) type; `step` is `u32` (Rust's `usize` in
-    /// `step_by`). All three are evaluated once, before the first iteration; a step of 0 is an
-    /// error, as in Rust's `step_by`. The loop never overflows its variable.
-    For {
-        /// The loop variable.
-        var: VarId,
-        /// The inclusive lower bound.
-        start: Expr,
-        /// The exclusive upper bound.
-        end: Expr,
-        /// The distance between successive values, `u32`.
-        step: Expr,
-        /// Counting up from `start` or down from `end - 1`.
-        dir: ForDir,
-        /// The loop body.
-        body: Block,
-    },
+    /// A counted loop over a half-open range (see [`ForLoop`]).
+    For(ForLoop),
     /// `match scrutinee { arms }` as a statement; the first matching arm runs.
     Match {
         /// The value matched.

@@ -317,6 +317,13 @@ pub struct VariantDef {
     pub cases: Vec<VariantCase>,
 }
 
+impl VariantDef {
+    /// The position of case `case` in declaration order (its tag); `None` if there is none.
+    pub fn case_index(&self, case: &str) -> Option<usize> {
+        self.cases.iter().position(|c| c.name == case)
+    }
+}
+
 /// One case of a variant type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct VariantCase {

@@ -45,69 +45,79 @@ pub fn walk_block<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, block: &'ir Block) {
     }
 }
 
+/// The one walk behind [`walk_lvalue`] and [`walk_lvalue_mut`]: `$place` is already a shared
+/// or mutable reference, and its children go to `$v`'s visit methods.
+macro_rules! walk_lvalue_children {
+    ($v:ident, $place:ident, $lvalue:ident, $expr:ident) => {
+        match $place {
+            LValue::Var(_) => {}
+            LValue::Index { base, index } => {
+                $v.$lvalue(base);
+                $v.$expr(index);
+            }
+            LValue::Field { base, .. } => $v.$lvalue(base),
+        }
+    };
+}
+
+/// The one walk behind [`walk_stmt`] and [`walk_stmt_mut`]: matches `$stmt.kind` through the
+/// borrow `$r` (`&` or `&mut`) and hands each child to `$v`'s visit method of its kind.
+macro_rules! walk_stmt_children {
+    ($v:ident, $stmt:ident, [$($r:tt)+], $block:ident, $lvalue:ident, $expr:ident, $pattern:ident) => {
+        match $($r)+ $stmt.kind {
+            StmtKind::Let { init, .. } => {
+                if let Some(e) = init {
+                    $v.$expr(e);
+                }
+            }
+            StmtKind::Assign { target, value } => {
+                $v.$lvalue(target);
+                $v.$expr(value);
+            }
+            StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => $v.$block(b),
+            StmtKind::If { cond, then, els } => {
+                $v.$expr(cond);
+                $v.$block(then);
+                if let Some(b) = els {
+                    $v.$block(b);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                $v.$expr(cond);
+                $v.$block(body);
+            }
+            StmtKind::For(l) => {
+                $v.$expr($($r)+ l.start);
+                $v.$expr($($r)+ l.end);
+                $v.$expr($($r)+ l.step);
+                $v.$block($($r)+ l.body);
+            }
+            StmtKind::Match { scrutinee, arms } => {
+                $v.$expr(scrutinee);
+                for (p, b) in arms {
+                    $v.$pattern(p);
+                    $v.$block(b);
+                }
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => $v.$expr(e),
+            StmtKind::Return(None)
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Barrier
+            | StmtKind::WarpBarrier
+            | StmtKind::MemFence(_) => {}
+        }
+    };
+}
+
 /// Visits the children of `stmt`.
 pub fn walk_stmt<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, stmt: &'ir Stmt) {
-    match &stmt.kind {
-        StmtKind::Let { init, .. } => {
-            if let Some(e) = init {
-                v.visit_expr(e);
-            }
-        }
-        StmtKind::Assign { target, value } => {
-            v.visit_lvalue(target);
-            v.visit_expr(value);
-        }
-        StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => v.visit_block(b),
-        StmtKind::If { cond, then, els } => {
-            v.visit_expr(cond);
-            v.visit_block(then);
-            if let Some(b) = els {
-                v.visit_block(b);
-            }
-        }
-        StmtKind::While { cond, body } => {
-            v.visit_expr(cond);
-            v.visit_block(body);
-        }
-        StmtKind::For {
-            start,
-            end,
-            step,
-            body,
-            ..
-        } => {
-            v.visit_expr(start);
-            v.visit_expr(end);
-            v.visit_expr(step);
-            v.visit_block(body);
-        }
-        StmtKind::Match { scrutinee, arms } => {
-            v.visit_expr(scrutinee);
-            for (p, b) in arms {
-                v.visit_pattern(p);
-                v.visit_block(b);
-            }
-        }
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => v.visit_expr(e),
-        StmtKind::Return(None)
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Barrier
-        | StmtKind::WarpBarrier
-        | StmtKind::MemFence(_) => {}
-    }
+    walk_stmt_children!(v, stmt, [&], visit_block, visit_lvalue, visit_expr, visit_pattern)
 }
 
 /// Visits the children of a place: its base place and its index expressions.
 pub fn walk_lvalue<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, place: &'ir LValue) {
-    match place {
-        LValue::Var(_) => {}
-        LValue::Index { base, index } => {
-            v.visit_lvalue(base);
-            v.visit_expr(index);
-        }
-        LValue::Field { base, .. } => v.visit_lvalue(base),
-    }
+    walk_lvalue_children!(v, place, visit_lvalue, visit_expr)
 }
 
 /// Visits the sub-expressions of `expr` in evaluation order (and the patterns of a `match`).
@@ -182,67 +192,20 @@ pub fn walk_block_mut<V: VisitMut + ?Sized>(v: &mut V, block: &mut Block) {
 
 /// Visits the children of `stmt`.
 pub fn walk_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, stmt: &mut Stmt) {
-    match &mut stmt.kind {
-        StmtKind::Let { init, .. } => {
-            if let Some(e) = init {
-                v.visit_expr_mut(e);
-            }
-        }
-        StmtKind::Assign { target, value } => {
-            v.visit_lvalue_mut(target);
-            v.visit_expr_mut(value);
-        }
-        StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => v.visit_block_mut(b),
-        StmtKind::If { cond, then, els } => {
-            v.visit_expr_mut(cond);
-            v.visit_block_mut(then);
-            if let Some(b) = els {
-                v.visit_block_mut(b);
-            }
-        }
-        StmtKind::While { cond, body } => {
-            v.visit_expr_mut(cond);
-            v.visit_block_mut(body);
-        }
-        StmtKind::For {
-            start,
-            end,
-            step,
-            body,
-            ..
-        } => {
-            v.visit_expr_mut(start);
-            v.visit_expr_mut(end);
-            v.visit_expr_mut(step);
-            v.visit_block_mut(body);
-        }
-        StmtKind::Match { scrutinee, arms } => {
-            v.visit_expr_mut(scrutinee);
-            for (p, b) in arms {
-                v.visit_pattern_mut(p);
-                v.visit_block_mut(b);
-            }
-        }
-        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => v.visit_expr_mut(e),
-        StmtKind::Return(None)
-        | StmtKind::Break
-        | StmtKind::Continue
-        | StmtKind::Barrier
-        | StmtKind::WarpBarrier
-        | StmtKind::MemFence(_) => {}
-    }
+    walk_stmt_children!(
+        v,
+        stmt,
+        [&mut],
+        visit_block_mut,
+        visit_lvalue_mut,
+        visit_expr_mut,
+        visit_pattern_mut
+    )
 }
 
 /// Visits the children of a place: its base place and its index expressions.
 pub fn walk_lvalue_mut<V: VisitMut + ?Sized>(v: &mut V, place: &mut LValue) {
-    match place {
-        LValue::Var(_) => {}
-        LValue::Index { base, index } => {
-            v.visit_lvalue_mut(base);
-            v.visit_expr_mut(index);
-        }
-        LValue::Field { base, .. } => v.visit_lvalue_mut(base),
-    }
+    walk_lvalue_children!(v, place, visit_lvalue_mut, visit_expr_mut)
 }
 
 /// Visits the sub-expressions of `expr` in evaluation order (and the patterns of a `match`).
@@ -361,6 +324,16 @@ pub fn bodies(kernel: &Kernel) -> impl Iterator<Item = &Block> {
     std::iter::once(&kernel.body).chain(kernel.functions.iter().map(|f: &Function| &f.body))
 }
 
+/// The variable an expression of place form reads from (the root of its index and field
+/// projections, `a` in `a[i].f`); `None` for any other expression.
+pub fn expr_root(e: &Expr) -> Option<crate::VarId> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Index { array: base, .. } | ExprKind::Field { base, .. } => expr_root(base),
+        _ => None,
+    }
+}
+
 /// The variable a place writes into (the root of its index and field projections).
 pub fn place_root(place: &LValue) -> crate::VarId {
     let mut l = place;
@@ -375,7 +348,7 @@ pub fn place_root(place: &LValue) -> crate::VarId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BinOp, Const, ForDir, Type, VarId};
+    use crate::{BinOp, Const, ForDir, ForLoop, Type, VarId};
 
     fn c(v: u32) -> Expr {
         Expr::constant(Const::U32(v))
@@ -420,7 +393,7 @@ mod tests {
                 init: Some(add(c(1), c(2))),
             }),
             store(3, call("f", vec![c(4)])),
-            Stmt::new(StmtKind::For {
+            Stmt::new(StmtKind::For(ForLoop {
                 var: VarId(2),
                 start: c(5),
                 end: c(6),
@@ -431,7 +404,7 @@ mod tests {
                     then: vec![store(9, c(10))],
                     els: None,
                 })],
-            }),
+            })),
             Stmt::new(StmtKind::Match {
                 scrutinee: c(11),
                 arms: vec![(

@@ -104,14 +104,14 @@ fn expressions_print_unambiguously() {
 #[test]
 fn statements_print_rust_like() {
     let i = VarId(0);
-    let step = StmtKind::For {
+    let step = StmtKind::For(ForLoop {
         var: i,
         start: u32c(0),
         end: u32c(10),
         step: u32c(2),
         dir: ForDir::Down,
         body: vec![stmt(StmtKind::Break)],
-    };
+    });
     assert_eq!(
         stmt(step).to_string(),
         "for $v0 in (0u32..10u32).rev().step_by(2u32) {\n    break;\n}"

@@ -1077,14 +1077,14 @@ fn for_loops_count_with_integers() {
 
     let mut b = Builder::new();
     let i = b.local("i", Type::I32, false);
-    b.push(stmt(StmtKind::For {
+    b.push(stmt(StmtKind::For(ForLoop {
         var: i,
         start: i32c(0),
         end: i32c(4),
         step: i32c(2),
         dir: ForDir::Up,
         body: vec![],
-    }));
+    })));
     assert_invalid(&b.kernel("k"), &["the step of `for i`", "`u32` is needed"]);
 
     let mut b = Builder::new();

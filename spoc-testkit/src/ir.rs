@@ -436,14 +436,14 @@ pub fn for_(
     dir: ForDir,
     body: Vec<StmtKind>,
 ) -> StmtKind {
-    StmtKind::For {
+    StmtKind::For(ForLoop {
         var: id(v),
         start,
         end,
         step,
         dir,
         body: ss(body),
-    }
+    })
 }
 
 /// A `#[repr(C)]` record of the given fields.

@@ -18,7 +18,7 @@ use super::body::{prec, Body, Code, R};
 use super::dialect::Storage;
 use super::prelude;
 use crate::checked::{array_id, FAULT_OUT_OF_BOUNDS, NO_ARRAY};
-use spoc_ir::{Const, Expr, ExprKind, LValue, ScalarType, Type, VarId};
+use spoc_ir::{Const, Expr, LValue, ScalarType, Type, VarId};
 
 /// One bounds test of a place: the index, the length and the array's identifier.
 pub(crate) struct Check {
@@ -58,12 +58,7 @@ impl Body<'_, '_> {
 
     /// The identifier of the array `e` reads from (its root variable), for the fault record.
     fn array_of(&self, e: &Expr) -> u32 {
-        match &e.kind {
-            ExprKind::Var(v) => self.array_var(*v),
-            ExprKind::Index { array, .. } => self.array_of(array),
-            ExprKind::Field { base, .. } => self.array_of(base),
-            _ => NO_ARRAY,
-        }
+        spoc_ir::visit::expr_root(e).map_or(NO_ARRAY, |v| self.array_var(v))
     }
 
     fn array_var(&self, v: VarId) -> u32 {

@@ -237,6 +237,15 @@ impl<'k> Ctx<'k> {
         format!("spoc_make_{}", self.type_ident(name))
     }
 
+    /// The position (tag) of case `case` of variant `name`; 0 if either is unknown (the
+    /// validator rejects that).
+    pub(crate) fn case_index(&self, name: &str, case: &str) -> usize {
+        self.kernel
+            .variant(name)
+            .and_then(|v| v.case_index(case))
+            .unwrap_or(0)
+    }
+
     /// The name of the constructor of case `case` of variant `name`, recording its use.
     pub(crate) fn variant_ctor(&mut self, name: &str, case: usize) -> String {
         self.ctors.insert(Ctor::Variant(name.to_string(), case));

@@ -56,8 +56,7 @@ impl Body<'_, '_> {
             }
             ExprKind::Len(a) => self.len_of(a),
             ExprKind::RecordLit { record, fields } => {
-                let refs: Vec<&Expr> = fields.iter().collect();
-                let ops = self.operands(&refs)?;
+                let ops = self.operands_of(fields)?;
                 let ctor = self.ctx.record_ctor(record);
                 Ok(call_code(&ctor, &ops))
             }
@@ -66,14 +65,8 @@ impl Body<'_, '_> {
                 case,
                 payload,
             } => {
-                let refs: Vec<&Expr> = payload.iter().collect();
-                let ops = self.operands(&refs)?;
-                let idx = self
-                    .ctx
-                    .kernel
-                    .variant(variant)
-                    .and_then(|v| v.cases.iter().position(|c| &c.name == case))
-                    .unwrap_or(0);
+                let ops = self.operands_of(payload)?;
+                let idx = self.ctx.case_index(variant, case);
                 let ctor = self.ctx.variant_ctor(variant, idx);
                 Ok(call_code(&ctor, &ops))
             }
@@ -85,8 +78,7 @@ impl Body<'_, '_> {
                 Ok(Code::primary(tmp))
             }
             ExprKind::VectorLit(lanes) => {
-                let refs: Vec<&Expr> = lanes.iter().collect();
-                let ops = self.operands(&refs)?;
+                let ops = self.operands_of(lanes)?;
                 let elem = lanes
                     .first()
                     .and_then(|l| l.ty.as_scalar())
@@ -101,6 +93,12 @@ impl Body<'_, '_> {
     pub(crate) fn constant(&self, c: Const) -> Code {
         let (text, simple) = self.ctx.literal(c);
         Code::new(text, if simple { prec::PRIMARY } else { prec::UNARY })
+    }
+
+    /// [`Body::operands`] of a slice of expressions (call arguments, literal fields).
+    pub(crate) fn operands_of(&mut self, es: &[Expr]) -> R<Vec<Code>> {
+        let refs: Vec<&Expr> = es.iter().collect();
+        self.operands(&refs)
     }
 
     /// Emits operands that C evaluates in no fixed order but the IR evaluates left to right: an
@@ -298,24 +296,15 @@ impl Body<'_, '_> {
                 let sym = op.symbol();
                 Code::new(format!("{} {sym} {amount}", l.at(prec::UNARY)), prec::SHIFT)
             }
-            BinOp::Eq | BinOp::Ne => Code::new(
-                format!(
-                    "{} {} {}",
-                    l.at(prec::SHIFT),
-                    op.symbol(),
-                    r.at(prec::SHIFT)
-                ),
-                prec::EQ,
-            ),
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => Code::new(
-                format!(
-                    "{} {} {}",
-                    l.at(prec::SHIFT),
-                    op.symbol(),
-                    r.at(prec::SHIFT)
-                ),
-                prec::REL,
-            ),
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                let p = if matches!(op, BinOp::Eq | BinOp::Ne) {
+                    prec::EQ
+                } else {
+                    prec::REL
+                };
+                let (l, r) = (l.at(prec::SHIFT), r.at(prec::SHIFT));
+                Code::new(format!("{l} {} {r}", op.symbol()), p)
+            }
             BinOp::LogicalAnd | BinOp::LogicalOr => unreachable!("handled above"),
         })
     }
@@ -393,15 +382,7 @@ impl Body<'_, '_> {
         let f = self.expr(els)?;
         let else_lines = self.take_since(mark);
         if then_lines.is_empty() && else_lines.is_empty() {
-            return Ok(Code::new(
-                format!(
-                    "{} ? {} : {}",
-                    c.at(prec::LOR),
-                    t.at(prec::LOR),
-                    f.at(prec::COND)
-                ),
-                prec::COND,
-            ));
+            return Ok(conditional(&c, &t, &f));
         }
         let tmp = self.fresh("tmp");
         let d = self.ctx.decl(&e.ty, &tmp, Storage::Value);
@@ -475,15 +456,7 @@ impl Body<'_, '_> {
                 let c = self.expr(cond)?;
                 let t = self.len_of(then)?;
                 let f = self.len_of(els)?;
-                Ok(Code::new(
-                    format!(
-                        "{} ? {} : {}",
-                        c.at(prec::LOR),
-                        t.at(prec::LOR),
-                        f.at(prec::COND)
-                    ),
-                    prec::COND,
-                ))
+                Ok(conditional(&c, &t, &f))
             }
             _ => Err(self.ctx.unsupported(
                 format!("`{}.len()`", self.show(a)),
@@ -563,8 +536,7 @@ impl Body<'_, '_> {
                 "the helper function in the kernel's function list",
             ));
         };
-        let refs: Vec<&Expr> = args.iter().collect();
-        let ops = self.operands(&refs)?;
+        let ops = self.operands_of(args)?;
         let mut out = Vec::new();
         for ((p, a), c) in f.params.iter().zip(args).zip(ops) {
             out.push(c);
@@ -620,4 +592,17 @@ fn bitwise(sym: &str, p: u8, l: &Code, r: &Code) -> Code {
         format!("({})", l.text)
     };
     Code::new(format!("{lhs} {sym} {}", r.at(prec::UNARY)), p)
+}
+
+/// The C conditional expression `c ? t : f`.
+fn conditional(c: &Code, t: &Code, f: &Code) -> Code {
+    Code::new(
+        format!(
+            "{} ? {} : {}",
+            c.at(prec::LOR),
+            t.at(prec::LOR),
+            f.at(prec::COND)
+        ),
+        prec::COND,
+    )
 }

@@ -41,8 +41,7 @@ impl Body<'_, '_> {
     }
 
     fn math(&mut self, m: MathFn, args: &[Expr]) -> R<Code> {
-        let refs: Vec<&Expr> = args.iter().collect();
-        let ops = self.operands(&refs)?;
+        let ops = self.operands_of(args)?;
         let t = args
             .first()
             .and_then(|a| a.ty.as_scalar())
@@ -142,8 +141,7 @@ impl Body<'_, '_> {
             };
             return Err(self.ctx.unsupported(format!("`{}`", self.show(e)), cap));
         }
-        let refs: Vec<&Expr> = args.iter().collect();
-        let mut ops = self.operands(&refs)?;
+        let mut ops = self.operands_of(args)?;
         if self.checked() {
             // The index is tested first and used once: a temporary unless it is plain.
             ops[1] = self.once(ops[1].clone(), &Type::U32)?;
@@ -315,8 +313,7 @@ impl Body<'_, '_> {
                 .ctx
                 .unsupported(format!("warp operation `{}`", self.show(e)), cap));
         }
-        let refs: Vec<&Expr> = args.iter().collect();
-        let ops = self.operands(&refs)?;
+        let ops = self.operands_of(args)?;
         match d {
             Dialect::OpenCl => {
                 self.ctx.ext.subgroups = true;

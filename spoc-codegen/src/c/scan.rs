@@ -101,7 +101,7 @@ pub(crate) fn escaping_break(b: &Block) -> bool {
             match &s.kind {
                 StmtKind::Break => self.0 = true,
                 // A `break` in a nested loop leaves that loop.
-                StmtKind::While { .. } | StmtKind::For { .. } => {}
+                StmtKind::While { .. } | StmtKind::For(_) => {}
                 _ if !self.0 => walk_stmt(self, s),
                 _ => {}
             }

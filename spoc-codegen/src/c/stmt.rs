@@ -6,7 +6,7 @@ use super::ctx::field_ident;
 use super::dialect::{Dialect, Storage};
 use super::scan;
 use spoc_ir::{
-    BinOp, Block, Const, Expr, ExprKind, FenceScope, ForDir, Intrinsic, LValue, Pattern,
+    BinOp, Block, Const, Expr, ExprKind, FenceScope, ForDir, ForLoop, Intrinsic, LValue, Pattern,
     ScalarType, Stmt, StmtKind, Type, VarId,
 };
 use std::collections::HashSet;
@@ -79,14 +79,7 @@ impl Body<'_, '_> {
                 self.line("}");
                 Ok(())
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => self.for_stmt(*var, start, end, step, *dir, body),
+            StmtKind::For(l) => self.for_stmt(l),
             StmtKind::Match { scrutinee, arms } => {
                 let arms: Vec<(&Pattern, Arm)> =
                     arms.iter().map(|(p, b)| (p, Arm::Block(b))).collect();
@@ -387,15 +380,9 @@ impl Body<'_, '_> {
     /// A counted loop. The plain C form is used when it cannot overflow and re-reading the
     /// bounds is harmless; otherwise the trip count is computed once in the unsigned type of
     /// the variable's width and the variable is derived from the iteration number.
-    fn for_stmt(
-        &mut self,
-        var: VarId,
-        start: &Expr,
-        end: &Expr,
-        step: &Expr,
-        dir: ForDir,
-        body: &Block,
-    ) -> R<()> {
+    fn for_stmt(&mut self, l: &ForLoop) -> R<()> {
+        let (var, dir) = (l.var, l.dir);
+        let (start, end, step, body) = (&l.start, &l.end, &l.step, &l.body);
         let t = self.vars[var.0 as usize]
             .ty
             .as_scalar()
@@ -405,7 +392,7 @@ impl Body<'_, '_> {
         let ut = Dialect::unsigned_of(t);
         let u = d.scalar(ut, Storage::Value);
         let i = self.ident(var).to_string();
-        let step_one = matches!(step.kind, ExprKind::Const(Const::U32(1)));
+        let step_one = l.unit_step();
         let bounds_stable = self.stable(start) && self.stable(end);
         if step_one && bounds_stable && (dir == ForDir::Up || !t.is_signed()) {
             let s = self.expr(start)?;
@@ -619,12 +606,7 @@ impl Body<'_, '_> {
                 false
             }
             Pattern::Case { variant, case, .. } => {
-                let idx = self
-                    .ctx
-                    .kernel
-                    .variant(variant)
-                    .and_then(|v| v.cases.iter().position(|c| &c.name == case))
-                    .unwrap_or(0);
+                let idx = self.ctx.case_index(variant, case);
                 let v = idx as i128;
                 if !seen.contains(&v) {
                     seen.push(v);
@@ -666,12 +648,7 @@ impl Body<'_, '_> {
                 }
             }
             Pattern::Case { variant, case, .. } => {
-                let idx = self
-                    .ctx
-                    .kernel
-                    .variant(variant)
-                    .and_then(|v| v.cases.iter().position(|c| &c.name == case))
-                    .unwrap_or(0);
+                let idx = self.ctx.case_index(variant, case);
                 Some(format!("{}.tag == {idx}u", s.at(prec::PRIMARY)))
             }
             Pattern::Or(alts) => {

@@ -253,12 +253,7 @@ impl Fb<'_, '_> {
     }
 
     fn array_of(&self, e: &Expr) -> u32 {
-        match &e.kind {
-            ExprKind::Var(v) => self.array_of_var(*v),
-            ExprKind::Index { array, .. } => self.array_of(array),
-            ExprKind::Field { base, .. } => self.array_of(base),
-            _ => NO_ARRAY,
-        }
+        spoc_ir::visit::expr_root(e).map_or(NO_ARRAY, |v| self.array_of_var(v))
     }
 
     /// Evaluates the indices of the element `e` reads (remembered for the access) and returns

@@ -210,11 +210,7 @@ impl Fb<'_, '_> {
             Const::F32(bits) => self.f32_bits(bits),
             Const::F16(bits) => {
                 let v = self.f32_bits(f16_to_f32(bits).to_bits());
-                self.emit(Expression::As {
-                    expr: v,
-                    kind: ScalarKind::Float,
-                    convert: Some(2),
-                })
+                self.emit_as(v, ScalarKind::Float, Some(2))
             }
             Const::F64(bits) => {
                 let v = f64::from_bits(bits);
@@ -223,11 +219,7 @@ impl Fb<'_, '_> {
                 } else {
                     // ±inf and NaN through f32 (a NaN payload is not kept).
                     let v = self.f32_bits((v as f32).to_bits());
-                    self.emit(Expression::As {
-                        expr: v,
-                        kind: ScalarKind::Float,
-                        convert: Some(8),
-                    })
+                    self.emit_as(v, ScalarKind::Float, Some(8))
                 }
             }
         })
@@ -240,11 +232,7 @@ impl Fb<'_, '_> {
             self.lit(Literal::F32(v))
         } else {
             let u = self.lit(Literal::U32(bits));
-            self.emit(Expression::As {
-                expr: u,
-                kind: ScalarKind::Float,
-                convert: None,
-            })
+            self.emit_as(u, ScalarKind::Float, None)
         }
     }
 
@@ -315,26 +303,22 @@ impl Fb<'_, '_> {
 
     /// The member index of `field` in record type `ty`.
     pub fn field_index(&self, ty: &Type, field: &str) -> R<u32> {
-        let Type::Record(r) = ty else {
-            return Err(self.g.bug(format!("field `.{field}` of a `{ty}`")));
-        };
-        self.g
-            .kernel
-            .record(r)
-            .and_then(|d| d.fields.iter().position(|f| f.name == field))
-            .map(|p| p as u32)
-            .ok_or_else(|| self.g.bug(format!("record `{r}` has no field `{field}`")))
+        self.field_of(ty, field).map(|(i, _)| i as u32)
     }
 
     pub(super) fn field_type(&self, ty: &Type, field: &str) -> R<Type> {
+        self.field_of(ty, field).map(|(_, f)| f.ty.clone())
+    }
+
+    /// The position and declaration of `field` in record type `ty`.
+    fn field_of(&self, ty: &Type, field: &str) -> R<(usize, &spoc_ir::Field)> {
         let Type::Record(r) = ty else {
             return Err(self.g.bug(format!("field `.{field}` of a `{ty}`")));
         };
         self.g
             .kernel
             .record(r)
-            .and_then(|d| d.fields.iter().find(|f| f.name == field))
-            .map(|f| f.ty.clone())
+            .and_then(|d| d.fields.iter().enumerate().find(|(_, f)| f.name == field))
             .ok_or_else(|| self.g.bug(format!("record `{r}` has no field `{field}`")))
     }
 
@@ -363,18 +347,10 @@ impl Fb<'_, '_> {
             // Signed negation on the bits (`0 - u`, wrapping), not `OpSNegate`: `-MIN` is `MIN`
             // with no signed overflow for a driver to assume away.
             UnOp::Neg if st.is_integer() => {
-                let u = self.emit(Expression::As {
-                    expr: v,
-                    kind: ScalarKind::Uint,
-                    convert: None,
-                });
+                let u = self.emit_as(v, ScalarKind::Uint, None);
                 let zero = self.lit(int_lit(super::types::unsigned_of(st), 0));
                 let r = self.bin(Bo::Subtract, zero, u);
-                self.emit(Expression::As {
-                    expr: r,
-                    kind: ScalarKind::Sint,
-                    convert: None,
-                })
+                self.emit_as(r, ScalarKind::Sint, None)
             }
             UnOp::Neg => self.emit(Expression::Unary {
                 op: Uo::Negate,
@@ -482,17 +458,9 @@ impl Fb<'_, '_> {
                 let amount = self.shift_amount(rhs, r, rt, st)?;
                 if op == BinOp::Shl && st.is_signed() {
                     // On the bits: MSL (C++14) leaves shifting a negative `int` left undefined.
-                    let u = self.emit(Expression::As {
-                        expr: l,
-                        kind: ScalarKind::Uint,
-                        convert: None,
-                    });
+                    let u = self.emit_as(l, ScalarKind::Uint, None);
                     let r = self.bin(Bo::ShiftLeft, u, amount);
-                    self.emit(Expression::As {
-                        expr: r,
-                        kind: ScalarKind::Sint,
-                        convert: None,
-                    })
+                    self.emit_as(r, ScalarKind::Sint, None)
                 } else {
                     let op = if op == BinOp::Shl {
                         Bo::ShiftLeft
@@ -578,23 +546,11 @@ impl Fb<'_, '_> {
         }
         let r32 = match rt {
             ScalarType::U32 => r,
-            ScalarType::I32 => self.emit(Expression::As {
-                expr: r,
-                kind: ScalarKind::Uint,
-                convert: None,
-            }),
+            ScalarType::I32 => self.emit_as(r, ScalarKind::Uint, None),
             _ => {
-                let t = self.emit(Expression::As {
-                    expr: r,
-                    kind: super::build::Gen::kind(rt),
-                    convert: Some(4),
-                });
+                let t = self.emit_as(r, super::build::Gen::kind(rt), Some(4));
                 if rt.is_signed() {
-                    self.emit(Expression::As {
-                        expr: t,
-                        kind: ScalarKind::Uint,
-                        convert: None,
-                    })
+                    self.emit_as(t, ScalarKind::Uint, None)
                 } else {
                     t
                 }

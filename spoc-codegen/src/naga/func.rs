@@ -65,6 +65,21 @@ impl<'a, 'k> Fb<'a, 'k> {
         Ok(self.f)
     }
 
+    /// Appends `expr as kind`: a conversion to `convert` bytes, or with `None` the same bits
+    /// reinterpreted.
+    pub fn emit_as(
+        &mut self,
+        expr: Handle<Expression>,
+        kind: naga::ScalarKind,
+        convert: Option<u8>,
+    ) -> Handle<Expression> {
+        self.emit(Expression::As {
+            expr,
+            kind,
+            convert,
+        })
+    }
+
     /// Appends `e`; expressions that need it are covered by an `Emit` in the current block
     /// (extending the block's trailing `Emit` when it ends just before `e`).
     pub fn emit(&mut self, e: Expression) -> Handle<Expression> {
@@ -151,11 +166,7 @@ impl<'a, 'k> Fb<'a, 'k> {
         if self.g.opaque_zero.is_none() || !st.is_integer() {
             return v;
         }
-        let bits = self.emit(Expression::As {
-            expr: v,
-            kind: naga::ScalarKind::Uint,
-            convert: None,
-        });
+        let bits = self.emit_as(v, naga::ScalarKind::Uint, None);
         self.hidden_bits(bits, st.size_bytes() == 8, super::build::Gen::kind(st))
     }
 
@@ -172,11 +183,7 @@ impl<'a, 'k> Fb<'a, 'k> {
         let zp = self.global_ptr(zero);
         let mut z = self.load(zp);
         if wide {
-            z = self.emit(Expression::As {
-                expr: z,
-                kind: naga::ScalarKind::Uint,
-                convert: Some(8),
-            });
+            z = self.emit_as(z, naga::ScalarKind::Uint, Some(8));
         }
         let x = self.emit(Expression::Binary {
             op: naga::BinaryOperator::ExclusiveOr,
@@ -186,11 +193,7 @@ impl<'a, 'k> Fb<'a, 'k> {
         if kind == naga::ScalarKind::Uint {
             return x;
         }
-        self.emit(Expression::As {
-            expr: x,
-            kind,
-            convert: None,
-        })
+        self.emit_as(x, kind, None)
     }
 
     /// With `hide_float_constants`: stores a zero the driver cannot know into a private global,

@@ -56,11 +56,7 @@ impl Fb<'_, '_> {
     }
 
     fn bitcast(&mut self, v: H, kind: ScalarKind) -> H {
-        self.emit(Expression::As {
-            expr: v,
-            kind,
-            convert: None,
-        })
+        self.emit_as(v, kind, None)
     }
 
     /// A math intrinsic with Rust's semantics (module doc).
@@ -277,13 +273,7 @@ impl Fb<'_, '_> {
     /// proved algorithms using rounding to odd", IEEE TC 2008), subnormal results included.
     /// NaN and infinities pass through `s` (whose error term is then not used).
     fn fma_f32_via_f64(&mut self, a: H, b: H, c: H) -> H {
-        let wide = |fb: &mut Self, x: H| {
-            fb.emit(Expression::As {
-                expr: x,
-                kind: ScalarKind::Float,
-                convert: Some(8),
-            })
-        };
+        let wide = |fb: &mut Self, x: H| fb.emit_as(x, ScalarKind::Float, Some(8));
         let (a, b, c) = (wide(self, a), wide(self, b), wide(self, c));
         let p = self.bin(Bo::Multiply, a, b);
         let s = self.bin(Bo::Add, p, c);
@@ -315,11 +305,7 @@ impl Fb<'_, '_> {
         let adjust = self.bin(Bo::LogicalAnd, odd, finite);
         let r = self.sel(adjust, toward, bits);
         let r = self.bitcast(r, ScalarKind::Float);
-        self.emit(Expression::As {
-            expr: r,
-            kind: ScalarKind::Float,
-            convert: Some(4),
-        })
+        self.emit_as(r, ScalarKind::Float, Some(4))
     }
 
     /// Rust's `wrapping_abs` of signed `x` (`abs(MIN) == MIN`), on the bits: `s = 0 - (u >> (N -
@@ -374,22 +360,14 @@ impl Fb<'_, '_> {
             // An integer the driver could know (a literal, `p ^ p`) must not become a float
             // constant it folds with (difftest/FINDINGS.md K2).
             let v = self.hide_int(v, from);
-            self.emit(Expression::As {
-                expr: v,
-                kind: ScalarKind::Float,
-                convert: Some(width(to)),
-            })
+            self.emit_as(v, ScalarKind::Float, Some(width(to)))
         } else if width(from) == width(to) {
             self.bitcast(v, kind(to))
         } else if from == ScalarType::I32 {
             self.sign_extend_i32(v, to)
         } else {
             // Extend (or truncate) by the source's signedness, then reinterpret.
-            let w = self.emit(Expression::As {
-                expr: v,
-                kind: kind(from),
-                convert: Some(width(to)),
-            });
+            let w = self.emit_as(v, kind(from), Some(width(to)));
             if kind(from) == kind(to) {
                 w
             } else {
@@ -404,11 +382,7 @@ impl Fb<'_, '_> {
     /// < 0` false, `0i64 < (0i32 as i64)` true; difftest/FINDINGS.md F4), equality being right.
     fn sign_extend_i32(&mut self, v: H, to: ScalarType) -> H {
         let u = self.bitcast(v, ScalarKind::Uint);
-        let w = self.emit(Expression::As {
-            expr: u,
-            kind: ScalarKind::Uint,
-            convert: Some(8),
-        });
+        let w = self.emit_as(u, ScalarKind::Uint, Some(8));
         let bias = self.lit(Literal::U64(1 << 31));
         let flipped = self.bin(Bo::ExclusiveOr, w, bias);
         let r = self.bin(Bo::Subtract, flipped, bias);
@@ -423,11 +397,7 @@ impl Fb<'_, '_> {
     /// undefined out of range).
     fn float_to_int(&mut self, v: H, from: ScalarType, to: ScalarType) -> H {
         let (v, from) = if from == ScalarType::F16 {
-            let w = self.emit(Expression::As {
-                expr: v,
-                kind: ScalarKind::Float,
-                convert: Some(4),
-            });
+            let w = self.emit_as(v, ScalarKind::Float, Some(4));
             (w, ScalarType::F32)
         } else {
             (v, from)
@@ -447,11 +417,7 @@ impl Fb<'_, '_> {
         let lo = self.flit(from, lo);
         let hi = self.flit(from, hi);
         let c = self.m(Mf::Clamp, &[v0, lo, hi]);
-        let r = self.emit(Expression::As {
-            expr: c,
-            kind: super::build::Gen::kind(to),
-            convert: Some(to.size_bytes() as u8),
-        });
+        let r = self.emit_as(c, super::build::Gen::kind(to), Some(to.size_bytes() as u8));
         // `hi` is the largest float below 2^k; from 2^k up the result is the type's MAX.
         let limit = self.flit(from, 2f64.powi(k));
         let over = self.bin(Bo::GreaterEqual, v, limit);
@@ -554,14 +520,17 @@ impl Fb<'_, '_> {
         self.stmt(Statement::Return { value: Some(v) });
     }
 
+    /// `a.is_nan() || b.is_nan()` (`a` tested first).
+    fn either_nan(&mut self, a: H, b: H) -> H {
+        let an = self.is_nan(a);
+        let bn = self.is_nan(b);
+        self.bin(Bo::LogicalOr, an, bn)
+    }
+
     fn nan(&mut self, st: ScalarType) -> H {
         let bits = self.f32_bits(f32::NAN.to_bits());
         if st == ScalarType::F64 {
-            self.emit(Expression::As {
-                expr: bits,
-                kind: ScalarKind::Float,
-                convert: Some(8),
-            })
+            self.emit_as(bits, ScalarKind::Float, Some(8))
         } else {
             bits
         }
@@ -570,11 +539,7 @@ impl Fb<'_, '_> {
     fn inf(&mut self, st: ScalarType) -> H {
         let bits = self.f32_bits(f32::INFINITY.to_bits());
         if st == ScalarType::F64 {
-            self.emit(Expression::As {
-                expr: bits,
-                kind: ScalarKind::Float,
-                convert: Some(8),
-            })
+            self.emit_as(bits, ScalarKind::Float, Some(8))
         } else {
             bits
         }
@@ -619,9 +584,7 @@ impl Fb<'_, '_> {
         let bad = self.bin(Bo::LogicalAnd, x_neg, not_int);
         let bad = self.bin(Bo::LogicalAnd, bad, finite);
         let r = self.sel(bad, nan, r);
-        let xn = self.is_nan(x);
-        let yn = self.is_nan(y);
-        let any_nan = self.bin(Bo::LogicalOr, xn, yn);
+        let any_nan = self.either_nan(x, y);
         let r = self.sel(any_nan, nan, r);
         // pow(x, 0) == 1 and pow(1, y) == 1, even for NaN.
         let y0 = self.bin(Bo::Equal, y, zero);
@@ -703,11 +666,7 @@ impl Fb<'_, '_> {
         let bits2 = self.bitcast(v2, ScalarKind::Uint);
         let field2 = self.bin(Bo::ShiftRight, bits2, sh);
         let field2 = self.bin(Bo::And, field2, mask_l);
-        let field_i = self.emit(Expression::As {
-            expr: field2,
-            kind: ScalarKind::Sint,
-            convert: Some(4),
-        });
+        let field_i = self.emit_as(field2, ScalarKind::Sint, Some(4));
         let hb = self.lit(Literal::I32(half_bias as i32));
         let e = self.bin(Bo::Subtract, field_i, hb);
         let adj = self.lit(Literal::I32(shift));
@@ -986,9 +945,7 @@ impl Fb<'_, '_> {
         let ati = self.sel(x_pos, q1, q3);
         let ati = self.copysign(st, ati, y)?;
         let r = self.sel(both_inf, ati, r);
-        let yn = self.is_nan(y);
-        let xn = self.is_nan(x);
-        let n = self.bin(Bo::LogicalOr, yn, xn);
+        let n = self.either_nan(y, x);
         let nan = self.nan(st);
         let r = self.sel(n, nan, r);
         self.ret(r);
@@ -1075,9 +1032,7 @@ impl Fb<'_, '_> {
         let r = self.bin(Bo::Multiply, hi, s);
         let hz = self.bin(Bo::Equal, hi, zero);
         let r = self.sel(hz, zero, r);
-        let xn = self.is_nan(x);
-        let yn = self.is_nan(y);
-        let n = self.bin(Bo::LogicalOr, xn, yn);
+        let n = self.either_nan(x, y);
         let r = self.sel(n, nan, r);
         let ai = self.bin(Bo::Equal, a, inf);
         let bi = self.bin(Bo::Equal, b, inf);

@@ -474,6 +474,33 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     out
 }
 
+/// The words of a SPIR-V module header (magic number, version, generator, bound, schema).
+const HEADER: usize = 5;
+
+/// The instructions of the SPIR-V module `words` after its header, each as its word offset, its
+/// opcode and its words; `None` where an instruction's word count is 0 or runs past the end.
+fn instructions(words: &[u32]) -> Option<Vec<(usize, u32, &[u32])>> {
+    let mut out = Vec::new();
+    let mut at = HEADER;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 || at + count > words.len() {
+            return None;
+        }
+        out.push((at, words[at] & 0xffff, &words[at..at + count]));
+        at += count;
+    }
+    Some(out)
+}
+
+/// [`instructions`] of `words` if they start with a SPIR-V header and parse; `None` otherwise.
+fn module_instructions(words: &[u32]) -> Option<Vec<(usize, u32, &[u32])>> {
+    if words.len() < HEADER || words[0] != 0x0723_0203 {
+        return None;
+    }
+    instructions(words)
+}
+
 /// Declares IEEE float behaviour for the module's 32- and 64-bit floats (SPIR-V 1.4 float
 /// controls, §3.6 execution modes 4459 and 4461; `OpExtension "SPV_KHR_float_controls"` too in a
 /// module older than 1.4): `OpCapability DenormPreserve` and `SignedZeroInfNanPreserve`, and the
@@ -484,35 +511,28 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// (`VkPhysicalDeviceFloatControlsProperties`) for the widths the module uses. Words that do not
 /// parse as a module are returned unchanged.
 pub fn float_controls(words: &[u32]) -> Vec<u32> {
-    const HEADER: usize = 5;
-    if words.len() < HEADER || words[0] != 0x0723_0203 {
+    let Some(insts) = module_instructions(words) else {
         return words.to_vec();
-    }
+    };
     let (mut widths, mut entries) = (Vec::new(), Vec::new());
     let (mut after_caps, mut after_modes) = (None, None);
-    let mut at = HEADER;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let op = words[at] & 0xffff;
-        if count == 0 || at + count > words.len() {
-            return words.to_vec();
-        }
+    for (at, op, inst) in insts {
+        let end = Some(at + inst.len());
         match op {
-            spv_op::CAPABILITY => after_caps = Some(at + count),
-            spv_op::ENTRY_POINT if count >= 3 => {
-                entries.push(words[at + 2]);
-                after_modes = Some(at + count);
+            spv_op::CAPABILITY => after_caps = end,
+            spv_op::ENTRY_POINT if inst.len() >= 3 => {
+                entries.push(inst[2]);
+                after_modes = end;
             }
-            spv_op::EXECUTION_MODE | spv_op::EXECUTION_MODE_ID => after_modes = Some(at + count),
-            spv_op::TYPE_FLOAT if count >= 3 => {
-                let w = words[at + 2];
+            spv_op::EXECUTION_MODE | spv_op::EXECUTION_MODE_ID => after_modes = end,
+            spv_op::TYPE_FLOAT if inst.len() >= 3 => {
+                let w = inst[2];
                 if (w == 32 || w == 64) && !widths.contains(&w) {
                     widths.push(w);
                 }
             }
             _ => {}
         }
-        at += count;
     }
     let (Some(after_caps), Some(after_modes)) = (after_caps, after_modes) else {
         return words.to_vec();
@@ -565,18 +585,11 @@ pub fn float_controls(words: &[u32]) -> Vec<u32> {
 /// Turns the 32-bit unsigned `OpConstant` holding `value` into an `OpSpecConstant` with
 /// `SpecId spec_id` (its default stays `value`). `None` if no such constant exists.
 fn specialize_length(words: &[u32], value: u32, spec_id: u32) -> Option<Vec<u32>> {
-    const HEADER: usize = 5;
     let mut uint = None;
     let mut target = None;
     let mut first_type = None;
-    let mut at = HEADER;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let op = words[at] & 0xffff;
-        if count == 0 || at + count > words.len() {
-            return None;
-        }
-        let inst = &words[at..at + count];
+    for (at, op, inst) in instructions(words)? {
+        let count = inst.len();
         match op {
             spv_op::TYPE_INT if count == 4 && inst[2] == 32 && inst[3] == 0 => {
                 uint = Some(inst[1]);
@@ -589,7 +602,6 @@ fn specialize_length(words: &[u32], value: u32, spec_id: u32) -> Option<Vec<u32>
         if first_type.is_none() && (spv_op::TYPE_FIRST..=spv_op::TYPE_LAST).contains(&op) {
             first_type = Some(at);
         }
-        at += count;
     }
     let (at, id) = target?;
     let first_type = first_type?;
@@ -619,10 +631,9 @@ pub enum FloatMode {
 /// is invalid usage, and dropping it loses that guarantee on that device only. Words that do
 /// not parse as a module are returned unchanged.
 pub fn retain_float_controls(words: &[u32], keep: impl Fn(FloatMode, u32) -> bool) -> Vec<u32> {
-    const HEADER: usize = 5;
-    if words.len() < HEADER || words[0] != 0x0723_0203 {
+    let Some(insts) = module_instructions(words) else {
         return words.to_vec();
-    }
+    };
     let mode_of = |m: u32| match m {
         spv_op::MODE_DENORM_PRESERVE => Some(FloatMode::DenormPreserve),
         spv_op::MODE_SIGNED_ZERO_INF_NAN => Some(FloatMode::SignedZeroInfNanPreserve),
@@ -631,35 +642,24 @@ pub fn retain_float_controls(words: &[u32], keep: impl Fn(FloatMode, u32) -> boo
     let mut used = Vec::new();
     let mut kept = Vec::with_capacity(words.len());
     kept.extend_from_slice(&words[..HEADER]);
-    let mut at = HEADER;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let op = words[at] & 0xffff;
-        if count == 0 || at + count > words.len() {
-            return words.to_vec();
-        }
-        let inst = &words[at..at + count];
-        if op == spv_op::EXECUTION_MODE && count == 4 {
+    for (_, op, inst) in insts {
+        if op == spv_op::EXECUTION_MODE && inst.len() == 4 {
             if let Some(mode) = mode_of(inst[2]) {
                 if !keep(mode, inst[3]) {
-                    at += count;
                     continue;
                 }
                 used.push(mode);
             }
         }
         kept.extend_from_slice(inst);
-        at += count;
     }
     // Drop the capabilities of modes no longer declared.
     let mut out = Vec::with_capacity(kept.len());
     out.extend_from_slice(&kept[..HEADER]);
-    let mut at = HEADER;
-    while at < kept.len() {
-        let count = (kept[at] >> 16) as usize;
-        let inst = &kept[at..at + count];
-        let unused_cap = (kept[at] & 0xffff) == spv_op::CAPABILITY
-            && count == 2
+    // `kept` holds whole instructions of a module that parsed.
+    for (_, op, inst) in instructions(&kept).unwrap_or_default() {
+        let unused_cap = op == spv_op::CAPABILITY
+            && inst.len() == 2
             && [
                 (
                     naga::back::spv::Capability::DenormPreserve,
@@ -675,7 +675,6 @@ pub fn retain_float_controls(words: &[u32], keep: impl Fn(FloatMode, u32) -> boo
         if !unused_cap {
             out.extend_from_slice(inst);
         }
-        at += count;
     }
     out
 }
@@ -741,29 +740,21 @@ mod spv_op {
 /// the first type or constant declaration), where the logical layout requires them. Words that do
 /// not parse as a module are returned unchanged.
 pub fn no_contraction(words: &[u32]) -> Vec<u32> {
-    const HEADER: usize = 5;
-    if words.len() < HEADER || words[0] != 0x0723_0203 {
+    let Some(insts) = module_instructions(words) else {
         return words.to_vec();
-    }
+    };
     let mut results = Vec::new();
     let mut insert_at = None;
-    let mut at = HEADER;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let op = words[at] & 0xffff;
-        if count == 0 || at + count > words.len() {
-            return words.to_vec();
-        }
+    for (at, op, inst) in insts {
         let preamble = spv_op::NAME_FIRST.contains(&op)
             || spv_op::PREAMBLE_MORE.contains(&op)
             || op == spv_op::MEMBER_DECORATE_STRING;
         if insert_at.is_none() && !preamble {
             insert_at = Some(at);
         }
-        if spv_op::FLOAT_ARITH.contains(&op) && count >= 3 {
-            results.push(words[at + 2]);
+        if spv_op::FLOAT_ARITH.contains(&op) && inst.len() >= 3 {
+            results.push(inst[2]);
         }
-        at += count;
     }
     let Some(insert_at) = insert_at else {
         return words.to_vec();

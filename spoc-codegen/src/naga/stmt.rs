@@ -5,8 +5,8 @@ use super::expr::int_lit;
 use super::func::{Fb, R};
 use super::types::unsigned_of;
 use crate::Target;
-use naga::{Barrier, BinaryOperator as Bo, Expression, ScalarKind, Statement};
-use spoc_ir::{Block, Const, Expr, ExprKind, ForDir, ScalarType, Stmt, StmtKind, VarId};
+use naga::{Barrier, BinaryOperator as Bo, ScalarKind, Statement};
+use spoc_ir::{Block, Const, ExprKind, ForDir, ForLoop, ScalarType, Stmt, StmtKind};
 
 impl Fb<'_, '_> {
     /// Lowers a function body.
@@ -96,14 +96,7 @@ impl Fb<'_, '_> {
                     break_if: None,
                 });
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => self.for_loop(*var, start, end, step, *dir, body)?,
+            StmtKind::For(l) => self.for_loop(l)?,
             StmtKind::Match { scrutinee, arms } => {
                 self.match_chain(scrutinee, arms, &mut |fb, b: &Block| fb.block(b))?;
             }
@@ -172,35 +165,21 @@ impl Fb<'_, '_> {
     ///     }
     /// }
     /// ```
-    fn for_loop(
-        &mut self,
-        var: VarId,
-        start: &Expr,
-        end: &Expr,
-        step: &Expr,
-        dir: ForDir,
-        body: &Block,
-    ) -> R<()> {
+    fn for_loop(&mut self, l: &ForLoop) -> R<()> {
+        let (var, dir) = (l.var, l.dir);
+        let (start, end, step, body) = (&l.start, &l.end, &l.step, &l.body);
         let st = self.scalar_of(&self.decl(var)?.ty)?;
         let ut = unsigned_of(st);
         let s = self.expr(start)?;
         let e = self.expr(end)?;
         let stp = self.expr(step)?;
         let step_u = if ut == ScalarType::U64 {
-            self.emit(Expression::As {
-                expr: stp,
-                kind: ScalarKind::Uint,
-                convert: Some(8),
-            })
+            self.emit_as(stp, ScalarKind::Uint, Some(8))
         } else {
             stp
         };
         let step_v = if st.is_signed() {
-            self.emit(Expression::As {
-                expr: step_u,
-                kind: ScalarKind::Sint,
-                convert: None,
-            })
+            self.emit_as(step_u, ScalarKind::Sint, None)
         } else {
             step_u
         };
@@ -233,11 +212,7 @@ impl Fb<'_, '_> {
             ForDir::Down => self.bin(Bo::Subtract, cur, s),
         };
         let rem = if st.is_signed() {
-            self.emit(Expression::As {
-                expr: diff,
-                kind: ScalarKind::Uint,
-                convert: None,
-            })
+            self.emit_as(diff, ScalarKind::Uint, None)
         } else {
             diff
         };

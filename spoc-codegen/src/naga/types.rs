@@ -116,11 +116,7 @@ pub(super) fn variant_member(kernel: &Kernel, name: &str, case: &str, k: usize) 
 
 /// The tag of case `case` of variant `name` (its position).
 pub(super) fn variant_tag(kernel: &Kernel, name: &str, case: &str) -> Option<u32> {
-    let v = kernel.variant(name)?;
-    v.cases
-        .iter()
-        .position(|c| c.name == case)
-        .map(|p| p as u32)
+    kernel.variant(name)?.case_index(case).map(|p| p as u32)
 }
 
 /// True if a value of `ty` holds a `bool` somewhere.

@@ -343,14 +343,8 @@ impl Asm {
 
 /// The type suffix of a `mov` for class `c`.
 pub(crate) fn mov_type(c: Class) -> &'static str {
-    match c {
-        Class::Pred => ".pred",
-        Class::B16 => ".b16",
-        Class::B32 => ".b32",
-        Class::B64 => ".b64",
-        Class::F32 => ".f32",
-        Class::F64 => ".f64",
-    }
+    // A register's declared type is the type its moves take.
+    c.reg_type()
 }
 
 /// The PTX instruction type of scalar type `t` for arithmetic and comparisons (`.s32`, `.u64`,

@@ -124,7 +124,7 @@ impl<'k> Gen<'k, '_> {
                 payload,
             } => {
                 let def = self.cx.variant(variant)?.clone();
-                let idx = def.cases.iter().position(|c| &c.name == case).unwrap_or(0);
+                let idx = def.case_index(case).unwrap_or(0);
                 let mut vs = Vec::new();
                 for p in payload {
                     vs.push(self.expr(p)?);
@@ -473,10 +473,7 @@ impl<'k> Gen<'k, '_> {
     pub(crate) fn load_scalar(&mut self, addr: &Addr, t: ScalarType) -> Opd {
         let ld = addr.space.ld();
         let a = addr.operand();
-        let at = match &addr.guard {
-            Some(g) => format!("@{g} "),
-            None => String::new(),
-        };
+        let at = addr.guard_prefix();
         match t {
             ScalarType::Bool => {
                 let b = self.a.tmp(Class::B32);
@@ -504,10 +501,7 @@ impl<'k> Gen<'k, '_> {
     pub(crate) fn store_scalar(&mut self, addr: &Addr, t: ScalarType, v: &Opd) {
         let st = addr.space.st();
         let a = addr.operand();
-        let at = match &addr.guard {
-            Some(g) => format!("@{g} "),
-            None => String::new(),
-        };
+        let at = addr.guard_prefix();
         match t {
             ScalarType::Bool => {
                 let p = self.pred_reg(v);
@@ -700,8 +694,8 @@ pub(crate) fn scalar_ty(t: &Type) -> ScalarType {
     t.as_scalar().unwrap_or(ScalarType::I32)
 }
 
-/// The `ld`/`st` type suffix of scalar `t` (`bool` is handled by the callers).
-fn mem_type(t: ScalarType) -> &'static str {
+/// The `ld`/`st`/`.param` type suffix of scalar `t` (`bool` is a byte, `.u8`).
+pub(crate) fn mem_type(t: ScalarType) -> &'static str {
     match t {
         ScalarType::Bool => ".u8",
         ScalarType::I32 => ".s32",

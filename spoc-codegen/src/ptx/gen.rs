@@ -8,10 +8,13 @@ use super::value::{Addr, ArrRef, Base, Len, Space, Store, Val};
 use super::Ctx;
 use crate::CodegenError;
 use spoc_ir::{
-    Block, Const, Expr, ExprKind, FenceScope, ForDir, Function, MemSpace, Pattern, ScalarType,
-    Stmt, StmtKind, Type, VarDecl, VarId,
+    Block, Const, Expr, ExprKind, FenceScope, ForDir, ForLoop, Function, MemSpace, Pattern,
+    ScalarType, Stmt, StmtKind, Type, VarDecl, VarId,
 };
 use std::collections::BTreeSet;
+
+/// The payload values of each case of a variant value (`None` for a case without any).
+type CasePayloads = [Option<Vec<Val>>];
 
 pub(crate) type R<T> = Result<T, CodegenError>;
 
@@ -397,18 +400,11 @@ impl<'k, 'c> Gen<'k, 'c> {
         let text = match &s.kind {
             StmtKind::If { cond, .. } => format!("if {}", e(cond)),
             StmtKind::While { cond, .. } => format!("while {}", e(cond)),
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                ..
-            } => {
-                let name = &self.frame().idents[var.0 as usize];
-                let range = format!("({}..{})", e(start), e(end));
-                let rev = if *dir == ForDir::Down { ".rev()" } else { "" };
-                format!("for {name} in {range}{rev}.step_by({})", e(step))
+            StmtKind::For(l) => {
+                let name = &self.frame().idents[l.var.0 as usize];
+                let range = format!("({}..{})", e(&l.start), e(&l.end));
+                let rev = if l.dir == ForDir::Down { ".rev()" } else { "" };
+                format!("for {name} in {range}{rev}.step_by({})", e(&l.step))
             }
             StmtKind::Match { scrutinee, .. } => format!("match {}", e(scrutinee)),
             StmtKind::Block(_) => return None,
@@ -498,14 +494,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                 self.a.put(&end);
                 Ok(())
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => self.for_loop(*var, start, end, step, *dir, body),
+            StmtKind::For(l) => self.for_loop(l),
             StmtKind::Match { scrutinee, arms } => {
                 let sv = self.expr(scrutinee)?;
                 let end = self.a.label("mend");
@@ -575,15 +564,9 @@ impl<'k, 'c> Gen<'k, 'c> {
 
     /// `for var in (start..end)[.rev()].step_by(step) { body }`, never overflowing `var`:
     /// the distance to the bound is compared with the step before stepping.
-    fn for_loop(
-        &mut self,
-        var: VarId,
-        start: &'k Expr,
-        end: &'k Expr,
-        step: &'k Expr,
-        dir: ForDir,
-        body: &'k Block,
-    ) -> R<()> {
+    fn for_loop(&mut self, l: &'k ForLoop) -> R<()> {
+        let (var, dir) = (l.var, l.dir);
+        let (start, end, step, body) = (&l.start, &l.end, &l.step, &l.body);
         let ty = start.ty.as_scalar().unwrap_or(ScalarType::I32);
         let wide = ty.size_bytes() == 8;
         let c = Class::of(ty);
@@ -664,14 +647,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                 case,
                 bindings,
             } => {
-                let def = self.cx.variant(variant)?;
-                let idx = def.cases.iter().position(|c| &c.name == case).unwrap_or(0);
-                let Val::Variant { tag, cases, .. } = v else {
-                    return Err(self.cx.unsupported(
-                        format!("pattern `{variant}::{case}` on a non-variant value"),
-                        "a variant scrutinee",
-                    ));
-                };
+                let (idx, tag, cases) = self.case_of(v, variant, case)?;
                 let p = self.a.tmp(Class::Pred);
                 self.a.ins(format!("setp.ne.u32 {p}, {tag}, {idx}"));
                 self.a.bra_if(&p, true, fail);
@@ -702,14 +678,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                 }
             }
             Pattern::Case { variant, case, .. } => {
-                let def = self.cx.variant(variant)?;
-                let idx = def.cases.iter().position(|c| &c.name == case).unwrap_or(0);
-                let Val::Variant { tag, .. } = v else {
-                    return Err(self.cx.unsupported(
-                        format!("pattern `{variant}::{case}` on a non-variant value"),
-                        "a variant scrutinee",
-                    ));
-                };
+                let (idx, tag, _) = self.case_of(v, variant, case)?;
                 let p = self.a.tmp(Class::Pred);
                 self.a.ins(format!("setp.eq.u32 {p}, {tag}, {idx}"));
                 self.a.bra_if(&p, true, ok);
@@ -734,6 +703,24 @@ impl<'k, 'c> Gen<'k, 'c> {
             }
         }
         Ok(())
+    }
+
+    /// For pattern `variant::case` on the variant value `v`: the case's position, `v`'s tag and
+    /// its cases' payloads.
+    fn case_of<'v>(
+        &self,
+        v: &'v Val,
+        variant: &str,
+        case: &str,
+    ) -> R<(usize, &'v Opd, &'v CasePayloads)> {
+        let idx = self.cx.variant(variant)?.case_index(case).unwrap_or(0);
+        let Val::Variant { tag, cases, .. } = v else {
+            return Err(self.cx.unsupported(
+                format!("pattern `{variant}::{case}` on a non-variant value"),
+                "a variant scrutinee",
+            ));
+        };
+        Ok((idx, tag, cases))
     }
 
     fn int_scrutinee(&self, v: &Val, ty: &Type) -> R<(Opd, &'static str)> {

@@ -161,20 +161,6 @@ fn target_sm(kernel: &Kernel, cc: Option<(u32, u32)>) -> Result<u32, CodegenErro
         })
 }
 
-/// The `.param` type of a scalar parameter.
-fn param_scalar_type(t: ScalarType) -> &'static str {
-    match t {
-        ScalarType::Bool => ".u8",
-        ScalarType::I32 => ".s32",
-        ScalarType::U32 => ".u32",
-        ScalarType::I64 => ".s64",
-        ScalarType::U64 => ".u64",
-        ScalarType::F16 => ".b16",
-        ScalarType::F32 => ".f32",
-        ScalarType::F64 => ".f64",
-    }
-}
-
 /// Generates PTX for `kernel` (already validated).
 ///
 /// # Errors
@@ -267,18 +253,14 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         let val = match &p.ty {
             Type::Scalar(t) => {
                 let r = g.a.named(Class::of(*t), id);
-                params.push(format!(".param {} {}", param_scalar_type(*t), p.name));
+                params.push(format!(".param {} {}", expr::mem_type(*t), p.name));
                 param_names.push(p.name.clone());
                 if *t == ScalarType::Bool {
                     let b = g.a.tmp(Class::B32);
                     g.a.ins(format!("ld.param.u8 {b}, [{}]", p.name));
                     g.a.ins(format!("setp.ne.u32 {r}, {b}, 0"));
                 } else {
-                    g.a.ins(format!(
-                        "ld.param{} {r}, [{}]",
-                        param_scalar_type(*t),
-                        p.name
-                    ));
+                    g.a.ins(format!("ld.param{} {r}, [{}]", expr::mem_type(*t), p.name));
                 }
                 Val::Scalar(r, *t)
             }
@@ -424,7 +406,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
                     Type::Scalar(t) if t != ScalarType::Bool => format!(
                         ".shared .align {} {} {sym}[{n}];",
                         l.align,
-                        param_scalar_type(t).replace(".s", ".u")
+                        expr::mem_type(t).replace(".s", ".u")
                     ),
                     _ => format!(
                         ".shared .align {} .b8 {sym}[{}];",
@@ -540,7 +522,7 @@ fn load_param_value(g: &mut Gen<'_, '_>, name: &str, ty: &Type) -> Result<Val, C
                     Val::Scalar(p, *t)
                 } else {
                     let r = g.a.tmp(Class::of(*t));
-                    g.a.ins(format!("ld.param{} {r}, {at}", param_scalar_type(*t)));
+                    g.a.ins(format!("ld.param{} {r}, {at}", expr::mem_type(*t)));
                     Val::Scalar(r, *t)
                 }
             }

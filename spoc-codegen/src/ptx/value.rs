@@ -78,6 +78,13 @@ impl Addr {
             ..self.clone()
         }
     }
+    /// The instruction prefix `@guard ` of a checked access; empty when unguarded.
+    pub(crate) fn guard_prefix(&self) -> String {
+        match &self.guard {
+            Some(g) => format!("@{g} "),
+            None => String::new(),
+        }
+    }
     /// The PTX operand `[base+offset]`.
     pub(crate) fn operand(&self) -> String {
         let b = match &self.base {

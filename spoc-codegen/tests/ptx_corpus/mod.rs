@@ -165,14 +165,14 @@ impl B {
         let body = self.sub(|b| body(b, ve));
         self.push_at(
             line,
-            StmtKind::For {
+            StmtKind::For(ForLoop {
                 var,
                 start,
                 end,
                 step,
                 dir,
                 body,
-            },
+            }),
         );
     }
 

@@ -528,8 +528,8 @@ fn assigned_vars(b: &Block, out: &mut HashSet<VarId>) {
         StmtKind::Assign { target, .. } => {
             out.insert(place_root(target));
         }
-        StmtKind::For { var, .. } => {
-            out.insert(*var);
+        StmtKind::For(l) => {
+            out.insert(l.var);
         }
         _ => {}
     });

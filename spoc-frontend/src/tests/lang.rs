@@ -4,8 +4,8 @@
 use super::{err, lower, ok};
 use crate::lower::lower_fn;
 use spoc_ir::{
-    AtomicOp, BinOp, Const, Expr, ExprKind, FenceScope, Intrinsic, Kernel, LValue, MemSpace,
-    Pattern, ShuffleKind, Stmt, StmtKind, Type, VarKind,
+    AtomicOp, BinOp, Const, Expr, ExprKind, FenceScope, ForLoop, Intrinsic, Kernel, LValue,
+    MemSpace, Pattern, ShuffleKind, Stmt, StmtKind, Type, VarKind,
 };
 
 fn shared(elem: Type, len: Option<u32>) -> Type {
@@ -76,7 +76,7 @@ fn exprs(body: &[Stmt]) -> Vec<Expr> {
                     expr(cond, out);
                     block(body, out);
                 }
-                StmtKind::For { body, .. } | StmtKind::Block(body) => block(body, out),
+                StmtKind::For(ForLoop { body, .. }) | StmtKind::Block(body) => block(body, out),
                 StmtKind::Match { scrutinee, arms } => {
                     expr(scrutinee, out);
                     arms.iter().for_each(|(_, b)| block(b, out));
@@ -383,7 +383,7 @@ fn local_arrays_repeat_index_and_len() {
             len: 16
         }
     );
-    let StmtKind::For { end, .. } = &k.body[2].kind else {
+    let StmtKind::For(ForLoop { end, .. }) = &k.body[2].kind else {
         panic!("{:#?}", k.body[2])
     };
     assert_eq!(end.kind, ExprKind::Const(Const::U32(16)));

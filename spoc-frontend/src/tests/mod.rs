@@ -8,8 +8,8 @@ mod codegen;
 mod errors;
 mod lang;
 use spoc_ir::{
-    BinOp, Const, Expr, ExprKind, ForDir, Intrinsic, Kernel, LValue, MathFn, ScalarType, Stmt,
-    StmtKind, Type, VarId, VarKind,
+    BinOp, Const, Expr, ExprKind, ForDir, ForLoop, Intrinsic, Kernel, LValue, MathFn, ScalarType,
+    Stmt, StmtKind, Type, VarId, VarKind,
 };
 
 fn lower(item: syn::ItemFn) -> Result<Kernel, Vec<String>> {
@@ -96,7 +96,7 @@ fn helper_stubs(body: &[Stmt]) -> Vec<spoc_ir::Function> {
                     block(els.as_deref().unwrap_or(&[]), out);
                 }
                 StmtKind::While { body, .. }
-                | StmtKind::For { body, .. }
+                | StmtKind::For(ForLoop { body, .. })
                 | StmtKind::Block(body) => block(body, out),
                 _ => {}
             }
@@ -400,7 +400,7 @@ fn for_loops_in_every_form() {
         .body
         .iter()
         .map(|s| match &s.kind {
-            StmtKind::For { dir, step, .. } => (*dir, step.clone()),
+            StmtKind::For(ForLoop { dir, step, .. }) => (*dir, step.clone()),
             other => panic!("{other:?}"),
         })
         .collect();
@@ -409,7 +409,7 @@ fn for_loops_in_every_form() {
     assert_eq!(forms[1], (ForDir::Down, u(1)));
     assert_eq!(forms[2], (ForDir::Up, u(2)));
     assert_eq!(forms[3], (ForDir::Down, u(3)));
-    let StmtKind::For { var, start, .. } = &k.body[4].kind else {
+    let StmtKind::For(ForLoop { var, start, .. }) = &k.body[4].kind else {
         panic!()
     };
     assert_eq!(k.vars[var.0 as usize].ty, Type::I32);

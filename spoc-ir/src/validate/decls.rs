@@ -174,18 +174,12 @@ fn check_type_defs(kernel: &Kernel) -> Result<(), String> {
     for r in &kernel.records {
         let mut fields = HashSet::new();
         for f in &r.fields {
-            if !is_identifier(&f.name) {
-                return Err(format!(
-                    "record `{}`: field name `{}` is not an identifier",
-                    r.name, f.name
-                ));
-            }
-            if !fields.insert(f.name.as_str()) {
-                return Err(format!(
-                    "record `{}` has two fields named `{}`",
-                    r.name, f.name
-                ));
-            }
+            member_name(
+                &mut fields,
+                &f.name,
+                &format!("record `{}`", r.name),
+                "field",
+            )?;
             let what = format!("field `{}.{}`", r.name, f.name);
             check_type(kernel, &f.ty, &what)?;
             if !is_plain_data(&f.ty) {
@@ -199,18 +193,12 @@ fn check_type_defs(kernel: &Kernel) -> Result<(), String> {
     for v in &kernel.variants {
         let mut cases = HashSet::new();
         for c in &v.cases {
-            if !is_identifier(&c.name) {
-                return Err(format!(
-                    "variant `{}`: case name `{}` is not an identifier",
-                    v.name, c.name
-                ));
-            }
-            if !cases.insert(c.name.as_str()) {
-                return Err(format!(
-                    "variant `{}` has two cases named `{}`",
-                    v.name, c.name
-                ));
-            }
+            member_name(
+                &mut cases,
+                &c.name,
+                &format!("variant `{}`", v.name),
+                "case",
+            )?;
             for (i, t) in c.payload.iter().enumerate() {
                 let what = format!("payload {i} of `{}::{}`", v.name, c.name);
                 check_type(kernel, t, &what)?;
@@ -466,6 +454,25 @@ fn check_shared(kernel: &Kernel) -> Result<(), String> {
                 v.name
             ));
         }
+    }
+    Ok(())
+}
+
+/// Checks member `name` (a `kind`: field or case) of `owner` (``record `R` ``): an identifier,
+/// not already in `seen`; records it there.
+fn member_name<'a>(
+    seen: &mut HashSet<&'a str>,
+    name: &'a str,
+    owner: &str,
+    kind: &str,
+) -> Result<(), String> {
+    if !is_identifier(name) {
+        return Err(format!(
+            "{owner}: {kind} name `{name}` is not an identifier"
+        ));
+    }
+    if !seen.insert(name) {
+        return Err(format!("{owner} has two {kind}s named `{name}`"));
     }
     Ok(())
 }

@@ -142,12 +142,7 @@ impl<'k> Body<'k> {
                     )));
                 }
                 for (p, a) in arms {
-                    self.open();
-                    let r = self
-                        .pattern(p, &scrutinee.ty, true)
-                        .and_then(|_| self.expr(a));
-                    self.close();
-                    r?;
+                    self.arm(p, &scrutinee.ty, |v| v.expr(a).map(|_| ()))?;
                     if a.ty != arms[0].1.ty {
                         return Err(self.fail(format!(
                             "the arms of `{}` have different types, `{}` and `{}`",
@@ -468,11 +463,7 @@ impl<'k> Body<'k> {
                     _ => false,
                 };
                 if !ok {
-                    let on = if op == AtomicOp::Add {
-                        "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`"
-                    } else {
-                        "`i32`, `u32`, `i64` and `u64`"
-                    };
+                    let on = op.element_types();
                     return Err(self.fail(format!(
                         "`{shown}`: `{}` works on elements of type {on}, not `{elem}`",
                         op.name()

@@ -201,6 +201,20 @@ impl<'k> Body<'k> {
         self.scopes.push(Vec::new());
     }
 
+    /// Checks a `match` arm in a scope of its own: pattern `p` on a `ty` scrutinee (its
+    /// bindings declared), then `body`.
+    pub(super) fn arm(
+        &mut self,
+        p: &Pattern,
+        ty: &Type,
+        body: impl FnOnce(&mut Self) -> Check,
+    ) -> Check {
+        self.open();
+        let r = self.pattern(p, ty, true).and_then(|_| body(self));
+        self.close();
+        r
+    }
+
     pub(super) fn close(&mut self) {
         for i in self.scopes.pop().unwrap_or_default() {
             self.in_scope[i] = false;
@@ -291,18 +305,11 @@ impl<'k> Body<'k> {
                 self.loops -= 1;
                 r
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir: _,
-                body,
-            } => {
-                self.expr(start)?;
-                self.expr(end)?;
-                self.expr(step)?;
-                let d = self.decl(*var)?;
+            StmtKind::For(l) => {
+                self.expr(&l.start)?;
+                self.expr(&l.end)?;
+                self.expr(&l.step)?;
+                let d = self.decl(l.var)?;
                 let Some(t) = d.ty.as_scalar().filter(|t| t.is_integer()) else {
                     return Err(self.fail(format!(
                         "the `for` variable `{}` has type `{}`; `for` loops count with an \
@@ -312,16 +319,16 @@ impl<'k> Body<'k> {
                 };
                 let t = Type::Scalar(t);
                 let what = format!("the start of `for {}`", d.name);
-                self.expect(start, &t, &what)?;
+                self.expect(&l.start, &t, &what)?;
                 let what = format!("the end of `for {}`", d.name);
-                self.expect(end, &t, &what)?;
+                self.expect(&l.end, &t, &what)?;
                 let what = format!("the step of `for {}`", d.name);
-                self.expect(step, &Type::U32, &what)?;
+                self.expect(&l.step, &Type::U32, &what)?;
                 self.open();
-                let r = self.declare(*var, "a `for` loop").and_then(|_| {
-                    self.loop_var[var.0 as usize] = true;
+                let r = self.declare(l.var, "a `for` loop").and_then(|_| {
+                    self.loop_var[l.var.0 as usize] = true;
                     self.loops += 1;
-                    let r = self.block(body);
+                    let r = self.block(&l.body);
                     self.loops -= 1;
                     r
                 });
@@ -332,12 +339,7 @@ impl<'k> Body<'k> {
                 self.expr(scrutinee)?;
                 self.check_scrutinee(scrutinee)?;
                 for (p, b) in arms {
-                    self.open();
-                    let r = self
-                        .pattern(p, &scrutinee.ty, true)
-                        .and_then(|_| self.block(b));
-                    self.close();
-                    r?;
+                    self.arm(p, &scrutinee.ty, |v| v.block(b))?;
                 }
                 Ok(())
             }

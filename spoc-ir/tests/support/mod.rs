@@ -114,14 +114,14 @@ pub fn if_(cond: Expr, then: Block, els: Option<Block>) -> StmtKind {
 }
 
 pub fn for_up(var: VarId, start: Expr, end: Expr, body: Block) -> StmtKind {
-    StmtKind::For {
+    StmtKind::For(ForLoop {
         var,
         start,
         end,
         step: u32c(1),
         dir: ForDir::Up,
         body,
-    }
+    })
 }
 
 /// The saxpy kernel of DESIGN.md §2, with source lines 2–4.
@@ -205,7 +205,7 @@ pub fn block_sum() -> Kernel {
     )));
     b.push(stmt(assign(lidx(lv(tile), b.v(t)), b.v(acc))));
     b.push(stmt(StmtKind::Barrier));
-    b.push(stmt(StmtKind::For {
+    b.push(stmt(StmtKind::For(ForLoop {
         var: s,
         start: u32c(0),
         end: u32c(8),
@@ -229,7 +229,7 @@ pub fn block_sum() -> Kernel {
             )),
             stmt(StmtKind::Barrier),
         ],
-    }));
+    })));
     b.push(stmt(if_(
         bin(BinOp::Eq, b.v(t), u32c(0)),
         vec![stmt(StmtKind::Expr(intr(

@@ -102,20 +102,7 @@ pub fn all_intrinsics() -> Vec<Intrinsic> {
     }
     v.extend([Intrinsic::WarpSize, Intrinsic::LaneId]);
     v.extend(MathFn::ALL.iter().map(|&m| Intrinsic::Math(m)));
-    v.extend(
-        [
-            AtomicOp::Add,
-            AtomicOp::Sub,
-            AtomicOp::Min,
-            AtomicOp::Max,
-            AtomicOp::Exchange,
-            AtomicOp::CompareExchange,
-            AtomicOp::And,
-            AtomicOp::Or,
-            AtomicOp::Xor,
-        ]
-        .map(Intrinsic::Atomic),
-    );
+    v.extend(AtomicOp::ALL.map(Intrinsic::Atomic));
     v.extend(
         [
             ShuffleKind::Index,

@@ -632,15 +632,8 @@ impl<'k> Compiler<'k> {
                 cond: self.expr(cx, cond)?,
                 body: self.block(cx, body)?,
             },
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                dir,
-                body,
-            } => {
-                let decl = check_var(cx.vars, *var)?;
+            StmtKind::For(l) => {
+                let decl = check_var(cx.vars, l.var)?;
                 let ty = match decl.ty.as_scalar() {
                     Some(t) if t.is_integer() => t,
                     _ => {
@@ -651,13 +644,13 @@ impl<'k> Compiler<'k> {
                     }
                 };
                 CStmt::For {
-                    slot: var.0,
+                    slot: l.var.0,
                     ty,
-                    start: self.expr(cx, start)?,
-                    end: self.expr(cx, end)?,
-                    step: self.expr(cx, step)?,
-                    dir: *dir,
-                    body: self.block(cx, body)?,
+                    start: self.expr(cx, &l.start)?,
+                    end: self.expr(cx, &l.end)?,
+                    step: self.expr(cx, &l.step)?,
+                    dir: l.dir,
+                    body: self.block(cx, &l.body)?,
                 }
             }
             StmtKind::Match { scrutinee, arms } => CStmt::Match {
@@ -1167,9 +1160,7 @@ impl<'k> Compiler<'k> {
             .variant(variant)
             .ok_or_else(|| invalid(format!("unknown variant type `{variant}`")))?;
         let i = def
-            .cases
-            .iter()
-            .position(|c| c.name == case)
+            .case_index(case)
             .ok_or_else(|| invalid(format!("no case `{case}` in variant `{variant}`")))?;
         match npayload {
             Some(n) if n != def.cases[i].payload.len() => {

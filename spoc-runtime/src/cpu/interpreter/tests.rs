@@ -3,8 +3,8 @@
 use super::*;
 use crate::native::abi::ScalarArg;
 use spoc_ir::{
-    AtomicOp, Axis, BinOp, Const, Expr, ExprKind, ForDir, Function, Intrinsic, LValue, MathFn,
-    MemSpace, Pattern, ScalarType, Stmt, StmtKind, Type, UnOp,
+    AtomicOp, Axis, BinOp, Const, Expr, ExprKind, ForDir, ForLoop, Function, Intrinsic, LValue,
+    MathFn, MemSpace, Pattern, ScalarType, Stmt, StmtKind, Type, UnOp,
 };
 
 // ---- IR builders: spoc_testkit::ir, with this file's statement style -----------------------
@@ -85,14 +85,14 @@ fn if_(cond: Expr, then: Vec<Stmt>, els: Option<Vec<Stmt>>) -> Stmt {
     st(StmtKind::If { cond, then, els })
 }
 fn for_(v: &Expr, start: Expr, end: Expr, step: u32, dir: ForDir, body: Vec<Stmt>) -> Stmt {
-    st(StmtKind::For {
+    st(StmtKind::For(ForLoop {
         var: id(v),
         start,
         end,
         step: u32c(step),
         dir,
         body,
-    })
+    }))
 }
 fn ret(e: Expr) -> Stmt {
     st(StmtKind::Return(Some(e)))
