@@ -105,6 +105,26 @@ fn mixed(flag: bool, x: &[f32], d: &[f64], out: &mut [f32], outd: &mut [f64], in
     ints[i] = (v * 1.0e10) as i64 + (d[i] as i32) as i64 + ((v as u32) >> (i % 40)) as i64;
 }
 
+/// Integer widening the way Rust does it: by the source's signedness.
+#[kernel]
+fn widen(u: &[u32], i: &[i32], a: &mut [i64], b: &mut [u64]) {
+    let k = global_id_x();
+    if k < a.len() {
+        a[k] = (u[k] as usize) as i64;
+        b[k] = i[k] as u64;
+    }
+}
+
+/// `u32 as i64` zero-extends and `i32 as u64` sign-extends: the `cvt` carries the source's
+/// signedness on both sides (`cvt.s64.u32` sign-extended on the H200: a difftest finding).
+#[test]
+fn widening_casts_extend_by_the_source_signedness() {
+    let text = ptx(widen.ir().unwrap(), None);
+    assert!(text.contains("cvt.u64.u32"), "{text}");
+    assert!(text.contains("cvt.s64.s32"), "{text}");
+    assert!(!text.contains("cvt.s64.u32") && !text.contains("cvt.u64.s32"), "{text}");
+}
+
 type Ir = (&'static str, &'static spoc::ir::Kernel);
 
 fn kernels() -> Vec<Ir> {

@@ -287,8 +287,16 @@ impl Gen<'_, '_> {
                 if from.size_bytes() == to.size_bytes() {
                     v
                 } else if to.size_bytes() > from.size_bytes() {
-                    self.a
-                        .un(&format!("cvt{}{}", ptx_type(to), ptx_type(from)), tc, &v)
+                    // Rust extends by the source's signedness whatever the destination's. Both
+                    // types of the `cvt` carry the source's signedness: `cvt.s64.u32` sign-extended
+                    // on the H200 (difftest, `(x as usize) as i64` for x >= 2^31), `cvt.u64.s32`
+                    // is its mirror.
+                    let (d, s) = if from.is_signed() {
+                        (".s64", ".s32")
+                    } else {
+                        (".u64", ".u32")
+                    };
+                    self.a.un(&format!("cvt{d}{s}"), tc, &v)
                 } else {
                     self.a.un("cvt.u32.u64", tc, &v)
                 }
