@@ -122,7 +122,10 @@ fn widening_casts_extend_by_the_source_signedness() {
     let text = ptx(widen.ir().unwrap(), None);
     assert!(text.contains("cvt.u64.u32"), "{text}");
     assert!(text.contains("cvt.s64.s32"), "{text}");
-    assert!(!text.contains("cvt.s64.u32") && !text.contains("cvt.u64.s32"), "{text}");
+    assert!(
+        !text.contains("cvt.s64.u32") && !text.contains("cvt.u64.s32"),
+        "{text}"
+    );
 }
 
 type Ir = (&'static str, &'static spoc::ir::Kernel);

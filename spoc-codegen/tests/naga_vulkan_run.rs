@@ -1011,7 +1011,7 @@ fn float_remainder_next_to_a_barrier() {
             od[i] = b;
         }",
     );
-    let pairs: [(f64, f64); 8] = [
+    let pairs: [(f64, f64); 10] = [
         (8.0, 3.0),
         (100.0, 0.3),
         (8.0, 1e-45),
@@ -1020,6 +1020,10 @@ fn float_remainder_next_to_a_barrier() {
         (5.0, 0.0),
         (0.5, 3.0),
         (-0.0, 1.0),
+        // NaN operands: NaN, and the routine's loop must not run (on the H200's NVIDIA Vulkan
+        // a kernel taking `10.0 % NaN` lost the device before the loop was bounded).
+        (10.0, f64::NAN),
+        (f64::NAN, 2.0),
     ];
     // Then random operands: any exponents, and quotients near one.
     let mut next = xorshift(0x0f0d_cafe_1234_5678);

@@ -967,8 +967,8 @@ impl Fb<'_, '_> {
         let nan = self.nan(st);
         let a = self.m(Mf::Abs, &[x]);
         let b = self.m(Mf::Abs, &[y]);
-        let xn = self.is_nan(x);
-        let yn = self.is_nan(y);
+        let xn = self.is_nan_bits(st, x);
+        let yn = self.is_nan_bits(st, y);
         let a_fin = self.bin(Bo::Less, a, inf);
         let a_inf = self.not(a_fin);
         let y0 = self.bin(Bo::Equal, b, zero);
@@ -980,12 +980,27 @@ impl Fb<'_, '_> {
         let av = self.new_local("a", fty);
         let ap = self.local_ptr(av);
         self.store(ap, a);
+        // Each step lowers the exponent of `a` by at least one, so the exponent range bounds
+        // the steps (f32: 277, f64: 2098); the counter ends the loop whatever a driver makes
+        // of the tests above (a loop that never ends loses the device).
+        let uty = self.g.scalar_ty(ScalarType::U32)?;
+        let nv = self.new_local("n", uty);
+        let np = self.local_ptr(nv);
+        let zero_u = self.lit(Literal::U32(0));
+        self.store(np, zero_u);
+        let limit = self.lit(Literal::U32(if st == ScalarType::F64 { 2100 } else { 280 }));
         self.open();
         self.open();
         let cur = self.load(ap);
         let done = self.bin(Bo::Less, cur, b);
+        let n = self.load(np);
+        let spent = self.bin(Bo::GreaterEqual, n, limit);
+        let done = self.bin(Bo::LogicalOr, done, spent);
         let brk = naga::Block::from_vec(vec![Statement::Break]);
         self.if_stmt(done, brk, naga::Block::new());
+        let one_u = self.lit(Literal::U32(1));
+        let n1 = self.bin(Bo::Add, n, one_u);
+        self.store(np, n1);
         let (_, ea) = self.frexp(st, cur);
         let (_, eb) = self.frexp(st, b);
         let e = self.bin(Bo::Subtract, ea, eb);
@@ -1012,6 +1027,28 @@ impl Fb<'_, '_> {
         let r = self.sel(bad, nan, r);
         self.ret(r);
         Ok(())
+    }
+
+    /// `x` is NaN, tested on its bits (exponent all ones, mantissa not zero) where the target
+    /// has the unsigned integer of `x`'s width, so that no float folding can change the answer;
+    /// else `x != x`.
+    fn is_nan_bits(&mut self, st: ScalarType, x: H) -> H {
+        let ut = unsigned_of(st);
+        if self.g.check_scalar(ut).is_err() {
+            return self.is_nan(x);
+        }
+        let bits = st.size_bytes() as u32 * 8;
+        let magnitude: i128 = (1i128 << (bits - 1)) - 1;
+        let inf_bits: i128 = if st == ScalarType::F64 {
+            0x7ff0_0000_0000_0000
+        } else {
+            0x7f80_0000
+        };
+        let u = self.bitcast(x, ScalarKind::Uint);
+        let keep = self.lit(int_lit(ut, magnitude));
+        let inf = self.lit(int_lit(ut, inf_bits));
+        let m = self.bin(Bo::And, u, keep);
+        self.bin(Bo::Greater, m, inf)
     }
 
     /// `hypot(x, y) = hi * sqrt(1 + (lo/hi)^2)`, without intermediate overflow; `inf` if either
