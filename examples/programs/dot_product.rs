@@ -4,7 +4,7 @@
 //! element. Checked within the worst-case rounding bound of the device's summation order:
 //! `|got - want| <= (m + 10) * f32::EPSILON * sum |x_i y_i|`, `m` the elements per thread.
 
-use super::{blocks_for, check_close, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_close, Outcome, SplitMix64};
 use spoc::prelude::*;
 use std::time::Instant;
 
@@ -72,12 +72,14 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
         .sum();
     let per_thread = size.div_ceil((blocks * BLOCK) as usize);
     let rel = (per_thread + 10) as f64 * f32::EPSILON as f64;
-    Ok(Outcome::new(
-        "dot_product",
-        size,
-        format!("{size} elements"),
-        seconds,
-        Work::Bytes(8.0 * size as f64),
+    Ok(
+        Outcome::per_element("dot_product", size, seconds, 8.0).check(check_close(
+            "dot",
+            &[got],
+            &[want],
+            &[scale],
+            rel,
+            0.0,
+        )),
     )
-    .check(check_close("dot", &[got], &[want], &[scale], rel, 0.0)))
 }

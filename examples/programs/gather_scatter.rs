@@ -2,7 +2,7 @@
 //! `out[i] = src[perm[i]]` and a scatter `dst[perm[i]] = src[i]`; 12 bytes moved per element and
 //! direction (index, source, destination). Checked exactly.
 
-use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64};
 use spoc::prelude::*;
 
 /// `out[i] = src[perm[i]]`.
@@ -50,13 +50,7 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     for (i, &p) in perm.iter().enumerate() {
         want_dst[p as usize] = src[i];
     }
-    Ok(Outcome::new(
-        "gather_scatter",
-        size,
-        format!("{size} elements"),
-        seconds,
-        Work::Bytes(24.0 * size as f64),
-    )
-    .check(check_exact("out (gather)", &got_out, &want_out))
-    .check(check_exact("dst (scatter)", &got_dst, &want_dst)))
+    Ok(Outcome::per_element("gather_scatter", size, seconds, 24.0)
+        .check(check_exact("out (gather)", &got_out, &want_out))
+        .check(check_exact("dst (scatter)", &got_dst, &want_dst)))
 }

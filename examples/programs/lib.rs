@@ -136,6 +136,18 @@ impl Outcome {
         }
     }
 
+    /// The outcome of a pass over `size` elements that moves `bytes_per_element` bytes of
+    /// device memory per element (shape "`size` elements", work in bytes).
+    pub fn per_element(
+        name: &'static str,
+        size: usize,
+        seconds: f64,
+        bytes_per_element: f64,
+    ) -> Self {
+        let work = Work::Bytes(bytes_per_element * size as f64);
+        Outcome::new(name, size, format!("{size} elements"), seconds, work)
+    }
+
     /// Adds a remark (see [`Outcome::notes`]).
     pub fn note(mut self, note: String) -> Self {
         self.notes.push(note);

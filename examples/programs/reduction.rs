@@ -4,7 +4,7 @@
 //! partials. The sum uses a fixed-size shared array; the maximum a dynamic one sized at launch
 //! (`launch_with_shared`). 4 bytes moved per element.
 
-use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64};
 use spoc::prelude::*;
 
 /// Threads per block.
@@ -85,14 +85,13 @@ pub fn run_sum(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let seconds = time_it(dev, pass)?;
     let got = total.to_vec()?;
     let want = data.iter().fold(0u32, |a, &b| a.wrapping_add(b));
-    Ok(Outcome::new(
-        "reduction",
-        size,
-        format!("{size} elements"),
-        seconds,
-        Work::Bytes(4.0 * size as f64),
+    Ok(
+        Outcome::per_element("reduction", size, seconds, 4.0).check(check_exact(
+            "sum",
+            &got,
+            &[want],
+        )),
     )
-    .check(check_exact("sum", &got, &[want])))
 }
 
 /// Runs the f32 maximum over `size` elements.
@@ -125,12 +124,11 @@ pub fn run_max(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let seconds = time_it(dev, pass)?;
     let got = best.to_vec()?;
     let want = data.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    Ok(Outcome::new(
-        "reduction_max",
-        size,
-        format!("{size} elements"),
-        seconds,
-        Work::Bytes(4.0 * size as f64),
+    Ok(
+        Outcome::per_element("reduction_max", size, seconds, 4.0).check(check_exact(
+            "max",
+            &got,
+            &[want],
+        )),
     )
-    .check(check_exact("max", &got, &[want])))
 }

@@ -4,7 +4,7 @@
 //! but the first then adds the scanned total of the blocks before it. 16 bytes moved per element.
 //! Checked exactly.
 
-use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64};
 use spoc::prelude::*;
 
 /// Threads per block and elements per block-scan.
@@ -120,12 +120,5 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
             Some(*acc)
         })
         .collect();
-    Ok(Outcome::new(
-        "scan",
-        size,
-        format!("{size} elements"),
-        seconds,
-        Work::Bytes(16.0 * size as f64),
-    )
-    .check(check_exact("out", &got, &want)))
+    Ok(Outcome::per_element("scan", size, seconds, 16.0).check(check_exact("out", &got, &want)))
 }

@@ -2,7 +2,7 @@
 //! flops per element. Checked exactly: spoc does not contract `b + s * c` into an FMA, so every
 //! backend rounds the product and the sum separately, as the host does.
 
-use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64};
 use spoc::prelude::*;
 
 /// `a[i] = b[i] + s * c[i]` for every `i < a.len()`.
@@ -34,12 +34,6 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     })?;
     let got = ab.to_vec()?;
     let want: Vec<f32> = b.iter().zip(&c).map(|(b, c)| b + s * c).collect();
-    Ok(Outcome::new(
-        "stream_triad",
-        size,
-        format!("{size} elements"),
-        seconds,
-        Work::Bytes(12.0 * size as f64),
-    )
-    .check(check_exact("a", &got, &want)))
+    Ok(Outcome::per_element("stream_triad", size, seconds, 12.0)
+        .check(check_exact("a", &got, &want)))
 }

@@ -1,7 +1,7 @@
 //! `vector_add`: `c = a + b` over `n` f32 elements; 12 bytes moved per element. Checked exactly
 //! (one IEEE addition per element, the same on every backend).
 
-use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64};
 use spoc::prelude::*;
 
 /// `c[i] = a[i] + b[i]` for every `i < c.len()`.
@@ -32,12 +32,8 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     })?;
     let got = cb.to_vec()?;
     let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
-    Ok(Outcome::new(
-        "vector_add",
-        size,
-        format!("{size} elements"),
-        seconds,
-        Work::Bytes(12.0 * size as f64),
+    Ok(
+        Outcome::per_element("vector_add", size, seconds, 12.0)
+            .check(check_exact("c", &got, &want)),
     )
-    .check(check_exact("c", &got, &want)))
 }

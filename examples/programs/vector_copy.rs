@@ -1,6 +1,6 @@
 //! `vector_copy`: `b = a` over `n` f32 elements; 8 bytes moved per element. Checked exactly.
 
-use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64};
 use spoc::prelude::*;
 
 /// `dst[i] = src[i]` for every `i < dst.len()`.
@@ -26,12 +26,5 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     copy_f32.launch(dev, grid, block, (&ab, &mut bb))?; // compiles the kernel
     let seconds = time_it(dev, || copy_f32.launch(dev, grid, block, (&ab, &mut bb)))?;
     let got = bb.to_vec()?;
-    Ok(Outcome::new(
-        "vector_copy",
-        size,
-        format!("{size} elements"),
-        seconds,
-        Work::Bytes(8.0 * size as f64),
-    )
-    .check(check_exact("b", &got, &a)))
+    Ok(Outcome::per_element("vector_copy", size, seconds, 8.0).check(check_exact("b", &got, &a)))
 }
