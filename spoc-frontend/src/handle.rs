@@ -229,21 +229,22 @@ fn launch_tuple(
 pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStream {
     let ident = &item.sig.ident;
     let name = crate::lower::ident_name(ident);
-    let vis = &item.vis;
-    let (def, has_native) = def_expr(&name, l);
-    let (arg_names, arg_tys, tuple_text) = launch_tuple(l, param_tys, false);
+    let (_, _, tuple_text) = launch_tuple(l, param_tys, false);
     let launch_doc = format!(
         " Launch with `{name}.launch(&device, grid, block, {tuple_text})` (`Buffer` is `spoc::Buffer`)."
     );
+    let decl = handle_struct(item, &launch_doc, quote!());
+    let methods = handle_impl(item, quote!(#ident), &name, l, param_tys);
+    quote!(#decl #methods)
+}
+
+/// The handle's struct: `item`'s docs, then `launch_doc`, then `struct k #generics;`.
+fn handle_struct(item: &syn::ItemFn, launch_doc: &str, generics: TokenStream) -> TokenStream {
+    let ident = &item.sig.ident;
+    let vis = &item.vis;
     let docs = crate::attrs_named(item, "doc");
     let cfgs = crate::attrs_named(item, "cfg");
-    let cfgs2 = &cfgs;
-    let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*), &l.records);
-    let record_checks = crate::record_checks::all(l, &quote!(#(#cfgs)*), has_native);
-    let has_docs = !docs.is_empty();
-    let sep = has_docs.then(|| quote!(#[doc = ""]));
-    let allow = crate::native_entry::allow_lints();
-
+    let sep = (!docs.is_empty()).then(|| quote!(#[doc = ""]));
     quote! {
         #(#docs)*
         #sep
@@ -251,12 +252,33 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn, param_tys: &[Ty]) -> TokenStrea
         #(#cfgs)*
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug)]
-        #vis struct #ident;
+        #vis struct #ident #generics;
+    }
+}
 
+/// The methods of the handle type `self_ty` of the kernel lowered as `l` under IR name `name`
+/// (`DEF`, `def`, `name`, `ir`, `source`, `launch`, `launch_with_shared`) and the compile-time
+/// checks of its helper calls and record fields.
+fn handle_impl(
+    item: &syn::ItemFn,
+    self_ty: TokenStream,
+    name: &str,
+    l: &LoweredFn,
+    param_tys: &[Ty],
+) -> TokenStream {
+    let (def, has_native) = def_expr(name, l);
+    let (arg_names, arg_tys, _) = launch_tuple(l, param_tys, false);
+    let cfgs = crate::attrs_named(item, "cfg");
+    let cfgs2 = &cfgs;
+    let checks = crate::checks::all(&l.helpers, &l.calls, &quote!(#(#cfgs)*), &l.records);
+    let record_checks = crate::record_checks::all(l, &quote!(#(#cfgs)*), has_native);
+    let allow = crate::native_entry::allow_lints();
+
+    quote! {
         #(#cfgs2)*
         #allow
         #[allow(dead_code)]
-        impl #ident {
+        impl #self_ty {
             /// The kernel's definition, as the runtime takes it.
             pub const DEF: &'static ::spoc::__private::KernelDef = #def;
 
@@ -522,5 +544,75 @@ pub fn expand_generic(
                 args.__spoc_launch(dev, grid, block, shared_bytes)
             }
         }
+    }
+}
+
+/// The expansion of a `#[kernel(instances(…))] fn k<const A: u32, …>`: the handle
+/// `struct k<const A: u32, …>`, and for each listed value set an inherent impl on `k<128, …>`
+/// with the methods of a plain kernel (IR name `k_128_…`). `k::<64, …>` for a set that is not
+/// listed has no `launch`.
+pub fn expand_const(
+    item: &syn::ItemFn,
+    cp: &crate::const_generic::ConstParams,
+    instances: &[crate::ConstInstance],
+) -> TokenStream {
+    let ident = &item.sig.ident;
+    let name = crate::lower::ident_name(ident);
+    let cfgs = crate::attrs_named(item, "cfg");
+    let params: Vec<TokenStream> = cp
+        .params
+        .iter()
+        .map(|p| {
+            let (i, t) = (&p.ident, format_ident!("{}", p.ty.name()));
+            quote!(const #i: #t)
+        })
+        .collect();
+    let idents: Vec<&proc_macro2::Ident> = cp.params.iter().map(|p| &p.ident).collect();
+    let mut impls = Vec::new();
+    let mut names = Vec::new();
+    let mut shown = Vec::new();
+    for (values, l) in instances {
+        let inst_name = cp.instance_name(&name, values);
+        let args = cp.type_args(values);
+        impls.push(handle_impl(
+            item,
+            quote!(#ident #args),
+            &inst_name,
+            l,
+            &l.param_tys,
+        ));
+        shown.push(format!(
+            "`{name}::<{}>`",
+            values
+                .iter()
+                .map(|v| v.text())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        names.push(inst_name);
+    }
+    let tuple_text = instances
+        .first()
+        .map(|(_, l)| launch_tuple(l, &l.param_tys, false).2)
+        .unwrap_or_default();
+    let launch_doc = format!(
+        " A kernel with const parameters `{}`, compiled for {} (IR names {}). Launch an instance with `{}.launch(&device, grid, block, {tuple_text})` (`Buffer` is `spoc::Buffer`).",
+        idents.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
+        shown.join(", "),
+        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+        shown.first().map(|s| s.trim_matches('`')).unwrap_or_default(),
+    );
+    let decl = handle_struct(item, &launch_doc, quote!(<#(#params),*>));
+    quote! {
+        #decl
+
+        #(#cfgs)*
+        #[allow(dead_code)]
+        impl<#(#params),*> #ident<#(#idents),*> {
+            /// The IR names of the listed instances' kernels, in the attribute's order.
+            pub const INSTANCES: &'static [&'static str] = &[ #(#names),* ];
+        }
+
+        #(#impls)*
     }
 }

@@ -10,11 +10,12 @@
 //! Modules: `sig.rs` (signatures), `types.rs` (types and inference), `lower*.rs` (checking and
 //! lowering; records in `lower_record.rs`), `resolve.rs` (final types), `checks.rs`
 //! (compile-time checks of helper calls), `record_checks.rs` (of record fields), `generic.rs`
-//! (instances of generic fns), `record.rs` (`#[derive(Record)]`),
+//! (instances of generic fns), `const_generic.rs` (instances of kernels with const parameters), `record.rs` (`#[derive(Record)]`),
 //! `paths.rs` (how generated code reaches helpers), `native*.rs` (Rust code generated from the
 //! IR), `handle.rs` (`#[kernel]` output), `device_fn.rs` (`#[device]` output).
 
 mod checks;
+mod const_generic;
 mod consts;
 mod device_fn;
 mod errors;
@@ -49,7 +50,8 @@ fn parse_item(
     item: TokenStream2,
     what: &str,
 ) -> Result<syn::ItemFn, TokenStream2> {
-    if !attr.is_empty() {
+    // `#[kernel(instances(…))]` is read with the fn's const parameters (`const_generic.rs`).
+    if !attr.is_empty() && what != "kernel" {
         return Err(
             syn::Error::new_spanned(attr, format!("#[{what}] takes no arguments"))
                 .to_compile_error(),
@@ -125,10 +127,22 @@ struct Expansion {
 impl Expansion {
     /// Parses `item` under the attribute's arguments `attr`, lowers it and expands it.
     fn run(&self, attr: TokenStream2, item: TokenStream2) -> TokenStream2 {
-        let item = match parse_item(attr, item, self.attr) {
+        let item = match parse_item(attr.clone(), item, self.attr) {
             Ok(i) => i,
             Err(e) => return e,
         };
+        if self.is_kernel {
+            match const_generic::parse(&item.sig, &attr) {
+                Err(e) => return (self.failed)(&item, e),
+                Ok(Some(cp)) => {
+                    return match lower_const_instances(&item, &cp) {
+                        Ok(instances) => handle::expand_const(&item, &cp, &instances),
+                        Err(e) => (self.failed)(&item, e),
+                    }
+                }
+                Ok(None) => {}
+            }
+        }
         match generic::parse(&item.sig, self.what) {
             Err(e) => (self.failed)(&item, e),
             Ok(Some(g)) => match lower_instances(&item, &g, self.is_kernel) {
@@ -171,6 +185,27 @@ fn lower_instances(
         Err(e) => Err(e.to_compile_errors()),
         Ok(_) => Err(first.to_compile_errors()),
     }
+}
+
+/// One instance of a kernel with const parameters: its values and its lowering.
+pub(crate) type ConstInstance = (Vec<const_generic::ConstValue>, lower::LoweredFn);
+
+/// Lowers every listed instance of kernel `item`. On errors: those of the first instance that
+/// fails, naming the instance (``… (in the instance `BM = 128, BN = 64`)``).
+fn lower_const_instances(
+    item: &syn::ItemFn,
+    cp: &const_generic::ConstParams,
+) -> Result<Vec<ConstInstance>, TokenStream2> {
+    let mut ok = Vec::new();
+    for values in &cp.instances {
+        let inst = const_generic::instance(item, cp, values);
+        let note = format!(" (in the instance `{}`)", cp.describe(values));
+        match lower::lower_fn_noted(&inst, true, Some(note)) {
+            Ok(l) => ok.push((values.clone(), l)),
+            Err(e) => return Err(e.to_compile_errors()),
+        }
+    }
+    Ok(ok)
 }
 
 /// The expansion of `#[device]`.
@@ -218,14 +253,32 @@ fn param_types(item: &syn::ItemFn) -> Vec<types::Ty> {
 fn fallback_kernel(item: &syn::ItemFn, errs: TokenStream2) -> TokenStream2 {
     let ident = &item.sig.ident;
     let vis = &item.vis;
+    // A kernel with const parameters keeps them, so that `k::<8>.launch(…)` reports only the
+    // kernel's own errors.
+    let mut generics = item.sig.generics.clone();
+    generics.where_clause = None;
+    let consts_only = generics
+        .params
+        .iter()
+        .all(|p| matches!(p, syn::GenericParam::Const(_)));
+    if !consts_only {
+        generics = syn::Generics::default();
+    }
+    for p in generics.params.iter_mut() {
+        if let syn::GenericParam::Const(c) = p {
+            c.default = None;
+            c.eq_token = None;
+        }
+    }
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
     quote::quote! {
         #errs
         #[allow(non_camel_case_types, dead_code)]
         #[derive(Clone, Copy, Debug)]
-        #vis struct #ident;
+        #vis struct #ident #impl_generics;
 
         #[allow(dead_code, unused_variables)]
-        impl #ident {
+        impl #impl_generics #ident #ty_generics {
             #vis fn launch<A>(
                 &self,
                 dev: &::spoc::Device,

@@ -172,7 +172,7 @@ impl Lowerer {
             syn::GenericArgument::Type(syn::Type::Path(_)) => {
                 return Err(self.errs.spanned(
                     a,
-                    "write the length as an integer literal (`256`, or `{ 16 * 16 }`): constants declared outside the kernel are not visible to it",
+                    "write the length as an integer literal (`256`, or `{ 16 * 16 }`) or a const parameter of the kernel (`fn k<const N: usize>` with `#[kernel(instances(…))]`): constants declared outside the kernel are not visible to it",
                 ))
             }
             _ => {
@@ -401,7 +401,7 @@ impl Lowerer {
 
 /// The value of an integer constant expression made of literals (`256`, `16 * 17`, `{ 1 << 10 }`).
 fn const_eval(e: &syn::Expr) -> Result<u64, String> {
-    const HELP: &str = "an array length must be an integer literal (`256`) or arithmetic on literals (`{ 16 * 17 }`); constants declared outside the kernel are not visible to it";
+    const HELP: &str = "an array length must be an integer literal (`256`), arithmetic on literals (`{ 16 * 17 }`) or on const parameters of the kernel (`fn k<const N: usize>` with `#[kernel(instances(…))]`); constants declared outside the kernel are not visible to it";
     match e {
         syn::Expr::Paren(p) => const_eval(&p.expr),
         syn::Expr::Group(g) => const_eval(&g.expr),

@@ -266,7 +266,7 @@ impl Lowerer {
                 Some((c, s)) => Ok(self.mk(ExprKind::Const(c), Ty::Scalar(s), span)),
                 None => Err(self.errs.spanned(
                     p,
-                    "unknown constant in a kernel: supported are `f32::MAX`-style bounds of scalar types and `std::f32::consts::PI`-style float constants; constants declared outside the kernel are not visible to it (pass the value as a parameter, or write the literal)",
+                    "unknown constant in a kernel: supported are `f32::MAX`-style bounds of scalar types and `std::f32::consts::PI`-style float constants; constants declared outside the kernel are not visible to it (pass the value as a parameter, make it a const parameter of the kernel — `fn k<const N: u32>` with `#[kernel(instances(…))]` — or write the literal)",
                 )),
             };
         }
