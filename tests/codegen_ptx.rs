@@ -258,3 +258,72 @@ fn dump_for_device() {
         std::fs::write(path, ptx(k, None)).unwrap();
     }
 }
+
+/// A register-tiled product: `TM x TN` accumulators in a local array, indexed only by unrolled
+/// loop variables (`unroll(…)`, const parameters).
+#[kernel(instances((4, 4, 8), (8, 8, 8)))]
+fn register_tile<const TM: usize, const TN: usize, const K: usize>(
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+) {
+    let t = global_id_x();
+    let mut acc = [0.0f32; TM * TN];
+    let mut ra = [0.0f32; TM];
+    let mut rb = [0.0f32; TN];
+    for k in unroll(0..K) {
+        for m in unroll(0..TM) {
+            ra[m] = a[(t * TM + m) * K + k];
+        }
+        for n in unroll(0..TN) {
+            rb[n] = b[k * TN + n];
+        }
+        for m in unroll(0..TM) {
+            for n in unroll(0..TN) {
+                acc[m * TN + n] = ra[m].mul_add(rb[n], acc[m * TN + n]);
+            }
+        }
+    }
+    for i in unroll(0..TM * TN) {
+        c[t * TM * TN + i] = acc[i];
+    }
+}
+
+/// `ptxas -v` on an unrolled register tile: the local arrays live in registers (0 bytes of
+/// stack frame, no spills), for a 4x4 and an 8x8 tile.
+#[test]
+fn unrolled_register_tiles_need_no_stack() {
+    let Some(ptxas) = find_ptxas() else {
+        let msg = "ptxas not found (SPOC_PTXAS, PATH, /opt/spoc-ptxas): register tiles not \
+                   assembled, SKIPPED";
+        if std::env::var("SPOC_REQUIRE_TOOLCHAINS").as_deref() == Ok("1") {
+            panic!("{msg} (SPOC_REQUIRE_TOOLCHAINS=1)");
+        }
+        eprintln!("{msg}");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("spoc-codegen-tile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, k) in [
+        ("tile4", register_tile::<4, 4, 8>.ir().unwrap()),
+        ("tile8", register_tile::<8, 8, 8>.ir().unwrap()),
+    ] {
+        let src = dir.join(format!("{name}.ptx"));
+        std::fs::write(&src, ptx(k, Some((9, 0)))).unwrap();
+        let out = Command::new(&ptxas)
+            .args(["-v", "-arch=sm_90"])
+            .arg(&src)
+            .arg("-o")
+            .arg(dir.join(format!("{name}.cubin")))
+            .output()
+            .expect("ptxas runs");
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{name}: {log}");
+        assert!(
+            log.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+            "{name}: the register tile uses the stack:\n{log}"
+        );
+        assert!(!log.contains("lmem"), "{name}: local memory:\n{log}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -196,3 +196,67 @@ fn the_documented_example_runs() {
     });
     assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
 }
+
+/// A register tile: each thread accumulates a `TM`-element column of products in a local
+/// array indexed only by unrolled loop variables, then writes it out. `y[t * TM + m] =
+/// sum over k < K of a[(t * TM + m) * K + k] * b[k]`, summed in `k` order.
+#[kernel(instances((4, 8), (2, 3)))]
+fn tile_matvec<const TM: usize, const K: usize>(a: &[f32], b: &[f32], y: &mut [f32]) {
+    let t = global_id_x();
+    if (t + 1) * TM <= y.len() {
+        let mut acc = [0.0f32; TM];
+        for k in unroll(0..K) {
+            let bk = b[k];
+            for m in unroll(0..TM) {
+                acc[m] = acc[m] + a[(t * TM + m) * K + k] * bk;
+            }
+        }
+        for m in unroll((0..TM).rev()) {
+            y[t * TM + m] = acc[m];
+        }
+    }
+}
+
+fn tile_matvec_host(a: &[f32], b: &[f32], rows: usize, k: usize) -> Vec<f32> {
+    (0..rows)
+        .map(|r| {
+            let mut s = 0.0f32;
+            for j in 0..k {
+                s += a[r * k + j] * b[j];
+            }
+            s
+        })
+        .collect()
+}
+
+#[test]
+fn unrolled_register_tiles_match_the_host() {
+    // The unrolled IR has no loop left: the local array is indexed by constants only.
+    let ir = tile_matvec::<4, 8>.ir().unwrap();
+    let printed = ir.to_string();
+    assert!(!printed.contains("for "), "{printed}");
+    // (tests/codegen_ptx.rs assembles such a tile with `ptxas -v`: no stack, no local memory.)
+    let ran = run("tile_matvec", |dev| {
+        for (tm, k) in [(4usize, 8usize), (2, 3)] {
+            let threads = 37;
+            let rows = threads * tm;
+            let a: Vec<f32> = (0..rows * k)
+                .map(|i| ((i * 13) % 29) as f32 * 0.25 - 3.0)
+                .collect();
+            let b: Vec<f32> = (0..k).map(|i| i as f32 * 0.5 - 1.25).collect();
+            let (ab, bb) = (dev.upload(&a)?, dev.upload(&b)?);
+            let mut y = dev.alloc::<f32>(rows)?;
+            let (g, bl) = (dims1d(2), dims1d(32));
+            if tm == 4 {
+                tile_matvec::<4, 8>.launch(dev, g, bl, (&ab, &bb, &mut y))?;
+            } else {
+                tile_matvec::<2, 3>.launch(dev, g, bl, (&ab, &bb, &mut y))?;
+            }
+            let want = tile_matvec_host(&a, &b, rows, k);
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&y.to_vec()?), bits(&want), "TM={tm} K={k} on {dev}");
+        }
+        Ok(dev.framework.to_string())
+    });
+    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
+}

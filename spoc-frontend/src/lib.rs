@@ -39,6 +39,7 @@ mod record_checks;
 mod resolve;
 mod sig;
 mod types;
+mod unroll;
 
 #[cfg(test)]
 mod tests;

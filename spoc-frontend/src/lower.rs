@@ -142,6 +142,9 @@ pub struct Lowerer {
     pub field_uses: Vec<crate::lower_record::FieldUse>,
     /// Every record literal.
     pub record_lits: Vec<crate::lower_record::RecordLitUse>,
+    /// The variables of the `for k in unroll(…)` loops, with the span of the range
+    /// (`unroll.rs`).
+    pub unroll_loops: Vec<(VarId, Loc)>,
 }
 
 /// A lowered function: what a [`spoc_ir::Kernel`] or [`spoc_ir::Function`] is built from.
@@ -252,6 +255,7 @@ impl Lowerer {
             pat_consts: Vec::new(),
             field_uses: Vec::new(),
             record_lits: Vec::new(),
+            unroll_loops: Vec::new(),
         }
     }
 

@@ -11,6 +11,8 @@ pub struct RangeSpec<'a> {
     pub step: Option<&'a syn::Expr>,
     /// `.rev()`: from `end - 1` down to `start`.
     pub down: bool,
+    /// Written as `unroll(range)`: the loop is unrolled (`unroll.rs`).
+    pub unroll: bool,
 }
 
 const FORMS: &str =
@@ -27,8 +29,25 @@ fn method<'a>(e: &'a syn::Expr, name: &str, args: usize) -> Option<&'a syn::Expr
     }
 }
 
-/// Recognises the iterable of a `for` loop.
+/// Recognises the iterable of a `for` loop: one of the range forms, or `unroll(…)` of one.
 pub fn parse<'a>(e: &'a syn::Expr, errs: &mut Errors) -> Lowered<RangeSpec<'a>> {
+    if let syn::Expr::Call(c) = strip(e) {
+        let is_unroll = matches!(&*c.func, syn::Expr::Path(p) if p.qself.is_none()
+            && crate::lower_call::intrinsic_name(&p.path).as_deref() == Some("unroll"));
+        if is_unroll {
+            let [inner] = c.args.iter().collect::<Vec<_>>()[..] else {
+                return Err(errs.spanned(c, "`unroll` takes one range: `for k in unroll(0..N)`"));
+            };
+            if let syn::Expr::Call(_) = strip(inner) {
+                return Err(errs.spanned(inner, "write `unroll(…)` once"));
+            }
+            return range(inner, errs).map(|r| RangeSpec { unroll: true, ..r });
+        }
+    }
+    range(e, errs)
+}
+
+fn range<'a>(e: &'a syn::Expr, errs: &mut Errors) -> Lowered<RangeSpec<'a>> {
     if let Some(step) = method(e, "step_by", 1) {
         let (inner, down) = match method(&step.receiver, "rev", 0) {
             Some(rev) => (&*rev.receiver, true),
@@ -40,6 +59,7 @@ pub fn parse<'a>(e: &'a syn::Expr, errs: &mut Errors) -> Lowered<RangeSpec<'a>> 
             end,
             step: step.args.first(),
             down,
+            unroll: false,
         });
     }
     if let Some(rev) = method(e, "rev", 0) {
@@ -55,6 +75,7 @@ pub fn parse<'a>(e: &'a syn::Expr, errs: &mut Errors) -> Lowered<RangeSpec<'a>> 
             end,
             step: None,
             down: true,
+            unroll: false,
         });
     }
     let (start, end) = half_open(e, errs)?;
@@ -63,6 +84,7 @@ pub fn parse<'a>(e: &'a syn::Expr, errs: &mut Errors) -> Lowered<RangeSpec<'a>> 
         end,
         step: None,
         down: false,
+        unroll: false,
     })
 }
 

@@ -532,6 +532,9 @@ impl Lowerer {
         )?;
         self.push_scope();
         let var = self.declare(&name, start.ty, false, VarKind::Local);
+        if range.unroll {
+            self.unroll_loops.push((var, Loc::of(&f.expr)));
+        }
         let body = self.loop_body(&f.body);
         self.pop_scope();
         let dir = if range.down { ForDir::Down } else { ForDir::Up };

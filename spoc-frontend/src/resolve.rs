@@ -63,7 +63,7 @@ impl Lowerer {
                 z.ty(&mut p.ty);
             }
         }
-        let vars = self
+        let mut vars: Vec<VarDecl> = self
             .vars
             .iter()
             .map(|v| VarDecl {
@@ -73,6 +73,9 @@ impl Lowerer {
                 kind: v.kind,
             })
             .collect();
+        if errs.is_empty() {
+            crate::unroll::apply(&mut body, &mut vars, &self.unroll_loops, &mut errs);
+        }
         if !errs.is_empty() {
             return Err(errs);
         }
