@@ -157,31 +157,10 @@ fn ptx(k: &spoc::ir::Kernel, cc: Option<(u32, u32)>) -> String {
     src.text().expect("PTX is text").to_string()
 }
 
-/// `ptxas`: `$SPOC_PTXAS`, then `PATH`, then where `fetch-ptxas.sh` installs it.
-fn find_ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SPOC_PTXAS").filter(|p| !p.is_empty()) {
-        return Some(PathBuf::from(p));
-    }
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("ptxas"))
-            .find(|c| c.is_file())
-    });
-    on_path.or_else(|| {
-        let p = PathBuf::from("/opt/spoc-ptxas/usr/bin/ptxas");
-        p.is_file().then_some(p)
-    })
-}
-
 #[test]
 fn macro_kernels_assemble_with_ptxas() {
-    let Some(ptxas) = find_ptxas() else {
-        let msg = "ptxas not found (SPOC_PTXAS, PATH, /opt/spoc-ptxas): macro kernels' PTX \
-                   not assembled, SKIPPED";
-        if std::env::var("SPOC_REQUIRE_TOOLCHAINS").as_deref() == Ok("1") {
-            panic!("{msg} (SPOC_REQUIRE_TOOLCHAINS=1)");
-        }
-        eprintln!("{msg}");
+    let Some(ptxas) = spoc_testkit::toolchains::ptxas_or_skip("macro kernels' PTX through ptxas")
+    else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("spoc-codegen-ptx-{}", std::process::id()));
@@ -293,13 +272,8 @@ fn register_tile<const TM: usize, const TN: usize, const K: usize>(
 /// stack frame, no spills), for a 4x4 and an 8x8 tile.
 #[test]
 fn unrolled_register_tiles_need_no_stack() {
-    let Some(ptxas) = find_ptxas() else {
-        let msg = "ptxas not found (SPOC_PTXAS, PATH, /opt/spoc-ptxas): register tiles not \
-                   assembled, SKIPPED";
-        if std::env::var("SPOC_REQUIRE_TOOLCHAINS").as_deref() == Ok("1") {
-            panic!("{msg} (SPOC_REQUIRE_TOOLCHAINS=1)");
-        }
-        eprintln!("{msg}");
+    let Some(ptxas) = spoc_testkit::toolchains::ptxas_or_skip("register tiles through ptxas -v")
+    else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("spoc-codegen-tile-{}", std::process::id()));
@@ -308,17 +282,14 @@ fn unrolled_register_tiles_need_no_stack() {
         ("tile4", register_tile::<4, 4, 8>.ir().unwrap()),
         ("tile8", register_tile::<8, 8, 8>.ir().unwrap()),
     ] {
-        let src = dir.join(format!("{name}.ptx"));
-        std::fs::write(&src, ptx(k, Some((9, 0)))).unwrap();
-        let out = Command::new(&ptxas)
-            .args(["-v", "-arch=sm_90"])
-            .arg(&src)
-            .arg("-o")
-            .arg(dir.join(format!("{name}.cubin")))
-            .output()
-            .expect("ptxas runs");
-        let log = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{name}: {log}");
+        let log = spoc_testkit::toolchains::ptxas_report(
+            &ptxas,
+            &dir,
+            name,
+            "sm_90",
+            &ptx(k, Some((9, 0))),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(
             log.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
             "{name}: the register tile uses the stack:\n{log}"

@@ -36,6 +36,7 @@ pub mod nbody;
 pub mod radix_sort;
 pub mod reduction;
 pub mod scan;
+pub mod sgemm;
 pub mod soa_aos;
 pub mod stencil_2d;
 pub mod stream_triad;
@@ -310,6 +311,24 @@ pub const PROGRAMS: &[Program] = &[
         quick_size: 256,
         test_size: 37,
         run: matrix_mul_tiled::run,
+    },
+    Program {
+        name: "sgemm",
+        about: "C = A * B register-tiled: 128 x 128 block tiles, 8 x 8 per thread, double-buffered shared memory (f32, mul_add)",
+        size_means: "n for n x n matrices",
+        default_size: 4096,
+        quick_size: 1024,
+        test_size: 130,
+        run: sgemm::run,
+    },
+    Program {
+        name: "sgemm_64",
+        about: "sgemm with 64 x 64 block tiles, 4 x 4 per thread (f32, mul_add)",
+        size_means: "n for n x n matrices",
+        default_size: 4096,
+        quick_size: 1024,
+        test_size: 70,
+        run: sgemm::run_64,
     },
     Program {
         name: "transpose",

@@ -28,14 +28,19 @@ pub fn inputs(n: usize) -> (Vec<f32>, Vec<f32>) {
 }
 
 /// The host reference: each `c[r][col]` accumulated in `f32` over `p = 0..n` in order (rows in
-/// parallel).
-pub fn host_matmul(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
+/// parallel), each step `acc + a * b` rounded twice, or once with `fused` (`a.mul_add(b, acc)`,
+/// as `sgemm` computes).
+pub fn host_matmul(a: &[f32], b: &[f32], n: usize, fused: bool) -> Vec<f32> {
     let mut c = vec![0.0f32; n * n];
     c.par_chunks_mut(n.max(1)).enumerate().for_each(|(r, row)| {
         for p in 0..n {
             let arp = a[r * n + p];
             for (col, acc) in row.iter_mut().enumerate() {
-                *acc += arp * b[p * n + col];
+                *acc = if fused {
+                    arp.mul_add(b[p * n + col], *acc)
+                } else {
+                    *acc + arp * b[p * n + col]
+                };
             }
         }
     });
@@ -48,13 +53,14 @@ pub fn host_matmul(a: &[f32], b: &[f32], n: usize) -> Vec<f32> {
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run_naive(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let grid = dims2d(blocks_for(size, 16), blocks_for(size, 16));
-    run_with(dev, size, "matrix_mul", |ab, bb, cb, n| {
+    run_with(dev, size, "matrix_mul", false, |ab, bb, cb, n| {
         matmul_naive.launch(dev, grid, dims2d(16, 16), (ab, bb, cb, n))
     })
 }
 
-/// The driver of both matrix programs: makes the inputs, launches `launch(a, b, c, n)` once
-/// untimed (it compiles the kernel) and once timed, and checks `c` against [`host_matmul`].
+/// The driver of the matrix programs: makes the inputs, launches `launch(a, b, c, n)` once
+/// untimed (it compiles the kernel) and once timed, and checks `c` against [`host_matmul`]
+/// (`fused`: the kernel accumulates with `mul_add`).
 ///
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
@@ -62,6 +68,7 @@ pub fn run_with(
     dev: &Device,
     size: usize,
     name: &'static str,
+    fused: bool,
     mut launch: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>, usize) -> spoc::Result<()>,
 ) -> spoc::Result<Outcome> {
     let n = size;
@@ -80,5 +87,5 @@ pub fn run_with(
         seconds,
         Work::Flops(2.0 * (n as f64).powi(3)),
     )
-    .check(check_exact("c", &got, &host_matmul(&a, &b, n))))
+    .check(check_exact("c", &got, &host_matmul(&a, &b, n, fused))))
 }

@@ -52,7 +52,7 @@ pub fn matmul_tiled(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let grid = dims2d(blocks_for(size, TILE), blocks_for(size, TILE));
-    run_with(dev, size, "matrix_mul_tiled", |ab, bb, cb, n| {
+    run_with(dev, size, "matrix_mul_tiled", false, |ab, bb, cb, n| {
         matmul_tiled.launch(dev, grid, dims2d(TILE, TILE), (ab, bb, cb, n))
     })
 }

@@ -36,6 +36,9 @@ const INDENT: &str = "    ";
 pub fn var_names(vars: &[VarDecl]) -> Vec<String> {
     let reserved: HashSet<&str> = vars.iter().map(|v| v.name.as_str()).collect();
     let mut used: HashSet<String> = HashSet::new();
+    // The next suffix to try per base name: an unrolled loop declares hundreds of variables of
+    // one name, and trying `_1, _2, …` from 1 each time would be quadratic.
+    let mut next: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
     let mut out = Vec::with_capacity(vars.len());
     for (i, v) in vars.iter().enumerate() {
         let base = if v.name.is_empty() {
@@ -46,19 +49,42 @@ pub fn var_names(vars: &[VarDecl]) -> Vec<String> {
         let name = if !used.contains(&base) {
             base
         } else {
-            let mut k = 1u32;
+            let k = next.entry(base.clone()).or_insert(1);
             loop {
                 let cand = format!("{base}_{k}");
+                *k += 1;
                 if !used.contains(&cand) && !reserved.contains(cand.as_str()) {
                     break cand;
                 }
-                k += 1;
             }
         };
         used.insert(name.clone());
         out.push(name);
     }
     out
+}
+
+/// A printer of one function's statements and expressions, its variable names computed once
+/// (what [`expr_to_string`] and [`stmt_to_string`] compute per call): for code generators that
+/// describe every statement.
+pub struct Show<'a>(Printer<'a>);
+
+impl<'a> Show<'a> {
+    /// A printer for the kernel body (`function` = `None`) or helper `function` of `kernel`.
+    pub fn new(kernel: &'a Kernel, function: Option<&'a Function>) -> Show<'a> {
+        let vars = function.map_or(&kernel.vars[..], |f| &f.vars[..]);
+        Show(Printer::new(vars, &kernel.records))
+    }
+
+    /// `e` as [`expr_to_string`] prints it.
+    pub fn expr(&self, e: &Expr) -> String {
+        self.0.render(|p, out| p.expr(out, e))
+    }
+
+    /// `s` as [`stmt_to_string`] prints it.
+    pub fn stmt(&self, s: &Stmt) -> String {
+        self.0.render(|p, out| p.stmt(out, 0, s))
+    }
 }
 
 /// Prints expression `e` of the kernel body (`function` = `None`) or of helper `function`, with

@@ -8,7 +8,8 @@
 //!   `SKIPPED` line when it has none and failing when a required one has none;
 //! - [`float`]: ULP distances and comparisons of `f32`/`f64`, NaN-canonical bit patterns;
 //! - `backend_tests!` (feature `devices`): one test body per backend, each a named `#[test]`;
-//! - [`ir_accessor!`]: the validated, kept IR of a hand-written `KernelDef`.
+//! - [`ir_accessor!`]: the validated, kept IR of a hand-written `KernelDef`;
+//! - [`toolchains`]: `ptxas`, found or skipped loudly, and its `-v` report.
 //!
 //! A test that could not run because a backend is missing never passes silently: it prints
 //! `SKIPPED <test>: <why>` on stderr, and it fails instead when `SPOC_REQUIRE_BACKENDS` names
@@ -19,6 +20,7 @@ pub mod backends;
 pub mod devices;
 pub mod float;
 pub mod ir;
+pub mod toolchains;
 
 #[doc(hidden)]
 pub use spoc_ir as __spoc_ir;

@@ -19,7 +19,7 @@ impl<'k> Gen<'k, '_> {
 
     /// `e` printed as Rust-like text (for messages and comments).
     pub(crate) fn show(&self, e: &Expr) -> String {
-        spoc_ir::print::expr_to_string(self.cx.kernel, self.frame().func, e)
+        self.frame().show.expr(e)
     }
 
     /// Evaluates `e`.

@@ -30,6 +30,8 @@ pub(crate) struct Frame<'k> {
     pub loops: Vec<(String, String)>,
     /// For a helper: the label after its body and the registers of its result.
     pub ret: Option<(String, Val)>,
+    /// The printer of the function's statements, for the comments above their code.
+    pub show: spoc_ir::print::Show<'k>,
 }
 
 /// The generator of one entry function.
@@ -394,9 +396,8 @@ impl<'k, 'c> Gen<'k, 'c> {
 
     /// A one-line description of `s` for the comment above its code.
     fn describe(&self, s: &Stmt) -> Option<String> {
-        let k = self.cx.kernel;
-        let f = self.frame().func;
-        let e = |x: &Expr| spoc_ir::print::expr_to_string(k, f, x);
+        let show = &self.frame().show;
+        let e = |x: &Expr| show.expr(x);
         let text = match &s.kind {
             StmtKind::If { cond, .. } => format!("if {}", e(cond)),
             StmtKind::While { cond, .. } => format!("while {}", e(cond)),
@@ -410,7 +411,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             StmtKind::Block(_) => return None,
             StmtKind::Pragma { hints, .. } => format!("pragma {}", hints.join(", ")),
             _ => {
-                let t = spoc_ir::print::stmt_to_string(k, f, s);
+                let t = show.stmt(s);
                 t.lines().next().unwrap_or("").trim().to_string()
             }
         };
@@ -798,6 +799,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             vals: vec![None; func.vars.len()],
             loops: Vec::new(),
             ret: Some((ret_label.clone(), result.clone())),
+            show: spoc_ir::print::Show::new(self.cx.kernel, Some(func)),
         });
         let r = (|| -> R<()> {
             for (p, v) in func.params.iter().zip(args) {

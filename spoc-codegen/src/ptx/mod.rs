@@ -243,6 +243,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         vals: vec![None; k.vars.len()],
         loops: Vec::new(),
         ret: None,
+        show: spoc_ir::print::Show::new(k, None),
     });
 
     // Parameters.
