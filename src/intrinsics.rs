@@ -460,9 +460,10 @@ pub mod __native {
 /// Marks a `for` loop to be unrolled: `for k in unroll(0..N) { … }` (any range form of the
 /// kernel language: `unroll((0..N).rev())`, `unroll((0..N).step_by(2))`).
 ///
-/// The macro replaces the loop by one copy of its body per value of `k`, with `k` a constant in
-/// each, on every backend; so a local array indexed only by unrolled loop variables is indexed
-/// by constants, and the GPU compilers keep it in registers. The range's bounds and step must
+/// The code generators of the GPU targets replace the loop by one copy of its body per value
+/// of `k`, with `k` a constant in each (the CPU backends run the loop as written, which means
+/// the same); so a local array indexed only by unrolled loop variables is indexed by constants,
+/// and the GPU compilers keep it in registers. The range's bounds and step must
 /// be compile-time constants (literals, const parameters (docs/LANGUAGE.md)
 /// of the kernel, arithmetic on them), the body may not `break` or `continue` the unrolled
 /// loop, and one loop unrolls to at most 256 iterations: otherwise a compile error at the

@@ -238,6 +238,9 @@ pub fn generate_source_with(
     if !generates {
         return Ok(None);
     }
+    // Every GPU target gets the loops `unroll(…)` marks as straight-line code.
+    let unrolled = spoc_ir::unroll::unrolled(kernel);
+    let kernel = unrolled.as_ref().unwrap_or(kernel);
     let source = match target {
         Target::CudaPtx => ptx::generate(kernel, opts)?,
         Target::CudaC | Target::Hip | Target::OpenCl => c::generate(target, kernel, opts)?,

@@ -39,7 +39,6 @@ mod record_checks;
 mod resolve;
 mod sig;
 mod types;
-mod unroll;
 
 #[cfg(test)]
 mod tests;

@@ -143,7 +143,7 @@ pub struct Lowerer {
     /// Every record literal.
     pub record_lits: Vec<crate::lower_record::RecordLitUse>,
     /// The variables of the `for k in unroll(…)` loops, with the span of the range
-    /// (`unroll.rs`).
+    /// (`spoc_ir::unroll`).
     pub unroll_loops: Vec<(VarId, Loc)>,
 }
 

@@ -11,7 +11,7 @@ pub struct RangeSpec<'a> {
     pub step: Option<&'a syn::Expr>,
     /// `.rev()`: from `end - 1` down to `start`.
     pub down: bool,
-    /// Written as `unroll(range)`: the loop is unrolled (`unroll.rs`).
+    /// Written as `unroll(range)`: the loop is unrolled (`spoc_ir::unroll`).
     pub unroll: bool,
 }
 
@@ -104,5 +104,47 @@ fn half_open<'a>(e: &'a syn::Expr, errs: &mut Errors) -> Lowered<(&'a syn::Expr,
             r,
             "a `for` range needs both ends (`a..b`); open ranges are not supported",
         )),
+    }
+}
+
+/// Checks each `for` of `body` whose variable is in `marked` (with the span of its
+/// `unroll(…)`) with [`spoc_ir::unroll::trip_count`] and wraps it in the pragma that has the
+/// GPU code generators unroll it; a loop that cannot be unrolled is an error at its range.
+pub fn mark_unrolled(
+    body: &mut spoc_ir::Block,
+    marked: &[(spoc_ir::VarId, crate::errors::Loc)],
+    errs: &mut Errors,
+) {
+    use spoc_ir::visit::{walk_block_mut, VisitMut};
+    use spoc_ir::{Stmt, StmtKind};
+    struct Mark<'a> {
+        marked: &'a [(spoc_ir::VarId, crate::errors::Loc)],
+        errs: &'a mut Errors,
+    }
+    impl VisitMut for Mark<'_> {
+        fn visit_block_mut(&mut self, block: &mut spoc_ir::Block) {
+            walk_block_mut(self, block);
+            for s in block.iter_mut() {
+                let StmtKind::For(f) = &s.kind else { continue };
+                let Some(&(_, at)) = self.marked.iter().find(|(v, _)| *v == f.var) else {
+                    continue;
+                };
+                if let Err(msg) = spoc_ir::unroll::trip_count(f) {
+                    self.errs.at(at, msg);
+                    continue;
+                }
+                let inner = Stmt {
+                    kind: std::mem::replace(&mut s.kind, StmtKind::Break),
+                    loc: s.loc,
+                };
+                s.kind = StmtKind::Pragma {
+                    hints: vec![spoc_ir::unroll::UNROLL.to_string()],
+                    body: vec![inner],
+                };
+            }
+        }
+    }
+    if !marked.is_empty() {
+        Mark { marked, errs }.visit_block_mut(body);
     }
 }

@@ -63,7 +63,7 @@ impl Lowerer {
                 z.ty(&mut p.ty);
             }
         }
-        let mut vars: Vec<VarDecl> = self
+        let vars: Vec<VarDecl> = self
             .vars
             .iter()
             .map(|v| VarDecl {
@@ -74,7 +74,7 @@ impl Lowerer {
             })
             .collect();
         if errs.is_empty() {
-            crate::unroll::apply(&mut body, &mut vars, &self.unroll_loops, &mut errs);
+            crate::lower_range::mark_unrolled(&mut body, &self.unroll_loops, &mut errs);
         }
         if !errs.is_empty() {
             return Err(errs);

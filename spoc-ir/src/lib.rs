@@ -23,6 +23,7 @@ pub mod print;
 pub mod resolve;
 mod stmt;
 mod types;
+pub mod unroll;
 pub mod validate;
 pub mod visit;
 

@@ -1,87 +1,69 @@
-//! Unrolling `for k in unroll(a..b)` loops: once types are final, each marked loop whose bounds
-//! and step fold to constants is replaced by one copy of its body per value of `k`, in order,
-//! with `k` replaced by the value and every variable the body declares made fresh in each copy
-//! (the IR declares each variable once). Inner marked loops are unrolled first, so a nest of
-//! marked loops becomes straight-line code, and local arrays indexed only by loop variables are
-//! indexed by constants: every target (PTX, C, SPIR-V) and the CPU backends get the same
-//! unrolled IR, so the meaning cannot differ between them.
+//! Unrolling the loops `for k in unroll(a..b)` marks: the front end checks the loop
+//! ([`trip_count`]) and wraps it in a [`StmtKind::Pragma`] with the hint [`UNROLL`]; the code
+//! generators of the GPU targets take [`unrolled`], where each marked loop is one
+//! copy of its body per value of `k`, in order, `k` replaced by the value and every variable the
+//! body declares made fresh in each copy (the IR declares each variable once). Inner marked
+//! loops are unrolled first, so a nest of them becomes straight-line code and a local array
+//! indexed only by their variables is indexed by constants (registers, not local memory). The
+//! CPU backends run the loop as written (a pragma is a block to them): the meaning is the same,
+//! and the Native backend's generated Rust stays small.
 
-use crate::errors::{Errors, Loc};
-use spoc_ir::visit::{walk_expr_mut, walk_stmt_mut, VisitMut};
-use spoc_ir::{
-    BinOp, Block, Const, Expr, ExprKind, ForDir, ForLoop, Pattern, ScalarType, Stmt, StmtKind,
-    Type, VarDecl, VarId,
+use crate::visit::{walk_expr_mut, walk_stmt_mut, VisitMut};
+use crate::{
+    BinOp, Block, Const, Expr, ExprKind, ForDir, ForLoop, Kernel, Pattern, ScalarType, Stmt,
+    StmtKind, Type, VarDecl, VarId,
 };
 use std::collections::HashMap;
+
+/// The hint of a marked loop's [`StmtKind::Pragma`].
+pub const UNROLL: &str = "unroll";
 
 /// The most iterations one marked loop may unroll to.
 pub const MAX_TRIP: u64 = 256;
 
-/// Unrolls every `for` loop of `body` whose variable is in `marked` (with the span of its
-/// `unroll(…)`), adding the fresh variables of the copies to `vars`.
-pub fn apply(
-    body: &mut Block,
-    vars: &mut Vec<VarDecl>,
-    marked: &[(VarId, Loc)],
-    errs: &mut Errors,
-) {
-    if marked.is_empty() {
-        return;
-    }
-    let marked: HashMap<VarId, Loc> = marked.iter().copied().collect();
-    block(body, vars, &marked, errs);
-}
-
-fn block(b: &mut Block, vars: &mut Vec<VarDecl>, marked: &HashMap<VarId, Loc>, errs: &mut Errors) {
-    let old = std::mem::take(b);
-    for mut s in old {
-        // Inner loops first, in every nested block of the statement.
-        nested_blocks(&mut s.kind, &mut |inner| block(inner, vars, marked, errs));
-        match s.kind {
-            StmtKind::For(f) if marked.contains_key(&f.var) => {
-                let at = marked[&f.var];
-                match unrolled(&f, vars) {
-                    Ok(copies) => b.push(Stmt {
-                        kind: StmtKind::Block(copies),
-                        loc: s.loc,
-                    }),
-                    Err(msg) => {
-                        errs.at(at, msg);
-                        b.push(Stmt {
-                            kind: StmtKind::For(f),
-                            loc: s.loc,
-                        });
-                    }
-                }
+/// Whether `s` is a loop marked for unrolling: a pragma [`UNROLL`] around one `for`.
+fn marked(s: &Stmt) -> Option<&ForLoop> {
+    match &s.kind {
+        StmtKind::Pragma { hints, body } if hints.iter().any(|h| h == UNROLL) => {
+            match body.as_slice() {
+                [Stmt {
+                    kind: StmtKind::For(f),
+                    ..
+                }] => Some(f),
+                _ => None,
             }
-            kind => b.push(Stmt { kind, loc: s.loc }),
         }
+        _ => None,
     }
 }
 
-/// Calls `f` on each block directly inside statement `s` (bodies, branches, arms).
-fn nested_blocks(s: &mut StmtKind, f: &mut dyn FnMut(&mut Block)) {
-    match s {
-        StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => f(b),
-        StmtKind::If { then, els, .. } => {
-            f(then);
-            if let Some(e) = els {
-                f(e);
-            }
-        }
-        StmtKind::While { body, .. } => f(body),
-        StmtKind::For(l) => f(&mut l.body),
-        StmtKind::Match { arms, .. } => {
-            for (_, body) in arms {
-                f(body);
-            }
-        }
-        _ => {}
+/// `kernel` (valid) with its marked loops unrolled (see the [module](self)), or `None` if it has
+/// none. A marked loop whose [`trip_count`] fails stays a loop. Each copy declares fresh
+/// variables and the loop variable becomes a constant of its type, so a valid kernel stays
+/// valid.
+pub fn unrolled(kernel: &Kernel) -> Option<Kernel> {
+    let any = |b: &Block| {
+        let mut found = false;
+        crate::visit::for_each_stmt(b, &mut |s| found |= marked(s).is_some());
+        found
+    };
+    if !any(&kernel.body) && !kernel.functions.iter().any(|f| any(&f.body)) {
+        return None;
     }
+    let mut k = kernel.clone();
+    block(&mut k.body, &mut k.vars);
+    for f in &mut k.functions {
+        block(&mut f.body, &mut f.vars);
+    }
+    Some(k)
 }
 
-/// The copies of `f`'s body, one per value of its variable, each in a block of its own.
-fn unrolled(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Result<Block, String> {
+/// How many times marked loop `f` runs.
+///
+/// # Errors
+/// Why it cannot be unrolled: a bound or step that is not a compile-time constant, a step of 0,
+/// a `break` or `continue` of the loop itself, more than [`MAX_TRIP`] iterations.
+pub fn trip_count(f: &ForLoop) -> Result<u64, String> {
     let bound = |e: &Expr, what: &str| {
         fold(e).ok_or_else(|| {
             format!("`unroll(…)` needs a range whose {what} is a compile-time constant (literals, const parameters and arithmetic on them)")
@@ -108,11 +90,55 @@ fn unrolled(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Result<Block, String> {
             "`unroll(…)` unrolls at most {MAX_TRIP} iterations; this range has {trip}"
         ));
     }
-    let Type::Scalar(ty) = vars[f.var.0 as usize].ty.clone() else {
-        return Err("`unroll(…)` needs an integer loop variable".into());
+    Ok(trip as u64)
+}
+
+/// Unrolls the marked loops of `b` (inner ones first), adding the copies' variables to `vars`.
+fn block(b: &mut Block, vars: &mut Vec<VarDecl>) {
+    let old = std::mem::take(b);
+    for mut s in old {
+        nested_blocks(&mut s.kind, &mut |inner| block(inner, vars));
+        let copies = marked(&s).and_then(|f| copies(f, vars));
+        match copies {
+            Some(copies) => b.push(Stmt {
+                kind: StmtKind::Block(copies),
+                loc: s.loc,
+            }),
+            None => b.push(s),
+        }
+    }
+}
+
+/// Calls `f` on each block directly inside statement `s` (bodies, branches, arms).
+fn nested_blocks(s: &mut StmtKind, f: &mut dyn FnMut(&mut Block)) {
+    match s {
+        StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => f(b),
+        StmtKind::If { then, els, .. } => {
+            f(then);
+            if let Some(e) = els {
+                f(e);
+            }
+        }
+        StmtKind::While { body, .. } => f(body),
+        StmtKind::For(l) => f(&mut l.body),
+        StmtKind::Match { arms, .. } => {
+            for (_, body) in arms {
+                f(body);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The copies of `f`'s body, one per value of its variable, each in a block of its own.
+fn copies(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Option<Block> {
+    let trip = trip_count(f).ok()?;
+    let Type::Scalar(ty) = vars.get(f.var.0 as usize)?.ty.clone() else {
+        return None;
     };
+    let (start, end, step) = (fold(&f.start)?, fold(&f.end)?, fold(&f.step)?);
     let mut out = Block::new();
-    for n in 0..trip {
+    for n in 0..i128::from(trip) {
         let v = match f.dir {
             ForDir::Up => start + n * step,
             ForDir::Down => end - 1 - n * step,
@@ -120,7 +146,7 @@ fn unrolled(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Result<Block, String> {
         let mut copy = f.body.clone();
         let mut fresh = Fresh {
             var: f.var,
-            value: constant(ty, v).ok_or("`unroll(…)` needs an integer loop variable")?,
+            value: constant(ty, v)?,
             renamed: HashMap::new(),
             vars,
         };
@@ -130,7 +156,7 @@ fn unrolled(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Result<Block, String> {
             loc: None,
         });
     }
-    Ok(out)
+    Some(out)
 }
 
 /// The value of an integer constant expression: constants, `+ - * / << >>` and casts of them.
@@ -230,11 +256,11 @@ impl VisitMut for Fresh<'_> {
         walk_stmt_mut(self, s);
     }
 
-    fn visit_lvalue_mut(&mut self, place: &mut spoc_ir::LValue) {
-        if let spoc_ir::LValue::Var(v) = place {
+    fn visit_lvalue_mut(&mut self, place: &mut crate::LValue) {
+        if let crate::LValue::Var(v) = place {
             self.rename(v);
         }
-        spoc_ir::visit::walk_lvalue_mut(self, place);
+        crate::visit::walk_lvalue_mut(self, place);
     }
 
     fn visit_expr_mut(&mut self, e: &mut Expr) {
