@@ -871,15 +871,12 @@ fn launch_errors_are_typed(dev: &Device, interp: &Device) {
     let e = saxpy
         .launch(dev, dims1d(0), dims1d(8), (1.0, &x, &mut y))
         .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::ZeroDim { .. },
-                ..
-            }
-        ),
-        "{e}"
+    spoc_testkit::assert_matches!(
+        e,
+        Error::InvalidLaunch {
+            problem: LaunchProblem::ZeroDim { .. },
+            ..
+        }
     );
     // Buffers of another device are refused before anything runs.
     let xi = interp.upload(&[1.0f32; 8]).unwrap();

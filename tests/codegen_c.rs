@@ -12,54 +12,14 @@ mod corpus;
 #[path = "../spoc-codegen/tests/support/toolchains.rs"]
 mod toolchains;
 
-use codegen_kernels::{block_reduce, clamp01, sum_first};
+use codegen_kernels::{
+    block_reduce, int_semantics_c as int_semantics, uses_helpers_c as uses_helpers,
+};
 use corpus::{matmul, saxpy};
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
 
 const TARGETS: [Target; 3] = [Target::CudaC, Target::Hip, Target::OpenCl];
-
-#[kernel]
-fn int_semantics(a: &[i32], b: &[i64], out: &mut [i32], wide: &mut [u64]) {
-    let i = global_id_x();
-    if i >= out.len() {
-        return;
-    }
-    let x = a[i];
-    let y = a[i + 1] | 1;
-    let mut acc = x * 65_537 + (x << 31) - -x + x / y - x % y + (y >> 3);
-    let mut k = 0;
-    while k < 3 {
-        k += 1;
-        if k == 2 {
-            continue;
-        }
-        acc ^= k;
-    }
-    for j in (0..10).rev().step_by(4) {
-        acc += j;
-    }
-    out[i] = if acc > 0 { acc / 7 } else { acc % 7 };
-    let z = b[i];
-    wide[i] = (z / -1) as u64 ^ ((z as u64) << (i % 70)) ^ (z.wrapping_mul(3) as u64);
-}
-
-#[device]
-fn put(out: &mut [f32], i: usize, v: f32) {
-    if i < out.len() {
-        out[i] = v;
-    }
-}
-
-#[kernel]
-fn uses_helpers(x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        let c: f32 = clamp01(x[i]);
-        let s: f32 = sum_first(y, 2usize);
-        put(y, i, c + s * 0.5);
-    }
-}
 
 #[kernel]
 fn floats(x: &[f32], d: &[f64], out: &mut [f32], outd: &mut [f64], ints: &mut [i32]) {
@@ -113,14 +73,14 @@ fn corners(flag: bool, n: usize, x: &[f32], y: &mut [f32]) {
 type Ir = (&'static str, &'static spoc::ir::Kernel);
 
 fn kernels() -> Vec<Ir> {
-    vec![
-        ("saxpy", saxpy.ir().unwrap()),
-        ("int_semantics", int_semantics.ir().unwrap()),
-        ("uses_helpers", uses_helpers.ir().unwrap()),
-        ("floats", floats.ir().unwrap()),
-        ("matmul", matmul.ir().unwrap()),
-        ("corners", corners.ir().unwrap()),
-        ("block_reduce", block_reduce.ir().unwrap()),
+    codegen_kernels::named_irs![
+        saxpy,
+        int_semantics,
+        uses_helpers,
+        floats,
+        matmul,
+        corners,
+        block_reduce
     ]
 }
 

@@ -14,47 +14,12 @@ mod toolchains;
 #[allow(dead_code)]
 mod shared_kernels;
 
-use codegen_kernels::{block_reduce, clamp01, sum_first};
+use codegen_kernels::{
+    block_reduce, int_semantics_naga as int_semantics, uses_helpers_naga as uses_helpers,
+};
 use shared_kernels::saxpy;
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Code, CodegenError, Options, Target};
-
-#[kernel]
-fn int_semantics(a: &[i32], b: &[u32], out: &mut [i32], outu: &mut [u32]) {
-    let i = global_id_x();
-    if i + 1 >= a.len() {
-        return;
-    }
-    let x = a[i];
-    let y = a[i + 1] | 1;
-    let mut acc = x * 65_537 + (x << 31) - -x + x / y - x % y + (y >> 3);
-    let mut k = 0;
-    while k < 5 {
-        k += 1;
-        if k == 2 {
-            continue;
-        }
-        if k == 4 {
-            break;
-        }
-        acc ^= k;
-    }
-    for j in (0..10).rev().step_by(4) {
-        acc += j;
-    }
-    out[i] = if acc > 0 { acc / 7 } else { acc % 7 };
-    outu[i] = b[i].wrapping_mul(3) >> (i % 40) as u32;
-}
-
-#[kernel]
-fn uses_helpers(x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        let c: f32 = clamp01(x[i]);
-        let s: f32 = sum_first(x, 2usize);
-        y[i] = c + s;
-    }
-}
 
 #[kernel]
 fn floats(x: &[f32], y: &mut [f32], ints: &mut [i32]) {
@@ -67,13 +32,7 @@ fn floats(x: &[f32], y: &mut [f32], ints: &mut [i32]) {
 }
 
 fn kernels() -> Vec<(&'static str, &'static spoc::ir::Kernel)> {
-    vec![
-        ("saxpy", saxpy.ir().unwrap()),
-        ("int_semantics", int_semantics.ir().unwrap()),
-        ("uses_helpers", uses_helpers.ir().unwrap()),
-        ("floats", floats.ir().unwrap()),
-        ("block_reduce", block_reduce.ir().unwrap()),
-    ]
+    codegen_kernels::named_irs![saxpy, int_semantics, uses_helpers, floats, block_reduce]
 }
 
 fn generate(t: Target, k: &spoc::ir::Kernel) -> Result<spoc_codegen::Source, CodegenError> {

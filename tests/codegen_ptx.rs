@@ -4,6 +4,9 @@
 //! fetch-ptxas.sh` installs it). `dump_for_device` (ignored) writes the PTX for
 //! `spoc-codegen/tests/ptx_device/run_on_gpu.py`, which runs it on a GPU.
 
+/// Kernels and helpers shared with the other generator tests (only `named_irs!` is used here).
+#[allow(dead_code)]
+mod codegen_kernels;
 /// The root kernel corpus (only some of its kernels are used here).
 #[allow(dead_code)]
 mod corpus;
@@ -131,14 +134,7 @@ fn widening_casts_extend_by_the_source_signedness() {
 type Ir = (&'static str, &'static spoc::ir::Kernel);
 
 fn kernels() -> Vec<Ir> {
-    vec![
-        ("saxpy", saxpy.ir().unwrap()),
-        ("matmul", matmul.ir().unwrap()),
-        ("mandel", mandel.ir().unwrap()),
-        ("steps", steps.ir().unwrap()),
-        ("blend", blend.ir().unwrap()),
-        ("mixed", mixed.ir().unwrap()),
-    ]
+    codegen_kernels::named_irs![saxpy, matmul, mandel, steps, blend, mixed]
 }
 
 fn ptx(k: &spoc::ir::Kernel, cc: Option<(u32, u32)>) -> String {

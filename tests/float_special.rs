@@ -63,6 +63,44 @@ const WHAT: [&str; 6] = [
     "x * 0.0", "0.0 - x", "x + 0.0", "x * zero", "zero - x", "x * -0.0",
 ];
 
+/// Compared by [`same_f32`] / [`same_f64`].
+trait SameBits: Copy + std::fmt::Debug {
+    fn same(self, other: Self) -> bool;
+}
+
+impl SameBits for f32 {
+    fn same(self, other: f32) -> bool {
+        same_f32(self, other)
+    }
+}
+
+impl SameBits for f64 {
+    fn same(self, other: f64) -> bool {
+        same_f64(self, other)
+    }
+}
+
+/// Appends to `failures` a line for each element of `got` that is not the same as `want`'s:
+/// the device, the type, the operation (`WHAT`, six a value) and the input `x` it had.
+fn mismatches<T: SameBits>(
+    failures: &mut Vec<String>,
+    label: &str,
+    got: &[T],
+    want: &[T],
+    x: &[T],
+) {
+    let ty = std::any::type_name::<T>();
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        if !g.same(*w) {
+            failures.push(format!(
+                "{label} {ty}: {} with x = {:?}: got {g:?}, want {w:?}",
+                WHAT[k % 6],
+                x[k / 6]
+            ));
+        }
+    }
+}
+
 #[test]
 fn special_has_an_f32_and_an_f64_instance() {
     assert_eq!(special::INSTANCES, ["special_f32", "special_f64"]);
@@ -100,15 +138,7 @@ fn constant_zeros_keep_nan_infinities_and_signed_zeros() -> spoc::Result<()> {
         let x = dev.upload(&x32)?;
         let mut out = dev.alloc::<f32>(want32.len())?;
         special.launch(&dev, dims1d(1), dims1d(x32.len() as u32), (&x, &mut out))?;
-        for (k, (g, w)) in out.to_vec()?.into_iter().zip(&want32).enumerate() {
-            if !same_f32(g, *w) {
-                failures.push(format!(
-                    "{label} f32: {} with x = {:?}: got {g:?}, want {w:?}",
-                    WHAT[k % 6],
-                    x32[k / 6]
-                ));
-            }
-        }
+        mismatches(&mut failures, &label, &out.to_vec()?, &want32, &x32);
         if !dev.capabilities.fp64 {
             println!("{label}: no f64");
             continue;
@@ -122,15 +152,7 @@ fn constant_zeros_keep_nan_infinities_and_signed_zeros() -> spoc::Result<()> {
             }
             r => r?,
         }
-        for (k, (g, w)) in out.to_vec()?.into_iter().zip(&want64).enumerate() {
-            if !same_f64(g, *w) {
-                failures.push(format!(
-                    "{label} f64: {} with x = {:?}: got {g:?}, want {w:?}",
-                    WHAT[k % 6],
-                    x64[k / 6]
-                ));
-            }
-        }
+        mismatches(&mut failures, &label, &out.to_vec()?, &want64, &x64);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     Ok(())

@@ -40,11 +40,11 @@ fn clamp_add<T: Int>(k: T, x: &[T], y: &mut [T]) {
     }
 }
 
-fn run<R>(name: &str, mut f: impl FnMut(&spoc::Device) -> spoc::Result<R>) -> Vec<R> {
+fn run(name: &str, mut f: impl FnMut(&spoc::Device) -> spoc::Result<()>) -> Vec<String> {
     let mut out = Vec::new();
     for dev in spoc::all_devices(None).expect("devices") {
         match f(&dev) {
-            Ok(r) => out.push(r),
+            Ok(()) => out.push(dev.framework.to_string()),
             Err(spoc::Error::FeatureNotSupported { backend, feature }) => {
                 eprintln!("{name}: skipped on {} ({backend}): {feature}", dev.name)
             }
@@ -52,6 +52,12 @@ fn run<R>(name: &str, mut f: impl FnMut(&spoc::Device) -> spoc::Result<R>) -> Ve
         }
     }
     out
+}
+
+/// Prints the frameworks `kernel` ran on; asserts that they include Native and the Interpreter.
+fn assert_ran_on_the_cpu_backends(kernel: &str, ran: &[String]) {
+    eprintln!("{kernel} ran on {ran:?}");
+    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
 }
 
 #[test]
@@ -73,10 +79,9 @@ fn axpy_instances_match_the_host() {
         let mut y = dev.upload(&vec![1.0f64; xd.len()])?;
         axpy.launch(dev, dims1d(4), dims1d(32), (2.5f64, &x, &mut y))?;
         assert_eq!(y.to_vec()?, want64, "{}", dev.framework);
-        Ok(dev.framework.to_string())
+        Ok(())
     });
-    eprintln!("axpy ran on {ran:?}");
-    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
+    assert_ran_on_the_cpu_backends("axpy", &ran);
 }
 
 #[test]
@@ -110,10 +115,9 @@ fn generic_helpers_pick_their_instance() {
         let mut y = dev.upload(&yd)?;
         blend.launch(dev, dims1d(2), dims1d(32), (0.25f64, &x, &mut y))?;
         assert_eq!(y.to_vec()?, wantd, "{}", dev.framework);
-        Ok(dev.framework.to_string())
+        Ok(())
     });
-    eprintln!("blend ran on {ran:?}");
-    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
+    assert_ran_on_the_cpu_backends("blend", &ran);
 }
 
 #[test]
@@ -137,11 +141,10 @@ fn integer_instances_wrap_and_clamp() {
         let mut y = dev.alloc::<u64>(xu.len())?;
         clamp_add.launch(dev, dims1d(1), dims1d(8), (3u64, &x, &mut y))?;
         assert_eq!(y.to_vec()?, wantu, "{}", dev.framework);
-        Ok(dev.framework.to_string())
+        Ok(())
     });
-    eprintln!("clamp_add ran on {ran:?}");
     assert_eq!(clamp_add::INSTANCES.len(), 4);
-    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
+    assert_ran_on_the_cpu_backends("clamp_add", &ran);
 }
 
 /// The example of docs/LANGUAGE.md ("Generic kernels and helpers").

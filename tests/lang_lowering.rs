@@ -4,8 +4,15 @@
 //! printout holds the construct); each runs on the Interpreter where the Interpreter runs the
 //! construct, and otherwise its generated OpenCL C is checked for the construct.
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
+use shared_kernels::tile_sum as block_sum;
 use spoc::prelude::*;
 use spoc::{Device, Target};
+use spoc_testkit::assert_contains_all as assert_has;
 
 fn interpreter() -> Device {
     spoc::init_device(Some("Interpreter")).expect("the Interpreter is always available")
@@ -34,12 +41,6 @@ fn opencl(src: spoc::Result<Option<spoc::Source>>) -> String {
         .expect("OpenCL C is generated")
         .expect("OpenCL has source");
     src.text().expect("OpenCL C is text").to_string()
-}
-
-fn assert_has(text: &str, needles: &[&str]) {
-    for n in needles {
-        assert!(text.contains(n), "`{n}` not in:\n{text}");
-    }
 }
 
 // ---- atomics ----
@@ -247,26 +248,6 @@ fn match_classifies_integers() {
 }
 
 // ---- shared memory and barriers ----
-
-/// Sum of each block's 256 values: a tree reduction in shared memory.
-#[kernel]
-fn block_sum(x: &[f32], sums: &mut [f32]) {
-    let t = thread_idx_x();
-    let tile = shared_array::<f32, 256>();
-    tile[t] = x[global_id_x()];
-    sync_threads();
-    let mut s = 128;
-    while s > 0 {
-        if t < s {
-            tile[t] += tile[t + s];
-        }
-        sync_threads();
-        s /= 2;
-    }
-    if t == 0 {
-        sums[block_idx_x()] = tile[0];
-    }
-}
 
 #[test]
 fn shared_array_reduction() {

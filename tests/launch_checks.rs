@@ -12,6 +12,12 @@
 
 mod common;
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
+use shared_kernels::block_sum_dynamic_u32 as block_sum;
 use spoc::prelude::*;
 use spoc::{DimKind, Error, LaunchProblem};
 
@@ -20,26 +26,6 @@ fn fill(y: &mut [u32]) {
     let i = global_id_x();
     if i < y.len() {
         y[i] = 1;
-    }
-}
-
-#[kernel]
-fn block_sum(x: &[u32], out: &mut [u32]) {
-    let s = dynamic_shared::<u32>();
-    let t = thread_idx_x();
-    let i = global_id_x();
-    s[t] = if i < x.len() { x[i] } else { 0 };
-    sync_threads();
-    let mut stride = block_dim_x() / 2;
-    while stride > 0 {
-        if t < stride {
-            s[t] += s[t + stride];
-        }
-        sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        out[block_idx_x()] = s[0];
     }
 }
 

@@ -4,7 +4,9 @@
 /// Kernels and helpers shared with the other generator tests.
 mod codegen_kernels;
 
-use codegen_kernels::{clamp01, sum_first};
+use codegen_kernels::{
+    clamp01, int_semantics_smoke as int_semantics, uses_helpers_smoke as uses_helpers,
+};
 use spoc::prelude::*;
 
 /// `y = a * x + y`.
@@ -14,38 +16,6 @@ fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
     if i < y.len() {
         y[i] = a * x[i] + y[i];
     }
-}
-
-#[kernel]
-fn uses_helpers(x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        let c: f32 = clamp01(x[i]);
-        let s: f32 = sum_first(y, 2usize);
-        y[i] = c + s * 0.0;
-    }
-}
-
-#[kernel]
-fn int_semantics(a: &[i32], out: &mut [i32]) {
-    let i = global_id_x();
-    if i >= out.len() {
-        return;
-    }
-    let x = a[i];
-    let mut acc = x * 65_537 + (x << 31) - -x;
-    let mut k = 0;
-    while k < 3 {
-        k += 1;
-        if k == 2 {
-            continue;
-        }
-        acc ^= k;
-    }
-    for j in (0..10).rev().step_by(4) {
-        acc += j;
-    }
-    out[i] = if acc > 0 { acc / 7 } else { acc % 7 };
 }
 
 #[kernel]
@@ -81,11 +51,11 @@ fn handle_exposes_name_ir_and_def() {
     let ir = saxpy.ir().unwrap();
     assert_eq!(ir.name, "saxpy");
     assert_eq!(ir.params.len(), 3);
-    // `let i = global_id_x();` is on line 13, column 5 of this file.
+    // `let i = global_id_x();` is on line 15, column 5 of this file.
     assert_eq!(
         ir.body[0].loc,
         Some(spoc::ir::SrcLoc {
-            line: 13,
+            line: 15,
             column: 5
         })
     );

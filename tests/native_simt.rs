@@ -4,6 +4,12 @@
 //! threads need no OS thread per GPU thread, and a barrier that only part of a block reaches is
 //! an error, not a hang.
 
+/// The kernels the examples share (one definition for the examples and the tests).
+#[path = "../examples/programs/kernels.rs"]
+#[allow(dead_code)]
+mod shared_kernels;
+
+use shared_kernels::block_sum_1024 as block_sum;
 use spoc::prelude::*;
 use spoc::Error;
 
@@ -30,26 +36,6 @@ fn fault_message(r: spoc::Result<()>) -> ([u32; 3], [u32; 3], String) {
 
 // ---------------------------------------------------------------------------------------------
 // Shared memory and barriers
-
-#[kernel]
-fn block_sum(x: &[f32], out: &mut [f32]) {
-    let s = shared_array::<f32, 1024>();
-    let t = thread_idx_x();
-    let i = global_id_x();
-    s[t] = if i < x.len() { x[i] } else { 0.0 };
-    sync_threads();
-    let mut stride = block_dim_x() / 2;
-    while stride > 0 {
-        if t < stride {
-            s[t] += s[t + stride];
-        }
-        sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        out[block_idx_x()] = s[0];
-    }
-}
 
 #[test]
 fn shared_tree_reduction_at_block_256_and_1024() {

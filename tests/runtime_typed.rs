@@ -21,26 +21,18 @@ fn out_of_bounds_writes_fault_with_coordinates() {
     for dev in devices() {
         let mut out = dev.alloc::<u32>(40).unwrap();
         let r = fill_index.launch(&dev, dims1d(3), dims1d(16), (&mut out,));
-        match r {
-            Err(Error::KernelFault {
-                kernel,
-                block,
-                thread,
-                message,
-            }) => {
-                assert_eq!(kernel, "fill_index", "{}", dev.framework);
-                // Index 40 is block 2, thread 8: the first faulting thread of the only faulting
-                // block.
-                assert_eq!(
-                    (block, thread),
-                    (Some([2, 0, 0]), Some([8, 0, 0])),
-                    "{}",
-                    dev.framework
-                );
-                assert!(message.contains("40"), "{message}");
-            }
-            other => panic!("{}: expected a fault, got {other:?}", dev.framework),
-        }
+        let (kernel, block, thread, message) =
+            spoc_testkit::devices::kernel_fault(r, &dev.framework);
+        assert_eq!(kernel, "fill_index", "{}", dev.framework);
+        // Index 40 is block 2, thread 8: the first faulting thread of the only faulting
+        // block.
+        assert_eq!(
+            (block, thread),
+            (Some([2, 0, 0]), Some([8, 0, 0])),
+            "{}",
+            dev.framework
+        );
+        assert!(message.contains("40"), "{message}");
         let got = out.to_vec().unwrap();
         assert_eq!(got[..32], (0..32).map(|i| i * 2).collect::<Vec<u32>>()[..]);
     }

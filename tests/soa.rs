@@ -324,15 +324,12 @@ fn cuda_ptx_runs_soa_launches() -> spoc::Result<()> {
         ],
     )?;
     let err = spoc::run_kernel(&aos_only, &mut args, grid, block, 0).unwrap_err();
-    assert!(
-        matches!(
-            &err,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::SoaMismatch { .. },
-                ..
-            }
-        ),
-        "{err}"
+    spoc_testkit::assert_matches!(
+        err,
+        Error::InvalidLaunch {
+            problem: LaunchProblem::SoaMismatch { .. },
+            ..
+        }
     );
 
     // Checked launches run the SoA arguments on the Interpreter as AoS copies first.

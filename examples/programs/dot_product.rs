@@ -4,6 +4,7 @@
 //! element. Checked within the worst-case rounding bound of the device's summation order:
 //! `|got - want| <= (m + 10) * f32::EPSILON * sum |x_i y_i|`, `m` the elements per thread.
 
+use super::kernels::dot_partial;
 use super::{blocks_for, check_close, Outcome, SplitMix64};
 use spoc::prelude::*;
 use std::time::Instant;
@@ -12,33 +13,6 @@ use std::time::Instant;
 pub const BLOCK: u32 = 256;
 /// Most blocks launched; larger inputs give each thread more elements.
 pub const MAX_BLOCKS: u32 = 1024;
-
-/// `partial[block] = sum over this block's grid-stride elements of x[i] * y[i]`; launched with
-/// blocks of [`BLOCK`] threads.
-#[kernel]
-pub fn dot_partial(x: &[f32], y: &[f32], partial: &mut [f32]) {
-    let s = shared_array::<f32, 256>();
-    let t = thread_idx_x();
-    let mut acc = 0.0f32;
-    let mut i = global_id_x();
-    while i < x.len() {
-        acc += x[i] * y[i];
-        i += global_size_x();
-    }
-    s[t] = acc;
-    sync_threads();
-    let mut stride = 128usize;
-    while stride > 0 {
-        if t < stride {
-            s[t] += s[t + stride];
-        }
-        sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        partial[block_idx_x()] = s[0];
-    }
-}
 
 /// Runs `dot_product` over `size` elements.
 ///

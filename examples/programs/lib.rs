@@ -497,6 +497,25 @@ pub fn time_it(dev: &Device, pass: impl FnOnce() -> spoc::Result<()>) -> spoc::R
 
 // ================================================================ checking
 
+/// The mismatch of an output of `got` `unit` (elements, bodies, …) where `want` were expected;
+/// `None` if the counts agree.
+pub fn length_mismatch(
+    output: &str,
+    got: usize,
+    want: usize,
+    unit: &str,
+    tolerance: &str,
+) -> Option<Mismatch> {
+    (got != want).then(|| Mismatch {
+        output: output.into(),
+        index: got.min(want),
+        got: format!("{got} {unit}"),
+        want: format!("{want} {unit}"),
+        count: got.abs_diff(want),
+        tolerance: tolerance.into(),
+    })
+}
+
 fn summarize<T: fmt::Debug>(
     output: &str,
     got: &[T],
@@ -504,15 +523,8 @@ fn summarize<T: fmt::Debug>(
     ok: impl Fn(usize) -> bool,
     tolerance: String,
 ) -> Option<Mismatch> {
-    if got.len() != want.len() {
-        return Some(Mismatch {
-            output: output.into(),
-            index: got.len().min(want.len()),
-            got: format!("{} elements", got.len()),
-            want: format!("{} elements", want.len()),
-            count: got.len().abs_diff(want.len()),
-            tolerance,
-        });
+    if let Some(m) = length_mismatch(output, got.len(), want.len(), "elements", &tolerance) {
+        return Some(m);
     }
     let mut bad = (0..got.len()).filter(|&i| !ok(i));
     let first = bad.next()?;
@@ -524,6 +536,12 @@ fn summarize<T: fmt::Debug>(
         count: 1 + bad.count(),
         tolerance,
     })
+}
+
+/// [`check_exact`] of the output `keys` of a sort: `got` against `input` sorted.
+pub fn check_sorted(got: &[u32], mut input: Vec<u32>) -> Option<Mismatch> {
+    input.sort_unstable();
+    check_exact("keys", got, &input)
 }
 
 /// Element-wise equality (`==`: exact for integers; for floats the same bits up to the sign of

@@ -148,15 +148,8 @@ pub fn check_bodies(
 ) -> Option<Mismatch> {
     let rel = (input.len() as f64 + 32.0) * f32::EPSILON as f64;
     let tolerance = format!("|got - want| <= {rel:e} * scale (masses exact)");
-    if got.len() != want.len() {
-        return Some(Mismatch {
-            output: output.into(),
-            index: got.len().min(want.len()),
-            got: format!("{} bodies", got.len()),
-            want: format!("{} bodies", want.len()),
-            count: got.len().abs_diff(want.len()),
-            tolerance,
-        });
+    if let Some(m) = super::length_mismatch(output, got.len(), want.len(), "bodies", &tolerance) {
+        return Some(m);
     }
     let comps = |b: &Body| [b.x, b.y, b.z, b.vx, b.vy, b.vz];
     let bad = |i: usize| {

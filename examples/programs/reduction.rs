@@ -4,6 +4,7 @@
 //! partials. The sum uses a fixed-size shared array; the maximum a dynamic one sized at launch
 //! (`launch_with_shared`). 4 bytes moved per element.
 
+use super::kernels::reduce_sum_u32;
 use super::{blocks_for, check_exact, time_it, Outcome, SplitMix64};
 use spoc::prelude::*;
 
@@ -11,32 +12,6 @@ use spoc::prelude::*;
 pub const BLOCK: u32 = 256;
 /// Most blocks of the first pass (the second pass reduces their partials in one block).
 pub const MAX_BLOCKS: u32 = 1024;
-
-/// `partial[block] = wrapping sum of this block's grid-stride elements`; blocks of 256 threads.
-#[kernel]
-pub fn reduce_sum_u32(input: &[u32], partial: &mut [u32]) {
-    let s = shared_array::<u32, 256>();
-    let t = thread_idx_x();
-    let mut acc = 0u32;
-    let mut i = global_id_x();
-    while i < input.len() {
-        acc += input[i];
-        i += global_size_x();
-    }
-    s[t] = acc;
-    sync_threads();
-    let mut stride = 128usize;
-    while stride > 0 {
-        if t < stride {
-            s[t] += s[t + stride];
-        }
-        sync_threads();
-        stride /= 2;
-    }
-    if t == 0 {
-        partial[block_idx_x()] = s[0];
-    }
-}
 
 /// `partial[block] = max of this block's grid-stride elements` (`-inf` for none); blocks of a
 /// power-of-two size, with `4 * block_dim_x()` bytes of dynamic shared memory.

@@ -110,6 +110,15 @@ fn args_of_params(soa: bool) -> Vec<Slot> {
     v
 }
 
+/// `BlockField { param, offset, size }`.
+fn block_field(param: usize, offset: u32, size: u32) -> BlockField {
+    BlockField {
+        param,
+        offset,
+        size,
+    }
+}
+
 #[test]
 fn ptx_passes_every_parameter_then_the_fault_record() {
     for (soa, checked) in [(false, false), (true, false), (false, true), (true, true)] {
@@ -232,21 +241,9 @@ fn vulkan_binds_a_scalar_block_then_buffers_then_the_fault_record() {
             assert_eq!(
                 fields,
                 vec![
-                    BlockField {
-                        param: 0,
-                        offset: 0,
-                        size: 4
-                    },
-                    BlockField {
-                        param: 2,
-                        offset: 4,
-                        size: 4
-                    },
-                    BlockField {
-                        param: 3,
-                        offset: 8,
-                        size: 4
-                    },
+                    block_field(0, 0, 4),
+                    block_field(2, 4, 4),
+                    block_field(3, 8, 4),
                 ]
             );
             let mut want = vec![
@@ -345,21 +342,9 @@ fn external_abis() {
                 Binding::ScalarBlock {
                     bytes: 24,
                     fields: vec![
-                        BlockField {
-                            param: 0,
-                            offset: 0,
-                            size: 4
-                        },
-                        BlockField {
-                            param: 2,
-                            offset: 8,
-                            size: 8
-                        },
-                        BlockField {
-                            param: 3,
-                            offset: 16,
-                            size: 4
-                        },
+                        block_field(0, 0, 4),
+                        block_field(2, 8, 8),
+                        block_field(3, 16, 4),
                     ]
                 }
             ),

@@ -181,13 +181,7 @@ fn semantic_kernels() -> Vec<(&'static str, Kernel)> {
 
 #[test]
 fn semantic_kernels_compile_everywhere() {
-    let mut sources = Vec::new();
-    for (name, k) in semantic_kernels() {
-        for t in TARGETS {
-            sources.push((name.to_string(), t, gen(t, &k)));
-        }
-    }
-    toolchains::check_all("semantics", &sources);
+    toolchains::check_all("semantics", &sources_for_every_target(semantic_kernels()));
     if let Ok(dir) = std::env::var("SPOC_C_DUMP") {
         let dir = std::path::Path::new(&dir);
         std::fs::create_dir_all(dir).unwrap();

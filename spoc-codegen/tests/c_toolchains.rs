@@ -8,13 +8,7 @@ use support::{corpus, gen, gen_with, toolchains, TARGETS};
 
 #[test]
 fn corpus_compiles_with_real_toolchains() {
-    let mut sources = Vec::new();
-    for (name, k) in corpus() {
-        for t in TARGETS {
-            sources.push((name.to_string(), t, gen(t, &k)));
-        }
-    }
-    toolchains::check_all("corpus", &sources);
+    toolchains::check_all("corpus", &support::sources_for_every_target(corpus()));
 }
 
 /// The checked-mode sources (bounds and division checks, the fault record) of the whole corpus

@@ -27,6 +27,14 @@ fn gen_with(target: Target, k: &Kernel, caps: Capabilities) -> Result<String, Co
     })
 }
 
+/// `kernel name(acc: &mut [ty]) { atomic_<op>(acc, 0, value); }`.
+fn one_atomic(name: &str, ty: Type, op: AtomicOp, value: Expr) -> Kernel {
+    let mut b = B::new();
+    let acc = b.buf_mut("acc", ty);
+    b.push(StmtKind::Expr(atomic(op, vec![acc, u32c(0), value])));
+    b.kernel(name)
+}
+
 fn spirv(k: &Kernel) -> Vec<u32> {
     match gen(Target::Vulkan, k).unwrap().code {
         Code::SpirV(w) => w,
@@ -244,26 +252,14 @@ fn capabilities_are_checked_with_typed_errors() {
     );
 
     // Float atomic add: the capability, and never on WebGPU.
-    let mut b = B::new();
-    let acc = b.buf_mut("acc", Type::F32);
-    b.push(StmtKind::Expr(atomic(
-        AtomicOp::Add,
-        vec![acc, u32c(0), f32c(1.0)],
-    )));
-    let k = b.kernel("fadd");
+    let k = one_atomic("fadd", Type::F32, AtomicOp::Add, f32c(1.0));
     unsupported(gen_with(Target::Vulkan, &k, none.clone()));
     assert!(gen_with(Target::Vulkan, &k, full_caps()).is_ok());
     let (_, cap) = unsupported(gen_with(Target::WebGpu, &k, full_caps()));
     assert!(cap.contains("standard WGSL does not have"), "{cap}");
 
     // 64-bit atomics.
-    let mut b = B::new();
-    let acc = b.buf_mut("acc", Type::U64);
-    b.push(StmtKind::Expr(atomic(
-        AtomicOp::Max,
-        vec![acc, u32c(0), u64c(1)],
-    )));
-    let k = b.kernel("max64");
+    let k = one_atomic("max64", Type::U64, AtomicOp::Max, u64c(1));
     let (node, cap) = unsupported(gen_with(Target::Vulkan, &k, none.clone()));
     assert!(
         node.contains("atomic_max") && cap.contains("int64_atomics"),

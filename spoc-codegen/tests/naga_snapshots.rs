@@ -62,22 +62,21 @@ fn snapshot(target: Target) {
     });
 }
 
-#[test]
-fn spirv_snapshots() {
-    snapshot(Target::Vulkan);
+/// One `#[test]` per target: `name => Target`.
+macro_rules! snapshot_tests {
+    ($($name:ident => $target:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                snapshot(Target::$target);
+            }
+        )*
+    };
 }
 
-#[test]
-fn wgsl_snapshots() {
-    snapshot(Target::WebGpu);
-}
-
-#[test]
-fn msl_snapshots() {
-    snapshot(Target::Metal);
-}
-
-#[test]
-fn glsl_snapshots() {
-    snapshot(Target::Glsl);
+snapshot_tests! {
+    spirv_snapshots => Vulkan,
+    wgsl_snapshots => WebGpu,
+    msl_snapshots => Metal,
+    glsl_snapshots => Glsl,
 }

@@ -417,28 +417,19 @@ fn out_of_bounds_accesses_are_kernel_faults_naming_the_thread() {
             dims1d(64),
             0,
         );
-        match r {
-            Err(Error::KernelFault {
-                kernel,
-                block,
-                thread,
-                message,
-            }) => {
-                assert_eq!(kernel, "iota_unchecked", "{dev}");
-                // Global id 100 = block 1, thread 36 is the first faulting thread of the only
-                // faulting block.
-                assert_eq!(
-                    (block, thread),
-                    (Some([1, 0, 0]), Some([36, 0, 0])),
-                    "{dev}"
-                );
-                assert!(
-                    message.contains("out") && message.contains("100"),
-                    "{dev}: {message}"
-                );
-            }
-            other => panic!("{dev}: expected a kernel fault, got {other:?}"),
-        }
+        let (kernel, block, thread, message) = spoc_testkit::devices::kernel_fault(r, &dev);
+        assert_eq!(kernel, "iota_unchecked", "{dev}");
+        // Global id 100 = block 1, thread 36 is the first faulting thread of the only
+        // faulting block.
+        assert_eq!(
+            (block, thread),
+            (Some([1, 0, 0]), Some([36, 0, 0])),
+            "{dev}"
+        );
+        assert!(
+            message.contains("out") && message.contains("100"),
+            "{dev}: {message}"
+        );
         // Block 0 ran completely.
         assert_eq!(
             out.to_vec().unwrap()[..64],

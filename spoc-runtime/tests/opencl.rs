@@ -324,15 +324,12 @@ fn run_source_launch_checks() {
             &[],
         )
         .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::ZeroDim { .. },
-                ..
-            }
-        ),
-        "{e}"
+    spoc_testkit::assert_matches!(
+        e,
+        Error::InvalidLaunch {
+            problem: LaunchProblem::ZeroDim { .. },
+            ..
+        }
     );
     // A wrong argument list for an external kernel is refused by OpenCL, as an error.
     let e = dev

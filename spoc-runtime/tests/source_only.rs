@@ -20,40 +20,24 @@ fn unsupported(err: Error, backend: &str) {
     }
 }
 
+/// The saxpy source of the backend of `kind`, after checking the backend's name and target.
+fn saxpy_text(kind: SourceOnlyKind, name: &str, target: Target, what: &str) -> String {
+    let b = SourceOnlyBackend::new(kind);
+    assert_eq!(b.name(), name);
+    assert_eq!(b.codegen_target(), Some(target));
+    support::saxpy_source_text(&b, target, what).1
+}
+
 #[test]
 fn metal_generates_msl() {
-    let b = SourceOnlyBackend::new(SourceOnlyKind::Metal);
-    assert_eq!(b.name(), METAL_NAME);
-    assert_eq!(b.codegen_target(), Some(Target::Metal));
-    let src = b
-        .generate_source(
-            &support::valid(support::saxpy_kernel()),
-            Some(dims1d(64)),
-            &[],
-        )
-        .expect("MSL generation")
-        .expect("a source");
-    assert_eq!(src.target, Target::Metal);
-    let text = src.text().expect("MSL is text");
+    let text = saxpy_text(SourceOnlyKind::Metal, METAL_NAME, Target::Metal, "MSL");
     assert!(text.contains("kernel void"), "not MSL:\n{text}");
     assert!(text.contains("metal"), "not MSL:\n{text}");
 }
 
 #[test]
 fn webgpu_generates_wgsl() {
-    let b = SourceOnlyBackend::new(SourceOnlyKind::WebGpu);
-    assert_eq!(b.name(), WEBGPU_NAME);
-    assert_eq!(b.codegen_target(), Some(Target::WebGpu));
-    let src = b
-        .generate_source(
-            &support::valid(support::saxpy_kernel()),
-            Some(dims1d(64)),
-            &[],
-        )
-        .expect("WGSL generation")
-        .expect("a source");
-    assert_eq!(src.target, Target::WebGpu);
-    let text = src.text().expect("WGSL is text");
+    let text = saxpy_text(SourceOnlyKind::WebGpu, WEBGPU_NAME, Target::WebGpu, "WGSL");
     assert!(text.contains("@compute"), "not WGSL:\n{text}");
     assert!(
         text.contains("@workgroup_size(64"),

@@ -607,14 +607,11 @@ fn shared_memory_sized_at_launch_is_a_specialization() {
         3,
     )
     .unwrap_err();
-    assert!(
-        matches!(
-            &e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::Rejected { .. },
-                ..
-            }
-        ),
-        "{e}"
+    spoc_testkit::assert_matches!(
+        e,
+        Error::InvalidLaunch {
+            problem: LaunchProblem::Rejected { .. },
+            ..
+        }
     );
 }

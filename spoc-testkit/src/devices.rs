@@ -80,3 +80,23 @@ pub fn each_device_with_reference(backend: &str, test: &str, mut f: impl FnMut(&
     let reference = interpreter();
     each_device(backend, test, |dev| f(dev, &reference));
 }
+
+/// A kernel fault's `(kernel, block, thread, message)`.
+pub type Fault = (String, Option<[u32; 3]>, Option<[u32; 3]>, String);
+
+/// The parts of the [`spoc_runtime::Error::KernelFault`] that `r` must be.
+///
+/// # Panics
+/// If `r` is anything else (naming `what`, the device for instance).
+#[track_caller]
+pub fn kernel_fault(r: spoc_runtime::Result<()>, what: &dyn std::fmt::Display) -> Fault {
+    match r {
+        Err(spoc_runtime::Error::KernelFault {
+            kernel,
+            block,
+            thread,
+            message,
+        }) => (kernel, block, thread, message),
+        other => panic!("{what}: expected a kernel fault, got {other:?}"),
+    }
+}

@@ -8,26 +8,32 @@
 //! its array's element type). Statement builders return [`StmtKind`]; [`s`] and [`ss`] wrap
 //! them in [`Stmt`]s without a source location.
 //!
-//! ```
-//! use spoc_testkit::ir::*;
-//! use spoc_ir::Type;
+//! [`saxpy`] is the example: `y[i] = a * x[i] + y[i]`, built in six statements.
 //!
-//! let mut b = B::new();
-//! let a = b.param("a", Type::F32, false);
-//! let x = b.buf("x", Type::F32);
-//! let y = b.buf_mut("y", Type::F32);
-//! let i = b.local("i", Type::U32, false);
-//! b.let_(&i, gid());
-//! b.push(if_(
-//!     lt(i.clone(), len(&y)),
-//!     vec![assign(at(&y, i.clone()), add(mul(a, idx(&x, i.clone())), idx(&y, i)))],
-//!     None,
-//! ));
-//! let k = b.kernel("saxpy");
-//! spoc_ir::validate(&k).unwrap();
+//! ```
+//! spoc_ir::validate(&spoc_testkit::ir::saxpy()).unwrap();
 //! ```
 
 use spoc_ir::*;
+
+/// `saxpy(a: f32, x: &[f32], y: &mut [f32])`: `let i = global_id_x(); if i < y.len() { y[i] =
+/// a * x[i] + y[i] }`, without source locations: the kernel most tests of the IR, the code
+/// generators and the runtime start from.
+pub fn saxpy() -> Kernel {
+    let mut b = B::new();
+    let a = b.param("a", Type::F32, false);
+    let x = b.buf("x", Type::F32);
+    let y = b.buf_mut("y", Type::F32);
+    let i = b.local("i", Type::U32, false);
+    b.let_(&i, gid());
+    let value = add(mul(a, idx(&x, i.clone())), idx(&y, i.clone()));
+    b.push(if_(
+        lt(i.clone(), len(&y)),
+        vec![assign(at(&y, i), value)],
+        None,
+    ));
+    b.kernel("saxpy")
+}
 
 /// Builds the parameters, variables, shared arrays and body of a kernel or helper function.
 #[derive(Default)]
@@ -175,33 +181,33 @@ pub fn id(e: &Expr) -> VarId {
 
 // ---------------------------------------------------------------- constants
 
-/// A `u32` constant.
-pub fn u32c(v: u32) -> Expr {
-    Expr::constant(Const::U32(v))
+/// One `pub fn name(v: T) -> Expr` per constant type, each `Expr::constant(make(v))`.
+macro_rules! constants {
+    ($($(#[$doc:meta])* $name:ident($t:ty) = $make:path;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(v: $t) -> Expr {
+                Expr::constant($make(v))
+            }
+        )*
+    };
 }
-/// A `u64` constant.
-pub fn u64c(v: u64) -> Expr {
-    Expr::constant(Const::U64(v))
-}
-/// An `i32` constant.
-pub fn i32c(v: i32) -> Expr {
-    Expr::constant(Const::I32(v))
-}
-/// An `i64` constant.
-pub fn i64c(v: i64) -> Expr {
-    Expr::constant(Const::I64(v))
-}
-/// An `f32` constant.
-pub fn f32c(v: f32) -> Expr {
-    Expr::constant(Const::f32(v))
-}
-/// An `f64` constant.
-pub fn f64c(v: f64) -> Expr {
-    Expr::constant(Const::f64(v))
-}
-/// A `bool` constant.
-pub fn boolc(v: bool) -> Expr {
-    Expr::constant(Const::Bool(v))
+
+constants! {
+    /// A `u32` constant.
+    u32c(u32) = Const::U32;
+    /// A `u64` constant.
+    u64c(u64) = Const::U64;
+    /// An `i32` constant.
+    i32c(i32) = Const::I32;
+    /// An `i64` constant.
+    i64c(i64) = Const::I64;
+    /// An `f32` constant.
+    f32c(f32) = Const::f32;
+    /// An `f64` constant.
+    f64c(f64) = Const::f64;
+    /// A `bool` constant.
+    boolc(bool) = Const::Bool;
 }
 
 // ---------------------------------------------------------------- expressions
@@ -373,6 +379,15 @@ pub fn retype(mut e: Expr, ty: Type) -> Expr {
 }
 
 // ---------------------------------------------------------------- l-values and statements
+
+/// The pattern `variant::case(bindings…)` of a `match` arm.
+pub fn case(variant: &str, case: &str, bindings: Vec<VarId>) -> Pattern {
+    Pattern::Case {
+        variant: variant.into(),
+        case: case.into(),
+        bindings,
+    }
+}
 
 /// A statement of `k`, without a source location.
 pub fn s(k: StmtKind) -> Stmt {

@@ -9,7 +9,9 @@
 //! - [`float`]: ULP distances and comparisons of `f32`/`f64`, NaN-canonical bit patterns;
 //! - `backend_tests!` (feature `devices`): one test body per backend, each a named `#[test]`;
 //! - [`ir_accessor!`]: the validated, kept IR of a hand-written `KernelDef`;
-//! - [`toolchains`]: `ptxas`, found or skipped loudly, and its `-v` report.
+//! - [`toolchains`]: `ptxas`, found or skipped loudly, and its `-v` report;
+//! - [`assert_matches!`]: a value matches a pattern, or the test fails printing it;
+//! - [`assert_contains_all`]: a text holds every one of some pieces.
 //!
 //! A test that could not run because a backend is missing never passes silently: it prints
 //! `SKIPPED <test>: <why>` on stderr, and it fails instead when `SPOC_REQUIRE_BACKENDS` names
@@ -24,6 +26,28 @@ pub mod toolchains;
 
 #[doc(hidden)]
 pub use spoc_ir as __spoc_ir;
+
+/// Asserts that `$value` matches `$pattern` (matched through a reference, so the value is not
+/// moved), printing the value with `Display` otherwise: the one-line form of
+/// `assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}")`.
+///
+/// ```
+/// use std::net::IpAddr;
+/// spoc_testkit::assert_matches!("127.0.0.1".parse::<IpAddr>().unwrap(), IpAddr::V4(_));
+/// ```
+///
+/// ```should_panic
+/// use std::net::IpAddr;
+/// spoc_testkit::assert_matches!("127.0.0.1".parse::<IpAddr>().unwrap(), IpAddr::V6(_));
+/// ```
+#[macro_export]
+macro_rules! assert_matches {
+    ($value:expr, $pattern:pat $(,)?) => {
+        match &$value {
+            value => assert!(matches!(value, $pattern), "{value}"),
+        }
+    };
+}
 
 /// Defines `pub fn $name() -> Result<&'static ValidKernel, IrError>` that builds `$build` once,
 /// validates it and keeps it, as the accessor `#[kernel]` generates does: the `ir` field of a
@@ -89,4 +113,17 @@ macro_rules! backend_tests {
             )+
         }
     };
+}
+
+/// Asserts that `text` contains every one of `needles`, naming the first missing one and
+/// printing the text otherwise.
+///
+/// ```
+/// spoc_testkit::assert_contains_all("let i: u32 = 1u32;", &["let i", "u32 = 1u32"]);
+/// ```
+#[track_caller]
+pub fn assert_contains_all(text: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(text.contains(n), "`{n}` not in:\n{text}");
+    }
 }

@@ -10,6 +10,7 @@ use spoc::prelude::*;
 
 /// The kernels the examples share (saxpy, block_sum, mandelbrot): one definition for both.
 #[path = "../../examples/programs/kernels.rs"]
+#[allow(dead_code)] // the kernels only some programs and tests use
 mod shared;
 #[allow(unused_imports)] // each test binary uses some of them
 pub use shared::{block_sum, mandelbrot, mandelbrot_escape, saxpy};

@@ -7,25 +7,6 @@ use spoc_ir::*;
 
 pub use spoc_testkit::ir::*;
 
-/// `saxpy(a, x, y)`: `y[i] = a * x[i] + y[i]` for `i < y.len()`.
-pub fn saxpy() -> Kernel {
-    let mut b = B::new();
-    let a = b.param("a", Type::F32, false);
-    let x = b.buf("x", Type::F32);
-    let y = b.buf_mut("y", Type::F32);
-    let i = b.local("i", Type::U32, false);
-    b.push(let_(&i, gid()));
-    b.push(if_(
-        lt(i.clone(), len(&y)),
-        vec![assign(
-            at(&y, i.clone()),
-            add(mul(a, idx(&x, i.clone())), idx(&y, i.clone())),
-        )],
-        None,
-    ));
-    b.kernel("saxpy")
-}
-
 /// Integer arithmetic: division, remainder, shifts (amounts of other types), bit operations,
 /// negation and comparisons on i32, u32 and i64.
 pub fn int_ops() -> Kernel {

@@ -370,12 +370,7 @@ fn local_arrays_repeat_index_and_len() {
         k.vars
     );
     assert_eq!(super::var_ty(&k, "b"), vec![local(Type::U32, 4)]);
-    let StmtKind::Let {
-        init: Some(init), ..
-    } = &k.body[0].kind
-    else {
-        panic!()
-    };
+    let init = super::let_init(&k, 0);
     assert_eq!(
         init.kind,
         ExprKind::ArrayRepeat {
@@ -453,12 +448,7 @@ fn match_literals_take_the_scrutinee_type() {
             y[0] = v;
         }
     });
-    let StmtKind::Let {
-        init: Some(init), ..
-    } = &k.body[0].kind
-    else {
-        panic!()
-    };
+    let init = super::let_init(&k, 0);
     let ExprKind::Match { scrutinee, arms } = &init.kind else {
         panic!("{init:?}")
     };

@@ -133,6 +133,30 @@ fn var_ty(k: &Kernel, name: &str) -> Vec<Type> {
         .collect()
 }
 
+/// The initializer of statement `n` of `k`'s body, a `let` with one.
+fn let_init(k: &Kernel, n: usize) -> &Expr {
+    let StmtKind::Let {
+        init: Some(init), ..
+    } = &k.body[n].kind
+    else {
+        panic!("not a let with an initializer: {:?}", k.body[n])
+    };
+    init
+}
+
+/// The left operand of `e`, an addition.
+fn add_lhs(e: &Expr) -> &Expr {
+    let ExprKind::Binary {
+        op: BinOp::Add,
+        lhs,
+        ..
+    } = &e.kind
+    else {
+        panic!("not an addition: {e:?}")
+    };
+    lhs
+}
+
 #[test]
 fn saxpy_lowers_to_typed_ir() {
     let k = ok(syn::parse_quote! {
@@ -150,12 +174,7 @@ fn saxpy_lowers_to_typed_ir() {
     assert!(k.params[2].mutable);
     assert_eq!(var_ty(&k, "i"), vec![Type::U32]);
     assert_eq!(k.vars[3].kind, VarKind::Local);
-    let StmtKind::Let {
-        init: Some(init), ..
-    } = &k.body[0].kind
-    else {
-        panic!()
-    };
+    let init = let_init(&k, 0);
     assert_eq!(
         init.kind,
         ExprKind::Intrinsic {
@@ -181,14 +200,7 @@ fn saxpy_lowers_to_typed_ir() {
     };
     assert_eq!(index.ty, Type::U32);
     assert_eq!(value.ty, Type::F32);
-    let ExprKind::Binary {
-        op: BinOp::Add,
-        lhs,
-        ..
-    } = &value.kind
-    else {
-        panic!()
-    };
+    let lhs = add_lhs(value);
     assert!(matches!(lhs.kind, ExprKind::Binary { op: BinOp::Mul, .. }));
     // Source locations are recorded (line numbers are those of this file's tokens, or absent
     // outside a compiler; columns are 1-based when present).
@@ -439,14 +451,7 @@ fn compound_assignment_on_element_evaluates_index_once() {
         panic!()
     };
     assert_eq!(index.kind, ExprKind::Var(idx));
-    let ExprKind::Binary {
-        op: BinOp::Add,
-        lhs,
-        ..
-    } = &value.kind
-    else {
-        panic!()
-    };
+    let lhs = add_lhs(value);
     assert!(matches!(&lhs.kind, ExprKind::Index { index, .. } if index.kind == ExprKind::Var(idx)));
     // `y[i] *= 2.0` needs no temporary.
     assert!(matches!(k.body[3].kind, StmtKind::Assign { .. }));

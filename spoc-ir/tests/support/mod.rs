@@ -124,34 +124,17 @@ pub fn for_up(var: VarId, start: Expr, end: Expr, body: Block) -> StmtKind {
     })
 }
 
-/// The saxpy kernel of DESIGN.md §2, with source lines 2–4.
+/// The saxpy kernel of DESIGN.md §2 ([`spoc_testkit::ir::saxpy`]), with source lines 2–4.
 pub fn saxpy() -> Kernel {
-    let mut b = Builder::new();
-    let a = b.param("a", Type::F32, false);
-    let x = b.buf("x", Type::F32);
-    let y = b.buf_mut("y", Type::F32);
-    let i = b.local("i", Type::U32, false);
-    b.push(at_line(
-        2,
-        StmtKind::Let {
-            var: i,
-            init: Some(gid_x()),
-        },
-    ));
-    let value = bin(
-        BinOp::Add,
-        bin(BinOp::Mul, b.v(a), b.at(x, b.v(i))),
-        b.at(y, b.v(i)),
-    );
-    b.push(at_line(
-        3,
-        if_(
-            bin(BinOp::Lt, b.v(i), len(b.v(y))),
-            vec![at_line(4, assign(lidx(lv(y), b.v(i)), value))],
-            None,
-        ),
-    ));
-    b.kernel("saxpy")
+    let mut k = ir::saxpy();
+    let at = |s: &mut Stmt, line| s.loc = Some(SrcLoc { line, column: 5 });
+    at(&mut k.body[0], 2);
+    at(&mut k.body[1], 3);
+    let StmtKind::If { then, .. } = &mut k.body[1].kind else {
+        unreachable!("saxpy's second statement is its `if`")
+    };
+    at(&mut then[0], 4);
+    k
 }
 
 /// Asserts that `k` is valid (printing it and the error otherwise).
@@ -255,11 +238,7 @@ pub fn shapes_kernel() -> Kernel {
         scrutinee: h.v(s),
         arms: vec![
             (
-                Pattern::Case {
-                    variant: "Shape".into(),
-                    case: "Circle".into(),
-                    bindings: vec![r],
-                },
+                ir::case("Shape", "Circle", vec![r]),
                 vec![stmt(StmtKind::Return(Some(bin(
                     BinOp::Mul,
                     bin(BinOp::Mul, h.v(r), h.v(r)),
@@ -267,11 +246,7 @@ pub fn shapes_kernel() -> Kernel {
                 ))))],
             ),
             (
-                Pattern::Case {
-                    variant: "Shape".into(),
-                    case: "Rect".into(),
-                    bindings: vec![p],
-                },
+                ir::case("Shape", "Rect", vec![p]),
                 vec![stmt(StmtKind::Return(Some(bin(
                     BinOp::Mul,
                     field(h.v(p), "x", Type::F32),
@@ -279,11 +254,7 @@ pub fn shapes_kernel() -> Kernel {
                 ))))],
             ),
             (
-                Pattern::Case {
-                    variant: "Shape".into(),
-                    case: "Empty".into(),
-                    bindings: vec![],
-                },
+                ir::case("Shape", "Empty", vec![]),
                 vec![stmt(StmtKind::Return(Some(f32c(0.0))))],
             ),
         ],

@@ -169,19 +169,16 @@ pub fn launch_limits_are_errors(dev: &Device, _reference: &Device) {
         .unwrap_err()
     };
     let e = launch(dims1d(1), dims1d(caps.max_block_dims[0] + 1), 0);
-    assert!(
-        matches!(
-            e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::DimTooLarge {
-                    what: DimKind::Block,
-                    axis: 'x',
-                    ..
-                },
+    spoc_testkit::assert_matches!(
+        e,
+        Error::InvalidLaunch {
+            problem: LaunchProblem::DimTooLarge {
+                what: DimKind::Block,
+                axis: 'x',
                 ..
-            }
-        ),
-        "{e}"
+            },
+            ..
+        }
     );
     // Over the per-block total: within every axis, and as a wide 2-row block.
     let side = (caps.max_threads_per_block as f64).cbrt().ceil() as u32 + 1;
@@ -210,32 +207,26 @@ pub fn launch_limits_are_errors(dev: &Device, _reference: &Device) {
     }
     if caps.max_grid_dims[1] < u32::MAX {
         let e = launch(dims2d(1, caps.max_grid_dims[1] + 1), dims1d(1), 0);
-        assert!(
-            matches!(
-                &e,
-                Error::InvalidLaunch {
-                    problem: LaunchProblem::DimTooLarge {
-                        what: DimKind::Grid,
-                        axis: 'y',
-                        ..
-                    },
+        spoc_testkit::assert_matches!(
+            e,
+            Error::InvalidLaunch {
+                problem: LaunchProblem::DimTooLarge {
+                    what: DimKind::Grid,
+                    axis: 'y',
                     ..
-                }
-            ),
-            "{e}"
+                },
+                ..
+            }
         );
     }
     // Shared memory beyond the device's.
     let e = launch(dims1d(1), dims1d(16), caps.shared_mem_per_block + 1);
-    assert!(
-        matches!(
-            &e,
-            Error::InvalidLaunch {
-                problem: LaunchProblem::SharedMemory { .. },
-                ..
-            }
-        ),
-        "{e}"
+    spoc_testkit::assert_matches!(
+        e,
+        Error::InvalidLaunch {
+            problem: LaunchProblem::SharedMemory { .. },
+            ..
+        }
     );
     // Nothing ran.
     assert!(out.to_vec().unwrap().iter().all(|&v| v == 0));

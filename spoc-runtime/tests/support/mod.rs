@@ -20,22 +20,13 @@ use std::sync::{Arc, Barrier, Mutex, OnceLock};
 
 // ------------------------------------------------------------------ IR kernels
 
+/// `saxpy(a: f32, x: &[f32], y: &mut [f32])`: `y[i] = a * x[i] + y[i]`.
+pub use spoc_testkit::ir::saxpy as saxpy_kernel;
+
 /// `let i = global_id_x(); if i < buf.len() { <then> }`.
 fn guarded(b: &mut B, i: &Expr, buf: &Expr, then: Vec<StmtKind>) {
     b.let_(i, gid());
     b.push(if_(lt(i.clone(), len(buf)), then, None));
-}
-
-/// `saxpy(a: f32, x: &[f32], y: &mut [f32])`: `y[i] = a * x[i] + y[i]`.
-pub fn saxpy_kernel() -> Kernel {
-    let mut b = B::new();
-    let a = b.param("a", Type::F32, false);
-    let x = b.buf("x", Type::F32);
-    let y = b.buf_mut("y", Type::F32);
-    let i = b.local("i", Type::U32, false);
-    let value = add(mul(a, idx(&x, i.clone())), idx(&y, i.clone()));
-    guarded(&mut b, &i, &y, vec![assign(at(&y, i.clone()), value)]);
-    b.kernel("saxpy")
 }
 
 /// `iota(base: u32, out: &mut [u32])`: `out[i] = base + i`; unguarded if `checked` is false
@@ -465,4 +456,20 @@ pub fn test_backend(
 #[allow(dead_code)]
 pub fn valid(k: Kernel) -> spoc_ir::ValidKernel {
     spoc_ir::ValidKernel::new(k).expect("the test kernel validates")
+}
+
+/// The source that `backend` generates for [`saxpy_kernel`] with blocks of 64 threads and
+/// without a device, asserted to be text for `target`; `what` (`"MSL"`, …) names the language
+/// in the messages.
+pub fn saxpy_source_text(backend: &dyn Compiler, target: Target, what: &str) -> (Source, String) {
+    let src = backend
+        .generate_source(&valid(saxpy_kernel()), Some(spoc_runtime::dims1d(64)), &[])
+        .unwrap_or_else(|e| panic!("{what} generation: {e}"))
+        .unwrap_or_else(|| panic!("{what} generation: no source"));
+    assert_eq!(src.target, target);
+    let text = src
+        .text()
+        .unwrap_or_else(|| panic!("{what} is text"))
+        .to_string();
+    (src, text)
 }
