@@ -6,7 +6,13 @@
 //! cargo run --release --example bench -- --device OpenCL --quick
 //! cargo run --release --example bench -- --filter matrix      # programs whose name contains it
 //! cargo run --release --example bench -- --device CUDA --scale 4   # 4x the sizes, for a big GPU
+//! cargo run --release --example bench -- --device CUDA --json spoc.json  # rows for the peers
 //! ```
+//!
+//! `--json FILE` also writes the rows as a JSON array, one object per program: `program`,
+//! `size` (the size asked for: elements, or the side of a matrix), `shape`, `ms` (`null` when
+//! skipped or failed), `checked`, `device`, `framework`. `benches/peers/` runs the same
+//! problems at the same sizes through CuPy, torch and Triton and divides.
 //!
 //! Each program is launched once untimed (the first launch compiles its kernels), then timed; a
 //! program the backend cannot run (`FeatureNotSupported`) is listed as skipped. Exits with
@@ -34,11 +40,16 @@ struct Args {
     /// programs and a side length for 2-D ones): `--scale 4` suits a large GPU.
     #[arg(long, default_value_t = 1)]
     scale: usize,
+    /// Also writes the rows to this file as JSON (see the module docs).
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
 }
 
 /// One line of the table.
 struct Row {
     program: &'static str,
+    /// The size asked for.
+    asked: usize,
     size: String,
     millis: Option<f64>,
     rate: String,
@@ -98,6 +109,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 let (rate, unit) = o.throughput();
                 Row {
                     program: p.name,
+                    asked: size,
                     size: o.shape.clone(),
                     millis: Some(o.seconds * 1e3),
                     rate: format!("{rate:.2} {unit}"),
@@ -107,6 +119,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             }
             Err(spoc::Error::FeatureNotSupported { backend, feature }) => Row {
                 program: p.name,
+                asked: size,
                 size: size.to_string(),
                 millis: None,
                 rate: "-".into(),
@@ -115,6 +128,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             },
             Err(e) => Row {
                 program: p.name,
+                asked: size,
                 size: size.to_string(),
                 millis: None,
                 rate: "-".into(),
@@ -143,6 +157,25 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     for n in &notes {
         println!("{n}");
+    }
+    if let Some(path) = &args.json {
+        let rows: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "program": r.program,
+                    "size": r.asked,
+                    "shape": r.size,
+                    "ms": r.millis,
+                    "checked": !r.failed && r.millis.is_some(),
+                    "device": dev.name.to_string(),
+                    "framework": dev.framework.to_string(),
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&rows)?;
+        std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+        println!("rows written to {}", path.display());
     }
     let failed = rows.iter().filter(|r| r.failed).count();
     if failed > 0 {
