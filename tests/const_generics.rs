@@ -238,7 +238,10 @@ fn unrolled_register_tiles_match_the_host() {
     assert_eq!(printed.matches("#[pragma(unroll)]").count(), 3, "{printed}");
     let unrolled = spoc::ir::unroll::unrolled(ir).expect("marked loops");
     let printed = unrolled.to_string();
-    assert!(!printed.contains("for ") && !printed.contains("pragma"), "{printed}");
+    assert!(
+        !printed.contains("for ") && !printed.contains("pragma"),
+        "{printed}"
+    );
     spoc::ir::validate(&unrolled).expect("the unrolled kernel is valid");
     // (tests/codegen_ptx.rs assembles such a tile with `ptxas -v`: no stack, no local memory.)
     let ran = run("tile_matvec", |dev| {
