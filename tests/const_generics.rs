@@ -5,36 +5,6 @@
 
 use spoc::prelude::*;
 
-/// Sums each block's `TILE * PER_THREAD` elements of `x` into `out[block]`: every thread adds
-/// `PER_THREAD` consecutive elements held in a local array, thread 0 then adds the block's
-/// `TILE` partial sums from shared memory in thread order. `TILE` is the block size.
-#[kernel(instances((32, 4), (64, 2), (8, 1)))]
-fn tile_sum<const TILE: usize, const PER_THREAD: usize>(x: &[f32], out: &mut [f32]) {
-    let partial = shared_array::<f32, TILE>();
-    let t = thread_idx_x();
-    let base = (block_idx_x() * TILE + t) * PER_THREAD;
-    let mut held = [0.0f32; PER_THREAD];
-    for k in 0..PER_THREAD {
-        let i = base + k;
-        if i < x.len() {
-            held[k] = x[i];
-        }
-    }
-    let mut s = 0.0f32;
-    for k in 0..PER_THREAD {
-        s += held[k];
-    }
-    partial[t] = s;
-    sync_threads();
-    if t == 0 {
-        let mut total = 0.0f32;
-        for k in 0..TILE {
-            total += partial[k];
-        }
-        out[block_idx_x()] = total;
-    }
-}
-
 /// `y = x + SHIFT`, negated when `NEGATE`: integer and `bool` const parameters.
 #[kernel(instances((3, false), (-7, true)))]
 fn shift<const SHIFT: i32, const NEGATE: bool>(x: &[i32], y: &mut [i32]) {
@@ -60,17 +30,14 @@ fn run<R>(name: &str, mut f: impl FnMut(&spoc::Device) -> spoc::Result<R>) -> Ve
 }
 
 /// The host's `tile_sum`, in the kernel's order of additions.
-fn tile_sum_host(x: &[f32], tile: usize, per_thread: usize, blocks: usize) -> Vec<f32> {
+fn tile_sum_host(x: &[f32], tile: usize, per: usize, blocks: usize) -> Vec<f32> {
     (0..blocks)
         .map(|b| {
             let mut total = 0.0f32;
             for t in 0..tile {
                 let mut s = 0.0f32;
-                for k in 0..per_thread {
-                    s += x
-                        .get((b * tile + t) * per_thread + k)
-                        .copied()
-                        .unwrap_or(0.0);
+                for k in 0..per {
+                    s += x.get((b * tile + t) * per + k).copied().unwrap_or(0.0);
                 }
                 total += s;
             }
@@ -83,22 +50,22 @@ fn tile_sum_host(x: &[f32], tile: usize, per_thread: usize, blocks: usize) -> Ve
 fn tile_sizes_are_compile_time_constants() {
     assert_eq!(
         tile_sum::<0, 0>::INSTANCES,
-        ["tile_sum_32_4", "tile_sum_64_2", "tile_sum_8_1"]
+        ["tile_sum_128_4", "tile_sum_256_2", "tile_sum_8_1"]
     );
-    let ir = tile_sum::<64, 2>.ir().unwrap();
-    assert_eq!(ir.name, "tile_sum_64_2");
+    let ir = tile_sum::<256, 2>.ir().unwrap();
+    assert_eq!(ir.name, "tile_sum_256_2");
     assert_eq!(
         ir.shared[0].len,
-        Some(64),
+        Some(256),
         "the shared array's length is TILE"
     );
     // The C source has the sizes as literals: no parameter carries them.
-    let c = tile_sum::<32, 4>
+    let c = tile_sum::<8, 1>
         .source(spoc::Target::CudaC)
         .unwrap()
         .unwrap();
     let c = c.text().expect("CUDA C is text");
-    assert!(c.contains("[32]"), "{c}");
+    assert!(c.contains("[8]"), "{c}");
     assert_eq!(ir.params.len(), 2);
 
     // 1000 elements: the last block of each instance is partial.
@@ -107,14 +74,14 @@ fn tile_sizes_are_compile_time_constants() {
         .collect();
     let ran = run("tile_sum", |dev| {
         let xb = dev.upload(&x)?;
-        let cases: [(usize, usize); 3] = [(32, 4), (64, 2), (8, 1)];
+        let cases: [(usize, usize); 3] = [(128, 4), (256, 2), (8, 1)];
         for (tile, per) in cases {
             let blocks = x.len().div_ceil(tile * per);
             let mut out = dev.alloc::<f32>(blocks)?;
             let (g, b) = (dims1d(blocks as u32), dims1d(tile as u32));
             match (tile, per) {
-                (32, 4) => tile_sum::<32, 4>.launch(dev, g, b, (&xb, &mut out))?,
-                (64, 2) => tile_sum::<64, 2>.launch(dev, g, b, (&xb, &mut out))?,
+                (128, 4) => tile_sum::<128, 4>.launch(dev, g, b, (&xb, &mut out))?,
+                (256, 2) => tile_sum::<256, 2>.launch(dev, g, b, (&xb, &mut out))?,
                 _ => tile_sum::<8, 1>.launch(dev, g, b, (&xb, &mut out))?,
             }
             let want = tile_sum_host(&x, tile, per, blocks);
@@ -156,9 +123,11 @@ fn integer_and_bool_parameters() {
     assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
 }
 
-/// The example of docs/LANGUAGE.md ("Kernels with const parameters").
-#[kernel(instances((128, 4), (256, 2)))]
-fn doc_tile_sum<const TILE: usize, const PER: usize>(x: &[f32], out: &mut [f32]) {
+/// The example of docs/LANGUAGE.md ("Kernels with const parameters"): each block of `TILE`
+/// threads sums `TILE * PER` elements, `PER` per thread held in a local array, then thread 0
+/// adds the block's partial sums from shared memory in thread order.
+#[kernel(instances((128, 4), (256, 2), (8, 1)))]
+fn tile_sum<const TILE: usize, const PER: usize>(x: &[f32], out: &mut [f32]) {
     let partial = shared_array::<f32, TILE>();
     let t = thread_idx_x();
     let mut held = [0.0f32; PER];
@@ -185,12 +154,12 @@ fn doc_tile_sum<const TILE: usize, const PER: usize>(x: &[f32], out: &mut [f32])
 
 #[test]
 fn the_documented_example_runs() {
-    let ran = run("doc_tile_sum", |dev| {
+    let ran = run("tile_sum", |dev| {
         let x = dev.upload(&vec![1.0f32; 1024])?;
         let mut out = dev.alloc::<f32>(2)?;
-        doc_tile_sum::<128, 4>.launch(dev, dims1d(2), dims1d(128), (&x, &mut out))?;
+        tile_sum::<128, 4>.launch(dev, dims1d(2), dims1d(128), (&x, &mut out))?;
         assert_eq!(out.to_vec()?, [512.0, 512.0], "{dev}");
-        doc_tile_sum::<256, 2>.launch(dev, dims1d(2), dims1d(256), (&x, &mut out))?;
+        tile_sum::<256, 2>.launch(dev, dims1d(2), dims1d(256), (&x, &mut out))?;
         assert_eq!(out.to_vec()?, [512.0, 512.0], "{dev}");
         Ok(dev.framework.to_string())
     });
