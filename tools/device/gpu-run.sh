@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs what tools/device/stage.sh staged, on the GPU machine, from the repository root:
+#
+#   bash tools/device/gpu-run.sh [SECONDS]        (run's carry: [".device", ".gl"])
+#
+# 1. every GPU suite with SPOC_REQUIRE_BACKENDS=cuda,vulkan (a missing backend fails);
+# 2. random kernels (difftest) in shards of 500 on every device but the CPU's own, JOBS=16,
+#    until SECONDS (default 420) have passed since the start;
+# 3. when PEERS=1: bench on CUDA/PTX, CUDA/C and Vulkan with --json, then benches/peers/peers.py
+#    (torch, Triton, CuPy) at the same sizes (BENCH_ARGS, default "--scale 4").
+# Everything goes to one log, $OUT/all.log (the device tool returns a limited number of files),
+# and a summary line per step to stdout.
+set -u
+limit=${1:-420}
+out=${OUT:-/tmp}
+log=$out/all.log
+for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+ldconfig 2>/dev/null || true
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+export SPOC_REQUIRE_BACKENDS=${SPOC_REQUIRE_BACKENDS:-cuda,vulkan}
+bin=$(mktemp -d)
+tar -C "$bin" -xJf .device/bin.tar.xz
+cd "$bin/bin"
+echo "== gpu-run at $(date -u +%FT%TZ), SPOC_REQUIRE_BACKENDS=$SPOC_REQUIRE_BACKENDS" | tee -a "$log"
+for t in *-test; do
+  case $t in difftest-test) continue ;; esac
+  threads=4
+  [ "$t" = naga_vulkan_run-test ] && threads=1
+  echo "==== $t" >> "$log"
+  timeout 150 "./$t" --test-threads=$threads >> "$log" 2>&1
+  rc=$?
+  echo "$t rc=$rc" | tee -a "$log"
+done
+first=0
+while [ "$SECONDS" -lt "$limit" ] && [ -x ./difftest-test ]; do
+  skip=1
+  [ "$first" -eq 0 ] && skip=0
+  echo "==== difftest FIRST=$first" >> "$log"
+  SPOC_DIFFTEST_FIRST=$first SPOC_DIFFTEST_KERNELS=500 SPOC_DIFFTEST_SKIP_COMPILED=$skip \
+    SPOC_DIFFTEST_JOBS=16 SPOC_DIFFTEST_DEVICES='!cpu-' \
+    timeout 120 ./difftest-test --nocapture >> "$log" 2>&1
+  echo "difftest kernels $first..$((first + 500)) rc=$?" | tee -a "$log"
+  first=$((first + 500))
+done
+if [ "${PEERS:-0}" = 1 ]; then
+  cd - >/dev/null
+  OUT=$out bash benches/peers/run.sh "$bin/bin/bench" ${BENCH_ARGS:---scale 4} >> "$log" 2>&1
+  echo "peers rc=$?" | tee -a "$log"
+  [ -f "$out/peers.md" ] && cat "$out/peers.md"
+fi
