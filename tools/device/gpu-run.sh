@@ -14,9 +14,13 @@ set -u
 limit=${1:-420}
 out=${OUT:-/tmp}
 log=$out/all.log
-for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
-ldconfig 2>/dev/null || true
-export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+# The Vulkan loader, where the machine lacks one (the H200 image has NVIDIA's ICD only).
+if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1 '; then
+  for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+  ldconfig 2>/dev/null || true
+fi
+nvidia_icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f "$nvidia_icd" ] && export VK_DRIVER_FILES=${VK_DRIVER_FILES:-$nvidia_icd}
 export SPOC_REQUIRE_BACKENDS=${SPOC_REQUIRE_BACKENDS:-cuda,vulkan}
 bin=$(mktemp -d)
 tar -C "$bin" -xJf .device/bin.tar.xz
