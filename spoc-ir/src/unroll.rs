@@ -66,7 +66,7 @@ pub fn unrolled(kernel: &Kernel) -> Option<Kernel> {
 pub fn trip_count(f: &ForLoop) -> Result<u64, String> {
     let bound = |e: &Expr, what: &str| {
         fold(e).ok_or_else(|| {
-            format!("`unroll(…)` needs a range whose {what} is a compile-time constant (literals, const parameters and arithmetic on them)")
+            format!("`unroll(…)` needs a range whose {what} is a compile-time constant (literals, const parameters and `+ - * / << >>` on them that neither wrap nor change under a cast)")
         })
     };
     let (start, end, step) = (
@@ -159,31 +159,57 @@ fn copies(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Option<Block> {
     Some(out)
 }
 
-/// The value of an integer constant expression: constants, `+ - * / << >>` and casts of them.
+/// The value of an integer constant expression: constants, `+ - * / << >>` and casts of them,
+/// exactly as the kernel computes it. Anything whose value would wrap, or be changed by a cast,
+/// or shift by the type's width or more, is not folded (`None`: the loop is refused), so the
+/// unrolled trip count can never differ from the loop's on the CPU backends.
 fn fold(e: &Expr) -> Option<i128> {
-    match &e.kind {
+    let v = match &e.kind {
         ExprKind::Const(c) => match *c {
-            Const::I32(v) => Some(v.into()),
-            Const::I64(v) => Some(v.into()),
-            Const::U32(v) => Some(v.into()),
-            Const::U64(v) => Some(v.into()),
-            _ => None,
+            Const::I32(v) => v.into(),
+            Const::I64(v) => v.into(),
+            Const::U32(v) => v.into(),
+            Const::U64(v) => v.into(),
+            _ => return None,
         },
-        ExprKind::Cast { value, .. } => fold(value),
+        ExprKind::Cast { value, .. } => fold(value)?,
         ExprKind::Binary { op, lhs, rhs } => {
             let (l, r) = (fold(lhs)?, fold(rhs)?);
+            let width = bits(&e.ty)?;
             match op {
-                BinOp::Add => l.checked_add(r),
-                BinOp::Sub => l.checked_sub(r),
-                BinOp::Mul => l.checked_mul(r),
-                BinOp::Div if r != 0 => l.checked_div(r),
-                BinOp::Shl => u32::try_from(r).ok().and_then(|r| l.checked_shl(r)),
-                BinOp::Shr => u32::try_from(r).ok().and_then(|r| l.checked_shr(r)),
-                _ => None,
+                BinOp::Add => l.checked_add(r)?,
+                BinOp::Sub => l.checked_sub(r)?,
+                BinOp::Mul => l.checked_mul(r)?,
+                BinOp::Div if r != 0 => l.checked_div(r)?,
+                BinOp::Shl if (0..width).contains(&r) => l.checked_shl(r as u32)?,
+                BinOp::Shr if (0..width).contains(&r) => l.checked_shr(r as u32)?,
+                _ => return None,
             }
         }
+        _ => return None,
+    };
+    fits(&e.ty, v).then_some(v)
+}
+
+/// The width in bits of integer type `ty`.
+fn bits(ty: &Type) -> Option<i128> {
+    match ty {
+        Type::Scalar(ScalarType::I32 | ScalarType::U32) => Some(32),
+        Type::Scalar(ScalarType::I64 | ScalarType::U64) => Some(64),
         _ => None,
     }
+}
+
+/// Whether `v` is a value of integer type `ty`.
+fn fits(ty: &Type, v: i128) -> bool {
+    let (lo, hi): (i128, i128) = match ty {
+        Type::Scalar(ScalarType::I32) => (i32::MIN.into(), i32::MAX.into()),
+        Type::Scalar(ScalarType::I64) => (i64::MIN.into(), i64::MAX.into()),
+        Type::Scalar(ScalarType::U32) => (0, u32::MAX.into()),
+        Type::Scalar(ScalarType::U64) => (0, u64::MAX.into()),
+        _ => return false,
+    };
+    (lo..=hi).contains(&v)
 }
 
 /// `v` as a constant expression of integer type `ty`.

@@ -25,4 +25,20 @@ fn too_long(y: &mut [f32]) {
     }
 }
 
+#[kernel]
+fn wrapping_bound(y: &mut [u32]) {
+    // `0u32 - 1` wraps: the bound is not folded, so the loop is refused rather than unrolled
+    // to a count that differs from the loop's.
+    for k in unroll(0u32..((0u32 - 1) >> 30)) {
+        y[k as usize] = 1;
+    }
+}
+
+#[kernel]
+fn truncating_cast(y: &mut [u32]) {
+    for k in unroll(0u32..(4294967300u64 as u32)) {
+        y[k as usize] = 1;
+    }
+}
+
 fn main() {}
