@@ -293,14 +293,32 @@ fn value(p: &ConstParam, e: &syn::Expr) -> Result<ConstValue, TokenStream> {
 
 /// `item` with its generics removed and every const parameter replaced by its value in
 /// `values` (spanned where the parameter was).
-pub fn instance(item: &syn::ItemFn, cp: &ConstParams, values: &[ConstValue]) -> syn::ItemFn {
+///
+/// # Errors
+/// A compile error when the replaced tokens no longer parse: a parameter's name is also used as
+/// a path segment, field, method or binding (`std::f32::consts::E` with `const E`).
+pub fn instance(
+    item: &syn::ItemFn,
+    cp: &ConstParams,
+    values: &[ConstValue],
+) -> Result<syn::ItemFn, TokenStream> {
     let mut out = item.clone();
     out.sig.generics = syn::Generics::default();
     let mut tokens = out.to_token_stream();
     for (p, v) in cp.params.iter().zip(values) {
         tokens = replace(tokens, &p.ident, &v.tokens(p.ty));
     }
-    syn::parse2(tokens).unwrap_or(out)
+    syn::parse2(tokens).map_err(|e| {
+        let names: Vec<String> = cp.params.iter().map(|p| format!("`{}`", p.ident)).collect();
+        syn::Error::new(
+            e.span(),
+            format!(
+                "a const parameter's name ({}) is replaced by its value everywhere in the body, and here that is not Rust any more: the name is also used as a path segment, field, method or variable; rename the const parameter",
+                names.join(", ")
+            ),
+        )
+        .to_compile_error()
+    })
 }
 
 /// `ts` with every identifier `from` replaced by the tokens `to` (spanned where `from` was).
@@ -380,6 +398,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let text = instance(&item, &cp, &cp.instances[0])
+            .unwrap()
             .to_token_stream()
             .to_string();
         assert!(text.starts_with("fn k (y : & mut [f32])"), "{text}");

@@ -198,7 +198,7 @@ fn lower_const_instances(
 ) -> Result<Vec<ConstInstance>, TokenStream2> {
     let mut ok = Vec::new();
     for values in &cp.instances {
-        let inst = const_generic::instance(item, cp, values);
+        let inst = const_generic::instance(item, cp, values)?;
         let note = format!(" (in the instance `{}`)", cp.describe(values));
         match lower::lower_fn_noted(&inst, true, Some(note)) {
             Ok(l) => ok.push((values.clone(), l)),

@@ -25,6 +25,15 @@ fn listed<const N: usize>(y: &mut [f32]) {
     y[0] = a[N - 1];
 }
 
+// The name is also part of a path: replacing it everywhere does not give Rust.
+#[kernel(instances(4))]
+fn name_in_a_path<const E: usize>(y: &mut [f32]) {
+    let i = global_id_x();
+    if i < E {
+        y[i] = std::f32::consts::E;
+    }
+}
+
 fn main() {
     let dev = spoc::init_device(None).unwrap();
     let mut y = dev.alloc::<f32>(1).unwrap();
