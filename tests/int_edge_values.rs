@@ -94,3 +94,73 @@ fn abs_and_negation_of_min_wrap_on_every_device() -> spoc::Result<()> {
     assert!(ran >= 2, "ran on {ran} devices");
     Ok(())
 }
+
+/// Integer `min`/`max` chains with a negated operand.
+#[kernel]
+fn min_max_of_negations(a: &[i32], b: &[i32], out: &mut [i32]) {
+    let i = global_id_x();
+    if i < a.len() {
+        out[4 * i] = a[i].abs().max(b[i]);
+        out[4 * i + 1] = a[i].max(-b[i]).max(a[(i + 1) % a.len()]);
+        out[4 * i + 2] = a[i].min(-a[i]).min(b[i]);
+        out[4 * i + 3] = b[i].max(a[i].abs());
+    }
+}
+
+/// `x.abs().max(y)` and `a.max(-b).max(c)` on every device. ptxas 13.0 (the JIT of driver 580)
+/// fuses two PTX `max.s32` into one 3-input `VIMNMX3` and drops a negation folded into it: on the
+/// H200 `(-5).abs().max(-5)` gave -5 (difftest, kernels 1038 and 1819). The PTX generator emits
+/// integer min/max as compare and select since.
+#[test]
+fn min_max_chains_with_negated_operands_on_every_device() -> spoc::Result<()> {
+    let vals = [
+        i32::MIN,
+        i32::MIN + 1,
+        -100,
+        -7,
+        -5,
+        -1,
+        0,
+        1,
+        4,
+        5,
+        7,
+        i32::MAX,
+    ];
+    let (a, b): (Vec<i32>, Vec<i32>) = vals
+        .iter()
+        .flat_map(|&x| vals.iter().map(move |&y| (x, y)))
+        .unzip();
+    let n = a.len();
+    let want: Vec<i32> = (0..n)
+        .flat_map(|i| {
+            let (x, y, z) = (a[i], b[i], a[(i + 1) % n]);
+            [
+                x.wrapping_abs().max(y),
+                x.max(y.wrapping_neg()).max(z),
+                x.min(x.wrapping_neg()).min(y),
+                y.max(x.wrapping_abs()),
+            ]
+        })
+        .collect();
+    assert_eq!(
+        want[4 * 52..4 * 53],
+        [5, 5, -5, 5],
+        "a = -5, b = -5 (the H200 gave -5 first)"
+    );
+    let mut ran = 0;
+    for dev in common::devices() {
+        let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
+        let mut out = dev.alloc::<i32>(4 * n)?;
+        min_max_of_negations.launch(
+            &dev,
+            dims1d(n.div_ceil(64) as u32),
+            dims1d(64),
+            (&da, &db, &mut out),
+        )?;
+        assert_eq!(out.to_vec()?, want, "on {} ({})", dev.name, dev.framework);
+        ran += 1;
+    }
+    assert!(ran >= 2, "ran on {ran} devices");
+    Ok(())
+}

@@ -244,3 +244,52 @@ fn warp_operations_match_the_reference_for_each_devices_warp_size() {
         );
     }
 }
+
+/// Every lane takes part in an i64 `atomic_min`, then in a `ballot`.
+#[kernel]
+fn ballot_after_i64_atomic(acc: &mut [i64], bal: &mut [u32]) {
+    let i = global_id_x();
+    atomic_min(&mut acc[0], (i as i64) - 5);
+    let b = ballot(true);
+    if i < bal.len() {
+        bal[i] = b;
+    }
+}
+
+/// A warp operation after an atomic sees the whole warp: on CUDA/C the signed 64-bit min/max
+/// were compare-and-swap loops that the lanes left apart, and `ballot(true)` after one gave
+/// partial masks (1 or 0xffff_fffe for lanes of one warp) on the H200 (difftest, kernel 1277).
+#[test]
+fn ballot_after_a_64_bit_atomic_sees_the_whole_warp() {
+    let mut ran = 0;
+    for dev in spoc::all_devices(None).expect("device enumeration") {
+        let w = dev.capabilities.warp_size as usize;
+        let label = format!("{} ({}, warp {w})", dev.name, dev.framework);
+        if !(1..=32).contains(&w) || !(BLOCK as usize).is_multiple_of(w) {
+            println!("skipped on {label}: the test needs a warp of 1..=32 lanes dividing {BLOCK}");
+            continue;
+        }
+        let run = || -> spoc::Result<(Vec<i64>, Vec<u32>)> {
+            let mut acc = dev.upload(&[i64::MAX])?;
+            let mut bal = dev.alloc::<u32>(BLOCK as usize)?;
+            ballot_after_i64_atomic.launch(&dev, dims1d(1), dims1d(BLOCK), (&mut acc, &mut bal))?;
+            Ok((acc.to_vec()?, bal.to_vec()?))
+        };
+        match run() {
+            Ok((acc, bal)) => {
+                let full = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+                assert_eq!(acc, [-5], "atomic_min on {label}");
+                assert!(
+                    bal.iter().all(|&b| b == full),
+                    "ballot on {label}: {bal:x?}"
+                );
+                ran += 1;
+            }
+            Err(spoc::Error::FeatureNotSupported { feature, .. }) => {
+                println!("skipped on {label}: {feature}");
+            }
+            Err(e) => panic!("{label}: {e}"),
+        }
+    }
+    assert!(ran >= 2, "ran on {ran} devices");
+}

@@ -792,7 +792,11 @@ impl Machine<'_> {
             },
             ExprKind::Unary(op, a) => {
                 let (a, k) = self.ev(a, f)?;
-                (unary(*op, a), k.both(K))
+                let r = unary(*op, a);
+                // A negation is arithmetic to a flushing device too (NVIDIA's Vulkan driver
+                // gave -(-1e-40) as 0.0 on the H200).
+                self.subnormal(&[a, r])?;
+                (r, k.both(K))
             }
             ExprKind::Binary(op, a, b) => match op {
                 BinOp::LogicalAnd | BinOp::LogicalOr => {

@@ -214,7 +214,14 @@ impl Body<'_, '_> {
             return Ok(call_code(name, &all));
         }
         let ull = "unsigned long long";
-        if t == ScalarType::I64 && matches!(op, AtomicOp::Min | AtomicOp::Max) {
+        // Signed 64-bit min/max: CUDA has the `long long` overloads (compute capability 5.0+);
+        // HIP gets a compare-and-swap loop. Not a loop on CUDA: under independent thread
+        // scheduling the lanes leave such a loop apart, and a warp operation after it then saw
+        // only some of them (`__activemask()`), unlike every other backend (difftest, H200).
+        if t == ScalarType::I64
+            && matches!(op, AtomicOp::Min | AtomicOp::Max)
+            && self.ctx.d == Dialect::Hip
+        {
             let f = prelude::atomic_minmax_i64_cas(self.ctx, op == AtomicOp::Max);
             let mut all = vec![ptr];
             all.extend(vals.iter().cloned());
@@ -223,6 +230,11 @@ impl Body<'_, '_> {
         // 64-bit: the unsigned overloads, through casts for i64 (two's complement makes add,
         // sub, exchange, CAS and bitwise operations identical); sub as add of the negation.
         let signed = t == ScalarType::I64;
+        if signed && matches!(op, AtomicOp::Min | AtomicOp::Max) {
+            let mut all = vec![ptr];
+            all.extend(vals.iter().cloned());
+            return Ok(call_code(name, &all));
+        }
         let p = if signed {
             format!("({ull}*){}", ptr.at(prec::UNARY))
         } else {

@@ -250,6 +250,24 @@ impl<'k> Gen<'k, '_> {
         Ok(Val::Scalar(d, t))
     }
 
+    /// Integer `max(a, b)` (`is_max`) or `min(a, b)` as a compare and a select, not PTX
+    /// `max`/`min`: ptxas 13.0 (the JIT of driver 580, H200) fuses two of those into a 3-input
+    /// `VIMNMX3` and drops a `neg` folded into one operand, so `x.abs().max(y)` or
+    /// `a.max(-b).max(c)` came out wrong (ptxas 13.5 is right; measured on the H200 with
+    /// hand-written PTX for `neg`, `sub 0`, `mul -1` and `abs`-then-max: every `max`/`min` form
+    /// of the pattern was wrong, every `setp`/`selp` form right). ptxas still makes a 2-input
+    /// `VIMNMX` of the select.
+    fn int_min_max(&mut self, is_max: bool, t: ScalarType, a: &Opd, b: &Opd) -> Opd {
+        let bits = t.size_bytes() * 8;
+        let cmp = if is_max { "gt" } else { "lt" };
+        let p = self.a.tmp(Class::Pred);
+        self.a
+            .ins(format!("setp.{cmp}{} {p}, {a}, {b}", ptx_type(t)));
+        let d = self.a.tmp(Class::of(t));
+        self.a.ins(format!("selp.b{bits} {d}, {a}, {b}, {p}"));
+        d
+    }
+
     /// A math function on operands of type `t`.
     pub(crate) fn math(&mut self, m: MathFn, t: ScalarType, x: &[Opd]) -> R<Opd> {
         let c = Class::of(t);
@@ -261,11 +279,11 @@ impl<'k> Gen<'k, '_> {
                 MathFn::Abs if t.is_signed() => {
                     // Wrapping: |MIN| is MIN, as `wrapping_abs`.
                     let n = self.a.un(&format!("neg.s{bits}"), c, &a0);
-                    self.a.bin(&format!("max.s{bits}"), c, &a0, &n)
+                    self.int_min_max(true, t, &a0, &n)
                 }
                 MathFn::Abs => a0,
-                MathFn::Min => self.a.bin(&format!("min{ty}"), c, &a0, &x[1]),
-                MathFn::Max => self.a.bin(&format!("max{ty}"), c, &a0, &x[1]),
+                MathFn::Min => self.int_min_max(false, t, &a0, &x[1]),
+                MathFn::Max => self.int_min_max(true, t, &a0, &x[1]),
                 _ => {
                     return Err(self
                         .cx
