@@ -169,3 +169,67 @@ fn the_documented_example_runs() -> spoc::Result<()> {
     assert_eq!(yd.to_vec()?, [2.5]);
     Ok(())
 }
+
+/// Doubles any number.
+#[device]
+fn twice<T: Number>(x: T) -> T {
+    x + x
+}
+
+/// Calls `twice` at two types (a helper, too, calls one instance per type).
+#[device]
+fn twice_both(x: f32, n: i32) -> f32 {
+    let m: i32 = twice(n);
+    twice(x) + m as f32
+}
+
+/// Stores `v` at `y[i]`: a helper without a result, called as a statement.
+#[device]
+fn put<T: Number>(y: &mut [T], i: usize, v: T) {
+    y[i] = v;
+}
+
+/// One generic helper called at three types in one kernel (a new user's finding: the second
+/// type's call compiled, then linking panicked).
+#[kernel]
+fn three_instances(a: &mut [f32], b: &mut [i32], c: &mut [u64]) {
+    let i = global_id_x();
+    if i < 2 {
+        let x: f32 = twice(a[i]);
+        let y: i32 = twice(b[i]);
+        b[i] = twice(y) + twice(3);
+        a[i] = x + twice(1.5f32) + twice_both(0.25, 2i32);
+        c[i] = twice(c[i]);
+        put(c, i + 2, 7u64);
+        put(a, i + 2, 0.5f32);
+    }
+}
+
+#[test]
+fn one_generic_helper_runs_at_several_types_in_one_kernel() {
+    let ir = three_instances.ir().unwrap();
+    let names = [
+        "twice_f32",
+        "twice_i32",
+        "twice_u64",
+        "twice_both",
+        "put_u64",
+        "put_f32",
+    ];
+    for f in names {
+        assert!(ir.function(f).is_some(), "{ir}");
+    }
+    assert_eq!(ir.functions.len(), names.len(), "{ir}");
+    let ran = run("three_instances", |dev| {
+        let mut a = dev.upload(&[1.0f32, 2.0, 0.0, 0.0])?;
+        let mut b = dev.upload(&[1i32, -2])?;
+        let mut c = dev.upload(&[3u64, u64::MAX, 0, 0])?;
+        three_instances.launch(dev, dims1d(1), dims1d(2), (&mut a, &mut b, &mut c))?;
+        // a: 2x + 3 + (0.5 + 4); b: 4y + 6; c: 2c (wrapping), then 7s.
+        assert_eq!(a.to_vec()?, [9.5, 11.5, 0.5, 0.5], "{}", dev.framework);
+        assert_eq!(b.to_vec()?, [10, -2], "{}", dev.framework);
+        assert_eq!(c.to_vec()?, [6, u64::MAX - 1, 7, 7], "{}", dev.framework);
+        Ok(())
+    });
+    assert_ran_on_the_cpu_backends("three_instances", &ran);
+}

@@ -430,12 +430,18 @@ pub fn all(
     cfgs: &TokenStream,
     recs: &[RecordUse],
 ) -> TokenStream {
-    let mut seen = vec![false; helpers.len()];
+    // By path: the entries of one helper's instances (`resolve.rs`) share it, and a callee
+    // that is not a #[device] fn is reported once.
+    let mut seen: Vec<String> = Vec::new();
     calls
         .iter()
         .filter_map(|c| {
             let h = helpers.get(c.helper)?;
-            let first = !std::mem::replace(&mut seen[c.helper], true);
+            let w = written(h);
+            let first = !seen.contains(&w);
+            if first {
+                seen.push(w);
+            }
             let check = call_check(h, c, first, recs);
             Some(quote!(#cfgs #check))
         })

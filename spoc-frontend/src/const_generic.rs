@@ -180,15 +180,53 @@ pub fn parse(sig: &syn::Signature, attr: &TokenStream) -> Result<Option<ConstPar
             "a kernel with const parameters takes no `where` clause",
         ));
     }
-    let usage = format!(
-        "list the values the kernel is compiled for, one parenthesised set per instance in the order of the parameters: `#[kernel(instances(({})))]`",
-        params.iter().map(|p| p.ident.to_string()).collect::<Vec<_>>().join(", ")
-    );
+    let usage = usage(&params);
     if attr.is_empty() {
         return Err(err(&g.params, usage));
     }
     let instances = parse_instances(attr, &params, &usage)?;
     Ok(Some(ConstParams { params, instances }))
+}
+
+/// How to write `instances(…)` for `params`, with example values of their types: a set per
+/// instance, parenthesised when there are two parameters or more (`instances(64, 128)`,
+/// `instances((64, true), (128, false))`).
+fn usage(params: &[ConstParam]) -> String {
+    let example = |k: usize| {
+        let v: Vec<&str> = params
+            .iter()
+            .map(|p| match (p.ty, k) {
+                (Scalar::Bool, 0) => "true",
+                (Scalar::Bool, _) => "false",
+                (_, 0) => "64",
+                _ => "128",
+            })
+            .collect();
+        if v.len() == 1 {
+            v[0].to_string()
+        } else {
+            format!("({})", v.join(", "))
+        }
+    };
+    let names: Vec<String> = params.iter().map(|p| format!("`{}`", p.ident)).collect();
+    if let [p] = params {
+        format!(
+            "list the values the kernel is compiled for, one per instance: `#[kernel(instances({}, {}))]` compiles it for `{} = {}` and for `{} = {}`",
+            example(0),
+            example(1),
+            p.ident,
+            example(0),
+            p.ident,
+            example(1)
+        )
+    } else {
+        format!(
+            "list the values the kernel is compiled for, one parenthesised set per instance, in the order of the parameters ({}): `#[kernel(instances({}, {}))]`",
+            names.join(", "),
+            example(0),
+            example(1)
+        )
+    }
 }
 
 /// The value sets of `instances(…)` in `attr`.
@@ -302,11 +340,29 @@ pub fn instance(
     cp: &ConstParams,
     values: &[ConstValue],
 ) -> Result<syn::ItemFn, TokenStream> {
+    refuse_rebinding(item, cp)?;
     let mut out = item.clone();
     out.sig.generics = syn::Generics::default();
     let mut tokens = out.to_token_stream();
     for (p, v) in cp.params.iter().zip(values) {
-        tokens = replace(tokens, &p.ident, &v.tokens(p.ty));
+        let value = v.tokens(p.ty);
+        // A negative value is `(-3i32)` in an expression, `{ -3i32 }` as a generic argument
+        // (`shared_array::<f32, N>()`), where a parenthesis would start a type.
+        let generic_arg = match v {
+            ConstValue::Int(n) if *n < 0 => {
+                let inner: TokenStream = value
+                    .clone()
+                    .into_iter()
+                    .flat_map(|t| match t {
+                        TokenTree::Group(g) => g.stream(),
+                        t => t.into(),
+                    })
+                    .collect();
+                TokenTree::Group(Group::new(Delimiter::Brace, inner)).into()
+            }
+            _ => value.clone(),
+        };
+        tokens = replace(tokens, &p.ident, &value, &generic_arg);
     }
     syn::parse2(tokens).map_err(|e| {
         let names: Vec<String> = cp.params.iter().map(|p| format!("`{}`", p.ident)).collect();
@@ -321,19 +377,34 @@ pub fn instance(
     })
 }
 
-/// `ts` with every identifier `from` replaced by the tokens `to` (spanned where `from` was).
-fn replace(ts: TokenStream, from: &Ident, to: &TokenStream) -> TokenStream {
+/// `ts` with every identifier `from` replaced by the tokens `to`, or `to_arg` between the angle
+/// brackets of a turbofish (`::<…>`), spanned where `from` was.
+fn replace(ts: TokenStream, from: &Ident, to: &TokenStream, to_arg: &TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
+    // How many `<` of a turbofish (and of types nested in it) are open.
+    let mut angles = 0u32;
+    let mut prev: [Option<char>; 2] = [None, None];
     for t in ts {
+        let punct = match &t {
+            TokenTree::Punct(p) => Some(p.as_char()),
+            _ => None,
+        };
+        match punct {
+            Some('<') if angles > 0 || prev == [Some(':'), Some(':')] => angles += 1,
+            Some('>') if angles > 0 => angles -= 1,
+            _ => {}
+        }
+        prev = [prev[1], punct];
         match t {
             TokenTree::Ident(i) if i == *from => {
-                out.extend(to.clone().into_iter().map(|mut t| {
+                let with = if angles > 0 { to_arg } else { to };
+                out.extend(with.clone().into_iter().map(|mut t| {
                     t.set_span(i.span());
                     t
                 }));
             }
             TokenTree::Group(g) => {
-                let mut n = Group::new(g.delimiter(), replace(g.stream(), from, to));
+                let mut n = Group::new(g.delimiter(), replace(g.stream(), from, to, to_arg));
                 n.set_span(g.span());
                 out.extend([TokenTree::Group(n)]);
             }
@@ -341,6 +412,68 @@ fn replace(ts: TokenStream, from: &Ident, to: &TokenStream) -> TokenStream {
         }
     }
     out
+}
+
+/// A compile error for a parameter, `let`, `for` or closure variable that has the name of one
+/// of the kernel's const parameters: the name is replaced by the value everywhere, so the
+/// variable could not be declared, and Rust refuses it too.
+fn refuse_rebinding(item: &syn::ItemFn, cp: &ConstParams) -> Result<(), TokenStream> {
+    use syn::visit::Visit;
+    /// The identifiers a pattern binds (a match arm's `N` is the constant, and not looked at).
+    struct Bound<'a>(Vec<&'a Ident>);
+    impl<'ast> Visit<'ast> for Bound<'ast> {
+        fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+            self.0.push(&p.ident);
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    struct Finds<'a> {
+        cp: &'a ConstParams,
+        found: Option<(&'a Ident, &'static str)>,
+    }
+    impl<'a> Finds<'a> {
+        fn pat(&mut self, pat: &'a syn::Pat, what: &'static str) {
+            let mut b = Bound(Vec::new());
+            b.visit_pat(pat);
+            let hit =
+                b.0.into_iter()
+                    .find(|i| self.cp.params.iter().any(|p| p.ident == **i));
+            if let (None, Some(i)) = (self.found, hit) {
+                self.found = Some((i, what));
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Finds<'ast> {
+        fn visit_fn_arg(&mut self, a: &'ast syn::FnArg) {
+            if let syn::FnArg::Typed(t) = a {
+                self.pat(&t.pat, "parameter");
+            }
+            syn::visit::visit_fn_arg(self, a);
+        }
+        fn visit_local(&mut self, l: &'ast syn::Local) {
+            self.pat(&l.pat, "`let` variable");
+            syn::visit::visit_local(self, l);
+        }
+        fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+            self.pat(&f.pat, "`for` loop variable");
+            syn::visit::visit_expr_for_loop(self, f);
+        }
+        fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+            for p in &c.inputs {
+                self.pat(p, "closure parameter");
+            }
+            syn::visit::visit_expr_closure(self, c);
+        }
+    }
+    let mut f = Finds { cp, found: None };
+    f.visit_item_fn(item);
+    match f.found {
+        None => Ok(()),
+        Some((i, what)) => Err(err(
+            i,
+            format!("`{i}` is the kernel's const parameter and cannot be rebound: its name stands for its value everywhere in the kernel; rename this {what}"),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -385,6 +518,25 @@ mod tests {
         assert!(e("instances(1)", "fn k<T: Float, const N: u32>()").contains("not both"));
         assert!(e("instances(1)", "fn k<const N: u32 = 3>()").contains("no default"));
         assert!(e("values(1)", "fn k<const N: u32>()").contains("list the values"));
+        // The suggested attribute is one a user can paste (a new user's finding:
+        // `instances((N))`).
+        let one = e("", "fn k<const N: u32>()");
+        assert!(one.contains("`#[kernel(instances(64, 128))]`"), "{one}");
+        assert!(!one.contains("(("), "{one}");
+        let two = e("", "fn k<const A: u32, const F: bool>()");
+        assert!(
+            two.contains("(`A`, `F`): `#[kernel(instances((64, true), (128, false)))]`"),
+            "{two}"
+        );
+        for (a, f) in [
+            ("instances(64, 128)", "fn k<const N: u32>()"),
+            (
+                "instances((64, true), (128, false))",
+                "fn k<const A: u32, const F: bool>()",
+            ),
+        ] {
+            assert!(parse_src(a, f).is_ok(), "{a}");
+        }
     }
 
     #[test]

@@ -145,6 +145,9 @@ pub struct Lowerer {
     /// The variables of the `for k in unroll(…)` loops, with the span of the range
     /// (`spoc_ir::unroll`).
     pub unroll_loops: Vec<(VarId, Loc)>,
+    /// The `const` items of the body, by name, with their values (refused where declared; an
+    /// array length naming one is checked against its value, `lower_array.rs`).
+    pub body_consts: Vec<(String, syn::Expr)>,
 }
 
 /// A lowered function: what a [`spoc_ir::Kernel`] or [`spoc_ir::Function`] is built from.
@@ -155,7 +158,8 @@ pub struct LoweredFn {
     pub ret: Type,
     /// The shared arrays a kernel declares (none for device functions).
     pub shared: Vec<SharedDecl>,
-    /// Helpers called directly, each name once, in first-call order.
+    /// Helpers called directly, each name once, in first-call order (and a generic helper once
+    /// more for each other instance its calls use, `resolve.rs`).
     pub helpers: Vec<HelperUse>,
     /// Every helper call, with final types.
     pub calls: Vec<CallCheck>,
@@ -256,6 +260,7 @@ impl Lowerer {
             field_uses: Vec::new(),
             record_lits: Vec::new(),
             unroll_loops: Vec::new(),
+            body_consts: Vec::new(),
         }
     }
 

@@ -169,16 +169,28 @@ impl Lowerer {
     fn array_length(&mut self, a: &syn::GenericArgument, what: &str) -> Lowered<u32> {
         let expr = match a {
             syn::GenericArgument::Const(e) => e,
-            syn::GenericArgument::Type(syn::Type::Path(_)) => {
+            syn::GenericArgument::Type(syn::Type::Path(tp)) => {
+                // A `const` item of the body (refused where it is declared) parses as a type.
+                if let Some(i) = tp.path.get_ident().filter(|_| tp.qself.is_none()) {
+                    let as_expr: syn::Expr = syn::parse_quote!(#i);
+                    if self.body_const(&i.to_string()).is_some() {
+                        return self.const_length(&as_expr);
+                    }
+                }
+                let name = tp.path.get_ident().map_or_else(String::new, |i| {
+                    format!("`{}` is not visible here: ", ident_name(i))
+                });
                 return Err(self.errs.spanned(
                     a,
-                    "write the length as an integer literal (`256`, or `{ 16 * 16 }`) or a const parameter of the kernel (`fn k<const N: usize>` with `#[kernel(instances(…))]`): constants declared outside the kernel are not visible to it",
-                ))
+                    format!("{name}write the length as an integer literal (`256`, or `{{ 16 * 16 }}`) or a const parameter of the kernel (`fn k<const N: usize>` with `#[kernel(instances(…))]`): constants declared outside the kernel are not visible to it"),
+                ));
             }
             _ => {
                 return Err(self.errs.spanned(
                     a,
-                    format!("the sizes of `{what}` are integer literals (`256`, or `{{ 16 * 16 }}`)"),
+                    format!(
+                        "the sizes of `{what}` are integer literals (`256`, or `{{ 16 * 16 }}`)"
+                    ),
                 ))
             }
         };
@@ -187,14 +199,23 @@ impl Lowerer {
 
     /// An array length: an integer literal, or `+ - * /` of them, positive and within `u32`.
     pub fn const_length(&mut self, e: &syn::Expr) -> Lowered<u32> {
-        match const_eval(e) {
+        match const_eval(e, &self.body_consts) {
             Ok(0) => Err(self.errs.spanned(e, "arrays of length 0 are not supported")),
-            Ok(n) => u32::try_from(n).map_err(|_| {
-                self.errs
-                    .spanned(e, "an array length must be at most `u32::MAX`")
-            }),
+            Ok(n) if n > u128::from(u32::MAX) => Err(self.errs.spanned(e, bad_length(n))),
+            // The `const` item it names is refused where it is declared, and its value fits.
+            Ok(_) if uses_body_const(e, &self.body_consts) => Err(crate::errors::Failed),
+            Ok(n) => u32::try_from(n).map_err(|_| self.errs.spanned(e, bad_length(n))),
             Err(msg) => Err(self.errs.spanned(e, msg)),
         }
+    }
+
+    /// The value of the body's `const` item `name`, if there is one.
+    fn body_const(&self, name: &str) -> Option<&syn::Expr> {
+        self.body_consts
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| e)
     }
 
     /// `[value; len]`: a local array of `len` copies of `value`.
@@ -399,49 +420,115 @@ impl Lowerer {
     }
 }
 
-/// The value of an integer constant expression made of literals (`256`, `16 * 17`, `{ 1 << 10 }`).
-fn const_eval(e: &syn::Expr) -> Result<u64, String> {
+/// The message for an array length outside `0..=u32::MAX`, naming it (`-4`).
+fn bad_length(value: impl std::fmt::Display) -> String {
+    format!(
+        "an array length must be a non-negative integer that fits `u32` (at most {}); this one is {value}",
+        u32::MAX
+    )
+}
+
+/// True if `e` names one of the body's `const` items.
+fn uses_body_const(e: &syn::Expr, consts: &[(String, syn::Expr)]) -> bool {
+    struct Finds<'a>(&'a [(String, syn::Expr)], bool);
+    impl<'ast> syn::visit::Visit<'ast> for Finds<'_> {
+        fn visit_path(&mut self, p: &'ast syn::Path) {
+            if let Some(i) = p.get_ident() {
+                self.1 |= self.0.iter().any(|(n, _)| i == n);
+            }
+        }
+    }
+    let mut f = Finds(consts, false);
+    syn::visit::Visit::visit_expr(&mut f, e);
+    f.1
+}
+
+/// The value of an integer constant expression made of literals (`256`, `16 * 17`, `{ 1 << 10 }`),
+/// or of the body's `const` items (`consts`, refused where declared: here only to say what is
+/// wrong with a length). Computed in `u128`, as `usize` arithmetic in a `const` is: a
+/// subtraction below zero is an error, not a wrap.
+fn const_eval(e: &syn::Expr, consts: &[(String, syn::Expr)]) -> Result<u128, String> {
+    eval_length(e, consts, false)
+}
+
+/// [`const_eval`]; `cast`: under `as usize` (or `as u32`), where literals of every integer type
+/// are accepted.
+fn eval_length(e: &syn::Expr, consts: &[(String, syn::Expr)], cast: bool) -> Result<u128, String> {
     const HELP: &str = "an array length must be an integer literal (`256`), arithmetic on literals (`{ 16 * 17 }`) or on const parameters of the kernel (`fn k<const N: usize>` with `#[kernel(instances(…))]`); constants declared outside the kernel are not visible to it";
+    let eval = |e: &syn::Expr| eval_length(e, consts, cast);
     match e {
-        syn::Expr::Paren(p) => const_eval(&p.expr),
-        syn::Expr::Group(g) => const_eval(&g.expr),
+        // `N as usize`, with `N` a const parameter of another integer type.
+        syn::Expr::Cast(c) if matches!(&*c.ty, syn::Type::Path(t) if t.path.is_ident("usize") || t.path.is_ident("u32")) => {
+            eval_length(&c.expr, consts, true)
+        }
+        syn::Expr::Paren(p) => eval(&p.expr),
+        syn::Expr::Group(g) => eval(&g.expr),
         syn::Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
-            syn::Stmt::Expr(e, None) => const_eval(e),
+            syn::Stmt::Expr(e, None) => eval(e),
             _ => Err(HELP.into()),
         },
+        // `-4` (a const parameter of a signed type replaced by a negative value is `(-4i32)`):
+        // the length's sign is what is wrong, whatever the literal's type.
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => {
+            let v = match &*u.expr {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => i
+                    .base10_parse::<u128>()
+                    .map_err(|_| bad_length(format!("-{}", i.base10_digits())))?,
+                other => eval(other)?,
+            };
+            if v == 0 {
+                Ok(0)
+            } else {
+                Err(bad_length(format!("-{v}")))
+            }
+        }
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Int(i),
             ..
         }) => {
-            if !matches!(i.suffix(), "" | "usize" | "u32") {
+            let fits = match i.suffix() {
+                "" | "usize" | "u32" => true,
+                // Converted by the `as usize` around it.
+                "i32" | "i64" | "u64" => cast,
+                _ => false,
+            };
+            if !fits {
                 return Err(format!(
                     "an array length is a `usize`, not a `{}`",
                     i.suffix()
                 ));
             }
-            i.base10_parse::<u64>()
-                .map_err(|_| "an array length must be at most `u32::MAX`".to_string())
+            i.base10_parse::<u128>()
+                .map_err(|_| bad_length(i.base10_digits()))
         }
         syn::Expr::Binary(b) => {
-            let (l, r) = (const_eval(&b.left)?, const_eval(&b.right)?);
-            let too_big = || "an array length must be at most `u32::MAX`".to_string();
+            let (l, r) = (eval(&b.left)?, eval(&b.right)?);
+            let too_big = || bad_length("larger than that");
             match b.op {
                 syn::BinOp::Add(_) => l.checked_add(r).ok_or_else(too_big),
                 syn::BinOp::Sub(_) => l
                     .checked_sub(r)
-                    .ok_or_else(|| "this array length is negative".to_string()),
+                    .ok_or_else(|| bad_length(format!("{l} - {r} = -{}", r - l))),
                 syn::BinOp::Mul(_) => l.checked_mul(r).ok_or_else(too_big),
                 syn::BinOp::Div(_) if r != 0 => Ok(l / r),
                 syn::BinOp::Shl(_) => u32::try_from(r)
                     .ok()
-                    .and_then(|r| 1u64.checked_shl(r))
-                    .and_then(|p| l.checked_mul(p))
+                    .filter(|&r| r < 64)
+                    .and_then(|r| l.checked_mul(1u128 << r))
                     .ok_or_else(too_big),
                 _ => Err(HELP.into()),
             }
         }
         syn::Expr::Path(p) => match p.path.get_ident() {
-            Some(i) => Err(format!("`{}` is not visible here: {HELP}", ident_name(i))),
+            // A `const` item's value sees the items declared before it only (no cycles).
+            Some(i) => match consts.iter().rposition(|(n, _)| i == n) {
+                Some(k) => eval_length(&consts[k].1, &consts[..k], cast)
+                    .map_err(|m| format!("{m} (the value of `{}`)", consts[k].0)),
+                None => Err(format!("`{}` is not visible here: {HELP}", ident_name(i))),
+            },
             None => Err(HELP.into()),
         },
         _ => Err(HELP.into()),

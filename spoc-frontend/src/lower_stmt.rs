@@ -121,6 +121,18 @@ impl Lowerer {
     fn one_stmt(&mut self, s: &syn::Stmt, out: &mut Block, last: bool) -> Lowered<()> {
         match s {
             syn::Stmt::Local(local) => self.local(local, out),
+            syn::Stmt::Item(syn::Item::Const(c)) => {
+                let name = c.ident.to_string();
+                self.body_consts.push((name.clone(), (*c.expr).clone()));
+                let ty = &c.ty;
+                let ty = quote::quote!(#ty).to_string();
+                let msg = if self.is_kernel {
+                    format!("`const` items are not supported in kernels yet: make `{name}` a const parameter of the kernel (`fn k<const {name}: {ty}>` with `#[kernel(instances(…))]`) or write its value where it is used")
+                } else {
+                    format!("`const` items are not supported in #[device] functions yet: write the value of `{name}` where it is used, or pass it as a parameter")
+                };
+                Err(self.errs.spanned(c, msg))
+            }
             syn::Stmt::Item(item) => Err(self.errs.spanned(
                 item,
                 "items (`fn`, `struct`, `impl`, `use`, …) cannot be declared inside a kernel; declare helpers at module level with #[device]",

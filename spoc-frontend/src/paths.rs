@@ -90,7 +90,8 @@ pub fn rename_table(helpers: &[HelperUse]) -> TokenStream {
 /// For helper `i`: `use <path> as __spoc_r{i};` next to a glob import of a stub of the same
 /// name (the stub is seen when the callee is not a `#[device]` fn), the instance its calls use
 /// (`type __spoc_x{i}`, see `checks::instance_of`: a generic helper's instance for the first
-/// call's argument and result types, a plain helper itself), and the alias
+/// call's argument and result types, a plain helper itself; the calls of another instance are
+/// another entry, `resolve.rs`), and the alias
 /// `type __spoc_h{i}` chosen at compile time between the callee and the stub: the callee when
 /// every call of it in this function fits its signature, else the stub, generic enough to take
 /// any call. So a mismatch is reported once, by `checks.rs` in spoc's words, and never as
@@ -133,7 +134,13 @@ pub fn resolver(
                     &'static ::spoc::__private::spoc_ir::link::HelperIr,
                     ::spoc::__private::spoc_ir::IrError,
                 > {
-                    ::core::unreachable!("a call that does not compile")
+                    // Reached only by a program that does not compile; never a panic.
+                    ::core::result::Result::Err(::spoc::__private::spoc_ir::IrError::Link {
+                        kernel: ::std::string::String::new(),
+                        message: ::std::string::String::from(
+                            "a helper call the kernel macro could not resolve (an internal error of spoc; please report it)",
+                        ),
+                    })
                 }
                 pub fn native<#(#generics,)* R>(
                     _: &::spoc::__private::ThreadCtx,

@@ -51,6 +51,7 @@ impl Lowerer {
             return Err(self.errs);
         }
         self.run_deferred();
+        self.split_helper_instances(&mut body);
         let mut errs = std::mem::take(&mut self.errs);
         {
             let mut z = Resolver {
@@ -221,6 +222,102 @@ impl Lowerer {
             }
         }
         self.helper_calls = calls;
+    }
+
+    /// One [`crate::lower::HelperUse`] per helper and instance: a generic `#[device]` helper
+    /// called at two types (`twice(x_f32)`, `twice(n_i32)`) calls two of its instances, but the
+    /// generated code reaches one instance per helper entry (`paths::resolver` picks it from the
+    /// entry's first call). So the calls of one helper whose final argument and result types
+    /// differ from its first call's get an entry of their own, with the same path and a name no
+    /// Rust identifier has (`twice#2`), and their IR calls are renamed to it; `rename_table`
+    /// maps it to that instance's own name (`twice_i32`) before linking. A call is found in the
+    /// body by its result's type, the fresh variable `lower_call.rs` made for it.
+    fn split_helper_instances(&mut self, body: &mut Block) {
+        /// The tags and record names of a call's argument and result types.
+        type Key = (Vec<u8>, Vec<String>);
+        let key = |l: &Lowerer, c: &crate::lower::HelperCall| -> Key {
+            let tys: Vec<Ty> = c
+                .args
+                .iter()
+                .map(|a| a.ty)
+                .chain(std::iter::once(c.ret))
+                .map(|t| l.tys.resolve(t))
+                .collect();
+            let tags: Vec<u8> = tys.iter().map(|t| crate::checks::tag(*t)).collect();
+            let recs: Vec<String> = tys
+                .iter()
+                .map(|t| crate::checks::record_name(*t, &l.tys.records))
+                .collect();
+            (tags, recs)
+        };
+        // (original helper, key) -> entry
+        let mut entries: Vec<(usize, Key, usize)> = Vec::new();
+        // the result variable of each moved call -> the entry's name
+        let mut moved: HashMap<u32, String> = HashMap::new();
+        let mut unfound: Vec<crate::errors::Loc> = Vec::new();
+        let mut calls = std::mem::take(&mut self.helper_calls);
+        for c in &mut calls {
+            let k = key(self, c);
+            let orig = c.helper;
+            let entry = if let Some(e) = entries.iter().find(|e| e.0 == orig && e.1 == k) {
+                e.2
+            } else if !entries.iter().any(|e| e.0 == orig) {
+                entries.push((orig, k, orig));
+                orig
+            } else {
+                let Some(h) = self.helpers.get(orig).cloned() else {
+                    continue;
+                };
+                let n = 1 + entries.iter().filter(|e| e.0 == orig).count();
+                self.helpers.push(crate::lower::HelperUse {
+                    name: format!("{}#{n}", h.name),
+                    path: h.path,
+                    span: c.span,
+                });
+                let e = self.helpers.len() - 1;
+                entries.push((orig, k, e));
+                e
+            };
+            if entry != orig {
+                let name = self.helpers[entry].name.clone();
+                match c.ret {
+                    Ty::Var(v) => {
+                        moved.insert(v, name);
+                    }
+                    _ => unfound.push(c.span),
+                }
+                c.helper = entry;
+            }
+        }
+        self.helper_calls = calls;
+        if moved.is_empty() && unfound.is_empty() {
+            return;
+        }
+        let mut found: HashSet<u32> = HashSet::new();
+        spoc_ir::visit::for_each_expr_mut(body, &mut |e| {
+            if let (ExprKind::Call { func, .. }, Type::Pending(PendingType::Var(v))) =
+                (&mut e.kind, &e.ty)
+            {
+                if let Some(name) = moved.get(v) {
+                    *func = name.clone();
+                    found.insert(*v);
+                }
+            }
+        });
+        for c in &self.helper_calls {
+            if let Ty::Var(v) = c.ret {
+                if moved.contains_key(&v) && !found.contains(&v) {
+                    unfound.push(c.span);
+                }
+            }
+        }
+        for span in unfound {
+            // Not expected: every call's IR carries its result variable until substitution.
+            self.errs.at(
+                span,
+                "this call of a generic #[device] function uses another instance than the function's first call of it, and the kernel macro lost track of it; call the helper at one type per function (bind the other calls' arguments with `as`), and report this",
+            );
+        }
     }
 
     /// The helper calls with their final types (after defaults).

@@ -47,14 +47,17 @@ struct Node {
 /// already in the kernel (same name and content) is not added again. Recursion among helpers is left for [`crate::validate()`] to report.
 ///
 /// # Errors
-/// What an accessor returns; [`IrError::Link`] if one caller calls two different helpers of the
+/// What an accessor returns (an [`IrError::Link`] of an accessor that could not give a helper
+/// is given the kernel's name); [`IrError::Link`] if one caller calls two different helpers of the
 /// same name, or if two different record (variant) types share a name.
 pub fn link_helpers(kernel: &mut Kernel, roots: &[HelperRef]) -> Result<(), IrError> {
     // Every reachable helper once, breadth-first from the roots.
     let mut irs: Vec<&'static HelperIr> = Vec::new();
     let mut queue: VecDeque<HelperRef> = roots.iter().copied().collect();
+    let name = kernel.name.clone();
+    let fetch = |get: &HelperRef| get().map_err(|e| in_kernel(e, &name));
     while let Some(get) = queue.pop_front() {
-        let h = get()?;
+        let h = fetch(&get)?;
         if !irs.iter().any(|n| std::ptr::eq(*n, h)) {
             irs.push(h);
             queue.extend(h.callees.iter().copied());
@@ -63,7 +66,7 @@ pub fn link_helpers(kernel: &mut Kernel, roots: &[HelperRef]) -> Result<(), IrEr
     let index_of = |refs: &[HelperRef]| -> Result<Vec<usize>, IrError> {
         refs.iter()
             .map(|get| {
-                let h = get()?;
+                let h = fetch(get)?;
                 Ok(irs.iter().position(|n| std::ptr::eq(*n, h)).unwrap_or(0))
             })
             .collect()
@@ -176,6 +179,17 @@ pub fn rename_calls(body: &mut Block, renames: &[(&str, &str)]) {
             }
         }
     });
+}
+
+/// An accessor's error, a [`IrError::Link`] that names no kernel given `kernel`'s name.
+fn in_kernel(e: IrError, kernel: &str) -> IrError {
+    match e {
+        IrError::Link { kernel: k, message } if k.is_empty() => IrError::Link {
+            kernel: kernel.to_string(),
+            message,
+        },
+        e => e,
+    }
 }
 
 fn conflict(kernel: &Kernel, what: &str, name: &str) -> IrError {

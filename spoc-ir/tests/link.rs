@@ -177,6 +177,27 @@ fn accessor_errors_propagate() {
     ));
 }
 
+/// What the stub of a call that does not compile returns (spoc-frontend's `paths.rs`).
+fn unresolved() -> Result<&'static HelperIr, IrError> {
+    Err(IrError::Link {
+        kernel: String::new(),
+        message: "unresolved helper".into(),
+    })
+}
+
+#[test]
+fn an_unresolved_helper_is_a_link_error_naming_the_kernel() {
+    let mut k = caller("a");
+    let e = link_helpers(&mut k, &[a, unresolved]).unwrap_err();
+    let IrError::Link { kernel, message } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        (kernel.as_str(), message.as_str()),
+        ("saxpy", "unresolved helper")
+    );
+}
+
 #[test]
 fn recursion_links_and_then_fails_validation() {
     let mut k = caller("even");
