@@ -29,6 +29,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 
 
 def log(msg):
@@ -306,34 +307,61 @@ def table(rows, frameworks, peer_ms):
     return "\n".join(lines)
 
 
+def measure(libs, rows, reps, deadline):
+    """{(program, size): {peer: ms}}. The fast peers (torch, CuPy) of every problem first, the
+    Triton ones (compilation, GEMM autotuning) after them, so that a deadline cuts the slow
+    ones; a problem's peers are measured once per (maker, size), so programs that share a
+    problem (matrix_mul, matrix_mul_tiled, sgemm at one size) share its peer timings."""
+    start = time.monotonic()
+    made, timed, peer_ms = {}, {}, {}
+    for pass_ in ("fast", "triton"):
+        for program, size in rows:
+            maker = PROBLEMS.get(program)
+            if maker is None:
+                continue
+            key = (maker, size)
+            if key not in made:
+                try:
+                    made[key] = maker(libs, size)
+                except Exception as e:  # a peer's own failure is reported, not fatal
+                    log(f"peers: {program} {size}: inputs failed: {e}")
+                    made[key] = {}
+            for peer, fn in made[key].items():
+                if (peer == "triton") != (pass_ == "triton"):
+                    continue
+                if (key, peer) not in timed:
+                    if deadline and time.monotonic() - start > deadline:
+                        log(f"peers: deadline passed, {program} {size} {peer} not measured")
+                        continue
+                    try:
+                        timed[(key, peer)] = time_ms(libs["torch"], fn, reps)
+                    except Exception as e:
+                        log(f"peers: {program} {size} {peer} failed: {e}")
+                        timed[(key, peer)] = None
+                ms = timed.get((key, peer))
+                if ms is not None:
+                    peer_ms.setdefault((program, size), {})[peer] = ms
+                    log(f"peers: {program} {size} {peer}: {ms:.3f} ms")
+    return peer_ms
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("spoc_json", nargs="+")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--out")
+    ap.add_argument(
+        "--deadline",
+        type=float,
+        default=0,
+        help="seconds after which no further peer is measured (0: none); the table keeps what ran",
+    )
     args = ap.parse_args(argv)
     rows, frameworks = spoc_rows(args.spoc_json)
     libs = load_libs()
     peer_ms = {}
     if libs is not None:
-        for program, size in rows:
-            maker = PROBLEMS.get(program)
-            if maker is None:
-                continue
-            try:
-                peers = maker(libs, size)
-            except Exception as e:  # a peer's own failure is reported, not fatal
-                log(f"peers: {program} {size}: inputs failed: {e}")
-                continue
-            for peer, fn in peers.items():
-                try:
-                    peer_ms.setdefault((program, size), {})[peer] = time_ms(
-                        libs["torch"], fn, args.reps
-                    )
-                    log(f"peers: {program} {size} {peer}: {peer_ms[(program, size)][peer]:.3f} ms")
-                except Exception as e:
-                    log(f"peers: {program} {size} {peer} failed: {e}")
-            libs["torch"].cuda.empty_cache()
+        peer_ms = measure(libs, rows, args.reps, args.deadline)
     text = table(rows, frameworks, peer_ms)
     print(text)
     if args.out:

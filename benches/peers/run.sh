@@ -8,7 +8,8 @@
 # --example bench`, or the staged copy in .device/). The other arguments go to every bench run.
 # Devices: `CUDA/PTX`, `CUDA/C` and `Vulkan` (those that are not present are skipped by bench
 # with an error, which this script reports and goes on). Needs python3 with torch (and, for
-# their columns, cupy and triton).
+# their columns, cupy and triton). PEERS_DEADLINE=SECONDS stops measuring peers after that long
+# (the Triton GEMMs are measured last: their autotuning is the slow part).
 set -u
 bench=$1
 shift
@@ -26,4 +27,4 @@ for dev in CUDA/PTX CUDA/C Vulkan; do
 done
 [ -n "$jsons" ] || { echo "run.sh: no bench run wrote rows" >&2; exit 1; }
 # shellcheck disable=SC2086
-python3 "$here/peers.py" $jsons --out "$work/peers.md"
+python3 "$here/peers.py" $jsons --out "$work/peers.md" --deadline "${PEERS_DEADLINE:-0}"
