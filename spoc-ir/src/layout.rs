@@ -3,7 +3,8 @@
 //!
 //! - `()`: size 0, alignment 1.
 //! - Scalars: their size ([`crate::ScalarType::size_bytes`]), aligned to it; `bool` is one byte.
-//! - Vectors: `lanes` packed scalars aligned to the scalar, as the array `[T; lanes]`.
+//! - Vectors: `lanes` packed scalars; 2 and 4 lanes aligned to the vector's size (one vector
+//!   load moves it: `ld.v4`, `float4`, std430 `vec4`), 3 lanes to the scalar.
 //! - Fixed-length arrays: `len` elements, each at a multiple of the element's (padded) size,
 //!   aligned to the element.
 //! - Records: `#[repr(C)]` structs — fields in declaration order, each at the next multiple of
@@ -175,10 +176,12 @@ impl<'a> Layouts<'a> {
             }
             Type::Vector { elem, lanes } => {
                 let n = elem.size_bytes() as u64;
-                Ok(Layout {
-                    size: n * u64::from(*lanes),
-                    align: n,
-                })
+                let size = n * u64::from(*lanes);
+                // 2 and 4 lanes: aligned to the whole vector (CUDA's `float4`, OpenCL's
+                // `float4`, std430's `vec4`), so that one vector load or store moves it; 3 lanes:
+                // aligned to the lane.
+                let align = if lanes.is_power_of_two() { size } else { n };
+                Ok(Layout { size, align })
             }
             Type::Array {
                 elem, len: Some(n), ..
@@ -309,13 +312,18 @@ mod tests {
         c: i32,
     }
 
+    /// A 2-lane vector: aligned to its size.
+    #[allow(dead_code)]
+    #[repr(C, align(16))]
+    struct U64x2([u64; 2]);
+
     #[allow(dead_code)]
     #[repr(C)]
     struct Q {
         h: u16,
         p: P,
         x: [f32; 3],
-        v: [u64; 2],
+        v: U64x2,
         z: u8,
     }
 

@@ -34,7 +34,8 @@ pub use intrinsic::{AtomicOp, Axis, FenceScope, Intrinsic, MathFn, ShuffleKind};
 pub use kernel::{Function, Kernel, Param, SharedDecl, VarDecl, VarKind};
 pub use stmt::{Block, ForDir, ForLoop, SrcLoc, Stmt, StmtKind};
 pub use types::{
-    Field, FieldPath, MemSpace, PendingType, RecordDef, ScalarType, Type, VariantCase, VariantDef,
+    lane_index, Field, FieldPath, MemSpace, PendingType, RecordDef, ScalarType, Type, VariantCase,
+    VariantDef, LANE_NAMES,
 };
 pub use validate::{validate, AsValid, ValidKernel};
 

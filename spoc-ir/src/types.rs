@@ -162,6 +162,15 @@ pub enum Type {
     Pending(PendingType),
 }
 
+/// The names of a vector's lanes, in order: a `Type::Vector` value's lane `i` is its field
+/// `LANE_NAMES[i]` (`v.x`, `v.y`, `v.z`, `v.w`), as in CUDA's `float4`, OpenCL C and GLSL.
+pub const LANE_NAMES: [&str; 4] = ["x", "y", "z", "w"];
+
+/// The lane a vector field name selects (`"x"` → 0 … `"w"` → 3); `None` for any other name.
+pub fn lane_index(field: &str) -> Option<usize> {
+    LANE_NAMES.iter().position(|l| *l == field)
+}
+
 /// A path to a field through nested records: field `b` of field `a` of record `Root` is
 /// `Root.a.b`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -428,6 +428,19 @@ impl<'k> Body<'k> {
 
     /// The type of field `field` of a value of type `base` (printed as `shown`).
     pub(super) fn field_type(&self, base: &Type, field: &str, shown: &str) -> Check<Type> {
+        if let Type::Vector { elem, lanes } = base {
+            return match crate::types::lane_index(field) {
+                Some(i) if i < usize::from(*lanes) => Ok(Type::Scalar(*elem)),
+                _ => Err(self.fail(format!(
+                    "`{shown}.{field}`: a `{base}` has the lanes {}",
+                    crate::types::LANE_NAMES[..usize::from(*lanes)]
+                        .iter()
+                        .map(|l| format!("`{l}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            };
+        }
         let Type::Record(r) = base else {
             return Err(self.fail(format!(
                 "field `.{field}` of `{shown}`, which is a `{base}`, not a record"
