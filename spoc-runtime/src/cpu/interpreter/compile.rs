@@ -7,12 +7,13 @@
 //! [`crate::simt::Site`]s) and mark the kernel as one that needs the SIMT scheduler.
 
 use super::error::{invalid, unsupported, Fault, SourceLoc};
-use super::layout::Layout;
+use super::layout::{check_lanes, Layout};
 use super::value::Value;
 use crate::simt::{VoteKind, WarpOpKind};
 use spoc_ir::{
-    AtomicOp, Axis, BinOp, Expr, ExprKind, ForDir, Function, Intrinsic, Kernel, LValue, MathFn,
-    MemSpace, Pattern, ScalarType, SrcLoc, Stmt, StmtKind, Type, UnOp, VarDecl, VarId, VarKind,
+    lane_index, AtomicOp, Axis, BinOp, Expr, ExprKind, ForDir, Function, Intrinsic, Kernel, LValue,
+    MathFn, MemSpace, Pattern, ScalarType, SrcLoc, Stmt, StmtKind, Type, UnOp, VarDecl, VarId,
+    VarKind,
 };
 use std::collections::HashMap;
 
@@ -103,7 +104,8 @@ pub(crate) enum ParamKind {
         elem: u32,
         mutable: bool,
     },
-    /// A record by value (passed as a one-element buffer holding its `#[repr(C)]` bytes).
+    /// A record or vector by value (passed as a one-element buffer holding its `#[repr(C)]`
+    /// bytes).
     Record(Layout),
 }
 
@@ -331,7 +333,7 @@ pub(crate) enum CStmt {
 
 /// Compiles `kernel`.
 ///
-/// Errors: `Unsupported` for vectors and other nodes not run yet; `InvalidKernel` for references
+/// Errors: `Unsupported` for nodes not run yet; `InvalidKernel` for references
 /// the IR does not resolve (variables, helpers, fields, cases) and malformed nodes.
 pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
     let mut c = Compiler {
@@ -370,7 +372,10 @@ pub(crate) fn compile(kernel: &Kernel) -> Result<Program, Fault> {
                     mutable: p.mutable,
                 }
             }
-            Type::Record(_) => ParamKind::Record(Layout::of(&p.ty, &kernel.records)?),
+            // A vector by value is passed like a record: its lanes' bytes (see `Layout::vector`).
+            Type::Record(_) | Type::Vector { .. } => {
+                ParamKind::Record(Layout::of(&p.ty, &kernel.records)?)
+            }
             other => {
                 return Err(unsupported(format!(
                     "a kernel parameter of type `{other}` (`{}`)",
@@ -824,7 +829,23 @@ impl<'k> Compiler<'k> {
                 value: self.bx(cx, value)?,
                 len: *len,
             },
-            ExprKind::VectorLit(_) => return Err(unsupported("vector values")),
+            // A vector value is the record of its lanes.
+            ExprKind::VectorLit(lanes) => {
+                match &e.ty {
+                    Type::Vector { lanes: n, .. } => {
+                        check_lanes(*n)?;
+                        if usize::from(*n) != lanes.len() {
+                            return Err(invalid(format!(
+                                "a `{}` literal with {} lanes",
+                                e.ty,
+                                lanes.len()
+                            )));
+                        }
+                    }
+                    other => return Err(invalid(format!("a vector literal of type `{other}`"))),
+                }
+                CExpr::Record(self.exprs(cx, lanes)?)
+            }
         })
     }
 
@@ -1064,14 +1085,16 @@ impl<'k> Compiler<'k> {
                 }
                 LValue::Field { field, .. } => {
                     let (index, offset) = self.field(&ty, field)?;
-                    let def = match &ty {
-                        Type::Record(n) => self.kernel.record(n),
+                    let fty = match &ty {
+                        Type::Vector { elem, .. } => Some(Type::Scalar(*elem)),
+                        Type::Record(n) => self
+                            .kernel
+                            .record(n)
+                            .and_then(|d| d.fields.get(index as usize))
+                            .map(|f| f.ty.clone()),
                         _ => None,
-                    };
-                    let fty = def
-                        .and_then(|d| d.fields.get(index as usize))
-                        .map(|f| f.ty.clone())
-                        .ok_or_else(|| invalid(format!("no field `{field}` in `{ty}`")))?;
+                    }
+                    .ok_or_else(|| invalid(format!("no field `{field}` in `{ty}`")))?;
                     steps.push(Step::Field { index, offset });
                     ty = fty;
                 }
@@ -1127,10 +1150,18 @@ impl<'k> Compiler<'k> {
         })
     }
 
-    /// Index and global-memory byte offset of field `name` of record type `ty`.
+    /// Index and global-memory byte offset of field `name` of record type `ty`, or of lane
+    /// `name` (`x`, `y`, `z`, `w`) of vector type `ty` (lane `i` at byte `i * size(elem)`).
     fn field(&mut self, ty: &Type, name: &str) -> Result<(u32, usize), Fault> {
         let rec = match ty {
             Type::Record(r) => r,
+            Type::Vector { elem, lanes } => {
+                check_lanes(*lanes)?;
+                return match lane_index(name) {
+                    Some(i) if i < usize::from(*lanes) => Ok((i as u32, i * elem.size_bytes())),
+                    _ => Err(invalid(format!("no lane `{name}` in `{ty}`"))),
+                };
+            }
             other => return Err(invalid(format!("field `{name}` of a `{other}`"))),
         };
         let def = self

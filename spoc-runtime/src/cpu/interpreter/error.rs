@@ -244,10 +244,10 @@ pub enum InterpErrorKind {
         /// What ran out, as a phrase.
         what: String,
     },
-    /// A node the Interpreter does not run yet (vectors, atomics on local arrays, …).
+    /// A node the Interpreter does not run yet (atomics on local arrays, …).
     #[error("not supported by the interpreter yet: {what}")]
     Unsupported {
-        /// The construct and why, as a phrase (`"vector values"`, …).
+        /// The construct and why, as a phrase (`"atomics on a local array"`, …).
         what: String,
     },
     /// The kernel's IR is ill-formed or ill-typed in a way the validator should have rejected

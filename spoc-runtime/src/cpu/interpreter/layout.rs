@@ -28,10 +28,10 @@ pub(crate) enum Layout {
 const MAX_NESTING: usize = 64;
 
 impl Layout {
-    /// The layout of `ty` as a buffer element: a scalar, or a record laid out by
-    /// [`spoc_ir::layout`] (`#[repr(C)]`).
+    /// The layout of `ty` as a buffer element: a scalar, a vector (a record of its lanes, see
+    /// [`Layout::vector`]), or a record laid out by [`spoc_ir::layout`] (`#[repr(C)]`).
     ///
-    /// Errors: `Unsupported` for variants, vectors, arrays and `()`; `InvalidKernel` for an
+    /// Errors: `Unsupported` for variants, arrays and `()`; `InvalidKernel` for an
     /// unknown or self-containing record.
     pub(crate) fn of(ty: &Type, records: &[RecordDef]) -> Result<Layout, Fault> {
         Self::of_depth(ty, records, 0)
@@ -43,6 +43,10 @@ impl Layout {
         }
         match ty {
             Type::Scalar(s) => Ok(Layout::Scalar(*s)),
+            Type::Vector { elem, lanes } => {
+                check_lanes(*lanes)?;
+                Ok(Layout::vector(*elem, *lanes))
+            }
             Type::Record(name) => {
                 let def = records
                     .iter()
@@ -74,6 +78,21 @@ impl Layout {
                 })
             }
             other => Err(unsupported(format!("`{other}` as an element of a buffer"))),
+        }
+    }
+
+    /// The layout of a `lanes`-lane vector of `elem`: a record of `lanes` scalars, lane `i` at
+    /// byte `i * size(elem)`; 2 and 4 lanes aligned to the whole vector, 3 lanes to one lane
+    /// (as [`spoc_ir::layout`] lays it out).
+    pub(crate) fn vector(elem: ScalarType, lanes: u8) -> Layout {
+        let n = elem.size_bytes();
+        let size = n * usize::from(lanes);
+        Layout::Record {
+            size,
+            align: if lanes.is_power_of_two() { size } else { n },
+            fields: (0..usize::from(lanes))
+                .map(|i| (i * n, Layout::Scalar(elem)))
+                .collect(),
         }
     }
 
@@ -129,6 +148,15 @@ impl Layout {
                 ))),
             },
         }
+    }
+}
+
+/// Errors: `InvalidKernel` unless a vector has 2, 3 or 4 lanes.
+pub(crate) fn check_lanes(lanes: u8) -> Result<(), Fault> {
+    if (2..=4).contains(&lanes) {
+        Ok(())
+    } else {
+        Err(invalid(format!("a vector of {lanes} lanes (2, 3 or 4)")))
     }
 }
 

@@ -91,8 +91,12 @@
 //! Per-instruction lockstep would cost a coroutine switch per statement per lane (or a second,
 //! warp-vectorised evaluator); it is not done.
 //!
-//! Not supported yet (an [`InterpErrorKind::Unsupported`] error, never a wrong result): vector
-//! values, atomics on local arrays, local arrays passed by mutable reference to helpers.
+//! Vectors (`f32x4`, …) run as the record of their lanes (`x`, `y`, `z`, `w`), laid out in
+//! memory as `lanes` packed scalars (2- and 4-lane ones aligned to their size); a vector by
+//! value is passed like a record, as a one-element buffer of those bytes.
+//!
+//! Not supported yet (an [`InterpErrorKind::Unsupported`] error, never a wrong result): atomics
+//! on local arrays, local arrays passed by mutable reference to helpers.
 
 // An `InterpError` (kind, location, both sides of a race) is built once per failed launch;
 // its size does not matter, and boxing it would only make matching on it clumsier.
@@ -169,8 +173,8 @@ impl CompiledKernel {
     }
 
     /// Runs the kernel over `grid` blocks of `block` threads (x, y, z) with `args`, one per
-    /// parameter in order: scalars by value, buffers (and records by value, as a one-element
-    /// buffer of their `#[repr(C)]` bytes) as host memory.
+    /// parameter in order: scalars by value, buffers (and records and vectors by value, as a
+    /// one-element buffer of their `#[repr(C)]` bytes) as host memory.
     ///
     /// `shared_mem_bytes` is the dynamic shared memory per block: the kernel's shared array
     /// sized at launch, if any, holds `shared_mem_bytes / size_of::<T>()` elements. A grid or

@@ -2289,3 +2289,404 @@ fn interp_simt_throughput() {
     }
     assert_eq!(out[0], (0..256).map(|i| (i % 3) as f32).sum::<f32>());
 }
+
+// ---- vectors -----------------------------------------------------------------------------
+
+fn vty(elem: ScalarType, lanes: u8) -> Type {
+    Type::Vector { elem, lanes }
+}
+/// A vector literal of type `elem`x`lanes.len()`.
+fn vlit(elem: ScalarType, lanes: Vec<Expr>) -> Expr {
+    Expr {
+        ty: vty(elem, lanes.len() as u8),
+        kind: ExprKind::VectorLit(lanes),
+    }
+}
+/// Lane `name` of vector `v` (lanes of type `elem`).
+fn lane_of(v: Expr, name: &str, elem: ScalarType) -> Expr {
+    field(v, name, Type::Scalar(elem))
+}
+/// `target.name = value`.
+fn set_field(target: LValue, name: &str, value: Expr) -> Stmt {
+    st(StmtKind::Assign {
+        target: LValue::Field {
+            base: Box::new(target),
+            field: name.into(),
+        },
+        value,
+    })
+}
+fn at_index(array: &Expr, i: Expr) -> LValue {
+    LValue::Index {
+        base: Box::new(LValue::Var(id(array))),
+        index: i,
+    }
+}
+
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct F32x4([f32; 4]);
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct I32x4([i32; 4]);
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct U32x2([u32; 2]);
+
+#[test]
+fn f32x4_buffers_read_and_write_whole_vectors() {
+    // let v = x[i]; y[i] = f32x4(v.w * 2, v.z * 2, v.y * 2, v.x * 2)
+    let f4 = vty(ScalarType::F32, 4);
+    let mut b = B::default();
+    let x = b.buf("x", f4.clone());
+    let y = b.buf_mut("y", f4.clone());
+    let i = b.local("i", Type::U32);
+    let v = b.local("v", f4.clone());
+    let l = |n: &str| mul(lane_of(v.clone(), n, ScalarType::F32), f32c(2.0));
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(&v, idx(&x, i.clone())),
+        store(
+            &y,
+            i.clone(),
+            vlit(ScalarType::F32, vec![l("w"), l("z"), l("y"), l("x")]),
+        ),
+    ];
+    let k = b.kernel("swap4", body);
+    let mut xs: Vec<F32x4> = (0..6)
+        .map(|i| {
+            let f = i as f32;
+            F32x4([f, f + 0.5, f + 0.25, -f])
+        })
+        .collect();
+    let mut ys = vec![F32x4([0.0; 4]); 6];
+    exec(&k, d1(2), d1(3), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap();
+    for (i, y) in ys.iter().enumerate() {
+        let f = i as f32;
+        assert_eq!(*y, F32x4([-2.0 * f, 2.0 * f + 0.5, 2.0 * f + 1.0, 2.0 * f]));
+    }
+}
+
+#[test]
+fn vector_lane_writes_to_a_local_and_to_a_buffer_element() {
+    // let mut v = x[i]; v.y = 7.0; v.w = v.x + v.z; y[i] = v; y[i].z = x[i].x * 10.0;
+    let f4 = vty(ScalarType::F32, 4);
+    let mut b = B::default();
+    let x = b.buf("x", f4.clone());
+    let y = b.buf_mut("y", f4.clone());
+    let i = b.local("i", Type::U32);
+    let v = b.local("v", f4.clone());
+    let ln = |e: Expr, n: &str| lane_of(e, n, ScalarType::F32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(&v, idx(&x, i.clone())),
+        set_field(LValue::Var(id(&v)), "y", f32c(7.0)),
+        set_field(
+            LValue::Var(id(&v)),
+            "w",
+            add(ln(v.clone(), "x"), ln(v.clone(), "z")),
+        ),
+        store(&y, i.clone(), v.clone()),
+        set_field(
+            at_index(&y, i.clone()),
+            "z",
+            mul(ln(idx(&x, i.clone()), "x"), f32c(10.0)),
+        ),
+    ];
+    let k = b.kernel("lanes", body);
+    let mut xs: Vec<F32x4> = (0..4)
+        .map(|i| F32x4([i as f32, 100.0, 0.5, 100.0]))
+        .collect();
+    let mut ys = vec![F32x4([-1.0; 4]); 4];
+    exec(&k, d1(1), d1(4), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap();
+    for (i, y) in ys.iter().enumerate() {
+        let f = i as f32;
+        assert_eq!(*y, F32x4([f, 7.0, 10.0 * f, f + 0.5]));
+    }
+    // The input is untouched.
+    assert_eq!(xs[3], F32x4([3.0, 100.0, 0.5, 100.0]));
+}
+
+#[test]
+fn u32x2_literal_from_scalars_and_in_place_lane_update() {
+    // out[i] = u32x2(i, i * 3); out[i].y = out[i].y + 1; n[i] = out[i].x + out[i].y
+    let u2 = vty(ScalarType::U32, 2);
+    let mut b = B::default();
+    let out = b.buf_mut("out", u2.clone());
+    let n = b.buf_mut("n", Type::U32);
+    let i = b.local("i", Type::U32);
+    let ln = |n: &str| lane_of(idx(&out, i.clone()), n, ScalarType::U32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(
+            &out,
+            i.clone(),
+            vlit(ScalarType::U32, vec![i.clone(), mul(i.clone(), u32c(3))]),
+        ),
+        set_field(at_index(&out, i.clone()), "y", add(ln("y"), u32c(1))),
+        store(&n, i.clone(), add(ln("x"), ln("y"))),
+    ];
+    let k = b.kernel("pairs2", body);
+    assert_eq!(std::mem::size_of::<U32x2>(), 8);
+    let mut o = vec![U32x2([9, 9]); 5];
+    let mut ns = vec![0u32; 5];
+    exec(&k, d1(1), d1(5), 0, &[buf(&mut o), buf(&mut ns)]).unwrap();
+    let want: Vec<U32x2> = (0..5).map(|i| U32x2([i, 3 * i + 1])).collect();
+    assert_eq!(o, want);
+    assert_eq!(ns, (0..5).map(|i| 4 * i + 1).collect::<Vec<u32>>());
+}
+
+#[test]
+fn i32x4_by_value_parameter_helper_and_record_field() {
+    // fn bump(v: i32x4, k: i32) -> i32x4 { i32x4(v.x + k, v.y - k, v.z * k, v.w) }
+    // kernel(p: i32x4, out: &mut [i32x4], tagged: &mut [Tagged]):
+    //   out[i] = bump(p, i); tagged[i] = Tagged { tag: i, v: out[i] }; tagged[i].v.w = -i
+    let i4 = vty(ScalarType::I32, 4);
+    let ln = |e: Expr, n: &str| lane_of(e, n, ScalarType::I32);
+    let mut fb = B::default();
+    let v = fb.param("v", i4.clone(), false);
+    let kk = fb.param("k", Type::I32, false);
+    let bump = fb.function(
+        "bump",
+        i4.clone(),
+        vec![ret(vlit(
+            ScalarType::I32,
+            vec![
+                add(ln(v.clone(), "x"), kk.clone()),
+                bin(BinOp::Sub, ln(v.clone(), "y"), kk.clone()),
+                mul(ln(v.clone(), "z"), kk.clone()),
+                ln(v.clone(), "w"),
+            ],
+        ))],
+    );
+    let rec = record("Tagged", &[("tag", Type::I32), ("v", i4.clone())]);
+    let tt = Type::Record("Tagged".into());
+    let mut b = B::default();
+    let p = b.param("p", i4.clone(), false);
+    let out = b.buf_mut("out", i4.clone());
+    let tagged = b.buf_mut("tagged", tt.clone());
+    let i = b.local("i", Type::U32);
+    let ki = cast(i.clone(), ScalarType::I32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        store(&out, i.clone(), call(&bump, vec![p.clone(), ki.clone()])),
+        store(
+            &tagged,
+            i.clone(),
+            Expr {
+                kind: ExprKind::RecordLit {
+                    record: "Tagged".into(),
+                    fields: vec![ki.clone(), idx(&out, i.clone())],
+                },
+                ty: tt.clone(),
+            },
+        ),
+        set_field(
+            LValue::Field {
+                base: Box::new(at_index(&tagged, i.clone())),
+                field: "v".into(),
+            },
+            "w",
+            neg(ki.clone()),
+        ),
+    ];
+    let mut k = b.kernel("bump4", body);
+    k.records = vec![rec];
+    k.functions = vec![bump];
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Tagged {
+        tag: i32,
+        v: I32x4,
+    }
+    assert_eq!(std::mem::size_of::<Tagged>(), 32);
+    let mut arg = [I32x4([10, 20, 3, -7])];
+    let mut o = vec![I32x4([0; 4]); 4];
+    let mut t = vec![
+        Tagged {
+            tag: 99,
+            v: I32x4([99; 4])
+        };
+        4
+    ];
+    exec(
+        &k,
+        d1(1),
+        d1(4),
+        0,
+        &[buf(&mut arg), buf(&mut o), buf(&mut t)],
+    )
+    .unwrap();
+    for i in 0..4i32 {
+        let want = I32x4([10 + i, 20 - i, 3 * i, -7]);
+        assert_eq!(o[i as usize], want);
+        let mut tw = want;
+        tw.0[3] = -i;
+        assert_eq!(t[i as usize], Tagged { tag: i, v: tw });
+    }
+    // A vector parameter passed with the wrong size is refused before running.
+    let mut short = [[0i32; 2]];
+    let err = exec(
+        &k,
+        d1(1),
+        d1(4),
+        0,
+        &[buf(&mut short), buf(&mut o), buf(&mut t)],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err.kind, InterpErrorKind::BadArgument { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn shared_array_of_f32x4() {
+    // tile[t] = x[g]; tile[t].x = tile[t].x + 1.0; sync; y[g] = tile[3 - t]
+    let f4 = vty(ScalarType::F32, 4);
+    let mut b = B::default();
+    let x = b.buf("x", f4.clone());
+    let y = b.buf_mut("y", f4.clone());
+    let tile = b.shared("tile", f4.clone(), Some(4));
+    let t = b.local("t", Type::U32);
+    let body = vec![
+        let_(&t, tid(Axis::X)),
+        store(&tile, t.clone(), idx(&x, gid(Axis::X))),
+        set_field(
+            at_index(&tile, t.clone()),
+            "x",
+            add(
+                lane_of(idx(&tile, t.clone()), "x", ScalarType::F32),
+                f32c(1.0),
+            ),
+        ),
+        sync(),
+        store(
+            &y,
+            gid(Axis::X),
+            idx(&tile, bin(BinOp::Sub, u32c(3), t.clone())),
+        ),
+    ];
+    let k = b.kernel("tile4", body);
+    let mut xs: Vec<F32x4> = (0..8)
+        .map(|i| {
+            let f = i as f32;
+            F32x4([f, -f, f * 0.5, 1.0])
+        })
+        .collect();
+    for checks in [Checks::NONE, Checks::DEFAULT] {
+        let mut ys = vec![F32x4([0.0; 4]); 8];
+        exec_with(&k, d1(2), d1(4), 0, &[buf(&mut xs), buf(&mut ys)], checks).unwrap();
+        for (g, y) in ys.iter().enumerate() {
+            let src = (g / 4) * 4 + (3 - g % 4);
+            let f = src as f32;
+            assert_eq!(*y, F32x4([f + 1.0, -f, f * 0.5, 1.0]), "element {g}");
+        }
+    }
+}
+
+#[test]
+fn out_of_bounds_vector_index_is_reported_like_a_scalar_one() {
+    // y[i] = x[i + 1] (read past the end), then y[i + 1].x = 1.0 (write past the end).
+    let f4 = vty(ScalarType::F32, 4);
+    let mut b = B::default();
+    let x = b.buf("x", f4.clone());
+    let y = b.buf_mut("y", f4.clone());
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, tid(Axis::X)),
+        store(&y, i.clone(), idx(&x, add(i.clone(), u32c(1)))),
+    ];
+    let k = b.kernel("shift4", body);
+    let mut xs: Vec<F32x4> = (0..4).map(|i| F32x4([i as f32; 4])).collect();
+    let mut ys = vec![F32x4([0.0; 4]); 4];
+    let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap_err();
+    assert_eq!(
+        err.kind,
+        InterpErrorKind::OutOfBounds {
+            space: MemorySpace::Global,
+            array: "x".into(),
+            index: 4,
+            len: 4
+        }
+    );
+    assert_eq!((err.block, err.thread), ([0, 0, 0], [3, 0, 0]));
+    assert_eq!(
+        ys,
+        vec![
+            F32x4([1.0; 4]),
+            F32x4([2.0; 4]),
+            F32x4([3.0; 4]),
+            F32x4([0.0; 4])
+        ]
+    );
+
+    let mut b = B::default();
+    let y = b.buf_mut("y", f4.clone());
+    let i = b.local("i", Type::U32);
+    let body = vec![
+        let_(&i, tid(Axis::X)),
+        set_field(at_index(&y, add(i.clone(), u32c(1))), "x", f32c(1.0)),
+    ];
+    let k = b.kernel("lane_oob", body);
+    let mut ys = vec![F32x4([0.0; 4]); 4];
+    let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut ys)]).unwrap_err();
+    assert_eq!(
+        err.kind,
+        InterpErrorKind::OutOfBounds {
+            space: MemorySpace::Global,
+            array: "y".into(),
+            index: 4,
+            len: 4
+        }
+    );
+    assert_eq!(err.thread, [3, 0, 0]);
+}
+
+#[test]
+fn f32x3_buffers_and_a_local_array_of_vectors() {
+    // let mut a = [f32x3(0, 0, 0); 2]; a[1] = x[i]; a[1].z = a[1].x + a[1].y; a[0].y = 5.0;
+    // y[i] = f32x3(a[1].z, a[0].y, a[1].x)
+    let f3 = vty(ScalarType::F32, 3);
+    let arr = Type::Array {
+        elem: Box::new(f3.clone()),
+        space: MemSpace::Local,
+        len: Some(2),
+    };
+    let mut b = B::default();
+    let x = b.buf("x", f3.clone());
+    let y = b.buf_mut("y", f3.clone());
+    let i = b.local("i", Type::U32);
+    let a = b.local("a", arr.clone());
+    let ln = |k: u32, n: &str| lane_of(idx(&a, u32c(k)), n, ScalarType::F32);
+    let body = vec![
+        let_(&i, gid(Axis::X)),
+        let_(
+            &a,
+            Expr {
+                kind: ExprKind::ArrayRepeat {
+                    value: Box::new(vlit(ScalarType::F32, vec![f32c(0.0); 3])),
+                    len: 2,
+                },
+                ty: arr.clone(),
+            },
+        ),
+        store(&a, u32c(1), idx(&x, i.clone())),
+        set_field(at_index(&a, u32c(1)), "z", add(ln(1, "x"), ln(1, "y"))),
+        set_field(at_index(&a, u32c(0)), "y", f32c(5.0)),
+        store(
+            &y,
+            i.clone(),
+            vlit(ScalarType::F32, vec![ln(1, "z"), ln(0, "y"), ln(1, "x")]),
+        ),
+    ];
+    let k = b.kernel("three", body);
+    // 3-lane vectors are 12 bytes, aligned to one lane.
+    let mut xs: Vec<[f32; 3]> = (0..3).map(|i| [i as f32, 0.5, 99.0]).collect();
+    let mut ys = vec![[0.0f32; 3]; 3];
+    exec(&k, d1(1), d1(3), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap();
+    for (i, y) in ys.iter().enumerate() {
+        let f = i as f32;
+        assert_eq!(*y, [f + 0.5, 5.0, f]);
+    }
+}

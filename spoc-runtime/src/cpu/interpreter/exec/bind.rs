@@ -98,7 +98,7 @@ pub(super) fn bind<'a>(
                     return Err(bad_arg(
                         &p.name,
                         format!(
-                            "a record: one element of {} bytes aligned to {}",
+                            "a record or vector by value: one element of {} bytes aligned to {}",
                             l.size(),
                             l.align()
                         ),
