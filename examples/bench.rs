@@ -138,7 +138,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         };
         if bar.is_hidden() {
             // No terminal (a log, CI, the device tool): one progress line per program instead.
-            let ms = row.millis.map_or_else(|| "-".into(), |m| format!("{m:.3} ms"));
+            let ms = row
+                .millis
+                .map_or_else(|| "-".into(), |m| format!("{m:.3} ms"));
             eprintln!("bench: {} {}: {ms}, {}", row.program, row.size, row.check);
         }
         rows.push(row);

@@ -115,8 +115,8 @@ pub use spoc_codegen as codegen;
 pub mod prelude {
     pub use crate::intrinsics::*;
     pub use crate::{
-        device, dims1d, dims2d, dims3d, init_device, kernel, Buffer, Device, Dims, Float, Int,
-        Number, Record,
+        device, dims1d, dims2d, dims3d, init_device, kernel, Buffer, Device, Dims, F32x2, F32x4,
+        Float, I32x2, I32x4, Int, Number, Record, U32x2, U32x4,
     };
 }
 

@@ -89,6 +89,17 @@ def vector_copy(libs, size):
     return elementwise(libs, size, lambda o, a: o.copy_(a), lambda a: a.clone(), 1)
 
 
+def saxpy_vec4(libs, size):
+    torch = libs["torch"]
+    a = 1.5
+    x, y = f32(torch, size, 1), f32(torch, size, 2)
+    peers = {"torch": lambda: y.add_(x, alpha=a)}
+    if libs.get("triton"):
+        f = libs["compile"](lambda x, y: a * x + y)
+        peers["triton"] = lambda: f(x, y)
+    return peers
+
+
 def stream_triad(libs, size):
     s = 3.0
     return elementwise(
@@ -219,6 +230,7 @@ PROBLEMS = {
     "vector_add": vector_add,
     "vector_copy": vector_copy,
     "stream_triad": stream_triad,
+    "saxpy_vec4": saxpy_vec4,
     "dot_product": dot_product,
     "reduction": reduction,
     "reduction_max": reduction_max,

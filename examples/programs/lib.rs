@@ -35,6 +35,7 @@ pub mod matrix_mul_tiled;
 pub mod nbody;
 pub mod radix_sort;
 pub mod reduction;
+pub mod saxpy_vec4;
 pub mod scan;
 pub mod sgemm;
 pub mod soa_aos;
@@ -221,6 +222,15 @@ pub const PROGRAMS: &[Program] = &[
         quick_size: 1 << 20,
         test_size: 5000,
         run: vector_add::run,
+    },
+    Program {
+        name: "saxpy_vec4",
+        about: "y = a * x + y over f32, as F32x4 vectors (16-byte loads), grid-stride",
+        size_means: "elements",
+        default_size: 1 << 24,
+        quick_size: 1 << 20,
+        test_size: 5003,
+        run: saxpy_vec4::run,
     },
     Program {
         name: "vector_copy",

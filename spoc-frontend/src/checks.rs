@@ -41,11 +41,22 @@ const REC: u8 = 9;
 /// A record of any name, in [`all_types`].
 const ANY_RECORD: u32 = u32::MAX;
 
+/// The first vector tag: `VEC + i` for `crate::types::VECTORS[i]` (below `BUF_RO`).
+const VEC: u8 = 10;
+
 fn elem_tag(e: Elem) -> u8 {
     match e {
         Elem::Scalar(s) => scalar_tag(s),
         Elem::Record(_) => REC,
+        Elem::Vector(s, l) => vector_tag(s, l),
     }
+}
+
+fn vector_tag(s: Scalar, lanes: u8) -> u8 {
+    crate::types::VECTORS
+        .iter()
+        .position(|&(_, t, l)| t == s && l == lanes)
+        .map_or(0, |i| VEC + i as u8)
 }
 
 fn scalar_tag(s: Scalar) -> u8 {
@@ -62,6 +73,7 @@ pub fn tag(t: Ty) -> u8 {
         Ty::Unit | Ty::Var(_) | Ty::Array { .. } => 0,
         Ty::Scalar(s) => scalar_tag(s),
         Ty::Record(_) => REC,
+        Ty::Vector(s, l) => vector_tag(s, l),
         Ty::Buffer { elem, mutable } => (if mutable { BUF_MUT } else { BUF_RO }) + elem_tag(elem),
     }
 }
@@ -89,11 +101,19 @@ fn all_types() -> Vec<(u8, Ty)> {
         v.push((scalar_tag(s), Ty::Scalar(s)));
     }
     v.push((REC, Ty::Record(ANY_RECORD)));
+    for &(_, s, l) in &crate::types::VECTORS {
+        v.push((vector_tag(s, l), Ty::Vector(s, l)));
+    }
     let elems = SCALARS
         .iter()
         .filter(|&&s| s != Scalar::Usize)
         .map(|&s| Elem::Scalar(s))
-        .chain([Elem::Record(ANY_RECORD)]);
+        .chain([Elem::Record(ANY_RECORD)])
+        .chain(
+            crate::types::VECTORS
+                .iter()
+                .map(|&(_, s, l)| Elem::Vector(s, l)),
+        );
     for elem in elems {
         for mutable in [false, true] {
             let t = Ty::Buffer { elem, mutable };
@@ -113,10 +133,12 @@ pub fn show(t: Ty, recs: &[RecordUse]) -> String {
         Ty::Unit | Ty::Var(_) | Ty::Array { .. } => "()".into(),
         Ty::Scalar(s) => s.name().into(),
         Ty::Record(r) => rec(r),
+        Ty::Vector(s, l) => crate::types::vector_name(s, l).into(),
         Ty::Buffer { elem, mutable } => {
             let e = match elem {
                 Elem::Scalar(s) => s.name().to_string(),
                 Elem::Record(r) => rec(r),
+                Elem::Vector(s, l) => crate::types::vector_name(s, l).into(),
             };
             format!("&{}[{e}]", if mutable { "mut " } else { "" })
         }

@@ -38,6 +38,10 @@ fn elem_type(e: Elem, recs: &[RecordUse]) -> TokenStream {
             }
             None => quote!(()),
         },
+        Elem::Vector(s, l) => {
+            let id = format_ident!("{}", crate::types::vector_name(s, l));
+            quote!(::spoc::#id)
+        }
     }
 }
 
@@ -46,6 +50,7 @@ fn launch_type(t: Ty, recs: &[RecordUse]) -> TokenStream {
     match t {
         Ty::Scalar(s) => elem_type(Elem::Scalar(s), recs),
         Ty::Record(r) => elem_type(Elem::Record(r), recs),
+        Ty::Vector(s, l) => elem_type(Elem::Vector(s, l), recs),
         Ty::Buffer { elem, mutable } => {
             let e = elem_type(elem, recs);
             if mutable {
@@ -68,10 +73,12 @@ fn launch_type_text(t: Ty, recs: &[RecordUse]) -> String {
     match t {
         Ty::Scalar(s) => s.name().to_string(),
         Ty::Record(r) => path(r),
+        Ty::Vector(s, l) => crate::types::vector_name(s, l).into(),
         Ty::Buffer { elem, mutable } => {
             let e = match elem {
                 Elem::Scalar(s) => s.name().to_string(),
                 Elem::Record(r) => path(r),
+                Elem::Vector(s, l) => crate::types::vector_name(s, l).into(),
             };
             format!("&{}Buffer<{e}>", if mutable { "mut " } else { "" })
         }

@@ -10,7 +10,7 @@ use crate::errors::{Loc, Lowered};
 use crate::lower::strip;
 use crate::lower::{ident_name, Lowerer, TExpr};
 use crate::types::{ArraySpace, Kind, Scalar, Ty};
-use spoc_ir::{BinOp, Block, Const, ExprKind, SharedDecl, Type, VarId, VarKind};
+use spoc_ir::{BinOp, Block, Const, ExprKind, SharedDecl, VarId, VarKind};
 
 /// The names that declare shared arrays.
 pub const SHARED_DECLS: [&str; 3] = ["shared_array", "shared_array_2d", "dynamic_shared"];
@@ -108,7 +108,10 @@ impl Lowerer {
             ));
         }
         let elem = match args[0] {
-            syn::GenericArgument::Type(t) => crate::sig::scalar_type(t, &mut self.errs)?,
+            syn::GenericArgument::Type(t) => match crate::sig::vector_type(t) {
+                Some((s, l)) => Ty::Vector(s, l),
+                None => Ty::Scalar(crate::sig::scalar_type(t, &mut self.errs)?),
+            },
             other => {
                 return Err(self.errs.spanned(
                     other,
@@ -149,7 +152,7 @@ impl Lowerer {
         let Ty::Var(ev) = elem_var else {
             return Err(crate::errors::Failed);
         };
-        let _ = self.tys.unify(elem_var, Ty::Scalar(elem));
+        let _ = self.tys.unify(elem_var, elem);
         let ty = Ty::Array {
             elem: ev,
             space: ArraySpace::Shared,
@@ -159,7 +162,7 @@ impl Lowerer {
         let var = self.declare(name, ty, false, VarKind::Shared);
         self.shared.push(SharedDecl {
             var,
-            elem: Type::Scalar(elem.ir()),
+            elem: self.tys.ir_type(elem).ok_or(crate::errors::Failed)?,
             len,
         });
         Ok(())

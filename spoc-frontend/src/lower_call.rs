@@ -19,6 +19,76 @@ pub(crate) fn intrinsic_name(path: &syn::Path) -> Option<String> {
 }
 
 impl Lowerer {
+    /// `VecT::new(lanes…)` (one value per lane, evaluated in order) or `VecT::splat(v)` (`v`
+    /// evaluated once, in every lane): a `VectorLit`.
+    fn vector_ctor(
+        &mut self,
+        c: &syn::ExprCall,
+        name: &str,
+        lane: Scalar,
+        lanes: u8,
+        pre: &mut Block,
+    ) -> Lowered<TExpr> {
+        let span = Loc::of(&c);
+        let tname = crate::types::vector_name(lane, lanes);
+        let want = match name {
+            "new" => usize::from(lanes),
+            "splat" => 1,
+            _ => {
+                return Err(self.errs.spanned(
+                    &c.func,
+                    format!("`{tname}::{name}` is not supported in kernels; a `{tname}` is built with `{tname}::new(…)` (one value per lane) or `{tname}::splat(v)`"),
+                ))
+            }
+        };
+        if c.args.len() != want {
+            return Err(self.errs.spanned(
+                c,
+                format!(
+                    "`{tname}::{name}` takes {want} argument{} (of type `{}`), not {}",
+                    if want == 1 { "" } else { "s" },
+                    lane.name(),
+                    c.args.len()
+                ),
+            ));
+        }
+        let mut values: Vec<TExpr> = Vec::new();
+        let mut ok = true;
+        for a in &c.args {
+            let mut apre = Block::new();
+            let Ok(v) = self.scalar(a, &mut apre) else {
+                ok = false;
+                continue;
+            };
+            self.sequence(&mut values, &v, apre, pre);
+            if self
+                .unify_at(
+                    Ty::Scalar(lane),
+                    v.ty,
+                    v.span,
+                    &format!("mismatched types: a `{tname}` lane is a `{}`", lane.name()),
+                )
+                .is_err()
+            {
+                ok = false;
+                continue;
+            }
+            values.push(v);
+        }
+        if !ok {
+            return Err(crate::errors::Failed);
+        }
+        if name == "splat" {
+            let v = values.pop().ok_or(crate::errors::Failed)?;
+            let simple = matches!(v.e.kind, ExprKind::Var(_) | ExprKind::Const(_));
+            let v = if simple { v } else { self.spill(v, pre) };
+            let lit = ExprKind::VectorLit(vec![v.e; usize::from(lanes)]);
+            return Ok(self.mk(lit, Ty::Vector(lane, lanes), span));
+        }
+        let lit = ExprKind::VectorLit(values.into_iter().map(|v| v.e).collect());
+        Ok(self.mk(lit, Ty::Vector(lane, lanes), span))
+    }
+
     /// A call expression: an intrinsic, `f32::sqrt(x)`-style math, or a `#[device]` helper.
     pub fn call(&mut self, c: &syn::ExprCall, pre: &mut Block) -> Lowered<TExpr> {
         let span = Loc::of(&c);
@@ -91,6 +161,16 @@ impl Lowerer {
                     span,
                 ));
             }
+        }
+        // `F32x4::new(x, y, z, w)`, `U32x2::splat(v)`: the vector constructors.
+        if let Some((lane, lanes)) = path
+            .segments
+            .iter()
+            .rev()
+            .nth(1)
+            .and_then(|s| crate::types::vector_named(&s.ident.to_string()))
+        {
+            return self.vector_ctor(c, &name, lane, lanes, pre);
         }
         // `f32::sqrt(x)`, `f64::max(a, b)`: math through the type's path.
         if path.segments.len() == 2 {

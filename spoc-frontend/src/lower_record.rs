@@ -92,6 +92,23 @@ impl Lowerer {
     pub fn field_ty(&mut self, base: Ty, name: &str, span: Loc) -> Lowered<Ty> {
         match self.tys.resolve(base) {
             Ty::Record(_) => {}
+            Ty::Vector(s, lanes) => {
+                return match spoc_ir::lane_index(name) {
+                    Some(i) if i < usize::from(lanes) => Ok(Ty::Scalar(s)),
+                    _ => Err(self.errs.at(
+                        span,
+                        format!(
+                            "no lane `{name}` on a `{}`: its lanes are {}",
+                            crate::types::vector_name(s, lanes),
+                            spoc_ir::LANE_NAMES[..usize::from(lanes)]
+                                .iter()
+                                .map(|l| format!("`.{l}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )),
+                };
+            }
             Ty::Var(_) => {
                 self.constrain_at(
                     base,

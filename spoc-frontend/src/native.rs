@@ -126,6 +126,7 @@ pub fn rust_value_type(t: &Type) -> Option<TokenStream> {
     match t {
         Type::Unit => Some(quote!(())),
         Type::Scalar(s) => rust_scalar(*s),
+        Type::Vector { elem, lanes } => rust_vector(*elem, *lanes),
         Type::Array {
             elem,
             space: MemSpace::Local,
@@ -137,6 +138,16 @@ pub fn rust_value_type(t: &Type) -> Option<TokenStream> {
         }
         _ => None,
     }
+}
+
+/// The host type of a kernel vector (`::spoc::__private::F32x4`); `None` for a lane type and
+/// count the language has no host type for.
+fn rust_vector(elem: ScalarType, lanes: u8) -> Option<TokenStream> {
+    let name = crate::types::VECTORS
+        .iter()
+        .find(|(_, s, l)| s.ir() == elem && *l == lanes)
+        .map(|(n, _, _)| format_ident!("{}", n))?;
+    Some(quote!(::spoc::__private::#name))
 }
 
 /// An integer constant as a pattern literal (`-5i32`, `7u64`); `None` for other constants.
@@ -475,7 +486,7 @@ impl<'a> Native<'a> {
     pub fn elem_type(&self, t: &Type) -> Option<TokenStream> {
         match t {
             Type::Array { elem, .. } => match &**elem {
-                Type::Record(_) => self.value_type(elem),
+                Type::Record(_) | Type::Vector { .. } => self.value_type(elem),
                 e => rust_scalar(e.as_scalar()?),
             },
             _ => None,
@@ -838,7 +849,22 @@ impl<'a> Native<'a> {
                     .collect::<Option<Vec<_>>>()?;
                 quote!(#path { #(#names: #values),* })
             }
-            ExprKind::VariantLit { .. } | ExprKind::VectorLit(_) => return None,
+            ExprKind::VectorLit(lanes) => {
+                // A struct literal: its fields are evaluated in the order written, lane order.
+                let Type::Vector { elem, lanes: n } = &e.ty else {
+                    return None;
+                };
+                let path = rust_vector(*elem, *n)?;
+                let names = spoc_ir::LANE_NAMES[..lanes.len()]
+                    .iter()
+                    .map(|l| format_ident!("{}", l));
+                let values = lanes
+                    .iter()
+                    .map(|v| self.expr(v))
+                    .collect::<Option<Vec<_>>>()?;
+                quote!(#path { #(#names: #values),* })
+            }
+            ExprKind::VariantLit { .. } => return None,
         })
     }
 

@@ -67,9 +67,26 @@ pub fn record_path(ty: &syn::Type) -> Option<&syn::Path> {
             let known = matches!(
                 name.as_str(),
                 "Self" | "String" | "Vec" | "Option" | "Box" | "Result" | "Buffer"
-            );
+            ) || crate::types::vector_named(&name).is_some();
             let plain = p.path.segments.iter().all(|s| s.arguments.is_none());
             (capitalised && !known && plain).then_some(&p.path)
+        }
+        _ => None,
+    }
+}
+
+/// The vector type `ty` names (`F32x4`, `spoc::U32x2`: a path without generic arguments whose
+/// last segment is one of [`crate::types::VECTORS`]), as lane type and lane count.
+pub fn vector_type(ty: &syn::Type) -> Option<(Scalar, u8)> {
+    match ty {
+        syn::Type::Paren(p) => vector_type(&p.elem),
+        syn::Type::Group(g) => vector_type(&g.elem),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if !last.arguments.is_none() {
+                return None;
+            }
+            crate::types::vector_named(&last.ident.to_string())
         }
         _ => None,
     }
@@ -78,6 +95,9 @@ pub fn record_path(ty: &syn::Type) -> Option<&syn::Path> {
 /// Parses a value type: a scalar or a record (`let p: Particle = …`, a helper's parameter or
 /// result).
 pub fn value_type(ty: &syn::Type, errs: &mut Errors, tys: &mut Unifier) -> Lowered<Ty> {
+    if let Some((s, l)) = vector_type(ty) {
+        return Ok(Ty::Vector(s, l));
+    }
     match record_path(ty) {
         Some(p) => Ok(tys.record(p)),
         None => scalar_type(ty, errs).map(Ty::Scalar),
@@ -109,6 +129,13 @@ pub fn param_type(ty: &syn::Type, errs: &mut Errors, tys: &mut Unifier) -> Lower
                         &slice.elem,
                         "slices of slices or arrays are not supported; flatten the data into one buffer and index it as `x[row * width + col]`",
                     ))
+                }
+                e if vector_type(e).is_some() => {
+                    let (s, l) = vector_type(e).unwrap_or((Scalar::F32, 4));
+                    return Ok(Ty::Buffer {
+                        elem: Elem::Vector(s, l),
+                        mutable,
+                    });
                 }
                 e => match record_path(e) {
                     Some(p) => match tys.record(p) {

@@ -154,6 +154,8 @@ pub enum Ty {
     Scalar(Scalar),
     /// A record (`#[derive(Record)]` struct): index into [`Unifier::records`].
     Record(u32),
+    /// A short vector (`F32x4`, `U32x2`, …): its lane type and lane count (2 or 4).
+    Vector(Scalar, u8),
     /// A global buffer parameter.
     Buffer {
         elem: Elem,
@@ -202,6 +204,35 @@ pub enum Elem {
     Scalar(Scalar),
     /// Index into [`Unifier::records`].
     Record(u32),
+    /// A short vector: lane type, lane count.
+    Vector(Scalar, u8),
+}
+
+/// The vector types of the kernel language, by their Rust names (`spoc::F32x4`, …): lane
+/// type and lane count. The host types of the same names are in `spoc::vector`.
+pub const VECTORS: [(&str, Scalar, u8); 6] = [
+    ("F32x2", Scalar::F32, 2),
+    ("F32x4", Scalar::F32, 4),
+    ("I32x2", Scalar::I32, 2),
+    ("I32x4", Scalar::I32, 4),
+    ("U32x2", Scalar::U32, 2),
+    ("U32x4", Scalar::U32, 4),
+];
+
+/// The vector type named `name` (`"F32x4"`), if it is one.
+pub fn vector_named(name: &str) -> Option<(Scalar, u8)> {
+    VECTORS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, s, l)| (s, l))
+}
+
+/// The Rust name of the vector type of `lanes` lanes of `s` (`F32x4`).
+pub fn vector_name(s: Scalar, lanes: u8) -> &'static str {
+    VECTORS
+        .iter()
+        .find(|(_, t, l)| *t == s && *l == lanes)
+        .map_or("?", |(n, _, _)| n)
 }
 
 impl Elem {
@@ -210,6 +241,7 @@ impl Elem {
         match self {
             Elem::Scalar(s) => Ty::Scalar(s),
             Elem::Record(r) => Ty::Record(r),
+            Elem::Vector(s, l) => Ty::Vector(s, l),
         }
     }
 }
@@ -291,6 +323,7 @@ impl Unifier {
         match e {
             Elem::Scalar(s) => s.name().to_string(),
             Elem::Record(r) => self.record_name(r).to_string(),
+            Elem::Vector(s, l) => vector_name(s, l).to_string(),
         }
     }
 
@@ -332,10 +365,12 @@ impl Unifier {
             Ty::Unit => "`()`".into(),
             Ty::Scalar(s) => format!("`{}`", s.name()),
             Ty::Record(r) => format!("`{}`", self.record_name(r)),
+            Ty::Vector(s, l) => format!("`{}`", vector_name(s, l)),
             Ty::Buffer { elem, mutable } => {
                 let e = match elem {
                     Elem::Scalar(s) => s.name(),
                     Elem::Record(r) => self.record_name(r),
+                    Elem::Vector(s, l) => vector_name(s, l),
                 };
                 format!("`&{}[{e}]`", if mutable { "mut " } else { "" })
             }
@@ -448,6 +483,10 @@ impl Unifier {
             Ty::Unit => Type::Unit,
             Ty::Scalar(s) => Type::Scalar(s.ir()),
             Ty::Record(r) => Type::Record(self.record_name(r).to_string()),
+            Ty::Vector(s, lanes) => Type::Vector {
+                elem: s.ir(),
+                lanes,
+            },
             Ty::Buffer { elem, .. } => Type::global_array(self.ir_type(elem.ty())?),
             Ty::Array {
                 elem, space, len, ..

@@ -8,3 +8,4 @@ pub(crate) mod device;
 pub mod host;
 pub mod record;
 pub mod soa;
+pub mod vector;

@@ -1,0 +1,195 @@
+//! The vector types (`F32x4`, `U32x2`, …) on every device: buffers of vectors, lane reads and
+//! writes, `new`/`splat`, shared arrays of vectors, and a grid-stride `saxpy` over `F32x4`
+//! (the kernel of `examples/programs/saxpy_vec4.rs`). Every result is checked exactly against
+//! the same arithmetic on the host.
+
+mod common;
+
+use spoc::prelude::*;
+
+/// `y = a * x + y` four lanes at a time, grid-stride.
+#[kernel]
+fn saxpy4(a: f32, x: &[F32x4], y: &mut [F32x4]) {
+    let mut i = global_id_x();
+    let stride = grid_dim_x() * block_dim_x();
+    while i < y.len() {
+        let xv = x[i];
+        let yv = y[i];
+        y[i] = F32x4::new(
+            a * xv.x + yv.x,
+            a * xv.y + yv.y,
+            a * xv.z + yv.z,
+            a * xv.w + yv.w,
+        );
+        i += stride;
+    }
+}
+
+/// Lanes rotated and scaled, a lane written into a local vector and into a buffer element,
+/// `splat`.
+#[kernel]
+fn lanes(x: &[F32x4], out: &mut [F32x4], sp: &mut [F32x4]) {
+    let i = global_id_x();
+    if i < x.len() {
+        let v = x[i];
+        let mut r = F32x4::new(v.w, v.x * 2.0, v.y, v.z);
+        r.z = r.z + 0.5;
+        out[i] = r;
+        out[i].w = v.x - v.w;
+        sp[i] = F32x4::splat(v.y * 3.0);
+    }
+}
+
+/// `U32x2` swapped, `I32x4` lanes summed and negated.
+#[kernel]
+fn ints(u: &[U32x2], us: &mut [U32x2], s: &[I32x4], ss: &mut [i32], sn: &mut [I32x4]) {
+    let i = global_id_x();
+    if i < u.len() {
+        let p = u[i];
+        us[i] = U32x2::new(p.y, p.x ^ 0xffff_0000);
+        let q = s[i];
+        ss[i] = q.x + q.y + q.z + q.w;
+        sn[i] = I32x4::new(-q.x, -q.y, -q.z, q.w * 2);
+    }
+}
+
+/// Each block reverses its `F32x4`s through a shared array.
+#[kernel]
+fn reverse_in_block(x: &[F32x4], y: &mut [F32x4]) {
+    let tile = shared_array::<F32x4, 64>();
+    let t = thread_idx_x();
+    let i = global_id_x();
+    tile[t] = x[i];
+    sync_threads();
+    y[i] = tile[63 - t];
+}
+
+fn f4(k: usize) -> F32x4 {
+    let b = k as f32;
+    F32x4::new(b * 0.25 - 3.0, b + 0.5, -b * 1.5, b * b * 0.125)
+}
+
+#[test]
+fn saxpy_over_f32x4_on_every_device() -> spoc::Result<()> {
+    let n = 1000; // vectors: not a multiple of the block
+    let x: Vec<F32x4> = (0..n).map(f4).collect();
+    let y0: Vec<F32x4> = (0..n).map(|k| f4(k + 7)).collect();
+    let a = 1.75f32;
+    let want: Vec<F32x4> = x
+        .iter()
+        .zip(&y0)
+        .map(|(x, y)| {
+            let (x, y) = (x.to_array(), y.to_array());
+            F32x4::from_array(std::array::from_fn(|l| a * x[l] + y[l]))
+        })
+        .collect();
+    let mut ran = 0;
+    for dev in common::devices() {
+        let xb = dev.upload(&x)?;
+        let mut yb = dev.upload(&y0)?;
+        // 2 blocks of 128 for 1000 vectors: every thread takes several, grid-stride.
+        saxpy4.launch(&dev, dims1d(2), dims1d(128), (a, &xb, &mut yb))?;
+        let got = yb.to_vec()?;
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            // The kernel's `a * x + y` may be contracted to an fma on a GPU: allow that one
+            // rounding, nothing else.
+            for (gl, wl) in g.to_array().iter().zip(w.to_array()) {
+                assert!(
+                    (gl - wl).abs() <= wl.abs() * 2e-7 + 1e-6,
+                    "saxpy4[{k}] on {} ({}): got {g:?}, want {w:?}",
+                    dev.name,
+                    dev.framework
+                );
+            }
+        }
+        ran += 1;
+    }
+    assert!(ran >= 2, "ran on {ran} devices");
+    Ok(())
+}
+
+#[test]
+fn lane_reads_writes_and_splat_on_every_device() -> spoc::Result<()> {
+    let n = 77;
+    let x: Vec<F32x4> = (0..n).map(f4).collect();
+    let want_out: Vec<F32x4> = x
+        .iter()
+        .map(|v| F32x4::new(v.w, v.x * 2.0, v.y + 0.5, v.x - v.w))
+        .collect();
+    let want_sp: Vec<F32x4> = x.iter().map(|v| F32x4::splat(v.y * 3.0)).collect();
+    let mut ran = 0;
+    for dev in common::devices() {
+        let xb = dev.upload(&x)?;
+        let mut out = dev.alloc::<F32x4>(n)?;
+        let mut sp = dev.alloc::<F32x4>(n)?;
+        lanes.launch(&dev, dims1d(2), dims1d(64), (&xb, &mut out, &mut sp))?;
+        let on = format!("on {} ({})", dev.name, dev.framework);
+        assert_eq!(out.to_vec()?, want_out, "lanes {on}");
+        assert_eq!(sp.to_vec()?, want_sp, "splat {on}");
+        ran += 1;
+    }
+    assert!(ran >= 2, "ran on {ran} devices");
+    Ok(())
+}
+
+#[test]
+fn integer_vectors_on_every_device() -> spoc::Result<()> {
+    let n = 50;
+    let u: Vec<U32x2> = (0..n as u32)
+        .map(|k| U32x2::new(k.wrapping_mul(0x9e37_79b9), !k))
+        .collect();
+    let s: Vec<I32x4> = (0..n as i32)
+        .map(|k| I32x4::new(k - 25, k * 1000, -k * 7, i32::MAX / 4 - k))
+        .collect();
+    let want_us: Vec<U32x2> = u
+        .iter()
+        .map(|p| U32x2::new(p.y, p.x ^ 0xffff_0000))
+        .collect();
+    let want_ss: Vec<i32> = s
+        .iter()
+        .map(|q| q.x.wrapping_add(q.y).wrapping_add(q.z).wrapping_add(q.w))
+        .collect();
+    let want_sn: Vec<I32x4> = s
+        .iter()
+        .map(|q| I32x4::new(-q.x, -q.y, -q.z, q.w.wrapping_mul(2)))
+        .collect();
+    let mut ran = 0;
+    for dev in common::devices() {
+        let ub = dev.upload(&u)?;
+        let sb = dev.upload(&s)?;
+        let mut us = dev.alloc::<U32x2>(n)?;
+        let mut ss = dev.alloc::<i32>(n)?;
+        let mut sn = dev.alloc::<I32x4>(n)?;
+        ints.launch(
+            &dev,
+            dims1d(1),
+            dims1d(64),
+            (&ub, &mut us, &sb, &mut ss, &mut sn),
+        )?;
+        let on = format!("on {} ({})", dev.name, dev.framework);
+        assert_eq!(us.to_vec()?, want_us, "U32x2 {on}");
+        assert_eq!(ss.to_vec()?, want_ss, "I32x4 sums {on}");
+        assert_eq!(sn.to_vec()?, want_sn, "I32x4 {on}");
+        ran += 1;
+    }
+    assert!(ran >= 2, "ran on {ran} devices");
+    Ok(())
+}
+
+#[test]
+fn shared_array_of_vectors_on_every_device() -> spoc::Result<()> {
+    let blocks = 3;
+    let n = 64 * blocks;
+    let x: Vec<F32x4> = (0..n).map(f4).collect();
+    let want: Vec<F32x4> = (0..n).map(|i| x[(i / 64) * 64 + 63 - i % 64]).collect();
+    let mut ran = 0;
+    for dev in common::devices() {
+        let xb = dev.upload(&x)?;
+        let mut y = dev.alloc::<F32x4>(n)?;
+        reverse_in_block.launch(&dev, dims1d(blocks as u32), dims1d(64), (&xb, &mut y))?;
+        assert_eq!(y.to_vec()?, want, "on {} ({})", dev.name, dev.framework);
+        ran += 1;
+    }
+    assert!(ran >= 2, "ran on {ran} devices");
+    Ok(())
+}
