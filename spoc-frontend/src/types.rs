@@ -209,7 +209,8 @@ pub enum Elem {
 }
 
 /// The vector types of the kernel language, by their Rust names (`spoc::F32x4`, …): lane
-/// type and lane count. The host types of the same names are in `spoc::vector`.
+/// type and lane count. The host types of the same names are `spoc::F32x4` etc.
+/// (spoc-runtime's `memory::vector`).
 pub const VECTORS: [(&str, Scalar, u8); 6] = [
     ("F32x2", Scalar::F32, 2),
     ("F32x4", Scalar::F32, 4),
