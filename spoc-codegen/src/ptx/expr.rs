@@ -3,7 +3,7 @@
 use super::asm::{b32_imm, Class, Opd};
 use super::gen::{Gen, R};
 use super::value::{Addr, ArrRef, Base, Len, Place, Space, Store, Val};
-use spoc_ir::{BinOp, Expr, ExprKind, Intrinsic, LValue, MathFn, ScalarType, Type};
+use spoc_ir::{lane_index, BinOp, Expr, ExprKind, Intrinsic, LValue, MathFn, ScalarType, Type};
 
 impl<'k> Gen<'k, '_> {
     /// Evaluates `e` to a scalar operand.
@@ -175,8 +175,18 @@ impl<'k> Gen<'k, '_> {
         }
     }
 
-    /// Field `field` of the record value `v` (of type `ty`).
+    /// Field `field` of the record value `v` (of type `ty`), or lane `field` (`x`, `y`, `z`,
+    /// `w`) of the vector value `v`.
     fn field_of(&mut self, v: &Val, ty: &Type, field: &str) -> R<Val> {
+        if let (Val::Vector(t, ls), Type::Vector { .. }) = (v, ty) {
+            return match lane_index(field).and_then(|i| ls.get(i)) {
+                Some(o) => Ok(Val::Scalar(o.clone(), *t)),
+                None => Err(self.cx.unsupported(
+                    format!("lane `.{field}` of a `{ty}`"),
+                    "an existing lane (`x`, `y`, `z`, `w`)",
+                )),
+            };
+        }
         let (Val::Record(_, fs), Type::Record(name)) = (v, ty) else {
             return Err(self.cx.unsupported(
                 format!("field `.{field}` of a non-record"),
@@ -255,6 +265,10 @@ impl<'k> Gen<'k, '_> {
             Place::Reg(v) => match v {
                 Val::Record(n, _) => Type::Record(n.clone()),
                 Val::Scalar(_, t) => Type::Scalar(*t),
+                Val::Vector(t, ls) => Type::Vector {
+                    elem: *t,
+                    lanes: ls.len() as u8,
+                },
                 _ => {
                     return Err(self.cx.unsupported(
                         format!("a field of `{l}`, which is not a record"),
@@ -342,8 +356,30 @@ impl<'k> Gen<'k, '_> {
         Ok(Some(ok))
     }
 
-    /// Field `field` of the record at place `p` (of type `ty`).
+    /// Field `field` of the record at place `p` (of type `ty`), or lane `field` of the vector
+    /// there (in memory at byte offset `lane * size(elem)`).
     pub(crate) fn field_place(&mut self, p: &Place, ty: &Type, field: &str) -> R<Place> {
+        if let Type::Vector { elem, lanes } = ty {
+            let lane = lane_index(field)
+                .filter(|&l| l < *lanes as usize)
+                .ok_or_else(|| {
+                    self.cx.unsupported(
+                        format!("lane `.{field}` of a `{ty}`"),
+                        "an existing lane (`x`, `y`, `z`, `w`)",
+                    )
+                })?;
+            return match p {
+                Place::Mem(addr, _) => Ok(Place::Mem(
+                    addr.plus(lane as u64 * elem.size_bytes() as u64),
+                    Type::Scalar(*elem),
+                )),
+                Place::Reg(v) => Ok(Place::Reg(self.field_of(v, ty, field)?)),
+                Place::Soa { .. } => Err(self.cx.unsupported(
+                    format!("lane `.{field}` of a vector in a Structure-of-Arrays parameter"),
+                    "flat records of scalars",
+                )),
+            };
+        }
         let Type::Record(rec) = ty else {
             return Err(self
                 .cx
@@ -435,11 +471,7 @@ impl<'k> Gen<'k, '_> {
         Ok(match ty {
             Type::Scalar(s) => Val::Scalar(self.load_scalar(addr, *s), *s),
             Type::Vector { elem, lanes } => {
-                let n = elem.size_bytes() as u64;
-                let ls = (0..*lanes as u64)
-                    .map(|l| self.load_scalar(&addr.plus(l * n), *elem))
-                    .collect();
-                Val::Vector(*elem, ls)
+                Val::Vector(*elem, self.load_vector(addr, *elem, *lanes))
             }
             Type::Record(name) => {
                 let def = self.cx.record(name)?.clone();
@@ -516,6 +548,63 @@ impl<'k> Gen<'k, '_> {
         }
     }
 
+    /// Loads the `lanes` lanes of a vector of `t` at `addr`: one `ld.v2`/`ld.v4` per (at
+    /// most 16-byte) chunk when [`vector_chunk`] allows it, lane by lane otherwise. Under a
+    /// guard the lanes are 0 unless it holds, as for [`Gen::load_scalar`].
+    pub(crate) fn load_vector(&mut self, addr: &Addr, t: ScalarType, lanes: u8) -> Vec<Opd> {
+        let n = t.size_bytes() as u64;
+        let Some(k) = vector_chunk(addr, t, lanes) else {
+            return (0..lanes as u64)
+                .map(|l| self.load_scalar(&addr.plus(l * n), t))
+                .collect();
+        };
+        let ld = addr.space.ld();
+        let at = addr.guard_prefix();
+        let mut out = Vec::new();
+        for c in (0..lanes as usize).step_by(k) {
+            let ds: Vec<Opd> = (0..k).map(|_| self.a.tmp(Class::of(t))).collect();
+            if addr.guard.is_some() {
+                for d in &ds {
+                    self.a.ins(format!("mov.b{} {d}, 0", n * 8));
+                }
+            }
+            let a = addr.plus(c as u64 * n).operand();
+            self.a.ins(format!(
+                "{at}{ld}.v{k}{} {}, {a}",
+                mem_type(t),
+                vector_operand(&ds)
+            ));
+            out.extend(ds);
+        }
+        out
+    }
+
+    /// Stores the lanes `ls` of a vector of `t` at `addr`: `st.v2`/`st.v4` as
+    /// [`Gen::load_vector`] loads.
+    pub(crate) fn store_vector(&mut self, addr: &Addr, t: ScalarType, ls: &[Opd]) {
+        let n = t.size_bytes() as u64;
+        let Some(k) = u8::try_from(ls.len())
+            .ok()
+            .and_then(|lanes| vector_chunk(addr, t, lanes))
+        else {
+            for (l, o) in ls.iter().enumerate() {
+                self.store_scalar(&addr.plus(l as u64 * n), t, o);
+            }
+            return;
+        };
+        let st = addr.space.st();
+        let at = addr.guard_prefix();
+        for (c, chunk) in ls.chunks(k).enumerate() {
+            let vs: Vec<Opd> = chunk.iter().map(|o| self.a.reg(o)).collect();
+            let a = addr.plus((c * k) as u64 * n).operand();
+            self.a.ins(format!(
+                "{at}{st}.v{k}{} {a}, {}",
+                mem_type(t),
+                vector_operand(&vs)
+            ));
+        }
+    }
+
     /// Stores `v` at place `p`.
     pub(crate) fn store(&mut self, p: &Place, v: &Val) -> R<()> {
         match p {
@@ -559,10 +648,7 @@ impl<'k> Gen<'k, '_> {
                 Ok(())
             }
             (Type::Vector { elem, .. }, Val::Vector(_, ls)) => {
-                let n = elem.size_bytes() as u64;
-                for (k, l) in ls.iter().enumerate() {
-                    self.store_scalar(&addr.plus(k as u64 * n), *elem, l);
-                }
+                self.store_vector(addr, *elem, ls);
                 Ok(())
             }
             (Type::Record(name), Val::Record(_, fs)) => {
@@ -692,6 +778,28 @@ impl<'k> Gen<'k, '_> {
 /// The scalar type of `t` (`i32` if it is not a scalar; the validator ensures it is).
 pub(crate) fn scalar_ty(t: &Type) -> ScalarType {
     t.as_scalar().unwrap_or(ScalarType::I32)
+}
+
+/// How many lanes one `ld`/`st` moves of a vector of `lanes` `t`s at `addr`: all of them (2 or
+/// 4) when the vector is at most 16 bytes, 2 for the 4-lane 64-bit vectors (two 16-byte
+/// halves); `None` (lane by lane) for 3 lanes, `bool` lanes, or an address whose constant
+/// offset is not a multiple of the chunk's size. PTX requires a vector access to be aligned to
+/// its size: the layout aligns 2- and 4-lane vectors to their size, buffers start at least
+/// 256-byte aligned, and shared and local arrays are declared with their element's alignment
+/// (the dynamic shared array with 16), so every chunk is.
+fn vector_chunk(addr: &Addr, t: ScalarType, lanes: u8) -> Option<usize> {
+    if t == ScalarType::Bool || !matches!(lanes, 2 | 4) {
+        return None;
+    }
+    let n = t.size_bytes() as u64;
+    let k = (lanes as u64).min(16 / n);
+    (k >= 2 && addr.offset.is_multiple_of(k * n)).then_some(k as usize)
+}
+
+/// The PTX vector operand `{a, b, c, d}`.
+fn vector_operand(os: &[Opd]) -> String {
+    let names: Vec<&str> = os.iter().map(|o| o.text.as_str()).collect();
+    format!("{{{}}}", names.join(", "))
 }
 
 /// The `ld`/`st`/`.param` type suffix of scalar `t` (`bool` is a byte, `.u8`).

@@ -26,7 +26,8 @@
 //! `%dynamic_smem_size / sizeof(T)`.
 //!
 //! Records in buffers and shared arrays use the `#[repr(C)]` layout (fields in order, each at a
-//! multiple of its alignment); `bool` is one byte, vectors are packed lanes aligned to the lane.
+//! multiple of its alignment); `bool` is one byte, vectors are packed lanes, 2- and 4-lane ones
+//! aligned to their size (3-lane ones to the lane).
 //! A Structure-of-Arrays buffer must hold a flat record of scalars (nested records and vectors
 //! are refused with [`CodegenError::Unsupported`]); `p[i].x` is then a load from
 //! `p__soa_x + i * sizeof(x)`. An empty `soa_params` gives exactly the AoS output.
@@ -52,6 +53,11 @@
 //!   `base + (u64)index * sizeof(T)` (`mul.wide.u32`); shared arrays are
 //!   `.shared .align A .<type> $smem_<name>[N]`, local arrays
 //!   `.local .align A .b8 $local_<name>[bytes]`.
+//! - A whole 2- or 4-lane vector (not `bool`) moves with one vector instruction per 16 bytes:
+//!   `ld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd5]`, `st.shared.v2.u32 [..], {..}`
+//!   (`f64x4`/`i64x4` as two `.v2` halves); 3-lane vectors move lane by lane. Lane `v.x`/`.y`/
+//!   `.z`/`.w` is register `i` of a vector value, or the lane's own scalar `ld`/`st` at
+//!   `offset + i * sizeof(lane)` in memory.
 //!
 //! ## Semantics (DESIGN §2 and the IR's documentation)
 //!
