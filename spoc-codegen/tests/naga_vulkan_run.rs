@@ -977,20 +977,21 @@ fn vectors_and_records_have_the_host_layout() {
         [64, 1, 1],
         [1, 1, 1],
         &[],
-        vec![vec![0; n * 12], vec![0; n * 24]],
+        vec![vec![0; n * 12], vec![0; n * 32]],
     ) else {
         return;
     };
     let v = from_bytes::<f32>(&out[0]);
     for g in 0..n {
         assert_eq!(&v[3 * g..3 * g + 3], &[g as f32, 1.0, 2.5], "out[{g}]");
-        let rec = &out[1][24 * g..24 * (g + 1)];
+        // `Tagged { id: u32, v: f64x2 }`: `v` aligned to 16 (spoc_ir::layout), stride 32.
+        let rec = &out[1][32 * g..32 * (g + 1)];
         assert_eq!(
             u32::from_le_bytes(rec[0..4].try_into().unwrap()),
             g as u32 + 100
         );
         assert_eq!(
-            from_bytes::<f64>(&rec[8..24]),
+            from_bytes::<f64>(&rec[16..32]),
             [0.5, g as f64],
             "tags[{g}].v"
         );

@@ -200,6 +200,8 @@ impl Body<'_, '_> {
                     .and_then(|d| d.fields.iter().find(|f| &f.name == field))
                     .map(|f| f.ty.clone())
                     .unwrap_or(Type::Unit),
+                // A lane of a vector.
+                Type::Vector { elem, .. } => Type::Scalar(elem),
                 t => t,
             },
         }

@@ -309,12 +309,24 @@ impl<'k> Ctx<'k> {
         for &(s, lanes) in &self.vectors {
             let elem = ScalarType::ALL[s];
             let t = self.d.scalar(elem, Storage::Memory);
-            let fields: Vec<String> = ["x", "y", "z", "w"][..lanes as usize]
+            let fields: Vec<String> = spoc_ir::LANE_NAMES[..lanes as usize]
                 .iter()
                 .map(|l| format!("{t} {l};"))
                 .collect();
+            // 2 and 4 lanes are aligned to the whole vector, as `spoc_ir::layout` lays them out
+            // (CUDA's `float4`, OpenCL's `float4`), so that a whole-vector copy is one vector
+            // load or store (`ld.global.v4.f32`); NVRTC, hipRTC (clang) and OpenCL C all take
+            // the GNU attribute. 3 lanes keep the lane's alignment.
+            let align = if lanes.is_power_of_two() {
+                format!(
+                    " __attribute__((aligned({})))",
+                    elem.size_bytes() * usize::from(lanes)
+                )
+            } else {
+                String::new()
+            };
             out.push_str(&format!(
-                "typedef struct {{ {} }} {};\n",
+                "typedef struct{align} {{ {} }} {};\n",
                 fields.join(" "),
                 Ctx::vector_ident(elem, lanes)
             ));
@@ -407,7 +419,7 @@ impl<'k> Ctx<'k> {
                 Ctor::Vector(s, lanes) => {
                     let elem = ScalarType::ALL[s];
                     let t = Ctx::vector_ident(elem, lanes);
-                    let lane_names = &["x", "y", "z", "w"][..lanes as usize];
+                    let lane_names = &spoc_ir::LANE_NAMES[..lanes as usize];
                     let et = self.d.scalar(elem, Storage::Value);
                     let params: Vec<String> =
                         lane_names.iter().map(|l| format!("{et} {l}")).collect();

@@ -301,13 +301,31 @@ impl Fb<'_, '_> {
         }
     }
 
-    /// The member index of `field` in record type `ty`.
+    /// The member index of `field` in record type `ty`, or the lane `field` names in vector
+    /// type `ty` (`AccessIndex` selects a vector's lane, on a value or through a pointer, as it
+    /// selects a struct's member).
     pub fn field_index(&self, ty: &Type, field: &str) -> R<u32> {
+        if let Type::Vector { .. } = ty {
+            return self.lane_of(ty, field).map(|(i, _)| i);
+        }
         self.field_of(ty, field).map(|(i, _)| i as u32)
     }
 
     pub(super) fn field_type(&self, ty: &Type, field: &str) -> R<Type> {
+        if let Type::Vector { .. } = ty {
+            return self.lane_of(ty, field).map(|(_, t)| t);
+        }
         self.field_of(ty, field).map(|(_, f)| f.ty.clone())
+    }
+
+    /// The lane `field` (`x`, `y`, `z`, `w`) of vector type `ty`, and the lane's type.
+    fn lane_of(&self, ty: &Type, field: &str) -> R<(u32, Type)> {
+        match (ty, spoc_ir::lane_index(field)) {
+            (Type::Vector { elem, lanes }, Some(i)) if i < usize::from(*lanes) => {
+                Ok((i as u32, Type::Scalar(*elem)))
+            }
+            _ => Err(self.g.bug(format!("lane `.{field}` of a `{ty}`"))),
+        }
     }
 
     /// The position and declaration of `field` in record type `ty`.

@@ -19,10 +19,12 @@
 //!   parameter order: each at the next offset aligned to its own alignment, the total size
 //!   rounded up to the largest alignment. Scalars take their Rust size, except `bool`, which takes
 //!   4 bytes (a `u32`, nonzero meaning `true`); records are their `#[repr(C)]` bytes; vectors are
-//!   `[T; lanes]`. [`scalar_params_layout`] gives every offset. The block is a storage buffer
+//!   their [`spoc_ir::layout`] bytes (2 and 4 lanes: `vec2`/`vec4`, aligned to their size; 3
+//!   lanes: `[T; 3]`). [`scalar_params_layout`] gives every offset. The block is a storage buffer
 //!   rather than a uniform one so that this C layout is also the shader's (std430) layout.
-//! - Buffer elements are laid out as on the host (`#[repr(C)]` records, vectors as `[T; lanes]`,
-//!   array stride = element size). Buffers of `bool`, or of records holding a `bool`, are refused
+//! - Buffer elements are laid out as on the host (`#[repr(C)]` records; 2- and 4-lane vectors
+//!   as `vec2<T>`/`vec4<T>`, aligned to their size, 3-lane ones as `[T; 3]`; array stride =
+//!   element size, so a buffer of `f32x4` is an `array<vec4<f32>>` of stride 16). Buffers of `bool`, or of records holding a `bool`, are refused
 //!   ([`CodegenError::Unsupported`]: shaders have no 1-byte `bool` in memory).
 //! - A buffer's length is the runtime array's length (`OpArrayLength` / `arrayLength`), so the
 //!   host must bind exactly `len * size_of::<T>()` bytes. On Metal, naga passes the lengths in

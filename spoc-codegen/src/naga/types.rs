@@ -128,7 +128,8 @@ pub(super) fn contains_bool(kernel: &Kernel, ty: &Type) -> bool {
             .is_some_and(|r| r.fields.iter().any(|f| contains_bool(kernel, &f.ty))),
         Type::Variant(_) => true,
         Type::Array { elem, .. } => contains_bool(kernel, elem),
-        Type::Vector { .. } | Type::Unit | Type::Pending(_) => false,
+        Type::Vector { elem, .. } => *elem == ScalarType::Bool,
+        Type::Unit | Type::Pending(_) => false,
     }
 }
 
@@ -205,6 +206,22 @@ impl Gen<'_> {
         }
         let h = match ty {
             Type::Scalar(s) => self.scalar_ty(*s)?,
+            // 2 and 4 lanes: a naga vector (`vec4<f32>`: size 16, aligned to 16 in std430,
+            // as `spoc_ir::layout` lays the vector out), which one load or store moves. 3 lanes
+            // (`vec3` would be aligned to 16 and padded to 16 in an array, where the IR packs
+            // 12 bytes aligned to the lane) and `bool` lanes: an array of the lanes.
+            Type::Vector { elem, lanes } if matches!(lanes, 2 | 4) && *elem != ScalarType::Bool => {
+                self.check_scalar(*elem)?;
+                let size = if *lanes == 2 {
+                    naga::VectorSize::Bi
+                } else {
+                    naga::VectorSize::Quad
+                };
+                self.inner_ty(TypeInner::Vector {
+                    size,
+                    scalar: scalar(*elem),
+                })
+            }
             Type::Vector { elem, lanes } => {
                 let base = self.scalar_ty(*elem)?;
                 self.array_ty(base, Some(*lanes as u32), elem.size_bytes() as u32)

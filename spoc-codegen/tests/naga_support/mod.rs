@@ -663,8 +663,9 @@ pub fn dynamic_shared() -> Kernel {
     b.kernel("dyn_shared")
 }
 
-/// Vectors (`[T; lanes]` in memory): a buffer of `f32x3`, a record holding a `u32x2` after
-/// a `u8`-free `u16`-free layout (`{ id: u32, v: f64x2 }`, stride 24), vector literals.
+/// Vectors (`spoc_ir::layout`: 3 lanes packed and aligned to the lane, 2 and 4 aligned to their
+/// size): a buffer of `f32x3` (stride 12), a record holding an `f64x2` after a `u32`
+/// (`{ id: u32, v: f64x2 }`: `v` at 16, stride 32), vector literals.
 pub fn vectors() -> Kernel {
     let v3 = Type::Vector {
         elem: ScalarType::F32,
