@@ -63,7 +63,10 @@ pub fn kernel_entry(k: &Kernel, helpers: &HelperPaths) -> Option<TokenStream> {
     let mut bind = Vec::new();
     let mut specs = Vec::new();
     for (i, d) in k.shared.iter().enumerate() {
-        let t = rust_scalar(d.elem.as_scalar()?)?;
+        let t = match &d.elem {
+            Type::Vector { .. } => rust_value_type(&d.elem)?,
+            e => rust_scalar(e.as_scalar()?)?,
+        };
         let v = cx.var(d.var);
         bind.push(quote!(
             let #v: ::spoc::__private::GlobalMut<#t> = __spoc_shared.array::<#t>(#i)?;
