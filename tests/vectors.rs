@@ -1,29 +1,11 @@
 //! The vector types (`F32x4`, `U32x2`, …) on every device: buffers of vectors, lane reads and
-//! writes, `new`/`splat`, shared arrays of vectors, and a grid-stride `saxpy` over `F32x4`
-//! (the kernel of `examples/programs/saxpy_vec4.rs`). Every result is checked exactly against
-//! the same arithmetic on the host.
+//! writes, `new`/`splat` and shared arrays of vectors; a grid-stride `saxpy` over `F32x4`
+//! is `examples/programs/saxpy_vec4.rs`, run on every device by `examples/tests/programs.rs`.
+//! Every result is checked exactly against the same arithmetic on the host.
 
 mod common;
 
 use spoc::prelude::*;
-
-/// `y = a * x + y` four lanes at a time, grid-stride.
-#[kernel]
-fn saxpy4(a: f32, x: &[F32x4], y: &mut [F32x4]) {
-    let mut i = global_id_x();
-    let stride = grid_dim_x() * block_dim_x();
-    while i < y.len() {
-        let xv = x[i];
-        let yv = y[i];
-        y[i] = F32x4::new(
-            a * xv.x + yv.x,
-            a * xv.y + yv.y,
-            a * xv.z + yv.z,
-            a * xv.w + yv.w,
-        );
-        i += stride;
-    }
-}
 
 /// Lanes rotated and scaled, a lane written into a local vector and into a buffer element,
 /// `splat`.
@@ -67,45 +49,6 @@ fn reverse_in_block(x: &[F32x4], y: &mut [F32x4]) {
 fn f4(k: usize) -> F32x4 {
     let b = k as f32;
     F32x4::new(b * 0.25 - 3.0, b + 0.5, -b * 1.5, b * b * 0.125)
-}
-
-#[test]
-fn saxpy_over_f32x4_on_every_device() -> spoc::Result<()> {
-    let n = 1000; // vectors: not a multiple of the block
-    let x: Vec<F32x4> = (0..n).map(f4).collect();
-    let y0: Vec<F32x4> = (0..n).map(|k| f4(k + 7)).collect();
-    let a = 1.75f32;
-    let want: Vec<F32x4> = x
-        .iter()
-        .zip(&y0)
-        .map(|(x, y)| {
-            let (x, y) = (x.to_array(), y.to_array());
-            F32x4::from_array(std::array::from_fn(|l| a * x[l] + y[l]))
-        })
-        .collect();
-    let mut ran = 0;
-    for dev in common::devices() {
-        let xb = dev.upload(&x)?;
-        let mut yb = dev.upload(&y0)?;
-        // 2 blocks of 128 for 1000 vectors: every thread takes several, grid-stride.
-        saxpy4.launch(&dev, dims1d(2), dims1d(128), (a, &xb, &mut yb))?;
-        let got = yb.to_vec()?;
-        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-            // The kernel's `a * x + y` may be contracted to an fma on a GPU: allow that one
-            // rounding, nothing else.
-            for (gl, wl) in g.to_array().iter().zip(w.to_array()) {
-                assert!(
-                    (gl - wl).abs() <= wl.abs() * 2e-7 + 1e-6,
-                    "saxpy4[{k}] on {} ({}): got {g:?}, want {w:?}",
-                    dev.name,
-                    dev.framework
-                );
-            }
-        }
-        ran += 1;
-    }
-    assert!(ran >= 2, "ran on {ran} devices");
-    Ok(())
 }
 
 #[test]

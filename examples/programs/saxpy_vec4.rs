@@ -1,6 +1,6 @@
 //! `saxpy_vec4`: `y = a * x + y` over `n` f32 elements, four at a time: the buffers are
 //! `F32x4` vectors (one 16-byte load per operand per thread and step, `ld.global.v4.f32` in
-//! PTX), and a grid-stride loop lets a bounded grid cover any length. 12 bytes moved per
+//! PTX), and a grid-stride loop takes each thread over several vectors. 12 bytes moved per
 //! element. `n` that is not a multiple of 4 is padded with zero lanes (not checked, not
 //! counted). Checked against `a * x + y` on the host within one rounding (a GPU may contract
 //! the multiply-add into an fma).
@@ -26,9 +26,9 @@ pub fn saxpy_vec4(a: f32, x: &[F32x4], y: &mut [F32x4]) {
     }
 }
 
-/// At most this many blocks of 256 threads: enough to fill a large GPU several times over; the
-/// grid-stride loop covers the rest.
-const MAX_BLOCKS: u32 = 8192;
+/// Vectors per thread: the grid covers a quarter of the vectors and the grid-stride loop takes
+/// each thread over four of them (more bytes in flight per thread than one each).
+const PER_THREAD: usize = 4;
 
 /// Runs `saxpy_vec4` over `size` f32 elements (`size / 4` vectors, rounded up).
 ///
@@ -46,7 +46,7 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let xb = dev.upload(&F32x4::from_slice(&x))?;
     let y0 = F32x4::from_slice(&y);
     let mut yb = dev.upload(&y0)?;
-    let grid = dims1d(blocks_for(n4, 256).clamp(1, MAX_BLOCKS));
+    let grid = dims1d(blocks_for(n4.div_ceil(PER_THREAD), 256));
     let block = dims1d(256);
     saxpy_vec4.launch(dev, grid, block, (a, &xb, &mut yb))?; // compiles the kernel
     yb.upload_from(&y0)?;
