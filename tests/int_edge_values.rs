@@ -148,7 +148,7 @@ fn min_max_chains_with_negated_operands_on_every_device() -> spoc::Result<()> {
         [5, 5, -5, 5],
         "a = -5, b = -5 (the H200 gave -5 first)"
     );
-    let mut ran = 0;
+    let (mut ran, mut failures) = (0, Vec::new());
     for dev in common::devices() {
         let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
         let mut out = dev.alloc::<i32>(4 * n)?;
@@ -158,9 +158,25 @@ fn min_max_chains_with_negated_operands_on_every_device() -> spoc::Result<()> {
             dims1d(64),
             (&da, &db, &mut out),
         )?;
-        assert_eq!(out.to_vec()?, want, "on {} ({})", dev.name, dev.framework);
+        let got = out.to_vec()?;
+        // Every device is run, and each wrong one named with its first wrong outputs.
+        let bad: Vec<String> = (0..4 * n)
+            .filter(|&k| got[k] != want[k])
+            .take(4)
+            .map(|k| {
+                let (i, form) = (k / 4, k % 4);
+                format!(
+                    "form {form} at a = {}, b = {}: got {}, want {}",
+                    a[i], b[i], got[k], want[k]
+                )
+            })
+            .collect();
+        if !bad.is_empty() {
+            failures.push(format!("{} ({}): {}", dev.name, dev.framework, bad.join("; ")));
+        }
         ran += 1;
     }
+    assert!(failures.is_empty(), "wrong on:\n{}", failures.join("\n"));
     assert!(ran >= 2, "ran on {ran} devices");
     Ok(())
 }

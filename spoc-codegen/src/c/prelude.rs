@@ -177,15 +177,36 @@ pub(crate) fn abs_signed(ctx: &mut Ctx, s: ScalarType) -> String {
 }
 
 /// Integer `min` or `max` (`is_max`).
+///
+/// On CUDA the helper is inline PTX, a compare and a select that NVVM cannot turn back into
+/// `min`/`max` instructions: ptxas 13.0 (the JIT of driver 580) fuses two `min.s32`/`max.s32`
+/// into one three-input `VIMNMX3` and drops a negation folded into it, so NVRTC's code for
+/// `a.min(-a).min(b)` gave `min(a, b)` on the H200 (difftest/FINDINGS.md F9; the PTX generator
+/// emits the same `setp` + `selp`).
 pub(crate) fn min_max_int(ctx: &mut Ctx, s: ScalarType, is_max: bool) -> String {
     let op = if is_max { "max" } else { "min" };
     let name = format!("spoc_{op}_{}", sfx(s));
     ctx.helper(&name, |d| {
         let ty = t(d, s);
         let cmp = if is_max { ">" } else { "<" };
+        let q = d.device_fn();
+        if d != Dialect::Cuda {
+            return format!(
+                "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    return a {cmp} b ? a : b;\n}}\n"
+            );
+        }
+        let wide = s.size_bytes() == 8;
+        let ptx_t = match (s.is_signed(), wide) {
+            (true, false) => "s32",
+            (true, true) => "s64",
+            (false, false) => "u32",
+            (false, true) => "u64",
+        };
+        let bits = if wide { "b64" } else { "b32" };
+        let reg = if wide { "l" } else { "r" };
+        let setp = if is_max { "gt" } else { "lt" };
         format!(
-            "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    return a {cmp} b ? a : b;\n}}\n",
-            q = d.device_fn()
+            "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    {ty} r;\n    asm(\"{{ .reg .pred p; setp.{setp}.{ptx_t} p, %1, %2; selp.{bits} %0, %1, %2, p; }}\" : \"={reg}\"(r) : \"{reg}\"(a), \"{reg}\"(b));\n    return r;\n}}\n"
         )
     });
     name
