@@ -172,7 +172,12 @@ fn min_max_chains_with_negated_operands_on_every_device() -> spoc::Result<()> {
             })
             .collect();
         if !bad.is_empty() {
-            failures.push(format!("{} ({}): {}", dev.name, dev.framework, bad.join("; ")));
+            failures.push(format!(
+                "{} ({}): {}",
+                dev.name,
+                dev.framework,
+                bad.join("; ")
+            ));
         }
         ran += 1;
     }
