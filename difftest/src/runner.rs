@@ -559,6 +559,9 @@ impl Run {
                 }
             }
         };
+        if interp_ok {
+            self.auto_unrolled(d, set, run, &reference);
+        }
         for i in 0..self.devs.len() {
             if self.devs[i].interp || (self.devs[i].native && run.def.native.is_none()) {
                 continue;
@@ -591,6 +594,51 @@ impl Run {
                     self.tally(&label).disagreed += 1;
                     self.disagreement(d, set, i, versus, dis);
                 }
+            }
+        }
+    }
+
+    /// The kernel as the CUDA/PTX generator sees it, its loops unrolled by
+    /// `spoc::ir::unroll::auto_unrolled`, run on the Interpreter: it must be valid IR and give
+    /// `reference` (what the Interpreter gave for the kernel as written). Run-time-lowered
+    /// kernels only (a compiled kernel's definition cannot take other IR). A failure is reported
+    /// under the label `Interpreter (PTX loop unrolling)`, not shrunk.
+    fn auto_unrolled(&mut self, d: &Drawn, set: &'static str, run: Runnable, reference: &Buffers) {
+        use spoc::ir::unroll::{auto_unrolled, AutoUnroll};
+        let Some(ir) = run.ir else { return };
+        let Some(k) = auto_unrolled(ir.kernel(), &AutoUnroll::PTX) else {
+            return;
+        };
+        let label = "Interpreter (PTX loop unrolling)".to_string();
+        let ii = self.interp();
+        let found = match spoc::ir::ValidKernel::new(k) {
+            Err(e) => Some(Disagreement {
+                kind: Kind::Error("invalid IR".into()),
+                detail: format!("the unrolled IR is not valid: {e}"),
+            }),
+            Ok(v) => {
+                let v: &'static spoc::ir::ValidKernel = Box::leak(Box::new(v));
+                let o = self.run_dev(ii, &d.kernel, &d.inputs, Runnable { ir: Some(v), ..run });
+                match harness::judge(reference, &o) {
+                    Verdict::Disagree(dis) => Some(dis),
+                    _ => None,
+                }
+            }
+        };
+        match found {
+            None => self.tally(&label).ran += 1,
+            Some(dis) => {
+                self.tally(&label).disagreed += 1;
+                self.reports.push(Report {
+                    device: label,
+                    versus: Versus::Interp.describe(),
+                    set,
+                    kernel: kernel_id(d),
+                    found: dis,
+                    source: print::full(&d.kernel),
+                    shrunk: None,
+                    note: "not shrunk: a transformation of the IR, run on the Interpreter".into(),
+                });
             }
         }
     }

@@ -242,7 +242,11 @@ pub fn generate_source_with(
     let unrolled = spoc_ir::unroll::unrolled(kernel);
     let kernel = unrolled.as_ref().unwrap_or(kernel);
     let source = match target {
-        Target::CudaPtx => ptx::generate(kernel, opts)?,
+        // ptxas unrolls little: PTX gets the loop unrolling NVRTC's optimiser would do.
+        Target::CudaPtx => {
+            let auto = spoc_ir::unroll::auto_unrolled(kernel, &spoc_ir::unroll::AutoUnroll::PTX);
+            ptx::generate(auto.as_ref().unwrap_or(kernel), opts)?
+        }
         Target::CudaC | Target::Hip | Target::OpenCl => c::generate(target, kernel, opts)?,
         Target::Vulkan | Target::Metal | Target::WebGpu | Target::Glsl => {
             naga::generate(target, kernel, opts)?

@@ -364,7 +364,12 @@ fn short_circuit_conditions_branch() {
 fn dynamic_shared_memory_is_extern() {
     let p = ptx(&records_match(), &[]);
     assert!(p.contains(".extern .shared .align 16 .b8 spoc_dyn_smem[];"));
-    assert!(p.contains("mov.u64 %rd15, spoc_dyn_smem;"));
+    // Shared addresses are 32-bit (the `.shared` window), as NVVM's.
+    assert!(
+        p.lines()
+            .any(|l| l.trim_start().starts_with("mov.u32 %r") && l.ends_with(", spoc_dyn_smem;")),
+        "{p}"
+    );
     let p = ptx(&shared_atomics_warp(), &[]);
     assert!(p.contains(".shared .align 4 .f32 $smem_tile[256];"));
     assert!(!p.contains("spoc_dyn_smem"));
@@ -405,6 +410,73 @@ fn a_kernel_without_parameters_assembles() {
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// `acc += x[p]` over `0..n`, or over `0..n` with a barrier in the body.
+fn sum_loop(barrier: bool) -> Kernel {
+    let mut b = B::new();
+    let x = b.buf("x", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let n = b.param("n", Type::U32);
+    let acc = b.let_mut("acc", f32c(0.0));
+    b.for_("p", u32c(0), n, u32c(1), ForDir::Up, |b, p| {
+        let accv = Expr::var(acc, Type::F32);
+        b.set(acc, bin(BinOp::Add, accv, idx(&x, p)));
+        if barrier {
+            b.push(StmtKind::Barrier);
+        }
+    });
+    b.store(&out, gid(), Expr::var(acc, Type::F32));
+    b.kernel("sum_loop")
+}
+
+#[test]
+fn a_small_innermost_loop_runs_four_copies_per_iteration() {
+    // 4 copies in the main loop and the loop itself for the rest: 5 loads of `x`.
+    let p = ptx(&sum_loop(false), &[]);
+    assert_eq!(entry_body(&p).matches("ld.global.nc.f32").count(), 5, "{p}");
+    assert!(
+        p.contains("& 4294967292u32"),
+        "the main loop's end, a multiple of 4: {p}"
+    );
+    // A barrier keeps the loop as written: which threads take which copy must not change.
+    let p = ptx(&sum_loop(true), &[]);
+    assert_eq!(entry_body(&p).matches("ld.global.nc.f32").count(), 1, "{p}");
+}
+
+#[test]
+fn a_short_constant_loop_over_shared_memory_is_straight_line_with_immediate_offsets() {
+    // acc += s[t * 16 + k] for k in 0..16: no loop left, one 32-bit address, offsets 4..60.
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::F32);
+    let s = b.shared("s", Type::F32, Some(256));
+    let t = b.let_("t", tid());
+    let acc = b.let_mut("acc", f32c(0.0));
+    b.for_("k", u32c(0), u32c(16), u32c(1), ForDir::Up, |b, k| {
+        let i = bin(BinOp::Add, bin(BinOp::Mul, t.clone(), u32c(16)), k);
+        let accv = Expr::var(acc, Type::F32);
+        b.set(acc, bin(BinOp::Add, accv, idx(&s, i)));
+    });
+    b.store(&out, gid(), Expr::var(acc, Type::F32));
+    let p = ptx(&b.kernel("tile_row"), &[]);
+    let body = entry_body(&p);
+    assert!(!body.contains("$L_for"), "{p}");
+    let loads: Vec<&str> = body
+        .lines()
+        .filter(|l| l.contains("ld.shared.f32"))
+        .collect();
+    assert_eq!(loads.len(), 16, "{p}");
+    assert!(
+        loads.iter().all(|l| l.contains(", [%r")),
+        "32-bit shared addresses: {p}"
+    );
+    for k in 1..16 {
+        assert!(
+            loads[k].ends_with(&format!("+{}];", 4 * k)),
+            "{}: {p}",
+            loads[k]
         );
     }
 }

@@ -231,7 +231,7 @@ fn shared_array_of_f32x4_is_16_byte_aligned_and_moves_v4() {
         entry_body(&ptx).contains(".shared .align 16 .b8 $smem_tile[1024];"),
         "{ptx}"
     );
-    assert_eq!(lines_with(&ptx, "st.shared.v4.f32 [%rd").len(), 1, "{ptx}");
+    assert_eq!(lines_with(&ptx, "st.shared.v4.f32 [%r").len(), 1, "{ptx}");
     assert_eq!(lines_with(&ptx, "ld.shared.v4.f32 {%f").len(), 1, "{ptx}");
     // `tile[t].w = r.x`: a scalar store 12 bytes in.
     assert!(

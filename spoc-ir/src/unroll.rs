@@ -310,3 +310,230 @@ impl VisitMut for Fresh<'_> {
         }
     }
 }
+
+/// How far [`auto_unrolled`] unrolls the loops that `unroll(…)` does not mark: what a C
+/// compiler's loop unroller does for the targets whose downstream compiler does not (`ptxas`
+/// unrolls little and leaves a loop's loads one iteration at a time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AutoUnroll {
+    /// A `for` whose bounds and step are compile-time constants ([`trip_count`]) with at most
+    /// this many iterations becomes straight-line code…
+    pub full_max_trip: u64,
+    /// …when its trip count times its body's [`cost`] is at most this.
+    pub full_max_cost: usize,
+    /// An innermost `for` over an unsigned range with a step of 1 and unknown bounds runs
+    /// this many copies of its body per iteration of a main loop, then the rest one at a time
+    /// (1: off).
+    pub partial_factor: u32,
+    /// …when its body's [`cost`] is at most this.
+    pub partial_max_cost: usize,
+}
+
+impl AutoUnroll {
+    /// The settings of the CUDA/PTX target: full unrolling of up to 16 iterations, 4 copies of
+    /// a small innermost loop (what NVRTC's optimiser gives the same loops).
+    pub const PTX: AutoUnroll = AutoUnroll {
+        full_max_trip: 16,
+        full_max_cost: 640,
+        partial_factor: 4,
+        partial_max_cost: 48,
+    };
+}
+
+/// The size of `b` for the unrolling limits: one per statement and per expression node, a
+/// helper call 24 (the PTX generator inlines helpers).
+pub fn cost(b: &Block) -> usize {
+    let mut n = 0;
+    crate::visit::for_each_stmt(b, &mut |_| n += 1);
+    crate::visit::for_each_expr(b, &mut |e| {
+        n += match e.kind {
+            ExprKind::Call { .. } => 24,
+            _ => 1,
+        }
+    });
+    n
+}
+
+/// `kernel` with the loops `unroll(…)` does not mark unrolled as `opts` allows (inner loops
+/// first), or `None` if no loop qualifies. The meaning is unchanged: a fully unrolled loop is
+/// its copies in order, as for a marked one; a partially unrolled
+/// `for k in a..b { body }` becomes
+///
+/// ```text
+/// { let lo = a; let hi = b; let mut mid = lo;
+///   if lo < hi { mid = lo + ((hi - lo) & !(F - 1)); }
+///   for j in (lo..mid).step_by(F) { body[k := j]; body[k := j + 1]; … body[k := j + F - 1] }
+///   for k in mid..hi { body } }
+/// ```
+///
+/// (bounds evaluated once, in order, as Rust does; no value wraps). A body with a barrier,
+/// a warp operation, a loop, or its own `break`/`continue` is not partially unrolled: which
+/// lanes take which copy could change what a warp operation sees.
+pub fn auto_unrolled(kernel: &Kernel, opts: &AutoUnroll) -> Option<Kernel> {
+    let mut k = kernel.clone();
+    let mut changed = auto_block(&mut k.body, &mut k.vars, opts);
+    for f in &mut k.functions {
+        changed |= auto_block(&mut f.body, &mut f.vars, opts);
+    }
+    changed.then_some(k)
+}
+
+/// [`auto_unrolled`] on one block; whether anything changed.
+fn auto_block(b: &mut Block, vars: &mut Vec<VarDecl>, opts: &AutoUnroll) -> bool {
+    let mut changed = false;
+    let old = std::mem::take(b);
+    for mut s in old {
+        nested_blocks(&mut s.kind, &mut |inner| {
+            changed |= auto_block(inner, vars, opts)
+        });
+        let StmtKind::For(f) = &s.kind else {
+            b.push(s);
+            continue;
+        };
+        let body_cost = cost(&f.body);
+        let full = trip_count(f).ok().filter(|&t| {
+            t <= opts.full_max_trip && (t as usize).saturating_mul(body_cost) <= opts.full_max_cost
+        });
+        let replacement = match full {
+            Some(_) => copies(f, vars),
+            None if body_cost <= opts.partial_max_cost => partial(f, vars, opts.partial_factor),
+            None => None,
+        };
+        match replacement {
+            Some(r) => {
+                changed = true;
+                b.push(Stmt {
+                    kind: StmtKind::Block(r),
+                    loc: s.loc,
+                });
+            }
+            None => b.push(s),
+        }
+    }
+    changed
+}
+
+/// Whether a partially unrolled copy of `body` could behave differently: a loop, a barrier or
+/// fence, a warp operation, a `break`/`continue` of its own.
+fn unsafe_to_interleave(body: &Block) -> bool {
+    let mut bad = own_break(body);
+    crate::visit::for_each_stmt(body, &mut |s| {
+        bad |= matches!(
+            s.kind,
+            StmtKind::For(_)
+                | StmtKind::While { .. }
+                | StmtKind::Barrier
+                | StmtKind::WarpBarrier
+                | StmtKind::MemFence(_)
+        )
+    });
+    crate::visit::for_each_expr(body, &mut |e| {
+        bad |= matches!(&e.kind, ExprKind::Intrinsic { intrinsic, .. } if intrinsic.is_warp())
+            || matches!(e.kind, ExprKind::Call { .. })
+    });
+    bad
+}
+
+/// The partially unrolled form of `f` (see [`auto_unrolled`]), or `None` if `f` does not
+/// qualify: counting up by 1 over `u32` or `u64`, a factor of at least 2 that is a power of two.
+fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32) -> Option<Block> {
+    if factor < 2 || !factor.is_power_of_two() || f.dir != ForDir::Up || !f.unit_step() {
+        return None;
+    }
+    let ty = match vars.get(f.var.0 as usize)?.ty {
+        Type::Scalar(t @ (ScalarType::U32 | ScalarType::U64)) => t,
+        _ => return None,
+    };
+    if unsafe_to_interleave(&f.body) {
+        return None;
+    }
+    let t = Type::Scalar(ty);
+    let mut local = |name: &str, mutable: bool| {
+        let id = VarId(vars.len() as u32);
+        vars.push(VarDecl {
+            name: name.into(),
+            ty: t.clone(),
+            mutable,
+            kind: crate::VarKind::Local,
+        });
+        id
+    };
+    let (lo, hi, mid, j) = (
+        local("unroll_lo", false),
+        local("unroll_hi", false),
+        local("unroll_mid", true),
+        local("unroll_j", false),
+    );
+    let var = |v: VarId| Expr::var(v, t.clone());
+    let bin = |op: BinOp, l: Expr, r: Expr| Expr {
+        ty: if op.is_comparison() {
+            Type::Scalar(ScalarType::Bool)
+        } else {
+            l.ty.clone()
+        },
+        kind: ExprKind::Binary {
+            op,
+            lhs: Box::new(l),
+            rhs: Box::new(r),
+        },
+    };
+    let c = |v: u64| constant(ty, v.into());
+    let let_ = |v: VarId, init: Expr| {
+        Stmt::new(StmtKind::Let {
+            var: v,
+            init: Some(init),
+        })
+    };
+    // mid = lo + ((hi - lo) & !(factor - 1)), only when lo < hi (no wrap).
+    let span = bin(BinOp::Sub, var(hi), var(lo));
+    let mask = match ty {
+        ScalarType::U32 => c(u64::from(!(factor - 1))),
+        _ => c(!u64::from(factor - 1)),
+    }?;
+    let set_mid = Stmt::new(StmtKind::Assign {
+        target: crate::LValue::Var(mid),
+        value: bin(BinOp::Add, var(lo), bin(BinOp::BitAnd, span, mask)),
+    });
+    let mut main_body = Block::new();
+    for k in 0..factor {
+        let value = if k == 0 {
+            var(j)
+        } else {
+            bin(BinOp::Add, var(j), c(k.into())?)
+        };
+        let mut copy = f.body.clone();
+        let mut fresh = Fresh {
+            var: f.var,
+            value,
+            renamed: HashMap::new(),
+            vars,
+        };
+        fresh.visit_block_mut(&mut copy);
+        main_body.push(Stmt::new(StmtKind::Block(copy)));
+    }
+    let main = ForLoop {
+        var: j,
+        start: var(lo),
+        end: var(mid),
+        step: Expr::constant(Const::U32(factor)),
+        dir: ForDir::Up,
+        body: main_body,
+    };
+    let rest = ForLoop {
+        start: var(mid),
+        end: var(hi),
+        ..f.clone()
+    };
+    Some(vec![
+        let_(lo, f.start.clone()),
+        let_(hi, f.end.clone()),
+        let_(mid, var(lo)),
+        Stmt::new(StmtKind::If {
+            cond: bin(BinOp::Lt, var(lo), var(hi)),
+            then: vec![set_mid],
+            els: None,
+        }),
+        Stmt::new(StmtKind::For(main)),
+        Stmt::new(StmtKind::For(rest)),
+    ])
+}

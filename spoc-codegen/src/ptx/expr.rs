@@ -3,7 +3,9 @@
 use super::asm::{b32_imm, Class, Opd};
 use super::gen::{Gen, R};
 use super::value::{Addr, ArrRef, Base, Len, Place, Space, Store, Val};
-use spoc_ir::{lane_index, BinOp, Expr, ExprKind, Intrinsic, LValue, MathFn, ScalarType, Type};
+use spoc_ir::{
+    lane_index, BinOp, Const, Expr, ExprKind, Intrinsic, LValue, MathFn, ScalarType, Type,
+};
 
 impl<'k> Gen<'k, '_> {
     /// Evaluates `e` to a scalar operand.
@@ -215,8 +217,7 @@ impl<'k> Gen<'k, '_> {
                         "an array",
                     ));
                 };
-                let i = self.scalar(index)?;
-                Ok(Some(self.index_place(&arr, &i)?))
+                Ok(Some(self.index_expr_place(&arr, index)?))
             }
             ExprKind::Field { base, field } => match self.expr_place(base)? {
                 Some(p) => Ok(Some(self.field_place(&p, &base.ty, field)?)),
@@ -246,8 +247,7 @@ impl<'k> Gen<'k, '_> {
                             .unsupported("an indexed assignment to a non-array", "an array place"))
                     }
                 };
-                let i = self.scalar(index)?;
-                self.index_place(&arr, &i)
+                self.index_expr_place(&arr, index)
             }
             LValue::Field { base, field } => {
                 let bp = self.lvalue_place(base)?;
@@ -282,6 +282,37 @@ impl<'k> Gen<'k, '_> {
     /// Element `i` of `arr`. In checked mode the index is tested against the array's length
     /// first: a failing test records the fault, and the place's guard (the tests of this
     /// index and of the indices the array came from) keeps the access from happening.
+    /// The place of element `index` of `arr`. Outside checked mode, for shared memory, the
+    /// constant addends of an index `x + c` (nested `+`, either side) go into the address's
+    /// immediate offset, so that `s[t + 1]`, `s[t + 2]`, … share one address register, as
+    /// NVVM's output does. Exact: shared addresses are 32-bit, so `(x + c) * size` and
+    /// `x * size + c * size` wrap alike; the other addends are evaluated in their order.
+    pub(crate) fn index_expr_place(&mut self, arr: &ArrRef, index: &'k Expr) -> R<Place> {
+        let split = match (&self.fault, &arr.store) {
+            (None, Store::Mem(a)) if a.space == Space::Shared => split_const_addend(index),
+            _ => None,
+        };
+        let size = self.cx.layout(&arr.elem)?.size;
+        let split = split.filter(|(_, c)| c.checked_mul(size).is_some_and(|b| b < 1 << 24));
+        let Some((terms, c)) = split else {
+            let i = self.scalar(index)?;
+            return self.index_place(arr, &i);
+        };
+        let mut i: Option<Opd> = None;
+        for t in terms {
+            let v = self.scalar(t)?;
+            i = Some(match i {
+                None => v,
+                Some(acc) => self.a.bin("add.s32", Class::B32, &acc, &v),
+            });
+        }
+        let i = i.unwrap_or_else(|| b32_imm(0));
+        Ok(match self.index_place(arr, &i)? {
+            Place::Mem(a, t) => Place::Mem(a.plus(c * size), t),
+            p => p,
+        })
+    }
+
     pub(crate) fn index_place(&mut self, arr: &ArrRef, i: &Opd) -> R<Place> {
         let guard = self.bounds_check(arr, i)?;
         match &arr.store {
@@ -301,18 +332,22 @@ impl<'k> Gen<'k, '_> {
                         return Ok(Place::Mem(a, arr.elem.clone()));
                     }
                 }
-                let off = self
-                    .a
-                    .bin("mul.wide.u32", Class::B64, i, &b32_imm(size as i64));
+                // Shared memory is a 32-bit window: its addresses stay 32-bit, as NVVM's
+                // (PTX ISA 6.4.1: a `.shared` address may be a 32-bit register).
+                let (c, wide, mul, add) = match addr.space {
+                    Space::Shared => (Class::B32, "u32", "mul.lo.u32", "add.s32"),
+                    _ => (Class::B64, "u64", "mul.wide.u32", "add.s64"),
+                };
+                let off = self.a.bin(mul, c, i, &b32_imm(size as i64));
                 let base = match &addr.base {
                     Base::Reg(r) => r.clone(),
                     Base::Sym(s) => {
-                        let r = self.a.tmp(Class::B64);
-                        self.a.ins(format!("mov.u64 {r}, {s}"));
+                        let r = self.a.tmp(c);
+                        self.a.ins(format!("mov.{wide} {r}, {s}"));
                         r
                     }
                 };
-                let a = self.a.bin("add.s64", Class::B64, &base, &off);
+                let a = self.a.bin(add, c, &base, &off);
                 Ok(Place::Mem(
                     Addr {
                         space: addr.space,
@@ -813,5 +848,51 @@ pub(crate) fn mem_type(t: ScalarType) -> &'static str {
         ScalarType::F16 => ".b16",
         ScalarType::F32 => ".f32",
         ScalarType::F64 => ".f64",
+    }
+}
+
+/// `index` (a `u32` element index) as the sum of its non-constant addends (in order) and its
+/// constant ones, through nested `+`. `None` when it has no constant addend.
+fn split_const_addend(index: &Expr) -> Option<(Vec<&Expr>, u64)> {
+    fn go<'e>(e: &'e Expr, terms: &mut Vec<&'e Expr>, c: &mut u64) -> Option<()> {
+        if let Some(v) = const_u32(e) {
+            *c = c.checked_add(v)?;
+            return Some(());
+        }
+        match &e.kind {
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } if e.ty == Type::Scalar(ScalarType::U32) => {
+                go(lhs, terms, c)?;
+                go(rhs, terms, c)
+            }
+            _ => {
+                terms.push(e);
+                Some(())
+            }
+        }
+    }
+    let (mut terms, mut c) = (Vec::new(), 0);
+    go(index, &mut terms, &mut c)?;
+    (c > 0).then_some((terms, c))
+}
+
+/// The value of `e` if it is a `u32` constant expression of literals and `+ *` that does not
+/// wrap.
+fn const_u32(e: &Expr) -> Option<u64> {
+    match &e.kind {
+        ExprKind::Const(Const::U32(v)) => Some(u64::from(*v)),
+        ExprKind::Binary { op, lhs, rhs } if e.ty == Type::Scalar(ScalarType::U32) => {
+            let (l, r) = (const_u32(lhs)?, const_u32(rhs)?);
+            let v = match op {
+                BinOp::Add => l.checked_add(r)?,
+                BinOp::Mul => l.checked_mul(r)?,
+                _ => return None,
+            };
+            (v <= u64::from(u32::MAX)).then_some(v)
+        }
+        _ => None,
     }
 }
