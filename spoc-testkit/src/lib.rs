@@ -5,7 +5,8 @@
 //!   one constructor per expression and statement form);
 //! - [`backends`]: `SPOC_REQUIRE_BACKENDS`, the backends a run must not skip;
 //! - `devices` (feature `devices`): run a test on every device of a backend, printing a
-//!   `SKIPPED` line when it has none and failing when a required one has none;
+//!   `SKIPPED` line when it has none and failing when a required one has none; check every
+//!   device of a list and fail at the end naming each wrong one (`check_each_device`);
 //! - [`float`]: ULP distances and comparisons of `f32`/`f64`, NaN-canonical bit patterns;
 //! - `backend_tests!` (feature `devices`): one test body per backend, each a named `#[test]`;
 //! - [`ir_accessor!`]: the validated, kept IR of a hand-written `KernelDef`;
