@@ -83,15 +83,6 @@ fn launch_with(
         let b: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         std::fs::write(std::path::Path::new(&d).join(format!("{}.spv", k.name)), b).unwrap();
     }
-    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
-    let Some(vk) = guard.as_ref() else {
-        assert!(
-            !naga_vk::required(),
-            "no Vulkan device, and one is required"
-        );
-        eprintln!("SKIPPED: {} not run (no Vulkan device)", k.name);
-        return None;
-    };
     let mut bound = Vec::new();
     if !scalars.is_empty() {
         bound.push((0u32, scalar_block(k, scalars)));
@@ -100,8 +91,7 @@ fn launch_with(
     for (j, b) in buffers.into_iter().enumerate() {
         bound.push((spoc_codegen::naga::buffer_binding(j), b));
     }
-    let out = vk
-        .run(&words, &src.entry, &bound, groups)
+    let out = naga_vk::with_device(&k.name, |vk| vk.run(&words, &src.entry, &bound, groups))?
         .unwrap_or_else(|e| panic!("{}: {e}", k.name));
     Some(out[first..].to_vec())
 }
@@ -411,10 +401,7 @@ fn close(g: f32, w: f32, tol: f32) -> bool {
 fn math_functions_have_rust_semantics() {
     let k = math_fns();
     let mut failures = Vec::new();
-    let denorms = naga_vk::device()
-        .lock()
-        .map(|g| g.as_ref().is_some_and(|v| v.float_controls[0][0]))
-        .unwrap_or(false);
+    let denorms = naga_vk::preserves_f32_denormals();
     for (x, y, n) in [
         (2.5f32, -0.5f32, 3),
         (-2.5, 0.5, -2),
@@ -669,16 +656,11 @@ fn doubles_and_halves() {
 
 #[test]
 fn subgroup_votes_ballot_and_lane_ids() {
-    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
-    let Some(size) = guard.as_ref().map(|v| v.subgroup_size) else {
-        drop(guard);
-        assert!(
-            !naga_vk::required(),
-            "no Vulkan device, and one is required"
-        );
+    let Some(size) =
+        naga_vk::with_device("subgroup_votes_ballot_and_lane_ids", |v| v.subgroup_size)
+    else {
         return;
     };
-    drop(guard);
     if size > 32 {
         eprintln!("SKIPPED: subgroup size {size} > 32 (ballot keeps the low 32 lanes)");
         return;
@@ -799,10 +781,7 @@ fn division_and_sqrt_are_correctly_rounded() {
         .filter(|(x, y, _, d)| normal(x) && normal(y) && normal(d))
         .count();
     let bad_sqrt_normal = bad_sqrt.iter().filter(|(x, _, _)| normal(x)).count();
-    let denorms = naga_vk::device()
-        .lock()
-        .map(|g| g.as_ref().is_some_and(|v| v.float_controls[0][0]))
-        .unwrap_or(false);
+    let denorms = naga_vk::preserves_f32_denormals();
     if !denorms {
         eprintln!(
             "the device cannot preserve f32 subnormals: {} divisions and {} square roots with \
@@ -943,25 +922,20 @@ fn dynamic_shared_memory_is_a_specialization_constant() {
     let Code::SpirV(words) = src.code else {
         panic!()
     };
-    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
-    let Some(vk) = guard.as_ref() else {
-        assert!(
-            !naga_vk::required(),
-            "no Vulkan device, and one is required"
-        );
-        return;
-    };
     let n = 256;
     let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let out = vk
-        .run_spec(
+    let Some(out) = naga_vk::with_device(&k.name, |vk| {
+        vk.run_spec(
             &words,
             &src.entry,
             &[(1, bytes_of(&xs)), (2, vec![0; n * 4])],
             [4, 1, 1],
             &[(spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID, 64)],
         )
-        .unwrap();
+        .unwrap()
+    }) else {
+        return;
+    };
     let got = from_bytes::<f32>(&out[1]);
     for (g, v) in got.iter().enumerate() {
         let neighbour = (g / 64) * 64 + (g % 64 + 1) % 64;
@@ -1045,10 +1019,7 @@ fn float_remainder_next_to_a_barrier() {
     let xd: Vec<f64> = pairs.iter().map(|p| p.0).collect();
     let yd: Vec<f64> = pairs.iter().map(|p| p.1).collect();
     let n = pairs.len();
-    let denorms = naga_vk::device()
-        .lock()
-        .map(|g| g.as_ref().is_some_and(|v| v.float_controls[0][0]))
-        .unwrap_or(false);
+    let denorms = naga_vk::preserves_f32_denormals();
     for caps in [full_caps(), lavapipe_caps()] {
         let Some(out) = launch_with(
             &k,

@@ -455,11 +455,7 @@ fn checked_mode_guards_the_vector_access() {
 #[test]
 #[ignore]
 fn dump_for_device() {
-    let dir = std::env::var("SPOC_PTX_DUMP").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ptx_device/out").to_string()
-    });
-    let dir = std::path::Path::new(&dir);
-    std::fs::create_dir_all(dir).unwrap();
+    let dir = &device_dump_dir();
     for k in [
         swap_scale(),
         lane_writes(),

@@ -972,6 +972,17 @@ pub fn all() -> Vec<(&'static str, Kernel, Vec<&'static str>)> {
     ]
 }
 
+/// Where the ignored `dump_for_device` tests write PTX for the scripts in `tests/ptx_device`
+/// that run it on a GPU: `$SPOC_PTX_DUMP`, by default `tests/ptx_device/out`; created.
+pub fn device_dump_dir() -> std::path::PathBuf {
+    let dir = std::env::var_os("SPOC_PTX_DUMP").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ptx_device/out"),
+        std::path::PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// PTX for `k` with default CUDA capabilities and `soa` parameters (panics on error).
 pub fn ptx(k: &Kernel, soa: &[&str]) -> String {
     ptx_with(k, soa, false)

@@ -180,6 +180,19 @@ pub fn check_all(test: &str, sources: &[(String, Target, String)]) {
     eprintln!("{test}: {checked} sources compiled cleanly");
 }
 
+/// Runs `cmd`, failing with its stderr unless it starts and exits successfully.
+#[track_caller]
+pub fn run_ok(cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// NVIDIA's `ptxas`: `$SPOC_PTXAS`, else `ptxas` on `PATH`, else
 /// `/opt/spoc-ptxas/usr/bin/ptxas` (where `fetch-ptxas.sh` installs it); `Err` says how to get
 /// it.
