@@ -726,16 +726,57 @@ fn xorshift(seed: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// `n` operand pairs `(x, y)` from `pick` (given how many there are so far), each kept when
+/// `usable`.
+fn operands<T>(
+    n: usize,
+    mut pick: impl FnMut(usize) -> (T, T),
+    usable: impl Fn(&T, &T) -> bool,
+) -> (Vec<T>, Vec<T>) {
+    let mut xs = Vec::with_capacity(n);
+    let mut ys = Vec::with_capacity(n);
+    while xs.len() < n {
+        let (x, y) = pick(xs.len());
+        if usable(&x, &y) {
+            xs.push(x);
+            ys.push(y);
+        }
+    }
+    (xs, ys)
+}
+
+/// Runs [`div_sqrt_kernel`] of `ty` (the type of `T`) on `xs` and `ys` in blocks of `block`:
+/// the quotients, then the square roots of `xs`; `None` without a device.
+fn div_sqrt<T: Copy + Default>(
+    ty: spoc_ir::Type,
+    block: u32,
+    xs: &[T],
+    ys: &[T],
+) -> Option<Vec<T>> {
+    let n = xs.len();
+    let out = launch(
+        &div_sqrt_kernel(ty),
+        [block, 1, 1],
+        [(n as u32).div_ceil(block), 1, 1],
+        &[],
+        vec![
+            bytes_of(xs),
+            bytes_of(ys),
+            vec![0; 2 * n * std::mem::size_of::<T>()],
+        ],
+    )?;
+    Some(from_bytes::<T>(&out[2]))
+}
+
 #[test]
 fn division_and_sqrt_are_correctly_rounded() {
     // Three classes of operands: random bit patterns (any exponent), values near 1, and
     // tiny / ordinary (subnormal quotients); subnormal operands included.
     let n = 3 << 16;
     let mut next = xorshift(0x1234_5678_9abc_def1);
-    let mut xs = Vec::with_capacity(n);
-    let mut ys = Vec::with_capacity(n);
-    while xs.len() < n {
-        let (x, y) = match xs.len() % 3 {
+    let (xs, ys) = operands(
+        n,
+        |k| match k % 3 {
             0 => (
                 f32::from_bits(next() as u32 & 0x7fff_ffff),
                 f32::from_bits(next() as u32),
@@ -748,22 +789,12 @@ fn division_and_sqrt_are_correctly_rounded() {
                 f32::from_bits((next() as u32 & 0x01ff_ffff) | 1),
                 f32::from_bits((next() as u32 & 0x41ff_ffff) | 0x3f80_0000),
             ),
-        };
-        if x.is_finite() && y.is_finite() && y != 0.0 {
-            xs.push(x);
-            ys.push(y);
-        }
-    }
-    let Some(out) = launch(
-        &div_sqrt_kernel(spoc_ir::Type::F32),
-        [256, 1, 1],
-        [(n as u32).div_ceil(256), 1, 1],
-        &[],
-        vec![bytes_of(&xs), bytes_of(&ys), vec![0; 2 * n * 4]],
-    ) else {
+        },
+        |x, y| x.is_finite() && y.is_finite() && *y != 0.0,
+    );
+    let Some(got) = div_sqrt(spoc_ir::Type::F32, 256, &xs, &ys) else {
         return;
     };
-    let got = from_bytes::<f32>(&out[2]);
     let mut bad_div = Vec::new();
     let mut bad_sqrt = Vec::new();
     for i in 0..n {
@@ -812,10 +843,9 @@ fn division_and_sqrt_are_correctly_rounded() {
 
     // f64, fewer values.
     let n = 3 << 12;
-    let mut xs = Vec::with_capacity(n);
-    let mut ys = Vec::with_capacity(n);
-    while xs.len() < n {
-        let (x, y) = match xs.len() % 3 {
+    let (xs, ys) = operands(
+        n,
+        |k| match k % 3 {
             0 => (
                 f64::from_bits(next() & (u64::MAX >> 1)),
                 f64::from_bits(next()),
@@ -828,22 +858,12 @@ fn division_and_sqrt_are_correctly_rounded() {
                 f64::from_bits((next() & 0x003f_ffff_ffff_ffff) | 1),
                 f64::from_bits((next() & 0x403f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000),
             ),
-        };
-        if x.is_finite() && y.is_finite() && y != 0.0 {
-            xs.push(x);
-            ys.push(y);
-        }
-    }
-    let Some(out) = launch(
-        &div_sqrt_kernel(spoc_ir::Type::F64),
-        [256, 1, 1],
-        [(n as u32).div_ceil(256), 1, 1],
-        &[],
-        vec![bytes_of(&xs), bytes_of(&ys), vec![0; 2 * n * 8]],
-    ) else {
+        },
+        |x, y| x.is_finite() && y.is_finite() && *y != 0.0,
+    );
+    let Some(got) = div_sqrt(spoc_ir::Type::F64, 256, &xs, &ys) else {
         return;
     };
-    let got = from_bytes::<f64>(&out[2]);
     let bad: Vec<usize> = (0..n)
         .filter(|&i| {
             got[i].to_bits() != (black_box(xs[i]) / ys[i]).to_bits()
@@ -1137,59 +1157,40 @@ fn sign_extended_i32_orders_as_i64() {
 /// (difftest/FINDINGS.md F5: `f64::MAX.sqrt()` was one ulp high, `2^512`), f32 and f64.
 #[test]
 fn sqrt_below_a_power_of_two_is_correctly_rounded() {
-    let xs32 = [
-        f32::MAX,
-        1.0 - f32::EPSILON / 2.0,
-        4.0 - 2.0 * f32::EPSILON,
-        f32::from_bits(0x3f7f_fffe),
-        2.0,
-        0.25,
-    ];
-    let xs64 = [
-        f64::MAX,
-        1.0 - f64::EPSILON / 2.0,
-        4.0 - 2.0 * f64::EPSILON,
-        f64::from_bits(0x3fef_ffff_ffff_fffe),
-        2.0,
-        0.25,
-    ];
-    for t in [spoc_ir::Type::F32, spoc_ir::Type::F64] {
-        let f64_ = t == spoc_ir::Type::F64;
-        let n = xs32.len();
-        let (x, y) = if f64_ {
-            (bytes_of(&xs64), bytes_of(&[1.0f64; 6]))
-        } else {
-            (bytes_of(&xs32), bytes_of(&[1.0f32; 6]))
+    // Per type: the largest value, values just below 1 and 4 (`$below_one`: the bits of one
+    // more just below 1), and two powers of two.
+    macro_rules! inputs {
+        ($t:ident, $below_one:expr) => {
+            [
+                $t::MAX,
+                1.0 - $t::EPSILON / 2.0,
+                4.0 - 2.0 * $t::EPSILON,
+                $t::from_bits($below_one),
+                2.0,
+                0.25,
+            ]
         };
-        let size = if f64_ { 8 } else { 4 };
-        let Some(out) = launch(
-            &div_sqrt_kernel(t),
-            [n as u32, 1, 1],
-            [1, 1, 1],
-            &[],
-            vec![x, y, vec![0; 2 * n * size]],
-        ) else {
-            return;
-        };
-        // (input shown, result bits, Rust's bits) per value.
-        let rows: Vec<(String, u64, u64)> = if f64_ {
-            let got = from_bytes::<f64>(&out[2]);
-            let sq = |v: &f64| black_box(*v).sqrt().to_bits();
-            xs64.iter()
-                .enumerate()
-                .map(|(i, v)| (format!("{v:e}"), got[n + i].to_bits(), sq(v)))
-                .collect()
-        } else {
-            let got = from_bytes::<f32>(&out[2]);
-            let sq = |v: &f32| black_box(*v).sqrt().to_bits() as u64;
-            xs32.iter()
-                .enumerate()
-                .map(|(i, v)| (format!("{v:e}"), got[n + i].to_bits() as u64, sq(v)))
-                .collect()
-        };
-        for (v, got, want) in rows {
-            assert_eq!(got, want, "sqrt({v}): got bits {got:#x}, want {want:#x}");
-        }
+    }
+    let xs32 = inputs!(f32, 0x3f7f_fffe);
+    let xs64 = inputs!(f64, 0x3fef_ffff_ffff_fffe);
+    let n = xs32.len();
+    let Some(got32) = div_sqrt(spoc_ir::Type::F32, n as u32, &xs32, &[1.0f32; 6]) else {
+        return;
+    };
+    let Some(got64) = div_sqrt(spoc_ir::Type::F64, n as u32, &xs64, &[1.0f64; 6]) else {
+        return;
+    };
+    // (input shown, result bits, Rust's bits) per value.
+    let rows32 = xs32.iter().enumerate().map(|(i, v)| {
+        let want = black_box(*v).sqrt().to_bits() as u64;
+        (format!("{v:e}"), got32[n + i].to_bits() as u64, want)
+    });
+    let rows64 = xs64.iter().enumerate().map(|(i, v)| {
+        let want = black_box(*v).sqrt().to_bits();
+        (format!("{v:e}"), got64[n + i].to_bits(), want)
+    });
+    for (v, got, want) in rows32.chain(rows64) {
+        assert_eq!(got, want, "sqrt({v}): got bits {got:#x}, want {want:#x}");
     }
 }
 
