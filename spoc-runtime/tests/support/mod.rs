@@ -184,6 +184,32 @@ pub fn nothing_native(_: &NativeLaunch, _: &[NativeArg]) -> Result<(), ThreadTra
     Ok(())
 }
 
+/// Runs `entry` of `source` (in `lang`) on `dev` through its backend's `run_source`, over
+/// `grid` blocks of `block`, without dynamic shared memory.
+pub fn run_source(
+    dev: &spoc_runtime::Device,
+    (source, lang, entry): (&str, spoc_runtime::SourceLang, &str),
+    grid: spoc_runtime::Dims,
+    block: spoc_runtime::Dims,
+    args: &[Arg<'_>],
+) -> spoc_runtime::Result<()> {
+    dev.backend()
+        .run_source(dev.backend_id, source, lang, entry, grid, block, 0, args)
+}
+
+/// The arguments of an external saxpy, `y = a * x + y`: `(a, x, y)`.
+pub fn saxpy_args<'a>(
+    a: f32,
+    x: &'a spoc_runtime::Buffer<f32>,
+    y: &'a mut spoc_runtime::Buffer<f32>,
+) -> [Arg<'a>; 3] {
+    [
+        Arg::F32(a),
+        Arg::Buffer(x.raw()),
+        Arg::BufferMut(y.raw_mut()),
+    ]
+}
+
 /// A hand-written [`KernelDef`], as `#[kernel]` would generate it.
 const fn def(
     name: &'static str,
