@@ -324,11 +324,7 @@ fn mixed() -> Kernel {
     let d4 = vec_ty(ScalarType::F64, 4);
     let f3 = vec_ty(ScalarType::F32, 3);
     let h4 = vec_ty(ScalarType::F16, 4);
-    let loc = Type::Array {
-        elem: Box::new(f32x4()),
-        space: MemSpace::Local,
-        len: Some(4),
-    };
+    let loc = array_ty(f32x4(), MemSpace::Local, 4);
     let mut b = B::new();
     let ps = b.buf("ps", p.clone());
     let po = b.buf_mut("po", p.clone());

@@ -502,11 +502,7 @@ pub fn warp() -> Kernel {
 pub fn local_arrays() -> Kernel {
     let mut b = B::new();
     let out = b.buf_mut("out", Type::F32);
-    let arr_ty = |n| Type::Array {
-        elem: Box::new(Type::F32),
-        space: MemSpace::Local,
-        len: Some(n),
-    };
+    let arr_ty = |n| array_ty(Type::F32, MemSpace::Local, n);
     let a = b.local("a", arr_ty(8), true);
     let big = b.local("big", arr_ty(40), true);
     let small = b.local("small", arr_ty(3), false);

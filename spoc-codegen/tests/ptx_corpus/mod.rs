@@ -204,8 +204,9 @@ impl B {
 
 #[allow(unused_imports)] // each test binary uses some of them
 pub use spoc_testkit::ir::{
-    add, and, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c, i64c, id,
-    idx, intr, len, lt, math, mul, record, rem, select, sub, tid, u32c, u64c, un, variant_def,
+    add, and, array_ty, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c,
+    i64c, id, idx, intr, len, lt, math, mul, record, rem, select, sub, tid, u32c, u64c, un,
+    variant_def,
 };
 
 // ---------------------------------------------------------------- the corpus
@@ -749,11 +750,7 @@ pub fn records_match() -> Kernel {
         ),
     );
     // local array
-    let arr_ty = Type::Array {
-        elem: Box::new(Type::F32),
-        space: MemSpace::Local,
-        len: Some(4),
-    };
+    let arr_ty = array_ty(Type::F32, MemSpace::Local, 4);
     let arr = b.let_mut(
         "arr",
         Expr {

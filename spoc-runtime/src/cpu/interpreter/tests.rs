@@ -10,8 +10,8 @@ use spoc_ir::{
 // ---- IR builders: spoc_testkit::ir, with this file's statement style -----------------------
 
 use spoc_testkit::ir::{
-    add, bin, boolc, cast, f32c, field, global_id as gid, i32c, i64c, id, idx, intr, len, lt, math,
-    mul, neg, record, select, u32c,
+    add, array_ty, bin, boolc, cast, f32c, field, global_id as gid, i32c, i64c, id, idx, intr, len,
+    lt, math, mul, neg, record, select, u32c,
 };
 
 /// [`spoc_testkit::ir::B`] with this file's conventions: locals are `mut`, and the body is
@@ -439,14 +439,7 @@ fn out_of_bounds_write_and_local_array() {
     // let mut a = [0i32; 3]; a[tid] = 7; out[tid] = a[tid]  with 4 threads: thread 3 faults.
     let mut b = B::default();
     let out = b.buf_mut("out", Type::I32);
-    let a = b.local(
-        "a",
-        Type::Array {
-            elem: Box::new(Type::I32),
-            space: MemSpace::Local,
-            len: Some(3),
-        },
-    );
+    let a = b.local("a", array_ty(Type::I32, MemSpace::Local, 3));
     let t = b.local("t", Type::U32);
     let body = vec![
         let_(&t, gid(Axis::X)),
@@ -1319,16 +1312,8 @@ fn variants_and_match_bindings() {
 /// `let mut m = [[0; 3]; 2]; m[1][2] = 5 + t; m[0][1] = 7; out[t] = m[1][2] * 100 + m[0][1] * 10 + m.len() + m[0].len()`
 #[test]
 fn nested_local_arrays() {
-    let row = Type::Array {
-        elem: Box::new(Type::I32),
-        space: MemSpace::Local,
-        len: Some(3),
-    };
-    let mat = Type::Array {
-        elem: Box::new(row.clone()),
-        space: MemSpace::Local,
-        len: Some(2),
-    };
+    let row = array_ty(Type::I32, MemSpace::Local, 3);
+    let mat = array_ty(row.clone(), MemSpace::Local, 2);
     let mut b = B::default();
     let out = b.buf_mut("out", Type::I32);
     let t = b.local("t", Type::U32);
@@ -2132,15 +2117,7 @@ fn shared_array_passed_to_a_helper_and_barrier_in_a_helper() {
     // The validator refuses barriers in helpers for now; the Interpreter runs them (this test
     // runs the IR unvalidated), and a validated variant below has the barrier in the kernel.
     let mut hb = B::default();
-    let sh = hb.param(
-        "s",
-        Type::Array {
-            elem: Box::new(Type::U32),
-            space: MemSpace::Shared,
-            len: Some(8),
-        },
-        true,
-    );
+    let sh = hb.param("s", array_ty(Type::U32, MemSpace::Shared, 8), true);
     let ht = hb.param("t", Type::U32, false);
     let helper = hb.function(
         "bump",
@@ -2618,11 +2595,7 @@ fn f32x3_buffers_and_a_local_array_of_vectors() {
     // let mut a = [f32x3(0, 0, 0); 2]; a[1] = x[i]; a[1].z = a[1].x + a[1].y; a[0].y = 5.0;
     // y[i] = f32x3(a[1].z, a[0].y, a[1].x)
     let f3 = vty(ScalarType::F32, 3);
-    let arr = Type::Array {
-        elem: Box::new(f3.clone()),
-        space: MemSpace::Local,
-        len: Some(2),
-    };
+    let arr = array_ty(f3.clone(), MemSpace::Local, 2);
     let mut b = B::default();
     let x = b.buf("x", f3.clone());
     let y = b.buf_mut("y", f3.clone());
