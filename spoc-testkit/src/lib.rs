@@ -79,6 +79,25 @@ macro_rules! ir_accessor {
     };
 }
 
+/// `vec![("a", a()), ("b", b()), …]`: each kernel builder called, under its own name (a corpus
+/// of hand-written kernels, so that a name never drifts from its builder).
+///
+/// ```
+/// use spoc_testkit::ir::{saxpy, B};
+/// fn empty() -> spoc_ir::Kernel {
+///     B::new().kernel("empty")
+/// }
+/// let corpus = spoc_testkit::named_kernels![saxpy, empty];
+/// assert_eq!(corpus[1].0, "empty");
+/// assert_eq!(corpus[0].1.name, "saxpy");
+/// ```
+#[macro_export]
+macro_rules! named_kernels {
+    ($($builder:ident),* $(,)?) => {
+        vec![$((stringify!($builder), $builder())),*]
+    };
+}
+
 /// Generates, for each backend, a module of `#[test]`s that run the given test functions on
 /// every device of that backend, so that a failure names the backend
 /// (`opencl::saxpy_matches_interpreter`).

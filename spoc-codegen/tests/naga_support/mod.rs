@@ -706,21 +706,21 @@ pub fn vectors() -> Kernel {
 
 /// Every kernel of the corpus, by name.
 pub fn corpus() -> Vec<(&'static str, Kernel)> {
-    vec![
-        ("saxpy", saxpy()),
-        ("int_ops", int_ops()),
-        ("loops", loops()),
-        ("helpers", helpers()),
-        ("shared_atomics", shared_atomics()),
-        ("casts", casts()),
-        ("math_fns", math_fns()),
-        ("records_variants", records_variants()),
-        ("warp", warp()),
-        ("local_arrays", local_arrays()),
-        ("doubles", doubles()),
-        ("halves", halves()),
-        ("dynamic_shared", dynamic_shared()),
-        ("vectors", vectors()),
+    spoc_testkit::named_kernels![
+        saxpy,
+        int_ops,
+        loops,
+        helpers,
+        shared_atomics,
+        casts,
+        math_fns,
+        records_variants,
+        warp,
+        local_arrays,
+        doubles,
+        halves,
+        dynamic_shared,
+        vectors
     ]
 }
 

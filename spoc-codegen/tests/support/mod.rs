@@ -804,17 +804,17 @@ pub fn local_arrays() -> Kernel {
 
 /// Every kernel of the corpus, with its name.
 pub fn corpus() -> Vec<(&'static str, Kernel)> {
-    vec![
-        ("saxpy", saxpy()),
-        ("int_ops", int_ops()),
-        ("loops", loops()),
-        ("helpers", helpers()),
-        ("shared_atomics", shared_atomics()),
-        ("casts", casts()),
-        ("math_fns", math_fns()),
-        ("records_variants", records_variants()),
-        ("warp", warp()),
-        ("local_arrays", local_arrays()),
+    spoc_testkit::named_kernels![
+        saxpy,
+        int_ops,
+        loops,
+        helpers,
+        shared_atomics,
+        casts,
+        math_fns,
+        records_variants,
+        warp,
+        local_arrays
     ]
 }
 
