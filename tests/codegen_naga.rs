@@ -47,19 +47,6 @@ fn generate(t: Target, k: &spoc::ir::Kernel) -> Result<spoc_codegen::Source, Cod
     Ok(generate_source_with(t, k, &opts)?.expect("a source target"))
 }
 
-/// `Some(())` if the tool was found, `None` after a printed skip (a panic when toolchains are
-/// required).
-fn tool(found: Result<String, String>) -> Option<()> {
-    match found {
-        Ok(_) => Some(()),
-        Err(why) if toolchains::required() => panic!("{why}, and SPOC_REQUIRE_TOOLCHAINS=1"),
-        Err(why) => {
-            eprintln!("SKIPPED: {why}");
-            None
-        }
-    }
-}
-
 #[test]
 fn spirv_of_macro_kernels_passes_spirv_val() {
     let dir = toolchains::work_dir("codegen-naga-spirv");
@@ -69,7 +56,7 @@ fn spirv_of_macro_kernels_passes_spirv_val() {
             panic!("{name}: SPIR-V expected")
         };
         assert_eq!(src.entry, name);
-        if tool(toolchains::spirv_val()).is_none() {
+        if toolchains::or_skip(toolchains::spirv_val()).is_none() {
             return;
         }
         toolchains::check_spirv(&dir, name, words).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -81,7 +68,7 @@ fn glsl_of_macro_kernels_compiles() {
     let dir = toolchains::work_dir("codegen-naga-glsl");
     for (name, k) in kernels() {
         let src = generate(Target::Glsl, k).unwrap_or_else(|e| panic!("{name}: {e}"));
-        if tool(toolchains::glslang()).is_none() {
+        if toolchains::or_skip(toolchains::glslang()).is_none() {
             return;
         }
         toolchains::check_glsl(&dir, name, src.text().unwrap())

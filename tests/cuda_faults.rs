@@ -26,6 +26,7 @@ fn write_far_out_of_bounds(out: &mut [u32], offset: usize) {
 
 // True if `SPOC_REQUIRE_BACKENDS` names the backend or `cuda`.
 use spoc_testkit::backends::is_required as required;
+use spoc_testkit::devices::kernel_fault;
 
 fn saxpy_runs(dev: &Device) {
     let x = dev.upload(&[1.0f32, 2.0, 3.0]).unwrap();
@@ -89,23 +90,15 @@ fn fault_case() {
                 .synchronize()
                 .expect_err("the fault shows at synchronize"),
         };
-        match &fault {
-            Error::KernelFault {
-                kernel,
-                block,
-                thread,
-                message,
-            } => {
-                assert!(
-                    kernel.contains("write_far_out_of_bounds"),
-                    "{backend}: {fault}"
-                );
-                assert_eq!((block, thread), (&None, &None), "{backend}: {fault}");
-                assert!(message.contains("CUDA_ERROR"), "{backend}: {fault}");
-            }
-            other => panic!("{backend}: expected a KernelFault, got {other:?}"),
-        }
-        println!("{backend}: {fault}");
+        let shown = fault.to_string();
+        let (kernel, block, thread, message) = kernel_fault(Err(fault), &backend);
+        assert!(
+            kernel.contains("write_far_out_of_bounds"),
+            "{backend}: {shown}"
+        );
+        assert_eq!((block, thread), (None, None), "{backend}: {shown}");
+        assert!(message.contains("CUDA_ERROR"), "{backend}: {shown}");
+        println!("{backend}: {shown}");
         // The context stays broken: the next call reports the same fault.
         assert!(
             matches!(kept.to_vec(), Err(Error::KernelFault { .. })),

@@ -13,6 +13,7 @@
 mod common;
 
 use spoc::prelude::*;
+use spoc_testkit::devices::{check_each_device, label, DeviceCheck};
 
 /// Signed zeros through `*`, `-`, `+` with a literal and with a variable zero; instances
 /// `special_f32` and `special_f64`.
@@ -80,20 +81,14 @@ impl SameBits for f64 {
     }
 }
 
-/// Appends to `failures` a line for each element of `got` that is not the same as `want`'s:
-/// the device, the type, the operation (`WHAT`, six a value) and the input `x` it had.
-fn mismatches<T: SameBits>(
-    failures: &mut Vec<String>,
-    label: &str,
-    got: &[T],
-    want: &[T],
-    x: &[T],
-) {
+/// Records as wrong each element of `got` that is not the same as `want`'s: the type, the
+/// operation (`WHAT`, six a value) and the input `x` it had.
+fn mismatches<T: SameBits>(check: &mut DeviceCheck, got: &[T], want: &[T], x: &[T]) {
     let ty = std::any::type_name::<T>();
     for (k, (g, w)) in got.iter().zip(want).enumerate() {
         if !g.same(*w) {
-            failures.push(format!(
-                "{label} {ty}: {} with x = {:?}: got {g:?}, want {w:?}",
+            check.wrong(format!(
+                "{ty}: {} with x = {:?}: got {g:?}, want {w:?}",
                 WHAT[k % 6],
                 x[k / 6]
             ));
@@ -107,7 +102,7 @@ fn special_has_an_f32_and_an_f64_instance() {
 }
 
 #[test]
-fn constant_zeros_keep_nan_infinities_and_signed_zeros() -> spoc::Result<()> {
+fn constant_zeros_keep_nan_infinities_and_signed_zeros() {
     let x32 = [
         f32::NAN,
         f32::INFINITY,
@@ -132,30 +127,27 @@ fn constant_zeros_keep_nan_infinities_and_signed_zeros() -> spoc::Result<()> {
     assert!(want32[0].is_nan() && want32[6].is_nan());
     assert_eq!(want32[3 * 6 + 1].to_bits(), 0);
     assert_eq!(want32[4 * 6 + 2].to_bits(), 0);
-    let mut failures = Vec::new();
-    for dev in common::devices() {
-        let label = format!("{} ({})", dev.name, dev.framework);
+    check_each_device(common::devices(), 2, |dev, check| {
         let x = dev.upload(&x32)?;
         let mut out = dev.alloc::<f32>(want32.len())?;
-        special.launch(&dev, dims1d(1), dims1d(x32.len() as u32), (&x, &mut out))?;
-        mismatches(&mut failures, &label, &out.to_vec()?, &want32, &x32);
+        special.launch(dev, dims1d(1), dims1d(x32.len() as u32), (&x, &mut out))?;
+        mismatches(check, &out.to_vec()?, &want32, &x32);
         if !dev.capabilities.fp64 {
-            println!("{label}: no f64");
-            continue;
+            println!("{}: no f64", label(dev));
+            return Ok(());
         }
         let x = dev.upload(&x64)?;
         let mut out = dev.alloc::<f64>(want64.len())?;
-        match special.launch(&dev, dims1d(1), dims1d(x64.len() as u32), (&x, &mut out)) {
+        match special.launch(dev, dims1d(1), dims1d(x64.len() as u32), (&x, &mut out)) {
             Err(spoc::Error::FeatureNotSupported { feature, .. }) => {
-                println!("{label}: f64 skipped: {feature}");
-                continue;
+                println!("{}: f64 skipped: {feature}", label(dev));
+                return Ok(());
             }
             r => r?,
         }
-        mismatches(&mut failures, &label, &out.to_vec()?, &want64, &x64);
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    Ok(())
+        mismatches(check, &out.to_vec()?, &want64, &x64);
+        Ok(())
+    });
 }
 
 #[kernel]
@@ -203,7 +195,7 @@ fn fma_inputs() -> (Vec<f32>, Vec<f32>, Vec<f32>) {
 }
 
 #[test]
-fn mul_add_rounds_once_on_every_device() -> spoc::Result<()> {
+fn mul_add_rounds_once_on_every_device() {
     let (a, b, c) = fma_inputs();
     let want: Vec<f32> = (0..a.len()).map(|i| a[i].mul_add(b[i], c[i])).collect();
     let unfused = (0..a.len())
@@ -213,18 +205,17 @@ fn mul_add_rounds_once_on_every_device() -> spoc::Result<()> {
         unfused > 100,
         "the inputs tell one rounding from two ({unfused})"
     );
-    let mut failures = Vec::new();
-    for dev in common::devices() {
-        let label = format!("{} ({})", dev.name, dev.framework);
+    check_each_device(common::devices(), 2, |dev, check| {
+        let label = label(dev);
         let (xa, xb, xc) = (dev.upload(&a)?, dev.upload(&b)?, dev.upload(&c)?);
         let mut out = dev.alloc::<f32>(a.len())?;
         let grid = common::blocks_for(a.len(), 256);
-        match fma_f32.launch(&dev, dims1d(grid), dims1d(256), (&xa, &xb, &xc, &mut out)) {
+        match fma_f32.launch(dev, dims1d(grid), dims1d(256), (&xa, &xb, &xc, &mut out)) {
             // Only a device that can neither fuse nor emulate may refuse: emulating an f32 fma
             // needs f64 (lavapipe's Fma rounds twice and it has f64: it must run).
             Err(spoc::Error::FeatureNotSupported { feature, .. }) if !dev.capabilities.fp64 => {
-                println!("{label}: skipped: {feature}");
-                continue;
+                check.skip(feature);
+                return Ok(());
             }
             r => r?,
         }
@@ -238,18 +229,15 @@ fn mul_add_rounds_once_on_every_device() -> spoc::Result<()> {
                 && g == 0.0
                 && g.is_sign_negative() == w.is_sign_negative()
         };
-        let bad: Vec<String> = (0..a.len())
+        for i in (0..a.len())
             .filter(|&i| !same_f32(got[i], want[i]) && !flushed(got[i], want[i]))
             .take(5)
-            .map(|i| {
-                format!(
-                    "{label}: {:e}.mul_add({:e}, {:e}) = {:e}, want {:e}",
-                    a[i], b[i], c[i], got[i], want[i]
-                )
-            })
-            .collect();
-        failures.extend(bad);
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    Ok(())
+        {
+            check.wrong(format!(
+                "{:e}.mul_add({:e}, {:e}) = {:e}, want {:e}",
+                a[i], b[i], c[i], got[i], want[i]
+            ));
+        }
+        Ok(())
+    });
 }

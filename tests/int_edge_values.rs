@@ -8,36 +8,30 @@
 mod common;
 
 use spoc::prelude::*;
+use spoc_testkit::devices::{check_each_device, label};
 
-#[kernel]
-fn abs_neg_i32(x: &[i32], out: &mut [i32]) {
-    let i = global_id_x();
-    if i < x.len() {
-        let a = x[i].abs();
-        let n = -x[i];
-        out[6 * i] = a;
-        out[6 * i + 1] = if a < 0 { 1 } else { 0 };
-        out[6 * i + 2] = if a >= 0 { 1 } else { 0 };
-        out[6 * i + 3] = n;
-        out[6 * i + 4] = if n < 0 && x[i] < 0 { 1 } else { 0 };
-        out[6 * i + 5] = if a == x[i] { 1 } else { 0 };
-    }
+/// `abs` and unary minus of each `x[i]`, and comparisons of them made in the kernel, six
+/// outputs per input.
+macro_rules! abs_neg {
+    ($name:ident, $t:ident) => {
+        #[kernel]
+        fn $name(x: &[$t], out: &mut [$t]) {
+            let i = global_id_x();
+            if i < x.len() {
+                let a = x[i].abs();
+                let n = -x[i];
+                out[6 * i] = a;
+                out[6 * i + 1] = if a < 0 { 1 } else { 0 };
+                out[6 * i + 2] = if a >= 0 { 1 } else { 0 };
+                out[6 * i + 3] = n;
+                out[6 * i + 4] = if n < 0 && x[i] < 0 { 1 } else { 0 };
+                out[6 * i + 5] = if a == x[i] { 1 } else { 0 };
+            }
+        }
+    };
 }
-
-#[kernel]
-fn abs_neg_i64(x: &[i64], out: &mut [i64]) {
-    let i = global_id_x();
-    if i < x.len() {
-        let a = x[i].abs();
-        let n = -x[i];
-        out[6 * i] = a;
-        out[6 * i + 1] = if a < 0 { 1 } else { 0 };
-        out[6 * i + 2] = if a >= 0 { 1 } else { 0 };
-        out[6 * i + 3] = n;
-        out[6 * i + 4] = if n < 0 && x[i] < 0 { 1 } else { 0 };
-        out[6 * i + 5] = if a == x[i] { 1 } else { 0 };
-    }
-}
+abs_neg!(abs_neg_i32, i32);
+abs_neg!(abs_neg_i64, i64);
 
 /// What Rust says for each input, in the kernel's output order.
 fn want<T>(xs: &[T], wabs: fn(T) -> T, wneg: fn(T) -> T, zero: T, one: T) -> Vec<T>
@@ -61,38 +55,23 @@ where
 }
 
 #[test]
-fn abs_and_negation_of_min_wrap_on_every_device() -> spoc::Result<()> {
+fn abs_and_negation_of_min_wrap_on_every_device() {
     let x32 = [i32::MIN, i32::MIN + 1, -7, -1, 0, 1, i32::MAX];
     let x64 = [i64::MIN, i64::MIN + 1, -7, -1, 0, 1, i64::MAX];
     let want32 = want(&x32, i32::wrapping_abs, i32::wrapping_neg, 0, 1);
     let want64 = want(&x64, i64::wrapping_abs, i64::wrapping_neg, 0, 1);
     assert_eq!(&want32[..6], &[i32::MIN, 1, 0, i32::MIN, 1, 1]);
-    let mut ran = 0;
-    for dev in common::devices() {
+    check_each_device(common::devices(), 2, |dev, check| {
         let x = dev.upload(&x32)?;
         let mut out = dev.alloc::<i32>(want32.len())?;
-        abs_neg_i32.launch(&dev, dims1d(1), dims1d(x32.len() as u32), (&x, &mut out))?;
-        assert_eq!(
-            out.to_vec()?,
-            want32,
-            "i32 on {} ({})",
-            dev.name,
-            dev.framework
-        );
+        abs_neg_i32.launch(dev, dims1d(1), dims1d(x32.len() as u32), (&x, &mut out))?;
+        check.eq("i32", &out.to_vec()?, &want32);
         let x = dev.upload(&x64)?;
         let mut out = dev.alloc::<i64>(want64.len())?;
-        abs_neg_i64.launch(&dev, dims1d(1), dims1d(x64.len() as u32), (&x, &mut out))?;
-        assert_eq!(
-            out.to_vec()?,
-            want64,
-            "i64 on {} ({})",
-            dev.name,
-            dev.framework
-        );
-        ran += 1;
-    }
-    assert!(ran >= 2, "ran on {ran} devices");
-    Ok(())
+        abs_neg_i64.launch(dev, dims1d(1), dims1d(x64.len() as u32), (&x, &mut out))?;
+        check.eq("i64", &out.to_vec()?, &want64);
+        Ok(())
+    });
 }
 
 /// Integer `min`/`max` chains with a negated operand.
@@ -123,7 +102,7 @@ fn nvidia_driver_compiler(dev: &spoc::Device) -> bool {
 /// H200 `(-5).abs().max(-5)` gave -5 (difftest, kernels 1038 and 1819). The PTX generator emits
 /// integer min/max as compare and select since.
 #[test]
-fn min_max_chains_with_negated_operands_on_every_device() -> spoc::Result<()> {
+fn min_max_chains_with_negated_operands_on_every_device() {
     let vals = [
         i32::MIN,
         i32::MIN + 1,
@@ -159,12 +138,11 @@ fn min_max_chains_with_negated_operands_on_every_device() -> spoc::Result<()> {
         [5, 5, -5, 5],
         "a = -5, b = -5 (the H200 gave -5 first)"
     );
-    let (mut ran, mut failures) = (0, Vec::new());
-    for dev in common::devices() {
+    check_each_device(common::devices(), 2, |dev, check| {
         let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
         let mut out = dev.alloc::<i32>(4 * n)?;
         min_max_of_negations.launch(
-            &dev,
+            dev,
             dims1d(n.div_ceil(64) as u32),
             dims1d(64),
             (&da, &db, &mut out),
@@ -182,18 +160,16 @@ fn min_max_chains_with_negated_operands_on_every_device() -> spoc::Result<()> {
                 )
             })
             .collect();
-        let on = format!("{} ({}): {}", dev.name, dev.framework, bad.join("; "));
-        if !bad.is_empty() && nvidia_driver_compiler(&dev) {
+        if !bad.is_empty() && nvidia_driver_compiler(dev) {
             // A known driver bug, printed and not failed: see `nvidia_driver_compiler`.
             println!(
-                "KNOWN DRIVER BUG (difftest/FINDINGS.md F9, open for this backend): wrong on {on}"
+                "KNOWN DRIVER BUG (difftest/FINDINGS.md F9, open for this backend): wrong on {}: {}",
+                label(dev),
+                bad.join("; ")
             );
         } else if !bad.is_empty() {
-            failures.push(on);
+            check.wrong(bad.join("; "));
         }
-        ran += 1;
-    }
-    assert!(failures.is_empty(), "wrong on:\n{}", failures.join("\n"));
-    assert!(ran >= 2, "ran on {ran} devices");
-    Ok(())
+        Ok(())
+    });
 }

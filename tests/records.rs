@@ -19,6 +19,21 @@ pub struct Body {
     pub id: u32,
 }
 
+/// `n` bodies: body `i` at `(i, 2, -1)`, of mass `i * mass_step`, with id `i`.
+fn bodies(n: u32, mass_step: f64) -> Vec<Body> {
+    (0..n)
+        .map(|i| Body {
+            pos: Vec3 {
+                x: i as f32,
+                y: 2.0,
+                z: -1.0,
+            },
+            mass: mass_step * i as f64,
+            id: i,
+        })
+        .collect()
+}
+
 /// `#[derive(Record)]` knows where a record has padding (`Body`: 4 bytes after `pos`, 4 after
 /// `id`) and uploads it as zeros, never the host's bytes there.
 #[test]
@@ -89,17 +104,7 @@ fn record_defs_put_nested_records_first_once() {
 #[test]
 fn record_buffers_round_trip_through_a_device() -> spoc::Result<()> {
     let dev = spoc::init_device(Some("Native"))?;
-    let host: Vec<Body> = (0..10)
-        .map(|i| Body {
-            pos: Vec3 {
-                x: i as f32,
-                y: 2.0,
-                z: -1.0,
-            },
-            mass: 0.5 * i as f64,
-            id: i,
-        })
-        .collect();
+    let host = bodies(10, 0.5);
     let buf = dev.upload(&host)?;
     assert_eq!(buf.to_vec()?, host);
     assert_eq!(std::mem::size_of::<Body>(), 32);
@@ -237,17 +242,7 @@ fn nested(bs: &mut [Body], v: &[Vec3]) {
 
 #[test]
 fn nested_records_on_every_device() -> spoc::Result<()> {
-    let host: Vec<Body> = (0..20)
-        .map(|i| Body {
-            pos: Vec3 {
-                x: i as f32,
-                y: 2.0,
-                z: -1.0,
-            },
-            mass: 0.25 * i as f64,
-            id: i,
-        })
-        .collect();
+    let host = bodies(20, 0.25);
     let vs: Vec<Vec3> = (0..20)
         .map(|i| Vec3 {
             x: 0.5,

@@ -76,16 +76,9 @@ fn spoc_dump_writes_ir_and_sources() {
     let text = std::fs::read_to_string(dir.join(ir)).unwrap();
     assert!(text.contains("kernel scale("), "{text}");
     for b in &jit_backends {
-        let tag: String = b
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect();
+        let tag = b
+            .to_ascii_lowercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "-");
         assert!(
             files
                 .iter()

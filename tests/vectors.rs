@@ -6,6 +6,7 @@
 mod common;
 
 use spoc::prelude::*;
+use spoc_testkit::devices::check_each_device;
 
 /// Lanes rotated and scaled, a lane written into a local vector and into a buffer element,
 /// `splat`.
@@ -52,7 +53,7 @@ fn f4(k: usize) -> F32x4 {
 }
 
 #[test]
-fn lane_reads_writes_and_splat_on_every_device() -> spoc::Result<()> {
+fn lane_reads_writes_and_splat_on_every_device() {
     let n = 77;
     let x: Vec<F32x4> = (0..n).map(f4).collect();
     let want_out: Vec<F32x4> = x
@@ -60,23 +61,19 @@ fn lane_reads_writes_and_splat_on_every_device() -> spoc::Result<()> {
         .map(|v| F32x4::new(v.w, v.x * 2.0, v.y + 0.5, v.x - v.w))
         .collect();
     let want_sp: Vec<F32x4> = x.iter().map(|v| F32x4::splat(v.y * 3.0)).collect();
-    let mut ran = 0;
-    for dev in common::devices() {
+    check_each_device(common::devices(), 2, |dev, check| {
         let xb = dev.upload(&x)?;
         let mut out = dev.alloc::<F32x4>(n)?;
         let mut sp = dev.alloc::<F32x4>(n)?;
-        lanes.launch(&dev, dims1d(2), dims1d(64), (&xb, &mut out, &mut sp))?;
-        let on = format!("on {} ({})", dev.name, dev.framework);
-        assert_eq!(out.to_vec()?, want_out, "lanes {on}");
-        assert_eq!(sp.to_vec()?, want_sp, "splat {on}");
-        ran += 1;
-    }
-    assert!(ran >= 2, "ran on {ran} devices");
-    Ok(())
+        lanes.launch(dev, dims1d(2), dims1d(64), (&xb, &mut out, &mut sp))?;
+        check.eq("lanes", &out.to_vec()?, &want_out);
+        check.eq("splat", &sp.to_vec()?, &want_sp);
+        Ok(())
+    });
 }
 
 #[test]
-fn integer_vectors_on_every_device() -> spoc::Result<()> {
+fn integer_vectors_on_every_device() {
     let n = 50;
     let u: Vec<U32x2> = (0..n as u32)
         .map(|k| U32x2::new(k.wrapping_mul(0x9e37_79b9), !k))
@@ -96,43 +93,36 @@ fn integer_vectors_on_every_device() -> spoc::Result<()> {
         .iter()
         .map(|q| I32x4::new(-q.x, -q.y, -q.z, q.w.wrapping_mul(2)))
         .collect();
-    let mut ran = 0;
-    for dev in common::devices() {
+    check_each_device(common::devices(), 2, |dev, check| {
         let ub = dev.upload(&u)?;
         let sb = dev.upload(&s)?;
         let mut us = dev.alloc::<U32x2>(n)?;
         let mut ss = dev.alloc::<i32>(n)?;
         let mut sn = dev.alloc::<I32x4>(n)?;
         ints.launch(
-            &dev,
+            dev,
             dims1d(1),
             dims1d(64),
             (&ub, &mut us, &sb, &mut ss, &mut sn),
         )?;
-        let on = format!("on {} ({})", dev.name, dev.framework);
-        assert_eq!(us.to_vec()?, want_us, "U32x2 {on}");
-        assert_eq!(ss.to_vec()?, want_ss, "I32x4 sums {on}");
-        assert_eq!(sn.to_vec()?, want_sn, "I32x4 {on}");
-        ran += 1;
-    }
-    assert!(ran >= 2, "ran on {ran} devices");
-    Ok(())
+        check.eq("U32x2", &us.to_vec()?, &want_us);
+        check.eq("I32x4 sums", &ss.to_vec()?, &want_ss);
+        check.eq("I32x4", &sn.to_vec()?, &want_sn);
+        Ok(())
+    });
 }
 
 #[test]
-fn shared_array_of_vectors_on_every_device() -> spoc::Result<()> {
+fn shared_array_of_vectors_on_every_device() {
     let blocks = 3;
     let n = 64 * blocks;
     let x: Vec<F32x4> = (0..n).map(f4).collect();
     let want: Vec<F32x4> = (0..n).map(|i| x[(i / 64) * 64 + 63 - i % 64]).collect();
-    let mut ran = 0;
-    for dev in common::devices() {
+    check_each_device(common::devices(), 2, |dev, check| {
         let xb = dev.upload(&x)?;
         let mut y = dev.alloc::<F32x4>(n)?;
-        reverse_in_block.launch(&dev, dims1d(blocks as u32), dims1d(64), (&xb, &mut y))?;
-        assert_eq!(y.to_vec()?, want, "on {} ({})", dev.name, dev.framework);
-        ran += 1;
-    }
-    assert!(ran >= 2, "ran on {ran} devices");
-    Ok(())
+        reverse_in_block.launch(dev, dims1d(blocks as u32), dims1d(64), (&xb, &mut y))?;
+        check.eq("y", &y.to_vec()?, &want);
+        Ok(())
+    });
 }

@@ -123,19 +123,15 @@ fn mul_add_is_the_only_fma() {
 fn bindings_follow_the_documented_abi() {
     let wgsl = gen(Target::WebGpu, &saxpy()).unwrap();
     let t = wgsl.text().unwrap();
-    assert!(
-        t.contains("@group(0) @binding(0) \nvar<storage> spoc_params: saxpy_params;"),
-        "{t}"
+    spoc_testkit::assert_contains_all(
+        t,
+        &[
+            "@group(0) @binding(0) \nvar<storage> spoc_params: saxpy_params;",
+            "@group(0) @binding(1) \nvar<storage> x: array<f32>;",
+            "@group(0) @binding(2) \nvar<storage, read_write> y: array<f32>;",
+            "@workgroup_size(64, 1, 1)",
+        ],
     );
-    assert!(
-        t.contains("@group(0) @binding(1) \nvar<storage> x: array<f32>;"),
-        "{t}"
-    );
-    assert!(
-        t.contains("@group(0) @binding(2) \nvar<storage, read_write> y: array<f32>;"),
-        "{t}"
-    );
-    assert!(t.contains("@workgroup_size(64, 1, 1)"), "{t}");
     // No scalar parameter: no block, buffers still from binding 1.
     let mut b = B::new();
     let out = b.buf_mut("out", Type::U32);

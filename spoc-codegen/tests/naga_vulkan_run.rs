@@ -83,15 +83,6 @@ fn launch_with(
         let b: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         std::fs::write(std::path::Path::new(&d).join(format!("{}.spv", k.name)), b).unwrap();
     }
-    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
-    let Some(vk) = guard.as_ref() else {
-        assert!(
-            !naga_vk::required(),
-            "no Vulkan device, and one is required"
-        );
-        eprintln!("SKIPPED: {} not run (no Vulkan device)", k.name);
-        return None;
-    };
     let mut bound = Vec::new();
     if !scalars.is_empty() {
         bound.push((0u32, scalar_block(k, scalars)));
@@ -100,8 +91,7 @@ fn launch_with(
     for (j, b) in buffers.into_iter().enumerate() {
         bound.push((spoc_codegen::naga::buffer_binding(j), b));
     }
-    let out = vk
-        .run(&words, &src.entry, &bound, groups)
+    let out = naga_vk::with_device(&k.name, |vk| vk.run(&words, &src.entry, &bound, groups))?
         .unwrap_or_else(|e| panic!("{}: {e}", k.name));
     Some(out[first..].to_vec())
 }
@@ -411,10 +401,7 @@ fn close(g: f32, w: f32, tol: f32) -> bool {
 fn math_functions_have_rust_semantics() {
     let k = math_fns();
     let mut failures = Vec::new();
-    let denorms = naga_vk::device()
-        .lock()
-        .map(|g| g.as_ref().is_some_and(|v| v.float_controls[0][0]))
-        .unwrap_or(false);
+    let denorms = naga_vk::preserves_f32_denormals();
     for (x, y, n) in [
         (2.5f32, -0.5f32, 3),
         (-2.5, 0.5, -2),
@@ -669,16 +656,11 @@ fn doubles_and_halves() {
 
 #[test]
 fn subgroup_votes_ballot_and_lane_ids() {
-    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
-    let Some(size) = guard.as_ref().map(|v| v.subgroup_size) else {
-        drop(guard);
-        assert!(
-            !naga_vk::required(),
-            "no Vulkan device, and one is required"
-        );
+    let Some(size) =
+        naga_vk::with_device("subgroup_votes_ballot_and_lane_ids", |v| v.subgroup_size)
+    else {
         return;
     };
-    drop(guard);
     if size > 32 {
         eprintln!("SKIPPED: subgroup size {size} > 32 (ballot keeps the low 32 lanes)");
         return;
@@ -744,16 +726,57 @@ fn xorshift(seed: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// `n` operand pairs `(x, y)` from `pick` (given how many there are so far), each kept when
+/// `usable`.
+fn operands<T>(
+    n: usize,
+    mut pick: impl FnMut(usize) -> (T, T),
+    usable: impl Fn(&T, &T) -> bool,
+) -> (Vec<T>, Vec<T>) {
+    let mut xs = Vec::with_capacity(n);
+    let mut ys = Vec::with_capacity(n);
+    while xs.len() < n {
+        let (x, y) = pick(xs.len());
+        if usable(&x, &y) {
+            xs.push(x);
+            ys.push(y);
+        }
+    }
+    (xs, ys)
+}
+
+/// Runs [`div_sqrt_kernel`] of `ty` (the type of `T`) on `xs` and `ys` in blocks of `block`:
+/// the quotients, then the square roots of `xs`; `None` without a device.
+fn div_sqrt<T: Copy + Default>(
+    ty: spoc_ir::Type,
+    block: u32,
+    xs: &[T],
+    ys: &[T],
+) -> Option<Vec<T>> {
+    let n = xs.len();
+    let out = launch(
+        &div_sqrt_kernel(ty),
+        [block, 1, 1],
+        [(n as u32).div_ceil(block), 1, 1],
+        &[],
+        vec![
+            bytes_of(xs),
+            bytes_of(ys),
+            vec![0; 2 * n * std::mem::size_of::<T>()],
+        ],
+    )?;
+    Some(from_bytes::<T>(&out[2]))
+}
+
 #[test]
 fn division_and_sqrt_are_correctly_rounded() {
     // Three classes of operands: random bit patterns (any exponent), values near 1, and
     // tiny / ordinary (subnormal quotients); subnormal operands included.
     let n = 3 << 16;
     let mut next = xorshift(0x1234_5678_9abc_def1);
-    let mut xs = Vec::with_capacity(n);
-    let mut ys = Vec::with_capacity(n);
-    while xs.len() < n {
-        let (x, y) = match xs.len() % 3 {
+    let (xs, ys) = operands(
+        n,
+        |k| match k % 3 {
             0 => (
                 f32::from_bits(next() as u32 & 0x7fff_ffff),
                 f32::from_bits(next() as u32),
@@ -766,22 +789,12 @@ fn division_and_sqrt_are_correctly_rounded() {
                 f32::from_bits((next() as u32 & 0x01ff_ffff) | 1),
                 f32::from_bits((next() as u32 & 0x41ff_ffff) | 0x3f80_0000),
             ),
-        };
-        if x.is_finite() && y.is_finite() && y != 0.0 {
-            xs.push(x);
-            ys.push(y);
-        }
-    }
-    let Some(out) = launch(
-        &div_sqrt_kernel(spoc_ir::Type::F32),
-        [256, 1, 1],
-        [(n as u32).div_ceil(256), 1, 1],
-        &[],
-        vec![bytes_of(&xs), bytes_of(&ys), vec![0; 2 * n * 4]],
-    ) else {
+        },
+        |x, y| x.is_finite() && y.is_finite() && *y != 0.0,
+    );
+    let Some(got) = div_sqrt(spoc_ir::Type::F32, 256, &xs, &ys) else {
         return;
     };
-    let got = from_bytes::<f32>(&out[2]);
     let mut bad_div = Vec::new();
     let mut bad_sqrt = Vec::new();
     for i in 0..n {
@@ -799,10 +812,7 @@ fn division_and_sqrt_are_correctly_rounded() {
         .filter(|(x, y, _, d)| normal(x) && normal(y) && normal(d))
         .count();
     let bad_sqrt_normal = bad_sqrt.iter().filter(|(x, _, _)| normal(x)).count();
-    let denorms = naga_vk::device()
-        .lock()
-        .map(|g| g.as_ref().is_some_and(|v| v.float_controls[0][0]))
-        .unwrap_or(false);
+    let denorms = naga_vk::preserves_f32_denormals();
     if !denorms {
         eprintln!(
             "the device cannot preserve f32 subnormals: {} divisions and {} square roots with \
@@ -833,10 +843,9 @@ fn division_and_sqrt_are_correctly_rounded() {
 
     // f64, fewer values.
     let n = 3 << 12;
-    let mut xs = Vec::with_capacity(n);
-    let mut ys = Vec::with_capacity(n);
-    while xs.len() < n {
-        let (x, y) = match xs.len() % 3 {
+    let (xs, ys) = operands(
+        n,
+        |k| match k % 3 {
             0 => (
                 f64::from_bits(next() & (u64::MAX >> 1)),
                 f64::from_bits(next()),
@@ -849,22 +858,12 @@ fn division_and_sqrt_are_correctly_rounded() {
                 f64::from_bits((next() & 0x003f_ffff_ffff_ffff) | 1),
                 f64::from_bits((next() & 0x403f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000),
             ),
-        };
-        if x.is_finite() && y.is_finite() && y != 0.0 {
-            xs.push(x);
-            ys.push(y);
-        }
-    }
-    let Some(out) = launch(
-        &div_sqrt_kernel(spoc_ir::Type::F64),
-        [256, 1, 1],
-        [(n as u32).div_ceil(256), 1, 1],
-        &[],
-        vec![bytes_of(&xs), bytes_of(&ys), vec![0; 2 * n * 8]],
-    ) else {
+        },
+        |x, y| x.is_finite() && y.is_finite() && *y != 0.0,
+    );
+    let Some(got) = div_sqrt(spoc_ir::Type::F64, 256, &xs, &ys) else {
         return;
     };
-    let got = from_bytes::<f64>(&out[2]);
     let bad: Vec<usize> = (0..n)
         .filter(|&i| {
             got[i].to_bits() != (black_box(xs[i]) / ys[i]).to_bits()
@@ -943,25 +942,20 @@ fn dynamic_shared_memory_is_a_specialization_constant() {
     let Code::SpirV(words) = src.code else {
         panic!()
     };
-    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
-    let Some(vk) = guard.as_ref() else {
-        assert!(
-            !naga_vk::required(),
-            "no Vulkan device, and one is required"
-        );
-        return;
-    };
     let n = 256;
     let xs: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let out = vk
-        .run_spec(
+    let Some(out) = naga_vk::with_device(&k.name, |vk| {
+        vk.run_spec(
             &words,
             &src.entry,
             &[(1, bytes_of(&xs)), (2, vec![0; n * 4])],
             [4, 1, 1],
             &[(spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID, 64)],
         )
-        .unwrap();
+        .unwrap()
+    }) else {
+        return;
+    };
     let got = from_bytes::<f32>(&out[1]);
     for (g, v) in got.iter().enumerate() {
         let neighbour = (g / 64) * 64 + (g % 64 + 1) % 64;
@@ -1045,10 +1039,7 @@ fn float_remainder_next_to_a_barrier() {
     let xd: Vec<f64> = pairs.iter().map(|p| p.0).collect();
     let yd: Vec<f64> = pairs.iter().map(|p| p.1).collect();
     let n = pairs.len();
-    let denorms = naga_vk::device()
-        .lock()
-        .map(|g| g.as_ref().is_some_and(|v| v.float_controls[0][0]))
-        .unwrap_or(false);
+    let denorms = naga_vk::preserves_f32_denormals();
     for caps in [full_caps(), lavapipe_caps()] {
         let Some(out) = launch_with(
             &k,
@@ -1166,59 +1157,40 @@ fn sign_extended_i32_orders_as_i64() {
 /// (difftest/FINDINGS.md F5: `f64::MAX.sqrt()` was one ulp high, `2^512`), f32 and f64.
 #[test]
 fn sqrt_below_a_power_of_two_is_correctly_rounded() {
-    let xs32 = [
-        f32::MAX,
-        1.0 - f32::EPSILON / 2.0,
-        4.0 - 2.0 * f32::EPSILON,
-        f32::from_bits(0x3f7f_fffe),
-        2.0,
-        0.25,
-    ];
-    let xs64 = [
-        f64::MAX,
-        1.0 - f64::EPSILON / 2.0,
-        4.0 - 2.0 * f64::EPSILON,
-        f64::from_bits(0x3fef_ffff_ffff_fffe),
-        2.0,
-        0.25,
-    ];
-    for t in [spoc_ir::Type::F32, spoc_ir::Type::F64] {
-        let f64_ = t == spoc_ir::Type::F64;
-        let n = xs32.len();
-        let (x, y) = if f64_ {
-            (bytes_of(&xs64), bytes_of(&[1.0f64; 6]))
-        } else {
-            (bytes_of(&xs32), bytes_of(&[1.0f32; 6]))
+    // Per type: the largest value, values just below 1 and 4 (`$below_one`: the bits of one
+    // more just below 1), and two powers of two.
+    macro_rules! inputs {
+        ($t:ident, $below_one:expr) => {
+            [
+                $t::MAX,
+                1.0 - $t::EPSILON / 2.0,
+                4.0 - 2.0 * $t::EPSILON,
+                $t::from_bits($below_one),
+                2.0,
+                0.25,
+            ]
         };
-        let size = if f64_ { 8 } else { 4 };
-        let Some(out) = launch(
-            &div_sqrt_kernel(t),
-            [n as u32, 1, 1],
-            [1, 1, 1],
-            &[],
-            vec![x, y, vec![0; 2 * n * size]],
-        ) else {
-            return;
-        };
-        // (input shown, result bits, Rust's bits) per value.
-        let rows: Vec<(String, u64, u64)> = if f64_ {
-            let got = from_bytes::<f64>(&out[2]);
-            let sq = |v: &f64| black_box(*v).sqrt().to_bits();
-            xs64.iter()
-                .enumerate()
-                .map(|(i, v)| (format!("{v:e}"), got[n + i].to_bits(), sq(v)))
-                .collect()
-        } else {
-            let got = from_bytes::<f32>(&out[2]);
-            let sq = |v: &f32| black_box(*v).sqrt().to_bits() as u64;
-            xs32.iter()
-                .enumerate()
-                .map(|(i, v)| (format!("{v:e}"), got[n + i].to_bits() as u64, sq(v)))
-                .collect()
-        };
-        for (v, got, want) in rows {
-            assert_eq!(got, want, "sqrt({v}): got bits {got:#x}, want {want:#x}");
-        }
+    }
+    let xs32 = inputs!(f32, 0x3f7f_fffe);
+    let xs64 = inputs!(f64, 0x3fef_ffff_ffff_fffe);
+    let n = xs32.len();
+    let Some(got32) = div_sqrt(spoc_ir::Type::F32, n as u32, &xs32, &[1.0f32; 6]) else {
+        return;
+    };
+    let Some(got64) = div_sqrt(spoc_ir::Type::F64, n as u32, &xs64, &[1.0f64; 6]) else {
+        return;
+    };
+    // (input shown, result bits, Rust's bits) per value.
+    let rows32 = xs32.iter().enumerate().map(|(i, v)| {
+        let want = black_box(*v).sqrt().to_bits() as u64;
+        (format!("{v:e}"), got32[n + i].to_bits() as u64, want)
+    });
+    let rows64 = xs64.iter().enumerate().map(|(i, v)| {
+        let want = black_box(*v).sqrt().to_bits();
+        (format!("{v:e}"), got64[n + i].to_bits(), want)
+    });
+    for (v, got, want) in rows32.chain(rows64) {
+        assert_eq!(got, want, "sqrt({v}): got bits {got:#x}, want {want:#x}");
     }
 }
 

@@ -52,11 +52,7 @@ pub const MATH: [MathFn; 30] = {
 #[test]
 #[ignore]
 fn dump_for_device() {
-    let dir = std::env::var("SPOC_PTX_DUMP").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ptx_device/out").to_string()
-    });
-    let dir = std::path::Path::new(&dir);
-    std::fs::create_dir_all(dir).unwrap();
+    let dir = &device_dump_dir();
     let mut n = 0;
     for (name, k, soa) in all() {
         std::fs::write(dir.join(format!("{name}.ptx")), ptx(&k, &soa)).unwrap();

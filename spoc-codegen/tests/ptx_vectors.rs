@@ -324,11 +324,7 @@ fn mixed() -> Kernel {
     let d4 = vec_ty(ScalarType::F64, 4);
     let f3 = vec_ty(ScalarType::F32, 3);
     let h4 = vec_ty(ScalarType::F16, 4);
-    let loc = Type::Array {
-        elem: Box::new(f32x4()),
-        space: MemSpace::Local,
-        len: Some(4),
-    };
+    let loc = array_ty(f32x4(), MemSpace::Local, 4);
     let mut b = B::new();
     let ps = b.buf("ps", p.clone());
     let po = b.buf_mut("po", p.clone());
@@ -455,11 +451,7 @@ fn checked_mode_guards_the_vector_access() {
 #[test]
 #[ignore]
 fn dump_for_device() {
-    let dir = std::env::var("SPOC_PTX_DUMP").unwrap_or_else(|_| {
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ptx_device/out").to_string()
-    });
-    let dir = std::path::Path::new(&dir);
-    std::fs::create_dir_all(dir).unwrap();
+    let dir = &device_dump_dir();
     for k in [
         swap_scale(),
         lane_writes(),

@@ -108,19 +108,14 @@ fn whole_f32x4_copies_are_128_bit_accesses() {
     std::fs::write(&cu, gen(Target::CudaC, &swap_scale())).unwrap();
     std::fs::write(&decls, toolchains::CUDA_DECLS).unwrap();
     let ptx = dir.join("swap_scale.ptx");
-    let out = std::process::Command::new(&clang)
-        .args(["-x", "cuda", "--cuda-gpu-arch=sm_90", "--cuda-device-only"])
-        .args(["-nocudainc", "-nocudalib", "-O2", "-S", "-include"])
-        .arg(&decls)
-        .arg(&cu)
-        .arg("-o")
-        .arg(&ptx)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    toolchains::run_ok(
+        std::process::Command::new(&clang)
+            .args(["-x", "cuda", "--cuda-gpu-arch=sm_90", "--cuda-device-only"])
+            .args(["-nocudainc", "-nocudalib", "-O2", "-S", "-include"])
+            .arg(&decls)
+            .arg(&cu)
+            .arg("-o")
+            .arg(&ptx),
     );
     let ptx = std::fs::read_to_string(&ptx).unwrap();
     let count = |op: &str| ptx.lines().filter(|l| l.contains(op)).count();

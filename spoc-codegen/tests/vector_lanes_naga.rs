@@ -51,22 +51,13 @@ fn spirv(k: &Kernel) -> (Vec<u32>, String) {
 /// without a device.
 fn launch(k: &Kernel, buffers: Vec<Vec<u8>>) -> Option<Vec<Vec<u8>>> {
     let (words, entry) = spirv(k);
-    let guard = naga_vk::device().lock().unwrap_or_else(|e| e.into_inner());
-    let Some(vk) = guard.as_ref() else {
-        assert!(
-            !naga_vk::required(),
-            "no Vulkan device, and one is required"
-        );
-        eprintln!("SKIPPED: {} not run (no Vulkan device)", k.name);
-        return None;
-    };
     let bound: Vec<(u32, Vec<u8>)> = buffers
         .into_iter()
         .enumerate()
         .map(|(j, b)| (spoc_codegen::naga::buffer_binding(j), b))
         .collect();
     Some(
-        vk.run(&words, &entry, &bound, [1, 1, 1])
+        naga_vk::with_device(&k.name, |vk| vk.run(&words, &entry, &bound, [1, 1, 1]))?
             .unwrap_or_else(|e| panic!("{}: {e}", k.name)),
     )
 }

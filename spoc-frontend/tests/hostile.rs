@@ -118,49 +118,37 @@ fn assert_spanned_error(out: Outcome, needle: &str, line: usize) {
     }
 }
 
+/// Expands `src` with `what`'s expansion on a small stack: it must succeed when `refusal` is
+/// `None`, and otherwise fail saying it, spanned on line 2.
+fn expands_on_a_small_stack(what: &'static str, src: String, refusal: Option<&str>) {
+    let out = expand_on(SMALL_STACK, what, src);
+    match refusal {
+        None => assert!(matches!(out, Outcome::Ok), "{out:?}"),
+        Some(needle) => assert_spanned_error(out, needle, 2),
+    }
+}
+
+const TOO_DEEP: Option<&str> = Some("nests too deeply");
+
 #[test]
 fn long_sums_expand_or_are_refused_with_a_span_on_a_small_stack() {
-    assert!(matches!(
-        expand_on(SMALL_STACK, "kernel", chain(600)),
-        Outcome::Ok
-    ));
-    assert!(matches!(
-        expand_on(SMALL_STACK, "kernel", chain(2000)),
-        Outcome::Ok
-    ));
-    assert_spanned_error(
-        expand_on(SMALL_STACK, "kernel", chain(5000)),
-        "nests too deeply",
-        2,
-    );
-    assert_spanned_error(
-        expand_on(SMALL_STACK, "device", chain(5000)),
-        "nests too deeply",
-        2,
-    );
+    let cases = [
+        ("kernel", 600, None),
+        ("kernel", 2000, None),
+        ("kernel", 5000, TOO_DEEP),
+        ("device", 5000, TOO_DEEP),
+    ];
+    for (what, terms, refusal) in cases {
+        expands_on_a_small_stack(what, chain(terms), refusal);
+    }
 }
 
 #[test]
 fn deep_ifs_are_refused_with_a_span_on_a_small_stack() {
-    assert!(matches!(
-        expand_on(SMALL_STACK, "kernel", nested_ifs(31)),
-        Outcome::Ok
-    ));
-    assert_spanned_error(
-        expand_on(SMALL_STACK, "kernel", nested_ifs(32)),
-        "blocks are nested more than 32 deep",
-        2,
-    );
-    assert_spanned_error(
-        expand_on(SMALL_STACK, "kernel", nested_ifs(400)),
-        "blocks are nested more than 32 deep",
-        2,
-    );
-    assert_spanned_error(
-        expand_on(SMALL_STACK, "kernel", nested_ifs(2000)),
-        "nests too deeply",
-        2,
-    );
+    let over_32 = Some("blocks are nested more than 32 deep");
+    for (depth, refusal) in [(31, None), (32, over_32), (400, over_32), (2000, TOO_DEEP)] {
+        expands_on_a_small_stack("kernel", nested_ifs(depth), refusal);
+    }
 }
 
 #[test]

@@ -264,11 +264,7 @@ fn helpers_cannot_declare_shared_arrays() {
     let mut f = Builder::new().function("h", Type::Unit);
     f.vars.push(VarDecl {
         name: "tile".into(),
-        ty: Type::Array {
-            elem: Box::new(Type::F32),
-            space: MemSpace::Shared,
-            len: Some(4),
-        },
+        ty: array_ty(Type::F32, MemSpace::Shared, 4),
         mutable: false,
         kind: VarKind::Shared,
     });
@@ -330,15 +326,7 @@ fn index_result_is_the_element_type() {
 fn index_works_on_shared_and_local_arrays() {
     let mut b = Builder::new();
     let tile = b.shared("tile", Type::U32, Some(8));
-    let arr = b.local(
-        "arr",
-        Type::Array {
-            elem: Box::new(Type::U32),
-            space: MemSpace::Local,
-            len: Some(4),
-        },
-        true,
-    );
+    let arr = b.local("arr", array_ty(Type::U32, MemSpace::Local, 4), true);
     b.let_(
         arr,
         Expr {
@@ -346,11 +334,7 @@ fn index_works_on_shared_and_local_arrays() {
                 value: Box::new(u32c(0)),
                 len: 4,
             },
-            ty: Type::Array {
-                elem: Box::new(Type::U32),
-                space: MemSpace::Local,
-                len: Some(4),
-            },
+            ty: array_ty(Type::U32, MemSpace::Local, 4),
         },
     );
     b.push(stmt(assign(lidx(lv(arr), u32c(1)), b.at(tile, u32c(2)))));
@@ -540,11 +524,7 @@ fn float_atomics_only_add() {
 #[test]
 fn atomic_on_a_local_array() {
     let mut b = Builder::new();
-    let arr_ty = Type::Array {
-        elem: Box::new(Type::U32),
-        space: MemSpace::Local,
-        len: Some(2),
-    };
+    let arr_ty = array_ty(Type::U32, MemSpace::Local, 2);
     let arr = b.local("arr", arr_ty.clone(), true);
     b.let_(
         arr,
@@ -874,11 +854,7 @@ fn array_repeat_yields_a_local_array() {
             value: Box::new(f32c(0.0)),
             len: 4,
         },
-        ty: Type::Array {
-            elem: Box::new(Type::F32),
-            space: MemSpace::Shared,
-            len: Some(4),
-        },
+        ty: array_ty(Type::F32, MemSpace::Shared, 4),
     });
     assert_invalid(
         &k,
@@ -956,11 +932,7 @@ fn assignment_to_an_immutable_param() {
 #[test]
 fn assignment_to_an_element_of_an_immutable_local_array() {
     let mut b = Builder::new();
-    let ty = Type::Array {
-        elem: Box::new(Type::I32),
-        space: MemSpace::Local,
-        len: Some(3),
-    };
+    let ty = array_ty(Type::I32, MemSpace::Local, 3);
     let arr = b.local("arr", ty.clone(), false);
     b.let_(
         arr,
@@ -1336,15 +1308,7 @@ fn helper_functions_are_defined_once_and_do_not_recurse() {
 #[test]
 fn kernel_parameters_are_scalars_records_or_buffers() {
     let mut b = Builder::new();
-    b.param(
-        "s",
-        Type::Array {
-            elem: Box::new(Type::F32),
-            space: MemSpace::Shared,
-            len: Some(4),
-        },
-        false,
-    );
+    b.param("s", array_ty(Type::F32, MemSpace::Shared, 4), false);
     assert_invalid(&b.kernel("k"), &["parameter `s`", "buffers"]);
     let mut b = Builder::new();
     b.buf("bad", Type::global_array(Type::F32));

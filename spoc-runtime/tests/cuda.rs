@@ -20,6 +20,7 @@ use spoc_runtime::{
     LaunchProblem, Platform,
 };
 use std::sync::OnceLock;
+use support::{run_source, saxpy_args};
 
 // True if `SPOC_REQUIRE_BACKENDS` names `backend` or its family.
 use spoc_testkit::backends::is_required as required;
@@ -242,20 +243,12 @@ fn saxpy_external_ptx_and_cuda_c() {
         let xb = dev.upload(&x).unwrap();
         let mut yb = dev.upload(&y0).unwrap();
         let grid = dims1d((n as u32).div_ceil(256));
-        let b = dev.backend();
-        b.run_source(
-            dev.backend_id,
-            SAXPY_PTX,
-            SourceLang::Ptx,
-            "saxpy_ext",
+        run_source(
+            &dev,
+            (SAXPY_PTX, SourceLang::Ptx, "saxpy_ext"),
             grid,
             dims1d(256),
-            0,
-            &[
-                Arg::F32(a),
-                Arg::Buffer(xb.raw()),
-                Arg::BufferMut(yb.raw_mut()),
-            ],
+            &saxpy_args(a, &xb, &mut yb),
         )
         .unwrap();
         let want = saxpy_host(a, &x, &y0);
@@ -263,14 +256,11 @@ fn saxpy_external_ptx_and_cuda_c() {
         assert_eq!(got, want, "{backend}: PTX saxpy");
 
         let mut out = dev.alloc::<u64>(n).unwrap();
-        b.run_source(
-            dev.backend_id,
-            SAXPY_CU,
-            SourceLang::CudaC,
-            "saxpy_cu",
+        run_source(
+            &dev,
+            (SAXPY_CU, SourceLang::CudaC, "saxpy_cu"),
             grid,
             dims1d(256),
-            0,
             &[
                 Arg::F32(a),
                 Arg::Buffer(xb.raw()),
@@ -404,33 +394,26 @@ fn events_and_streams() {
 fn dynamic_shared_memory_above_48k() {
     let Some(dev) = device(PTX) else { return };
     let mut out = dev.alloc::<u32>(512).unwrap();
-    dev.backend()
-        .run_source(
+    // One block of 512 threads rotating `out` through `shared` bytes of shared memory.
+    let smem_rot = |shared: usize, out: &mut spoc_runtime::Buffer<u32>| {
+        dev.backend().run_source(
             dev.backend_id,
             SMEM_CU,
             SourceLang::CudaC,
             "smem_rot",
             dims1d(1),
             dims1d(512),
-            100_000,
+            shared,
             &[Arg::BufferMut(out.raw_mut())],
         )
-        .unwrap();
+    };
+    smem_rot(100_000, &mut out).unwrap();
     let got = out.to_vec().unwrap();
     let want: Vec<u32> = (0..512u32).map(|t| ((t + 1) % 512) * 3 + 1).collect();
     assert_eq!(got, want);
     // Over the device's limit: refused before launch.
     let limit = dev.capabilities.shared_mem_per_block;
-    let r = dev.backend().run_source(
-        dev.backend_id,
-        SMEM_CU,
-        SourceLang::CudaC,
-        "smem_rot",
-        dims1d(1),
-        dims1d(512),
-        limit + 1,
-        &[Arg::BufferMut(out.raw_mut())],
-    );
+    let r = smem_rot(limit + 1, &mut out);
     assert!(
         matches!(
             r,
@@ -453,11 +436,7 @@ fn launch_limits_are_errors() {
     let r = run(
         &dev,
         &support::SAXPY,
-        vec![
-            Arg::F32(1.0),
-            Arg::Buffer(x.raw()),
-            Arg::BufferMut(y.raw_mut()),
-        ],
+        saxpy_args(1.0, &x, &mut y).into(),
         dims1d(1),
         dims1d(2048),
         0,
@@ -480,11 +459,7 @@ fn launch_limits_are_errors() {
     let r = run(
         &dev,
         &support::SAXPY,
-        vec![
-            Arg::F32(1.0),
-            Arg::Buffer(x.raw()),
-            Arg::BufferMut(y.raw_mut()),
-        ],
+        saxpy_args(1.0, &x, &mut y).into(),
         dims1d(1),
         dims3d(64, 32, 1),
         0,
@@ -503,43 +478,38 @@ fn launch_limits_are_errors() {
         "{r:?}"
     );
     // Through run_source.
-    let r = dev.backend().run_source(
-        dev.backend_id,
-        SAXPY_PTX,
-        SourceLang::Ptx,
-        "saxpy_ext",
+    let r = run_source(
+        &dev,
+        (SAXPY_PTX, SourceLang::Ptx, "saxpy_ext"),
         dims1d(1),
         dims1d(2048),
-        0,
-        &[
-            Arg::F32(1.0),
-            Arg::Buffer(x.raw()),
-            Arg::BufferMut(y.raw_mut()),
-        ],
+        &saxpy_args(1.0, &x, &mut y),
     );
     assert!(matches!(r, Err(Error::InvalidLaunch { .. })), "{r:?}");
     // Nothing ran.
     assert_eq!(y.to_vec().unwrap(), vec![1.0; 64]);
     // Bad sources are compile errors carrying the driver's / NVRTC's log.
-    let r = dev.backend().run_source(
-        dev.backend_id,
-        ".version 7.8\n.target sm_70\n.address_size 64\n.visible .entry broken() { bogus; }",
-        SourceLang::Ptx,
-        "broken",
+    let r = run_source(
+        &dev,
+        (
+            ".version 7.8\n.target sm_70\n.address_size 64\n.visible .entry broken() { bogus; }",
+            SourceLang::Ptx,
+            "broken",
+        ),
         dims1d(1),
         dims1d(1),
-        0,
         &[],
     );
     assert!(matches!(r, Err(Error::Compile { .. })), "{r:?}");
-    let r = dev.backend().run_source(
-        dev.backend_id,
-        "extern \"C\" __global__ void broken() { undefined_thing(); }",
-        SourceLang::CudaC,
-        "broken",
+    let r = run_source(
+        &dev,
+        (
+            "extern \"C\" __global__ void broken() { undefined_thing(); }",
+            SourceLang::CudaC,
+            "broken",
+        ),
         dims1d(1),
         dims1d(1),
-        0,
         &[],
     );
     match r {
@@ -561,11 +531,7 @@ fn ir_kernels_compile_and_launch() {
         run(
             &dev,
             &support::SAXPY,
-            vec![
-                Arg::F32(-0.75),
-                Arg::Buffer(xb.raw()),
-                Arg::BufferMut(yb.raw_mut()),
-            ],
+            saxpy_args(-0.75, &xb, &mut yb).into(),
             grid,
             dims1d(128),
             0,

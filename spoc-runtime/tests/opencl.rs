@@ -26,7 +26,7 @@ use spoc_runtime::{
 };
 use spoc_testkit::devices::best_device_or_skip;
 use std::sync::Arc;
-use support::{BALLOTS, DYN_REVERSE, SAXPY, TAKES_I64, WITH_BARRIER};
+use support::{run_source, saxpy_args, BALLOTS, DYN_REVERSE, SAXPY, TAKES_I64, WITH_BARRIER};
 
 /// The first OpenCL device, or `None` (printed) when OpenCL is unavailable.
 ///
@@ -96,25 +96,16 @@ fn saxpy_through_run_source() {
     let y0: Vec<f32> = (0..n).map(|i| (i % 17) as f32 / 7.0).collect();
     let xb = dev.upload(&x).unwrap();
     let mut yb = dev.upload(&y0).unwrap();
-    let backend = dev.backend();
     for round in 0..2 {
         // The second round builds nothing (cached) and applies saxpy to the first's output.
-        backend
-            .run_source(
-                dev.backend_id,
-                SAXPY_CL,
-                SourceLang::OpenClC,
-                "ext_saxpy",
-                dims1d(16),
-                dims1d(64),
-                0,
-                &[
-                    Arg::F32(1.5),
-                    Arg::Buffer(xb.raw()),
-                    Arg::BufferMut(yb.raw_mut()),
-                ],
-            )
-            .unwrap();
+        run_source(
+            &dev,
+            (SAXPY_CL, SourceLang::OpenClC, "ext_saxpy"),
+            dims1d(16),
+            dims1d(64),
+            &saxpy_args(1.5, &xb, &mut yb),
+        )
+        .unwrap();
         let mut want = y0.clone();
         for _ in 0..=round {
             want = saxpy_want(1.5, &x, &want);
@@ -127,14 +118,11 @@ fn saxpy_through_run_source() {
     }";
     let mut out = dev.alloc::<u32>(10).unwrap();
     for (v, ok) in [(7usize, true), (1usize << 33, false)] {
-        let r = backend.run_source(
-            dev.backend_id,
-            FILL,
-            SourceLang::OpenClC,
-            "fill",
+        let r = run_source(
+            &dev,
+            (FILL, SourceLang::OpenClC, "fill"),
             dims1d(1),
             dims1d(16),
-            0,
             &[Arg::BufferMut(out.raw_mut()), Arg::Usize(v)],
         );
         match (r, ok) {
@@ -194,19 +182,14 @@ fn build_error_carries_the_log() {
         return;
     };
     let src = "__kernel void broken(__global int* p) { p[0] = undeclared_thing + 1; }";
-    let e = dev
-        .backend()
-        .run_source(
-            dev.backend_id,
-            src,
-            SourceLang::OpenClC,
-            "broken",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[],
-        )
-        .unwrap_err();
+    let e = run_source(
+        &dev,
+        (src, SourceLang::OpenClC, "broken"),
+        dims1d(1),
+        dims1d(1),
+        &[],
+    )
+    .unwrap_err();
     match &e {
         Error::Compile {
             backend,
@@ -221,19 +204,14 @@ fn build_error_carries_the_log() {
         other => panic!("expected a compile error, got {other:?}"),
     }
     // A kernel name the program lacks.
-    let e = dev
-        .backend()
-        .run_source(
-            dev.backend_id,
-            SAXPY_CL,
-            SourceLang::OpenClC,
-            "not_there",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[],
-        )
-        .unwrap_err();
+    let e = run_source(
+        &dev,
+        (SAXPY_CL, SourceLang::OpenClC, "not_there"),
+        dims1d(1),
+        dims1d(1),
+        &[],
+    )
+    .unwrap_err();
     assert!(
         matches!(&e, Error::Compile { message, .. } if message.contains("ext_saxpy")),
         "{e}"
@@ -311,19 +289,14 @@ fn run_source_launch_checks() {
         return;
     };
     // run_source checks too.
-    let e = dev
-        .backend()
-        .run_source(
-            dev.backend_id,
-            SAXPY_CL,
-            SourceLang::OpenClC,
-            "ext_saxpy",
-            dims3d(1, 0, 1),
-            dims1d(1),
-            0,
-            &[],
-        )
-        .unwrap_err();
+    let e = run_source(
+        &dev,
+        (SAXPY_CL, SourceLang::OpenClC, "ext_saxpy"),
+        dims3d(1, 0, 1),
+        dims1d(1),
+        &[],
+    )
+    .unwrap_err();
     spoc_testkit::assert_matches!(
         e,
         Error::InvalidLaunch {
@@ -332,19 +305,14 @@ fn run_source_launch_checks() {
         }
     );
     // A wrong argument list for an external kernel is refused by OpenCL, as an error.
-    let e = dev
-        .backend()
-        .run_source(
-            dev.backend_id,
-            SAXPY_CL,
-            SourceLang::OpenClC,
-            "ext_saxpy",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[Arg::F64(1.0)],
-        )
-        .unwrap_err();
+    let e = run_source(
+        &dev,
+        (SAXPY_CL, SourceLang::OpenClC, "ext_saxpy"),
+        dims1d(1),
+        dims1d(1),
+        &[Arg::F64(1.0)],
+    )
+    .unwrap_err();
     assert!(
         matches!(e, Error::InvalidLaunch { .. } | Error::Driver { .. }),
         "{e}"
@@ -381,11 +349,7 @@ fn events_and_streams() {
                 shared_mem_bytes: 0,
                 stream: Some(&stream),
             },
-            &[
-                Arg::F32(2.0),
-                Arg::Buffer(xb.raw()),
-                Arg::BufferMut(yb.raw_mut()),
-            ],
+            &saxpy_args(2.0, &xb, &mut yb),
         )
         .unwrap();
     backend.record_event(&end, Some(&stream)).unwrap();

@@ -26,7 +26,7 @@ use spoc_runtime::backend::{
 use spoc_runtime::vulkan::{spirv_words_to_text, DeviceType, FeatureMask, VulkanBackend};
 use spoc_runtime::{all_devices, dims1d, init_device, run, Arg, Device, Error, LaunchProblem};
 use spoc_testkit::devices::best_device_or_skip;
-use support::{DYN_ROTATE, IOTA, TAKES_I64};
+use support::{run_source, saxpy_args, DYN_ROTATE, IOTA, TAKES_I64};
 
 /// The best Vulkan device, or `None` (printed) when Vulkan is unavailable.
 ///
@@ -152,7 +152,6 @@ fn saxpy_through_run_source_spirv_and_glsl() {
     let y0: Vec<f32> = (0..n).map(|i| (i % 13) as f32 - 6.0).collect();
     let xb = dev.upload(&x).unwrap();
     let mut yb = dev.upload(&y0).unwrap();
-    let backend = dev.backend();
 
     // SPIR-V: our generator's saxpy, used as an external module (same binding ABI).
     let src = spoc_codegen::generate_source(
@@ -170,59 +169,39 @@ fn saxpy_through_run_source_spirv_and_glsl() {
     let mut want = y0.clone();
     for round in 0..2 {
         // The second round builds nothing (cached) and applies saxpy to the first's output.
-        backend
-            .run_source(
-                dev.backend_id,
-                &text,
-                SourceLang::SpirV,
-                &src.entry,
-                dims1d(16),
-                dims1d(64),
-                0,
-                &[
-                    Arg::F32(2.0),
-                    Arg::Buffer(xb.raw()),
-                    Arg::BufferMut(yb.raw_mut()),
-                ],
-            )
-            .unwrap();
+        run_source(
+            &dev,
+            (&text, SourceLang::SpirV, &src.entry),
+            dims1d(16),
+            dims1d(64),
+            &saxpy_args(2.0, &xb, &mut yb),
+        )
+        .unwrap();
         want = x.iter().zip(&want).map(|(x, y)| 2.0 * x + y).collect();
         assert_eq!(yb.to_vec().unwrap(), want, "SPIR-V round {round}");
     }
     // The declared workgroup size must be the launch's block.
-    let e = backend
-        .run_source(
-            dev.backend_id,
-            &text,
-            SourceLang::SpirV,
-            &src.entry,
-            dims1d(32),
-            dims1d(32),
-            0,
-            &[
-                Arg::F32(2.0),
-                Arg::Buffer(xb.raw()),
-                Arg::BufferMut(yb.raw_mut()),
-            ],
-        )
-        .unwrap_err();
+    let e = run_source(
+        &dev,
+        (&text, SourceLang::SpirV, &src.entry),
+        dims1d(32),
+        dims1d(32),
+        &saxpy_args(2.0, &xb, &mut yb),
+    )
+    .unwrap_err();
     assert!(
         matches!(&e, Error::InvalidLaunch { problem: LaunchProblem::Rejected { message }, .. } if message.contains("workgroup size")),
         "{e}"
     );
     // A missing entry point names the ones there are.
-    let e = backend
-        .run_source(
-            dev.backend_id,
-            &text,
-            SourceLang::SpirV,
-            "nope",
-            dims1d(1),
-            dims1d(64),
-            0,
-            &[],
-        )
-        .unwrap_err();
+    let e = run_source(
+        &dev,
+        (&text, SourceLang::SpirV, "nope"),
+        dims1d(1),
+        dims1d(64),
+        &[],
+    )
+    .unwrap_err();
     assert!(
         matches!(&e, Error::Compile { message, .. } if message.contains(&src.entry)),
         "{e}"
@@ -243,41 +222,37 @@ void main() {
 }
 "#;
     let mut yb = dev.upload(&y0).unwrap();
-    backend
-        .run_source(
-            dev.backend_id,
-            SAXPY_GLSL,
-            SourceLang::Glsl,
-            "saxpy_glsl",
-            dims1d(8),
-            dims1d(128),
-            0,
-            &[
-                Arg::F32(-0.5),
-                Arg::U32(900),
-                Arg::Buffer(xb.raw()),
-                Arg::BufferMut(yb.raw_mut()),
-            ],
-        )
-        .unwrap();
+    run_source(
+        &dev,
+        (SAXPY_GLSL, SourceLang::Glsl, "saxpy_glsl"),
+        dims1d(8),
+        dims1d(128),
+        &[
+            Arg::F32(-0.5),
+            Arg::U32(900),
+            Arg::Buffer(xb.raw()),
+            Arg::BufferMut(yb.raw_mut()),
+        ],
+    )
+    .unwrap();
     let want: Vec<f32> = (0..n)
         .map(|i| if i < 900 { -0.5 * x[i] + y0[i] } else { y0[i] })
         .collect();
     assert_eq!(yb.to_vec().unwrap(), want);
 
     // GLSL errors carry the front end's diagnostics.
-    let e = backend
-        .run_source(
-            dev.backend_id,
+    let e = run_source(
+        &dev,
+        (
             "#version 450\nlayout(local_size_x = 1) in;\nvoid main() { undeclared = 1; }\n",
             SourceLang::Glsl,
             "broken",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[],
-        )
-        .unwrap_err();
+        ),
+        dims1d(1),
+        dims1d(1),
+        &[],
+    )
+    .unwrap_err();
     assert!(
         matches!(&e, Error::Compile { message, .. } if message.contains("undeclared")),
         "{e}"
@@ -411,19 +386,18 @@ fn run_source_launch_checks() {
     };
     let caps = dev.capabilities;
     // The backend checks launches made directly, too.
-    let backend = dev.backend();
-    let e = backend
-        .run_source(
-            dev.backend_id,
+    let e = run_source(
+        &dev,
+        (
             "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n",
             SourceLang::Glsl,
             "empty",
-            dims1d(1),
-            dims1d(caps.max_block_dims[0] + 1),
-            0,
-            &[],
-        )
-        .unwrap_err();
+        ),
+        dims1d(1),
+        dims1d(caps.max_block_dims[0] + 1),
+        &[],
+    )
+    .unwrap_err();
     assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
 }
 
@@ -436,18 +410,7 @@ fn wrong_arguments_are_refused() {
     let native = init_device(Some("Native")).unwrap();
     let nb = native.alloc::<u32>(4).unwrap();
     let mut vb = dev.alloc::<u32>(4).unwrap();
-    let e = dev
-        .backend()
-        .run_source(
-            dev.backend_id,
-            "#version 450\nlayout(local_size_x = 1) in;\nlayout(set=0,binding=1) buffer B { uint b[]; };\nvoid main() { b[0] = 1u; }\n",
-            SourceLang::Glsl,
-            "one",
-            dims1d(1),
-            dims1d(1),
-            0,
-            &[Arg::Buffer(nb.raw())],
-        )
+    let e = run_source(&dev, ("#version 450\nlayout(local_size_x = 1) in;\nlayout(set=0,binding=1) buffer B { uint b[]; };\nvoid main() { b[0] = 1u; }\n", SourceLang::Glsl, "one"), dims1d(1), dims1d(1), &[Arg::Buffer(nb.raw())])
         .unwrap_err();
     assert!(matches!(e, Error::InvalidLaunch { .. }), "{e}");
     // A usize that does not fit the kernel's 32 bits.

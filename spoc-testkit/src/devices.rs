@@ -100,3 +100,110 @@ pub fn kernel_fault(r: spoc_runtime::Result<()>, what: &dyn std::fmt::Display) -
         other => panic!("{what}: expected a kernel fault, got {other:?}"),
     }
 }
+
+/// What [`check_each_device`] found on one device: its wrong results, or that it skipped.
+#[derive(Debug, Default)]
+pub struct DeviceCheck {
+    wrong: Vec<String>,
+    skipped: Option<String>,
+}
+
+impl DeviceCheck {
+    /// Records `what` as wrong unless `got` equals `want` element by element, naming the
+    /// length or the first four elements that differ.
+    pub fn eq<T: PartialEq + std::fmt::Debug>(&mut self, what: &str, got: &[T], want: &[T]) {
+        if got.len() != want.len() {
+            self.wrong(format!("{what}: {} values, want {}", got.len(), want.len()));
+            return;
+        }
+        let bad: Vec<String> = (0..got.len())
+            .filter(|&i| got[i] != want[i])
+            .take(4)
+            .map(|i| format!("[{i}] got {:?}, want {:?}", got[i], want[i]))
+            .collect();
+        if !bad.is_empty() {
+            self.wrong(format!("{what}: {}", bad.join(", ")));
+        }
+    }
+
+    /// Records a wrong result, said in words.
+    pub fn wrong(&mut self, why: impl Into<String>) {
+        self.wrong.push(why.into());
+    }
+
+    /// Marks the device as skipped for `why` (printed; it does not count as checked). What was
+    /// recorded wrong before still fails the test.
+    pub fn skip(&mut self, why: impl Into<String>) {
+        self.skipped = Some(why.into());
+    }
+}
+
+/// `name (framework)`: how [`check_each_device`] names a device.
+pub fn label(dev: &Device) -> String {
+    format!("{} ({})", dev.name, dev.framework)
+}
+
+/// Runs `check` on each of `devices`, collecting what it records wrong on each; an `Err` from
+/// `check` (a failed upload or launch) counts as wrong too. After the last device, fails
+/// listing every wrong device with its wrong results, or when fewer than `min_checked`
+/// devices were checked (not skipped): every device is run even when an earlier one was wrong.
+///
+/// ```ignore
+/// check_each_device(common::devices(), 2, |dev, check| {
+///     let mut y = dev.alloc::<f32>(4)?;
+///     fill.launch(dev, dims1d(1), dims1d(4), (&mut y,))?;
+///     check.eq("y", &y.to_vec()?, &[1.0; 4]);
+///     Ok(())
+/// });
+/// ```
+///
+/// # Panics
+/// As said: if any device is wrong, or too few were checked.
+#[track_caller]
+pub fn check_each_device(
+    devices: impl IntoIterator<Item = Device>,
+    min_checked: usize,
+    mut check: impl FnMut(&Device, &mut DeviceCheck) -> spoc_runtime::Result<()>,
+) {
+    let (mut checked, mut failures) = (0, Vec::new());
+    for dev in devices {
+        let on = label(&dev);
+        let mut c = DeviceCheck::default();
+        if let Err(e) = check(&dev, &mut c) {
+            c.wrong(format!("error: {e}"));
+        }
+        match &c.skipped {
+            Some(why) => println!("{on}: skipped: {why}"),
+            None => checked += 1,
+        }
+        if !c.wrong.is_empty() {
+            failures.push(format!("{on}: {}", c.wrong.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "wrong on:\n{}", failures.join("\n"));
+    assert!(
+        checked >= min_checked,
+        "checked on {checked} devices, want at least {min_checked}"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DeviceCheck;
+
+    #[test]
+    fn a_check_names_the_first_differences() {
+        let mut c = DeviceCheck::default();
+        c.eq("same", &[1, 2, 3], &[1, 2, 3]);
+        assert!(c.wrong.is_empty());
+        c.eq("short", &[1, 2], &[1, 2, 3]);
+        c.eq("values", &[1, 0, 3, 0, 0, 0, 0], &[1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(
+            c.wrong,
+            [
+                "short: 2 values, want 3",
+                "values: [1] got 0, want 2, [3] got 0, want 4, [4] got 0, want 5, [5] got 0, want 6"
+            ]
+        );
+    }
+}

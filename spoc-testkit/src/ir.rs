@@ -259,6 +259,15 @@ pub fn neg(e: Expr) -> Expr {
     un(UnOp::Neg, e)
 }
 
+/// The type of an array of `len` elements `elem` in `space` (a local or shared array).
+pub fn array_ty(elem: Type, space: MemSpace, len: u32) -> Type {
+    Type::Array {
+        elem: Box::new(elem),
+        space,
+        len: Some(len),
+    }
+}
+
 /// `array[i]`, typed with the element type (`()` if `array` is not an array, for validator
 /// tests).
 pub fn index(array: Expr, i: Expr) -> Expr {

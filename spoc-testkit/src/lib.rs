@@ -5,7 +5,8 @@
 //!   one constructor per expression and statement form);
 //! - [`backends`]: `SPOC_REQUIRE_BACKENDS`, the backends a run must not skip;
 //! - `devices` (feature `devices`): run a test on every device of a backend, printing a
-//!   `SKIPPED` line when it has none and failing when a required one has none;
+//!   `SKIPPED` line when it has none and failing when a required one has none; check every
+//!   device of a list and fail at the end naming each wrong one (`check_each_device`);
 //! - [`float`]: ULP distances and comparisons of `f32`/`f64`, NaN-canonical bit patterns;
 //! - `backend_tests!` (feature `devices`): one test body per backend, each a named `#[test]`;
 //! - [`ir_accessor!`]: the validated, kept IR of a hand-written `KernelDef`;
@@ -75,6 +76,25 @@ macro_rules! ir_accessor {
             .as_ref()
             .map_err(Clone::clone)
         }
+    };
+}
+
+/// `vec![("a", a()), ("b", b()), …]`: each kernel builder called, under its own name (a corpus
+/// of hand-written kernels, so that a name never drifts from its builder).
+///
+/// ```
+/// use spoc_testkit::ir::{saxpy, B};
+/// fn empty() -> spoc_ir::Kernel {
+///     B::new().kernel("empty")
+/// }
+/// let corpus = spoc_testkit::named_kernels![saxpy, empty];
+/// assert_eq!(corpus[1].0, "empty");
+/// assert_eq!(corpus[0].1.name, "saxpy");
+/// ```
+#[macro_export]
+macro_rules! named_kernels {
+    ($($builder:ident),* $(,)?) => {
+        vec![$((stringify!($builder), $builder())),*]
     };
 }
 

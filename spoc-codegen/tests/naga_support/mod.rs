@@ -502,11 +502,7 @@ pub fn warp() -> Kernel {
 pub fn local_arrays() -> Kernel {
     let mut b = B::new();
     let out = b.buf_mut("out", Type::F32);
-    let arr_ty = |n| Type::Array {
-        elem: Box::new(Type::F32),
-        space: MemSpace::Local,
-        len: Some(n),
-    };
+    let arr_ty = |n| array_ty(Type::F32, MemSpace::Local, n);
     let a = b.local("a", arr_ty(8), true);
     let big = b.local("big", arr_ty(40), true);
     let small = b.local("small", arr_ty(3), false);
@@ -710,21 +706,21 @@ pub fn vectors() -> Kernel {
 
 /// Every kernel of the corpus, by name.
 pub fn corpus() -> Vec<(&'static str, Kernel)> {
-    vec![
-        ("saxpy", saxpy()),
-        ("int_ops", int_ops()),
-        ("loops", loops()),
-        ("helpers", helpers()),
-        ("shared_atomics", shared_atomics()),
-        ("casts", casts()),
-        ("math_fns", math_fns()),
-        ("records_variants", records_variants()),
-        ("warp", warp()),
-        ("local_arrays", local_arrays()),
-        ("doubles", doubles()),
-        ("halves", halves()),
-        ("dynamic_shared", dynamic_shared()),
-        ("vectors", vectors()),
+    spoc_testkit::named_kernels![
+        saxpy,
+        int_ops,
+        loops,
+        helpers,
+        shared_atomics,
+        casts,
+        math_fns,
+        records_variants,
+        warp,
+        local_arrays,
+        doubles,
+        halves,
+        dynamic_shared,
+        vectors
     ]
 }
 

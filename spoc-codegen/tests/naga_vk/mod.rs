@@ -59,6 +59,27 @@ pub fn required() -> bool {
         || spoc_testkit::backends::is_required("vulkan")
 }
 
+/// Runs `f` on the process-wide [`device`]; without one, prints that `what` was skipped and
+/// returns `None` (a failure when [`required`]).
+pub fn with_device<R>(what: &str, f: impl FnOnce(&Vk) -> R) -> Option<R> {
+    let guard = device().lock().unwrap_or_else(|e| e.into_inner());
+    let Some(vk) = guard.as_ref() else {
+        assert!(!required(), "no Vulkan device, and one is required");
+        eprintln!("SKIPPED: {what} not run (no Vulkan device)");
+        return None;
+    };
+    Some(f(vk))
+}
+
+/// True when the device preserves f32 subnormals (`shaderDenormPreserveFloat32`); false
+/// without a device.
+pub fn preserves_f32_denormals() -> bool {
+    device()
+        .lock()
+        .map(|g| g.as_ref().is_some_and(|v| v.float_controls[0][0]))
+        .unwrap_or(false)
+}
+
 impl Vk {
     unsafe fn open() -> Result<Vk, String> {
         let entry = ash::Entry::load().map_err(|e| format!("Vulkan loader: {e}"))?;

@@ -204,8 +204,9 @@ impl B {
 
 #[allow(unused_imports)] // each test binary uses some of them
 pub use spoc_testkit::ir::{
-    add, and, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c, i64c, id,
-    idx, intr, len, lt, math, mul, record, rem, select, sub, tid, u32c, u64c, un, variant_def,
+    add, and, array_ty, atomic, bin, boolc, call, cast, div, eq, f32c, f64c, field, ge, gid, i32c,
+    i64c, id, idx, intr, len, lt, math, mul, record, rem, select, sub, tid, u32c, u64c, un,
+    variant_def,
 };
 
 // ---------------------------------------------------------------- the corpus
@@ -749,11 +750,7 @@ pub fn records_match() -> Kernel {
         ),
     );
     // local array
-    let arr_ty = Type::Array {
-        elem: Box::new(Type::F32),
-        space: MemSpace::Local,
-        len: Some(4),
-    };
+    let arr_ty = array_ty(Type::F32, MemSpace::Local, 4);
     let arr = b.let_mut(
         "arr",
         Expr {
@@ -970,6 +967,17 @@ pub fn all() -> Vec<(&'static str, Kernel, Vec<&'static str>)> {
         ("warp_shuffles", warp_shuffles(), vec![]),
         ("memory_types", memory_types(), vec![]),
     ]
+}
+
+/// Where the ignored `dump_for_device` tests write PTX for the scripts in `tests/ptx_device`
+/// that run it on a GPU: `$SPOC_PTX_DUMP`, by default `tests/ptx_device/out`; created.
+pub fn device_dump_dir() -> std::path::PathBuf {
+    let dir = std::env::var_os("SPOC_PTX_DUMP").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ptx_device/out"),
+        std::path::PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 /// PTX for `k` with default CUDA capabilities and `soa` parameters (panics on error).

@@ -244,11 +244,7 @@ pub fn helpers() -> Kernel {
     nb.push(StmtKind::Return(Some(math(MathFn::Sqrt, vec![norm]))));
     let normf = nb.function("norm", Type::F32);
 
-    let arr4 = Type::Array {
-        elem: Box::new(Type::F32),
-        space: MemSpace::Local,
-        len: Some(4),
-    };
+    let arr4 = array_ty(Type::F32, MemSpace::Local, 4);
     let mut sb = B::new();
     let data = sb.buf("data", Type::F32);
     let mut_arr = sb.param("a", arr4.clone(), true);
@@ -351,11 +347,7 @@ fn b_arr_repeat(v: f32) -> Expr {
             value: Box::new(f32c(v)),
             len: 4,
         },
-        ty: Type::Array {
-            elem: Box::new(Type::F32),
-            space: MemSpace::Local,
-            len: Some(4),
-        },
+        ty: array_ty(Type::F32, MemSpace::Local, 4),
     }
 }
 
@@ -761,16 +753,8 @@ pub fn warp() -> Kernel {
 
 /// Local arrays: `[v; n]`, nested arrays, copies, selects of arrays.
 pub fn local_arrays() -> Kernel {
-    let a4 = Type::Array {
-        elem: Box::new(Type::I32),
-        space: MemSpace::Local,
-        len: Some(4),
-    };
-    let a34 = Type::Array {
-        elem: Box::new(a4.clone()),
-        space: MemSpace::Local,
-        len: Some(3),
-    };
+    let a4 = array_ty(Type::I32, MemSpace::Local, 4);
+    let a34 = array_ty(a4.clone(), MemSpace::Local, 3);
     let rep = |v: Expr, n: u32, ty: &Type| Expr {
         kind: ExprKind::ArrayRepeat {
             value: Box::new(v),
@@ -820,17 +804,17 @@ pub fn local_arrays() -> Kernel {
 
 /// Every kernel of the corpus, with its name.
 pub fn corpus() -> Vec<(&'static str, Kernel)> {
-    vec![
-        ("saxpy", saxpy()),
-        ("int_ops", int_ops()),
-        ("loops", loops()),
-        ("helpers", helpers()),
-        ("shared_atomics", shared_atomics()),
-        ("casts", casts()),
-        ("math_fns", math_fns()),
-        ("records_variants", records_variants()),
-        ("warp", warp()),
-        ("local_arrays", local_arrays()),
+    spoc_testkit::named_kernels![
+        saxpy,
+        int_ops,
+        loops,
+        helpers,
+        shared_atomics,
+        casts,
+        math_fns,
+        records_variants,
+        warp,
+        local_arrays
     ]
 }
 

@@ -127,19 +127,7 @@ pub fn check(
         }
         _ => return Err(format!("{target:?} is not a C-family target")),
     }
-    let out = cmd
-        .arg(&file)
-        .output()
-        .map_err(|e| format!("{tool}: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{tool} rejected {}:\n{}\n--- source ---\n{source}",
-            file.display(),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
+    validate(&mut cmd, &file).map_err(|e| format!("{e}\n--- source ---\n{source}"))
 }
 
 /// Checks every `(name, target, source)` with the real compilers; panics listing every
@@ -178,6 +166,19 @@ pub fn check_all(test: &str, sources: &[(String, Target, String)]) {
         failures.join("\n\n")
     );
     eprintln!("{test}: {checked} sources compiled cleanly");
+}
+
+/// Runs `cmd`, failing with its stderr unless it starts and exits successfully.
+#[track_caller]
+pub fn run_ok(cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// NVIDIA's `ptxas`: `$SPOC_PTXAS`, else `ptxas` on `PATH`, else
@@ -233,13 +234,52 @@ pub fn check_ptx(ptxas: &Path, dir: &Path, name: &str, ptx: &str) -> Result<(), 
     }
 }
 
-/// `spirv-val` if installed; `Err` says how to get it.
-pub fn spirv_val() -> Result<String, String> {
-    Command::new("spirv-val")
+/// The tool `found` names, or `None` after printing why it is missing (`SKIPPED: …`).
+///
+/// # Panics
+/// When it is missing and [`required`].
+pub fn or_skip(found: Result<String, String>) -> Option<String> {
+    match found {
+        Ok(tool) => Some(tool),
+        Err(why) if required() => panic!("{why}, and SPOC_REQUIRE_TOOLCHAINS=1"),
+        Err(why) => {
+            eprintln!("SKIPPED: {why}");
+            None
+        }
+    }
+}
+
+/// `tool` if it runs (`tool --version`); `Err` says how to get it: Debian's package `package`.
+fn installed(tool: &str, package: &str) -> Result<String, String> {
+    Command::new(tool)
         .arg("--version")
         .output()
-        .map(|_| "spirv-val".to_string())
-        .map_err(|_| "spirv-val not found (Debian: apt-get install spirv-tools)".to_string())
+        .map(|_| tool.to_string())
+        .map_err(|_| format!("{tool} not found (Debian: apt-get install {package})"))
+}
+
+/// Runs the validator `cmd` on `path`; `Err` holds its report (stdout, then stderr).
+fn validate(cmd: &mut Command, path: &Path) -> Result<(), String> {
+    let tool = cmd.get_program().to_string_lossy().into_owned();
+    let out = cmd
+        .arg(path)
+        .output()
+        .map_err(|e| format!("cannot run {tool}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{tool} rejected {}:\n{}{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// `spirv-val` if installed; `Err` says how to get it.
+pub fn spirv_val() -> Result<String, String> {
+    installed("spirv-val", "spirv-tools")
 }
 
 /// Runs `spirv-val --target-env vulkan1.2` on `words`, written to `dir` as `name.spv`; `Err`
@@ -248,32 +288,15 @@ pub fn check_spirv(dir: &Path, name: &str, words: &[u32]) -> Result<(), String> 
     let path = dir.join(format!("{name}.spv"));
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
-    let out = Command::new("spirv-val")
-        .args(["--target-env", "vulkan1.2"])
-        .arg(&path)
-        .output()
-        .map_err(|e| format!("cannot run spirv-val: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "spirv-val rejected {}:\n{}{}",
-            path.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
+    validate(
+        Command::new("spirv-val").args(["--target-env", "vulkan1.2"]),
+        &path,
+    )
 }
 
 /// `glslangValidator` if installed; `Err` says how to get it.
 pub fn glslang() -> Result<String, String> {
-    Command::new("glslangValidator")
-        .arg("--version")
-        .output()
-        .map(|_| "glslangValidator".to_string())
-        .map_err(|_| {
-            "glslangValidator not found (Debian: apt-get install glslang-tools)".to_string()
-        })
+    installed("glslangValidator", "glslang-tools")
 }
 
 /// Compiles the GLSL compute shader `source` with `glslangValidator -S comp`, written to `dir`
@@ -281,19 +304,5 @@ pub fn glslang() -> Result<String, String> {
 pub fn check_glsl(dir: &Path, name: &str, source: &str) -> Result<(), String> {
     let path = dir.join(format!("{name}.comp"));
     std::fs::write(&path, source).map_err(|e| e.to_string())?;
-    let out = Command::new("glslangValidator")
-        .args(["-S", "comp"])
-        .arg(&path)
-        .output()
-        .map_err(|e| format!("cannot run glslangValidator: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "glslangValidator rejected {}:\n{}{}",
-            path.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
+    validate(Command::new("glslangValidator").args(["-S", "comp"]), &path)
 }

@@ -175,12 +175,7 @@ pub fn tagged() -> Kernel {
 
 /// Every kernel here, by name.
 pub fn all() -> Vec<(&'static str, Kernel)> {
-    vec![
-        ("swap_scale", swap_scale()),
-        ("pairs", pairs()),
-        ("tile_rotate", tile_rotate()),
-        ("tagged", tagged()),
-    ]
+    spoc_testkit::named_kernels![swap_scale, pairs, tile_rotate, tagged]
 }
 
 /// The inputs: `x` for `swap_scale` and `tile_rotate` (4 lanes per element), `a` for `pairs`.

@@ -1,6 +1,6 @@
 //! Every unsupported construct is one error, with a sentence saying what to write instead.
 
-use super::{err, lower};
+use super::{assert_errors_say, err, lower};
 
 /// (kernel source, a phrase its single error must contain).
 const ERROR_CASES: &[(&str, &str)] = &[
@@ -225,11 +225,7 @@ const ERROR_CASES: &[(&str, &str)] = &[
 
 #[test]
 fn errors_say_what_to_write() {
-    for (src, needle) in ERROR_CASES {
-        let item: syn::ItemFn = syn::parse_str(src).unwrap_or_else(|e| panic!("{src}: {e}"));
-        let e = err(item);
-        assert!(e.contains(needle), "`{src}`: error `{e}` lacks `{needle}`");
-    }
+    assert_errors_say(ERROR_CASES);
 }
 
 #[test]

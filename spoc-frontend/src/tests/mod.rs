@@ -125,6 +125,15 @@ fn err(item: syn::ItemFn) -> String {
     }
 }
 
+/// Lowers each `(source, needle)`: each must fail with a single error containing `needle`.
+fn assert_errors_say(cases: &[(&str, &str)]) {
+    for (src, needle) in cases {
+        let item: syn::ItemFn = syn::parse_str(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let e = err(item);
+        assert!(e.contains(needle), "`{src}`: error `{e}` lacks `{needle}`");
+    }
+}
+
 fn var_ty(k: &Kernel, name: &str) -> Vec<Type> {
     k.vars
         .iter()

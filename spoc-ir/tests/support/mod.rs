@@ -7,8 +7,8 @@ use spoc_testkit::ir;
 
 #[allow(unused_imports)] // each test binary uses some of them
 pub use spoc_testkit::ir::{
-    assign, at_line, bin, boolc, call, cast, f32c, f64c, field, i32c, i64c, index, intr, math,
-    record, retype, s as stmt, select, u32c, un, variant_def,
+    array_ty, assign, at_line, bin, boolc, call, cast, f32c, f64c, field, i32c, i64c, index, intr,
+    math, record, retype, s as stmt, select, u32c, un, variant_def,
 };
 
 /// Builds the parameter list, variable table and body of a kernel or helper function, naming

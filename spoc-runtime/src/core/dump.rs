@@ -31,16 +31,9 @@ pub(crate) fn dump(kernel: &Kernel, hash: ContentHash, backend: &str, source: Op
     };
     write(format!("{stem}.ir"), kernel.to_string().as_bytes());
     if let Some(src) = source {
-        let tag: String = backend
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect();
+        let tag = backend
+            .to_ascii_lowercase()
+            .replace(|c: char| !c.is_ascii_alphanumeric(), "-");
         let name = format!("{stem}.{tag}.{}", src.target.file_extension());
         match &src.code {
             Code::Text(t) => write(name, t.as_bytes()),

@@ -120,16 +120,9 @@ pub fn backends() -> Vec<(Arc<dyn Backend>, i32)> {
 /// The environment variable that disables backend `name` (`SPOC_DISABLE_CUDA_PTX` for
 /// `"CUDA/PTX"`).
 pub fn disable_var(name: &str) -> String {
-    let upper: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let upper = name
+        .to_ascii_uppercase()
+        .replace(|c: char| !c.is_ascii_alphanumeric(), "_");
     format!("SPOC_DISABLE_{upper}")
 }
 

@@ -330,30 +330,11 @@ impl<T: DeviceCopy> Buffer<T> {
         })
     }
 
-    /// Length in elements.
-    pub fn len(&self) -> usize {
-        self.raw.len
-    }
-
-    /// True if the buffer has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.raw.len == 0
-    }
-
-    /// The device the buffer lives on.
-    pub fn device(&self) -> &Device {
-        &self.raw.device
-    }
-
-    /// The untyped buffer.
-    pub fn raw(&self) -> &RawBuffer {
-        &self.raw
-    }
-
-    /// The untyped buffer, mutably (for [`crate::Arg::BufferMut`]).
-    pub fn raw_mut(&mut self) -> &mut RawBuffer {
-        &mut self.raw
-    }
+    typed_buffer_accessors!(
+        RawBuffer,
+        "Length in elements.",
+        "The untyped buffer, mutably (for [`crate::Arg::BufferMut`])."
+    );
 
     /// Copies the buffer into a new `Vec`.
     ///

@@ -317,30 +317,11 @@ impl<R: Record> SoaBuffer<R> {
         })
     }
 
-    /// Length in elements (records).
-    pub fn len(&self) -> usize {
-        self.raw.len
-    }
-
-    /// True if the buffer has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.raw.len == 0
-    }
-
-    /// The device the buffer lives on.
-    pub fn device(&self) -> &Device {
-        &self.raw.device
-    }
-
-    /// The untyped buffer.
-    pub fn raw(&self) -> &RawSoaBuffer {
-        &self.raw
-    }
-
-    /// The untyped buffer, mutably (for [`Arg::SoaMut`]).
-    pub fn raw_mut(&mut self) -> &mut RawSoaBuffer {
-        &mut self.raw
-    }
+    typed_buffer_accessors!(
+        RawSoaBuffer,
+        "Length in elements (records).",
+        "The untyped buffer, mutably (for [`Arg::SoaMut`])."
+    );
 
     /// Copies the buffer back into a `Vec` of records (one download per field).
     ///

@@ -184,55 +184,58 @@ pub fn nothing_native(_: &NativeLaunch, _: &[NativeArg]) -> Result<(), ThreadTra
     Ok(())
 }
 
-pub static SAXPY: KernelDef = KernelDef {
-    name: "saxpy",
-    ir: saxpy_ir,
-    native: Some(saxpy_native),
-};
-pub static IOTA: KernelDef = KernelDef {
-    name: "iota",
-    ir: iota_ir,
-    native: Some(iota_native),
-};
-pub static IOTA_UNCHECKED: KernelDef = KernelDef {
-    name: "iota_unchecked",
-    ir: iota_unchecked_ir,
-    native: Some(iota_unchecked_native),
-};
-pub static FLAGS: KernelDef = KernelDef {
-    name: "flags",
-    ir: flags_ir,
-    native: Some(nothing_native),
-};
+/// Runs `entry` of `source` (in `lang`) on `dev` through its backend's `run_source`, over
+/// `grid` blocks of `block`, without dynamic shared memory.
+pub fn run_source(
+    dev: &spoc_runtime::Device,
+    (source, lang, entry): (&str, spoc_runtime::SourceLang, &str),
+    grid: spoc_runtime::Dims,
+    block: spoc_runtime::Dims,
+    args: &[Arg<'_>],
+) -> spoc_runtime::Result<()> {
+    dev.backend()
+        .run_source(dev.backend_id, source, lang, entry, grid, block, 0, args)
+}
+
+/// The arguments of an external saxpy, `y = a * x + y`: `(a, x, y)`.
+pub fn saxpy_args<'a>(
+    a: f32,
+    x: &'a spoc_runtime::Buffer<f32>,
+    y: &'a mut spoc_runtime::Buffer<f32>,
+) -> [Arg<'a>; 3] {
+    [
+        Arg::F32(a),
+        Arg::Buffer(x.raw()),
+        Arg::BufferMut(y.raw_mut()),
+    ]
+}
+
+/// A hand-written [`KernelDef`], as `#[kernel]` would generate it.
+const fn def(
+    name: &'static str,
+    ir: fn() -> Result<&'static spoc_ir::ValidKernel, spoc_ir::IrError>,
+    native: Option<NativeFn>,
+) -> KernelDef {
+    KernelDef { name, ir, native }
+}
+
+pub static SAXPY: KernelDef = def("saxpy", saxpy_ir, Some(saxpy_native));
+pub static IOTA: KernelDef = def("iota", iota_ir, Some(iota_native));
+pub static IOTA_UNCHECKED: KernelDef = def(
+    "iota_unchecked",
+    iota_unchecked_ir,
+    Some(iota_unchecked_native),
+);
+pub static FLAGS: KernelDef = def("flags", flags_ir, Some(nothing_native));
 /// Shared memory sized at launch, reversed in each block (IR only).
-pub static DYN_REVERSE: KernelDef = KernelDef {
-    name: "dyn_reverse",
-    ir: dyn_reverse_ir,
-    native: None,
-};
+pub static DYN_REVERSE: KernelDef = def("dyn_reverse", dyn_reverse_ir, None);
 /// Shared memory sized at launch, rotated by one in each block (IR only).
-pub static DYN_ROTATE: KernelDef = KernelDef {
-    name: "dyn_rotate",
-    ir: dyn_rotate_ir,
-    native: None,
-};
+pub static DYN_ROTATE: KernelDef = def("dyn_rotate", dyn_rotate_ir, None);
 /// A warp ballot (IR only).
-pub static BALLOTS: KernelDef = KernelDef {
-    name: "ballots",
-    ir: ballots_ir,
-    native: None,
-};
+pub static BALLOTS: KernelDef = def("ballots", ballots_ir, None);
 /// Uses a barrier: no native code, as `#[kernel]` would generate it.
-pub static WITH_BARRIER: KernelDef = KernelDef {
-    name: "with_barrier",
-    ir: barrier_ir,
-    native: None,
-};
-pub static TAKES_I64: KernelDef = KernelDef {
-    name: "takes_i64",
-    ir: takes_i64_ir,
-    native: Some(nothing_native),
-};
+pub static WITH_BARRIER: KernelDef = def("with_barrier", barrier_ir, None);
+pub static TAKES_I64: KernelDef = def("takes_i64", takes_i64_ir, Some(nothing_native));
 
 /// Every kernel with native code, by name.
 pub fn native_table() -> HashMap<&'static str, NativeFn> {

@@ -10,8 +10,8 @@ use spoc_ir::{
 // ---- IR builders: spoc_testkit::ir, with this file's statement style -----------------------
 
 use spoc_testkit::ir::{
-    add, bin, boolc, cast, f32c, field, global_id as gid, i32c, i64c, id, idx, intr, len, lt, math,
-    mul, neg, record, select, u32c,
+    add, array_ty, bin, boolc, cast, f32c, field, global_id as gid, i32c, i64c, id, idx, intr, len,
+    lt, math, mul, neg, record, select, u32c,
 };
 
 /// [`spoc_testkit::ir::B`] with this file's conventions: locals are `mut`, and the body is
@@ -33,6 +33,12 @@ impl B {
     }
     fn local(&mut self, name: &str, ty: Type) -> Expr {
         self.0.local(name, ty, true)
+    }
+    /// The local `i` and the statement `let i = global_id_x()` most kernels here start with.
+    fn global_index(&mut self) -> (Expr, Stmt) {
+        let i = self.local("i", Type::U32);
+        let init = let_(&i, gid(Axis::X));
+        (i, init)
     }
     /// A shared array of `len` elements (`None`: sized at launch).
     fn shared(&mut self, name: &str, elem: Type, len: Option<u32>) -> Expr {
@@ -100,8 +106,14 @@ fn ret(e: Expr) -> Stmt {
 
 // ---- launch helpers ----------------------------------------------------------------------
 
-/// Validates `k` (so that the hand-built IR follows the rules the macro's IR follows), then runs
-/// it.
+/// Panics unless `k` validates: the hand-built IR must follow the rules the macro's IR follows.
+fn assert_valid(k: &Kernel) {
+    if let Err(e) = spoc_ir::validate(k) {
+        panic!("test kernel does not validate: {e}\n{k}");
+    }
+}
+
+/// Validates `k` ([`assert_valid`]), then runs it.
 fn exec(
     k: &Kernel,
     grid: [u32; 3],
@@ -109,9 +121,7 @@ fn exec(
     shared: usize,
     args: &[NativeArg],
 ) -> Result<(), InterpError> {
-    if let Err(e) = spoc_ir::validate(k) {
-        panic!("test kernel does not validate: {e}\n{k}");
-    }
+    assert_valid(k);
     execute(k, grid, block, shared, args)
 }
 
@@ -124,10 +134,18 @@ fn exec_with(
     args: &[NativeArg],
     c: Checks,
 ) -> Result<(), InterpError> {
-    if let Err(e) = spoc_ir::validate(k) {
-        panic!("test kernel does not validate: {e}\n{k}");
-    }
+    assert_valid(k);
     CompiledKernel::new(k)?.execute_with(grid, block, shared, args, c)
+}
+
+/// The fault of `array[index]` out of bounds (`len` elements) in `space`.
+fn oob(space: MemorySpace, array: &str, index: u64, len: u64) -> InterpErrorKind {
+    InterpErrorKind::OutOfBounds {
+        space,
+        array: array.into(),
+        index,
+        len,
+    }
 }
 
 fn buf<T>(v: &mut [T]) -> NativeArg {
@@ -155,9 +173,9 @@ fn saxpy() -> Kernel {
     let a = b.param("a", Type::F32, false);
     let x = b.buf("x", Type::F32);
     let y = b.buf_mut("y", Type::F32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         if_(
             lt(i.clone(), len(&y)),
             vec![store(
@@ -278,9 +296,9 @@ fn unsigned_and_64_bit_operations() {
 fn division_by_zero_reports_block_and_thread() {
     let mut b = B::default();
     let out = b.buf_mut("out", Type::I32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &out,
             i.clone(),
@@ -317,10 +335,10 @@ fn u32_index_arithmetic_fast_paths() {
     let mut b = B::default();
     let out = b.buf_mut("out", Type::U32);
     let out2 = b.buf_mut("out2", Type::U32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let ub = |op, l, r| bin(op, l, r);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &out,
             i.clone(),
@@ -405,15 +423,7 @@ fn out_of_bounds_read_names_buffer_and_index() {
     let k = b.kernel("shift", body);
     let (mut xs, mut ys) = (vec![1.0f32, 2.0, 3.0, 4.0], vec![0.0f32; 4]);
     let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap_err();
-    assert_eq!(
-        err.kind,
-        InterpErrorKind::OutOfBounds {
-            space: MemorySpace::Global,
-            array: "x".into(),
-            index: 4,
-            len: 4
-        }
-    );
+    assert_eq!(err.kind, oob(MemorySpace::Global, "x", 4, 4));
     assert_eq!((err.block, err.thread), ([0, 0, 0], [3, 0, 0]));
     let msg = err.to_string();
     assert!(msg.contains("thread (3, 0, 0)"), "{msg}");
@@ -429,14 +439,7 @@ fn out_of_bounds_write_and_local_array() {
     // let mut a = [0i32; 3]; a[tid] = 7; out[tid] = a[tid]  with 4 threads: thread 3 faults.
     let mut b = B::default();
     let out = b.buf_mut("out", Type::I32);
-    let a = b.local(
-        "a",
-        Type::Array {
-            elem: Box::new(Type::I32),
-            space: MemSpace::Local,
-            len: Some(3),
-        },
-    );
+    let a = b.local("a", array_ty(Type::I32, MemSpace::Local, 3));
     let t = b.local("t", Type::U32);
     let body = vec![
         let_(&t, gid(Axis::X)),
@@ -464,15 +467,7 @@ fn out_of_bounds_write_and_local_array() {
     let k = b.kernel("local", body);
     let mut o = vec![0i32; 4];
     let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut o)]).unwrap_err();
-    assert_eq!(
-        err.kind,
-        InterpErrorKind::OutOfBounds {
-            space: MemorySpace::Local,
-            array: "a".into(),
-            index: 3,
-            len: 3
-        }
-    );
+    assert_eq!(err.kind, oob(MemorySpace::Local, "a", 3, 3));
     assert_eq!(err.thread, [3, 0, 0]);
     assert_eq!(o, vec![10, 11, 12, 0]);
 }
@@ -590,9 +585,9 @@ fn select_evaluates_only_the_chosen_branch() {
     let mut b = B::default();
     let d = b.buf("d", Type::I32);
     let out = b.buf_mut("out", Type::I32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &out,
             i.clone(),
@@ -616,9 +611,9 @@ fn short_circuit_guards_out_of_bounds_read() {
     let x = b.buf("x", Type::I32);
     let and_out = b.buf_mut("and_out", Type::BOOL);
     let or_out = b.buf_mut("or_out", Type::BOOL);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &and_out,
             i.clone(),
@@ -810,9 +805,9 @@ fn helper_function_call() {
     let a = b.param("a", Type::F32, false);
     let x = b.buf("x", Type::F32);
     let y = b.buf_mut("y", Type::F32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &y,
             i.clone(),
@@ -851,15 +846,7 @@ fn helper_function_call() {
         &[f32a(2.0), buf(&mut short), buf(&mut ys)],
     )
     .unwrap_err();
-    assert_eq!(
-        err.kind,
-        InterpErrorKind::OutOfBounds {
-            space: MemorySpace::Global,
-            array: "x".into(),
-            index: 4,
-            len: 4
-        }
-    );
+    assert_eq!(err.kind, oob(MemorySpace::Global, "x", 4, 4));
     assert_eq!((err.block, err.thread), ([1, 0, 0], [1, 0, 0]));
 }
 
@@ -953,7 +940,7 @@ fn record_buffers_use_c_layout() {
     let mut b = B::default();
     let inp = b.buf("inp", pt.clone());
     let out = b.buf_mut("out", pt.clone());
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let p = b.local("p", pt.clone());
     let fld = |base: LValue, name: &str| LValue::Field {
         base: Box::new(base),
@@ -964,7 +951,7 @@ fn record_buffers_use_c_layout() {
         index: i.clone(),
     };
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         // Whole-record copy first, then field updates (through a local and in place).
         let_(&p, idx(&inp, i.clone())),
         st(StmtKind::Assign {
@@ -1032,9 +1019,9 @@ fn atomics_on_global_buffers() {
     let counter = b.buf_mut("counter", Type::U32);
     let fsum = b.buf_mut("fsum", Type::F32);
     let old = b.buf_mut("old", Type::U32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         if_(
             lt(i.clone(), len(&old)),
             vec![
@@ -1082,7 +1069,7 @@ fn match_on_integers() {
     // out[i] = match i { 0 => 10, 1 | 2 => 20, 3..=5 => 30, _ => 40 }
     let mut b = B::default();
     let out = b.buf_mut("out", Type::I32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let m = Expr {
         kind: ExprKind::Match {
             scrutinee: Box::new(i.clone()),
@@ -1101,7 +1088,7 @@ fn match_on_integers() {
         },
         ty: Type::I32,
     };
-    let k = b.kernel("m", vec![let_(&i, gid(Axis::X)), store(&out, i.clone(), m)]);
+    let k = b.kernel("m", vec![let_i, store(&out, i.clone(), m)]);
     let mut o = vec![0i32; 8];
     exec(&k, d1(1), d1(8), 0, &[buf(&mut o)]).unwrap();
     assert_eq!(o, vec![10, 20, 20, 30, 30, 30, 40, 40]);
@@ -1182,11 +1169,11 @@ fn interp_throughput() {
     let mut b = B::default();
     let x = b.buf("x", Type::F32);
     let y = b.buf_mut("y", Type::F32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let s = b.local("s", Type::F32);
     let j = b.local("j", Type::U32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         let_(&s, f32c(0.0)),
         for_(
             &j,
@@ -1250,7 +1237,7 @@ fn variants_and_match_bindings() {
     let mut b = B::default();
     let out = b.buf_mut("out", Type::F32);
     let kinds = b.buf_mut("kinds", Type::I32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let s = b.0.local("s", shape.clone(), false);
     let r = b.0.local("r", Type::F32, false);
     let (w, h) = (
@@ -1264,7 +1251,7 @@ fn variants_and_match_bindings() {
         bindings: binds.into_iter().map(id).collect(),
     };
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         // s = match i % 3 { 0 => Circle(i), 1 => Rect(i, 2), _ => Empty }
         let_(
             &s,
@@ -1325,16 +1312,8 @@ fn variants_and_match_bindings() {
 /// `let mut m = [[0; 3]; 2]; m[1][2] = 5 + t; m[0][1] = 7; out[t] = m[1][2] * 100 + m[0][1] * 10 + m.len() + m[0].len()`
 #[test]
 fn nested_local_arrays() {
-    let row = Type::Array {
-        elem: Box::new(Type::I32),
-        space: MemSpace::Local,
-        len: Some(3),
-    };
-    let mat = Type::Array {
-        elem: Box::new(row.clone()),
-        space: MemSpace::Local,
-        len: Some(2),
-    };
+    let row = array_ty(Type::I32, MemSpace::Local, 3);
+    let mat = array_ty(row.clone(), MemSpace::Local, 2);
     let mut b = B::default();
     let out = b.buf_mut("out", Type::I32);
     let t = b.local("t", Type::U32);
@@ -1387,9 +1366,9 @@ fn f16_buffers_load_store_and_cast() {
     let mut b = B::default();
     let inp = b.buf("inp", Type::F16);
     let out = b.buf_mut("out", Type::F16);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &out,
             i.clone(),
@@ -1444,10 +1423,10 @@ fn records_by_value_and_from_helpers() {
     let mut b = B::default();
     let p = b.param("p", pt.clone(), false);
     let out = b.buf_mut("out", Type::I64);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let ki = cast(i.clone(), ScalarType::I32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &out,
             i.clone(),
@@ -1485,10 +1464,10 @@ fn atomic_cas_min_xor() {
     let fmin = b.buf_mut("fmin", Type::I32);
     let bits = b.buf_mut("bits", Type::I64);
     let wins = b.buf_mut("wins", Type::U32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let prev = b.local("prev", Type::U32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         let_(
             &prev,
             intr(
@@ -1588,11 +1567,11 @@ fn reduce_kernel(block: u32) -> Kernel {
     let out = b.buf_mut("out", Type::F32);
     let tile = b.shared("tile", Type::F32, Some(block));
     let t = b.local("t", Type::U32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let s = b.local("s", Type::U32);
     let body = vec![
         let_(&t, tid(Axis::X)),
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &tile,
             t.clone(),
@@ -1801,15 +1780,7 @@ fn shared_array_out_of_bounds_names_the_array() {
     let mut o = vec![0u32; 16];
     let err = exec(&k, d1(1), d1(16), 32, &[buf(&mut o)]).unwrap_err();
     assert_eq!(err.thread, [8, 0, 0]);
-    assert_eq!(
-        err.kind,
-        InterpErrorKind::OutOfBounds {
-            space: MemorySpace::Shared,
-            array: "buf".into(),
-            index: 8,
-            len: 8
-        }
-    );
+    assert_eq!(err.kind, oob(MemorySpace::Shared, "buf", 8, 8));
     // The threads that waited at the barrier never went past it.
     assert_eq!(o, vec![0; 16]);
 }
@@ -1823,10 +1794,10 @@ fn histogram_with_shared_atomics() {
     let data = b.buf("data", Type::U32);
     let out = b.buf_mut("out", Type::U32);
     let hist = b.shared("h", Type::U32, Some(16));
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let t = b.local("t", Type::U32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         let_(&t, tid(Axis::X)),
         if_(
             lt(t.clone(), u32c(16)),
@@ -1873,12 +1844,12 @@ fn warp_reductions_with_shuffle_down_and_xor() {
     let x = b.buf("x", Type::I32);
     let down = b.buf_mut("down", Type::I32);
     let all = b.buf_mut("all", Type::F32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let s = b.local("s", Type::I32);
     let d = b.local("d", Type::F32);
     let off = b.local("off", Type::U32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         let_(&s, idx(&x, i.clone())),
         let_(&d, cast(idx(&x, i.clone()), ScalarType::F32)),
         let_(&off, u32c(16)),
@@ -1939,10 +1910,10 @@ fn vote_ballot_shuffle_index_warp_size_and_lane_id() {
     let bc = b.buf_mut("bc", Type::F64);
     let ws = b.buf_mut("ws", Type::U32);
     let part = b.buf_mut("part", Type::U32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let p = b.local("p", Type::BOOL);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         let_(&p, bin(BinOp::Gt, idx(&x, i.clone()), i32c(0))),
         store(
             &any,
@@ -2146,15 +2117,7 @@ fn shared_array_passed_to_a_helper_and_barrier_in_a_helper() {
     // The validator refuses barriers in helpers for now; the Interpreter runs them (this test
     // runs the IR unvalidated), and a validated variant below has the barrier in the kernel.
     let mut hb = B::default();
-    let sh = hb.param(
-        "s",
-        Type::Array {
-            elem: Box::new(Type::U32),
-            space: MemSpace::Shared,
-            len: Some(8),
-        },
-        true,
-    );
+    let sh = hb.param("s", array_ty(Type::U32, MemSpace::Shared, 8), true);
     let ht = hb.param("t", Type::U32, false);
     let helper = hb.function(
         "bump",
@@ -2340,11 +2303,11 @@ fn f32x4_buffers_read_and_write_whole_vectors() {
     let mut b = B::default();
     let x = b.buf("x", f4.clone());
     let y = b.buf_mut("y", f4.clone());
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let v = b.local("v", f4.clone());
     let l = |n: &str| mul(lane_of(v.clone(), n, ScalarType::F32), f32c(2.0));
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         let_(&v, idx(&x, i.clone())),
         store(
             &y,
@@ -2374,11 +2337,11 @@ fn vector_lane_writes_to_a_local_and_to_a_buffer_element() {
     let mut b = B::default();
     let x = b.buf("x", f4.clone());
     let y = b.buf_mut("y", f4.clone());
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let v = b.local("v", f4.clone());
     let ln = |e: Expr, n: &str| lane_of(e, n, ScalarType::F32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         let_(&v, idx(&x, i.clone())),
         set_field(LValue::Var(id(&v)), "y", f32c(7.0)),
         set_field(
@@ -2414,10 +2377,10 @@ fn u32x2_literal_from_scalars_and_in_place_lane_update() {
     let mut b = B::default();
     let out = b.buf_mut("out", u2.clone());
     let n = b.buf_mut("n", Type::U32);
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let ln = |n: &str| lane_of(idx(&out, i.clone()), n, ScalarType::U32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(
             &out,
             i.clone(),
@@ -2465,10 +2428,10 @@ fn i32x4_by_value_parameter_helper_and_record_field() {
     let p = b.param("p", i4.clone(), false);
     let out = b.buf_mut("out", i4.clone());
     let tagged = b.buf_mut("tagged", tt.clone());
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let ki = cast(i.clone(), ScalarType::I32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         store(&out, i.clone(), call(&bump, vec![p.clone(), ki.clone()])),
         store(
             &tagged,
@@ -2601,15 +2564,7 @@ fn out_of_bounds_vector_index_is_reported_like_a_scalar_one() {
     let mut xs: Vec<F32x4> = (0..4).map(|i| F32x4([i as f32; 4])).collect();
     let mut ys = vec![F32x4([0.0; 4]); 4];
     let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap_err();
-    assert_eq!(
-        err.kind,
-        InterpErrorKind::OutOfBounds {
-            space: MemorySpace::Global,
-            array: "x".into(),
-            index: 4,
-            len: 4
-        }
-    );
+    assert_eq!(err.kind, oob(MemorySpace::Global, "x", 4, 4));
     assert_eq!((err.block, err.thread), ([0, 0, 0], [3, 0, 0]));
     assert_eq!(
         ys,
@@ -2631,15 +2586,7 @@ fn out_of_bounds_vector_index_is_reported_like_a_scalar_one() {
     let k = b.kernel("lane_oob", body);
     let mut ys = vec![F32x4([0.0; 4]); 4];
     let err = exec(&k, d1(1), d1(4), 0, &[buf(&mut ys)]).unwrap_err();
-    assert_eq!(
-        err.kind,
-        InterpErrorKind::OutOfBounds {
-            space: MemorySpace::Global,
-            array: "y".into(),
-            index: 4,
-            len: 4
-        }
-    );
+    assert_eq!(err.kind, oob(MemorySpace::Global, "y", 4, 4));
     assert_eq!(err.thread, [3, 0, 0]);
 }
 
@@ -2648,19 +2595,15 @@ fn f32x3_buffers_and_a_local_array_of_vectors() {
     // let mut a = [f32x3(0, 0, 0); 2]; a[1] = x[i]; a[1].z = a[1].x + a[1].y; a[0].y = 5.0;
     // y[i] = f32x3(a[1].z, a[0].y, a[1].x)
     let f3 = vty(ScalarType::F32, 3);
-    let arr = Type::Array {
-        elem: Box::new(f3.clone()),
-        space: MemSpace::Local,
-        len: Some(2),
-    };
+    let arr = array_ty(f3.clone(), MemSpace::Local, 2);
     let mut b = B::default();
     let x = b.buf("x", f3.clone());
     let y = b.buf_mut("y", f3.clone());
-    let i = b.local("i", Type::U32);
+    let (i, let_i) = b.global_index();
     let a = b.local("a", arr.clone());
     let ln = |k: u32, n: &str| lane_of(idx(&a, u32c(k)), n, ScalarType::F32);
     let body = vec![
-        let_(&i, gid(Axis::X)),
+        let_i,
         let_(
             &a,
             Expr {
