@@ -469,11 +469,7 @@ fn a_short_constant_loop_over_shared_memory_is_straight_line_with_immediate_offs
         loads.iter().all(|l| l.contains(", [%r")),
         "32-bit shared addresses: {p}"
     );
-    for k in 1..16 {
-        assert!(
-            loads[k].ends_with(&format!("+{}];", 4 * k)),
-            "{}: {p}",
-            loads[k]
-        );
+    for (k, l) in loads.iter().enumerate().skip(1) {
+        assert!(l.ends_with(&format!("+{}];", 4 * k)), "{l}: {p}");
     }
 }
