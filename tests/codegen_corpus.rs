@@ -79,6 +79,7 @@ fn full_caps() -> Capabilities {
         compute_capability: Some((9, 0)),
         float_controls_ignored: false,
         unfused_fma_f32: false,
+        inline_ptx: false,
     }
 }
 

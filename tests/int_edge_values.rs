@@ -10,8 +10,9 @@ mod common;
 use spoc::prelude::*;
 use spoc_testkit::devices::{check_each_device, label};
 
-/// `abs` and unary minus of each `x[i]`, and comparisons of them made in the kernel, six
-/// outputs per input.
+/// `abs` and unary minus of each `x[i]`, comparisons of them made in the kernel, and `abs`
+/// divided by 3 (remainder and quotient), eight outputs per input. NVRTC and NVIDIA's OpenCL
+/// took `i32::MIN.abs() % -3` for an unsigned remainder, `+2` (difftest/FINDINGS.md F13).
 macro_rules! abs_neg {
     ($name:ident, $t:ident) => {
         #[kernel]
@@ -20,12 +21,14 @@ macro_rules! abs_neg {
             if i < x.len() {
                 let a = x[i].abs();
                 let n = -x[i];
-                out[6 * i] = a;
-                out[6 * i + 1] = if a < 0 { 1 } else { 0 };
-                out[6 * i + 2] = if a >= 0 { 1 } else { 0 };
-                out[6 * i + 3] = n;
-                out[6 * i + 4] = if n < 0 && x[i] < 0 { 1 } else { 0 };
-                out[6 * i + 5] = if a == x[i] { 1 } else { 0 };
+                out[8 * i] = a;
+                out[8 * i + 1] = if a < 0 { 1 } else { 0 };
+                out[8 * i + 2] = if a >= 0 { 1 } else { 0 };
+                out[8 * i + 3] = n;
+                out[8 * i + 4] = if n < 0 && x[i] < 0 { 1 } else { 0 };
+                out[8 * i + 5] = if a == x[i] { 1 } else { 0 };
+                out[8 * i + 6] = a % -3;
+                out[8 * i + 7] = a / 3;
             }
         }
     };
@@ -36,7 +39,7 @@ abs_neg!(abs_neg_i64, i64);
 /// What Rust says for each input, in the kernel's output order.
 fn want<T>(xs: &[T], wabs: fn(T) -> T, wneg: fn(T) -> T, zero: T, one: T) -> Vec<T>
 where
-    T: Copy + PartialOrd,
+    T: Copy + PartialOrd + std::ops::Rem<Output = T> + std::ops::Div<Output = T> + From<i8>,
 {
     xs.iter()
         .flat_map(|&x| {
@@ -49,6 +52,8 @@ where
                 n,
                 b(n < zero && x < zero),
                 b(a == x),
+                a % T::from(-3),
+                a / T::from(3),
             ]
         })
         .collect()
@@ -60,7 +65,10 @@ fn abs_and_negation_of_min_wrap_on_every_device() {
     let x64 = [i64::MIN, i64::MIN + 1, -7, -1, 0, 1, i64::MAX];
     let want32 = want(&x32, i32::wrapping_abs, i32::wrapping_neg, 0, 1);
     let want64 = want(&x64, i64::wrapping_abs, i64::wrapping_neg, 0, 1);
-    assert_eq!(&want32[..6], &[i32::MIN, 1, 0, i32::MIN, 1, 1]);
+    assert_eq!(
+        &want32[..8],
+        &[i32::MIN, 1, 0, i32::MIN, 1, 1, -2, -715_827_882]
+    );
     check_each_device(common::devices(), 2, |dev, check| {
         let x = dev.upload(&x32)?;
         let mut out = dev.alloc::<i32>(want32.len())?;
@@ -86,15 +94,13 @@ fn min_max_of_negations(a: &[i32], b: &[i32], out: &mut [i32]) {
     }
 }
 
-/// True for NVIDIA's own OpenCL and Vulkan compilers. They miscompile min/max chains with a
-/// negated operand as ptxas 13.0 does (difftest/FINDINGS.md F9: on the H200 with driver 580,
-/// `a.min(-a).min(b)` on OpenCL and `a.max(-b).max(c)` on Vulkan dropped the negation), and
-/// spoc's OpenCL C and SPIR-V have no way yet to keep the driver from forming the fused
-/// instruction (CUDA/PTX and CUDA/C do: compare and select in PTX). The test prints their wrong
-/// results instead of failing; every other device must be right.
-fn nvidia_driver_compiler(dev: &spoc::Device) -> bool {
-    let fw = dev.framework.to_string();
-    dev.name.to_string().contains("NVIDIA") && (fw == "OpenCL" || fw == "Vulkan")
+/// True for NVIDIA's Vulkan driver. It miscompiles min/max chains with a negated operand as
+/// ptxas 13.0 does (difftest/FINDINGS.md F9: on the H200 with driver 580, `a.max(-b).max(c)`
+/// dropped the negation), and spoc's SPIR-V has no way yet to keep the driver from forming the
+/// fused instruction (CUDA/PTX, CUDA/C and, on NVIDIA, OpenCL C do: compare and select in PTX).
+/// The test prints its wrong results instead of failing; every other device must be right.
+fn nvidia_vulkan(dev: &spoc::Device) -> bool {
+    dev.name.to_string().contains("NVIDIA") && dev.framework.to_string() == "Vulkan"
 }
 
 /// `x.abs().max(y)` and `a.max(-b).max(c)` on every device. ptxas 13.0 (the JIT of driver 580)
@@ -160,8 +166,8 @@ fn min_max_chains_with_negated_operands_on_every_device() {
                 )
             })
             .collect();
-        if !bad.is_empty() && nvidia_driver_compiler(dev) {
-            // A known driver bug, printed and not failed: see `nvidia_driver_compiler`.
+        if !bad.is_empty() && nvidia_vulkan(dev) {
+            // A known driver bug, printed and not failed: see `nvidia_vulkan`.
             println!(
                 "KNOWN DRIVER BUG (difftest/FINDINGS.md F9, open for this backend): wrong on {}: {}",
                 label(dev),

@@ -121,6 +121,12 @@ pub struct Capabilities {
     /// product is exact, the sum is rounded to odd, the result once to `f32`) when the target
     /// has `f64` and 64-bit integers (Vulkan only; see [`naga`]).
     pub unfused_fma_f32: bool,
+    /// The device's OpenCL C compiler takes NVIDIA inline PTX (`asm("…" : outputs : inputs)`):
+    /// NVIDIA's OpenCL driver does. The OpenCL C generator then writes the integer operations
+    /// that NVVM would otherwise fold on wrong assumptions (signed `abs`, `min`, `max`:
+    /// difftest/FINDINGS.md F9, F13) as inline PTX, as the CUDA C generator always does.
+    /// Ignored by every other target.
+    pub inline_ptx: bool,
 }
 
 impl Capabilities {
@@ -136,6 +142,7 @@ impl Capabilities {
             compute_capability: None,
             float_controls_ignored: false,
             unfused_fma_f32: false,
+            inline_ptx: false,
         }
     }
 }

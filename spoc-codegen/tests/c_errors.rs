@@ -301,3 +301,41 @@ fn signed_arithmetic_wraps_through_unsigned() {
         assert!(!c.contains("spoc_div"), "{c}");
     }
 }
+
+/// `out[0] = a[0].abs().min(a[1])` on `i32`.
+fn abs_min_kernel() -> Kernel {
+    let mut b = B::new();
+    let a = b.buf("a", Type::I32);
+    let out = b.buf_mut("out", Type::I32);
+    let v = math(
+        MathFn::Min,
+        vec![math(MathFn::Abs, vec![idx(&a, u32c(0))]), idx(&a, u32c(1))],
+    );
+    b.push(assign(at(&out, u32c(0)), v));
+    b.kernel("abs_min")
+}
+
+/// Signed `abs` and integer `min`/`max` are inline PTX wherever NVVM compiles the C (CUDA C;
+/// OpenCL C on a device with `inline_ptx`), which NVVM cannot fold on a wrong assumption
+/// (difftest/FINDINGS.md F9, F13); plain C everywhere else.
+#[test]
+fn abs_and_min_are_inline_ptx_where_nvvm_compiles_the_c() {
+    let k = abs_min_kernel();
+    let abs_ptx = "neg.s32 n, %1; setp.gt.s32 p, %1, n; selp.b32 %0, %1, n, p;";
+    let min_ptx = "setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;";
+    let cuda = generate(Target::CudaC, &k, Capabilities::for_target(Target::CudaC)).unwrap();
+    let mut nv = Capabilities::for_target(Target::OpenCl);
+    nv.inline_ptx = true;
+    let nv_cl = generate(Target::OpenCl, &k, nv).unwrap();
+    for (what, c) in [("CUDA C", &cuda), ("OpenCL C on NVIDIA", &nv_cl)] {
+        assert!(c.contains(abs_ptx), "{what}: {c}");
+        assert!(c.contains(min_ptx), "{what}: {c}");
+    }
+    let cl = generate(Target::OpenCl, &k, Capabilities::for_target(Target::OpenCl)).unwrap();
+    let hip = generate(Target::Hip, &k, Capabilities::for_target(Target::Hip)).unwrap();
+    for (what, c) in [("OpenCL C", &cl), ("HIP C", &hip)] {
+        assert!(!c.contains("asm("), "{what}: {c}");
+        assert!(c.contains("return (int)((x ^ s) - s);"), "{what}: {c}");
+        assert!(c.contains("return a < b ? a : b;"), "{what}: {c}");
+    }
+}

@@ -233,6 +233,7 @@ fn capabilities_are_checked_with_typed_errors() {
         compute_capability: None,
         float_controls_ignored: false,
         unfused_fma_f32: false,
+        inline_ptx: false,
     };
     let (node, cap) = unsupported(gen_with(Target::Vulkan, &doubles(), none.clone()));
     assert!(

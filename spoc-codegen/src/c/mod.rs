@@ -26,7 +26,9 @@
 //!   back (C's signed overflow is undefined; the IR wraps). Unsigned-to-signed casts wrap on
 //!   every compiler these sources are meant for (two's complement; defined in C++20).
 //! - Signed `abs` is `(x ^ s) - s` in the unsigned type (`s` all ones for negative `x`), so
-//!   `i32::MIN.abs()` is `i32::MIN` and no compiler may assume the result non-negative.
+//!   `i32::MIN.abs()` is `i32::MIN`. NVVM still takes that for a non-negative `abs`, so CUDA C
+//!   (and OpenCL C on NVIDIA, [`crate::Capabilities::inline_ptx`]) writes signed `abs` and
+//!   integer `min`/`max` as inline PTX compare-and-select (difftest/FINDINGS.md F9, F13).
 //! - Integer `/` and `%` go through helpers that give `MIN / -1 = MIN`, `MIN % -1 = 0` and 0 for
 //!   a zero divisor, in every dialect: C leaves each of these undefined (C11 §6.5.5), a compiler
 //!   may assume they do not happen (and delete the kernel's later tests of the divisor), and on

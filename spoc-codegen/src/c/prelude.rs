@@ -155,22 +155,55 @@ pub(crate) fn record_fault(ctx: &mut Ctx) -> String {
     name
 }
 
-/// Wrapping absolute value of a signed integer (`abs(MIN)` = `MIN`, Rust's `wrapping_abs`),
-/// computed entirely in the unsigned type: `s` is all ones for a negative `a`, and
-/// `(a ^ s) - s` is `-a` then, `a` otherwise. No signed operation can overflow, so no compiler
-/// may assume the result is non-negative (NVRTC and NVIDIA's OpenCL folded `abs(x) < 0` to
-/// false for `a < 0 ? -a : a`).
+/// Whether the generated C may use NVIDIA inline PTX: CUDA C always, OpenCL C on a device whose
+/// compiler takes it ([`crate::Capabilities::inline_ptx`]).
+fn inline_ptx(ctx: &Ctx) -> bool {
+    ctx.d == Dialect::Cuda || (ctx.d.is_opencl() && ctx.caps.inline_ptx)
+}
+
+/// PTX operand type, bit type and `asm` register constraint of an integer scalar type.
+fn ptx_int(s: ScalarType) -> (&'static str, &'static str, &'static str) {
+    let wide = s.size_bytes() == 8;
+    let ty = match (s.is_signed(), wide) {
+        (true, false) => "s32",
+        (true, true) => "s64",
+        (false, false) => "u32",
+        (false, true) => "u64",
+    };
+    if wide {
+        (ty, "b64", "l")
+    } else {
+        (ty, "b32", "r")
+    }
+}
+
+/// Wrapping absolute value of a signed integer (`abs(MIN)` = `MIN`, Rust's `wrapping_abs`).
+///
+/// In C it is computed entirely in the unsigned type: `s` is all ones for a negative `a`, and
+/// `(a ^ s) - s` is `-a` then, `a` otherwise; no signed operation can overflow. NVVM still
+/// recognises the pattern as `abs` and treats the result as non-negative (NVRTC and NVIDIA's
+/// OpenCL folded `abs(x) < 0` to false, and took `abs(MIN) % -3` as an unsigned remainder:
+/// difftest/FINDINGS.md F13), so where the C may use inline PTX the helper is PTX's own
+/// wrapping form, `neg` and a compare and select (as the PTX generator emits), which NVVM
+/// cannot see into.
 pub(crate) fn abs_signed(ctx: &mut Ctx, s: ScalarType) -> String {
     let name = format!("spoc_abs_{}", sfx(s));
+    let ptx = inline_ptx(ctx);
     ctx.helper(&name, |d| {
         let (ty, u) = (t(d, s), t(d, Dialect::unsigned_of(s)));
+        let q = d.device_fn();
+        if ptx {
+            let (pt, bits, reg) = ptx_int(s);
+            return format!(
+                "{q} inline {ty} {name}({ty} a) {{\n    {ty} r;\n    asm(\"{{ .reg .{pt} n; .reg .pred p; neg.{pt} n, %1; setp.gt.{pt} p, %1, n; selp.{bits} %0, %1, n, p; }}\" : \"={reg}\"(r) : \"{reg}\"(a));\n    return r;\n}}\n"
+            );
+        }
         let top = if s.size_bytes() == 8 { 63 } else { 31 };
         format!(
             "{q} inline {ty} {name}({ty} a) {{\n    \
              {u} x = ({u})a;\n    \
              {u} s = ({u})0 - (x >> {top});\n    \
-             return ({ty})((x ^ s) - s);\n}}\n",
-            q = d.device_fn()
+             return ({ty})((x ^ s) - s);\n}}\n"
         )
     });
     name
@@ -178,32 +211,25 @@ pub(crate) fn abs_signed(ctx: &mut Ctx, s: ScalarType) -> String {
 
 /// Integer `min` or `max` (`is_max`).
 ///
-/// On CUDA the helper is inline PTX, a compare and a select that NVVM cannot turn back into
-/// `min`/`max` instructions: ptxas 13.0 (the JIT of driver 580) fuses two `min.s32`/`max.s32`
-/// into one three-input `VIMNMX3` and drops a negation folded into it, so NVRTC's code for
-/// `a.min(-a).min(b)` gave `min(a, b)` on the H200 (difftest/FINDINGS.md F9; the PTX generator
-/// emits the same `setp` + `selp`).
+/// Where the C may use inline PTX (CUDA C; OpenCL C on NVIDIA) the helper is a PTX compare and
+/// select that NVVM cannot turn back into `min`/`max` instructions: ptxas 13.0 (the JIT of
+/// driver 580) fuses two `min.s32`/`max.s32` into one three-input `VIMNMX3` and drops a negation
+/// folded into it, so NVRTC's and NVIDIA's OpenCL code for `a.min(-a).min(b)` gave `min(a, b)`
+/// on the H200 (difftest/FINDINGS.md F9; the PTX generator emits the same `setp` + `selp`).
 pub(crate) fn min_max_int(ctx: &mut Ctx, s: ScalarType, is_max: bool) -> String {
     let op = if is_max { "max" } else { "min" };
     let name = format!("spoc_{op}_{}", sfx(s));
+    let ptx = inline_ptx(ctx);
     ctx.helper(&name, |d| {
         let ty = t(d, s);
         let cmp = if is_max { ">" } else { "<" };
         let q = d.device_fn();
-        if d != Dialect::Cuda {
+        if !ptx {
             return format!(
                 "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    return a {cmp} b ? a : b;\n}}\n"
             );
         }
-        let wide = s.size_bytes() == 8;
-        let ptx_t = match (s.is_signed(), wide) {
-            (true, false) => "s32",
-            (true, true) => "s64",
-            (false, false) => "u32",
-            (false, true) => "u64",
-        };
-        let bits = if wide { "b64" } else { "b32" };
-        let reg = if wide { "l" } else { "r" };
+        let (ptx_t, bits, reg) = ptx_int(s);
         let setp = if is_max { "gt" } else { "lt" };
         format!(
             "{q} inline {ty} {name}({ty} a, {ty} b) {{\n    {ty} r;\n    asm(\"{{ .reg .pred p; setp.{setp}.{ptx_t} p, %1, %2; selp.{bits} %0, %1, %2, p; }}\" : \"={reg}\"(r) : \"{reg}\"(a), \"{reg}\"(b));\n    return r;\n}}\n"

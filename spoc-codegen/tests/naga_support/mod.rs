@@ -734,6 +734,7 @@ pub fn full_caps() -> Capabilities {
         compute_capability: None,
         float_controls_ignored: false,
         unfused_fma_f32: false,
+        inline_ptx: false,
     }
 }
 

@@ -274,7 +274,7 @@ impl DriverCore {
 
     /// What devices with code-generation capabilities `caps` can do together, for source
     /// generated before the device is known: the first device's capabilities with `fp64`,
-    /// `int64_atomics`, `float_atomic_add` and `subgroups` of any device; `target`'s defaults
+    /// `int64_atomics`, `float_atomic_add` and `subgroups` of any device, `inline_ptx` of all; `target`'s defaults
     /// without devices.
     pub fn union_caps(
         target: Target,
@@ -289,6 +289,8 @@ impl DriverCore {
             union.int64_atomics |= c.int64_atomics;
             union.float_atomic_add |= c.float_atomic_add;
             union.subgroups |= c.subgroups;
+            // Inline PTX only where every device takes it.
+            union.inline_ptx &= c.inline_ptx;
         }
         union
     }

@@ -141,6 +141,8 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
     let dev_type = dev.dev_type().map_err(|e| q("the device type", e))?;
     let is_cpu = dev_type & CL_DEVICE_TYPE_CPU != 0;
     let is_gpu = dev_type & CL_DEVICE_TYPE_GPU != 0;
+    // NVIDIA (PCI vendor 0x10de): its OpenCL C compiler is NVVM, which takes inline PTX.
+    let is_nvidia = is_gpu && dev.vendor_id().is_ok_and(|v| v == 0x10de);
 
     let max_wg = dev
         .max_work_group_size()
@@ -243,6 +245,7 @@ fn open_device(local: usize, dev: ClDeviceId, platform: &str) -> Result<ClDevice
         compute_capability: None,
         float_controls_ignored: false,
         unfused_fma_f32: false,
+        inline_ptx: is_nvidia,
     };
     let correctly_rounded_div_sqrt =
         dev.single_fp_config().unwrap_or(0) & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT != 0;

@@ -142,6 +142,7 @@ impl VulkanDeviceProps {
             float_controls_ignored: !(self.ieee_constant_folding[0]
                 && self.ieee_constant_folding[1]),
             unfused_fma_f32: !self.fused_fma_f32,
+            inline_ptx: false,
         }
     }
 
