@@ -3,7 +3,7 @@
 //! every step in global memory; 8 bytes moved per key and step. Checked exactly against the
 //! host's sort.
 
-use super::{blocks_for, check_sorted, time_it, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_sorted, time_once, Outcome, SplitMix64, Work};
 use spoc::prelude::*;
 
 /// One step of the network: thread `i` compares keys `i` and `i ^ j` (when `i ^ j > i`) and
@@ -59,7 +59,7 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     sort(dev, &mut db)?; // compiles the kernel
     db.upload_from(&keys)?;
     let mut steps = 0;
-    let seconds = time_it(dev, || {
+    let seconds = time_once(dev, || {
         steps = sort(dev, &mut db)?;
         Ok(())
     })?;

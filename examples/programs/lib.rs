@@ -493,14 +493,62 @@ pub fn blocks_for(n: usize, block: u32) -> u32 {
     (n.div_ceil(block as usize).max(1)).min(u32::MAX as usize) as u32
 }
 
-/// Runs `pass` (launches), waits for the device and returns the seconds it took.
+/// Timed passes run back to back until they take about this long (at most [`MAX_REPS`]).
+const TIMED_SECONDS: f64 = 0.05;
+/// Most passes in one timed group.
+const MAX_REPS: usize = 100;
+/// Timed groups; the median group is reported.
+const GROUPS: usize = 3;
+
+/// Seconds one `pass` (its launches) takes on `dev`, for a pass that gives the same result
+/// however often it runs (it does not read what it writes).
+///
+/// One pass is timed alone (a host clock between two [`Device::synchronize`]s); a pass shorter
+/// than 50 ms is then run back to back in [`GROUPS`] groups of as many passes as fill about
+/// 50 ms (at most [`MAX_REPS`]), each group between two synchronisations, and the median
+/// group's time per pass is returned. Back-to-back passes hide the host's launch and
+/// synchronisation latency as CUDA-event timings do (the peers' method, `benches/peers`).
+/// The caller runs one untimed pass first (compilation).
 ///
 /// # Errors
-/// The first error of `pass` or of the synchronisation.
-pub fn time_it(dev: &Device, pass: impl FnOnce() -> spoc::Result<()>) -> spoc::Result<f64> {
+/// The first error of `pass` or of a synchronisation.
+pub fn time_it(dev: &Device, mut pass: impl FnMut() -> spoc::Result<()>) -> spoc::Result<f64> {
+    let one = timed(dev, 1, &mut pass)?;
+    if one >= TIMED_SECONDS {
+        return Ok(one);
+    }
+    let reps = ((TIMED_SECONDS / one.max(1e-7)) as usize).clamp(1, MAX_REPS);
+    let mut per_pass = (0..GROUPS)
+        .map(|_| Ok(timed(dev, reps, &mut pass)? / reps as f64))
+        .collect::<spoc::Result<Vec<f64>>>()?;
+    per_pass.sort_by(f64::total_cmp);
+    Ok(per_pass[GROUPS / 2])
+}
+
+/// Seconds one `pass` takes on `dev`, timed once (a host clock between two
+/// [`Device::synchronize`]s): for a pass whose time depends on its input, such as a sort (a
+/// second pass would sort sorted keys), and long enough (milliseconds) that the host's launch
+/// and synchronisation latency do not matter. A pass that changes its input but whose time
+/// does not depend on it (`y = a x + y`) is better timed by [`time_it`], then its input reset
+/// and one more pass run untimed.
+///
+/// # Errors
+/// The first error of `pass` or of a synchronisation.
+pub fn time_once(dev: &Device, mut pass: impl FnMut() -> spoc::Result<()>) -> spoc::Result<f64> {
+    timed(dev, 1, &mut pass)
+}
+
+/// Seconds `reps` passes take together, between two synchronisations of `dev`.
+fn timed(
+    dev: &Device,
+    reps: usize,
+    pass: &mut impl FnMut() -> spoc::Result<()>,
+) -> spoc::Result<f64> {
     dev.synchronize()?;
     let t0 = Instant::now();
-    pass()?;
+    for _ in 0..reps {
+        pass()?;
+    }
     dev.synchronize()?;
     Ok(t0.elapsed().as_secs_f64())
 }

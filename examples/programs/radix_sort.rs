@@ -7,7 +7,7 @@
 //! per key and pass. Checked exactly against the host's sort.
 
 use super::scan::{blocks as scan_blocks, inclusive_scan};
-use super::{blocks_for, check_sorted, time_it, Outcome, SplitMix64, Work};
+use super::{blocks_for, check_sorted, time_once, Outcome, SplitMix64, Work};
 use spoc::prelude::*;
 
 /// Keys per block.
@@ -122,7 +122,7 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     let mut sums = dev.alloc::<u32>(scan_blocks(16 * nblocks))?;
     sort(dev, &mut kb, &mut tmp, &mut hist, &mut scanned, &mut sums)?; // compiles the kernels
     kb.upload_from(&keys)?;
-    let seconds = time_it(dev, || {
+    let seconds = time_once(dev, || {
         sort(dev, &mut kb, &mut tmp, &mut hist, &mut scanned, &mut sums)
     })?;
     let got = kb.to_vec()?;

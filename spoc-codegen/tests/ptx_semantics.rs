@@ -473,3 +473,48 @@ fn a_short_constant_loop_over_shared_memory_is_straight_line_with_immediate_offs
         assert!(l.ends_with(&format!("+{}];", 4 * k)), "{l}: {p}");
     }
 }
+
+#[test]
+fn a_counted_while_loop_over_shared_memory_is_straight_line() {
+    // The block scan's doubling loop: `let mut offset = 1; while offset < 256 { v = t >= offset
+    // ? s[t - offset] : 0; sync; s[t] += v; sync; offset *= 2 }`: 8 copies, no loop left, the
+    // offsets constants, `offset` 256 after it.
+    let mut b = B::new();
+    let out = b.buf_mut("out", Type::U32);
+    let s = b.shared("s", Type::U32, Some(256));
+    let t = b.let_("t", tid());
+    b.store(&s, t.clone(), u32c(1));
+    b.push(StmtKind::Barrier);
+    let offset = b.let_mut("offset", u32c(1));
+    let off = || Expr::var(offset, Type::U32);
+    b.while_(bin(BinOp::Lt, off(), u32c(256)), |b| {
+        let v = b.let_(
+            "v",
+            select(
+                bin(BinOp::Ge, t.clone(), off()),
+                idx(&s, bin(BinOp::Sub, t.clone(), off())),
+                u32c(0),
+            ),
+        );
+        b.push(StmtKind::Barrier);
+        b.store(&s, t.clone(), bin(BinOp::Add, idx(&s, t.clone()), v));
+        b.push(StmtKind::Barrier);
+        b.set(offset, bin(BinOp::Mul, off(), u32c(2)));
+    });
+    b.store(&out, gid(), bin(BinOp::Add, idx(&s, t.clone()), off()));
+    let k = b.kernel("block_scan");
+    let unrolled = unroll::auto_unrolled(&k, &unroll::AutoUnroll::PTX).expect("unrolled");
+    let text = unrolled.to_string();
+    assert!(!text.contains("while"), "{text}");
+    for off in [1, 2, 4, 8, 16, 32, 64, 128] {
+        assert!(
+            text.contains(&format!("(t - {off}u32)")),
+            "offset {off}: {text}"
+        );
+    }
+    assert!(text.contains("offset = 256u32"), "{text}");
+    let p = ptx(&k, &[]);
+    let body = entry_body(&p);
+    assert!(!body.contains("$L_while"), "{p}");
+    assert_eq!(body.matches("bar.sync").count(), 17, "{p}");
+}

@@ -355,7 +355,9 @@ pub fn cost(b: &Block) -> usize {
 }
 
 /// `kernel` with the loops `unroll(…)` does not mark unrolled as `opts` allows (inner loops
-/// first), or `None` if no loop qualifies. The meaning is unchanged: a fully unrolled loop is
+/// first), or `None` if no loop qualifies. A *counted* `while` ([`counted_while`]: `let mut v =
+/// c; while v < n { …; v = v * 2 }` with constants) is a `for` of known trip count to these
+/// limits, and unrolled fully the same way. The meaning is unchanged: a fully unrolled loop is
 /// its copies in order, as for a marked one; a partially unrolled
 /// `for k in a..b { body }` becomes
 ///
@@ -386,6 +388,25 @@ fn auto_block(b: &mut Block, vars: &mut Vec<VarDecl>, opts: &AutoUnroll) -> bool
         nested_blocks(&mut s.kind, &mut |inner| {
             changed |= auto_block(inner, vars, opts)
         });
+        if let StmtKind::While { cond, body } = &s.kind {
+            let counted = counted_while(b.last(), cond, body, vars)
+                .filter(|w| {
+                    (w.values.len() as u64) <= opts.full_max_trip
+                        && w.values.len().saturating_mul(cost(body)) <= opts.full_max_cost
+                })
+                .and_then(|w| counted_copies(&w, body, vars));
+            match counted {
+                Some(r) => {
+                    changed = true;
+                    b.push(Stmt {
+                        kind: StmtKind::Block(r),
+                        loc: s.loc,
+                    });
+                }
+                None => b.push(s),
+            }
+            continue;
+        }
         let StmtKind::For(f) = &s.kind else {
             b.push(s);
             continue;
@@ -536,4 +557,148 @@ fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32) -> Option<Block> {
         Stmt::new(StmtKind::For(main)),
         Stmt::new(StmtKind::For(rest)),
     ])
+}
+
+/// A `while` loop whose iterations are known at compile time (see [`counted_while`]).
+struct CountedWhile {
+    /// The counter.
+    var: VarId,
+    /// Its type.
+    ty: ScalarType,
+    /// Its value in each iteration, in order.
+    values: Vec<i128>,
+    /// Its value after the loop.
+    last: i128,
+}
+
+/// The iterations of `while cond { body }` when the statement before it, `prev`, sets a
+/// counter `v` to a constant (`let mut v = c;` or `v = c;`), `cond` compares `v` with a
+/// constant (`<`, `<=`, `>`, `>=`, `!=`, `==`), the last statement of `body` is the only one to
+/// assign `v`, as `v = v op c` (`+ - * / << >>`), and `body` has no `break` or `continue` of its
+/// own. `None` when a step would wrap or leave the type (as [`fold`]), or after more than
+/// [`MAX_TRIP`] iterations.
+fn counted_while(
+    prev: Option<&Stmt>,
+    cond: &Expr,
+    body: &Block,
+    vars: &[VarDecl],
+) -> Option<CountedWhile> {
+    let (var, init) = match &prev?.kind {
+        StmtKind::Let {
+            var,
+            init: Some(init),
+        } => (*var, init),
+        StmtKind::Assign {
+            target: crate::LValue::Var(var),
+            value,
+        } => (*var, value),
+        _ => return None,
+    };
+    let Type::Scalar(ty) = vars.get(var.0 as usize)?.ty else {
+        return None;
+    };
+    let is_var = |e: &Expr| matches!(e.kind, ExprKind::Var(v) if v == var);
+    let ExprKind::Binary { op: cmp, lhs, rhs } = &cond.kind else {
+        return None;
+    };
+    let limit = fold(rhs)?;
+    if !is_var(lhs) || !cmp.is_comparison() {
+        return None;
+    }
+    let update = body.last()?;
+    let StmtKind::Assign {
+        target: crate::LValue::Var(target),
+        value,
+    } = &update.kind
+    else {
+        return None;
+    };
+    let ExprKind::Binary {
+        op: step_op,
+        lhs: step_lhs,
+        rhs: step_rhs,
+    } = &value.kind
+    else {
+        return None;
+    };
+    let step = fold(step_rhs)?;
+    if *target != var || !is_var(step_lhs) || own_break(body) {
+        return None;
+    }
+    // The update is the only assignment of the counter.
+    let mut assignments = 0;
+    crate::visit::for_each_stmt(body, &mut |s| {
+        if matches!(&s.kind, StmtKind::Assign { target, .. }
+            if crate::visit::place_root(target) == var)
+        {
+            assignments += 1;
+        }
+    });
+    if assignments != 1 {
+        return None;
+    }
+    let width = bits(&value.ty)?;
+    let t = Type::Scalar(ty);
+    let mut v = fold(init)?;
+    let mut values = Vec::new();
+    loop {
+        let go = match cmp {
+            BinOp::Lt => v < limit,
+            BinOp::Le => v <= limit,
+            BinOp::Gt => v > limit,
+            BinOp::Ge => v >= limit,
+            BinOp::Ne => v != limit,
+            BinOp::Eq => v == limit,
+            _ => return None,
+        };
+        if !go {
+            break;
+        }
+        if values.len() as u64 >= MAX_TRIP {
+            return None;
+        }
+        values.push(v);
+        v = match step_op {
+            BinOp::Add => v.checked_add(step)?,
+            BinOp::Sub => v.checked_sub(step)?,
+            BinOp::Mul => v.checked_mul(step)?,
+            BinOp::Div if step != 0 => v.checked_div(step)?,
+            BinOp::Shl if (0..width).contains(&step) => v.checked_shl(step as u32)?,
+            BinOp::Shr if (0..width).contains(&step) => v.checked_shr(step as u32)?,
+            _ => return None,
+        };
+        if !fits(&t, v) {
+            return None;
+        }
+    }
+    Some(CountedWhile {
+        var,
+        ty,
+        values,
+        last: v,
+    })
+}
+
+/// The unrolled form of a counted `while`: one copy of the body but its last statement (the
+/// counter's update) per iteration, the counter replaced by its value, then `v = last` (the
+/// value the loop leaves).
+fn counted_copies(w: &CountedWhile, body: &Block, vars: &mut Vec<VarDecl>) -> Option<Block> {
+    let (_, rest) = body.split_last()?;
+    let mut out = Block::new();
+    for &v in &w.values {
+        let mut copy = rest.to_vec();
+        let mut fresh = Fresh {
+            var: w.var,
+            value: constant(w.ty, v)?,
+            renamed: HashMap::new(),
+            vars,
+        };
+        fresh.visit_block_mut(&mut copy);
+        out.push(Stmt::new(StmtKind::Block(copy)));
+    }
+    out.push(Stmt::new(StmtKind::Assign {
+        target: crate::LValue::Var(w.var),
+        value: constant(w.ty, w.last)?,
+    }));
+    Some(out)
 }

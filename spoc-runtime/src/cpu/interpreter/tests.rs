@@ -2633,3 +2633,85 @@ fn f32x3_buffers_and_a_local_array_of_vectors() {
         assert_eq!(*y, [f + 0.5, 5.0, f]);
     }
 }
+
+/// The counted `while` loops that the CUDA/PTX target unrolls (`spoc_ir::unroll::auto_unrolled`,
+/// a counter set to a constant, compared with a constant, updated last by a constant) give
+/// what the loops give, on the Interpreter: each loop mixes the counter into `acc`, and the
+/// counter's value after the loop is kept too. A loop whose body also assigns the counter,
+/// or whose update is not last, stays a loop.
+#[test]
+fn counted_while_loops_unroll_to_the_same_values() {
+    use spoc_ir::unroll::{auto_unrolled, AutoUnroll};
+    let mut b = B::default();
+    let x = b.buf("x", Type::U32);
+    let out = b.buf_mut("out", Type::U32);
+    let (i, let_i) = b.global_index();
+    let acc = b.local("acc", Type::U32);
+    let mut body = vec![let_i, let_(&acc, idx(&x, i.clone()))];
+    let mix = |acc: &Expr, v: Expr| set(acc, add(mul(acc.clone(), u32c(31)), v));
+    // (start, comparison, limit, update, step): `v = start; while v cmp limit { acc = acc *
+    // 31 + v + x[i]; v = v update step }`.
+    let forms = [
+        (1, BinOp::Lt, 256, BinOp::Mul, 2),
+        (1, BinOp::Lt, 100, BinOp::Shl, 1),
+        (0, BinOp::Le, 10, BinOp::Add, 3),
+        (10, BinOp::Gt, 0, BinOp::Sub, 2),
+        (64, BinOp::Ne, 0, BinOp::Div, 4),
+        (7, BinOp::Lt, 3, BinOp::Add, 1),
+        (1000, BinOp::Gt, 1, BinOp::Shr, 1),
+    ];
+    for (n, &(start, cmp, limit, update, step)) in forms.iter().enumerate() {
+        let v = b.local(&format!("v{n}"), Type::U32);
+        body.push(let_(&v, u32c(start)));
+        body.push(while_(
+            bin(cmp, v.clone(), u32c(limit)),
+            vec![
+                mix(&acc, add(v.clone(), idx(&x, i.clone()))),
+                set(&v, bin(update, v.clone(), u32c(step))),
+            ],
+        ));
+        body.push(mix(&acc, v.clone()));
+    }
+    // Not counted: the body assigns the counter besides the update, and an update first.
+    let w = b.local("w", Type::U32);
+    body.push(let_(&w, u32c(1)));
+    body.push(while_(
+        lt(w.clone(), u32c(50)),
+        vec![
+            if_(
+                lt(acc.clone(), u32c(1 << 31)),
+                vec![set(&w, add(w.clone(), u32c(1)))],
+                None,
+            ),
+            set(&w, mul(w.clone(), u32c(3))),
+        ],
+    ));
+    let z = b.local("z", Type::U32);
+    body.push(let_(&z, u32c(0)));
+    body.push(while_(
+        lt(z.clone(), u32c(5)),
+        vec![set(&z, add(z.clone(), u32c(1))), mix(&acc, z.clone())],
+    ));
+    body.push(mix(&acc, add(w.clone(), z.clone())));
+    body.push(store(&out, i.clone(), acc.clone()));
+    let k = b.kernel("counted", body);
+    let u = auto_unrolled(&k, &AutoUnroll::PTX).expect("the counted loops unroll");
+    let whiles = |k: &Kernel| {
+        let mut n = 0;
+        spoc_ir::visit::for_each_stmt(&k.body, &mut |s| {
+            n += usize::from(matches!(s.kind, StmtKind::While { .. }))
+        });
+        n
+    };
+    assert_eq!(whiles(&k), forms.len() + 2);
+    assert_eq!(whiles(&u), 2, "only the two uncounted loops stay: {u}");
+    let run = |k: &Kernel| {
+        let mut xs: Vec<u32> = (0..64u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+        let mut ys = vec![0u32; 64];
+        exec(k, d1(1), d1(64), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap();
+        ys
+    };
+    let (want, got) = (run(&k), run(&u));
+    assert_ne!(want[1], want[2]);
+    assert_eq!(got, want);
+}
