@@ -100,7 +100,7 @@ fn min_max_of_negations(a: &[i32], b: &[i32], out: &mut [i32]) {
 /// fused instruction (CUDA/PTX, CUDA/C and, on NVIDIA, OpenCL C do: compare and select in PTX).
 /// The test prints its wrong results instead of failing; every other device must be right.
 fn nvidia_vulkan(dev: &spoc::Device) -> bool {
-    dev.name.to_string().contains("NVIDIA") && dev.framework.to_string() == "Vulkan"
+    dev.name.contains("NVIDIA") && dev.framework == "Vulkan"
 }
 
 /// `x.abs().max(y)` and `a.max(-b).max(c)` on every device. ptxas 13.0 (the JIT of driver 580)

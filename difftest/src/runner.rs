@@ -598,18 +598,17 @@ impl Run {
         }
     }
 
-    /// The kernel as the CUDA/PTX generator sees it, its loops unrolled by
-    /// `spoc::ir::unroll::auto_unrolled`, run on the Interpreter: it must be valid IR and give
+    /// The kernel as the CUDA/PTX generator sees it (`spoc::ir::unroll::for_ptx`: its loops
+    /// unrolled, its constant-indexed local arrays in registers), run on the Interpreter: it must be valid IR and give
     /// `reference` (what the Interpreter gave for the kernel as written). Run-time-lowered
     /// kernels only (a compiled kernel's definition cannot take other IR). A failure is reported
-    /// under the label `Interpreter (PTX loop unrolling)`, not shrunk.
+    /// under the label `Interpreter (PTX prepass)`, not shrunk.
     fn auto_unrolled(&mut self, d: &Drawn, set: &'static str, run: Runnable, reference: &Buffers) {
-        use spoc::ir::unroll::{auto_unrolled, AutoUnroll};
         let Some(ir) = run.ir else { return };
-        let Some(k) = auto_unrolled(ir.kernel(), &AutoUnroll::PTX) else {
+        let Some(k) = spoc::ir::unroll::for_ptx(ir.kernel()) else {
             return;
         };
-        let label = "Interpreter (PTX loop unrolling)".to_string();
+        let label = "Interpreter (PTX prepass)".to_string();
         let ii = self.interp();
         let found = match spoc::ir::ValidKernel::new(k) {
             Err(e) => Some(Disagreement {

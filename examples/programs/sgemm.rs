@@ -1,10 +1,13 @@
 //! `sgemm`: `C = A * B` for `n x n` f32 matrices, register-tiled as fast GEMMs are: a block of
 //! `(BM / TM) x (BN / TN)` threads computes a `BM x BN` tile of `C`, each thread a `TM x TN`
 //! sub-tile held in registers (a local array indexed only by `unroll`ed loop variables); the
-//! `BK`-deep slices of `A` and `B` are staged in shared memory, double-buffered (the next slice
-//! is loaded while the current one is used, one barrier per slice). The tile sizes are const
-//! parameters. `2 n^3` flops; sizes that are not multiples of the tiles are padded with zeros
-//! on load and cut on store.
+//! `BK`-deep slices of `A` and `B` are staged in shared memory as 4-vectors (`F32x4`: one
+//! 16-byte shared load gives a thread four of its operands, `ld.shared.v4.f32` in PTX),
+//! double-buffered: the next slice is loaded into registers before the current one is used and
+//! stored to the other buffer after it, one barrier per slice. A thread's `TN` columns are `TN / 4` groups of 4, the groups `BN / (TN / 4)` apart, so
+//! the 8 threads of a quarter warp read 8 consecutive vectors of `B` (no bank conflict). The tile
+//! sizes are const parameters (`TM` and `TN` multiples of 4). `2 n^3` flops; sizes that are not
+//! multiples of the tiles are padded with zeros on load and cut on store.
 //!
 //! Checked exactly: each element is accumulated with `mul_add` in the order `p = 0, 1, …`, as
 //! the fused host reference does (the zero padding adds `+0.0` products, which change nothing).
@@ -14,8 +17,8 @@ use super::{blocks_for, Outcome};
 use spoc::prelude::*;
 
 /// `c = a * b` for `n x n` row-major matrices; blocks of `(BM / TM) * (BN / TN)` threads along
-/// x, a grid of `ceil(n / BN) x ceil(n / BM)` blocks. `BM * BK` and `BK * BN` must be multiples
-/// of the block's thread count.
+/// x, a grid of `ceil(n / BN) x ceil(n / BM)` blocks. `TM` and `TN` must be multiples of 4, `BM`
+/// and `BN` multiples of 4 and of `TM` and `TN`.
 #[kernel(instances((128, 128, 8, 8, 8), (64, 64, 8, 4, 4)))]
 pub fn sgemm<
     const BM: usize,
@@ -29,9 +32,10 @@ pub fn sgemm<
     c: &mut [f32],
     n: usize,
 ) {
-    // Two slices each: A transposed (`[k][m]`, so a thread's TM values are consecutive), B as is.
-    let a_tile = shared_array::<f32, { 2 * BK * BM }>();
-    let b_tile = shared_array::<f32, { 2 * BK * BN }>();
+    // Two slices each, as 4-vectors: A transposed (`[k][m / 4]`, a vector is 4 rows of one
+    // column), B as is (`[k][j / 4]`).
+    let a_tile = shared_array::<F32x4, { 2 * BK * BM / 4 }>();
+    let b_tile = shared_array::<F32x4, { 2 * BK * BN / 4 }>();
     let tid = thread_idx_x();
     let tx = tid % (BN / TN);
     let ty = tid / (BN / TN);
@@ -40,67 +44,88 @@ pub fn sgemm<
     let mut acc = [0.0f32; TM * TN];
     let mut ra = [0.0f32; TM];
     let mut rb = [0.0f32; TN];
+    // The next slice's vectors, loaded into registers before the current slice is used and
+    // stored to shared memory after it (the loads' latency hidden behind the arithmetic).
+    let mut ga =
+        [0.0f32; 4 * ((BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))];
+    let mut gb =
+        [0.0f32; 4 * ((BK * BN / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))];
     let slices = (n + BK - 1) / BK;
-    // Slice 0 into buffer 0.
-    for l in unroll(0..(BM * BK) / ((BM / TM) * (BN / TN))) {
-        let e = l * ((BM / TM) * (BN / TN)) + tid;
-        let m = e / BK;
-        let k = e % BK;
-        let r = row0 + m;
-        let q = k;
-        a_tile[k * BM + m] = if r < n && q < n { a[r * n + q] } else { 0.0f32 };
-    }
-    for l in unroll(0..(BK * BN) / ((BM / TM) * (BN / TN))) {
-        let e = l * ((BM / TM) * (BN / TN)) + tid;
-        let k = e / BN;
-        let j = e % BN;
-        let q = k;
-        let col = col0 + j;
-        b_tile[k * BN + j] = if q < n && col < n {
-            b[q * n + col]
-        } else {
-            0.0f32
-        };
-    }
-    sync_threads();
-    for s in 0..slices {
-        let cur = s % 2;
-        // The next slice into the other buffer, while this one is read.
-        if s + 1 < slices {
-            let nxt = 1 - cur;
-            let k0 = (s + 1) * BK;
-            for l in unroll(0..(BM * BK) / ((BM / TM) * (BN / TN))) {
+    for s in 0..slices + 1 {
+        // Slice `s` is loaded, slice `s - 1` used (from buffer `(s - 1) % 2`), then slice `s`
+        // stored into buffer `s % 2`; one barrier.
+        if s < slices {
+            let k0 = s * BK;
+            // A: vector `e` is rows `4 (e / BK)` to `+3` of column `e % BK` (8 consecutive
+            // threads read 32 consecutive bytes of a row).
+            for l in unroll(0..(BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            {
                 let e = l * ((BM / TM) * (BN / TN)) + tid;
-                let m = e / BK;
-                let k = e % BK;
-                let r = row0 + m;
-                let q = k0 + k;
-                a_tile[nxt * BK * BM + k * BM + m] =
-                    if r < n && q < n { a[r * n + q] } else { 0.0f32 };
+                let r = row0 + (e / BK) * 4;
+                let q = k0 + e % BK;
+                for m in unroll(0..4) {
+                    ga[4 * l + m] = if e < BM * BK / 4 && r + m < n && q < n {
+                        a[(r + m) * n + q]
+                    } else {
+                        0.0f32
+                    };
+                }
             }
-            for l in unroll(0..(BK * BN) / ((BM / TM) * (BN / TN))) {
+            // B: vector `e` is columns `4 (e % (BN / 4))` to `+3` of row `e / (BN / 4)`.
+            for l in unroll(0..(BK * BN / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            {
                 let e = l * ((BM / TM) * (BN / TN)) + tid;
-                let k = e / BN;
-                let j = e % BN;
-                let q = k0 + k;
-                let col = col0 + j;
-                b_tile[nxt * BK * BN + k * BN + j] = if q < n && col < n {
-                    b[q * n + col]
-                } else {
-                    0.0f32
-                };
+                let q = k0 + e / (BN / 4);
+                let col = col0 + (e % (BN / 4)) * 4;
+                for j in unroll(0..4) {
+                    gb[4 * l + j] = if e < BK * BN / 4 && q < n && col + j < n {
+                        b[q * n + col + j]
+                    } else {
+                        0.0f32
+                    };
+                }
             }
         }
-        for k in unroll(0..BK) {
-            for m in unroll(0..TM) {
-                ra[m] = a_tile[cur * BK * BM + k * BM + ty * TM + m];
+        if s > 0 {
+            let cur = (s - 1) % 2;
+            for k in unroll(0..BK) {
+                for v in unroll(0..TM / 4) {
+                    let q = a_tile[cur * (BK * BM / 4) + k * (BM / 4) + ty * (TM / 4) + v];
+                    ra[4 * v] = q.x;
+                    ra[4 * v + 1] = q.y;
+                    ra[4 * v + 2] = q.z;
+                    ra[4 * v + 3] = q.w;
+                }
+                for g in unroll(0..TN / 4) {
+                    let q = b_tile[cur * (BK * BN / 4) + k * (BN / 4) + g * (BN / TN) + tx];
+                    rb[4 * g] = q.x;
+                    rb[4 * g + 1] = q.y;
+                    rb[4 * g + 2] = q.z;
+                    rb[4 * g + 3] = q.w;
+                }
+                for m in unroll(0..TM) {
+                    for j in unroll(0..TN) {
+                        acc[m * TN + j] = ra[m].mul_add(rb[j], acc[m * TN + j]);
+                    }
+                }
             }
-            for j in unroll(0..TN) {
-                rb[j] = b_tile[cur * BK * BN + k * BN + tx * TN + j];
+        }
+        if s < slices {
+            let buf = s % 2;
+            for l in unroll(0..(BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            {
+                let e = l * ((BM / TM) * (BN / TN)) + tid;
+                if e < BM * BK / 4 {
+                    a_tile[buf * (BK * BM / 4) + (e % BK) * (BM / 4) + e / BK] =
+                        F32x4::new(ga[4 * l], ga[4 * l + 1], ga[4 * l + 2], ga[4 * l + 3]);
+                }
             }
-            for m in unroll(0..TM) {
-                for j in unroll(0..TN) {
-                    acc[m * TN + j] = ra[m].mul_add(rb[j], acc[m * TN + j]);
+            for l in unroll(0..(BK * BN / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            {
+                let e = l * ((BM / TM) * (BN / TN)) + tid;
+                if e < BK * BN / 4 {
+                    b_tile[buf * (BK * BN / 4) + e] =
+                        F32x4::new(gb[4 * l], gb[4 * l + 1], gb[4 * l + 2], gb[4 * l + 3]);
                 }
             }
         }
@@ -109,7 +134,7 @@ pub fn sgemm<
     for m in unroll(0..TM) {
         for j in unroll(0..TN) {
             let r = row0 + ty * TM + m;
-            let col = col0 + tx * TN + j;
+            let col = col0 + (j / 4) * (BN / (TN / 4)) + tx * 4 + j % 4;
             if r < n && col < n {
                 c[r * n + col] = acc[m * TN + j];
             }

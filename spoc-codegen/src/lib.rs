@@ -249,10 +249,11 @@ pub fn generate_source_with(
     let unrolled = spoc_ir::unroll::unrolled(kernel);
     let kernel = unrolled.as_ref().unwrap_or(kernel);
     let source = match target {
-        // ptxas unrolls little: PTX gets the loop unrolling NVRTC's optimiser would do.
+        // ptxas unrolls little and gets every local array as `.local` memory: PTX gets the
+        // loop unrolling and the registers for constant-indexed arrays that NVVM would give.
         Target::CudaPtx => {
-            let auto = spoc_ir::unroll::auto_unrolled(kernel, &spoc_ir::unroll::AutoUnroll::PTX);
-            ptx::generate(auto.as_ref().unwrap_or(kernel), opts)?
+            let prepared = spoc_ir::unroll::for_ptx(kernel);
+            ptx::generate(prepared.as_ref().unwrap_or(kernel), opts)?
         }
         Target::CudaC | Target::Hip | Target::OpenCl => c::generate(target, kernel, opts)?,
         Target::Vulkan | Target::Metal | Target::WebGpu | Target::Glsl => {

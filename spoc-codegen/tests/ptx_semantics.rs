@@ -518,3 +518,41 @@ fn a_counted_while_loop_over_shared_memory_is_straight_line() {
     assert!(!body.contains("$L_while"), "{p}");
     assert_eq!(body.matches("bar.sync").count(), 17, "{p}");
 }
+
+#[test]
+fn a_local_array_indexed_only_by_constants_lives_in_registers() {
+    // let mut acc = [0.0; 4]; for k in 0..4 { acc[k] += x[k] }; out[0] = acc[1 + 2]: after
+    // unrolling every index is a constant, so no `.local` array is left.
+    let mut b = B::new();
+    let x = b.buf("x", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let ty = array_ty(Type::F32, MemSpace::Local, 4);
+    let acc = b.let_mut(
+        "acc",
+        Expr {
+            kind: ExprKind::ArrayRepeat {
+                value: Box::new(f32c(0.0)),
+                len: 4,
+            },
+            ty,
+        },
+    );
+    let place = |i: Expr| LValue::Index {
+        base: Box::new(LValue::Var(acc)),
+        index: i,
+    };
+    let acc_e = b.v(acc);
+    b.for_("k", u32c(0), u32c(4), u32c(1), ForDir::Up, |b, k| {
+        let v = bin(BinOp::Add, idx(&acc_e, k.clone()), idx(&x, k.clone()));
+        b.assign(place(k), v);
+    });
+    b.store(
+        &out,
+        u32c(0),
+        idx(&acc_e, bin(BinOp::Add, u32c(1), u32c(2))),
+    );
+    let p = ptx(&b.kernel("acc4"), &[]);
+    assert!(!p.contains(".local"), "{p}");
+    assert!(!p.contains("ld.local") && !p.contains("st.local"), "{p}");
+    assert_eq!(entry_body(&p).matches("ld.global.nc.f32").count(), 4, "{p}");
+}

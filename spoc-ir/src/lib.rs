@@ -20,6 +20,7 @@ mod kernel;
 pub mod layout;
 pub mod link;
 pub mod print;
+pub mod registers;
 pub mod resolve;
 mod stmt;
 mod types;

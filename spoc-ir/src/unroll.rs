@@ -163,7 +163,7 @@ fn copies(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Option<Block> {
 /// exactly as the kernel computes it. Anything whose value would wrap, or be changed by a cast,
 /// or shift by the type's width or more, is not folded (`None`: the loop is refused), so the
 /// unrolled trip count can never differ from the loop's on the CPU backends.
-fn fold(e: &Expr) -> Option<i128> {
+pub(crate) fn fold(e: &Expr) -> Option<i128> {
     let v = match &e.kind {
         ExprKind::Const(c) => match *c {
             Const::I32(v) => v.into(),
@@ -701,4 +701,66 @@ fn counted_copies(w: &CountedWhile, body: &Block, vars: &mut Vec<VarDecl>) -> Op
         value: constant(w.ty, w.last)?,
     }));
     Some(out)
+}
+
+/// The most elements of a local array that [`for_ptx`] promotes to registers.
+pub const PTX_REGISTER_ARRAY_MAX: u32 = 128;
+
+/// What the CUDA/PTX generator is given: `kernel` with its loops unrolled as
+/// [`AutoUnroll::PTX`] allows, then its local arrays that only constant indexes reach promoted
+/// to one local per element ([`crate::registers::promoted`], at most
+/// [`PTX_REGISTER_ARRAY_MAX`] elements); `None` if neither step changed it. Same meaning.
+pub fn for_ptx(kernel: &Kernel) -> Option<Kernel> {
+    let unrolled = auto_unrolled(kernel, &AutoUnroll::PTX);
+    let mut changed = unrolled.is_some();
+    let mut k = unrolled.unwrap_or_else(|| kernel.clone());
+    changed |= fold_constants(&mut k);
+    if let Some(p) = crate::registers::promoted(&k, PTX_REGISTER_ARRAY_MAX) {
+        return Some(p);
+    }
+    changed.then_some(k)
+}
+
+/// Replaces every integer `+ - * / % << >>` (and cast) of constants in `kernel` by its value,
+/// where it neither wraps nor changes under a cast ([`fold`]; `%` with a non-zero divisor);
+/// whether anything was folded.
+/// the copies of an unrolled body are full of them (`4 * 2 + 1`), and a constant index is
+/// what lets [`crate::registers::promoted`] and the generators' immediate offsets see it.
+fn fold_constants(kernel: &mut Kernel) -> bool {
+    struct Fold(bool);
+    impl VisitMut for Fold {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            walk_expr_mut(self, e);
+            let Type::Scalar(ty) = e.ty else { return };
+            let value = match &e.kind {
+                ExprKind::Binary { op, lhs, rhs }
+                    if matches!(lhs.kind, ExprKind::Const(_))
+                        && matches!(rhs.kind, ExprKind::Const(_)) =>
+                {
+                    match op {
+                        BinOp::Rem => {
+                            let (l, r) = (fold(lhs), fold(rhs));
+                            l.zip(r)
+                                .filter(|&(_, r)| r != 0)
+                                .and_then(|(l, r)| l.checked_rem(r))
+                                .filter(|&v| fits(&e.ty, v))
+                        }
+                        _ => fold(e),
+                    }
+                }
+                ExprKind::Cast { value, .. } if matches!(value.kind, ExprKind::Const(_)) => fold(e),
+                _ => None,
+            };
+            if let Some(c) = value.and_then(|v| constant(ty, v)) {
+                *e = c;
+                self.0 = true;
+            }
+        }
+    }
+    let mut f = Fold(false);
+    f.visit_block_mut(&mut kernel.body);
+    for func in &mut kernel.functions {
+        f.visit_block_mut(&mut func.body);
+    }
+    f.0
 }

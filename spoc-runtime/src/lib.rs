@@ -42,7 +42,7 @@ pub use cpu::interpreter::{self, backend as interpreter_backend};
 pub use cpu::{native, simt};
 pub use devices::registry;
 pub use launch::generic;
-pub use memory::{bind, host, record, soa};
+pub use memory::{bind, executor, host, record, soa};
 
 use self::core::{capabilities, crate_version, dims, dump, error, ir_scan, kernel_abi, kernel_def};
 use backends::checked_mode;
@@ -51,8 +51,8 @@ use memory::{args, buffer, device};
 
 pub use args::{set_args, Arg, KernelArgs};
 pub use backend::{
-    Backend, Code, CompileOptions, Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor,
-    LaunchConfig, Platform, Source, SourceLang, Target,
+    Code, CompileOptions, Compiler, DeviceInfo, DeviceMemory, ExecutionModel, LaunchConfig,
+    Platform, Source, SourceLang, Target,
 };
 pub use buffer::{
     alloc_custom, alloc_custom_bytes, alloc_f32, alloc_f64, alloc_i32, alloc_i64, free,
@@ -65,6 +65,7 @@ pub use device::{device_is_of_backend, Device};
 pub use devices::discovery::{all_devices, init_device, DEVICE_VAR};
 pub use dims::{dims1d, dims2d, dims3d, Dims};
 pub use error::{DimKind, Error, LaunchProblem, Result};
+pub use executor::{Backend, Executor};
 pub use generic::{Float, Int, Number};
 pub use intrinsics::IntrinsicRegistry;
 pub use kernel_def::KernelDef;

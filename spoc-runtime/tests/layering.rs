@@ -25,7 +25,7 @@ const LAYERS: &[(&str, &str)] = &[
     ),
     (
         "memory",
-        "Device, buffers, records, SoA, kernel arguments, host memory",
+        "Device, buffers, records, SoA, kernel arguments and the Executor that takes them, host memory",
     ),
     ("cpu", "the SIMT scheduler, Native, the Interpreter"),
     (
@@ -41,11 +41,7 @@ const LAYERS: &[(&str, &str)] = &[
 
 /// Upward imports that are known and owned by other work: (importing file, imported module).
 /// Each is a path prefix as written after `crate::` once re-exports are followed.
-const KNOWN: &[(&str, &str, &str)] = &[
-    // The Backend trait's `launch` takes the launch layer's `Arg`; the GPU-backend core
-    // (issue 10, item 1 and 2: backends bind arguments from the ABI in `Source`) removes it.
-    ("core/backend.rs", "memory::args", "GPU-backend core"),
-];
+const KNOWN: &[(&str, &str, &str)] = &[];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

@@ -3,7 +3,8 @@
 
 mod support;
 
-use spoc_runtime::backend::{Compiler, DeviceMemory, Executor, Platform, Target};
+use spoc_runtime::backend::{Compiler, DeviceMemory, Platform, Target};
+use spoc_runtime::executor::Executor;
 use spoc_runtime::source_only::{SourceOnlyBackend, SourceOnlyKind, METAL_NAME, WEBGPU_NAME};
 use spoc_runtime::{dims1d, init_device, registry, Error};
 

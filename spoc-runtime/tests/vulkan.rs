@@ -21,8 +21,9 @@ spoc_testkit::backend_tests! {
 
 use spoc_ir::{Kernel, Type};
 use spoc_runtime::backend::{
-    Code, CompileOptions, Compiler, DeviceMemory, Executor, Platform, SourceLang, Target,
+    Code, CompileOptions, Compiler, DeviceMemory, Platform, SourceLang, Target,
 };
+use spoc_runtime::executor::Executor;
 use spoc_runtime::vulkan::{spirv_words_to_text, DeviceType, FeatureMask, VulkanBackend};
 use spoc_runtime::{all_devices, dims1d, init_device, run, Arg, Device, Error, LaunchProblem};
 use spoc_testkit::devices::best_device_or_skip;

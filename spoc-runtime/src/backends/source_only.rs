@@ -13,8 +13,9 @@
 //! Both are registered at [`crate::registry::priority`]'s lowest rank
 //! ([`SOURCE_ONLY_PRIORITY`]), so they can never be picked over a backend that runs kernels.
 
-use crate::backend::{Compiler, DeviceInfo, DeviceMem, DeviceMemory, Executor, Platform, Target};
+use crate::backend::{Compiler, DeviceInfo, DeviceMem, DeviceMemory, Platform, Target};
 use crate::error::{Error, Result};
+use crate::executor::Executor;
 use crate::intrinsics::IntrinsicRegistry;
 
 /// The Metal backend's name.

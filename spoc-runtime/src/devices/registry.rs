@@ -28,9 +28,9 @@
 //! back: ids are unique across backends and never reused. Within one era the same hardware keeps
 //! its id; [`crate::Device::reset`] starts a new era.
 
-use crate::backend::Backend;
 use crate::device::{name_matches, Capabilities, Device, DeviceSlot};
 use crate::error::{Error, Result};
+use crate::executor::Backend;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 

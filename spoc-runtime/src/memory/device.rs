@@ -1,10 +1,10 @@
 //! Devices: what a backend exposes, under a global id, and allocation on them (the type;
 //! finding devices is `devices/`' work).
 
-use crate::backend::Backend;
 use crate::buffer::{Buffer, DeviceCopy};
 pub use crate::capabilities::Capabilities;
 use crate::error::{Error, Result};
+use crate::executor::Backend;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -37,6 +37,7 @@ pub(crate) mod args;
 pub mod bind;
 pub(crate) mod buffer;
 pub(crate) mod device;
+pub mod executor;
 pub mod host;
 pub mod record;
 pub mod soa;

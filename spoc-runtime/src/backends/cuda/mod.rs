@@ -57,13 +57,14 @@ mod probe;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
-    Module, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, LaunchConfig, Module,
+    Platform, Source, SourceLang, Stream, Target,
 };
 use crate::bind::Bound;
 use crate::checked_mode::RecordPool;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
+use crate::executor::Executor;
 use cudarc::driver::sys::{self, CUstream};
 use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
 use spoc_codegen::Abi;

@@ -58,11 +58,12 @@ mod runtime;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
-    Module, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, LaunchConfig, Module,
+    Platform, Source, SourceLang, Stream, Target,
 };
 use crate::driver_core::DriverCore;
 use crate::error::{Error, Result};
+use crate::executor::Executor;
 use hip_sys::hiprt;
 use runtime::{check, HipDevice, HipEvent, HipKernel, HipMem, HipStream};
 use spoc_ir::ValidKernel;

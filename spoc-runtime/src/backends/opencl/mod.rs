@@ -56,12 +56,13 @@ mod program;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
-    Module, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, LaunchConfig, Module,
+    Platform, Source, SourceLang, Stream, Target,
 };
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
+use crate::executor::Executor;
 use device::{ClDevice, Enumeration};
 use opencl3::command_queue::CommandQueue;
 use opencl3::error_codes::ClError;

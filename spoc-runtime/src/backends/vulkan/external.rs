@@ -6,12 +6,12 @@ use super::device::VkDev;
 use super::pipeline::{self, VkKernel};
 use super::{glsl, spv, VulkanBackend, NAME};
 use crate::args::Arg;
-#[cfg(doc)]
-use crate::backend::Backend;
 use crate::backend::{CompileOptions, Module, SourceLang};
 use crate::cache::CacheKey;
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
+#[cfg(doc)]
+use crate::executor::Backend;
 use spoc_ir::ContentHash;
 use std::sync::Arc;
 

@@ -93,12 +93,13 @@ pub(crate) use kernels::retain_supported_float_controls;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, Executor, LaunchConfig,
-    Module, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, LaunchConfig, Module,
+    Platform, Source, SourceLang, Stream, Target,
 };
 use crate::dims::Dims;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
+use crate::executor::Executor;
 use ash::vk;
 use device::{Enumeration, VkDev};
 use memory::VkBuffer;

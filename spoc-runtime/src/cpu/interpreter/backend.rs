@@ -7,10 +7,11 @@
 
 use crate::args::Arg;
 use crate::backend::{
-    Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Module, Platform,
+    Compiler, DeviceInfo, DeviceMemory, ExecutionModel, LaunchConfig, Module, Platform,
 };
 use crate::cpu::CpuBackendBase;
 use crate::error::{Error, LaunchProblem, Result};
+use crate::executor::Executor;
 use crate::interpreter::{self, InterpError, InterpErrorKind};
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;

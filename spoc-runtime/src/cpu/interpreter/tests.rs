@@ -2715,3 +2715,110 @@ fn counted_while_loops_unroll_to_the_same_values() {
     assert_ne!(want[1], want[2]);
     assert_eq!(got, want);
 }
+
+/// The CUDA/PTX prepass (`spoc_ir::unroll::for_ptx`) gives every local array that only
+/// constant indexes reach one local per element, and keeps an array indexed at run time or
+/// used whole (`len`) in memory; on the Interpreter the kernel gives what it gave before.
+#[test]
+fn ptx_prepass_promotes_constant_indexed_local_arrays_with_the_same_values() {
+    let mut b = B::default();
+    let x = b.buf("x", Type::U32);
+    let out = b.buf_mut("out", Type::U32);
+    let (i, let_i) = b.global_index();
+    let repeat = |a: &Expr, v: Expr, n: u32| {
+        let_(
+            a,
+            Expr {
+                kind: ExprKind::ArrayRepeat {
+                    value: Box::new(v),
+                    len: n,
+                },
+                ty: a.ty.clone(),
+            },
+        )
+    };
+    let arr = |b: &mut B, name: &str| b.local(name, array_ty(Type::U32, MemSpace::Local, 4));
+    let (tile, dynamic, whole) = (
+        arr(&mut b, "tile"),
+        arr(&mut b, "dynamic"),
+        arr(&mut b, "whole"),
+    );
+    let k = b.local("k", Type::U32);
+    let xi = b.local("xi", Type::U32);
+    let mut body = vec![
+        let_i,
+        let_(&xi, idx(&x, i.clone())),
+        repeat(&tile, xi.clone(), 4),
+        repeat(&dynamic, u32c(1), 4),
+        repeat(&whole, u32c(2), 4),
+    ];
+    // tile[k] = tile[k] * 3 + k, k = 0..4 unrolled: constant indexes (`1 + 1` folds too).
+    body.push(for_(
+        &k,
+        u32c(0),
+        u32c(4),
+        1,
+        ForDir::Up,
+        vec![store(
+            &tile,
+            k.clone(),
+            add(mul(idx(&tile, k.clone()), u32c(3)), k.clone()),
+        )],
+    ));
+    body.push(store(&tile, add(u32c(1), u32c(1)), u32c(40)));
+    body.push(store(
+        &dynamic,
+        bin(BinOp::Rem, xi.clone(), u32c(4)),
+        u32c(9),
+    ));
+    body.push(store(&whole, u32c(0), len(&whole)));
+    let sum = (0..4).fold(u32c(0), |s, j| {
+        add(
+            s,
+            mul(
+                add(
+                    idx(&tile, u32c(j)),
+                    add(idx(&dynamic, u32c(j)), idx(&whole, u32c(j))),
+                ),
+                u32c(7 * j + 1),
+            ),
+        )
+    });
+    body.push(store(&out, i.clone(), sum));
+    let kern = b.kernel("tiles", body);
+    let p = spoc_ir::unroll::for_ptx(&kern).expect("the prepass changes the kernel");
+    let arrays: Vec<String> = p
+        .vars
+        .iter()
+        .filter(|d| {
+            matches!(
+                d.ty,
+                Type::Array {
+                    space: MemSpace::Local,
+                    ..
+                }
+            )
+        })
+        .map(|d| d.name.clone())
+        .collect();
+    let mut declared = Vec::new();
+    spoc_ir::visit::for_each_stmt(&p.body, &mut |s| {
+        if let StmtKind::Let { var, .. } = &s.kind {
+            declared.push(p.vars[var.0 as usize].name.clone());
+        }
+    });
+    assert!(!declared.contains(&"tile".to_string()), "{p}");
+    for n in ["tile_0", "tile_3", "dynamic", "whole"] {
+        assert!(declared.contains(&n.to_string()), "{n}: {p}");
+    }
+    assert!(arrays.contains(&"dynamic".to_string()));
+    let run = |k: &Kernel| {
+        let mut xs: Vec<u32> = (0..64u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+        let mut ys = vec![0u32; 64];
+        exec(k, d1(1), d1(64), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap();
+        ys
+    };
+    let (want, got) = (run(&kern), run(&p));
+    assert_ne!(want[1], want[2]);
+    assert_eq!(got, want);
+}

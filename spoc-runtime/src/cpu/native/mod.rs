@@ -28,11 +28,10 @@ mod window;
 use super::CpuBackendBase;
 use crate::args::Arg;
 use crate::backend::Module;
-use crate::backend::{
-    Compiler, DeviceInfo, DeviceMemory, ExecutionModel, Executor, LaunchConfig, Platform,
-};
+use crate::backend::{Compiler, DeviceInfo, DeviceMemory, ExecutionModel, LaunchConfig, Platform};
 use crate::capabilities::Capabilities;
 use crate::error::{Error, Result};
+use crate::executor::Executor;
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
 use spoc_ir::{Block, Expr, ExprKind, Intrinsic, Kernel, StmtKind};
