@@ -126,3 +126,88 @@ fn shared_array_of_vectors_on_every_device() {
         Ok(())
     });
 }
+
+/// Whole-vector arithmetic: `a + b`, `a - b`, `a * b`, `a / b`, `a * s`, `s * a`, `a / s`,
+/// `+=` and `*=`, lane by lane, on `F32x4` and (wrapping) `U32x2`/`I32x4`; a helper call as an
+/// operand runs once.
+#[device]
+fn bump(c: &mut [u32]) -> f32 {
+    atomic_add(&mut c[0], 1u32);
+    2.0
+}
+
+#[kernel]
+fn whole(
+    a: &[F32x4],
+    b: &[F32x4],
+    out: &mut [F32x4],
+    u: &[U32x2],
+    uo: &mut [U32x2],
+    s: &[I32x4],
+    so: &mut [I32x4],
+    calls: &mut [u32],
+) {
+    let i = global_id_x();
+    if i < a.len() {
+        let x = a[i];
+        let y = b[i];
+        let mut r = (x + y) * 0.5 - x / y;
+        r += 3.0 * (x - y);
+        r *= bump(calls);
+        out[2 * i] = r;
+        out[2 * i + 1] = x * y / 4.0;
+        let p = u[i];
+        uo[i] = p * p + U32x2::new(u32::MAX, 7) - p;
+        let q = s[i];
+        so[i] = q * 3 - I32x4::splat(i32::MAX) + q % I32x4::new(5, -5, 7, 2);
+    }
+}
+
+#[test]
+fn whole_vector_arithmetic_on_every_device() {
+    let n = 45;
+    let a: Vec<F32x4> = (0..n).map(f4).collect();
+    let b: Vec<F32x4> = (0..n).map(|k| f4(k + 3) + F32x4::splat(0.75)).collect();
+    let u: Vec<U32x2> = (0..n as u32)
+        .map(|k| U32x2::new(k.wrapping_mul(0x9e37_79b9), k + 1))
+        .collect();
+    let s: Vec<I32x4> = (0..n as i32)
+        .map(|k| I32x4::new(k * 1000 - 7, -k, k.wrapping_mul(0x3c6e_f372), i32::MIN + k))
+        .collect();
+    let mut want = Vec::new();
+    for (x, y) in a.iter().zip(&b) {
+        let (x, y) = (*x, *y);
+        let mut r = (x + y) * 0.5 - x / y;
+        r += 3.0 * (x - y);
+        r *= 2.0;
+        want.push(r);
+        want.push(x * y / 4.0);
+    }
+    let want_u: Vec<U32x2> = u
+        .iter()
+        .map(|&p| p * p + U32x2::new(u32::MAX, 7) - p)
+        .collect();
+    let want_s: Vec<I32x4> = s
+        .iter()
+        .map(|&q| q * 3 - I32x4::splat(i32::MAX) + q % I32x4::new(5, -5, 7, 2))
+        .collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
+        let (du, ds) = (dev.upload(&u)?, dev.upload(&s)?);
+        let mut out = dev.alloc::<F32x4>(2 * n)?;
+        let mut uo = dev.alloc::<U32x2>(n)?;
+        let mut so = dev.alloc::<I32x4>(n)?;
+        let mut calls = dev.upload(&[0u32])?;
+        whole.launch(
+            dev,
+            dims1d(1),
+            dims1d(64),
+            (&da, &db, &mut out, &du, &mut uo, &ds, &mut so, &mut calls),
+        )?;
+        check.eq("f32 lanes", &out.to_vec()?, &want);
+        check.eq("u32 lanes", &uo.to_vec()?, &want_u);
+        check.eq("i32 lanes", &so.to_vec()?, &want_s);
+        check.eq("helper calls", &calls.to_vec()?, &[n as u32]);
+        Ok(())
+    });
+}

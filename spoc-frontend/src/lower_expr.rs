@@ -311,7 +311,106 @@ impl Lowerer {
         let (mut l, r) = (l?, r?);
         self.sequence([&mut l], &r, rpre, pre);
         let span = Loc::of(&b);
+        let is_vector = |t: Ty| matches!(t, Ty::Vector(..));
+        if is_vector(self.tys.resolve(l.ty)) || is_vector(self.tys.resolve(r.ty)) {
+            return self.vector_binary(op, l, r, span, pre);
+        }
         self.binary_op(op, l, r, span).map(|v| TExpr { span, ..v })
+    }
+
+    /// `l op r` when an operand is a vector (`F32x4`, …): lane by lane, as a `VectorLit` of the
+    /// lanes' `op` (`a + b`, `a - b`, `a * b`, `a / b`, `a % b`), or with a scalar of the lane type on either side of `*` and on the right of `/` (in
+    /// every lane). Each operand is evaluated once, left first. One operand must be a vector.
+    pub(crate) fn vector_binary(
+        &mut self,
+        op: BinOp,
+        l: TExpr,
+        r: TExpr,
+        span: Loc,
+        pre: &mut Block,
+    ) -> Lowered<TExpr> {
+        let vector = |t: Ty| match t {
+            Ty::Vector(s, n) => Some((s, n)),
+            _ => None,
+        };
+        let (lt, rt) = (self.tys.resolve(l.ty), self.tys.resolve(r.ty));
+        let Some((lane, lanes)) = vector(lt).or(vector(rt)) else {
+            unreachable!("one operand is a vector")
+        };
+        let tname = crate::types::vector_name(lane, lanes);
+        let sym = op.symbol();
+        let arith = matches!(
+            op,
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem
+        );
+        if !arith {
+            let advice = if op.is_comparison() {
+                "compare their lanes (`a.x < b.x`)"
+            } else {
+                "use their lanes"
+            };
+            return Err(self.errs.at(
+                span,
+                format!("`{sym}` is not defined on `{tname}` vectors; {advice}"),
+            ));
+        }
+        // Which sides are vectors; a scalar side must be the lane type.
+        let (lv, rv) = (vector(lt).is_some(), vector(rt).is_some());
+        let scalar_ok = match (lv, rv) {
+            (true, true) => true,
+            (true, false) => matches!(op, BinOp::Mul | BinOp::Div),
+            (false, true) => op == BinOp::Mul,
+            (false, false) => unreachable!("one side is a vector"),
+        };
+        let vty = Ty::Vector(lane, lanes);
+        let what = if scalar_ok && !(lv && rv) {
+            format!(
+                "mismatched types: `{sym}` of a `{tname}` and a scalar needs a `{}`",
+                lane.name()
+            )
+        } else {
+            format!("mismatched types: `{sym}` on vectors needs two `{tname}`s (a scalar may multiply a vector, or divide it from the right)")
+        };
+        let check = |me: &mut Self, side: &TExpr, is_vec: bool| {
+            let want = if is_vec || !scalar_ok {
+                vty
+            } else {
+                Ty::Scalar(lane)
+            };
+            me.unify_at(want, side.ty, side.span, &what)
+        };
+        check(self, &l, lv)?;
+        check(self, &r, rv)?;
+        // Evaluated once each, in order.
+        let once = |me: &mut Self, v: TExpr, pre: &mut Block| {
+            if matches!(v.e.kind, ExprKind::Var(_) | ExprKind::Const(_)) {
+                v
+            } else {
+                me.spill(v, pre)
+            }
+        };
+        let l = once(self, l, pre);
+        let r = once(self, r, pre);
+        let lane_of = |me: &mut Self, v: &TExpr, is_vec: bool, i: usize| {
+            if !is_vec {
+                return TExpr {
+                    e: v.e.clone(),
+                    ty: v.ty,
+                    span: v.span,
+                };
+            }
+            let kind = ExprKind::Field {
+                base: Box::new(v.e.clone()),
+                field: spoc_ir::LANE_NAMES[i].into(),
+            };
+            me.mk(kind, Ty::Scalar(lane), v.span)
+        };
+        let mut out = Vec::with_capacity(usize::from(lanes));
+        for i in 0..usize::from(lanes) {
+            let (a, b) = (lane_of(self, &l, lv, i), lane_of(self, &r, rv, i));
+            out.push(self.binary_op(op, a, b, span)?.e);
+        }
+        Ok(self.mk(ExprKind::VectorLit(out), vty, span))
     }
 
     /// Type-checks `l op r` and builds it. `span` is where a type error is reported.

@@ -630,7 +630,15 @@ impl Lowerer {
             }
         };
         let value = match op {
-            Some((op, op_span)) => self.binary_op(op, current, value, op_span)?,
+            Some((op, op_span)) => {
+                let is_vector = |t| matches!(t, crate::types::Ty::Vector(..));
+                if is_vector(self.tys.resolve(current.ty)) || is_vector(self.tys.resolve(value.ty))
+                {
+                    self.vector_binary(op, current, value, op_span, out)?
+                } else {
+                    self.binary_op(op, current, value, op_span)?
+                }
+            }
             None => {
                 self.unify_at(current.ty, value.ty, value.span, "mismatched types")?;
                 value

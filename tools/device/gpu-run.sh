@@ -8,7 +8,8 @@
 #    until SECONDS (default 420) have passed since the start;
 # 3. when PEERS=1: bench on CUDA/PTX, CUDA/C and Vulkan with --json, then benches/peers/peers.py
 #    (torch, Triton, CuPy) at the same sizes (BENCH_ARGS, default "--scale 4").
-# SUITES=0 skips steps 1 and 2 (a peers-only run: PEERS=1 SUITES=0).
+# SUITES=0 skips steps 1 and 2 (a peers-only run: PEERS=1 SUITES=0); SUITES="int_edge_values
+# cuda" runs only those suites in step 1 and skips step 2.
 # Everything goes to one log, $OUT/all.log (the device tool returns a limited number of files),
 # and a summary line per step to stdout.
 set -u
@@ -27,9 +28,11 @@ bin=$(mktemp -d)
 tar -C "$bin" -xJf .device/bin.tar.xz
 cd "$bin/bin"
 echo "== gpu-run at $(date -u +%FT%TZ), SPOC_REQUIRE_BACKENDS=$SPOC_REQUIRE_BACKENDS" | tee -a "$log"
+suites=${SUITES:-1}
 for t in *-test; do
-  [ "${SUITES:-1}" = 0 ] && break
+  [ "$suites" = 0 ] && break
   case $t in difftest-test) continue ;; esac
+  case "$suites" in 1) ;; *) case " $suites " in *" ${t%-test} "*) ;; *) continue ;; esac ;; esac
   threads=4
   [ "$t" = naga_vulkan_run-test ] && threads=1
   echo "==== $t" >> "$log"
@@ -38,7 +41,7 @@ for t in *-test; do
   echo "$t rc=$rc" | tee -a "$log"
 done
 first=0
-while [ "${SUITES:-1}" != 0 ] && [ "$SECONDS" -lt "$limit" ] && [ -x ./difftest-test ]; do
+while [ "$suites" = 1 ] && [ "$SECONDS" -lt "$limit" ] && [ -x ./difftest-test ]; do
   skip=1
   [ "$first" -eq 0 ] && skip=0
   echo "==== difftest FIRST=$first" >> "$log"

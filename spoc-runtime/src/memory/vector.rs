@@ -116,9 +116,137 @@ vectors! {
     U32x4: u32, 16, [x, y, z, w];
 }
 
+/// Lane-by-lane arithmetic on the host, as a kernel computes it (`a + b`, `a * s`, `s * a`,
+/// `a / s`, and the `+=`-style forms): IEEE for `f32` lanes, wrapping for integer lanes, `/`
+/// and `%` by an integer zero panic (a kernel reports `Trap::DivisionByZero`). For `#[device]`
+/// helpers called from host Rust; a kernel's own arithmetic is lowered lane by lane.
+macro_rules! vector_ops {
+    ($($name:ident: $t:ty, [$($lane:ident),+], $add:ident, $sub:ident, $mul:ident;)*) => {$(
+        impl std::ops::Add for $name {
+            type Output = Self;
+            fn add(self, r: Self) -> Self {
+                Self { $($lane: self.$lane.$add(r.$lane)),+ }
+            }
+        }
+        impl std::ops::Sub for $name {
+            type Output = Self;
+            fn sub(self, r: Self) -> Self {
+                Self { $($lane: self.$lane.$sub(r.$lane)),+ }
+            }
+        }
+        impl std::ops::Mul for $name {
+            type Output = Self;
+            fn mul(self, r: Self) -> Self {
+                Self { $($lane: self.$lane.$mul(r.$lane)),+ }
+            }
+        }
+        impl std::ops::Div for $name {
+            type Output = Self;
+            fn div(self, r: Self) -> Self {
+                Self { $($lane: self.$lane / r.$lane),+ }
+            }
+        }
+        impl std::ops::Rem for $name {
+            type Output = Self;
+            fn rem(self, r: Self) -> Self {
+                Self { $($lane: self.$lane % r.$lane),+ }
+            }
+        }
+        impl std::ops::Mul<$t> for $name {
+            type Output = Self;
+            fn mul(self, s: $t) -> Self {
+                Self { $($lane: self.$lane.$mul(s)),+ }
+            }
+        }
+        impl std::ops::Mul<$name> for $t {
+            type Output = $name;
+            fn mul(self, v: $name) -> $name {
+                $name { $($lane: self.$mul(v.$lane)),+ }
+            }
+        }
+        impl std::ops::Div<$t> for $name {
+            type Output = Self;
+            fn div(self, s: $t) -> Self {
+                Self { $($lane: self.$lane / s),+ }
+            }
+        }
+        impl std::ops::AddAssign for $name {
+            fn add_assign(&mut self, r: Self) {
+                *self = *self + r;
+            }
+        }
+        impl std::ops::SubAssign for $name {
+            fn sub_assign(&mut self, r: Self) {
+                *self = *self - r;
+            }
+        }
+        impl std::ops::MulAssign for $name {
+            fn mul_assign(&mut self, r: Self) {
+                *self = *self * r;
+            }
+        }
+        impl std::ops::MulAssign<$t> for $name {
+            fn mul_assign(&mut self, s: $t) {
+                *self = *self * s;
+            }
+        }
+        impl std::ops::DivAssign for $name {
+            fn div_assign(&mut self, r: Self) {
+                *self = *self / r;
+            }
+        }
+        impl std::ops::DivAssign<$t> for $name {
+            fn div_assign(&mut self, s: $t) {
+                *self = *self / s;
+            }
+        }
+    )*};
+}
+
+/// `f32` lanes: the operators themselves.
+trait FloatLane: Sized {
+    fn f_add(self, r: Self) -> Self;
+    fn f_sub(self, r: Self) -> Self;
+    fn f_mul(self, r: Self) -> Self;
+}
+
+impl FloatLane for f32 {
+    fn f_add(self, r: f32) -> f32 {
+        self + r
+    }
+    fn f_sub(self, r: f32) -> f32 {
+        self - r
+    }
+    fn f_mul(self, r: f32) -> f32 {
+        self * r
+    }
+}
+
+vector_ops! {
+    F32x2: f32, [x, y], f_add, f_sub, f_mul;
+    F32x4: f32, [x, y, z, w], f_add, f_sub, f_mul;
+    I32x2: i32, [x, y], wrapping_add, wrapping_sub, wrapping_mul;
+    I32x4: i32, [x, y, z, w], wrapping_add, wrapping_sub, wrapping_mul;
+    U32x2: u32, [x, y], wrapping_add, wrapping_sub, wrapping_mul;
+    U32x4: u32, [x, y, z, w], wrapping_add, wrapping_sub, wrapping_mul;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_arithmetic_is_lane_by_lane() {
+        let (a, b) = (F32x4::new(1.0, 2.0, 3.0, 4.0), F32x4::splat(0.5));
+        assert_eq!(a + b, F32x4::new(1.5, 2.5, 3.5, 4.5));
+        assert_eq!(a * 2.0, 2.0 * a);
+        assert_eq!(a / 2.0, a * b);
+        let mut c = a;
+        c -= b;
+        assert_eq!(c, F32x4::new(0.5, 1.5, 2.5, 3.5));
+        assert_eq!(U32x2::new(u32::MAX, 1) + U32x2::splat(1), U32x2::new(0, 2));
+        assert_eq!(I32x2::new(7, -7) % I32x2::splat(3), I32x2::new(1, -1));
+    }
 
     #[test]
     fn layout_matches_the_ir() {
