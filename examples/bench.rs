@@ -5,6 +5,7 @@
 //! cargo run --release --example bench                         # best device, default sizes
 //! cargo run --release --example bench -- --device OpenCL --quick
 //! cargo run --release --example bench -- --filter matrix      # programs whose name contains it
+//! cargo run --release --example bench -- --filter vector,sgemm  # … any of these
 //! cargo run --release --example bench -- --device CUDA --scale 4   # 4x the sizes, for a big GPU
 //! cargo run --release --example bench -- --device CUDA --json spoc.json  # rows for the peers
 //! ```
@@ -30,7 +31,7 @@ struct Args {
     /// default: `SPOC_DEVICE`, else the best device present.
     #[arg(long)]
     device: Option<String>,
-    /// Only the programs whose name contains this text.
+    /// Only the programs whose name contains this text (or one of these, comma-separated).
     #[arg(long)]
     filter: Option<String>,
     /// Smaller sizes (about a second per program on the CPU backends in release builds).
@@ -73,7 +74,11 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     );
     let chosen: Vec<&Program> = PROGRAMS
         .iter()
-        .filter(|p| args.filter.as_deref().is_none_or(|f| p.name.contains(f)))
+        .filter(|p| {
+            args.filter
+                .as_deref()
+                .is_none_or(|f| f.split(',').any(|f| p.name.contains(f.trim())))
+        })
         .collect();
     if chosen.is_empty() {
         return Err(format!(

@@ -19,6 +19,7 @@
 //! reference (spoc never contracts `a * b + c` into an FMA, so the bits agree), and within a
 //! stated relative tolerance where the order differs (reductions).
 
+use spoc::prelude::{dims1d, Buffer, Dims, F32x4};
 use spoc::Device;
 use std::fmt;
 use std::time::Instant;
@@ -216,7 +217,7 @@ pub struct Program {
 pub const PROGRAMS: &[Program] = &[
     Program {
         name: "vector_add",
-        about: "c = a + b over f32 vectors",
+        about: "c = a + b over f32, as F32x4 vectors (16-byte loads), grid-stride",
         size_means: "elements",
         default_size: 1 << 24,
         quick_size: 1 << 20,
@@ -234,7 +235,7 @@ pub const PROGRAMS: &[Program] = &[
     },
     Program {
         name: "vector_copy",
-        about: "b = a over f32 vectors",
+        about: "b = a over f32, as F32x4 vectors (16-byte loads), grid-stride",
         size_means: "elements",
         default_size: 1 << 24,
         quick_size: 1 << 20,
@@ -243,7 +244,7 @@ pub const PROGRAMS: &[Program] = &[
     },
     Program {
         name: "stream_triad",
-        about: "a = b + s * c over f32 vectors (STREAM triad)",
+        about: "a = b + s * c over f32, as F32x4 vectors (STREAM triad), grid-stride",
         size_means: "elements",
         default_size: 1 << 24,
         quick_size: 1 << 20,
@@ -491,6 +492,36 @@ impl SplitMix64 {
 /// Blocks of `block` threads needed to cover `n` threads (at least one).
 pub fn blocks_for(n: usize, block: u32) -> u32 {
     (n.div_ceil(block as usize).max(1)).min(u32::MAX as usize) as u32
+}
+
+/// Vectors per thread of the `F32x4` streaming programs: their grid covers a quarter of the
+/// vectors and a grid-stride loop takes each thread over four (more bytes in flight per thread
+/// than one each).
+pub const VECTORS_PER_THREAD: usize = 4;
+
+/// `v` as `F32x4` vectors on `dev`, padded with zero lanes to a multiple of 4, and the launch
+/// of the `F32x4` streaming programs over them (blocks of 256 threads, [`VECTORS_PER_THREAD`]
+/// vectors a thread).
+///
+/// # Errors
+/// What uploading returns.
+pub fn upload_vec4(dev: &Device, v: &[f32]) -> spoc::Result<(Buffer<F32x4>, Dims, Dims)> {
+    let n4 = v.len().div_ceil(4);
+    let mut padded = v.to_vec();
+    padded.resize(n4 * 4, 0.0);
+    let buf = dev.upload(&F32x4::from_slice(&padded))?;
+    let grid = dims1d(blocks_for(n4.div_ceil(VECTORS_PER_THREAD), 256));
+    Ok((buf, grid, dims1d(256)))
+}
+
+/// The first `n` lanes of a buffer of `F32x4`s.
+///
+/// # Errors
+/// What downloading returns.
+pub fn lanes_of(b: &Buffer<F32x4>, n: usize) -> spoc::Result<Vec<f32>> {
+    let mut v = F32x4::flatten(&b.to_vec()?);
+    v.truncate(n);
+    Ok(v)
 }
 
 /// Timed passes run back to back until they take about this long (at most [`MAX_REPS`]).

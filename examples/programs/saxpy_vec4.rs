@@ -5,7 +5,7 @@
 //! counted). Checked against `a * x + y` on the host within one rounding (a GPU may contract
 //! the multiply-add into an fma).
 
-use super::{blocks_for, check_close, time_it, Outcome, SplitMix64};
+use super::{check_close, lanes_of, time_it, upload_vec4, Outcome, SplitMix64};
 use spoc::prelude::*;
 
 /// `y[i] = a * x[i] + y[i]` lane by lane for every vector `i < y.len()`, grid-stride.
@@ -26,37 +26,27 @@ pub fn saxpy_vec4(a: f32, x: &[F32x4], y: &mut [F32x4]) {
     }
 }
 
-/// Vectors per thread: the grid covers a quarter of the vectors and the grid-stride loop takes
-/// each thread over four of them (more bytes in flight per thread than one each).
-const PER_THREAD: usize = 4;
-
 /// Runs `saxpy_vec4` over `size` f32 elements (`size / 4` vectors, rounded up).
 ///
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
-    let n4 = size.div_ceil(4);
-    super::need(dev, &[(n4 * 4, 4); 2])?;
+    super::need(dev, &[(size.div_ceil(4) * 4, 4); 2])?;
     let mut rng = SplitMix64::new(0x5a4_0004);
-    let mut x = rng.f32s(size, -1000.0, 1000.0);
-    let mut y = rng.f32s(size, -1000.0, 1000.0);
-    x.resize(n4 * 4, 0.0);
-    y.resize(n4 * 4, 0.0);
+    let x = rng.f32s(size, -1000.0, 1000.0);
+    let y = rng.f32s(size, -1000.0, 1000.0);
     let a = 1.5f32;
-    let xb = dev.upload(&F32x4::from_slice(&x))?;
-    let y0 = F32x4::from_slice(&y);
-    let mut yb = dev.upload(&y0)?;
-    let grid = dims1d(blocks_for(n4.div_ceil(PER_THREAD), 256));
-    let block = dims1d(256);
-    saxpy_vec4.launch(dev, grid, block, (a, &xb, &mut yb))?; // compiles the kernel
-                                                             // Timed back to back (each pass updates `y` again), then one pass on the original `y` for
-                                                             // the check: y = a x + y.
+    let (xb, grid, block) = upload_vec4(dev, &x)?;
+    let (mut yb, _, _) = upload_vec4(dev, &y)?;
+    // One untimed pass compiles the kernel; the passes are timed back to back (each updates
+    // `y` again), then one pass on the original `y` for the check: y = a x + y.
+    saxpy_vec4.launch(dev, grid, block, (a, &xb, &mut yb))?;
     let seconds = time_it(dev, || {
         saxpy_vec4.launch(dev, grid, block, (a, &xb, &mut yb))
     })?;
-    yb.upload_from(&y0)?;
+    yb = upload_vec4(dev, &y)?.0;
     saxpy_vec4.launch(dev, grid, block, (a, &xb, &mut yb))?;
-    let got = F32x4::flatten(&yb.to_vec()?);
+    let got = lanes_of(&yb, size)?;
     let want: Vec<f64> = (0..size).map(|i| f64::from(a * x[i] + y[i])).collect();
     let scale: Vec<f64> = (0..size)
         .map(|i| f64::from((a * x[i]).abs()) + f64::from(y[i].abs()))
@@ -64,7 +54,7 @@ pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     Ok(
         Outcome::per_element("saxpy_vec4", size, seconds, 12.0).check(check_close(
             "y",
-            &got[..size],
+            &got,
             &want,
             &scale,
             4.0 * f64::from(f32::EPSILON),
