@@ -211,3 +211,45 @@ fn whole_vector_arithmetic_on_every_device() {
         Ok(())
     });
 }
+
+/// `v * 2` for each vector: a kernel over `F32x4` given a `Buffer<f32>` viewed as vectors.
+#[kernel]
+fn double_vec4(v: &mut [F32x4]) {
+    let i = global_id_x();
+    if i < v.len() {
+        v[i] = v[i] * 2.0;
+    }
+}
+
+/// A `Buffer<f32>` viewed as `F32x4` vectors without a copy (`into_vectors`), a kernel over the
+/// vectors, and back (`into_lanes`); a length that is not a multiple of 4 is refused with the
+/// buffer handed back unchanged.
+#[test]
+fn a_buffer_of_f32_is_viewed_as_vectors_on_every_device() {
+    let x: Vec<f32> = (0..200).map(|k| k as f32 * 0.75 - 40.0).collect();
+    let want: Vec<f32> = x.iter().map(|v| v * 2.0).collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        let b = dev.upload(&x)?;
+        let mut v = match b.into_vectors::<F32x4>() {
+            Ok(v) => v,
+            Err((_, e)) => return Err(e),
+        };
+        check.eq("vectors", &[v.len()], &[50]);
+        double_vec4.launch(dev, dims1d(1), dims1d(64), (&mut v,))?;
+        let flat: spoc::Buffer<f32> = v.into_lanes();
+        check.eq("lanes", &flat.to_vec()?, &want);
+        let odd = dev.upload(&x[..6])?;
+        match odd.into_vectors::<F32x4>() {
+            Ok(_) => check.wrong("6 floats viewed as F32x4 vectors"),
+            Err((back, e)) => {
+                check.eq("handed back", &back.to_vec()?, &x[..6]);
+                check.eq(
+                    "error",
+                    &[e.to_string()],
+                    &["a buffer of 6 elements cannot be viewed as `F32x4` vectors: 6 is not a multiple of 4".to_string()],
+                );
+            }
+        }
+        Ok(())
+    });
+}

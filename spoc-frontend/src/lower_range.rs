@@ -146,5 +146,61 @@ pub fn mark_unrolled(
     }
     if !marked.is_empty() {
         Mark { marked, errs }.visit_block_mut(body);
+        nested_copies(body, marked, errs);
     }
+}
+
+/// The most copies of one body that the marked loops of `block` make (1 without any), with an
+/// error at the `unroll(…)` of a marked loop whose nest makes more than
+/// [`spoc_ir::unroll::MAX_COPIES`] (reported once per nest, at the innermost loop that passes it).
+fn nested_copies(
+    block: &spoc_ir::Block,
+    marked: &[(spoc_ir::VarId, crate::errors::Loc)],
+    errs: &mut Errors,
+) -> u64 {
+    use spoc_ir::StmtKind;
+    let mut most = 1u64;
+    for s in block {
+        let n = match &s.kind {
+            StmtKind::Pragma { hints, body }
+                if hints.iter().any(|h| h == spoc_ir::unroll::UNROLL) =>
+            {
+                let [spoc_ir::Stmt {
+                    kind: StmtKind::For(f),
+                    ..
+                }] = body.as_slice()
+                else {
+                    continue;
+                };
+                let inner = nested_copies(&f.body, marked, errs);
+                let trip = spoc_ir::unroll::trip_count(f).unwrap_or(1).max(1);
+                let copies = trip.saturating_mul(inner);
+                if copies > spoc_ir::unroll::MAX_COPIES && inner <= spoc_ir::unroll::MAX_COPIES {
+                    if let Some(&(_, at)) = marked.iter().find(|(v, _)| *v == f.var) {
+                        errs.at(
+                            at,
+                            format!(
+                                "these nested `unroll(…)` loops make {copies} copies of the innermost body (at most {}); unroll fewer of them",
+                                spoc_ir::unroll::MAX_COPIES
+                            ),
+                        );
+                    }
+                }
+                copies
+            }
+            StmtKind::Block(b) | StmtKind::Pragma { body: b, .. } => nested_copies(b, marked, errs),
+            StmtKind::If { then, els, .. } => nested_copies(then, marked, errs)
+                .max(els.as_ref().map_or(1, |e| nested_copies(e, marked, errs))),
+            StmtKind::While { body, .. } => nested_copies(body, marked, errs),
+            StmtKind::For(f) => nested_copies(&f.body, marked, errs),
+            StmtKind::Match { arms, .. } => arms
+                .iter()
+                .map(|(_, b)| nested_copies(b, marked, errs))
+                .max()
+                .unwrap_or(1),
+            _ => 1,
+        };
+        most = most.max(n);
+    }
+    most
 }

@@ -21,6 +21,10 @@ pub const UNROLL: &str = "unroll";
 /// The most iterations one marked loop may unroll to.
 pub const MAX_TRIP: u64 = 256;
 
+/// The most copies of one body that nested marked loops may make together (the product of
+/// their trip counts): past it the straight-line code gets too long for the GPU compilers.
+pub const MAX_COPIES: u64 = 4096;
+
 /// Whether `s` is a loop marked for unrolling: a pragma [`UNROLL`] around one `for`.
 fn marked(s: &Stmt) -> Option<&ForLoop> {
     match &s.kind {

@@ -41,4 +41,16 @@ fn truncating_cast(y: &mut [u32]) {
     }
 }
 
+#[kernel]
+fn nest_too_deep(y: &mut [f32]) {
+    // 32 x 32 x 8 = 8192 copies of the innermost body: past the cap of 4096.
+    for i in unroll(0..32) {
+        for j in unroll(0..32) {
+            for k in unroll(0..8) {
+                y[i * 256 + j * 8 + k] = 1.0;
+            }
+        }
+    }
+}
+
 fn main() {}

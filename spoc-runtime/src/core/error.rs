@@ -146,6 +146,17 @@ pub enum Error {
         /// The other side's length in elements.
         got: usize,
     },
+    /// A buffer of `len` elements viewed as vectors of `lanes` lanes
+    /// ([`crate::Buffer::into_vectors`]) when `len` is not a multiple of `lanes`.
+    #[error("a buffer of {len} elements cannot be viewed as `{vector}` vectors: {len} is not a multiple of {lanes}")]
+    NotVectors {
+        /// The buffer's length in elements.
+        len: usize,
+        /// The vector's lanes.
+        lanes: usize,
+        /// The vector type (`"F32x4"`, …).
+        vector: &'static str,
+    },
     /// A buffer used with a device other than the one it lives on.
     #[error("buffer of device {buffer_device} used with device {device}")]
     WrongDevice {

@@ -296,6 +296,54 @@ fn check_align<T>(device: &Device) -> Result<()> {
 }
 
 impl<T: DeviceCopy> Buffer<T> {
+    /// This buffer as `len() / V::LANES` vectors of its elements (`Buffer<f32>` as
+    /// `Buffer<F32x4>`), without a copy: the same device memory, so a kernel taking
+    /// `&[F32x4]` gets 16-byte loads (`ld.global.v4.f32`) over data uploaded as `f32`. Every
+    /// allocation is aligned for the vector type (to [`MAX_ELEM_ALIGN`] on the CPU backends, at
+    /// least 256 bytes on GPUs), so only the length is checked. [`Buffer::into_lanes`] goes
+    /// back.
+    ///
+    /// # Errors
+    /// [`Error::NotVectors`] if the length is not a multiple of `V::LANES`; the buffer is
+    /// handed back with it, unchanged.
+    pub fn into_vectors<V: crate::memory::vector::VectorOf<T>>(
+        self,
+    ) -> std::result::Result<Buffer<V>, (Buffer<T>, Error)> {
+        let len = self.raw.len;
+        if len % V::LANES != 0 {
+            return Err((
+                self,
+                Error::NotVectors {
+                    len,
+                    lanes: V::LANES,
+                    vector: V::NAME,
+                },
+            ));
+        }
+        let mut raw = self.raw;
+        raw.len = len / V::LANES;
+        raw.elem = ElemInfo::of::<V>();
+        Ok(Buffer {
+            raw,
+            _t: PhantomData,
+        })
+    }
+
+    /// This buffer of vectors as `len() * LANES` elements of their lane type (`Buffer<F32x4>`
+    /// as `Buffer<f32>`), without a copy: the inverse of [`Buffer::into_vectors`].
+    pub fn into_lanes<L: DeviceCopy>(self) -> Buffer<L>
+    where
+        T: crate::memory::vector::VectorOf<L>,
+    {
+        let mut raw = self.raw;
+        raw.len *= T::LANES;
+        raw.elem = ElemInfo::of::<L>();
+        Buffer {
+            raw,
+            _t: PhantomData,
+        }
+    }
+
     /// Allocates `n` zeroed elements on `device`.
     ///
     /// # Errors

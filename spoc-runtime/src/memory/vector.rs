@@ -116,6 +116,45 @@ vectors! {
     U32x4: u32, 16, [x, y, z, w];
 }
 
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A vector type whose lanes are `T` (`F32x4: VectorOf<f32>`, …): what a `Buffer<T>` can be
+/// viewed as without a copy ([`crate::Buffer::into_vectors`]). Sealed: the vector types of this
+/// module only (their layout is `LANES` lanes of `T` with no padding, and any bit pattern of
+/// the lanes is a vector).
+pub trait VectorOf<T: crate::buffer::DeviceCopy>:
+    crate::buffer::DeviceCopy + sealed::Sealed
+{
+    /// Lanes per vector.
+    const LANES: usize;
+    /// The type's name (`"F32x4"`), for errors.
+    const NAME: &'static str;
+}
+
+macro_rules! vector_of {
+    ($($name:ident: $t:ty, $n:literal;)*) => {$(
+        impl sealed::Sealed for $name {}
+        impl VectorOf<$t> for $name {
+            const LANES: usize = $n;
+            const NAME: &'static str = stringify!($name);
+        }
+        const _: () = assert!(
+            std::mem::size_of::<$name>() == $n * std::mem::size_of::<$t>()
+        );
+    )*};
+}
+
+vector_of! {
+    F32x2: f32, 2;
+    F32x4: f32, 4;
+    I32x2: i32, 2;
+    I32x4: i32, 4;
+    U32x2: u32, 2;
+    U32x4: u32, 4;
+}
+
 /// Lane-by-lane arithmetic on the host, as a kernel computes it (`a + b`, `a * s`, `s * a`,
 /// `a / s`, and the `+=`-style forms): IEEE for `f32` lanes, wrapping for integer lanes, `/`
 /// and `%` by an integer zero panic (a kernel reports `Trap::DivisionByZero`). For `#[device]`
