@@ -526,17 +526,7 @@ fn a_local_array_indexed_only_by_constants_lives_in_registers() {
     let mut b = B::new();
     let x = b.buf("x", Type::F32);
     let out = b.buf_mut("out", Type::F32);
-    let ty = array_ty(Type::F32, MemSpace::Local, 4);
-    let acc = b.let_mut(
-        "acc",
-        Expr {
-            kind: ExprKind::ArrayRepeat {
-                value: Box::new(f32c(0.0)),
-                len: 4,
-            },
-            ty,
-        },
-    );
+    let acc = b.let_mut("acc", spoc_testkit::ir::repeat(f32c(0.0), 4));
     let place = |i: Expr| LValue::Index {
         base: Box::new(LValue::Var(acc)),
         index: i,

@@ -344,15 +344,7 @@ impl Lowerer {
             BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem
         );
         if !arith {
-            let advice = if op.is_comparison() {
-                "compare their lanes (`a.x < b.x`)"
-            } else {
-                "use their lanes"
-            };
-            return Err(self.errs.at(
-                span,
-                format!("`{sym}` is not defined on `{tname}` vectors; {advice}"),
-            ));
+            return Err(self.operator_refused(op, span, &format!("`{tname}` vectors"), "lanes"));
         }
         // Which sides are vectors; a scalar side must be the lane type.
         let (lv, rv) = (vector(lt).is_some(), vector(rt).is_some());
@@ -413,6 +405,25 @@ impl Lowerer {
         Ok(self.mk(ExprKind::VectorLit(out), vty, span))
     }
 
+    /// The error for operator `op` on values it is not defined on (`on`: "records (`P`)",
+    /// "`F32x4` vectors"), advising to compare or use their `parts` ("fields", "lanes").
+    fn operator_refused(
+        &mut self,
+        op: BinOp,
+        span: Loc,
+        on: &str,
+        parts: &str,
+    ) -> crate::errors::Failed {
+        let verb = if op.is_comparison() { "compare" } else { "use" };
+        self.errs.at(
+            span,
+            format!(
+                "`{}` cannot be applied to {on}; {verb} their {parts}",
+                op.symbol()
+            ),
+        )
+    }
+
     /// Type-checks `l op r` and builds it. `span` is where a type error is reported.
     pub fn binary_op(&mut self, op: BinOp, l: TExpr, r: TExpr, span: Loc) -> Lowered<TExpr> {
         let sym = op.symbol();
@@ -444,16 +455,8 @@ impl Lowerer {
                 _ => false,
             };
             if is_record {
-                let shown = self.tys.show(l.ty);
-                let advice = if op.is_comparison() {
-                    "compare their fields"
-                } else {
-                    "use their fields"
-                };
-                return Err(self.errs.at(
-                    span,
-                    format!("`{sym}` cannot be applied to records ({shown}); {advice}"),
-                ));
+                let shown = format!("records ({})", self.tys.show(l.ty));
+                return Err(self.operator_refused(op, span, &shown, "fields"));
             }
             let (kind, what) = match op {
                 BinOp::Eq | BinOp::Ne => (Kind::Any, "scalars"),

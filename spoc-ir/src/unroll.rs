@@ -392,37 +392,28 @@ fn auto_block(b: &mut Block, vars: &mut Vec<VarDecl>, opts: &AutoUnroll) -> bool
         nested_blocks(&mut s.kind, &mut |inner| {
             changed |= auto_block(inner, vars, opts)
         });
-        if let StmtKind::While { cond, body } = &s.kind {
-            let counted = counted_while(b.last(), cond, body, vars)
+        let replacement = match &s.kind {
+            StmtKind::While { cond, body } => counted_while(b.last(), cond, body, vars)
                 .filter(|w| {
                     (w.values.len() as u64) <= opts.full_max_trip
                         && w.values.len().saturating_mul(cost(body)) <= opts.full_max_cost
                 })
-                .and_then(|w| counted_copies(&w, body, vars));
-            match counted {
-                Some(r) => {
-                    changed = true;
-                    b.push(Stmt {
-                        kind: StmtKind::Block(r),
-                        loc: s.loc,
-                    });
+                .and_then(|w| counted_copies(&w, body, vars)),
+            StmtKind::For(f) => {
+                let body_cost = cost(&f.body);
+                let full = trip_count(f).ok().filter(|&t| {
+                    t <= opts.full_max_trip
+                        && (t as usize).saturating_mul(body_cost) <= opts.full_max_cost
+                });
+                match full {
+                    Some(_) => copies(f, vars),
+                    None if body_cost <= opts.partial_max_cost => {
+                        partial(f, vars, opts.partial_factor)
+                    }
+                    None => None,
                 }
-                None => b.push(s),
             }
-            continue;
-        }
-        let StmtKind::For(f) = &s.kind else {
-            b.push(s);
-            continue;
-        };
-        let body_cost = cost(&f.body);
-        let full = trip_count(f).ok().filter(|&t| {
-            t <= opts.full_max_trip && (t as usize).saturating_mul(body_cost) <= opts.full_max_cost
-        });
-        let replacement = match full {
-            Some(_) => copies(f, vars),
-            None if body_cost <= opts.partial_max_cost => partial(f, vars, opts.partial_factor),
-            None => None,
+            _ => None,
         };
         match replacement {
             Some(r) => {

@@ -268,6 +268,17 @@ pub fn array_ty(elem: Type, space: MemSpace, len: u32) -> Type {
     }
 }
 
+/// `[value; len]`: a local array of `len` copies of `value`, typed `[T; len]` in local memory.
+pub fn repeat(value: Expr, len: u32) -> Expr {
+    Expr {
+        ty: array_ty(value.ty.clone(), MemSpace::Local, len),
+        kind: ExprKind::ArrayRepeat {
+            value: Box::new(value),
+            len,
+        },
+    }
+}
+
 /// `array[i]`, typed with the element type (`()` if `array` is not an array, for validator
 /// tests).
 pub fn index(array: Expr, i: Expr) -> Expr {

@@ -750,17 +750,7 @@ pub fn records_match() -> Kernel {
         ),
     );
     // local array
-    let arr_ty = array_ty(Type::F32, MemSpace::Local, 4);
-    let arr = b.let_mut(
-        "arr",
-        Expr {
-            kind: ExprKind::ArrayRepeat {
-                value: Box::new(f32c(1.0)),
-                len: 4,
-            },
-            ty: arr_ty.clone(),
-        },
-    );
+    let arr = b.let_mut("arr", ir::repeat(f32c(1.0), 4));
     let arre = b.v(arr);
     let k = b.let_(
         "k",

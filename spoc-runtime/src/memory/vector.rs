@@ -161,85 +161,49 @@ vector_of! {
 /// helpers called from host Rust; a kernel's own arithmetic is lowered lane by lane.
 macro_rules! vector_ops {
     ($($name:ident: $t:ty, [$($lane:ident),+], $add:ident, $sub:ident, $mul:ident;)*) => {$(
-        impl std::ops::Add for $name {
-            type Output = Self;
-            fn add(self, r: Self) -> Self {
-                Self { $($lane: self.$lane.$add(r.$lane)),+ }
-            }
-        }
-        impl std::ops::Sub for $name {
-            type Output = Self;
-            fn sub(self, r: Self) -> Self {
-                Self { $($lane: self.$lane.$sub(r.$lane)),+ }
-            }
-        }
-        impl std::ops::Mul for $name {
-            type Output = Self;
-            fn mul(self, r: Self) -> Self {
-                Self { $($lane: self.$lane.$mul(r.$lane)),+ }
-            }
-        }
-        impl std::ops::Div for $name {
-            type Output = Self;
-            fn div(self, r: Self) -> Self {
-                Self { $($lane: self.$lane / r.$lane),+ }
-            }
-        }
-        impl std::ops::Rem for $name {
-            type Output = Self;
-            fn rem(self, r: Self) -> Self {
-                Self { $($lane: self.$lane % r.$lane),+ }
-            }
-        }
-        impl std::ops::Mul<$t> for $name {
-            type Output = Self;
-            fn mul(self, s: $t) -> Self {
-                Self { $($lane: self.$lane.$mul(s)),+ }
-            }
-        }
+        vector_ops!(@op $name, Add, add, Self, |a, b| a.$add(b), [$($lane),+]);
+        vector_ops!(@op $name, Sub, sub, Self, |a, b| a.$sub(b), [$($lane),+]);
+        vector_ops!(@op $name, Mul, mul, Self, |a, b| a.$mul(b), [$($lane),+]);
+        vector_ops!(@op $name, Div, div, Self, |a, b| a / b, [$($lane),+]);
+        vector_ops!(@op $name, Rem, rem, Self, |a, b| a % b, [$($lane),+]);
+        vector_ops!(@scalar $name, $t, Mul, mul, |a, s| a.$mul(s), [$($lane),+]);
+        vector_ops!(@scalar $name, $t, Div, div, |a, s| a / s, [$($lane),+]);
         impl std::ops::Mul<$name> for $t {
             type Output = $name;
             fn mul(self, v: $name) -> $name {
-                $name { $($lane: self.$mul(v.$lane)),+ }
+                v * self
             }
         }
-        impl std::ops::Div<$t> for $name {
-            type Output = Self;
-            fn div(self, s: $t) -> Self {
-                Self { $($lane: self.$lane / s),+ }
-            }
-        }
-        impl std::ops::AddAssign for $name {
-            fn add_assign(&mut self, r: Self) {
-                *self = *self + r;
-            }
-        }
-        impl std::ops::SubAssign for $name {
-            fn sub_assign(&mut self, r: Self) {
-                *self = *self - r;
-            }
-        }
-        impl std::ops::MulAssign for $name {
-            fn mul_assign(&mut self, r: Self) {
-                *self = *self * r;
-            }
-        }
-        impl std::ops::MulAssign<$t> for $name {
-            fn mul_assign(&mut self, s: $t) {
-                *self = *self * s;
-            }
-        }
-        impl std::ops::DivAssign for $name {
-            fn div_assign(&mut self, r: Self) {
-                *self = *self / r;
-            }
-        }
-        impl std::ops::DivAssign<$t> for $name {
-            fn div_assign(&mut self, s: $t) {
-                *self = *self / s;
-            }
-        }
+        vector_ops!(@assign $name, Self, AddAssign, add_assign, +);
+        vector_ops!(@assign $name, Self, SubAssign, sub_assign, -);
+        vector_ops!(@assign $name, Self, MulAssign, mul_assign, *);
+        vector_ops!(@assign $name, $t, MulAssign, mul_assign, *);
+        vector_ops!(@assign $name, Self, DivAssign, div_assign, /);
+        vector_ops!(@assign $name, $t, DivAssign, div_assign, /);
     )*};
+    (@op $name:ident, $tr:ident, $f:ident, $rhs:ty, |$a:ident, $b:ident| $e:expr, [$($lane:ident),+]) => {
+        impl std::ops::$tr<$rhs> for $name {
+            type Output = Self;
+            fn $f(self, r: $rhs) -> Self {
+                Self { $($lane: { let ($a, $b) = (self.$lane, r.$lane); $e }),+ }
+            }
+        }
+    };
+    (@scalar $name:ident, $t:ty, $tr:ident, $f:ident, |$a:ident, $s:ident| $e:expr, [$($lane:ident),+]) => {
+        impl std::ops::$tr<$t> for $name {
+            type Output = Self;
+            fn $f(self, $s: $t) -> Self {
+                Self { $($lane: { let $a = self.$lane; $e }),+ }
+            }
+        }
+    };
+    (@assign $name:ident, $rhs:ty, $tr:ident, $f:ident, $op:tt) => {
+        impl std::ops::$tr<$rhs> for $name {
+            fn $f(&mut self, r: $rhs) {
+                *self = *self $op r;
+            }
+        }
+    };
 }
 
 /// `f32` lanes: the operators themselves.

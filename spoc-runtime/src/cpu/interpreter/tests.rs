@@ -11,7 +11,7 @@ use spoc_ir::{
 
 use spoc_testkit::ir::{
     add, array_ty, bin, boolc, cast, f32c, field, global_id as gid, i32c, i64c, id, idx, intr, len,
-    lt, math, mul, neg, record, select, u32c,
+    lt, math, mul, neg, record, repeat, select, u32c,
 };
 
 /// [`spoc_testkit::ir::B`] with this file's conventions: locals are `mut`, and the body is
@@ -443,16 +443,7 @@ fn out_of_bounds_write_and_local_array() {
     let t = b.local("t", Type::U32);
     let body = vec![
         let_(&t, gid(Axis::X)),
-        let_(
-            &a,
-            Expr {
-                kind: ExprKind::ArrayRepeat {
-                    value: Box::new(i32c(0)),
-                    len: 3,
-                },
-                ty: a.ty.clone(),
-            },
-        ),
+        let_(&a, repeat(i32c(0), 3)),
         store(
             &a,
             t.clone(),
@@ -1318,13 +1309,6 @@ fn nested_local_arrays() {
     let out = b.buf_mut("out", Type::I32);
     let t = b.local("t", Type::U32);
     let m = b.local("m", mat.clone());
-    let repeat = |value: Expr, len: u32, ty: Type| Expr {
-        kind: ExprKind::ArrayRepeat {
-            value: Box::new(value),
-            len,
-        },
-        ty,
-    };
     let at = |i: u32, j: u32| idx(&idx(&m, u32c(i)), u32c(j));
     let place = |i: u32, j: u32| LValue::Index {
         base: Box::new(LValue::Index {
@@ -1335,7 +1319,7 @@ fn nested_local_arrays() {
     };
     let body = vec![
         let_(&t, gid(Axis::X)),
-        let_(&m, repeat(repeat(i32c(0), 3, row), 2, mat)),
+        let_(&m, repeat(repeat(i32c(0), 3), 2)),
         st(StmtKind::Assign {
             target: place(1, 2),
             value: add(i32c(5), cast(t.clone(), ScalarType::I32)),
@@ -2604,16 +2588,7 @@ fn f32x3_buffers_and_a_local_array_of_vectors() {
     let ln = |k: u32, n: &str| lane_of(idx(&a, u32c(k)), n, ScalarType::F32);
     let body = vec![
         let_i,
-        let_(
-            &a,
-            Expr {
-                kind: ExprKind::ArrayRepeat {
-                    value: Box::new(vlit(ScalarType::F32, vec![f32c(0.0); 3])),
-                    len: 2,
-                },
-                ty: arr.clone(),
-            },
-        ),
+        let_(&a, repeat(vlit(ScalarType::F32, vec![f32c(0.0); 3]), 2)),
         store(&a, u32c(1), idx(&x, i.clone())),
         set_field(at_index(&a, u32c(1)), "z", add(ln(1, "x"), ln(1, "y"))),
         set_field(at_index(&a, u32c(0)), "y", f32c(5.0)),
@@ -2632,6 +2607,14 @@ fn f32x3_buffers_and_a_local_array_of_vectors() {
         let f = i as f32;
         assert_eq!(*y, [f + 0.5, 5.0, f]);
     }
+}
+
+/// `k(x, out)` over 64 threads of one block, `x[i] = i * 2654435761` (wrapping): `out`.
+fn run_hashed_u32(k: &Kernel) -> Vec<u32> {
+    let mut xs: Vec<u32> = (0..64u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
+    let mut ys = vec![0u32; 64];
+    exec(k, d1(1), d1(64), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap();
+    ys
 }
 
 /// The counted `while` loops that the CUDA/PTX target unrolls (`spoc_ir::unroll::auto_unrolled`,
@@ -2705,13 +2688,7 @@ fn counted_while_loops_unroll_to_the_same_values() {
     };
     assert_eq!(whiles(&k), forms.len() + 2);
     assert_eq!(whiles(&u), 2, "only the two uncounted loops stay: {u}");
-    let run = |k: &Kernel| {
-        let mut xs: Vec<u32> = (0..64u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
-        let mut ys = vec![0u32; 64];
-        exec(k, d1(1), d1(64), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap();
-        ys
-    };
-    let (want, got) = (run(&k), run(&u));
+    let (want, got) = (run_hashed_u32(&k), run_hashed_u32(&u));
     assert_ne!(want[1], want[2]);
     assert_eq!(got, want);
 }
@@ -2725,18 +2702,6 @@ fn ptx_prepass_promotes_constant_indexed_local_arrays_with_the_same_values() {
     let x = b.buf("x", Type::U32);
     let out = b.buf_mut("out", Type::U32);
     let (i, let_i) = b.global_index();
-    let repeat = |a: &Expr, v: Expr, n: u32| {
-        let_(
-            a,
-            Expr {
-                kind: ExprKind::ArrayRepeat {
-                    value: Box::new(v),
-                    len: n,
-                },
-                ty: a.ty.clone(),
-            },
-        )
-    };
     let arr = |b: &mut B, name: &str| b.local(name, array_ty(Type::U32, MemSpace::Local, 4));
     let (tile, dynamic, whole) = (
         arr(&mut b, "tile"),
@@ -2748,9 +2713,9 @@ fn ptx_prepass_promotes_constant_indexed_local_arrays_with_the_same_values() {
     let mut body = vec![
         let_i,
         let_(&xi, idx(&x, i.clone())),
-        repeat(&tile, xi.clone(), 4),
-        repeat(&dynamic, u32c(1), 4),
-        repeat(&whole, u32c(2), 4),
+        let_(&tile, repeat(xi.clone(), 4)),
+        let_(&dynamic, repeat(u32c(1), 4)),
+        let_(&whole, repeat(u32c(2), 4)),
     ];
     // tile[k] = tile[k] * 3 + k, k = 0..4 unrolled: constant indexes (`1 + 1` folds too).
     body.push(for_(
@@ -2812,13 +2777,7 @@ fn ptx_prepass_promotes_constant_indexed_local_arrays_with_the_same_values() {
         assert!(declared.contains(&n.to_string()), "{n}: {p}");
     }
     assert!(arrays.contains(&"dynamic".to_string()));
-    let run = |k: &Kernel| {
-        let mut xs: Vec<u32> = (0..64u32).map(|v| v.wrapping_mul(2_654_435_761)).collect();
-        let mut ys = vec![0u32; 64];
-        exec(k, d1(1), d1(64), 0, &[buf(&mut xs), buf(&mut ys)]).unwrap();
-        ys
-    };
-    let (want, got) = (run(&kern), run(&p));
+    let (want, got) = (run_hashed_u32(&kern), run_hashed_u32(&p));
     assert_ne!(want[1], want[2]);
     assert_eq!(got, want);
 }
