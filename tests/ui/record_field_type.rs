@@ -17,6 +17,11 @@ fn k(ps: &[Particle], out: &mut [f64]) {
 }
 
 #[kernel]
+fn missing(ps: &[Particle], out: &mut [f32]) {
+    out[0] = ps[0].vel;
+}
+
+#[kernel]
 fn lit(out: &mut [Particle]) {
     out[0] = Particle { x: 1.0, y: 2u32 };
 }
