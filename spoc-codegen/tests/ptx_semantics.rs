@@ -546,3 +546,37 @@ fn a_local_array_indexed_only_by_constants_lives_in_registers() {
     assert!(!p.contains("ld.local") && !p.contains("st.local"), "{p}");
     assert_eq!(entry_body(&p).matches("ld.global.nc.f32").count(), 4, "{p}");
 }
+
+#[test]
+fn a_guarded_load_with_a_zero_default_is_one_predicated_load() {
+    // out[i] = if i < n && i > 2 { x[i + 1] } else { 0.0 }: `mov 0` then `@p ld`, no branch;
+    // with a non-zero default, or a condition that could fault, the branches stay.
+    let kernel = |default: Expr| {
+        let mut b = B::new();
+        let x = b.buf("x", Type::F32);
+        let out = b.buf_mut("out", Type::F32);
+        let n = b.param("n", Type::U32);
+        let i = b.let_("i", gid());
+        let cond = bin(
+            BinOp::LogicalAnd,
+            bin(BinOp::Lt, i.clone(), n),
+            bin(BinOp::Gt, i.clone(), u32c(2)),
+        );
+        let v = select(cond, idx(&x, bin(BinOp::Add, i.clone(), u32c(1))), default);
+        b.store(&out, i, v);
+        b.kernel("guarded")
+    };
+    let p = ptx(&kernel(f32c(0.0)), &[]);
+    let body = entry_body(&p);
+    assert!(!body.contains("$L_sel"), "{p}");
+    assert!(
+        body.lines()
+            .any(|l| l.trim_start().starts_with("@%p") && l.contains("ld.global.nc.f32")),
+        "{p}"
+    );
+    let p = ptx(&kernel(f32c(-0.0)), &[]);
+    assert!(
+        entry_body(&p).contains("$L_sel_else"),
+        "-0.0 is not the all-zero default: {p}"
+    );
+}

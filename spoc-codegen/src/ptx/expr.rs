@@ -759,6 +759,9 @@ impl<'k> Gen<'k, '_> {
             self.a.ins(format!("selp{ty} {r}, {a}, {b}, {p}"));
             return Ok(Val::Scalar(r, s));
         }
+        if let Some(v) = self.guarded_load(e, c, t, f)? {
+            return Ok(v);
+        }
         let res = self.fresh_val(&e.ty, None)?;
         let else_l = self.a.label("sel_else");
         let end = self.a.label("sel_end");
@@ -771,6 +774,56 @@ impl<'k> Gen<'k, '_> {
         self.assign_val(&res, &v)?;
         self.a.put(&end);
         Ok(res)
+    }
+
+    /// `if c { a[i] } else { 0 }` (a scalar element of a buffer or shared array, `c` and `i`
+    /// pure, checked mode off) as one predicated load, `mov d, 0; @c ld d, [a + i]`, as NVRTC
+    /// emits it: the address is computed whatever `c` is (arithmetic only), the memory is read
+    /// only when `c` holds. `None` (nothing emitted) for any other select.
+    fn guarded_load(
+        &mut self,
+        e: &'k Expr,
+        c: &'k Expr,
+        t: &'k Expr,
+        f: &'k Expr,
+    ) -> R<Option<Val>> {
+        let Type::Scalar(s) = e.ty else {
+            return Ok(None);
+        };
+        // All-zero bits (`+0.0`, not `-0.0`): what the predicated load leaves when `c` fails.
+        let zero = match f.kind {
+            ExprKind::Const(Const::I32(0) | Const::U32(0) | Const::I64(0) | Const::U64(0)) => true,
+            ExprKind::Const(Const::F32(bits)) => bits == 0,
+            ExprKind::Const(Const::F64(bits)) => bits == 0,
+            _ => false,
+        };
+        let ExprKind::Index { array, index } = &t.kind else {
+            return Ok(None);
+        };
+        let plain_array = matches!(array.kind, ExprKind::Var(_))
+            && matches!(array.ty, Type::Array { ref elem, .. } if **elem == Type::Scalar(s));
+        if s == ScalarType::Bool
+            || !zero
+            || !plain_array
+            || self.fault.is_some()
+            || !self.pure(c)
+            || !self.pure(index)
+        {
+            return Ok(None);
+        }
+        let Val::Array(arr) = self.expr(array)? else {
+            return Ok(None);
+        };
+        if !matches!(arr.store, Store::Mem(_)) {
+            return Ok(None);
+        }
+        let p = self.scalar(c)?;
+        let p = self.pred_reg(&p);
+        let Place::Mem(mut addr, _) = self.index_expr_place(&arr, index)? else {
+            return Ok(None);
+        };
+        addr.guard = Some(p);
+        Ok(Some(Val::Scalar(self.load_scalar(&addr, s), s)))
     }
 
     /// True if evaluating `e` has no effect, cannot fault and is cheap: constants, variables,

@@ -210,6 +210,23 @@ impl Gen<'_, '_> {
         let bits = t.size_bytes() * 8;
         let word = if op == BinOp::Div { "div" } else { "rem" };
         if !t.is_signed() {
+            // By a power of two, a shift or a mask: ptxas keeps `div.u32` by an immediate as
+            // the generic reciprocal sequence (`I2F`, `MUFU.RCP`, …), NVVM does not emit it.
+            let pow2 = b
+                .imm
+                .then(|| b.text.parse::<u64>().ok())
+                .flatten()
+                .filter(|v| v.is_power_of_two());
+            if let Some(v) = pow2 {
+                return if op == BinOp::Div {
+                    let k = v.trailing_zeros();
+                    self.a
+                        .bin(&format!("shr.b{bits}"), c, a, &b32_imm(i64::from(k)))
+                } else {
+                    let mask = Opd::imm((v - 1).to_string(), c);
+                    self.a.bin(&format!("and.b{bits}"), c, a, &mask)
+                };
+            }
             return self.a.bin(&format!("{word}.u{bits}"), c, a, b);
         }
         if b.imm {
