@@ -10,7 +10,12 @@ use spoc::Target;
 fn codegen_sgemm(c: &mut Criterion) {
     let mut group = c.benchmark_group("codegen_sgemm_128");
     group.sample_size(20);
-    for target in [Target::CudaPtx, Target::CudaC, Target::OpenCl, Target::Vulkan] {
+    for target in [
+        Target::CudaPtx,
+        Target::CudaC,
+        Target::OpenCl,
+        Target::Vulkan,
+    ] {
         group.bench_function(format!("{target:?}"), |b| {
             b.iter(|| {
                 sgemm::<128, 128, 8, 8, 8>

@@ -246,15 +246,18 @@ pub fn generate_source_with(
         return Ok(None);
     }
     // Every GPU target gets the loops `unroll(…)` marks as straight-line code.
-    let unrolled = spoc_ir::unroll::unrolled(kernel);
+    let mut unrolled = spoc_ir::unroll::unrolled(kernel);
+    // ptxas unrolls little and gets every local array as `.local` memory: PTX gets the loop
+    // unrolling and the registers for constant-indexed arrays that NVVM would give (in place
+    // on the unrolled copy when there is one: the SGEMM's IR is large to copy).
+    if target == Target::CudaPtx {
+        let mut k = unrolled.take().unwrap_or_else(|| kernel.clone());
+        spoc_ir::unroll::prepare_for_ptx(&mut k);
+        unrolled = Some(k);
+    }
     let kernel = unrolled.as_ref().unwrap_or(kernel);
     let source = match target {
-        // ptxas unrolls little and gets every local array as `.local` memory: PTX gets the
-        // loop unrolling and the registers for constant-indexed arrays that NVVM would give.
-        Target::CudaPtx => {
-            let prepared = spoc_ir::unroll::for_ptx(kernel);
-            ptx::generate(prepared.as_ref().unwrap_or(kernel), opts)?
-        }
+        Target::CudaPtx => ptx::generate(kernel, opts)?,
         Target::CudaC | Target::Hip | Target::OpenCl => c::generate(target, kernel, opts)?,
         Target::Vulkan | Target::Metal | Target::WebGpu | Target::Glsl => {
             naga::generate(target, kernel, opts)?

@@ -20,11 +20,16 @@ use std::collections::HashMap;
 /// ([`crate::unroll::trip_count`]'s folding: no wrapping) below its length.
 pub fn promoted(kernel: &Kernel, max_len: u32) -> Option<Kernel> {
     let mut k = kernel.clone();
+    promote(&mut k, max_len).then_some(k)
+}
+
+/// [`promoted`] in place; whether anything changed.
+pub fn promote(k: &mut Kernel, max_len: u32) -> bool {
     let mut changed = body(&mut k.body, &mut k.vars, max_len);
     for f in &mut k.functions {
         changed |= body(&mut f.body, &mut f.vars, max_len);
     }
-    changed.then_some(k)
+    changed
 }
 
 /// [`promoted`] on one function body with its variables; whether anything changed.

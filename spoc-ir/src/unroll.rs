@@ -377,11 +377,16 @@ pub fn cost(b: &Block) -> usize {
 /// lanes take which copy could change what a warp operation sees.
 pub fn auto_unrolled(kernel: &Kernel, opts: &AutoUnroll) -> Option<Kernel> {
     let mut k = kernel.clone();
+    auto_unroll(&mut k, opts).then_some(k)
+}
+
+/// [`auto_unrolled`] in place; whether anything changed.
+pub fn auto_unroll(k: &mut Kernel, opts: &AutoUnroll) -> bool {
     let mut changed = auto_block(&mut k.body, &mut k.vars, opts);
     for f in &mut k.functions {
         changed |= auto_block(&mut f.body, &mut f.vars, opts);
     }
-    changed.then_some(k)
+    changed
 }
 
 /// [`auto_unrolled`] on one block; whether anything changed.
@@ -706,14 +711,16 @@ pub const PTX_REGISTER_ARRAY_MAX: u32 = 128;
 /// to one local per element ([`crate::registers::promoted`], at most
 /// [`PTX_REGISTER_ARRAY_MAX`] elements); `None` if neither step changed it. Same meaning.
 pub fn for_ptx(kernel: &Kernel) -> Option<Kernel> {
-    let unrolled = auto_unrolled(kernel, &AutoUnroll::PTX);
-    let mut changed = unrolled.is_some();
-    let mut k = unrolled.unwrap_or_else(|| kernel.clone());
-    changed |= fold_constants(&mut k);
-    if let Some(p) = crate::registers::promoted(&k, PTX_REGISTER_ARRAY_MAX) {
-        return Some(p);
-    }
-    changed.then_some(k)
+    let mut k = kernel.clone();
+    prepare_for_ptx(&mut k).then_some(k)
+}
+
+/// [`for_ptx`] in place; whether anything changed.
+pub fn prepare_for_ptx(k: &mut Kernel) -> bool {
+    let mut changed = auto_unroll(k, &AutoUnroll::PTX);
+    changed |= fold_constants(k);
+    changed |= crate::registers::promote(k, PTX_REGISTER_ARRAY_MAX);
+    changed
 }
 
 /// Replaces every integer `+ - * / % << >>` (and cast) of constants in `kernel` by its value,
