@@ -525,11 +525,11 @@ pub fn lanes_of(b: &Buffer<F32x4>, n: usize) -> spoc::Result<Vec<f32>> {
 }
 
 /// Timed passes run back to back until they take about this long (at most [`MAX_REPS`]).
-const TIMED_SECONDS: f64 = 0.05;
+pub const TIMED_SECONDS: f64 = 0.05;
 /// Most passes in one timed group.
-const MAX_REPS: usize = 100;
+pub const MAX_REPS: usize = 100;
 /// Timed groups; the median group is reported.
-const GROUPS: usize = 3;
+pub const GROUPS: usize = 3;
 
 /// Seconds one `pass` (its launches) takes on `dev`, for a pass that gives the same result
 /// however often it runs (it does not read what it writes).

@@ -359,7 +359,7 @@ pub fn cost(b: &Block) -> usize {
 }
 
 /// `kernel` with the loops `unroll(…)` does not mark unrolled as `opts` allows (inner loops
-/// first), or `None` if no loop qualifies. A *counted* `while` ([`counted_while`]: `let mut v =
+/// first), or `None` if no loop qualifies. A *counted* `while` (`let mut v =
 /// c; while v < n { …; v = v * 2 }` with constants) is a `for` of known trip count to these
 /// limits, and unrolled fully the same way. The meaning is unchanged: a fully unrolled loop is
 /// its copies in order, as for a marked one; a partially unrolled

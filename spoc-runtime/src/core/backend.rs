@@ -179,7 +179,7 @@ pub struct CompileOptions {
     /// Record-buffer parameters lowered as structure-of-arrays (CUDA/PTX only, see
     /// [`Compiler::supports_soa_params`]; code generation refuses them everywhere else), in
     /// parameter order. A launch fills it with the
-    /// parameters given an [`Arg::Soa`] / [`Arg::SoaMut`] argument.
+    /// parameters given an [`Arg::Soa`](crate::Arg::Soa) / [`Arg::SoaMut`](crate::Arg::SoaMut) argument.
     pub soa_params: Vec<String>,
     /// Backend-specific compiler flags.
     pub flags: Vec<String>,
@@ -499,8 +499,8 @@ pub trait Compiler: Platform {
     }
 
     /// True if the backend compiles record-buffer parameters named in
-    /// [`CompileOptions::soa_params`] as Structure-of-Arrays and binds [`Arg::Soa`] /
-    /// [`Arg::SoaMut`] arguments ([`crate::SoaBuffer`]): CUDA/PTX only. Every other target
+    /// [`CompileOptions::soa_params`] as Structure-of-Arrays and binds [`Arg::Soa`](crate::Arg::Soa) /
+    /// [`Arg::SoaMut`](crate::Arg::SoaMut) arguments ([`crate::SoaBuffer`]): CUDA/PTX only. Every other target
     /// refuses SoA arguments and options with [`Error::FeatureNotSupported`], before compiling or
     /// launching anything, in code generation ([`spoc_codegen::abi::refuse_soa`], which the
     /// runtime also asks for the backends that generate no code). The default is false.

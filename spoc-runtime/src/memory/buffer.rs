@@ -306,11 +306,14 @@ impl<T: DeviceCopy> Buffer<T> {
     /// # Errors
     /// [`Error::NotVectors`] if the length is not a multiple of `V::LANES`; the buffer is
     /// handed back with it, unchanged.
+    // The error hands the buffer back, and a buffer carries its `Device` (with its
+    // capabilities), hence the size; the error path is taken once, not in a loop.
+    #[allow(clippy::result_large_err)]
     pub fn into_vectors<V: crate::memory::vector::VectorOf<T>>(
         self,
     ) -> std::result::Result<Buffer<V>, (Buffer<T>, Error)> {
         let len = self.raw.len;
-        if len % V::LANES != 0 {
+        if !len.is_multiple_of(V::LANES) {
             return Err((
                 self,
                 Error::NotVectors {
