@@ -348,9 +348,52 @@ fn handle_impl(
                 shared_bytes: usize,
                 args: ( #(#arg_tys,)* ),
             ) -> ::spoc::Result<()> {
+                self.__spoc_launch_to(::spoc::__private::LaunchTarget::Device(dev), grid, block, shared_bytes, args)
+            }
+
+            /// Queues the kernel on `stream` (on its device) with `grid` blocks of `block`
+            /// threads, and returns once it is queued (see `spoc::Stream`: later host
+            /// accesses to its buffers wait for it).
+            ///
+            /// # Errors
+            /// As [`Self::launch`]; also `LaunchProblem::StreamOfOtherDevice`.
+            pub fn launch_on<'__spoc_a>(
+                &self,
+                stream: &::spoc::Stream,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                args: ( #(#arg_tys,)* ),
+            ) -> ::spoc::Result<()> {
+                self.__spoc_launch_to(::spoc::__private::LaunchTarget::Stream(stream), grid, block, 0, args)
+            }
+
+            /// [`Self::launch_on`] with `shared_bytes` bytes of dynamic shared memory per block.
+            ///
+            /// # Errors
+            /// As [`Self::launch_on`] and [`Self::launch_with_shared`].
+            pub fn launch_on_with_shared<'__spoc_a>(
+                &self,
+                stream: &::spoc::Stream,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                shared_bytes: usize,
+                args: ( #(#arg_tys,)* ),
+            ) -> ::spoc::Result<()> {
+                self.__spoc_launch_to(::spoc::__private::LaunchTarget::Stream(stream), grid, block, shared_bytes, args)
+            }
+
+            #[doc(hidden)]
+            pub fn __spoc_launch_to<'__spoc_a>(
+                &self,
+                to: ::spoc::__private::LaunchTarget<'_>,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                shared_bytes: usize,
+                args: ( #(#arg_tys,)* ),
+            ) -> ::spoc::Result<()> {
                 let ( #(#arg_names,)* ) = args;
-                ::spoc::__private::launch_def(
-                    dev,
+                ::spoc::__private::launch_to(
+                    to,
                     Self::DEF,
                     grid,
                     block,
@@ -388,7 +431,7 @@ pub fn expand_generic(
     let launch_sig = quote! {
         fn __spoc_launch(
             self,
-            dev: &::spoc::Device,
+            to: ::spoc::__private::LaunchTarget<'_>,
             grid: ::spoc::Dims,
             block: ::spoc::Dims,
             shared_bytes: usize,
@@ -426,8 +469,8 @@ pub fn expand_generic(
             impl<#(#lifetimes),*> #args_trait for ( #(#arg_tys,)* ) {
                 #launch_sig {
                     let ( #(#arg_names,)* ) = self;
-                    ::spoc::__private::launch_def(
-                        dev,
+                    ::spoc::__private::launch_to(
+                        to,
                         <#ty as #inst_trait>::DEF,
                         grid,
                         block,
@@ -533,7 +576,22 @@ pub fn expand_generic(
                 block: ::spoc::Dims,
                 args: A,
             ) -> ::spoc::Result<()> {
-                args.__spoc_launch(dev, grid, block, 0)
+                args.__spoc_launch(::spoc::__private::LaunchTarget::Device(dev), grid, block, 0)
+            }
+
+            /// Queues the instance the argument tuple's types select on `stream` (see the
+            /// non-generic kernels' `launch_on`).
+            ///
+            /// # Errors
+            /// As [`Self::launch`].
+            pub fn launch_on<A: #args_trait>(
+                &self,
+                stream: &::spoc::Stream,
+                grid: ::spoc::Dims,
+                block: ::spoc::Dims,
+                args: A,
+            ) -> ::spoc::Result<()> {
+                args.__spoc_launch(::spoc::__private::LaunchTarget::Stream(stream), grid, block, 0)
             }
 
             /// [`Self::launch`] with `shared_bytes` bytes of dynamic shared memory per block.
@@ -548,7 +606,7 @@ pub fn expand_generic(
                 shared_bytes: usize,
                 args: A,
             ) -> ::spoc::Result<()> {
-                args.__spoc_launch(dev, grid, block, shared_bytes)
+                args.__spoc_launch(::spoc::__private::LaunchTarget::Device(dev), grid, block, shared_bytes)
             }
         }
     }

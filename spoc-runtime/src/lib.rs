@@ -72,6 +72,7 @@ pub use kernel_def::KernelDef;
 pub use launch::{
     clear_cache, compile_kernel, compile_kernel_with, memo_len, run, run_kernel, CompiledKernel,
 };
+pub use memory::stream::{Event, HostBuffer, Stream};
 pub use memory::vector::{F32x2, F32x4, I32x2, I32x4, U32x2, U32x4};
 pub use record::{
     field_path_tag, field_tag, push_record_def, FieldInfo, FieldType, Record, TypeTag,
@@ -88,7 +89,7 @@ pub mod __private {
     pub use crate::dims::Dims;
     pub use crate::error::{Error, Result};
     pub use crate::generic::{pick_instance, InstanceAt};
-    pub use crate::launch::launch_def;
+    pub use crate::launch::{launch_def, launch_def_on, launch_to, LaunchTarget};
     pub use crate::memory::vector::{F32x2, F32x4, I32x2, I32x4, U32x2, U32x4};
     pub use crate::record::{str_eq, FieldOf, KernelArith};
 }

@@ -100,6 +100,35 @@ impl fmt::Debug for DeviceMem {
     }
 }
 
+/// Page-locked host memory from [`DeviceMemory::alloc_pinned`]: `bytes` bytes at `ptr`, for
+/// the backend-local device `device`, with the backend's handle for
+/// [`DeviceMemory::free_pinned`].
+pub struct PinnedMem {
+    /// The first byte (aligned to at least [`crate::MAX_ELEM_ALIGN`]).
+    pub ptr: *mut u8,
+    /// Size in bytes.
+    pub bytes: usize,
+    /// The backend-local device.
+    pub device: usize,
+    /// The backend's handle.
+    pub handle: Handle,
+}
+
+// SAFETY: the memory is plain bytes owned by this value; who reads or writes it is decided by
+// its owner (`HostBuffer`), which synchronises with the device first.
+unsafe impl Send for PinnedMem {}
+// SAFETY: as above; `&PinnedMem` gives no access to the bytes by itself.
+unsafe impl Sync for PinnedMem {}
+
+impl fmt::Debug for PinnedMem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PinnedMem")
+            .field("bytes", &self.bytes)
+            .field("device", &self.device)
+            .finish_non_exhaustive()
+    }
+}
+
 macro_rules! opaque_handle {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -433,6 +462,85 @@ pub trait DeviceMemory: Platform {
         // SAFETY: a mutable slice is valid for writes of its length and cannot alias `src`'s
         // memory, which the backend owns.
         unsafe { self.copy_d2h_ptr(src, offset, dst.as_mut_ptr(), dst.len()) }
+    }
+
+    /// Queues a copy of `bytes` bytes from host memory at `src` into `dst` at byte `offset` on
+    /// `stream`, after the work queued on it before ([`crate::Stream::upload`]). The default
+    /// waits for the stream and copies synchronously (correct on every backend; CUDA and HIP
+    /// queue it: `cuMemcpyHtoDAsync`).
+    ///
+    /// # Safety
+    /// `src` must stay valid for reads of `bytes` bytes, and unwritten, until the stream has
+    /// passed the copy (the runtime's [`crate::HostBuffer`] tracks that).
+    ///
+    /// # Errors
+    /// [`Error::Memory`] if `offset + bytes` exceeds the allocation; a driver error.
+    unsafe fn copy_h2d_async(
+        &self,
+        dst: &DeviceMem,
+        offset: usize,
+        src: *const u8,
+        bytes: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.synchronize_stream(stream)?;
+        // SAFETY: as the caller guarantees.
+        unsafe { self.copy_h2d_ptr(dst, offset, src, bytes) }
+    }
+
+    /// Queues a copy of `bytes` bytes of `src`, from byte `offset`, into host memory at `dst` on
+    /// `stream` ([`crate::Stream::download`]). The default waits for the stream and copies
+    /// synchronously; CUDA and HIP queue it (`cuMemcpyDtoHAsync`).
+    ///
+    /// # Safety
+    /// `dst` must stay valid for writes of `bytes` bytes, and be neither read nor written by
+    /// the host, until the stream has passed the copy.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] if `offset + bytes` exceeds the allocation; a driver error.
+    unsafe fn copy_d2h_async(
+        &self,
+        src: &DeviceMem,
+        offset: usize,
+        dst: *mut u8,
+        bytes: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        self.synchronize_stream(stream)?;
+        // SAFETY: as the caller guarantees.
+        unsafe { self.copy_d2h_ptr(src, offset, dst, bytes) }
+    }
+
+    /// Makes the work queued on `stream` after this call wait, on the device, until `event`
+    /// (recorded on another stream of the same device) has passed (`cuStreamWaitEvent`).
+    /// Returns `false` if the backend cannot wait on the device (the default): the caller then
+    /// waits on the host ([`crate::Stream::wait_for`] does).
+    ///
+    /// # Errors
+    /// A driver error.
+    fn wait_event(&self, stream: &Stream, event: &Event) -> Result<bool> {
+        let _ = (stream, event);
+        Ok(false)
+    }
+
+    /// Allocates `bytes` bytes of page-locked host memory for `device`'s asynchronous copies
+    /// (`cuMemHostAlloc`), zeroed. `Ok(None)` (the default) if the backend has none: the
+    /// runtime's [`crate::HostBuffer`] then uses ordinary host memory.
+    ///
+    /// # Errors
+    /// A driver error.
+    fn alloc_pinned(&self, device: usize, bytes: usize) -> Result<Option<PinnedMem>> {
+        let _ = (device, bytes);
+        Ok(None)
+    }
+
+    /// Releases what [`DeviceMemory::alloc_pinned`] returned.
+    ///
+    /// # Errors
+    /// A driver error (the runtime logs it).
+    fn free_pinned(&self, mem: PinnedMem) -> Result<()> {
+        drop(mem);
+        Ok(())
     }
 
     /// Copies the first `bytes` bytes of `src` into `dst` (both on this backend, same device).

@@ -98,8 +98,8 @@ pub(crate) fn check_on_interpreter(
             None => copy_scalar(a).expect("an argument is a buffer or a scalar"),
         })
         .collect();
-    crate::launch::launch_unchecked(&dev, def, grid, block, shared_mem, &mut iargs).map_err(|e| {
-        match e {
+    crate::launch::launch_unchecked(&dev, def, grid, block, shared_mem, &mut iargs, None).map_err(
+        |e| match e {
             Error::KernelFault {
                 kernel,
                 block,
@@ -112,6 +112,6 @@ pub(crate) fn check_on_interpreter(
                 message: format!("SPOC_CHECK (Interpreter): {message}"),
             },
             other => other,
-        }
-    })
+        },
+    )
 }

@@ -13,6 +13,7 @@ use crate::error::{Error, LaunchProblem, Result};
 use crate::ir_scan;
 use crate::kernel_def::KernelDef;
 use crate::launch_checks::{check_args, check_dims};
+use crate::memory::stream::{Access, Stream};
 use crate::registry;
 use spoc_ir::{ContentHash, Kernel};
 use std::borrow::Cow;
@@ -297,6 +298,7 @@ fn launch_compiled(
     block: Dims,
     shared_mem: usize,
     args: &mut [Arg<'_>],
+    stream: Option<&Stream>,
 ) -> Result<()> {
     let dev = &ck.device;
     if args.iter().any(|a| a.soa().is_some()) {
@@ -305,6 +307,15 @@ fn launch_compiled(
             ck.def.name,
             &soa_params_of(ck.kernel, args),
         )?;
+        if stream.is_some() {
+            return Err(Error::unsupported(
+                dev.backend().name(),
+                format!(
+                    "Structure-of-Arrays arguments on a stream (kernel `{}`)",
+                    ck.def.name
+                ),
+            ));
+        }
     }
     check_dims(
         ck.def.name,
@@ -314,19 +325,57 @@ fn launch_compiled(
         ck.static_shared.saturating_add(shared_mem),
     )?;
     check_args(ck.kernel, ck.def.name, dev, args, &ck.options.soa_params)?;
+    let args: &[Arg<'_>] = args;
     let backend = dev.backend();
-    let config = LaunchConfig::new(grid, block, shared_mem);
-    match (backend.execution_model(), &ck.module) {
-        (ExecutionModel::Jit, Some(module)) => backend.launch(module, &config, args),
-        _ => backend.execute_direct(
-            dev.local(),
-            &ck.def,
-            ck.kernel,
-            ck.module.as_deref(),
-            &config,
-            args,
-        ),
+    let run = |handle: Option<&crate::backend::Stream>| {
+        let config = LaunchConfig {
+            stream: handle,
+            ..LaunchConfig::new(grid, block, shared_mem)
+        };
+        match (backend.execution_model(), &ck.module) {
+            (ExecutionModel::Jit, Some(module)) => backend.launch(module, &config, args),
+            _ => backend.execute_direct(
+                dev.local(),
+                &ck.def,
+                ck.kernel,
+                ck.module.as_deref(),
+                &config,
+                args,
+            ),
+        }
+    };
+    let Some(stream) = stream else {
+        // The default stream: like a host access, wait for the streams' work on the buffers.
+        for a in args {
+            let write = a.writes();
+            if let Some(b) = a.buffer() {
+                b.settle(write)?;
+            }
+            for f in a.soa().map(|s| s.fields()).unwrap_or_default() {
+                f.buffer().settle(write)?;
+            }
+        }
+        return run(None);
+    };
+    if stream.device().gid() != dev.gid() {
+        return Err(Error::invalid_launch(
+            ck.def.name,
+            LaunchProblem::StreamOfOtherDevice {
+                stream_device: stream.device().id,
+                kernel_device: dev.id,
+            },
+        ));
     }
+    let accesses: Vec<Access<'_>> = args
+        .iter()
+        .filter_map(|a| {
+            a.buffer().map(|b| Access {
+                uses: &b.uses,
+                write: a.writes(),
+            })
+        })
+        .collect();
+    stream.enqueue(&accesses, |h| run(Some(h)))
 }
 
 /// Runs a compiled kernel with arguments from [`crate::set_args`] (checked against the
@@ -352,7 +401,7 @@ pub fn run_kernel(
             },
         ));
     }
-    launch_compiled(kernel, grid, block, shared_mem, &mut args.args)
+    launch_compiled(kernel, grid, block, shared_mem, &mut args.args, None)
 }
 
 /// Compiles (if needed) and runs `def` on `dev`.
@@ -390,7 +439,58 @@ pub fn launch_def(
     if crate::check_mode::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
         crate::check_mode::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
     }
-    launch_unchecked(dev, def, grid, block, shared_mem_bytes, args)
+    launch_unchecked(dev, def, grid, block, shared_mem_bytes, args, None)
+}
+
+/// The launch path of `#[kernel]`'s typed `launch_on`: [`launch_def`] on `stream` (its device),
+/// returning once the launch is queued. The buffers' use tracking ([`crate::Stream`]) orders
+/// it after conflicting work of other streams and makes later host accesses wait for it.
+///
+/// # Errors
+/// As [`launch_def`]; [`Error::FeatureNotSupported`] for Structure-of-Arrays arguments.
+pub fn launch_def_on(
+    stream: &Stream,
+    def: &'static KernelDef,
+    grid: Dims,
+    block: Dims,
+    shared_mem_bytes: usize,
+    args: &mut [Arg<'_>],
+) -> Result<()> {
+    let dev = stream.device();
+    if crate::check_mode::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
+        crate::check_mode::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
+    }
+    launch_unchecked(dev, def, grid, block, shared_mem_bytes, args, Some(stream))
+}
+
+/// Where `#[kernel]`'s typed launches go: a device's default stream or a [`Stream`]. Not a
+/// public API.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum LaunchTarget<'a> {
+    /// [`launch_def`] on the device.
+    Device(&'a Device),
+    /// [`launch_def_on`] the stream.
+    Stream(&'a Stream),
+}
+
+/// [`launch_def`] or [`launch_def_on`], as `to` says. Not a public API.
+///
+/// # Errors
+/// As those.
+#[doc(hidden)]
+pub fn launch_to(
+    to: LaunchTarget<'_>,
+    def: &'static KernelDef,
+    grid: Dims,
+    block: Dims,
+    shared_mem_bytes: usize,
+    args: &mut [Arg<'_>],
+) -> Result<()> {
+    match to {
+        LaunchTarget::Device(dev) => launch_def(dev, def, grid, block, shared_mem_bytes, args),
+        LaunchTarget::Stream(s) => launch_def_on(s, def, grid, block, shared_mem_bytes, args),
+    }
 }
 
 /// [`launch_def`] without the Interpreter check.
@@ -401,6 +501,7 @@ pub(crate) fn launch_unchecked(
     block: Dims,
     shared_mem_bytes: usize,
     args: &mut [Arg<'_>],
+    stream: Option<&Stream>,
 ) -> Result<()> {
     let backend = dev.backend();
     if backend.compile_needs_block() {
@@ -428,5 +529,5 @@ pub(crate) fn launch_unchecked(
         ..CompileOptions::default()
     };
     let ck = compile_with(dev, def, options)?;
-    launch_compiled(&ck, grid, block, shared_mem_bytes, args)
+    launch_compiled(&ck, grid, block, shared_mem_bytes, args, stream)
 }

@@ -54,6 +54,11 @@ impl Arg<'_> {
         }
     }
 
+    /// True for the arguments the kernel may write ([`Arg::BufferMut`], [`Arg::SoaMut`]).
+    pub fn writes(&self) -> bool {
+        matches!(self, Arg::BufferMut(_) | Arg::SoaMut(_))
+    }
+
     /// The Structure-of-Arrays buffer, if this is an SoA argument.
     pub fn soa(&self) -> Option<&RawSoaBuffer> {
         match self {

@@ -4,6 +4,7 @@
 use crate::backend::DeviceMem;
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::memory::stream::Uses;
 use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
@@ -141,6 +142,9 @@ pub struct RawBuffer {
     len: usize,
     pub(crate) elem: ElemInfo,
     device: Device,
+    /// Work queued on streams that uses this buffer ([`crate::Stream`]): host accesses wait
+    /// for it first.
+    pub(crate) uses: Uses,
 }
 
 impl RawBuffer {
@@ -154,6 +158,7 @@ impl RawBuffer {
             len,
             elem,
             device: device.clone(),
+            uses: Uses::default(),
         })
     }
 
@@ -204,6 +209,7 @@ impl RawBuffer {
     /// # Errors
     /// A transfer error.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.uses.settle(false)?;
         let mut out = vec![0u8; self.size_bytes()];
         self.device.backend().copy_d2h(self.mem(), 0, &mut out)?;
         Ok(out)
@@ -227,12 +233,14 @@ impl RawBuffer {
                 got: bytes.len(),
             });
         }
+        self.uses.settle(true)?;
         self.device.backend().copy_h2d(self.mem(), 0, bytes)
     }
 
     /// # Safety
     /// `src` valid for reads of `bytes` bytes.
     unsafe fn h2d(&self, src: *const u8, bytes: usize) -> Result<()> {
+        self.uses.settle(true)?;
         self.device
             .backend()
             .copy_h2d_ptr(self.mem(), 0, src, bytes)
@@ -241,12 +249,27 @@ impl RawBuffer {
     /// # Safety
     /// `dst` valid for writes of `bytes` bytes.
     unsafe fn d2h(&self, dst: *mut u8, bytes: usize) -> Result<()> {
+        self.uses.settle(false)?;
         self.device
             .backend()
             .copy_d2h_ptr(self.mem(), 0, dst, bytes)
     }
 
+    /// Waits for the work queued on streams that uses this buffer (before a host access or a
+    /// launch on the default stream): its writes if `write` is false, all of it otherwise.
+    ///
+    /// # Errors
+    /// What that work reported (a device fault).
+    pub(crate) fn settle(&self, write: bool) -> Result<()> {
+        self.uses.settle(write)
+    }
+
     fn release(&mut self) -> Result<()> {
+        if let Err(e) = self.uses.settle(true) {
+            // Work on a stream may still use the memory: never free it under that work.
+            std::mem::forget(self.mem.take());
+            return Err(e);
+        }
         match self.mem.take() {
             Some(mem) => self.device.backend().free(mem),
             None => Ok(()),
@@ -463,6 +486,8 @@ impl<T: DeviceCopy> Buffer<T> {
         self.check_len("copy_from", src.len())?;
         if self.device().same_hardware(src.device()) {
             let bytes = self.raw.size_bytes();
+            self.raw.settle(true)?;
+            src.raw.settle(false)?;
             match self
                 .device()
                 .backend()

@@ -41,4 +41,5 @@ pub mod executor;
 pub mod host;
 pub mod record;
 pub mod soa;
+pub(crate) mod stream;
 pub mod vector;

@@ -58,7 +58,7 @@ mod probe;
 use crate::args::Arg;
 use crate::backend::{
     CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, LaunchConfig, Module,
-    Platform, Source, SourceLang, Stream, Target,
+    PinnedMem, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::bind::Bound;
 use crate::checked_mode::RecordPool;
@@ -708,6 +708,95 @@ impl DeviceMemory for CudaBackend {
         self.mem_check(dev, r, &format!("cuMemcpyDtoH of {bytes} bytes"))?;
         dev.synchronized();
         Ok(())
+    }
+
+    /// `cuMemcpyHtoDAsync` on the stream (asynchronous when `src` is page-locked).
+    unsafe fn copy_h2d_async(
+        &self,
+        dst: &DeviceMem,
+        offset: usize,
+        src: *const u8,
+        bytes: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        let (m, dev) = self.cmem(dst)?;
+        if !self.core.check_transfer(dst, offset, bytes)? {
+            return Ok(());
+        }
+        let s = self.stream_of(Some(stream), dst.device())?;
+        self.bind(dst.device())?;
+        // SAFETY: the caller keeps `src` readable for `bytes` until the stream passes the copy;
+        // the range is inside the allocation (checked above); `s` is a live stream.
+        let r = unsafe { sys::cuMemcpyHtoDAsync_v2(m.ptr + offset as u64, src.cast(), bytes, s) };
+        self.mem_check(dev, r, &format!("cuMemcpyHtoDAsync of {bytes} bytes"))
+    }
+
+    /// `cuMemcpyDtoHAsync` on the stream (asynchronous when `dst` is page-locked).
+    unsafe fn copy_d2h_async(
+        &self,
+        src: &DeviceMem,
+        offset: usize,
+        dst: *mut u8,
+        bytes: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        let (m, dev) = self.cmem(src)?;
+        if !self.core.check_transfer(src, offset, bytes)? {
+            return Ok(());
+        }
+        let s = self.stream_of(Some(stream), src.device())?;
+        self.bind(src.device())?;
+        // SAFETY: the caller keeps `dst` writable for `bytes`, and untouched by the host, until
+        // the stream passes the copy; the range is inside the allocation.
+        let r = unsafe { sys::cuMemcpyDtoHAsync_v2(dst.cast(), m.ptr + offset as u64, bytes, s) };
+        self.mem_check(dev, r, &format!("cuMemcpyDtoHAsync of {bytes} bytes"))
+    }
+
+    /// `cuStreamWaitEvent`: the stream waits on the device.
+    fn wait_event(&self, stream: &Stream, event: &Event) -> Result<bool> {
+        let ev = self.core.event::<CudaEvent>(event, "not a CUDA event")?;
+        let s = self.stream_of(Some(stream), stream.device())?;
+        let dev = self.bind(stream.device())?;
+        self.current(dev, ev.generation, "event")?;
+        // SAFETY: a live stream and event of the current context.
+        self.check(
+            dev,
+            unsafe { sys::cuStreamWaitEvent(s, ev.event, 0) },
+            "cuStreamWaitEvent",
+        )?;
+        Ok(true)
+    }
+
+    /// `cuMemHostAlloc` (page-locked, portable across contexts), zeroed.
+    fn alloc_pinned(&self, device: usize, bytes: usize) -> Result<Option<PinnedMem>> {
+        let dev = self.bind(device)?;
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        if bytes > 0 {
+            // SAFETY: valid out-pointer; the device's context is current.
+            let r = unsafe { sys::cuMemHostAlloc(&mut ptr, bytes, sys::CU_MEMHOSTALLOC_PORTABLE) };
+            self.mem_check(dev, r, &format!("cuMemHostAlloc of {bytes} bytes"))?;
+            // SAFETY: `ptr` is a fresh allocation of `bytes` bytes.
+            unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
+        }
+        Ok(Some(PinnedMem {
+            ptr: ptr.cast(),
+            bytes,
+            device,
+            handle: Box::new(dev.generation()),
+        }))
+    }
+
+    /// `cuMemFreeHost`; memory of a context that a reset destroyed is gone with it.
+    fn free_pinned(&self, mem: PinnedMem) -> Result<()> {
+        let dev = self.device(mem.device)?;
+        let generation = mem.handle.downcast_ref::<u64>().copied();
+        if mem.ptr.is_null() || generation != Some(dev.generation()) {
+            return Ok(());
+        }
+        let dev = self.bind(mem.device)?;
+        // SAFETY: allocated by cuMemHostAlloc and freed once (`mem` is consumed).
+        let r = unsafe { sys::cuMemFreeHost(mem.ptr.cast()) };
+        self.mem_check(dev, r, "cuMemFreeHost")
     }
 
     fn copy_d2d(&self, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -> Result<()> {

@@ -34,9 +34,13 @@ pub(crate) const DRIVER_SYMBOLS: &[&str] = &[
     "cuInit",
     "cuLaunchKernel",
     "cuMemAlloc_v2",
+    "cuMemFreeHost",
     "cuMemFree_v2",
+    "cuMemHostAlloc",
     "cuMemcpyDtoD_v2",
+    "cuMemcpyDtoHAsync_v2",
     "cuMemcpyDtoH_v2",
+    "cuMemcpyHtoDAsync_v2",
     "cuMemcpyHtoD_v2",
     "cuModuleGetFunction",
     "cuModuleLoadDataEx",
@@ -44,6 +48,7 @@ pub(crate) const DRIVER_SYMBOLS: &[&str] = &[
     "cuStreamCreate",
     "cuStreamDestroy_v2",
     "cuStreamSynchronize",
+    "cuStreamWaitEvent",
 ];
 
 /// Every NVRTC function CUDA/C calls (`sys::nvrtc…` in `cuda/nvrtc.rs`).

@@ -672,12 +672,18 @@ impl Compiler for OpenClBackend {
 }
 
 impl Executor for OpenClBackend {
+    /// On a stream, the launch first waits for the work of the device's default queue (the
+    /// order CUDA's legacy default stream gives: the runtime's use tracking covers the other
+    /// direction); queues are otherwise independent in OpenCL.
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
         let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
         let m = self
             .core
             .module::<ClModule>(module, "a module of another backend")?;
         let dev = self.dev(m.device)?;
+        if config.stream.is_some() {
+            dev.queue.finish().map_err(|e| cl_err("clFinish", e))?;
+        }
         let queue = self.queue(dev, config.stream)?;
         self.enqueue(dev, m, queue, grid, block, shared_mem, args, false)
     }

@@ -1,0 +1,635 @@
+//! Streams for users: [`Stream`] (an ordered queue of launches and copies on one device, a
+//! CUDA stream or an OpenCL command queue underneath), [`Event`] (a point in a stream, for
+//! ordering across streams and timing) and [`HostBuffer`] (host memory, page-locked where the
+//! backend has it, for asynchronous copies). Sarek's `Stream` and `Event` modules, in Rust's
+//! terms.
+//!
+//! # Safety: use tracking (docs/DESIGN.md §5, "Streams")
+//! Work queued on a stream returns before it has run, so the memory it uses must outlive it
+//! and must not be touched by the host meanwhile. Every [`crate::Buffer`] and [`HostBuffer`]
+//! remembers the streams that have queued work on it (a [`Uses`] list: stream, sequence number,
+//! whether it writes). Every host access waits first: reading a buffer waits for the queued
+//! writes to it, writing or freeing it waits for every queued use, a launch on the default
+//! stream waits like the host, and work queued on another stream waits on the host for the
+//! conflicting work of the first (unless that stream already waited for it through an
+//! [`Event`]). Streams are reference-counted: a buffer keeps the streams it waits for alive,
+//! and the last handle of a stream synchronizes it before destroying it. So safe code cannot
+//! read, write or free memory that queued work still uses, whatever it drops, leaks or
+//! forgets; the borrow checker adds the rest (a slice of a [`HostBuffer`] borrows it, so no
+//! copy can be queued on it while the slice lives).
+
+use crate::backend::{self, Event as EventHandle, Stream as StreamHandle};
+use crate::buffer::{Buffer, DeviceCopy};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use std::alloc::Layout;
+use std::fmt;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
+
+/// The state of one stream that its handles, events and the buffers it used share.
+pub(crate) struct StreamShared {
+    id: u64,
+    device: Device,
+    handle: Option<StreamHandle>,
+    /// The sequence number of the last piece of work queued (0: none).
+    submitted: AtomicU64,
+    /// Every piece of work up to this sequence number has finished.
+    completed: AtomicU64,
+    /// Held while work is queued, so that sequence numbers follow the stream's order.
+    queue: Mutex<()>,
+    /// For each other stream (by id), the sequence number up to which this stream's later work
+    /// waits for it on the device ([`Stream::wait_for`]).
+    waited: Mutex<Vec<(u64, u64)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl StreamShared {
+    fn handle(&self) -> &StreamHandle {
+        self.handle
+            .as_ref()
+            .expect("a stream holds its handle until dropped")
+    }
+
+    /// Waits until the work up to `seq` has finished.
+    fn wait_until(&self, seq: u64) -> Result<()> {
+        if self.completed.load(Ordering::Acquire) >= seq {
+            return Ok(());
+        }
+        self.synchronize()
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        let target = self.submitted.load(Ordering::Acquire);
+        self.device.backend().synchronize_stream(self.handle())?;
+        self.completed.fetch_max(target, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// True if this stream's work queued from now on already waits (on the device) for
+    /// `other`'s work up to `seq`.
+    fn ordered_after(&self, other: u64, seq: u64) -> bool {
+        other == self.id
+            || lock(&self.waited)
+                .iter()
+                .any(|&(s, q)| s == other && q >= seq)
+    }
+}
+
+impl Drop for StreamShared {
+    fn drop(&mut self) {
+        if let Err(e) = self.synchronize() {
+            tracing::warn!(
+                "synchronizing a stream of {} before destroying it: {e}",
+                self.device
+            );
+        }
+        if let Some(h) = self.handle.take() {
+            if let Err(e) = self.device.backend().destroy_stream(h) {
+                tracing::warn!("destroying a stream of {}: {e}", self.device);
+            }
+        }
+    }
+}
+
+/// One piece of queued work on a buffer.
+struct Use {
+    stream: Arc<StreamShared>,
+    seq: u64,
+    write: bool,
+}
+
+impl Use {
+    fn done(&self) -> bool {
+        self.stream.completed.load(Ordering::Acquire) >= self.seq
+    }
+}
+
+/// The streams with work queued on one buffer (device or host memory) that may not have
+/// finished: what a host access, a free, or work on another stream waits for first.
+#[derive(Default)]
+pub(crate) struct Uses(Mutex<Vec<Use>>);
+
+impl Uses {
+    /// Waits for the queued work a host access conflicts with: the writes for a read
+    /// (`write == false`), everything for a write or a free.
+    ///
+    /// # Errors
+    /// What synchronizing a stream returns (a device fault of its work).
+    pub(crate) fn settle(&self, write: bool) -> Result<()> {
+        let mut uses = lock(&self.0);
+        uses.retain(|u| !u.done());
+        for u in uses.iter().filter(|u| write || u.write) {
+            u.stream.wait_until(u.seq)?;
+        }
+        uses.retain(|u| !u.done());
+        Ok(())
+    }
+
+    /// Before work that reads (or writes, `write`) this memory is queued on `stream`: waits on
+    /// the host for the conflicting work of other streams that `stream` is not ordered after.
+    fn order_on(&self, stream: &StreamShared, write: bool) -> Result<()> {
+        let mut uses = lock(&self.0);
+        uses.retain(|u| !u.done());
+        for u in uses.iter().filter(|u| write || u.write) {
+            if !stream.ordered_after(u.stream.id, u.seq) {
+                u.stream.wait_until(u.seq)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records that work `seq` of `stream` uses this memory.
+    fn note(&self, stream: &Arc<StreamShared>, seq: u64, write: bool) {
+        let mut uses = lock(&self.0);
+        uses.retain(|u| !u.done());
+        match uses.iter_mut().find(|u| u.stream.id == stream.id) {
+            Some(u) => {
+                u.seq = u.seq.max(seq);
+                u.write |= write;
+            }
+            None => uses.push(Use {
+                stream: stream.clone(),
+                seq,
+                write,
+            }),
+        }
+    }
+}
+
+/// An ordered queue of work on one device: kernel launches (`k.launch_on(&stream, …)`),
+/// copies between [`HostBuffer`]s and [`Buffer`]s, and [`Event`]s. Work queued on one stream
+/// runs in the order it was queued; work on different streams may overlap (copies with
+/// kernels, kernels with kernels), unless ordered by [`Stream::wait_for`]. Every call returns
+/// once the work is queued: on CUDA and HIP before it runs; on the backends that run work as
+/// it is queued (Native, Interpreter, Vulkan today) after it ran.
+///
+/// Cheap to clone (a reference count): clones are the same stream. The last handle (streams
+/// are also held by the buffers and events whose work they carry) synchronizes the stream and
+/// destroys it. Memory the stream's work uses is tracked (module docs): a later host access
+/// waits for it, so no synchronization is needed for correctness, only to see errors early.
+#[derive(Clone)]
+pub struct Stream {
+    shared: Arc<StreamShared>,
+}
+
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream")
+            .field("id", &self.shared.id)
+            .field("device", &self.shared.device.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Device {
+    /// Creates a stream on this device (`cuStreamCreate`, `clCreateCommandQueue`; a queue that
+    /// runs work as it is queued on Native, Interpreter and Vulkan).
+    ///
+    /// # Errors
+    /// [`Error::DeviceReset`] for a device from before [`Device::reset`];
+    /// [`Error::FeatureNotSupported`] on a backend without streams (the source-only ones); a
+    /// driver error.
+    pub fn new_stream(&self) -> Result<Stream> {
+        self.check_current()?;
+        let handle = self.backend().create_stream(self.local())?;
+        Ok(Stream {
+            shared: Arc::new(StreamShared {
+                id: NEXT_STREAM.fetch_add(1, Ordering::Relaxed),
+                device: self.clone(),
+                handle: Some(handle),
+                submitted: AtomicU64::new(0),
+                completed: AtomicU64::new(0),
+                queue: Mutex::new(()),
+                waited: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+}
+
+/// One piece of memory a queued operation uses, and how.
+pub(crate) struct Access<'a> {
+    pub(crate) uses: &'a Uses,
+    pub(crate) write: bool,
+}
+
+impl Stream {
+    /// The device the stream runs on.
+    pub fn device(&self) -> &Device {
+        &self.shared.device
+    }
+
+    /// The backend's handle (for [`crate::LaunchConfig::stream`]).
+    pub(crate) fn handle(&self) -> &StreamHandle {
+        self.shared.handle()
+    }
+
+    /// Queues `op` (which queues one piece of work on the backend's stream) after ordering
+    /// `accesses` against other streams' work, and records the accesses.
+    pub(crate) fn enqueue(
+        &self,
+        accesses: &[Access<'_>],
+        op: impl FnOnce(&StreamHandle) -> Result<()>,
+    ) -> Result<()> {
+        let s = &self.shared;
+        s.device.check_current()?;
+        let _queue = lock(&s.queue);
+        for a in accesses {
+            a.uses.order_on(s, a.write)?;
+        }
+        let seq = s.submitted.load(Ordering::Acquire) + 1;
+        op(s.handle())?;
+        for a in accesses {
+            a.uses.note(s, seq, a.write);
+        }
+        s.submitted.store(seq, Ordering::Release);
+        Ok(())
+    }
+
+    fn check_device(&self, what: &str, device: &Device) -> Result<()> {
+        if device.gid() == self.shared.device.gid() {
+            return Ok(());
+        }
+        Err(Error::Memory {
+            backend: self.shared.device.framework.to_string(),
+            message: format!(
+                "{what} is on device {}, the stream on device {}",
+                device.id, self.shared.device.id
+            ),
+        })
+    }
+
+    /// Queues a copy of `src` (host memory) into `dst` (device memory, on the stream's device),
+    /// after the work queued before on this stream (`cuMemcpyHtoDAsync`). Asynchronous from
+    /// page-locked memory ([`HostBuffer::is_pinned`]).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] unless `src` and `dst` have the same length; [`Error::Memory`]
+    /// if `dst` is on another device; a driver error (also one of earlier work that a wait
+    /// for another stream reported).
+    pub fn upload<T: DeviceCopy>(&self, src: &HostBuffer<T>, dst: &mut Buffer<T>) -> Result<()> {
+        self.check_device("the destination buffer", dst.device())?;
+        same_len("Stream::upload", dst.len(), src.len())?;
+        let bytes = std::mem::size_of_val(src.slice_unchecked());
+        let raw = dst.raw();
+        let accesses = [
+            Access {
+                uses: &raw.uses,
+                write: true,
+            },
+            Access {
+                uses: &src.uses,
+                write: false,
+            },
+        ];
+        let backend = self.shared.device.backend();
+        self.enqueue(&accesses, |h| {
+            // SAFETY: `src` stays allocated until every stream that uses it passed the copy (its
+            // drop settles its uses), and the host does not write it meanwhile (every `&mut`
+            // access settles them first).
+            unsafe { backend.copy_h2d_async(raw.mem(), 0, src.ptr.as_ptr().cast(), bytes, h) }
+        })
+    }
+
+    /// Queues a copy of `src` (device memory, on the stream's device) into `dst` (host
+    /// memory), after the work queued before on this stream (`cuMemcpyDtoHAsync`). Read `dst`
+    /// with [`HostBuffer::as_slice`], which waits for the copy.
+    ///
+    /// # Errors
+    /// As [`Stream::upload`].
+    pub fn download<T: DeviceCopy>(&self, src: &Buffer<T>, dst: &mut HostBuffer<T>) -> Result<()> {
+        self.check_device("the source buffer", src.device())?;
+        same_len("Stream::download", dst.len(), src.len())?;
+        let bytes = std::mem::size_of_val(dst.slice_unchecked());
+        let raw = src.raw();
+        let accesses = [
+            Access {
+                uses: &raw.uses,
+                write: false,
+            },
+            Access {
+                uses: &dst.uses,
+                write: true,
+            },
+        ];
+        let backend = self.shared.device.backend();
+        let ptr = dst.ptr.as_ptr().cast::<u8>();
+        self.enqueue(&accesses, |h| {
+            // SAFETY: `dst` stays allocated, and is neither read nor written by the host, until
+            // the stream passed the copy: every access and its drop settle its uses first.
+            unsafe { backend.copy_d2h_async(raw.mem(), 0, ptr, bytes, h) }
+        })
+    }
+
+    /// Records an event: the point of this stream after the work queued so far.
+    ///
+    /// # Errors
+    /// [`Error::FeatureNotSupported`] on a backend without events; a driver error.
+    pub fn record(&self) -> Result<Event> {
+        let backend = self.shared.device.backend();
+        let handle = backend.create_event(self.shared.device.local())?;
+        let s = &self.shared;
+        let _queue = lock(&s.queue);
+        backend.record_event(&handle, Some(s.handle()))?;
+        Ok(Event {
+            stream: s.clone(),
+            seq: s.submitted.load(Ordering::Acquire),
+            handle,
+        })
+    }
+
+    /// Makes the work queued on this stream from now on wait until `event` has passed: on the
+    /// device where the backend can (`cuStreamWaitEvent`), else on the host now. Work after
+    /// the wait may then use memory that the event's stream wrote before it without a host
+    /// wait.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] for an event of another device; a driver error.
+    pub fn wait_for(&self, event: &Event) -> Result<()> {
+        let other = &event.stream;
+        if other.id == self.shared.id {
+            return Ok(());
+        }
+        self.check_device("the event", &other.device)?;
+        let on_device = self
+            .shared
+            .device
+            .backend()
+            .wait_event(self.handle(), &event.handle)?;
+        if !on_device {
+            other.wait_until(event.seq)?;
+        }
+        let mut waited = lock(&self.shared.waited);
+        match waited.iter_mut().find(|(s, _)| *s == other.id) {
+            Some((_, q)) => *q = (*q).max(event.seq),
+            None => waited.push((other.id, event.seq)),
+        }
+        Ok(())
+    }
+
+    /// Waits until all the work queued on this stream has finished.
+    ///
+    /// # Errors
+    /// What the work reported: [`Error::KernelFault`] for a device fault, a driver error.
+    pub fn synchronize(&self) -> Result<()> {
+        self.shared.synchronize()
+    }
+}
+
+fn same_len(operation: &'static str, expected: usize, got: usize) -> Result<()> {
+    if expected == got {
+        return Ok(());
+    }
+    Err(Error::LengthMismatch {
+        operation,
+        expected,
+        got,
+    })
+}
+
+/// A point in a [`Stream`]: recorded with [`Stream::record`] after the work queued so far;
+/// it passes when that work has finished. For ordering ([`Stream::wait_for`]) and timing
+/// ([`Event::elapsed_ms`]). Keeps its stream alive.
+pub struct Event {
+    stream: Arc<StreamShared>,
+    seq: u64,
+    handle: EventHandle,
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Event")
+            .field("stream", &self.stream.id)
+            .field("seq", &self.seq)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Event {
+    /// Waits until the event has passed.
+    ///
+    /// # Errors
+    /// As [`Stream::synchronize`].
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.wait_until(self.seq)
+    }
+
+    /// Milliseconds from this event to `end` (recorded later, on the same device), once `end`
+    /// has passed (`cuEventElapsedTime`; on the CPU backends the host clock when each was
+    /// recorded, which is when the work before it had run).
+    ///
+    /// # Errors
+    /// [`Error::Memory`] for events of different devices; what waiting for `end` reports; a
+    /// driver error.
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
+        if self.stream.device.gid() != end.stream.device.gid() {
+            return Err(Error::Memory {
+                backend: self.stream.device.framework.to_string(),
+                message: "timing events of two devices".into(),
+            });
+        }
+        end.synchronize()?;
+        self.stream
+            .device
+            .backend()
+            .event_elapsed_ms(&self.handle, &end.handle)
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        let backend = self.stream.device.backend();
+        let handle = std::mem::replace(
+            &mut self.handle,
+            EventHandle::new(self.stream.device.local(), Box::new(())),
+        );
+        if let Err(e) = backend.destroy_event(handle) {
+            tracing::warn!("destroying an event of {}: {e}", self.stream.device);
+        }
+    }
+}
+
+/// Where a [`HostBuffer`]'s memory comes from.
+enum HostStorage {
+    /// Page-locked, from the backend.
+    Pinned(Device, Option<backend::PinnedMem>),
+    /// The global allocator, with this layout (`None` for zero bytes).
+    Heap(Option<Layout>),
+}
+
+/// `len` elements of `T` in host memory, for [`Stream::upload`] and [`Stream::download`]:
+/// page-locked (`cuMemHostAlloc`) on the backends that have it, so that copies run
+/// asynchronously, ordinary memory elsewhere. Zeroed when allocated.
+///
+/// The contents are reached through [`HostBuffer::as_slice`] and [`HostBuffer::as_mut_slice`],
+/// which first wait for the copies queued on the buffer that conflict (module docs); the slice
+/// borrows the buffer, so no copy can be queued on it while the slice lives. Dropping the
+/// buffer waits for every queued copy first.
+pub struct HostBuffer<T: DeviceCopy> {
+    ptr: NonNull<T>,
+    len: usize,
+    storage: HostStorage,
+    uses: Uses,
+}
+
+// SAFETY: the buffer owns its elements (`T: Send + Sync` by `DeviceCopy`); the pointer is not
+// shared with anything but the copies that its use tracking waits for.
+unsafe impl<T: DeviceCopy> Send for HostBuffer<T> {}
+// SAFETY: `&HostBuffer` gives shared slices only, after waiting for the queued writes.
+unsafe impl<T: DeviceCopy> Sync for HostBuffer<T> {}
+
+impl<T: DeviceCopy> HostBuffer<T> {
+    /// Allocates `len` zeroed elements for copies with `device`'s streams: page-locked where
+    /// its backend has page-locked memory ([`crate::DeviceMemory::alloc_pinned`]; CUDA), else
+    /// from the global allocator, aligned to 64 bytes.
+    ///
+    /// # Errors
+    /// [`Error::Memory`] if the size overflows or the allocation fails.
+    pub fn new(device: &Device, len: usize) -> Result<HostBuffer<T>> {
+        let too_big = || Error::Memory {
+            backend: device.framework.to_string(),
+            message: format!(
+                "{len} elements of {} overflow a host allocation",
+                std::any::type_name::<T>()
+            ),
+        };
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .filter(|&b| b <= isize::MAX as usize)
+            .ok_or_else(too_big)?;
+        device.check_current()?;
+        if let Some(mem) = device.backend().alloc_pinned(device.local(), bytes)? {
+            let ptr = match NonNull::new(mem.ptr.cast::<T>()) {
+                Some(p) if bytes > 0 => p,
+                _ => NonNull::dangling(),
+            };
+            return Ok(HostBuffer {
+                ptr,
+                len,
+                storage: HostStorage::Pinned(device.clone(), Some(mem)),
+                uses: Uses::default(),
+            });
+        }
+        let align = std::mem::align_of::<T>().max(64);
+        let layout = Layout::from_size_align(bytes, align).map_err(|_| too_big())?;
+        let (ptr, layout) = if bytes == 0 {
+            (NonNull::dangling(), None)
+        } else {
+            // SAFETY: the layout has a non-zero size.
+            let p = unsafe { std::alloc::alloc_zeroed(layout) };
+            (
+                NonNull::new(p.cast::<T>()).ok_or_else(too_big)?,
+                Some(layout),
+            )
+        };
+        Ok(HostBuffer {
+            ptr,
+            len,
+            storage: HostStorage::Heap(layout),
+            uses: Uses::default(),
+        })
+    }
+
+    /// A buffer for `device`'s streams holding a copy of `data`.
+    ///
+    /// # Errors
+    /// As [`HostBuffer::new`].
+    pub fn from_slice(device: &Device, data: &[T]) -> Result<HostBuffer<T>> {
+        let mut b = HostBuffer::new(device, data.len())?;
+        b.slice_mut_unchecked().copy_from_slice(data);
+        Ok(b)
+    }
+
+    /// Length in elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True if the memory is page-locked (copies from and to it are asynchronous on CUDA).
+    pub fn is_pinned(&self) -> bool {
+        matches!(self.storage, HostStorage::Pinned(..))
+    }
+
+    /// The elements, once the copies queued into the buffer have finished.
+    ///
+    /// # Errors
+    /// What waiting for them reports (a device fault of the work before a copy).
+    pub fn as_slice(&self) -> Result<&[T]> {
+        self.uses.settle(false)?;
+        Ok(self.slice_unchecked())
+    }
+
+    /// The elements, mutably, once every copy queued from or into the buffer has finished.
+    ///
+    /// # Errors
+    /// As [`HostBuffer::as_slice`].
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
+        self.uses.settle(true)?;
+        Ok(self.slice_mut_unchecked())
+    }
+
+    /// A copy of the elements (see [`HostBuffer::as_slice`]).
+    ///
+    /// # Errors
+    /// As [`HostBuffer::as_slice`].
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        self.as_slice().map(<[T]>::to_vec)
+    }
+
+    /// The elements without waiting: only for lengths and for the host's own writes before
+    /// anything is queued.
+    fn slice_unchecked(&self) -> &[T] {
+        // SAFETY: `ptr` holds `len` initialised (zeroed or written) elements, dangling only
+        // when that is zero bytes.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    fn slice_mut_unchecked(&mut self) -> &mut [T] {
+        // SAFETY: as above, and `&mut self` is the only access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: DeviceCopy> Drop for HostBuffer<T> {
+    fn drop(&mut self) {
+        if let Err(e) = self.uses.settle(true) {
+            // A copy may still be running: never free memory it could write.
+            tracing::warn!("a host buffer's copies failed ({e}); leaking its memory");
+            return;
+        }
+        match &mut self.storage {
+            HostStorage::Pinned(device, mem) => {
+                if let Some(mem) = mem.take() {
+                    if let Err(e) = device.backend().free_pinned(mem) {
+                        tracing::warn!("freeing page-locked memory of {device}: {e}");
+                    }
+                }
+            }
+            HostStorage::Heap(Some(layout)) => {
+                // SAFETY: allocated by `alloc_zeroed` with this layout, freed once.
+                unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), *layout) }
+            }
+            HostStorage::Heap(None) => {}
+        }
+    }
+}
+
+impl<T: DeviceCopy + fmt::Debug> fmt::Debug for HostBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostBuffer")
+            .field("len", &self.len)
+            .field("pinned", &self.is_pinned())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,225 @@
+//! Streams, events and host buffers (`spoc::Stream`, `Event`, `HostBuffer`) on every device:
+//! work on one stream runs in order; work on two streams ordered by an event, or only by the
+//! buffers' use tracking, gives the sequential result; host reads wait for queued work without
+//! a synchronize; dropping (or forgetting) streams, buffers and host buffers with work in
+//! flight loses nothing; event times are ordered and within the host's clock. Every value is
+//! checked against the same arithmetic on the host.
+
+mod common;
+
+use spoc::prelude::*;
+use spoc::{Error, HostBuffer, Stream};
+use spoc_testkit::devices::check_each_device;
+use std::time::Instant;
+
+/// `y = 2 y + 1`, `iters` times (a kernel that takes a while when `iters` is large).
+#[kernel]
+fn twice_plus_one(y: &mut [f32], iters: u32) {
+    let i = global_id_x();
+    if i < y.len() {
+        let mut v = y[i];
+        let mut k = 0;
+        while k < iters {
+            v = v * 2.0 + 1.0;
+            k += 1;
+        }
+        y[i] = v;
+    }
+}
+
+/// `out = y - x`.
+#[kernel]
+fn minus(y: &[f32], x: &[f32], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        out[i] = y[i] - x[i];
+    }
+}
+
+fn twice_plus_one_host(v: f32, iters: u32) -> f32 {
+    (0..iters).fold(v, |v, _| v * 2.0 + 1.0)
+}
+
+fn data(n: usize) -> Vec<f32> {
+    (0..n).map(|k| (k % 13) as f32 * 0.25 - 1.0).collect()
+}
+
+const N: usize = 300;
+
+fn grid() -> Dims {
+    dims1d(common::blocks_for(N, 64))
+}
+
+#[test]
+fn upload_launches_and_download_on_one_stream_run_in_order() {
+    let x = data(N);
+    let want: Vec<f32> = x.iter().map(|&v| twice_plus_one_host(v, 3) - v).collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        let s = dev.new_stream()?;
+        let hx = HostBuffer::from_slice(dev, &x)?;
+        let mut y = dev.alloc::<f32>(N)?;
+        let mut xd = dev.alloc::<f32>(N)?;
+        let mut out = dev.alloc::<f32>(N)?;
+        s.upload(&hx, &mut y)?;
+        s.upload(&hx, &mut xd)?;
+        // Three launches on y, then one reading it: only in-order execution gives `want`.
+        for _ in 0..3 {
+            twice_plus_one.launch_on(&s, grid(), dims1d(64), (&mut y, 1))?;
+        }
+        minus.launch_on(&s, grid(), dims1d(64), (&y, &xd, &mut out))?;
+        let mut back = HostBuffer::new(dev, N)?;
+        s.download(&out, &mut back)?;
+        // No synchronize: reading the host buffer waits for the download.
+        check.eq("downloaded", back.as_slice()?, &want);
+        check.eq("out.to_vec", &out.to_vec()?, &want);
+        Ok(())
+    });
+}
+
+#[test]
+fn an_event_orders_two_streams() {
+    let x = data(N);
+    let want: Vec<f32> = x.iter().map(|&v| twice_plus_one_host(v, 40) - v).collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        let (a, b) = (dev.new_stream()?, dev.new_stream()?);
+        let xd = dev.upload(&x)?;
+        let mut y = dev.upload(&x)?;
+        let mut out = dev.alloc::<f32>(N)?;
+        twice_plus_one.launch_on(&a, grid(), dims1d(64), (&mut y, 40))?;
+        let done = a.record()?;
+        b.wait_for(&done)?;
+        minus.launch_on(&b, grid(), dims1d(64), (&y, &xd, &mut out))?;
+        let mut back = HostBuffer::new(dev, N)?;
+        b.download(&out, &mut back)?;
+        b.synchronize()?;
+        check.eq("out", &back.to_vec()?, &want);
+        Ok(())
+    });
+}
+
+#[test]
+fn buffers_order_streams_without_events_and_host_reads_wait() {
+    let x = data(N);
+    let want_y: Vec<f32> = x.iter().map(|&v| twice_plus_one_host(v, 60)).collect();
+    let want: Vec<f32> = x.iter().map(|&v| twice_plus_one_host(v, 60) - v).collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        let (a, b) = (dev.new_stream()?, dev.new_stream()?);
+        let xd = dev.upload(&x)?;
+        let mut y = dev.upload(&x)?;
+        let mut out = dev.alloc::<f32>(N)?;
+        twice_plus_one.launch_on(&a, grid(), dims1d(64), (&mut y, 60))?;
+        // `y` was last written on `a`: the launch on `b` waits for it.
+        minus.launch_on(&b, grid(), dims1d(64), (&y, &xd, &mut out))?;
+        // Host reads and a default-stream launch wait for the streams too.
+        check.eq("y", &y.to_vec()?, &want_y);
+        let mut again = dev.alloc::<f32>(N)?;
+        minus.launch(dev, grid(), dims1d(64), (&out, &xd, &mut again))?;
+        let want_again: Vec<f32> = want.iter().zip(&x).map(|(o, v)| o - v).collect();
+        check.eq("out", &out.to_vec()?, &want);
+        // Work on a stream after a default-stream launch sees its result.
+        twice_plus_one.launch(dev, grid(), dims1d(64), (&mut again, 2))?;
+        let mut back = HostBuffer::new(dev, N)?;
+        b.download(&again, &mut back)?;
+        let want_back: Vec<f32> = want_again
+            .iter()
+            .map(|&v| twice_plus_one_host(v, 2))
+            .collect();
+        check.eq("again", back.as_slice()?, &want_back);
+        Ok(())
+    });
+}
+
+#[test]
+fn dropping_or_forgetting_everything_mid_flight_loses_nothing() {
+    let x = data(N);
+    let want: Vec<f32> = x.iter().map(|&v| twice_plus_one_host(v, 200)).collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        // Everything dropped right after queuing: each drop waits for the work it holds.
+        for _ in 0..3 {
+            let s = dev.new_stream()?;
+            let hx = HostBuffer::from_slice(dev, &x)?;
+            let mut y = dev.alloc::<f32>(N)?;
+            s.upload(&hx, &mut y)?;
+            twice_plus_one.launch_on(&s, grid(), dims1d(64), (&mut y, 200))?;
+            let mut back = HostBuffer::new(dev, N)?;
+            s.download(&y, &mut back)?;
+            drop(hx);
+            drop(s);
+            drop(y);
+            drop(back);
+        }
+        // The stream forgotten and the host buffer dropped first: the buffers still hold the
+        // stream, so the download is waited for when `back` is read.
+        let s = dev.new_stream()?;
+        let mut y = dev.upload(&x)?;
+        twice_plus_one.launch_on(&s, grid(), dims1d(64), (&mut y, 200))?;
+        let mut back = HostBuffer::<f32>::new(dev, N)?;
+        s.download(&y, &mut back)?;
+        std::mem::forget(s.clone());
+        drop(s);
+        check.eq("back", back.as_slice()?, &want);
+        check.eq("y", &y.to_vec()?, &want);
+        // A host buffer rewritten after its upload was queued: the write waits for the copy.
+        let s = dev.new_stream()?;
+        let mut h = HostBuffer::from_slice(dev, &x)?;
+        let mut z = dev.alloc::<f32>(N)?;
+        s.upload(&h, &mut z)?;
+        h.as_mut_slice()?.fill(7.0);
+        check.eq("z", &z.to_vec()?, &x);
+        check.eq("h", h.as_slice()?, &vec![7.0; N]);
+        Ok(())
+    });
+}
+
+#[test]
+fn event_times_are_ordered_and_within_the_host_clock() {
+    check_each_device(common::devices(), 2, |dev, check| {
+        let s = dev.new_stream()?;
+        let mut y = dev.upload(&data(N))?;
+        let t0 = Instant::now();
+        let e0 = s.record()?;
+        twice_plus_one.launch_on(&s, grid(), dims1d(64), (&mut y, 500))?;
+        let e1 = s.record()?;
+        twice_plus_one.launch_on(&s, grid(), dims1d(64), (&mut y, 500))?;
+        let e2 = s.record()?;
+        e2.synchronize()?;
+        let host_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let (t01, t02) = (e0.elapsed_ms(&e1)?, e0.elapsed_ms(&e2)?);
+        if !(t01 >= 0.0 && t02 >= t01) {
+            check.wrong(format!("event times not ordered: {t01} ms, then {t02} ms"));
+        }
+        // The device's clock and the host's differ; 5 ms covers their resolution and skew.
+        if f64::from(t02) > host_ms + 5.0 {
+            check.wrong(format!("events say {t02} ms, the host {host_ms} ms"));
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn bad_copies_are_errors_before_anything_runs() {
+    check_each_device(common::devices(), 2, |dev, check| {
+        let s: Stream = dev.new_stream()?;
+        let h = HostBuffer::from_slice(dev, &[1.0f32, 2.0, 3.0])?;
+        let mut y = dev.upload(&[5.0f32; 4])?;
+        match s.upload(&h, &mut y) {
+            Err(Error::LengthMismatch {
+                expected: 4,
+                got: 3,
+                ..
+            }) => {}
+            other => check.wrong(format!("a short upload gave {other:?}")),
+        }
+        check.eq("y untouched", &y.to_vec()?, &[5.0; 4]);
+        let other = common::devices()
+            .into_iter()
+            .find(|d| d.id != dev.id)
+            .expect("a second device");
+        let mut z = other.upload(&[1.0f32, 2.0, 3.0])?;
+        match s.upload(&h, &mut z) {
+            Err(Error::Memory { message, .. }) if message.contains("device") => {}
+            other => check.wrong(format!("an upload to another device gave {other:?}")),
+        }
+        Ok(())
+    });
+}
