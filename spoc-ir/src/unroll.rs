@@ -177,22 +177,30 @@ pub(crate) fn fold(e: &Expr) -> Option<i128> {
             _ => return None,
         },
         ExprKind::Cast { value, .. } => fold(value)?,
-        ExprKind::Binary { op, lhs, rhs } => {
-            let (l, r) = (fold(lhs)?, fold(rhs)?);
-            let width = bits(&e.ty)?;
-            match op {
-                BinOp::Add => l.checked_add(r)?,
-                BinOp::Sub => l.checked_sub(r)?,
-                BinOp::Mul => l.checked_mul(r)?,
-                BinOp::Div if r != 0 => l.checked_div(r)?,
-                BinOp::Shl if (0..width).contains(&r) => l.checked_shl(r as u32)?,
-                BinOp::Shr if (0..width).contains(&r) => l.checked_shr(r as u32)?,
-                _ => return None,
-            }
+        // `%` is folded by `fold_constants` only: `unroll(…)` bounds and counted steps take
+        // `+ - * / << >>`.
+        ExprKind::Binary { op, lhs, rhs } if *op != BinOp::Rem => {
+            checked_op(*op, fold(lhs)?, fold(rhs)?, bits(&e.ty)?)?
         }
         _ => return None,
     };
     fits(&e.ty, v).then_some(v)
+}
+
+/// `l op r` for integer `+ - * / % << >>` on a type of `width` bits, computed in `i128`:
+/// `None` for another operator, a zero divisor, a shift by `width` or more, or a result that
+/// overflows `i128` (whether it fits the type is the caller's [`fits`]).
+fn checked_op(op: BinOp, l: i128, r: i128, width: i128) -> Option<i128> {
+    match op {
+        BinOp::Add => l.checked_add(r),
+        BinOp::Sub => l.checked_sub(r),
+        BinOp::Mul => l.checked_mul(r),
+        BinOp::Div if r != 0 => l.checked_div(r),
+        BinOp::Rem if r != 0 => l.checked_rem(r),
+        BinOp::Shl if (0..width).contains(&r) => l.checked_shl(r as u32),
+        BinOp::Shr if (0..width).contains(&r) => l.checked_shr(r as u32),
+        _ => None,
+    }
 }
 
 /// The width in bits of integer type `ty`.
@@ -659,13 +667,8 @@ fn counted_while(
         }
         values.push(v);
         v = match step_op {
-            BinOp::Add => v.checked_add(step)?,
-            BinOp::Sub => v.checked_sub(step)?,
-            BinOp::Mul => v.checked_mul(step)?,
-            BinOp::Div if step != 0 => v.checked_div(step)?,
-            BinOp::Shl if (0..width).contains(&step) => v.checked_shl(step as u32)?,
-            BinOp::Shr if (0..width).contains(&step) => v.checked_shr(step as u32)?,
-            _ => return None,
+            BinOp::Rem => return None,
+            op => checked_op(*op, v, step, width)?,
         };
         if !fits(&t, v) {
             return None;
@@ -740,13 +743,11 @@ fn fold_constants(kernel: &mut Kernel) -> bool {
                         && matches!(rhs.kind, ExprKind::Const(_)) =>
                 {
                     match op {
-                        BinOp::Rem => {
-                            let (l, r) = (fold(lhs), fold(rhs));
-                            l.zip(r)
-                                .filter(|&(_, r)| r != 0)
-                                .and_then(|(l, r)| l.checked_rem(r))
-                                .filter(|&v| fits(&e.ty, v))
-                        }
+                        BinOp::Rem => fold(lhs)
+                            .zip(fold(rhs))
+                            .zip(bits(&e.ty))
+                            .and_then(|((l, r), width)| checked_op(BinOp::Rem, l, r, width))
+                            .filter(|&v| fits(&e.ty, v)),
                         _ => fold(e),
                     }
                 }
