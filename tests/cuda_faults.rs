@@ -1,5 +1,5 @@
 //! A kernel that faults on an NVIDIA GPU: the error names the kernel, the device stays broken
-//! until `Device::reset()` (old buffers then refuse further use with a typed error), which
+//! (on a stream too: the fault shows at that stream's synchronize) until `Device::reset()` (old buffers then refuse further use with a typed error), which
 //! either recovers it (a saxpy runs) or, where the driver refuses a new context in the same
 //! process (CUDA documents its sticky faults so; the H200 with driver 580 does), leaves every
 //! later call failing with a `KernelFault` that says only a new process can use the device.
@@ -42,7 +42,7 @@ const CASE_VAR: &str = "SPOC_CUDA_FAULT_CASE";
 
 #[test]
 fn a_device_fault_names_the_kernel_and_reset_recovers() {
-    for backend in ["CUDA/PTX", "CUDA/C"] {
+    for backend in ["CUDA/PTX", "CUDA/C", "CUDA/PTX:stream"] {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["--exact", "fault_case", "--nocapture", "--test-threads=1"])
             .env(CASE_VAR, backend)
@@ -55,8 +55,9 @@ fn a_device_fault_names_the_kernel_and_reset_recovers() {
         );
         println!("-- {backend} (child process):\n{text}");
         assert!(out.status.success(), "{backend}: the child failed:\n{text}");
+        let name = backend.trim_end_matches(":stream");
         assert!(
-            text.contains(&format!("{backend}: done")) || text.contains("skipped:"),
+            text.contains(&format!("{name}: done")) || text.contains("skipped:"),
             "{backend}: the child did not run the case:\n{text}"
         );
     }
@@ -65,10 +66,15 @@ fn a_device_fault_names_the_kernel_and_reset_recovers() {
 /// One backend's case; runs only in a child process started by the test above.
 #[test]
 fn fault_case() {
-    let Ok(backend) = std::env::var(CASE_VAR) else {
+    let Ok(case) = std::env::var(CASE_VAR) else {
         return;
     };
-    let backend = backend.as_str();
+    // `<backend>:stream`: the faulting kernel is queued on a stream, and the fault shows at
+    // that stream's synchronize.
+    let (backend, on_stream) = match case.strip_suffix(":stream") {
+        Some(b) => (b, true),
+        None => (case.as_str(), false),
+    };
     {
         let dev = match spoc::init_device(Some(backend)) {
             Ok(d) => d,
@@ -82,11 +88,19 @@ fn fault_case() {
         let mut out = dev.alloc::<u32>(64).unwrap();
         let kept = dev.upload(&[1u32, 2, 3]).unwrap();
         // 2^31 elements (8 GiB) past the buffer. The launch itself may or may not report it.
-        let launched =
-            write_far_out_of_bounds.launch(&dev, dims1d(1), dims1d(32), (&mut out, 1usize << 31));
-        let fault = match launched {
-            Err(e) => e,
-            Ok(()) => dev
+        let args = (&mut out, 1usize << 31);
+        let stream = dev.new_stream().unwrap();
+        let launched = if on_stream {
+            write_far_out_of_bounds.launch_on(&stream, dims1d(1), dims1d(32), args)
+        } else {
+            write_far_out_of_bounds.launch(&dev, dims1d(1), dims1d(32), args)
+        };
+        let fault = match (launched, on_stream) {
+            (Err(e), _) => e,
+            (Ok(()), true) => stream
+                .synchronize()
+                .expect_err("the fault shows at the stream's synchronize"),
+            (Ok(()), false) => dev
                 .synchronize()
                 .expect_err("the fault shows at synchronize"),
         };
@@ -117,7 +131,7 @@ fn fault_case() {
             "{backend}: {:?}",
             kept.to_vec()
         );
-        drop((out, kept));
+        drop((out, kept, stream));
         let dev = spoc::init_device(Some(backend)).unwrap();
         match dev.upload(&[1.0f32, 2.0]) {
             Ok(_) => {
