@@ -14,6 +14,7 @@ mod corpus;
 use corpus::{matmul, saxpy};
 use spoc::prelude::*;
 use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
+use spoc_testkit::toolchains::{assert_no_stack, ptxas_and_scratch_dir, ptxas_report};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -155,12 +156,9 @@ fn ptx(k: &spoc::ir::Kernel, cc: Option<(u32, u32)>) -> String {
 
 #[test]
 fn macro_kernels_assemble_with_ptxas() {
-    let Some(ptxas) = spoc_testkit::toolchains::ptxas_or_skip("macro kernels' PTX through ptxas")
-    else {
+    let Some((ptxas, dir)) = ptxas_and_scratch_dir("macro kernels' PTX through ptxas") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("spoc-codegen-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
     for (name, k) in kernels() {
         for (cc, arch) in [
@@ -268,29 +266,15 @@ fn register_tile<const TM: usize, const TN: usize, const K: usize>(
 /// stack frame, no spills), for a 4x4 and an 8x8 tile.
 #[test]
 fn unrolled_register_tiles_need_no_stack() {
-    let Some(ptxas) = spoc_testkit::toolchains::ptxas_or_skip("register tiles through ptxas -v")
-    else {
+    let Some((ptxas, dir)) = ptxas_and_scratch_dir("register tiles through ptxas -v") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("spoc-codegen-tile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     for (name, k) in [
         ("tile4", register_tile::<4, 4, 8>.ir().unwrap()),
         ("tile8", register_tile::<8, 8, 8>.ir().unwrap()),
     ] {
-        let log = spoc_testkit::toolchains::ptxas_report(
-            &ptxas,
-            &dir,
-            name,
-            "sm_90",
-            &ptx(k, Some((9, 0))),
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(
-            log.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
-            "{name}: the register tile uses the stack:\n{log}"
-        );
-        assert!(!log.contains("lmem"), "{name}: local memory:\n{log}");
+        let log = ptxas_report(&ptxas, &dir, name, "sm_90", &ptx(k, Some((9, 0))))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_no_stack(name, &log);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

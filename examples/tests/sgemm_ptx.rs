@@ -3,15 +3,13 @@
 //! memory — which the `unroll(…)` loops and the const tile sizes make possible.
 
 use spoc::Target;
+use spoc_testkit::toolchains::{assert_no_stack, ptxas_and_scratch_dir, ptxas_report};
 
 #[test]
 fn sgemm_keeps_its_tiles_in_registers() {
-    let Some(ptxas) = spoc_testkit::toolchains::ptxas_or_skip("sgemm's PTX through ptxas -v")
-    else {
+    let Some((ptxas, dir)) = ptxas_and_scratch_dir("sgemm's PTX through ptxas -v") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("spoc-sgemm-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let sources = [
         (
             "sgemm_128",
@@ -25,14 +23,9 @@ fn sgemm_keeps_its_tiles_in_registers() {
     for (name, src) in sources {
         let src = src.expect("PTX generates").expect("CUDA/PTX has source");
         let ptx = src.text().expect("PTX is text");
-        let log = spoc_testkit::toolchains::ptxas_report(&ptxas, &dir, name, "sm_90", ptx)
+        let log = ptxas_report(&ptxas, &dir, name, "sm_90", ptx)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         eprintln!("{name}: {}", log.trim().replace('\n', " | "));
-        assert!(
-            log.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
-            "{name} uses the stack:\n{log}"
-        );
-        assert!(!log.contains("lmem"), "{name} uses local memory:\n{log}");
+        assert_no_stack(name, &log);
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

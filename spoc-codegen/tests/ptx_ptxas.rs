@@ -6,17 +6,15 @@
 
 mod ptx_corpus;
 
-use spoc_testkit::toolchains::{ptxas_or_skip, ptxas_report};
+use spoc_testkit::toolchains::{ptxas_and_scratch_dir, ptxas_report};
 
 /// Assembles every corpus kernel for sm_90, in checked mode (which must record faults) when
 /// `checked`; fails listing every kernel ptxas rejects, and at once on a warning.
 fn corpus_assembles(checked: bool) {
     let what = if checked { "checked PTX" } else { "PTX" };
-    let Some(ptxas) = ptxas_or_skip(&format!("assembling the {what} corpus")) else {
+    let Some((ptxas, dir)) = ptxas_and_scratch_dir(&format!("assembling the {what} corpus")) else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("spoc-ptxas-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut failures = Vec::new();
     for (name, k, soa) in ptx_corpus::all() {
         let ptx = ptx_corpus::ptx_with(&k, &soa, checked);

@@ -60,12 +60,11 @@ fn lines_with<'a>(ptx: &'a str, needle: &str) -> Vec<&'a str> {
 
 /// Assembles `k` (plain and checked) with `ptxas -arch=sm_90`, if ptxas is there.
 fn assembles(k: &Kernel) {
-    let Some(ptxas) = spoc_testkit::toolchains::ptxas_or_skip(&format!("ptxas of `{}`", k.name))
+    let Some((ptxas, dir)) =
+        spoc_testkit::toolchains::ptxas_and_scratch_dir(&format!("ptxas of `{}`", k.name))
     else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("spoc-ptx-vectors-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     for checked in [false, true] {
         let ptx = ptx_with(k, &[], checked);
         let name = format!("{}{}", k.name, if checked { "_checked" } else { "" });

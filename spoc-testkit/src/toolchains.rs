@@ -4,7 +4,9 @@
 //! `SPOC_REQUIRE_TOOLCHAINS=1` (CI, after `spoc-codegen/tests/support/fetch-ptxas.sh`), which
 //! makes the missing tool a failure.
 
-use std::path::PathBuf;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// `ptxas`: `$SPOC_PTXAS`, else `ptxas` on `PATH`, else `/opt/spoc-ptxas/usr/bin/ptxas` (where
 /// `fetch-ptxas.sh` installs it).
@@ -37,6 +39,63 @@ pub fn ptxas_or_skip(what: &str) -> Option<PathBuf> {
         eprintln!("{msg}");
     }
     found
+}
+
+/// [`ptxas_or_skip`], with a new [`ScratchDir`] for the files it reads and writes.
+///
+/// # Panics
+/// As [`ptxas_or_skip`], and when the folder cannot be created.
+pub fn ptxas_and_scratch_dir(what: &str) -> Option<(PathBuf, ScratchDir)> {
+    let ptxas = ptxas_or_skip(what)?;
+    Some((ptxas, ScratchDir::new("ptxas")))
+}
+
+/// A folder for one test's files, `<temp dir>/spoc-<tag>-<process id>-<n>` (`n` new for each
+/// folder of the process, so tests running at once never share one). Dropping it removes it,
+/// unless the thread is panicking: a failing test leaves its files to look at.
+#[derive(Debug)]
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// Creates the next folder for `tag`.
+    ///
+    /// # Panics
+    /// When the folder cannot be created.
+    pub fn new(tag: &str) -> ScratchDir {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("spoc-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("creating {}: {e}", dir.display()));
+        ScratchDir(dir)
+    }
+}
+
+impl Deref for ScratchDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// Asserts that the `ptxas -v` report `log` of `name` ([`ptxas_report`]) shows it kept in
+/// registers: 0 bytes of stack frame, no spills, no local memory.
+///
+/// # Panics
+/// When it is not.
+pub fn assert_no_stack(name: &str, log: &str) {
+    assert!(
+        log.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+        "{name} uses the stack:\n{log}"
+    );
+    assert!(!log.contains("lmem"), "{name} uses local memory:\n{log}");
 }
 
 /// What `ptxas -v -arch=<arch>` says about `ptx` (written as `<dir>/<name>.ptx`): its stderr,
