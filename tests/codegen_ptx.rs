@@ -4,7 +4,8 @@
 //! fetch-ptxas.sh` installs it). `dump_for_device` (ignored) writes the PTX for
 //! `spoc-codegen/tests/ptx_device/run_on_gpu.py`, which runs it on a GPU.
 
-/// Kernels and helpers shared with the other generator tests (only `named_irs!` is used here).
+/// Kernels and helpers shared with the other generator tests (only `named_irs!` and
+/// `source_text` are used here).
 #[allow(dead_code)]
 mod codegen_kernels;
 /// The root kernel corpus (only some of its kernels are used here).
@@ -13,7 +14,7 @@ mod corpus;
 
 use corpus::{matmul, saxpy};
 use spoc::prelude::*;
-use spoc_codegen::{generate_source_with, Capabilities, Options, Target};
+use spoc_codegen::{Capabilities, Target};
 use spoc_testkit::toolchains::{assert_no_stack, ptxas_and_scratch_dir, ptxas_report};
 use std::path::PathBuf;
 use std::process::Command;
@@ -141,17 +142,7 @@ fn kernels() -> Vec<Ir> {
 fn ptx(k: &spoc::ir::Kernel, cc: Option<(u32, u32)>) -> String {
     let mut caps = Capabilities::for_target(Target::CudaPtx);
     caps.compute_capability = cc;
-    let opts = Options {
-        block: None,
-        soa_params: &[],
-        caps,
-        checked: false,
-    };
-    let src = generate_source_with(Target::CudaPtx, k, &opts)
-        .unwrap_or_else(|e| panic!("PTX for {}: {e}", k.name))
-        .expect("CUDA/PTX generates source");
-    assert_eq!(src.entry, k.name);
-    src.text().expect("PTX is text").to_string()
+    codegen_kernels::source_text(Target::CudaPtx, k, caps)
 }
 
 #[test]

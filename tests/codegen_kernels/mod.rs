@@ -18,6 +18,27 @@ macro_rules! named_irs {
 #[allow(unused_imports)] // macro_smoke.rs lists no kernels
 pub(crate) use named_irs;
 
+/// The source text `target` generates for `k` with capabilities `caps` (no block size, no SoA
+/// parameters, unchecked), after checking that its entry point is the kernel's name.
+#[allow(dead_code)] // codegen_naga.rs and macro_smoke.rs generate no text this way
+pub fn source_text(
+    target: spoc_codegen::Target,
+    k: &spoc::ir::Kernel,
+    caps: spoc_codegen::Capabilities,
+) -> String {
+    let opts = spoc_codegen::Options {
+        block: None,
+        soa_params: &[],
+        caps,
+        checked: false,
+    };
+    let src = spoc_codegen::generate_source_with(target, k, &opts)
+        .unwrap_or_else(|e| panic!("{target:?} {}: {e}", k.name))
+        .expect("a source target");
+    assert_eq!(src.entry, k.name);
+    src.text().expect("text").to_string()
+}
+
 /// `min(v, 1)`, and 0 for negative `v` (an early `return` in a helper).
 #[device]
 pub fn clamp01(v: f32) -> f32 {
