@@ -200,6 +200,24 @@ impl Printer<'_> {
         self.line(&format!("}}{tail}"));
     }
 
+    /// A loop bounded by counter `c`: `c` declared (`u32`, 0), the loop's first line `head`,
+    /// then in the loop `if c >= limit { break; }` when `limit` is given, `c += 1u32;` and
+    /// `body`.
+    fn counted_loop(&mut self, c: &str, head: &str, limit: Option<u32>, body: &Block) {
+        self.line(&format!("let mut {c}: u32 = 0u32;"));
+        self.line(head);
+        self.indent += 1;
+        if let Some(limit) = limit {
+            self.line(&format!("if {c} >= {limit}u32 {{"));
+            self.line("    break;");
+            self.line("}");
+        }
+        self.line(&format!("{c} += 1u32;"));
+        self.block_body(body);
+        self.indent -= 1;
+        self.line("}");
+    }
+
     fn place(&mut self, p: &Place) -> String {
         match p {
             Place::Var(v) => self.k.var_name(*v),
@@ -298,35 +316,18 @@ impl Printer<'_> {
                 body,
             } => {
                 let c = k.var_name(*counter);
-                self.line(&format!("let mut {c}: u32 = 0u32;"));
                 let extra = match cond {
                     Some(e) => format!(" && {}", self.expr(e)),
                     None => String::new(),
                 };
-                self.line(&format!("while ({c} < {limit}u32){extra} {{"));
-                self.indent += 1;
-                self.line(&format!("{c} += 1u32;"));
-                self.block_body(body);
-                self.indent -= 1;
-                self.line("}");
+                let head = format!("while ({c} < {limit}u32){extra} {{");
+                self.counted_loop(&c, &head, None, body);
             }
             Stmt::Loop {
                 counter,
                 limit,
                 body,
-            } => {
-                let c = k.var_name(*counter);
-                self.line(&format!("let mut {c}: u32 = 0u32;"));
-                self.line("loop {");
-                self.indent += 1;
-                self.line(&format!("if {c} >= {limit}u32 {{"));
-                self.line("    break;");
-                self.line("}");
-                self.line(&format!("{c} += 1u32;"));
-                self.block_body(body);
-                self.indent -= 1;
-                self.line("}");
-            }
+            } => self.counted_loop(&k.var_name(*counter), "loop {", Some(*limit), body),
             Stmt::For(l) => {
                 let (lo, hi) = (self.expr(&l.lo), self.expr(&l.hi));
                 let mut range = format!("({lo}..{hi})");
