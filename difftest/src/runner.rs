@@ -200,6 +200,32 @@ pub struct Tally {
     pub time: Duration,
 }
 
+/// A tally's row: ran, skipped, disagreed, seconds.
+type Counts = (usize, usize, usize, f64);
+
+impl Tally {
+    /// The numbers of its row: ran, skipped (all reasons), disagreed, seconds.
+    fn counts(&self) -> Counts {
+        (
+            self.ran,
+            self.skipped.values().sum(),
+            self.disagreed,
+            self.time.as_secs_f64(),
+        )
+    }
+}
+
+/// The table of the tallies `rows` (label and [`Tally::counts`]), under its header.
+fn print_tallies<'a>(rows: impl Iterator<Item = (&'a String, Counts)>) {
+    println!(
+        "{:<48} {:>6} {:>8} {:>10} {:>9}",
+        "backend", "ran", "skipped", "disagreed", "time (s)"
+    );
+    for (label, (r, sk, d, t)) in rows {
+        println!("{label:<48} {r:>6} {sk:>8} {d:>10} {t:>9.1}");
+    }
+}
+
 /// One disagreement, for the report.
 #[derive(Debug)]
 pub struct Report {
@@ -753,19 +779,7 @@ impl Run {
 
     fn finish(self, compiled_n: usize, t0: Instant) -> bool {
         println!("\n== spoc-difftest: {} kernels ({compiled_n} compiled, {} run-time-lowered), seed {:#x}", self.kernels, self.kernels - compiled_n, self.s.seed);
-        println!(
-            "{:<48} {:>6} {:>8} {:>10} {:>9}",
-            "backend", "ran", "skipped", "disagreed", "time (s)"
-        );
-        for (label, t) in &self.tallies {
-            println!(
-                "{label:<48} {:>6} {:>8} {:>10} {:>9.1}",
-                t.ran,
-                t.skipped.values().sum::<usize>(),
-                t.disagreed,
-                t.time.as_secs_f64()
-            );
-        }
+        print_tallies(self.tallies.iter().map(|(l, t)| (l, t.counts())));
         if self.devs.iter().any(|d| d.native) {
             println!(
                 "(Native runs the compiled set only: run-time-lowered kernels have no native code)"
@@ -823,13 +837,8 @@ impl Run {
         let bad = self.reports.len();
         // For a parent process (`SPOC_DIFFTEST_JOBS`): the table as data.
         for (label, t) in &self.tallies {
-            println!(
-                "TALLY\t{label}\t{}\t{}\t{}\t{:.3}",
-                t.ran,
-                t.skipped.values().sum::<usize>(),
-                t.disagreed,
-                t.time.as_secs_f64()
-            );
+            let (ran, skipped, disagreed, secs) = t.counts();
+            println!("TALLY\t{label}\t{ran}\t{skipped}\t{disagreed}\t{secs:.3}");
         }
         println!("KERNELS\t{}\t{compiled_n}\t{bad}", self.kernels);
         println!(
@@ -881,7 +890,7 @@ fn run_jobs(s: &Settings) -> bool {
         s.jobs
     );
     let mut ok = true;
-    let mut tallies: BTreeMap<String, (usize, usize, usize, f64)> = BTreeMap::new();
+    let mut tallies: BTreeMap<String, Counts> = BTreeMap::new();
     let (mut kernels, mut compiled, mut bad) = (0usize, 0usize, 0usize);
     for (j, first, n, h) in handles {
         let out = h
@@ -919,13 +928,7 @@ fn run_jobs(s: &Settings) -> bool {
         kernels - compiled,
         s.seed
     );
-    println!(
-        "{:<48} {:>6} {:>8} {:>10} {:>9}",
-        "backend", "ran", "skipped", "disagreed", "time (s)"
-    );
-    for (label, (r, sk, d, t)) in &tallies {
-        println!("{label:<48} {r:>6} {sk:>8} {d:>10} {t:>9.1}");
-    }
+    print_tallies(tallies.iter().map(|(l, &c)| (l, c)));
     println!(
         "spoc-difftest: {kernels} kernels, {bad} disagreement(s), {:.1} s{}",
         t0.elapsed().as_secs_f64(),
