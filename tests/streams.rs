@@ -223,3 +223,36 @@ fn bad_copies_are_errors_before_anything_runs() {
         Ok(())
     });
 }
+
+/// Writes one element past the end of `y`.
+#[kernel]
+fn write_past_end(y: &mut [f32]) {
+    let i = global_id_x();
+    y[i + 1] = 1.0;
+}
+
+#[test]
+fn a_fault_on_a_stream_shows_at_its_synchronize_and_the_stream_goes_on() {
+    let x = data(N);
+    let want: Vec<f32> = x.iter().map(|&v| twice_plus_one_host(v, 1)).collect();
+    for dev in common::checking_devices() {
+        let s = dev.new_stream().unwrap();
+        let mut y = dev.alloc::<f32>(64).unwrap();
+        // Native queues it and reports the fault at the synchronize; the Interpreter, which
+        // runs work as it is queued, at the launch.
+        let r = write_past_end
+            .launch_on(&s, dims1d(1), dims1d(64), (&mut y,))
+            .and_then(|()| s.synchronize());
+        match r {
+            Err(Error::KernelFault { kernel, .. }) => assert!(kernel.contains("write_past_end")),
+            other => panic!("{dev}: a fault on a stream gave {other:?}"),
+        }
+        // Reported once: the stream runs later work.
+        let mut z = dev.upload(&x).unwrap();
+        twice_plus_one
+            .launch_on(&s, grid(), dims1d(64), (&mut z, 1))
+            .unwrap();
+        s.synchronize().unwrap();
+        assert_eq!(z.to_vec().unwrap(), want, "{dev}");
+    }
+}

@@ -161,7 +161,8 @@ macro_rules! opaque_handle {
 }
 
 opaque_handle!(
-    /// An execution stream (CUDA stream, OpenCL command queue); CPU backends run synchronously.
+    /// An execution stream (CUDA stream, OpenCL command queue, a Native worker thread; the
+    /// Interpreter's and Vulkan's run work as it is queued).
     Stream
 );
 opaque_handle!(

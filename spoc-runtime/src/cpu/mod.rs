@@ -42,6 +42,7 @@ macro_rules! cpu_backend_methods {
 pub mod interpreter;
 pub mod native;
 pub mod simt;
+pub(crate) mod worker;
 
 /// What the CPU backends hold alike: their intrinsic registry and profiling switch.
 pub(crate) struct CpuBackendBase {

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::kernel_abi::NativeArg;
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Alignment of every host allocation, in bytes: enough for any scalar and for the elements a
@@ -102,7 +102,12 @@ pub fn block<'m>(backend: &str, mem: &'m DeviceMem) -> Result<&'m HostBlock> {
         .ok_or_else(|| mem_err(backend, "the allocation is not host memory".into()))
 }
 
-fn range(backend: &str, mem: &DeviceMem, offset: usize, bytes: usize) -> Result<*mut u8> {
+pub(crate) fn range(
+    backend: &str,
+    mem: &DeviceMem,
+    offset: usize,
+    bytes: usize,
+) -> Result<*mut u8> {
     let b = block(backend, mem)?;
     match offset.checked_add(bytes) {
         Some(end) if end <= b.bytes => {
@@ -176,18 +181,28 @@ pub fn copy_d2d(backend: &str, dst: &DeviceMem, src: &DeviceMem, bytes: usize) -
     Ok(())
 }
 
-/// A CPU timing event: the instant it was last recorded.
+/// A CPU timing event: the instant it was last recorded (shared with the job of a Native
+/// stream that records it when the stream reaches it).
 #[derive(Debug, Default)]
-pub struct CpuEvent(Mutex<Option<Instant>>);
+pub struct CpuEvent(Arc<Mutex<Option<Instant>>>);
 
 /// Records `event` now.
 ///
 /// # Errors
 /// [`Error::Driver`] if `event` is not a CPU event.
 pub fn record_event(backend: &str, event: &Event) -> Result<()> {
-    let e = cpu_event(backend, event)?;
-    *e.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+    let stamp = event_stamp(backend, event)?;
+    stamp();
     Ok(())
+}
+
+/// A function that records `event` when called (from a stream's worker thread).
+///
+/// # Errors
+/// [`Error::Driver`] if `event` is not a CPU event.
+pub(crate) fn event_stamp(backend: &str, event: &Event) -> Result<impl FnOnce() + Send + 'static> {
+    let e = cpu_event(backend, event)?.0.clone();
+    Ok(move || *e.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now()))
 }
 
 /// Milliseconds from `start` to `end`.
@@ -255,11 +270,13 @@ pub fn total_memory() -> u64 {
 }
 
 /// Implements the memory, stream and event methods ([`crate::backend::DeviceMemory`]) with host
-/// memory ([`crate::host`]) and synchronous streams. Invoke it inside an
+/// memory ([`crate::host`]) and streams that run work as it is queued; `(memory)`: the memory
+/// methods alone (Native has streams of its own, `cpu/worker.rs`). Invoke it inside an
 /// `impl DeviceMemory for …` block.
 #[macro_export]
 macro_rules! host_memory_methods {
     () => {
+        $crate::host_memory_methods!(memory);
         fn create_stream(&self, device: usize) -> $crate::Result<$crate::backend::Stream> {
             Ok($crate::backend::Stream::new(device, Box::new(())))
         }
@@ -269,6 +286,28 @@ macro_rules! host_memory_methods {
         fn destroy_stream(&self, _stream: $crate::backend::Stream) -> $crate::Result<()> {
             Ok(())
         }
+        fn create_event(&self, device: usize) -> $crate::Result<$crate::backend::Event> {
+            Ok($crate::backend::Event::new(
+                device,
+                Box::new($crate::host::CpuEvent::default()),
+            ))
+        }
+        fn record_event(
+            &self,
+            event: &$crate::backend::Event,
+            _stream: Option<&$crate::backend::Stream>,
+        ) -> $crate::Result<()> {
+            $crate::host::record_event($crate::backend::Platform::name(self), event)
+        }
+        fn event_elapsed_ms(
+            &self,
+            start: &$crate::backend::Event,
+            end: &$crate::backend::Event,
+        ) -> $crate::Result<f32> {
+            $crate::host::elapsed_ms($crate::backend::Platform::name(self), start, end)
+        }
+    };
+    (memory) => {
         fn alloc(&self, device: usize, bytes: usize) -> $crate::Result<$crate::backend::DeviceMem> {
             $crate::host::alloc($crate::backend::Platform::name(self), device, bytes)
         }
@@ -313,26 +352,6 @@ macro_rules! host_memory_methods {
         fn free(&self, mem: $crate::backend::DeviceMem) -> $crate::Result<()> {
             drop(mem);
             Ok(())
-        }
-        fn create_event(&self, device: usize) -> $crate::Result<$crate::backend::Event> {
-            Ok($crate::backend::Event::new(
-                device,
-                Box::new($crate::host::CpuEvent::default()),
-            ))
-        }
-        fn record_event(
-            &self,
-            event: &$crate::backend::Event,
-            _stream: Option<&$crate::backend::Stream>,
-        ) -> $crate::Result<()> {
-            $crate::host::record_event($crate::backend::Platform::name(self), event)
-        }
-        fn event_elapsed_ms(
-            &self,
-            start: &$crate::backend::Event,
-            end: &$crate::backend::Event,
-        ) -> $crate::Result<f32> {
-            $crate::host::elapsed_ms($crate::backend::Platform::name(self), start, end)
         }
     };
 }

@@ -189,8 +189,8 @@ impl fmt::Debug for Stream {
 }
 
 impl Device {
-    /// Creates a stream on this device (`cuStreamCreate`, `clCreateCommandQueue`; a queue that
-    /// runs work as it is queued on Native, Interpreter and Vulkan).
+    /// Creates a stream on this device (`cuStreamCreate`, `clCreateCommandQueue`, a worker
+    /// thread on Native; a queue that runs work as it is queued on the Interpreter and Vulkan).
     ///
     /// # Errors
     /// [`Error::DeviceReset`] for a device from before [`Device::reset`];

@@ -27,14 +27,18 @@ mod window;
 
 use super::CpuBackendBase;
 use crate::args::Arg;
-use crate::backend::Module;
-use crate::backend::{Compiler, DeviceInfo, DeviceMemory, ExecutionModel, LaunchConfig, Platform};
+use crate::backend::{
+    Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, ExecutionModel, LaunchConfig, Module,
+    Platform, Stream,
+};
 use crate::capabilities::Capabilities;
+use crate::cpu::worker::{self, Worker};
 use crate::error::{Error, Result};
 use crate::executor::Executor;
 use crate::intrinsics::IntrinsicRegistry;
 use crate::kernel_def::KernelDef;
 use spoc_ir::{Block, Expr, ExprKind, Intrinsic, Kernel, StmtKind};
+use std::sync::{Mutex, Weak};
 
 /// The Native backend's name.
 pub const NAME: &str = "Native";
@@ -42,6 +46,8 @@ pub const NAME: &str = "Native";
 /// The Native backend. Stateless apart from its intrinsic registry and profiling switch.
 pub struct NativeBackend {
     base: CpuBackendBase,
+    /// The workers of the streams created (for [`DeviceMemory::synchronize`]).
+    streams: Mutex<Vec<Weak<worker::Shared>>>,
 }
 
 impl Default for NativeBackend {
@@ -56,6 +62,7 @@ impl NativeBackend {
         NativeBackend {
             // Every intrinsic runs natively: warp operations on the SIMT scheduler.
             base: CpuBackendBase::new(IntrinsicRegistry::all_except(|_| false)),
+            streams: Mutex::new(Vec::new()),
         }
     }
 }
@@ -128,8 +135,137 @@ impl Platform for NativeBackend {
     }
 }
 
+/// The worker of a Native stream.
+fn worker(stream: &Stream) -> Result<&Worker> {
+    check_device(NAME, stream.device())?;
+    stream.handle::<Worker>().ok_or_else(|| Error::Driver {
+        backend: NAME.into(),
+        message: "not a stream of the Native backend".into(),
+    })
+}
+
+/// Host memory pointers a copy job carries to the worker thread.
+struct CopyJob {
+    src: *const u8,
+    dst: *mut u8,
+    bytes: usize,
+}
+
+// SAFETY: the pointers are host memory that stays valid, and untouched by the host, until the
+// stream has run the job (the caller's contract of `copy_*_async`, which the runtime's use
+// tracking keeps).
+unsafe impl Send for CopyJob {}
+
+impl CopyJob {
+    fn run(self) -> Result<()> {
+        if self.bytes > 0 {
+            // SAFETY: both ranges valid for `bytes` bytes (checked or guaranteed when queued);
+            // host and device memory of distinct allocations do not overlap.
+            unsafe { std::ptr::copy_nonoverlapping(self.src, self.dst, self.bytes) };
+        }
+        Ok(())
+    }
+}
+
+/// Streams run on worker threads of their own ([`crate::cpu::worker`]): a launch or copy on a
+/// stream returns once queued, and two streams run side by side. The default stream runs work
+/// as it is called.
 impl DeviceMemory for NativeBackend {
-    crate::host_memory_methods!();
+    crate::host_memory_methods!(memory);
+
+    fn create_stream(&self, device: usize) -> Result<Stream> {
+        check_device(NAME, device)?;
+        let w = Worker::start(NAME, "spoc-native-stream")?;
+        let mut live = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|s| s.strong_count() > 0);
+        live.push(w.watch());
+        Ok(Stream::new(device, Box::new(w)))
+    }
+
+    fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
+        worker(stream)?.wait()
+    }
+
+    fn destroy_stream(&self, stream: Stream) -> Result<()> {
+        let waited = worker(&stream)?.wait();
+        drop(stream); // the worker joins its thread
+        waited
+    }
+
+    /// Waits for every stream of the device; returns the first failure one reports.
+    fn synchronize(&self, device: usize) -> Result<()> {
+        check_device(NAME, device)?;
+        let live: Vec<_> = self
+            .streams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(|s| s.upgrade())
+            .collect();
+        let mut first = Ok(());
+        for s in live {
+            let r = s.wait();
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    unsafe fn copy_h2d_async(
+        &self,
+        dst: &DeviceMem,
+        offset: usize,
+        src: *const u8,
+        bytes: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        let w = worker(stream)?;
+        let dst = crate::host::range(NAME, dst, offset, bytes)?;
+        let job = CopyJob { src, dst, bytes };
+        w.submit(Box::new(move || job.run()));
+        Ok(())
+    }
+
+    unsafe fn copy_d2h_async(
+        &self,
+        src: &DeviceMem,
+        offset: usize,
+        dst: *mut u8,
+        bytes: usize,
+        stream: &Stream,
+    ) -> Result<()> {
+        let w = worker(stream)?;
+        let src = crate::host::range(NAME, src, offset, bytes)?;
+        let job = CopyJob { src, dst, bytes };
+        w.submit(Box::new(move || job.run()));
+        Ok(())
+    }
+
+    fn create_event(&self, device: usize) -> Result<Event> {
+        check_device(NAME, device)?;
+        Ok(Event::new(
+            device,
+            Box::new(crate::host::CpuEvent::default()),
+        ))
+    }
+
+    /// On a stream: stamped when the stream's worker reaches it.
+    fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
+        let stamp = crate::host::event_stamp(NAME, event)?;
+        match stream {
+            Some(s) => worker(s)?.submit(Box::new(move || {
+                stamp();
+                Ok(())
+            })),
+            None => stamp(),
+        }
+        Ok(())
+    }
+
+    fn event_elapsed_ms(&self, start: &Event, end: &Event) -> Result<f32> {
+        crate::host::elapsed_ms(NAME, start, end)
+    }
 }
 
 impl Compiler for NativeBackend {
@@ -175,6 +311,14 @@ impl Executor for NativeBackend {
             shared_bytes: shared_mem,
             simt,
         };
+        if let Some(stream) = config.stream {
+            // Queued: the buffers stay valid until the stream has run it (use tracking).
+            let name = def.name;
+            worker(stream)?.submit(Box::new(move || {
+                native(&launch, &native_args).map_err(|t| fault(name, t))
+            }));
+            return Ok(());
+        }
         self.base.timed(NAME, def.name, grid, block, || {
             native(&launch, &native_args).map_err(|t| fault(def.name, t))
         })
