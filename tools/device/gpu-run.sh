@@ -9,7 +9,8 @@
 # 3. when PEERS=1: bench on CUDA/PTX, CUDA/C and Vulkan with --json, then benches/peers/peers.py
 #    (torch, Triton, CuPy) at the same sizes (BENCH_ARGS, default "--scale 4").
 # SUITES=0 skips steps 1 and 2 (a peers-only run: PEERS=1 SUITES=0); SUITES="int_edge_values
-# cuda" runs only those suites in step 1 and skips step 2.
+# cuda" runs only those suites in step 1 and skips step 2. EXAMPLES="stream_overlap --device
+# CUDA/PTX; cuda_bench" runs those staged examples (';'-separated) after step 1.
 # Everything goes to one log, $OUT/all.log (the device tool returns a limited number of files),
 # and a summary line per step to stdout.
 set -u
@@ -39,6 +40,14 @@ for t in *-test; do
   timeout 150 "./$t" --test-threads=$threads >> "$log" 2>&1
   rc=$?
   echo "$t rc=$rc" | tee -a "$log"
+done
+IFS=';' read -ra examples <<< "${EXAMPLES:-}"
+for e in "${examples[@]}"; do
+  read -ra cmd <<< "$e"
+  [ ${#cmd[@]} -eq 0 ] && continue
+  echo "==== ${cmd[*]}" | tee -a "$log"
+  timeout 150 "./${cmd[0]}" "${cmd[@]:1}" 2>&1 | tee -a "$log"
+  echo "${cmd[0]} rc=${PIPESTATUS[0]}" | tee -a "$log"
 done
 first=0
 while [ "$suites" = 1 ] && [ "$SECONDS" -lt "$limit" ] && [ -x ./difftest-test ]; do

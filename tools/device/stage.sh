@@ -17,7 +17,7 @@ done
 rm -rf .device && mkdir -p .device/bin
 # package: its GPU test targets.
 suites=(
-  "spoc:kernels soa records generics const_generics warp_ops check_mode cuda_faults bounds_checks float_special int_edge_values launch_checks evaluation_order deep_kernels backend_kernels vectors"
+  "spoc:kernels soa records generics const_generics warp_ops check_mode cuda_faults bounds_checks float_special int_edge_values launch_checks evaluation_order deep_kernels backend_kernels vectors streams"
   "spoc-runtime:cuda vulkan"
   "spoc-examples:programs"
   "spoc-codegen:naga_vulkan_run"
@@ -42,8 +42,8 @@ for line in sys.stdin:
         print("staged", os.path.basename(dst))
 '
 done
-cargo build --release -p spoc-examples --example bench
-cp target/release/examples/bench .device/bin/bench
+cargo build --release -p spoc-examples --example bench --example stream_overlap --example cuda_bench
+for e in bench stream_overlap cuda_bench; do cp "target/release/examples/$e" ".device/bin/$e"; done
 strip .device/bin/* 2>/dev/null || true
 tar -C .device -cf - bin | xz -T0 -6 > .device/bin.tar.xz
 rm -rf .device/bin
