@@ -43,7 +43,7 @@ for line in sys.stdin:
 '
 done
 cargo build --release -p spoc-examples --example bench --example stream_overlap --example cuda_bench
-for e in bench stream_overlap cuda_bench; do cp "target/release/examples/$e" ".device/bin/$e"; done
+for e in bench stream_overlap cuda_bench; do cp "${CARGO_TARGET_DIR:-target}/release/examples/$e" ".device/bin/$e"; done
 strip .device/bin/* 2>/dev/null || true
 tar -C .device -cf - bin | xz -T0 -6 > .device/bin.tar.xz
 rm -rf .device/bin
