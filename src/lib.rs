@@ -50,6 +50,43 @@
 //! signature: a scalar parameter takes its value, `&[T]` takes `&Buffer<T>`, `&mut [T]` takes
 //! `&mut Buffer<T>`. Each kernel is compiled once per device and cached.
 //!
+//! **Streams.** [`Device::new_stream`] gives a [`Stream`]: `kernel.launch_on(&stream, grid,
+//! block, (args…))`, [`Stream::upload`] and [`Stream::download`] (between a [`Buffer`] and a
+//! [`HostBuffer`], page-locked on CUDA) queue work and return; work on one stream runs in order,
+//! two streams overlap, and [`Stream::record`] / [`Stream::wait_for`] order them with an
+//! [`Event`] (which also times: [`Event::elapsed_ms`]). Buffers remember the queued work that
+//! uses them: a later host access, a free, or conflicting work on another stream waits for it,
+//! so nothing needs an explicit synchronize to be correct:
+//!
+//! ```
+//! use spoc::prelude::*;
+//! use spoc::HostBuffer;
+//!
+//! #[kernel]
+//! fn double(y: &mut [f32]) {
+//!     let i = global_id_x();
+//!     if i < y.len() {
+//!         y[i] = 2.0 * y[i];
+//!     }
+//! }
+//!
+//! # fn main() -> spoc::Result<()> {
+//! let dev = spoc::init_device(None)?;
+//! let (s0, s1) = (dev.new_stream()?, dev.new_stream()?);
+//! let input = HostBuffer::from_slice(&dev, &[1.0f32, 2.0, 3.0])?;
+//! let mut y = dev.alloc::<f32>(3)?;
+//! s0.upload(&input, &mut y)?;
+//! double.launch_on(&s0, dims1d(1), dims1d(32), (&mut y,))?;
+//! let doubled = s0.record()?;
+//! s1.wait_for(&doubled)?;
+//! double.launch_on(&s1, dims1d(1), dims1d(32), (&mut y,))?;
+//! let mut out = HostBuffer::new(&dev, 3)?;
+//! s1.download(&y, &mut out)?;
+//! assert_eq!(out.as_slice()?, [4.0, 8.0, 12.0]); // waits for the download
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! **Errors.** Every fallible function returns [`Result`]; nothing panics on bad input or a
 //! missing driver. A launch the device cannot run is [`Error::InvalidLaunch`] (with a
 //! [`LaunchProblem`]) before anything runs; a backend lacking a feature is
