@@ -11,8 +11,10 @@
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
 for d in /.device/ /.gl/; do
-  grep -qxF "$d" .git/info/exclude 2>/dev/null || echo "$d" >> .git/info/exclude
+  grep -qxF "$d" "$exclude" 2>/dev/null || echo "$d" >> "$exclude"
 done
 rm -rf .device && mkdir -p .device/bin
 # package: its GPU test targets.
