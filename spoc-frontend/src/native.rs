@@ -555,6 +555,19 @@ impl<'a> Native<'a> {
         Some(quote!(#(#stmts)*))
     }
 
+    /// The patterns of the `match` arms `arms` and their bodies, translated by `body`.
+    fn arms<T>(
+        &self,
+        arms: &[(Pattern, T)],
+        body: impl Fn(&Self, &T) -> Option<TokenStream>,
+    ) -> Option<(Vec<TokenStream>, Vec<TokenStream>)> {
+        let arms = arms
+            .iter()
+            .map(|(p, b)| Some((pattern(p)?, body(self, b)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(arms.into_iter().unzip())
+    }
+
     fn stmt(&self, s: &Stmt) -> Option<TokenStream> {
         let tokens = crate::nesting::deep(|| self.stmt_inner(s))?;
         Some(match s.loc {
@@ -660,18 +673,13 @@ impl<'a> Native<'a> {
             }
             StmtKind::Match { scrutinee, arms } => {
                 let sc = self.expr(scrutinee)?;
-                let mut out = Vec::with_capacity(arms.len());
-                for (p, b) in arms {
-                    let p = pattern(p)?;
-                    let b = self.block(b)?;
-                    out.push(quote!(#p => { #b }));
-                }
+                let (pats, bodies) = self.arms(arms, Self::block)?;
                 // A statement `match` need not be exhaustive: no arm, no effect. (Not after a
                 // `_` arm: rustc's initialisation check would take the dead arm as a path that
                 // leaves a variable unassigned.)
                 let rest =
                     (!matches!(arms.last(), Some((Pattern::Wildcard, _)))).then(|| quote!(_ => {}));
-                quote!(match #sc { #(#out)* #rest })
+                quote!(match #sc { #(#pats => { #bodies })* #rest })
             }
             StmtKind::Barrier => {
                 let site = self.site();
@@ -803,16 +811,11 @@ impl<'a> Native<'a> {
             }
             ExprKind::Match { scrutinee, arms } => {
                 let sc = self.expr(scrutinee)?;
-                let mut out = Vec::with_capacity(arms.len());
-                for (p, v) in arms {
-                    let p = pattern(p)?;
-                    let v = self.expr(v)?;
-                    out.push(quote!(#p => #v,));
-                }
+                let (pats, values) = self.arms(arms, Self::expr)?;
                 // Validated expression matches are exhaustive: the last arm is never taken
                 // (and is unreachable when rustc sees the arms cover every value).
                 quote!((match #sc {
-                    #(#out)*
+                    #(#pats => #values,)*
                     _ => return ::core::result::Result::Err(::spoc::__private::Trap::NoMatchingArm),
                 }))
             }
@@ -986,15 +989,15 @@ impl<'a> Native<'a> {
     }
 
     fn math(&self, m: MathFn, args: &[Expr], ty: &Type) -> Option<TokenStream> {
+        let xs = args
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<Option<Vec<_>>>()?;
+        let x = xs.first()?;
+        let rest = &xs[1..];
         if let Some(path) = generic_path(ty) {
             // A record field's type: through the type (`<T>::sqrt(x)`), `abs` through the trait.
             let t = self.field_type(path)?;
-            let xs = args
-                .iter()
-                .map(|a| self.expr(a))
-                .collect::<Option<Vec<_>>>()?;
-            let x = xs.first()?;
-            let rest = &xs[1..];
             return Some(match m {
                 MathFn::Abs => quote!(::spoc::__private::KernelArith::k_abs(#x)),
                 MathFn::Rsqrt => quote!(((1.0 as #t) / <#t>::sqrt(#x))),
@@ -1006,12 +1009,6 @@ impl<'a> Native<'a> {
         }
         let s = ty.as_scalar()?;
         let t = rust_scalar(s)?;
-        let xs = args
-            .iter()
-            .map(|a| self.expr(a))
-            .collect::<Option<Vec<_>>>()?;
-        let x = xs.first()?;
-        let rest = &xs[1..];
         if s.is_integer() {
             return Some(match m {
                 MathFn::Abs if s.is_signed() => quote!((#x).wrapping_abs()),
