@@ -129,20 +129,9 @@ pub fn show(t: Ty, recs: &[RecordUse]) -> String {
         recs.get(r as usize)
             .map_or_else(|| "record".to_string(), |r| r.name.clone())
     };
-    match t {
-        Ty::Unit | Ty::Var(_) | Ty::Array { .. } => "()".into(),
-        Ty::Scalar(s) => s.name().into(),
-        Ty::Record(r) => rec(r),
-        Ty::Vector(s, l) => crate::types::vector_name(s, l).into(),
-        Ty::Buffer { elem, mutable } => {
-            let e = match elem {
-                Elem::Scalar(s) => s.name().to_string(),
-                Elem::Record(r) => rec(r),
-                Elem::Vector(s, l) => crate::types::vector_name(s, l).into(),
-            };
-            format!("&{}[{e}]", if mutable { "mut " } else { "" })
-        }
-    }
+    t.spelled(rec, |mutable, e| {
+        format!("&{}[{e}]", if mutable { "mut " } else { "" })
+    })
 }
 
 /// A type in a message: `` `f32` ``, or "a record" / "a buffer of records" for any record.

@@ -70,20 +70,9 @@ fn launch_type_text(t: Ty, recs: &[RecordUse]) -> String {
             quote!(#p).to_string().replace(' ', "")
         })
     };
-    match t {
-        Ty::Scalar(s) => s.name().to_string(),
-        Ty::Record(r) => path(r),
-        Ty::Vector(s, l) => crate::types::vector_name(s, l).into(),
-        Ty::Buffer { elem, mutable } => {
-            let e = match elem {
-                Elem::Scalar(s) => s.name().to_string(),
-                Elem::Record(r) => path(r),
-                Elem::Vector(s, l) => crate::types::vector_name(s, l).into(),
-            };
-            format!("&{}Buffer<{e}>", if mutable { "mut " } else { "" })
-        }
-        Ty::Unit | Ty::Var(_) | Ty::Array { .. } => "()".into(),
-    }
+    t.spelled(path, |mutable, e| {
+        format!("&{}Buffer<{e}>", if mutable { "mut " } else { "" })
+    })
 }
 
 /// The expression that loads a function's IR: `load_kernel_renamed`, or, when it names

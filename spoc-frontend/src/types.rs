@@ -245,6 +245,16 @@ impl Elem {
             Elem::Vector(s, l) => Ty::Vector(s, l),
         }
     }
+
+    /// The element's Rust spelling (`f32`, `F32x4`), a record's given by `record` (of the
+    /// record's index).
+    pub fn spelled(self, record: impl FnOnce(u32) -> String) -> String {
+        match self {
+            Elem::Scalar(s) => s.name().to_string(),
+            Elem::Record(r) => record(r),
+            Elem::Vector(s, l) => vector_name(s, l).to_string(),
+        }
+    }
 }
 
 /// A record type named in a function: its IR name (the path's last segment, which must be the
@@ -263,6 +273,23 @@ impl Ty {
     pub const BOOL: Ty = Ty::Scalar(Scalar::Bool);
     pub const USIZE: Ty = Ty::Scalar(Scalar::Usize);
     pub const I32: Ty = Ty::Scalar(Scalar::I32);
+
+    /// The Rust spelling of a parameter or value type: scalars, vectors and records as
+    /// [`Elem::spelled`] (a record's by `record`), a buffer by `buffer` (of whether it is `mut`
+    /// and its element's spelling), anything else (the unit type, arrays, type variables) `()`.
+    pub fn spelled(
+        self,
+        record: impl FnOnce(u32) -> String,
+        buffer: impl FnOnce(bool, String) -> String,
+    ) -> String {
+        match self {
+            Ty::Scalar(s) => Elem::Scalar(s).spelled(record),
+            Ty::Record(r) => Elem::Record(r).spelled(record),
+            Ty::Vector(s, l) => Elem::Vector(s, l).spelled(record),
+            Ty::Buffer { elem, mutable } => buffer(mutable, elem.spelled(record)),
+            Ty::Unit | Ty::Var(_) | Ty::Array { .. } => "()".into(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -321,11 +348,7 @@ impl Unifier {
 
     /// The Rust spelling of a buffer element type (`f32`, `Particle`).
     pub fn elem_name(&self, e: Elem) -> String {
-        match e {
-            Elem::Scalar(s) => s.name().to_string(),
-            Elem::Record(r) => self.record_name(r).to_string(),
-            Elem::Vector(s, l) => vector_name(s, l).to_string(),
-        }
+        e.spelled(|r| self.record_name(r).to_string())
     }
 
     /// The IR name of record `i`.
