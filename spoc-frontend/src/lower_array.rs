@@ -324,11 +324,7 @@ impl Lowerer {
                         "slices of slices are not supported; flatten the data into one buffer and index it as `x[row * width + col]`",
                     ));
                 };
-                let r = self.index_expr(&inner.index, pre);
-                let mut cpre = Block::new();
-                let c = self.index_expr(&ix.index, &mut cpre);
-                let (mut r, c) = (r?, c?);
-                self.sequence([&mut r], &c, cpre, pre);
+                let (r, c) = self.operands(&inner.index, &ix.index, Self::index_expr, pre)?;
                 let span = Loc::of(&ix);
                 let width = self.mk(ExprKind::Const(Const::U32(cols)), Ty::USIZE, span);
                 let row = self.binary_op(BinOp::Mul, r, width, span)?;

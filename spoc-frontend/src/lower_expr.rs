@@ -55,6 +55,24 @@ impl Lowerer {
         self.mk(ExprKind::Var(t), v.ty, v.span)
     }
 
+    /// Lowers the operands `left` then `right`, each by `lower`, into `pre`: both even when
+    /// `left` fails (so that both report their errors), `left`'s value kept from what
+    /// `right` does ([`Self::sequence`]).
+    pub(crate) fn operands(
+        &mut self,
+        left: &syn::Expr,
+        right: &syn::Expr,
+        lower: fn(&mut Self, &syn::Expr, &mut Block) -> Lowered<TExpr>,
+        pre: &mut Block,
+    ) -> Lowered<(TExpr, TExpr)> {
+        let l = lower(self, left, pre);
+        let mut rpre = Block::new();
+        let r = lower(self, right, &mut rpre);
+        let (mut l, r) = (l?, r?);
+        self.sequence([&mut l], &r, rpre, pre);
+        Ok((l, r))
+    }
+
     /// Keeps Rust's left-to-right order of operands: `later` is the operand right of
     /// `earlier` (already lowered, their statements already in `pre`), and `later_pre` the
     /// statements it needs first. If those statements, or `later` itself, may change memory,
@@ -305,11 +323,7 @@ impl Lowerer {
                 ))
             }
         };
-        let l = self.scalar(&b.left, pre);
-        let mut rpre = Block::new();
-        let r = self.scalar(&b.right, &mut rpre);
-        let (mut l, r) = (l?, r?);
-        self.sequence([&mut l], &r, rpre, pre);
+        let (l, r) = self.operands(&b.left, &b.right, Self::scalar, pre)?;
         let span = Loc::of(&b);
         let is_vector = |t: Ty| matches!(t, Ty::Vector(..));
         if is_vector(self.tys.resolve(l.ty)) || is_vector(self.tys.resolve(r.ty)) {

@@ -161,11 +161,7 @@ impl Lowerer {
             _ => "delta",
         };
         self.arity(c, 2, &format!("{name}(value, {second}: usize)"))?;
-        let v = self.scalar(&c.args[0], pre);
-        let mut lpre = Block::new();
-        let lane = self.scalar(&c.args[1], &mut lpre);
-        let (mut v, lane) = (v?, lane?);
-        self.sequence([&mut v], &lane, lpre, pre);
+        let (v, lane) = self.operands(&c.args[0], &c.args[1], Self::scalar, pre)?;
         self.constrain_at(
             v.ty,
             Kind::Numeric,
