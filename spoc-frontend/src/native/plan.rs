@@ -43,24 +43,23 @@ impl Term {
             Term::E(t) => t.clone(),
         }
     }
+    /// `self.method(o)` as tokens (`method` one of `u32`'s `wrapping_*`).
+    fn wrapping(&self, method: &str, o: &Term) -> Term {
+        let (a, b, m) = (self.tokens(), o.tokens(), format_ident!("{method}"));
+        Term::E(quote!((#a).#m(#b)))
+    }
     fn add(&self, o: &Term) -> Term {
         match (self, o) {
             (Term::C(a), Term::C(b)) => Term::C(a.wrapping_add(*b)),
             (Term::C(0), x) | (x, Term::C(0)) => x.clone(),
-            _ => {
-                let (a, b) = (self.tokens(), o.tokens());
-                Term::E(quote!((#a).wrapping_add(#b)))
-            }
+            _ => self.wrapping("wrapping_add", o),
         }
     }
     fn sub(&self, o: &Term) -> Term {
         match (self, o) {
             (Term::C(a), Term::C(b)) => Term::C(a.wrapping_sub(*b)),
             (x, Term::C(0)) => x.clone(),
-            _ => {
-                let (a, b) = (self.tokens(), o.tokens());
-                Term::E(quote!((#a).wrapping_sub(#b)))
-            }
+            _ => self.wrapping("wrapping_sub", o),
         }
     }
     fn mul(&self, o: &Term) -> Term {
@@ -69,10 +68,7 @@ impl Term {
             // Dropping the other factor is fine: terms are pure.
             (Term::C(0), _) | (_, Term::C(0)) => Term::C(0),
             (Term::C(1), x) | (x, Term::C(1)) => x.clone(),
-            _ => {
-                let (a, b) = (self.tokens(), o.tokens());
-                Term::E(quote!((#a).wrapping_mul(#b)))
-            }
+            _ => self.wrapping("wrapping_mul", o),
         }
     }
 }
