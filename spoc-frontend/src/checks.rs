@@ -376,6 +376,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUs
             }
         }
     };
+    let fallback_consts = crate::device_fn::unusable_consts("", false, span);
     quote_spanned! {span=>
         const _: () = {
             #[allow(unused_imports)]
@@ -385,13 +386,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUs
                 mod __spoc_fallback {
                     pub enum __spoc_h {}
                     impl __spoc_h {
-                        pub const IS_DEVICE: bool = false;
-                        pub const OK: bool = false;
-                        pub const PARAM_TAGS: &'static [u8] = &[];
-                        pub const RET_TAG: u8 = 0;
-                        pub const PARAM_RECORDS: &'static [&'static str] = &[];
-                        pub const RET_RECORD: &'static str = "";
-                        pub const INSTANCES: &'static [&'static [u8]] = &[];
+                        #fallback_consts
                     }
                     impl<const I: usize> ::spoc::__private::InstanceAt<I> for __spoc_h {
                         type T = __spoc_h;

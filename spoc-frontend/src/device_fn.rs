@@ -7,8 +7,8 @@
 
 use crate::lower::LoweredFn;
 use crate::paths;
-use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
 use spoc_ir::Function;
 
 /// The IR function of a lowered device fn.
@@ -46,9 +46,16 @@ pub fn expand(item: &syn::ItemFn, l: &LoweredFn) -> TokenStream {
 /// The associated constants of the companion of a `#[device]` fn named `name` that failed to
 /// compile: a device fn, not `OK`, with no signature, native body or instances.
 fn failed_consts(name: &str) -> TokenStream {
-    quote! {
+    unusable_consts(name, true, Span::call_site())
+}
+
+/// The associated constants of a companion that stands for no usable function (a `#[device]`
+/// fn that failed to compile, or, not `is_device`, the stand-in for a callee that is not one):
+/// named `name`, not `OK`, with no signature, native body or instances; spanned at `span`.
+pub(crate) fn unusable_consts(name: &str, is_device: bool, span: Span) -> TokenStream {
+    quote_spanned! {span=>
         pub const NAME: &'static str = #name;
-        pub const IS_DEVICE: bool = true;
+        pub const IS_DEVICE: bool = #is_device;
         pub const OK: bool = false;
         pub const PARAM_TAGS: &'static [u8] = &[];
         pub const RET_TAG: u8 = 0;

@@ -15,7 +15,7 @@
 
 use crate::lower::{CallCheck, HelperUse};
 use crate::native::HelperPaths;
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 /// The alias of helper `i` (spanned at its first call).
@@ -118,18 +118,11 @@ pub fn resolver(
         // every call of one helper pass the same number of arguments).
         let n = mine.first().map_or(0, |c| c.args.len());
         let generics: Vec<Ident> = (0..n).map(|k| format_ident!("A{}", k)).collect();
+        let consts = crate::device_fn::unusable_consts("", false, Span::call_site());
         stubs.push(quote! {
             pub enum #real {}
             impl #real {
-                pub const IS_DEVICE: bool = false;
-                pub const OK: bool = false;
-                pub const PARAM_TAGS: &'static [u8] = &[];
-                pub const RET_TAG: u8 = 0;
-                pub const NAME: &'static str = "";
-                pub const HAS_NATIVE: bool = false;
-                pub const INSTANCES: &'static [&'static [u8]] = &[];
-                pub const PARAM_RECORDS: &'static [&'static str] = &[];
-                pub const RET_RECORD: &'static str = "";
+                #consts
                 pub fn ir() -> ::core::result::Result<
                     &'static ::spoc::__private::spoc_ir::link::HelperIr,
                     ::spoc::__private::spoc_ir::IrError,
