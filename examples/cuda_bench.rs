@@ -36,6 +36,9 @@
 //!    same convention as saxpy's 12 bytes), timed the same way, median of 20. The same saxpy
 //!    through cudarc (same PTX) is printed for reference. Target: saxpy ≥ 80 % of copy.
 //! 3. The same saxpy figure on `CUDA/C` (NVRTC) when that backend is available.
+//! 4. **Launch cost on a stream**: `saxpy.launch_on(&stream, …)` against cudarc's launch
+//!    builder on a non-default cudarc stream, host µs per launch of the loop alone, medians of
+//!    5 interleaved rounds (`RESULT launch_stream`). Target: spoc ≤ 1.05 × raw.
 //!
 //! Every kernel's result is checked bit for bit against a CPU reference (`a * x + y` in `f32`;
 //! the backends never contract into an FMA) before it is timed: all 1024 elements for the launch
@@ -408,6 +411,69 @@ fn launch_overhead(cfg: &Config, dev: &Device, raw: &Raw) -> Res<LaunchFigures> 
     })
 }
 
+/// Launch cost on a stream: spoc's `saxpy.launch_on(&stream, …)` against cudarc's launch
+/// builder on a stream of its own (`CudaContext::new_stream`), the same PTX and arguments;
+/// host µs per launch of the loop alone, `ROUNDS` interleaved rounds, medians.
+fn stream_launch_overhead(cfg: &Config, dev: &Device, raw: &Raw) -> Res<(f64, f64)> {
+    let a = 0.5f32;
+    let x: Vec<f32> = (0..SMALL_N).map(|i| (i % 13) as f32 * 0.25).collect();
+    let y: Vec<f32> = (0..SMALL_N).map(|i| (i % 5) as f32).collect();
+    let (grid, n32) = (grid_for(SMALL_N), SMALL_N as u32);
+    let stream = dev.new_stream()?;
+    let xs = dev.upload(&x)?;
+    let mut ys = dev.upload(&y)?;
+    saxpy.launch_on(&stream, dims1d(grid), dims1d(BLOCK), (a, &xs, &mut ys))?;
+    check(
+        "spoc CUDA/PTX saxpy on a stream (1024)",
+        &ys.to_vec()?,
+        &x,
+        &y,
+        a,
+        0..SMALL_N,
+    )?;
+    let rs = Raw {
+        ctx: raw.ctx.clone(),
+        stream: raw.ctx.new_stream()?,
+        func: raw.func.clone(),
+    };
+    let xr = rs.upload(&x)?;
+    let mut yr = rs.upload(&y)?;
+    let xp = xr.device_ptr(&rs.stream).0;
+    let yp = yr.device_ptr_mut(&rs.stream).0;
+    let mut spoc_launch = || -> Res<()> {
+        saxpy.launch_on(&stream, dims1d(grid), dims1d(BLOCK), (a, &xs, &mut ys))?;
+        Ok(())
+    };
+    let mut raw_launch = || rs.launch(grid, a, xp, yp, n32);
+    let timed = |launch: &mut dyn FnMut() -> Res<()>, sync: &dyn Fn() -> Res<()>| {
+        sync()?;
+        let t = Instant::now();
+        for _ in 0..cfg.launches {
+            launch()?;
+        }
+        let us = us_per(t.elapsed(), cfg.launches);
+        sync()?;
+        Res::Ok(us)
+    };
+    let spoc_sync = || -> Res<()> { Ok(stream.synchronize()?) };
+    let raw_sync = || -> Res<()> { Ok(rs.stream.synchronize()?) };
+    for _ in 0..LAUNCH_WARMUP {
+        spoc_launch()?;
+        raw_launch()?;
+    }
+    let (mut sv, mut rv) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        sv.push(timed(&mut spoc_launch, &spoc_sync)?);
+        rv.push(timed(&mut raw_launch, &raw_sync)?);
+    }
+    let got = rs.download(&yr)?;
+    drop((xr, yr));
+    if got.iter().any(|v| !v.is_finite()) {
+        return Err("raw cudarc saxpy on a stream gave a non-finite value".into());
+    }
+    Ok((median(&sv), median(&rv)))
+}
+
 // ------------------------------------------------------------------ bandwidth
 
 /// Median kernel ms of spoc's saxpy on `dev` at `x.len()` elements, after checking its result.
@@ -542,6 +608,19 @@ fn run(cfg: &Config, dev: &Device) -> Res<bool> {
     println!("  (per round: loop only / including final sync / bursts of {BURST} from an idle queue / GPU span, µs per launch)");
     let (launch_line, ok) = launch_report(cfg.launches, launch_overhead(cfg, dev, &raw));
     all_ok &= ok;
+    let stream_line = match stream_launch_overhead(cfg, dev, &raw) {
+        Ok((s, r)) => format!(
+            "RESULT launch_stream target=CUDA/PTX launches={} spoc_us={s:.3} raw_us={r:.3} ratio={:.3} goal=\"ratio<=1.05\" status={}",
+            cfg.launches,
+            s / r,
+            if s <= 1.05 * r { "PASS" } else { "MISS" }
+        ),
+        Err(e) => {
+            all_ok = false;
+            format!("RESULT launch_stream target=CUDA/PTX status=ERROR reason={}", quoted(&e.to_string()))
+        }
+    };
+    println!("{stream_line}");
 
     // 2. and 3. Bandwidth.
     let n = cfg.n;
@@ -579,6 +658,7 @@ fn run(cfg: &Config, dev: &Device) -> Res<bool> {
 
     println!("\n## Summary");
     println!("{launch_line}");
+    println!("{stream_line}");
     for l in rows {
         println!("{l}");
     }
