@@ -167,7 +167,7 @@ impl CopyJob {
     }
 }
 
-/// Streams run on worker threads of their own ([`crate::cpu::worker`]): a launch or copy on a
+/// Streams run on worker threads of their own (`cpu/worker.rs`): a launch or copy on a
 /// stream returns once queued, and two streams run side by side. The default stream runs work
 /// as it is called.
 impl DeviceMemory for NativeBackend {
