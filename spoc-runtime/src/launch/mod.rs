@@ -436,10 +436,8 @@ pub fn launch_def(
     shared_mem_bytes: usize,
     args: &mut [Arg<'_>],
 ) -> Result<()> {
-    if crate::check_mode::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
-        crate::check_mode::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
-    }
-    launch_unchecked(dev, def, grid, block, shared_mem_bytes, args, None)
+    let to = LaunchTarget::Device(dev);
+    launch_to(to, def, grid, block, shared_mem_bytes, args)
 }
 
 /// The launch path of `#[kernel]`'s typed `launch_on`: [`launch_def`] on `stream` (its device),
@@ -456,11 +454,8 @@ pub fn launch_def_on(
     shared_mem_bytes: usize,
     args: &mut [Arg<'_>],
 ) -> Result<()> {
-    let dev = stream.device();
-    if crate::check_mode::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
-        crate::check_mode::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
-    }
-    launch_unchecked(dev, def, grid, block, shared_mem_bytes, args, Some(stream))
+    let to = LaunchTarget::Stream(stream);
+    launch_to(to, def, grid, block, shared_mem_bytes, args)
 }
 
 /// Where `#[kernel]`'s typed launches go: a device's default stream or a [`Stream`]. Not a
@@ -474,7 +469,7 @@ pub enum LaunchTarget<'a> {
     Stream(&'a Stream),
 }
 
-/// [`launch_def`] or [`launch_def_on`], as `to` says. Not a public API.
+/// [`launch_def`] or [`launch_def_on`], as `to` says (both are this). Not a public API.
 ///
 /// # Errors
 /// As those.
@@ -487,10 +482,14 @@ pub fn launch_to(
     shared_mem_bytes: usize,
     args: &mut [Arg<'_>],
 ) -> Result<()> {
-    match to {
-        LaunchTarget::Device(dev) => launch_def(dev, def, grid, block, shared_mem_bytes, args),
-        LaunchTarget::Stream(s) => launch_def_on(s, def, grid, block, shared_mem_bytes, args),
+    let (dev, stream) = match to {
+        LaunchTarget::Device(dev) => (dev, None),
+        LaunchTarget::Stream(s) => (s.device(), Some(s)),
+    };
+    if crate::check_mode::checking()? && dev.backend().name() != crate::interpreter_backend::NAME {
+        crate::check_mode::check_on_interpreter(def, grid, block, shared_mem_bytes, args)?;
     }
+    launch_unchecked(dev, def, grid, block, shared_mem_bytes, args, stream)
 }
 
 /// [`launch_def`] without the Interpreter check.

@@ -18,10 +18,11 @@
 //! forgets; the borrow checker adds the rest (a slice of a [`HostBuffer`] borrows it, so no
 //! copy can be queued on it while the slice lives).
 
-use crate::backend::{self, Event as EventHandle, Stream as StreamHandle};
+use crate::backend::{self, DeviceMem, Event as EventHandle, Stream as StreamHandle};
 use crate::buffer::{Buffer, DeviceCopy};
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::executor::Backend;
 use std::alloc::Layout;
 use std::fmt;
 use std::ptr::NonNull;
@@ -274,26 +275,12 @@ impl Stream {
     /// if `dst` is on another device; a driver error (also one of earlier work that a wait
     /// for another stream reported).
     pub fn upload<T: DeviceCopy>(&self, src: &HostBuffer<T>, dst: &mut Buffer<T>) -> Result<()> {
-        self.check_device("the destination buffer", dst.device())?;
-        same_len("Stream::upload", dst.len(), src.len())?;
-        let bytes = std::mem::size_of_val(src.slice_unchecked());
-        let raw = dst.raw();
-        let accesses = [
-            Access {
-                uses: &raw.uses,
-                write: true,
-            },
-            Access {
-                uses: &src.uses,
-                write: false,
-            },
-        ];
-        let backend = self.shared.device.backend();
-        self.enqueue(&accesses, |h| {
+        let host = src.ptr.as_ptr().cast::<u8>();
+        self.copy("Stream::upload", dst, src, true, |b, mem, bytes, h| {
             // SAFETY: `src` stays allocated until every stream that uses it passed the copy (its
             // drop settles its uses), and the host does not write it meanwhile (every `&mut`
             // access settles them first).
-            unsafe { backend.copy_h2d_async(raw.mem(), 0, src.ptr.as_ptr().cast(), bytes, h) }
+            unsafe { b.copy_h2d_async(mem, 0, host, bytes, h) }
         })
     }
 
@@ -304,27 +291,41 @@ impl Stream {
     /// # Errors
     /// As [`Stream::upload`].
     pub fn download<T: DeviceCopy>(&self, src: &Buffer<T>, dst: &mut HostBuffer<T>) -> Result<()> {
-        self.check_device("the source buffer", src.device())?;
-        same_len("Stream::download", dst.len(), src.len())?;
-        let bytes = std::mem::size_of_val(dst.slice_unchecked());
-        let raw = src.raw();
+        let host = dst.ptr.as_ptr().cast::<u8>();
+        self.copy("Stream::download", src, dst, false, |b, mem, bytes, h| {
+            // SAFETY: `dst` stays allocated, and is neither read nor written by the host, until
+            // the stream passed the copy: every access and its drop settle its uses first.
+            unsafe { b.copy_d2h_async(mem, 0, host, bytes, h) }
+        })
+    }
+
+    /// Queues `queue` (the backend's copy of the whole of `dev` to or from `host`) after the
+    /// checks: `dev` on this stream's device, both of the same length. `to_device` says which
+    /// side the copy writes.
+    fn copy<T: DeviceCopy>(
+        &self,
+        operation: &'static str,
+        dev: &Buffer<T>,
+        host: &HostBuffer<T>,
+        to_device: bool,
+        queue: impl FnOnce(&dyn Backend, &DeviceMem, usize, &StreamHandle) -> Result<()>,
+    ) -> Result<()> {
+        self.check_device("the device buffer", dev.device())?;
+        same_len(operation, dev.len(), host.len())?;
+        let bytes = std::mem::size_of_val(host.slice_unchecked());
+        let raw = dev.raw();
         let accesses = [
             Access {
                 uses: &raw.uses,
-                write: false,
+                write: to_device,
             },
             Access {
-                uses: &dst.uses,
-                write: true,
+                uses: &host.uses,
+                write: !to_device,
             },
         ];
         let backend = self.shared.device.backend();
-        let ptr = dst.ptr.as_ptr().cast::<u8>();
-        self.enqueue(&accesses, |h| {
-            // SAFETY: `dst` stays allocated, and is neither read nor written by the host, until
-            // the stream passed the copy: every access and its drop settle its uses first.
-            unsafe { backend.copy_d2h_async(raw.mem(), 0, ptr, bytes, h) }
-        })
+        self.enqueue(&accesses, |h| queue(backend.as_ref(), raw.mem(), bytes, h))
     }
 
     /// Records an event: the point of this stream after the work queued so far.

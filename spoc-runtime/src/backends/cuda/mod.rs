@@ -499,6 +499,27 @@ impl CudaBackend {
         Ok(ms)
     }
 
+    /// Queues `copy` (given the device address at `offset` of `mem` and the stream) after
+    /// checking `offset + bytes` against the allocation; `what` names the driver call.
+    fn copy_async(
+        &self,
+        mem: &DeviceMem,
+        offset: usize,
+        bytes: usize,
+        stream: &Stream,
+        what: &str,
+        copy: impl FnOnce(sys::CUdeviceptr, CUstream) -> sys::CUresult,
+    ) -> Result<()> {
+        let (m, dev) = self.cmem(mem)?;
+        if !self.core.check_transfer(mem, offset, bytes)? {
+            return Ok(());
+        }
+        let s = self.stream_of(Some(stream), mem.device())?;
+        self.bind(mem.device())?;
+        let r = copy(m.ptr + offset as u64, s);
+        self.mem_check(dev, r, &format!("{what} of {bytes} bytes"))
+    }
+
     fn stream_of(&self, stream: Option<&Stream>, local: usize) -> Result<CUstream> {
         match stream {
             None => Ok(std::ptr::null_mut()),
@@ -719,16 +740,11 @@ impl DeviceMemory for CudaBackend {
         bytes: usize,
         stream: &Stream,
     ) -> Result<()> {
-        let (m, dev) = self.cmem(dst)?;
-        if !self.core.check_transfer(dst, offset, bytes)? {
-            return Ok(());
-        }
-        let s = self.stream_of(Some(stream), dst.device())?;
-        self.bind(dst.device())?;
-        // SAFETY: the caller keeps `src` readable for `bytes` until the stream passes the copy;
-        // the range is inside the allocation (checked above); `s` is a live stream.
-        let r = unsafe { sys::cuMemcpyHtoDAsync_v2(m.ptr + offset as u64, src.cast(), bytes, s) };
-        self.mem_check(dev, r, &format!("cuMemcpyHtoDAsync of {bytes} bytes"))
+        self.copy_async(dst, offset, bytes, stream, "cuMemcpyHtoDAsync", |d, s| {
+            // SAFETY: the caller keeps `src` readable for `bytes` until the stream passes the
+            // copy; `d` is inside the allocation (checked); `s` is a live stream.
+            unsafe { sys::cuMemcpyHtoDAsync_v2(d, src.cast(), bytes, s) }
+        })
     }
 
     /// `cuMemcpyDtoHAsync` on the stream (asynchronous when `dst` is page-locked).
@@ -740,16 +756,11 @@ impl DeviceMemory for CudaBackend {
         bytes: usize,
         stream: &Stream,
     ) -> Result<()> {
-        let (m, dev) = self.cmem(src)?;
-        if !self.core.check_transfer(src, offset, bytes)? {
-            return Ok(());
-        }
-        let s = self.stream_of(Some(stream), src.device())?;
-        self.bind(src.device())?;
-        // SAFETY: the caller keeps `dst` writable for `bytes`, and untouched by the host, until
-        // the stream passes the copy; the range is inside the allocation.
-        let r = unsafe { sys::cuMemcpyDtoHAsync_v2(dst.cast(), m.ptr + offset as u64, bytes, s) };
-        self.mem_check(dev, r, &format!("cuMemcpyDtoHAsync of {bytes} bytes"))
+        self.copy_async(src, offset, bytes, stream, "cuMemcpyDtoHAsync", |d, s| {
+            // SAFETY: the caller keeps `dst` writable for `bytes`, and untouched by the host,
+            // until the stream passes the copy; `d` is inside the allocation.
+            unsafe { sys::cuMemcpyDtoHAsync_v2(dst.cast(), d, bytes, s) }
+        })
     }
 
     /// `cuStreamWaitEvent`: the stream waits on the device.

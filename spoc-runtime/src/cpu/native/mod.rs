@@ -156,6 +156,12 @@ struct CopyJob {
 // tracking keeps).
 unsafe impl Send for CopyJob {}
 
+/// Queues `job` on `stream`'s worker.
+fn queue_copy(stream: &Stream, job: CopyJob) -> Result<()> {
+    worker(stream)?.submit(Box::new(move || job.run()));
+    Ok(())
+}
+
 impl CopyJob {
     fn run(self) -> Result<()> {
         if self.bytes > 0 {
@@ -220,11 +226,8 @@ impl DeviceMemory for NativeBackend {
         bytes: usize,
         stream: &Stream,
     ) -> Result<()> {
-        let w = worker(stream)?;
         let dst = crate::host::range(NAME, dst, offset, bytes)?;
-        let job = CopyJob { src, dst, bytes };
-        w.submit(Box::new(move || job.run()));
-        Ok(())
+        queue_copy(stream, CopyJob { src, dst, bytes })
     }
 
     unsafe fn copy_d2h_async(
@@ -235,11 +238,8 @@ impl DeviceMemory for NativeBackend {
         bytes: usize,
         stream: &Stream,
     ) -> Result<()> {
-        let w = worker(stream)?;
         let src = crate::host::range(NAME, src, offset, bytes)?;
-        let job = CopyJob { src, dst, bytes };
-        w.submit(Box::new(move || job.run()));
-        Ok(())
+        queue_copy(stream, CopyJob { src, dst, bytes })
     }
 
     fn create_event(&self, device: usize) -> Result<Event> {
