@@ -8,7 +8,7 @@
 mod common;
 
 use spoc::prelude::*;
-use spoc::{Error, HostBuffer, Stream};
+use spoc::{Error, HostBuffer, Record, Stream};
 use spoc_testkit::devices::check_each_device;
 use std::time::Instant;
 
@@ -232,27 +232,141 @@ fn write_past_end(y: &mut [f32]) {
 }
 
 #[test]
-fn a_fault_on_a_stream_shows_at_its_synchronize_and_the_stream_goes_on() {
+fn a_fault_on_a_stream_is_reported_at_its_wait_and_breaks_a_native_stream() {
     let x = data(N);
     let want: Vec<f32> = x.iter().map(|&v| twice_plus_one_host(v, 1)).collect();
     for dev in common::checking_devices() {
         let s = dev.new_stream().unwrap();
         let mut y = dev.alloc::<f32>(64).unwrap();
-        // Native queues it and reports the fault at the synchronize; the Interpreter, which
-        // runs work as it is queued, at the launch.
+        let mut z = dev.upload(&x).unwrap();
+        // Native queues it and reports the fault at the next wait; the Interpreter, which runs
+        // work as it is queued, at the launch.
         let r = write_past_end
             .launch_on(&s, dims1d(1), dims1d(64), (&mut y,))
+            .and_then(|()| twice_plus_one.launch_on(&s, grid(), dims1d(64), (&mut z, 1)))
             .and_then(|()| s.synchronize());
         match r {
             Err(Error::KernelFault { kernel, .. }) => assert!(kernel.contains("write_past_end")),
             other => panic!("{dev}: a fault on a stream gave {other:?}"),
         }
-        // Reported once: the stream runs later work.
-        let mut z = dev.upload(&x).unwrap();
+        if dev.framework == "Native" {
+            // The stream stays broken: the launch after the fault did not run, and no wait
+            // (nor a read of a buffer it would have written) pretends it did.
+            assert!(
+                matches!(s.synchronize(), Err(Error::KernelFault { .. })),
+                "{dev}"
+            );
+            assert!(
+                matches!(z.to_vec(), Err(Error::KernelFault { .. })),
+                "{dev}"
+            );
+        }
+        // A new stream runs.
+        let s = dev.new_stream().unwrap();
+        let mut w = dev.upload(&x).unwrap();
         twice_plus_one
-            .launch_on(&s, grid(), dims1d(64), (&mut z, 1))
+            .launch_on(&s, grid(), dims1d(64), (&mut w, 1))
             .unwrap();
-        s.synchronize().unwrap();
-        assert_eq!(z.to_vec().unwrap(), want, "{dev}");
+        assert_eq!(w.to_vec().unwrap(), want, "{dev}");
     }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Record)]
+#[repr(C)]
+struct Padded {
+    x: f32,
+    mass: f64,
+    id: u32,
+}
+
+#[test]
+fn uploads_from_a_host_buffer_never_copy_padding() {
+    let v: Vec<Padded> = (0..5)
+        .map(|i| Padded {
+            x: i as f32,
+            mass: 0.5 * i as f64,
+            id: i,
+        })
+        .collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        let s = dev.new_stream()?;
+        let mut h = HostBuffer::<Padded>::new(dev, v.len())?;
+        h.as_mut_slice()?.copy_from_slice(&v);
+        let mut b = dev.alloc::<Padded>(v.len())?;
+        s.upload(&h, &mut b)?;
+        let bytes = b.raw().to_bytes()?;
+        let size = std::mem::size_of::<Padded>();
+        for (k, rec) in bytes.chunks(size).enumerate() {
+            // Padding: bytes 4..8 (before the f64) and 20..24 (after the u32).
+            if rec[4..8] != [0; 4] || rec[20..24] != [0; 4] {
+                check.wrong(format!(
+                    "record {k}: padding {:?} {:?}",
+                    &rec[4..8],
+                    &rec[20..24]
+                ));
+            }
+        }
+        check.eq("records", &b.to_vec()?, &v);
+        Ok(())
+    });
+}
+
+#[test]
+fn the_backends_own_transfers_and_frees_wait_for_native_streams() {
+    use spoc::{Arg, LaunchConfig};
+    let dev = spoc::init_device(Some("Native")).unwrap();
+    let be = dev.backend().clone();
+    let raw = be.create_stream(dev.backend_id).unwrap();
+    let mut y = dev.alloc::<f32>(256).unwrap();
+    let config = LaunchConfig {
+        stream: Some(&raw),
+        ..LaunchConfig::new(dims1d(4), dims1d(64), 0)
+    };
+    let kernel = twice_plus_one.ir().unwrap();
+    let launch = |y: &mut spoc::Buffer<f32>| {
+        let args = [Arg::BufferMut(y.raw_mut()), Arg::U32(20_000)];
+        be.execute_direct(
+            dev.backend_id,
+            twice_plus_one.def(),
+            kernel,
+            None,
+            &config,
+            &args,
+        )
+        .unwrap();
+    };
+    // Untracked work queued through the backend itself: its own download waits for it.
+    launch(&mut y);
+    let mut bytes = vec![0u8; 256 * 4];
+    be.copy_d2h(y.raw().mem(), 0, &mut bytes).unwrap();
+    let want = twice_plus_one_host(0.0, 20_000);
+    assert!(bytes
+        .chunks(4)
+        .all(|b| f32::from_le_bytes(b.try_into().unwrap()).to_bits() == want.to_bits()));
+    // And freeing the buffer waits, so the next allocation is never written by the old job.
+    launch(&mut y);
+    drop(y);
+    let fresh = dev.alloc::<f32>(256).unwrap();
+    be.synchronize_stream(&raw).unwrap();
+    assert_eq!(fresh.to_vec().unwrap(), vec![0.0; 256]);
+}
+
+#[test]
+fn native_streams_waited_on_from_rayon_threads_do_not_deadlock() {
+    use rayon::prelude::*;
+    let dev = spoc::init_device(Some("Native")).unwrap();
+    let n = rayon::current_num_threads() * 2;
+    let streams: Vec<Stream> = (0..n).map(|_| dev.new_stream().unwrap()).collect();
+    let got: Vec<f32> = (0..n)
+        .into_par_iter()
+        .map(|k| {
+            let mut y = dev.upload(&vec![k as f32; 256]).unwrap();
+            twice_plus_one
+                .launch_on(&streams[k], dims1d(4), dims1d(64), (&mut y, 3))
+                .unwrap();
+            y.to_vec().unwrap()[0]
+        })
+        .collect();
+    let want: Vec<f32> = (0..n).map(|k| twice_plus_one_host(k as f32, 3)).collect();
+    assert_eq!(got, want);
 }

@@ -345,7 +345,7 @@ fn handle_impl(
             /// accesses to its buffers wait for it).
             ///
             /// # Errors
-            /// As [`Self::launch`]; also `LaunchProblem::StreamOfOtherDevice`.
+            /// As [`Self::launch`].
             pub fn launch_on<'__spoc_a>(
                 &self,
                 stream: &::spoc::Stream,

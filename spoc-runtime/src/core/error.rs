@@ -454,12 +454,4 @@ pub enum LaunchProblem {
         /// Global id of the compiled kernel's device.
         kernel_device: usize,
     },
-    /// A launch on a stream of another device than the compiled kernel's.
-    #[error("the stream is on device {stream_device}, the kernel is compiled for device {kernel_device}")]
-    StreamOfOtherDevice {
-        /// Global id of the stream's device.
-        stream_device: usize,
-        /// Global id of the compiled kernel's device.
-        kernel_device: usize,
-    },
 }

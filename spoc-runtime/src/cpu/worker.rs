@@ -2,11 +2,17 @@
 //! copies, event stamps) in the order they were queued, so that queuing returns at once and
 //! two streams run side by side, as on a GPU.
 //!
-//! A job that fails (a thread's fault) is reported by the next [`Worker::wait`]; the jobs queued
-//! after it, up to that wait, are skipped ("nothing after the fault is guaranteed to have
-//! run", as for a device fault). The memory a job touches stays valid until it has run: the
-//! runtime's use tracking (`memory/stream.rs`) waits for the stream before any host access to,
-//! or free of, a buffer that queued work uses.
+//! A job that fails (a thread's fault) breaks the stream, as a device fault breaks a CUDA
+//! context: the jobs queued after it are skipped and every later [`Worker::wait`] returns the
+//! fault, so no result computed after it can be read as if it were right; make a new stream.
+//! A wait waits for the jobs queued before it began, not for those other threads queue while it
+//! waits. The memory a job touches stays valid until it has run: the runtime's use tracking
+//! (`memory/stream.rs`) waits for the stream before any host access to, or free of, a buffer
+//! that queued work uses, and the Native backend's default-stream operations wait for every
+//! stream first (as CUDA's legacy default stream does).
+//!
+//! Jobs run their kernels on a rayon pool of their own, never the global one: a thread of the
+//! global pool may be the one waiting for the stream.
 
 use crate::error::{Error, Result};
 use std::sync::mpsc::{channel, Sender};
@@ -18,10 +24,45 @@ pub(crate) type Job = Box<dyn FnOnce() -> Result<()> + Send>;
 
 #[derive(Default)]
 struct State {
-    /// Jobs queued and not yet run (or skipped).
-    pending: u64,
-    /// The first failure since the last wait.
+    /// Jobs queued so far.
+    queued: u64,
+    /// Jobs run (or skipped) so far, in queue order.
+    done: u64,
+    /// The failure that broke the stream.
     error: Option<Error>,
+}
+
+/// The error a broken stream reports again (the first report is the error itself).
+fn again(e: &Error) -> Error {
+    match e {
+        Error::KernelFault {
+            kernel,
+            block,
+            thread,
+            message,
+        } => Error::KernelFault {
+            kernel: kernel.clone(),
+            block: *block,
+            thread: *thread,
+            message: format!("{message} (an earlier fault on this stream; make a new stream)"),
+        },
+        other => Error::Driver {
+            backend: "Native".into(),
+            message: format!("{other} (an earlier failure on this stream; make a new stream)"),
+        },
+    }
+}
+
+/// The rayon pool the jobs of every Native stream run on.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("spoc-native-stream-pool-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
 }
 
 /// What the worker thread and its handles share.
@@ -36,15 +77,16 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits until every job queued so far has run, and returns the first failure since the
-    /// last wait.
+    /// Waits until every job queued before the call has run; returns the failure that broke
+    /// the stream, if one did.
     pub(crate) fn wait(&self) -> Result<()> {
         let mut st = self.lock();
-        while st.pending > 0 {
+        let target = st.queued;
+        while st.done < target {
             st = self.idle.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        match st.error.take() {
-            Some(e) => Err(e),
+        match &st.error {
+            Some(e) => Err(again(e)),
             None => Ok(()),
         }
     }
@@ -71,15 +113,17 @@ impl Worker {
             .spawn(move || {
                 for job in rx {
                     let skip = s.lock().error.is_some();
-                    let result = if skip { Ok(()) } else { job() };
+                    let result = match (skip, pool()) {
+                        (true, _) => Ok(()),
+                        (false, Some(p)) => p.install(job),
+                        (false, None) => job(),
+                    };
                     let mut st = s.lock();
                     if let Err(e) = result {
                         st.error.get_or_insert(e);
                     }
-                    st.pending -= 1;
-                    if st.pending == 0 {
-                        s.idle.notify_all();
-                    }
+                    st.done += 1;
+                    s.idle.notify_all();
                 }
             })
             .map_err(|e| Error::Driver {
@@ -95,12 +139,13 @@ impl Worker {
 
     /// Queues `job`.
     pub(crate) fn submit(&self, job: Job) {
-        self.shared.lock().pending += 1;
+        // Counted under the lock with the send, so that `queued` follows the queue's order.
+        let mut st = self.shared.lock();
         let sent = self.tx.as_ref().map(|tx| tx.send(job));
-        if !matches!(sent, Some(Ok(()))) {
-            // The thread is gone (it cannot be while `self` lives): undo the count.
-            let mut st = self.shared.lock();
-            st.pending -= 1;
+        if matches!(sent, Some(Ok(()))) {
+            st.queued += 1;
+        } else {
+            // The thread is gone (it cannot be while `self` lives).
             st.error.get_or_insert(Error::Driver {
                 backend: "Native".into(),
                 message: "a stream's worker thread is gone".into(),

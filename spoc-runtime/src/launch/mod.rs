@@ -357,15 +357,6 @@ fn launch_compiled(
         }
         return run(None);
     };
-    if stream.device().gid() != dev.gid() {
-        return Err(Error::invalid_launch(
-            ck.def.name,
-            LaunchProblem::StreamOfOtherDevice {
-                stream_device: stream.device().id,
-                kernel_device: dev.id,
-            },
-        ));
-    }
     let accesses: Vec<Access<'_>> = args
         .iter()
         .filter_map(|a| {

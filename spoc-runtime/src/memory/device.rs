@@ -143,7 +143,9 @@ impl Device {
         Ok(())
     }
 
-    /// Waits until all work queued on the device has finished.
+    /// Waits until all work queued on the device has finished: on CUDA, HIP, Native and Vulkan
+    /// every stream's too; on OpenCL the default queue's only (a [`crate::Stream`] has its own
+    /// [`crate::Stream::synchronize`]; host accesses to its buffers wait for it anyway).
     ///
     /// # Errors
     /// A driver error.

@@ -271,7 +271,8 @@ pub fn total_memory() -> u64 {
 
 /// Implements the memory, stream and event methods ([`crate::backend::DeviceMemory`]) with host
 /// memory ([`crate::host`]) and streams that run work as it is queued; `(memory)`: the memory
-/// methods alone (Native has streams of its own, `cpu/worker.rs`). Invoke it inside an
+/// methods alone (Native has streams of its own, `cpu/worker.rs`), and `(memory, wait)` with a
+/// call of `self.wait()` before every transfer and free. Invoke it inside an
 /// `impl DeviceMemory for …` block.
 #[macro_export]
 macro_rules! host_memory_methods {
@@ -307,7 +308,7 @@ macro_rules! host_memory_methods {
             $crate::host::elapsed_ms($crate::backend::Platform::name(self), start, end)
         }
     };
-    (memory) => {
+    (memory $(, $wait:ident)?) => {
         fn alloc(&self, device: usize, bytes: usize) -> $crate::Result<$crate::backend::DeviceMem> {
             $crate::host::alloc($crate::backend::Platform::name(self), device, bytes)
         }
@@ -318,6 +319,7 @@ macro_rules! host_memory_methods {
             src: *const u8,
             bytes: usize,
         ) -> $crate::Result<()> {
+            $(self.$wait();)?
             $crate::host::copy_h2d(
                 $crate::backend::Platform::name(self),
                 dst,
@@ -333,6 +335,7 @@ macro_rules! host_memory_methods {
             dst: *mut u8,
             bytes: usize,
         ) -> $crate::Result<()> {
+            $(self.$wait();)?
             $crate::host::copy_d2h(
                 $crate::backend::Platform::name(self),
                 src,
@@ -347,9 +350,11 @@ macro_rules! host_memory_methods {
             src: &$crate::backend::DeviceMem,
             bytes: usize,
         ) -> $crate::Result<()> {
+            $(self.$wait();)?
             $crate::host::copy_d2d($crate::backend::Platform::name(self), dst, src, bytes)
         }
         fn free(&self, mem: $crate::backend::DeviceMem) -> $crate::Result<()> {
+            $(self.$wait();)?
             drop(mem);
             Ok(())
         }

@@ -171,6 +171,13 @@ impl Uses {
 /// once the work is queued: on CUDA and HIP before it runs; on the backends that run work as
 /// it is queued (Native, Interpreter, Vulkan today) after it ran.
 ///
+/// A kernel fault of queued work is reported by the next wait for the stream ([`Stream::synchronize`],
+/// or a host access that waits for it): on CUDA (a sticky device fault) and Native (the stream
+/// is broken: its later work is skipped and every wait reports the fault; make a new stream)
+/// at that wait; on the backends that run work as it is queued, by the launch itself. On
+/// OpenCL in checked mode (the default on PoCL) a launch waits for its fault record, so it is
+/// not asynchronous there.
+///
 /// Cheap to clone (a reference count): clones are the same stream. The last handle (streams
 /// are also held by the buffers and events whose work they carry) synchronizes the stream and
 /// destroys it. Memory the stream's work uses is tracked (module docs): a later host access
@@ -274,7 +281,17 @@ impl Stream {
     /// [`Error::LengthMismatch`] unless `src` and `dst` have the same length; [`Error::Memory`]
     /// if `dst` is on another device; a driver error (also one of earlier work that a wait
     /// for another stream reported).
+    ///
+    /// A record type with padding bytes ([`DeviceCopy::HAS_PADDING`]) is copied synchronously,
+    /// after the stream's earlier work, through a staging copy whose padding is zero: padding
+    /// never reaches the device (the contract of [`DeviceCopy`]).
     pub fn upload<T: DeviceCopy>(&self, src: &HostBuffer<T>, dst: &mut Buffer<T>) -> Result<()> {
+        if T::HAS_PADDING {
+            self.check_device("the device buffer", dst.device())?;
+            same_len("Stream::upload", dst.len(), src.len())?;
+            self.synchronize()?;
+            return dst.upload_from(src.as_slice()?);
+        }
         let host = src.ptr.as_ptr().cast::<u8>();
         self.copy("Stream::upload", dst, src, true, |b, mem, bytes, h| {
             // SAFETY: `src` stays allocated until every stream that uses it passed the copy (its
@@ -331,8 +348,10 @@ impl Stream {
     /// Records an event: the point of this stream after the work queued so far.
     ///
     /// # Errors
+    /// [`Error::DeviceReset`] for a stream from before [`Device::reset`];
     /// [`Error::FeatureNotSupported`] on a backend without events; a driver error.
     pub fn record(&self) -> Result<Event> {
+        self.shared.device.check_current()?;
         let backend = self.shared.device.backend();
         let handle = backend.create_event(self.shared.device.local())?;
         let s = &self.shared;
@@ -351,8 +370,10 @@ impl Stream {
     /// wait.
     ///
     /// # Errors
-    /// [`Error::Memory`] for an event of another device; a driver error.
+    /// [`Error::DeviceReset`] for a stream from before [`Device::reset`]; [`Error::Memory`] for
+    /// an event of another device; a driver error.
     pub fn wait_for(&self, event: &Event) -> Result<()> {
+        self.shared.device.check_current()?;
         let other = &event.stream;
         if other.id == self.shared.id {
             return Ok(());
@@ -491,7 +512,8 @@ impl<T: DeviceCopy> HostBuffer<T> {
     /// from the global allocator, aligned to 64 bytes.
     ///
     /// # Errors
-    /// [`Error::Memory`] if the size overflows or the allocation fails.
+    /// [`Error::Memory`] if the size overflows or the allocation fails; [`Error::DeviceReset`]
+    /// for a device from before [`Device::reset`].
     pub fn new(device: &Device, len: usize) -> Result<HostBuffer<T>> {
         let too_big = || Error::Memory {
             backend: device.framework.to_string(),
@@ -504,6 +526,10 @@ impl<T: DeviceCopy> HostBuffer<T> {
             .checked_mul(std::mem::size_of::<T>())
             .filter(|&b| b <= isize::MAX as usize)
             .ok_or_else(too_big)?;
+        let failed = || Error::Memory {
+            backend: device.framework.to_string(),
+            message: format!("allocating {bytes} bytes of host memory failed"),
+        };
         device.check_current()?;
         if let Some(mem) = device.backend().alloc_pinned(device.local(), bytes)? {
             let ptr = match NonNull::new(mem.ptr.cast::<T>()) {
@@ -525,7 +551,7 @@ impl<T: DeviceCopy> HostBuffer<T> {
             // SAFETY: the layout has a non-zero size.
             let p = unsafe { std::alloc::alloc_zeroed(layout) };
             (
-                NonNull::new(p.cast::<T>()).ok_or_else(too_big)?,
+                NonNull::new(p.cast::<T>()).ok_or_else(failed)?,
                 Some(layout),
             )
         };

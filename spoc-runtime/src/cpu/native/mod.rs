@@ -135,6 +135,25 @@ impl Platform for NativeBackend {
     }
 }
 
+impl NativeBackend {
+    /// The workers of the streams still alive.
+    fn live_streams(&self) -> Vec<std::sync::Arc<worker::Shared>> {
+        let mut live = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|s| s.strong_count() > 0);
+        live.iter().filter_map(|s| s.upgrade()).collect()
+    }
+
+    /// Before work of the default stream (a transfer, a free, a launch): waits for the work
+    /// queued on every stream, as CUDA's legacy default stream does, so that no stream's job
+    /// can touch memory the default stream frees or reads. A stream's failure is that
+    /// stream's to report.
+    fn wait_for_streams(&self) {
+        for s in self.live_streams() {
+            let _ = s.wait();
+        }
+    }
+}
+
 /// The worker of a Native stream.
 fn worker(stream: &Stream) -> Result<&Worker> {
     check_device(NAME, stream.device())?;
@@ -175,9 +194,10 @@ impl CopyJob {
 
 /// Streams run on worker threads of their own (`cpu/worker.rs`): a launch or copy on a
 /// stream returns once queued, and two streams run side by side. The default stream runs work
-/// as it is called.
+/// as it is called, after waiting for every stream (CUDA's legacy default stream): transfers,
+/// frees and launches through the backend's own methods can never race a stream's job.
 impl DeviceMemory for NativeBackend {
-    crate::host_memory_methods!(memory);
+    crate::host_memory_methods!(memory, wait_for_streams);
 
     fn create_stream(&self, device: usize) -> Result<Stream> {
         check_device(NAME, device)?;
@@ -185,6 +205,7 @@ impl DeviceMemory for NativeBackend {
         let mut live = self.streams.lock().unwrap_or_else(|e| e.into_inner());
         live.retain(|s| s.strong_count() > 0);
         live.push(w.watch());
+        drop(live);
         Ok(Stream::new(device, Box::new(w)))
     }
 
@@ -201,15 +222,8 @@ impl DeviceMemory for NativeBackend {
     /// Waits for every stream of the device; returns the first failure one reports.
     fn synchronize(&self, device: usize) -> Result<()> {
         check_device(NAME, device)?;
-        let live: Vec<_> = self
-            .streams
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .filter_map(|s| s.upgrade())
-            .collect();
         let mut first = Ok(());
-        for s in live {
+        for s in self.live_streams() {
             let r = s.wait();
             if first.is_ok() {
                 first = r;
@@ -319,6 +333,7 @@ impl Executor for NativeBackend {
             }));
             return Ok(());
         }
+        self.wait_for_streams();
         self.base.timed(NAME, def.name, grid, block, || {
             native(&launch, &native_args).map_err(|t| fault(def.name, t))
         })
