@@ -84,6 +84,18 @@ impl Body<'_, '_> {
             MathFn::Sqrt => "sqrt",
             MathFn::Rsqrt => "rsqrt",
             MathFn::Abs => "fabs",
+            MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc
+                if self.ctx.d.is_opencl() =>
+            {
+                let f = match m {
+                    MathFn::Floor => "floor",
+                    MathFn::Ceil => "ceil",
+                    MathFn::Round => "round",
+                    _ => "trunc",
+                };
+                let f = prelude::rounding_nan_safe(self.ctx, t, f);
+                return Ok(call_code(&f, &ops));
+            }
             MathFn::Floor => "floor",
             MathFn::Ceil => "ceil",
             MathFn::Round => "round",

@@ -421,6 +421,23 @@ pub(crate) fn signum(ctx: &mut Ctx, s: ScalarType) -> String {
     name
 }
 
+/// `trunc`, `floor`, `ceil` or `round` (`f`, the OpenCL C name) that passes a NaN through
+/// before rounding. PoCL's rounding functions convert to an integer on the way, and the
+/// conversion of a NaN is poison in LLVM: the computed value is right at run time, but a NaN
+/// the compiler can see (`f32::NAN.trunc()`) folded to poison and the store of it vanished
+/// (difftest finding F8). OpenCL C only; the guard is one compare and select.
+pub(crate) fn rounding_nan_safe(ctx: &mut Ctx, s: ScalarType, f: &str) -> String {
+    let name = format!("spoc_{f}_{}", sfx(s));
+    ctx.helper(&name, |d| {
+        let ty = t(d, s);
+        format!(
+            "{q} inline {ty} {name}({ty} x) {{\n    return x != x ? x : {f}(x);\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
 /// `powi` by repeated squaring, the algorithm of LLVM's `__powisf2` that Rust's `powi` uses.
 pub(crate) fn powi(ctx: &mut Ctx, s: ScalarType) -> String {
     let name = format!("spoc_powi_{}", sfx(s));
