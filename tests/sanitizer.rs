@@ -973,3 +973,56 @@ fn correct_shared_memory_kernels_have_no_report() {
     assert_eq!(sums.to_vec().unwrap(), [32; 4]);
     assert!(take_last_report().is_none());
 }
+
+// ============================================================ lanes of one shared vector
+
+/// Threads `4 v .. 4 v + 3` each write their own lane of shared vector `v` (different bytes: no
+/// race on a GPU), then, after the barrier, thread `v` reads the whole vector.
+#[kernel]
+fn lanes_of_shared_vectors(y: &mut [F32x4]) {
+    let tile = shared_array::<F32x4, 8>();
+    let t = thread_idx_x();
+    let v = (t % 32) / 4;
+    let x = t as f32;
+    match t % 4 {
+        0 => tile[v].x = x,
+        1 => tile[v].y = x,
+        2 => tile[v].z = x,
+        _ => tile[v].w = x, // BUG(lane_w)
+    }
+    sync_threads();
+    if t < 8 {
+        y[t] = tile[t];
+    }
+}
+
+#[test]
+fn different_lanes_of_a_shared_vector_do_not_race_and_the_same_lane_does() {
+    let dev = interpreter();
+    let mut y = dev.alloc::<F32x4>(8).unwrap();
+    lanes_of_shared_vectors
+        .launch(&dev, dims1d(1), dims1d(32), (&mut y,))
+        .expect("lanes written by different threads are different bytes");
+    let want: Vec<F32x4> = (0..8)
+        .map(|v| {
+            let b = 4.0 * v as f32;
+            F32x4::new(b, b + 1.0, b + 2.0, b + 3.0)
+        })
+        .collect();
+    assert_eq!(y.to_vec().unwrap(), want);
+    // 64 threads: threads t and t + 32 write the same lane of the same vector.
+    let r = report(lanes_of_shared_vectors.launch(&dev, dims1d(1), dims1d(64), (&mut y,)));
+    let InterpErrorKind::DataRace {
+        index,
+        first,
+        second,
+        ..
+    } = &r.kind
+    else {
+        panic!("{r}")
+    };
+    assert_eq!((first.kind, second.kind), (AccessKind::Write, AccessKind::Write));
+    assert_eq!(second.thread[0], first.thread[0] + 32, "{r}");
+    assert_eq!(*index as u32, (first.thread[0] % 32) / 4);
+    let _ = marked("lane_w");
+}

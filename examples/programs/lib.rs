@@ -325,11 +325,11 @@ pub const PROGRAMS: &[Program] = &[
     },
     Program {
         name: "sgemm",
-        about: "C = A * B register-tiled: 128 x 128 block tiles, 8 x 8 per thread, double-buffered shared memory (f32, mul_add)",
+        about: "C = A * B register-tiled: 128 x 256 block tiles, 8 x 16 per thread, 16-byte loads, double-buffered shared memory (f32, mul_add; n not a multiple of 4: 128 x 128, 8 x 8, 4-byte loads)",
         size_means: "n for n x n matrices",
         default_size: 2048,
         quick_size: 1024,
-        test_size: 130,
+        test_size: 132,
         run: sgemm::run,
     },
     Program {

@@ -85,17 +85,43 @@ pub fn run_with(
     size: usize,
     name: &'static str,
     fused: bool,
-    mut launch: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>, usize) -> spoc::Result<()>,
+    launch: impl FnMut(&Buffer<f32>, &Buffer<f32>, &mut Buffer<f32>, usize) -> spoc::Result<()>,
+) -> spoc::Result<Outcome> {
+    run_with_elems(
+        dev,
+        size,
+        name,
+        fused,
+        <[f32]>::to_vec,
+        <[f32]>::to_vec,
+        launch,
+    )
+}
+
+/// [`run_with`] for kernels whose buffers hold the matrices as elements `E` (`f32`, or rows of
+/// 4-vectors `F32x4` when `n` is a multiple of 4): `pack` turns the row-major `f32` matrices into
+/// the uploaded elements, `unpack` the downloaded result back.
+///
+/// # Errors
+/// Whatever spoc reports (see [`super::RunFn`]).
+pub fn run_with_elems<E: spoc::DeviceCopy>(
+    dev: &Device,
+    size: usize,
+    name: &'static str,
+    fused: bool,
+    pack: fn(&[f32]) -> Vec<E>,
+    unpack: fn(&[E]) -> Vec<f32>,
+    mut launch: impl FnMut(&Buffer<E>, &Buffer<E>, &mut Buffer<E>, usize) -> spoc::Result<()>,
 ) -> spoc::Result<Outcome> {
     let n = size;
     super::need(dev, &[(n * n, 4); 3])?;
     let (a, b) = inputs(n);
-    let ab = dev.upload(&a)?;
-    let bb = dev.upload(&b)?;
-    let mut cb = dev.alloc::<f32>(n * n)?;
+    let ab = dev.upload(&pack(&a))?;
+    let bb = dev.upload(&pack(&b))?;
+    let mut cb = dev.upload(&pack(&vec![0.0f32; n * n]))?;
     launch(&ab, &bb, &mut cb, n)?; // compiles the kernel
     let seconds = time_it(dev, || launch(&ab, &bb, &mut cb, n))?;
-    let got = cb.to_vec()?;
+    let got = unpack(&cb.to_vec()?);
     let outcome = Outcome::new(
         name,
         size,

@@ -12,7 +12,7 @@
 //! Checked exactly: each element is accumulated with `mul_add` in the order `p = 0, 1, …`, as
 //! the fused host reference does (the zero padding adds `+0.0` products, which change nothing).
 
-use super::matrix_mul::run_with;
+use super::matrix_mul::{run_with, run_with_elems};
 use super::{blocks_for, Outcome};
 use spoc::prelude::*;
 
@@ -142,12 +142,189 @@ pub fn sgemm<
     }
 }
 
-/// Runs `sgemm` with 128 x 128 tiles (8 deep, 8 x 8 per thread: 256 threads a block) on
-/// `size x size` matrices.
+/// `c = a * b` for `n x n` row-major matrices held as rows of 4-vectors (`n` a multiple of 4;
+/// each buffer `n * n / 4` vectors): the `sgemm` scheme with 16-byte global loads and stores.
+/// Blocks of `(BM / TM) * (BN / TN)` threads along x, a grid of `ceil(n / BN) x ceil(n / BM)`.
+///
+/// Each thread loads whole vectors: of `A` a row's 4 consecutive `k` (stored transposed into the
+/// `[k][m / 4]` tile as four lane stores, `a_tile[..].x = ..`: the lane is the row's place in its
+/// vector, so a `match` picks the field), of `B` 4 consecutive columns (stored as they are). The
+/// arithmetic, its order and the zero padding are `sgemm`'s; the bounds are checked per vector,
+/// exact because `n` is a multiple of 4. On the H200 the 16-byte loads are most of the way from
+/// `sgemm` to cuBLAS (docs/BENCHMARKS.md).
+#[kernel(instances((128, 256, 8, 8, 16)))]
+pub fn sgemm_v4<
+    const BM: usize,
+    const BN: usize,
+    const BK: usize,
+    const TM: usize,
+    const TN: usize,
+>(
+    a: &[F32x4],
+    b: &[F32x4],
+    c: &mut [F32x4],
+    n: usize,
+) {
+    let a_tile = shared_array::<F32x4, { 2 * BK * BM / 4 }>();
+    let b_tile = shared_array::<F32x4, { 2 * BK * BN / 4 }>();
+    let tid = thread_idx_x();
+    let tx = tid % (BN / TN);
+    let ty = tid / (BN / TN);
+    let row0 = block_idx_y() * BM;
+    let col0 = block_idx_x() * BN;
+    let n4 = n / 4;
+    let mut acc = [0.0f32; TM * TN];
+    let mut ra = [0.0f32; TM];
+    let mut rb = [0.0f32; TN];
+    // The next slice in registers, lane `j` of vector `l` at `4 l + j`: of `A`, vector `e` is
+    // row `e / (BK / 4)` of the tile, vector column `e % (BK / 4)`; of `B`, row `e / (BN / 4)`,
+    // vector column `e % (BN / 4)`.
+    let mut ga =
+        [0.0f32; 4 * ((BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))];
+    let mut gb =
+        [0.0f32; 4 * ((BK * BN / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))];
+    let slices = (n + BK - 1) / BK;
+    for s in 0..slices + 1 {
+        if s < slices {
+            let k0 = s * BK;
+            for l in unroll(0..(BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            {
+                let e = l * ((BM / TM) * (BN / TN)) + tid;
+                let r = row0 + e / (BK / 4);
+                let kv = k0 / 4 + e % (BK / 4);
+                let v = if e < BM * BK / 4 && r < n && kv < n4 {
+                    a[r * n4 + kv]
+                } else {
+                    F32x4::splat(0.0f32)
+                };
+                ga[4 * l] = v.x;
+                ga[4 * l + 1] = v.y;
+                ga[4 * l + 2] = v.z;
+                ga[4 * l + 3] = v.w;
+            }
+            // Vector `e`: row `k0 + e / (BN / 4)`, vector column `col0 / 4 + e % (BN / 4)`.
+            for l in unroll(0..(BK * BN / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            {
+                let e = l * ((BM / TM) * (BN / TN)) + tid;
+                let q = k0 + e / (BN / 4);
+                let cv = col0 / 4 + e % (BN / 4);
+                let v = if e < BK * BN / 4 && q < n && cv < n4 {
+                    b[q * n4 + cv]
+                } else {
+                    F32x4::splat(0.0f32)
+                };
+                gb[4 * l] = v.x;
+                gb[4 * l + 1] = v.y;
+                gb[4 * l + 2] = v.z;
+                gb[4 * l + 3] = v.w;
+            }
+        }
+        if s > 0 {
+            let cur = (s - 1) % 2;
+            for k in unroll(0..BK) {
+                for v in unroll(0..TM / 4) {
+                    let q = a_tile[cur * (BK * BM / 4) + k * (BM / 4) + ty * (TM / 4) + v];
+                    ra[4 * v] = q.x;
+                    ra[4 * v + 1] = q.y;
+                    ra[4 * v + 2] = q.z;
+                    ra[4 * v + 3] = q.w;
+                }
+                for g in unroll(0..TN / 4) {
+                    let q = b_tile[cur * (BK * BN / 4) + k * (BN / 4) + g * (BN / TN) + tx];
+                    rb[4 * g] = q.x;
+                    rb[4 * g + 1] = q.y;
+                    rb[4 * g + 2] = q.z;
+                    rb[4 * g + 3] = q.w;
+                }
+                for m in unroll(0..TM) {
+                    for j in unroll(0..TN) {
+                        acc[m * TN + j] = ra[m].mul_add(rb[j], acc[m * TN + j]);
+                    }
+                }
+            }
+        }
+        if s < slices {
+            let buf = s % 2;
+            for l in unroll(0..(BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            {
+                let e = l * ((BM / TM) * (BN / TN)) + tid;
+                if e < BM * BK / 4 {
+                    // Lane `i` of the vector is `k = 4 (e % (BK / 4)) + i`: it goes to row
+                    // `k` of the tile, where tile row `rr` is lane `rr % 4` of vector `rr / 4`.
+                    let rr = e / (BK / 4);
+                    let base = buf * (BK * BM / 4) + (e % (BK / 4)) * 4 * (BM / 4) + rr / 4;
+                    match rr % 4 {
+                        0 => {
+                            for i in unroll(0..4) {
+                                a_tile[base + i * (BM / 4)].x = ga[4 * l + i];
+                            }
+                        }
+                        1 => {
+                            for i in unroll(0..4) {
+                                a_tile[base + i * (BM / 4)].y = ga[4 * l + i];
+                            }
+                        }
+                        2 => {
+                            for i in unroll(0..4) {
+                                a_tile[base + i * (BM / 4)].z = ga[4 * l + i];
+                            }
+                        }
+                        _ => {
+                            for i in unroll(0..4) {
+                                a_tile[base + i * (BM / 4)].w = ga[4 * l + i];
+                            }
+                        }
+                    }
+                }
+            }
+            for l in unroll(0..(BK * BN / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            {
+                let e = l * ((BM / TM) * (BN / TN)) + tid;
+                if e < BK * BN / 4 {
+                    b_tile[buf * (BK * BN / 4) + e] =
+                        F32x4::new(gb[4 * l], gb[4 * l + 1], gb[4 * l + 2], gb[4 * l + 3]);
+                }
+            }
+        }
+        sync_threads();
+    }
+    for m in unroll(0..TM) {
+        let r = row0 + ty * TM + m;
+        for g in unroll(0..TN / 4) {
+            let cv = col0 / 4 + g * (BN / TN) + tx;
+            if r < n && cv < n4 {
+                c[r * n4 + cv] = F32x4::new(
+                    acc[m * TN + 4 * g],
+                    acc[m * TN + 4 * g + 1],
+                    acc[m * TN + 4 * g + 2],
+                    acc[m * TN + 4 * g + 3],
+                );
+            }
+        }
+    }
+}
+
+/// Runs `sgemm` on `size x size` matrices: [`sgemm_v4`] with 128 x 256 tiles (8 deep, 8 x 16
+/// per thread: 256 threads a block) when `size` is a multiple of 4, else [`sgemm`] with 128 x
+/// 128 tiles (8 x 8 per thread).
 ///
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    if size % 4 == 0 {
+        let grid = dims2d(blocks_for(size, 256), blocks_for(size, 128));
+        return run_with_elems(
+            dev,
+            size,
+            "sgemm",
+            true,
+            F32x4::from_slice,
+            F32x4::flatten,
+            |ab, bb, cb, n| {
+                sgemm_v4::<128, 256, 8, 8, 16>.launch(dev, grid, dims1d(256), (ab, bb, cb, n))
+            },
+        );
+    }
     let grid = dims2d(blocks_for(size, 128), blocks_for(size, 128));
     run_with(dev, size, "sgemm", true, |ab, bb, cb, n| {
         sgemm::<128, 128, 8, 8, 8>.launch(dev, grid, dims1d(256), (ab, bb, cb, n))

@@ -158,6 +158,14 @@ pub(crate) enum Finding {
     Uninit,
 }
 
+/// How many shadow cells an element of `elem_size` bytes has: one per 4-byte word (at least
+/// one), so that accesses to different lanes of a vector or fields of a record by different
+/// threads touch different bytes and are no race, as on a GPU; a whole-element access checks
+/// every cell.
+pub(crate) fn cells_per_element(elem_size: usize) -> usize {
+    elem_size.div_ceil(4).max(1)
+}
+
 /// One recorded access to a shared element.
 #[derive(Clone, Copy, Debug)]
 struct Rec {

@@ -6,7 +6,7 @@ use super::super::error::{
     invalid, unsupported, AccessKind, Fault, InterpErrorKind, MemorySpace, RaceAccess,
 };
 use super::super::layout::Layout;
-use super::super::sanitize::Finding;
+use super::super::sanitize::{cells_per_element, Finding};
 use super::super::value::Value;
 use super::report::*;
 use super::{BufView, Launch, Shadow, Thread};
@@ -134,7 +134,26 @@ impl Launch<'_> {
         if buf.shadow == Shadow::None {
             return Ok(());
         }
-        self.note_checked(buf, i, kind, loc, th)
+        self.note_checked(buf, i, 0..buf.elem_size, kind, loc, th)
+    }
+
+    /// [`Launch::note`] for the bytes `bytes` of element `i` (a lane of a vector, a field of a
+    /// record): only their shadow cells are checked, so that threads writing different lanes
+    /// of one element do not race.
+    #[inline(always)]
+    pub(super) fn note_part(
+        &self,
+        buf: &BufView,
+        i: u32,
+        bytes: std::ops::Range<usize>,
+        kind: AccessKind,
+        loc: u32,
+        th: &Thread,
+    ) -> Result<(), Fault> {
+        if buf.shadow == Shadow::None {
+            return Ok(());
+        }
+        self.note_checked(buf, i, bytes, kind, loc, th)
     }
 
     #[inline(never)]
@@ -142,24 +161,28 @@ impl Launch<'_> {
         &self,
         buf: &BufView,
         i: u32,
+        bytes: std::ops::Range<usize>,
         kind: AccessKind,
         loc: u32,
         th: &Thread,
     ) -> Result<(), Fault> {
-        let found = match buf.shadow {
-            Shadow::None => return Ok(()),
+        let per = cells_per_element(buf.elem_size);
+        let first = i as usize * per + bytes.start / 4;
+        let cells = first..(i as usize * per + bytes.end.div_ceil(4)).max(first + 1);
+        let found = cells.into_iter().try_for_each(|c| match buf.shadow {
+            Shadow::None => Ok(()),
             Shadow::Shared(k) => match th.bcheck {
-                Some(c) => c.access(k as usize, i as usize, &th.me, kind, loc),
+                Some(ch) => ch.access(k as usize, c, &th.me, kind, loc),
                 None => Ok(()),
             },
             Shadow::Global(k) => match &self.gcheck {
                 Some(g) => {
-                    let wep_of = |u: u32| th.bcheck.map_or(0, |c| c.wep_of(u));
-                    g.access(k as usize, i as usize, &th.me, kind, loc, &wep_of)
+                    let wep_of = |u: u32| th.bcheck.map_or(0, |ch| ch.wep_of(u));
+                    g.access(k as usize, c, &th.me, kind, loc, &wep_of)
                 }
                 None => Ok(()),
             },
-        };
+        });
         let Err(finding) = found else { return Ok(()) };
         let (space, len) = (
             if buf.shared {
@@ -275,8 +298,9 @@ impl Launch<'_> {
                     .leaf
                     .as_ref()
                     .ok_or_else(|| invalid("global place without layout"))?;
-                let i = (off / buf.elem_size.max(1)) as u32;
-                self.note(buf, i, AccessKind::Read, p.loc, th)?;
+                let size = buf.elem_size.max(1);
+                let (i, within) = ((off / size) as u32, off % size);
+                self.note_part(buf, i, within..within + leaf.size(), AccessKind::Read, p.loc, th)?;
                 // SAFETY: `off` is an element start plus static field offsets of the buffer's
                 // own element layout (checked in `locate`), so it is in bounds and aligned.
                 Ok(unsafe { leaf.load(buf.ptr.add(off)) })
@@ -343,11 +367,10 @@ impl Launch<'_> {
         if i as usize >= buf.len {
             return Err(oob_buf(buf, i));
         }
-        self.note(buf, i, AccessKind::Write, p.loc, th)?;
-        let mut off = i as usize * buf.elem_size;
+        let mut within = 0;
         for s in rest {
             match s {
-                Step::Field { offset, .. } => off += offset,
+                Step::Field { offset, .. } => within += offset,
                 Step::Index(_) => return Err(invalid("indexing an element of a buffer")),
             }
         }
@@ -355,6 +378,8 @@ impl Launch<'_> {
             .leaf
             .as_ref()
             .ok_or_else(|| invalid("global place without layout"))?;
+        self.note_part(buf, i, within..within + leaf.size(), AccessKind::Write, p.loc, th)?;
+        let off = i as usize * buf.elem_size + within;
         // SAFETY: `off` is an element start plus static field offsets of the buffer's own
         // element layout (checked above), so it is in bounds and aligned.
         unsafe { leaf.store(buf.ptr.add(off), v) }
@@ -389,8 +414,10 @@ impl Launch<'_> {
             Some(Layout::Scalar(s)) => s,
             _ => return Err(invalid("atomic on a non-scalar element")),
         };
-        let i = (off / buf.elem_size.max(1)) as u32;
-        self.note(buf, i, AccessKind::Atomic, p.loc, th)?;
+        let size = buf.elem_size.max(1);
+        let (i, within) = ((off / size) as u32, off % size);
+        let bytes = within..within + s.size_bytes() as usize;
+        self.note_part(buf, i, bytes, AccessKind::Atomic, p.loc, th)?;
         // SAFETY: in bounds and aligned (see `read_path`).
         unsafe { atomic_rmw(op, s, buf.ptr.add(off), a, b) }
     }

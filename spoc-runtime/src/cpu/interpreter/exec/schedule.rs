@@ -3,7 +3,7 @@
 
 use super::super::compile::{Program, NO_LOC};
 use super::super::error::{Fault, InterpError, InterpErrorKind};
-use super::super::sanitize::{BlockCheck, Checks, GlobalCheck, Me};
+use super::super::sanitize::{cells_per_element, BlockCheck, Checks, GlobalCheck, Me};
 use super::super::value::Value;
 use super::{BufView, Launch, Shadow, Thread};
 use crate::native::abi::{NativeArg, ThreadCtx};
@@ -29,7 +29,11 @@ pub(crate) fn run(
     }
     launch.checks = checks;
     if checks.global_races {
-        let lens: Vec<usize> = launch.bufs.iter().map(|b| b.len).collect();
+        let lens: Vec<usize> = launch
+            .bufs
+            .iter()
+            .map(|b| b.len * cells_per_element(b.elem_size))
+            .collect();
         let tpb = block.iter().map(|&d| d as u64).product();
         launch.gcheck = Some(GlobalCheck::new(&lens, tpb));
         for (k, b) in launch.bufs.iter_mut().enumerate() {
@@ -109,7 +113,13 @@ impl Launch<'_> {
             sizes.push((bytes, len));
         }
         let nslots = prog.kernel.nslots;
-        let lens: Vec<usize> = sizes.iter().map(|&(_, len)| len).collect();
+        // Shadow cells, one per 4-byte word of an element.
+        let lens: Vec<usize> = prog
+            .shared
+            .iter()
+            .zip(&sizes)
+            .map(|(s, &(_, len))| len * cells_per_element(prog.layouts[s.elem as usize].size()))
+            .collect();
         let nthreads = block.iter().map(|&d| d as usize).product::<usize>();
         let tpb = nthreads as u64;
         let checked_shared = self.checks.shared();
