@@ -72,7 +72,8 @@ pub use kernel_def::KernelDef;
 pub use launch::{
     clear_cache, compile_kernel, compile_kernel_with, memo_len, run, run_kernel, CompiledKernel,
 };
-pub use memory::stream::{Event, HostBuffer, Stream};
+pub use memory::graph::Graph;
+pub use memory::stream::{Event, HostBuffer, HostSlice, HostSliceMut, Stream};
 pub use memory::vector::{F32x2, F32x4, I32x2, I32x4, U32x2, U32x4};
 pub use record::{
     field_path_tag, field_tag, push_record_def, FieldInfo, FieldType, Record, TypeTag,
