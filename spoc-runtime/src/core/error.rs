@@ -98,7 +98,7 @@ pub enum Error {
     ContextReset {
         /// The backend's name.
         backend: String,
-        /// `"buffer"`, `"module"`, `"stream"` or `"event"`.
+        /// `"buffer"`, `"module"`, `"stream"`, `"event"` or `"graph"`.
         resource: &'static str,
     },
     /// The device was torn down (or the global device ids retired by [`crate::Device::reset`])

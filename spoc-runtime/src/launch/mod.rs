@@ -6,15 +6,15 @@ pub(crate) mod launch_checks;
 
 use crate::args::{Arg, KernelArgs};
 use crate::backend::{CompileOptions, ExecutionModel, LaunchConfig, Module};
+use crate::buffer::RawBuffer;
 use crate::cache::{CacheKey, GuardedCache};
 use crate::device::Device;
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
+use crate::executor::Backend;
 use crate::ir_scan;
 use crate::kernel_def::KernelDef;
 use crate::launch_checks::{check_args, check_dims};
-use crate::buffer::RawBuffer;
-use crate::executor::Backend;
 use crate::memory::graph::{GraphOp, Held};
 use crate::memory::stream::{Access, Stream, Uses};
 use crate::registry;
@@ -361,7 +361,11 @@ fn launch_compiled(
             })
         })
         .collect();
-    stream.enqueue_or_capture(&accesses, |h| run(Some(h)), || capture_launch(ck, grid, block, shared_mem, args))
+    stream.enqueue_or_capture(
+        &accesses,
+        |h| run(Some(h)),
+        || capture_launch(ck, grid, block, shared_mem, args),
+    )
 }
 
 /// A launch recorded for a graph ([`crate::Stream::capture`]): the kernel, its dimensions and

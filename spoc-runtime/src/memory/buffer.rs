@@ -6,11 +6,11 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::memory::graph::refuse_in_capture;
 use crate::memory::stream::{Settled, Uses};
-use std::sync::Arc;
 use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{align_of, size_of};
+use std::sync::Arc;
 
 /// Largest element alignment a buffer accepts, in bytes (host memory of the CPU backends is
 /// aligned to this; GPU allocations are aligned to at least 256). Every scalar and record of
@@ -528,8 +528,7 @@ impl<T: DeviceCopy> Buffer<T> {
         if self.device().same_hardware(src.device()) {
             let bytes = self.raw.size_bytes();
             refuse_in_capture(self.device(), "a copy on the default stream")?;
-            let _held =
-                Uses::settle_all(&[(self.raw.uses(), true), (src.raw.uses(), false)])?;
+            let _held = Uses::settle_all(&[(self.raw.uses(), true), (src.raw.uses(), false)])?;
             match self
                 .device()
                 .backend()

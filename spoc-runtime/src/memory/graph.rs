@@ -45,7 +45,10 @@ pub(crate) fn refuse_in_capture(device: &Device, operation: &str) -> Result<()> 
     let gid = device.gid();
     if CAPTURING.with(|c| c.borrow().contains(&gid)) {
         return Err(Error::NotCapturable {
-            operation: format!("{operation} while capturing a graph on device {}", device.id),
+            operation: format!(
+                "{operation} while capturing a graph on device {}",
+                device.id
+            ),
         });
     }
     Ok(())
@@ -303,7 +306,9 @@ impl Drop for Graph {
             // A replay may still run: keep the driver's graph (and the memory, which the ops
             // hold) rather than destroy it under the replay.
             tracing::warn!("a graph's replays failed ({e}); leaking it");
-            std::mem::forget(std::mem::take(&mut *self.ops.lock().unwrap_or_else(|e| e.into_inner())));
+            std::mem::forget(std::mem::take(
+                &mut *self.ops.lock().unwrap_or_else(|e| e.into_inner()),
+            ));
             std::mem::forget(std::mem::take(&mut self.held));
             std::mem::forget(self.exec.take());
             return;

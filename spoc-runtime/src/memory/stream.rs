@@ -827,7 +827,10 @@ impl<T: DeviceCopy> HostBuffer<T> {
         let align = std::mem::align_of::<T>().max(64);
         let layout = Layout::from_size_align(bytes, align).map_err(|_| too_big())?;
         if bytes == 0 {
-            return Ok(buffer(NonNull::<T>::dangling().cast(), HostStorage::Heap(None)));
+            return Ok(buffer(
+                NonNull::<T>::dangling().cast(),
+                HostStorage::Heap(None),
+            ));
         }
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { std::alloc::alloc_zeroed(layout) };
