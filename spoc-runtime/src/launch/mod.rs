@@ -306,6 +306,9 @@ fn launch_compiled(
 ) -> Result<()> {
     let dev = &ck.device;
     if args.iter().any(|a| a.soa().is_some()) {
+        if stream.is_some_and(Stream::is_capturing) {
+            return Err(soa_not_capturable(ck.def.name));
+        }
         refuse_soa(
             dev.backend().as_ref(),
             ck.def.name,
@@ -386,14 +389,7 @@ fn capture_launch(
                 held.push(Held::Device(b.share(), a.writes()));
                 GraphArg::Buffer(b.share(), a.writes())
             }
-            Arg::Soa(_) | Arg::SoaMut(_) => {
-                return Err(Error::NotCapturable {
-                    operation: format!(
-                        "a launch of `{}` with Structure-of-Arrays arguments",
-                        ck.def.name
-                    ),
-                })
-            }
+            Arg::Soa(_) | Arg::SoaMut(_) => return Err(soa_not_capturable(ck.def.name)),
             v => GraphArg::Value(v.value_copy().expect("a scalar argument")),
         });
     }
@@ -432,6 +428,12 @@ fn capture_launch(
             launch_on_handle(backend, &ck, grid, block, shared_mem, &args, Some(h))
         }),
     ))
+}
+
+fn soa_not_capturable(kernel: &str) -> Error {
+    Error::NotCapturable {
+        operation: format!("a launch of `{kernel}` with Structure-of-Arrays arguments"),
+    }
 }
 
 /// An argument of a launch recorded for a graph.
