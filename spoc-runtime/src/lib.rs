@@ -7,6 +7,9 @@
 //! arguments ([`Arg`], [`set_args`]), compilation through two cache layers ([`compile_kernel`],
 //! [`cache`]) and launches with their checks ([`run_kernel`], [`run`]), and the CPU backends:
 //! [`native`] (the Rust code `#[kernel]` compiles into the program) and the IR Interpreter.
+//! Work is queued on streams ([`Stream`], [`Event`], [`HostBuffer`]) and captured into graphs
+//! that replay it whole ([`Stream::capture`], [`Graph`]: CUDA stream capture and
+//! `cuGraphLaunch`, a replay list on the other backends).
 //!
 //! Users reach all of this through the `spoc` crate, which re-exports it.
 //!
