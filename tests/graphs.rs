@@ -275,6 +275,14 @@ fn operations_that_cannot_be_captured_are_errors_and_leave_the_stream_usable() {
             "a nested capture",
             check,
         );
+        not_capturable(
+            s.capture(|s| {
+                add_one.launch_on(s, grid(), dims1d(64), (&mut y,))?;
+                s.device().synchronize()
+            }),
+            "a device synchronize",
+            check,
+        );
         let g = s.capture(|s| add_one.launch_on(s, grid(), dims1d(64), (&mut other,)))?;
         not_capturable(
             s.capture(|s| g.launch(s)),
@@ -375,6 +383,40 @@ fn an_empty_graph_replays_as_nothing() {
         }
         g.launch(&s)?;
         s.synchronize()?;
+        Ok(())
+    });
+}
+
+#[test]
+fn host_reads_on_one_thread_never_see_a_replay_of_another_half_done() {
+    check_each_device(common::devices(), 2, |dev, check| {
+        let s = dev.new_stream()?;
+        let mut y = dev.alloc::<f32>(N)?;
+        let graph = s.capture(|s| add_one.launch_on(s, grid(), dims1d(64), (&mut y,)))?;
+        const REPLAYS: usize = 40;
+        let mut seen: Vec<Vec<f32>> = Vec::new();
+        std::thread::scope(|scope| -> spoc::Result<()> {
+            let replaying = scope.spawn(|| -> spoc::Result<()> {
+                for _ in 0..REPLAYS {
+                    graph.launch(&s)?;
+                }
+                Ok(())
+            });
+            while !replaying.is_finished() {
+                seen.push(y.to_vec()?);
+            }
+            replaying.join().expect("the replaying thread panicked")
+        })?;
+        // Every read saw whole replays: all elements equal, counts never going back.
+        let mut last = 0.0;
+        for v in &seen {
+            if v.iter().any(|&e| e != v[0]) || v[0] < last || v[0].fract() != 0.0 {
+                check.wrong(format!("a read saw {:?}… after {last}", &v[..4]));
+                break;
+            }
+            last = v[0];
+        }
+        check.eq("after the replays", &y.to_vec()?, &vec![REPLAYS as f32; N]);
         Ok(())
     });
 }

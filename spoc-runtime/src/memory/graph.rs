@@ -170,7 +170,8 @@ impl Stream {
     /// [`Error::NotCapturable`]: on this stream [`Stream::synchronize`], [`Stream::record`],
     /// [`Stream::wait_for`], [`Graph::launch`], a nested capture, an upload of a record type
     /// with padding, a launch with Structure-of-Arrays arguments; on this thread, default-stream
-    /// work on the stream's device (a `launch`, a transfer such as [`crate::Buffer::to_vec`]).
+    /// work on the stream's device (a `launch`, a transfer such as [`crate::Buffer::to_vec`],
+    /// [`Device::synchronize`]).
     /// [`Error::DeviceReset`] for a stream from before [`Device::reset`]. On CUDA, a driver
     /// error if the driver cannot capture or instantiate the work (a checked kernel, whose
     /// fault record is read back synchronously, or profiling, which waits on events) — again
@@ -212,10 +213,15 @@ impl Stream {
         }
         let backend = self.device().backend();
         let handle = self.handle();
-        let exec = backend.capture_graph(handle, &mut || {
-            ops.iter_mut()
-                .try_for_each(|op| (op.run)(backend.as_ref(), handle))
-        })?;
+        // An empty capture replays as nothing without asking the driver for an empty graph.
+        let exec = if ops.is_empty() {
+            None
+        } else {
+            backend.capture_graph(handle, &mut || {
+                ops.iter_mut()
+                    .try_for_each(|op| (op.run)(backend.as_ref(), handle))
+            })?
+        };
         Ok(Graph {
             device: self.device().clone(),
             ops: Mutex::new(ops),
