@@ -28,7 +28,7 @@ use std::alloc::Layout;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
@@ -50,6 +50,8 @@ pub(crate) struct StreamShared {
     /// While a graph is captured on the stream ([`Stream::capture`]): the work recorded so
     /// far, instead of running.
     capture: Mutex<Option<Vec<GraphOp>>>,
+    /// Whether `capture` is `Some` (read without the lock on every launch).
+    capturing: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -209,7 +211,7 @@ impl Uses {
     /// # Errors
     /// As [`Uses::settle`].
     pub(crate) fn settle_all<'a>(uses: &[(&'a Uses, bool)]) -> Result<Vec<Settled<'a>>> {
-        lock_all(uses)
+        lock_all(uses.iter().copied())
             .into_iter()
             .map(|(mut st, write)| {
                 st.settle(write)?;
@@ -220,17 +222,17 @@ impl Uses {
 }
 
 /// Locks each of `uses` once (merging the write flags of repeats), in address order.
-fn lock_all<'a>(uses: &[(&'a Uses, bool)]) -> Vec<(MutexGuard<'a, UseState>, bool)> {
-    let mut sorted: Vec<(&'a Uses, bool)> = uses.to_vec();
-    sorted.sort_by_key(|(u, _)| *u as *const Uses as usize);
-    let mut merged: Vec<(&'a Uses, bool)> = Vec::with_capacity(sorted.len());
-    for (u, w) in sorted {
-        match merged.last_mut() {
-            Some((last, lw)) if std::ptr::eq(*last, u) => *lw |= w,
-            _ => merged.push((u, w)),
-        }
-    }
-    merged.into_iter().map(|(u, w)| (lock(&u.0), w)).collect()
+fn lock_all<'a>(
+    uses: impl IntoIterator<Item = (&'a Uses, bool)>,
+) -> Vec<(MutexGuard<'a, UseState>, bool)> {
+    let mut sorted: Vec<(&'a Uses, bool)> = uses.into_iter().collect();
+    sorted.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
+    sorted.dedup_by(|(later, lw), (kept, kw)| {
+        let same = std::ptr::eq(*later, *kept);
+        *kw |= same && *lw;
+        same
+    });
+    sorted.into_iter().map(|(u, w)| (lock(&u.0), w)).collect()
 }
 
 /// An ordered queue of work on one device: kernel launches (`k.launch_on(&stream, …)`),
@@ -286,6 +288,7 @@ impl Device {
                 queue: Mutex::new(()),
                 waited: Mutex::new(Vec::new()),
                 capture: Mutex::new(None),
+                capturing: AtomicBool::new(false),
             }),
         })
     }
@@ -319,8 +322,7 @@ impl Stream {
         let s = &self.shared;
         s.device.check_current()?;
         let _queue = lock(&s.queue);
-        let pairs: Vec<(&Uses, bool)> = accesses.iter().map(|a| (a.uses, a.write)).collect();
-        let mut held = lock_all(&pairs);
+        let mut held = lock_all(accesses.iter().map(|a| (a.uses, a.write)));
         for (st, write) in held.iter_mut() {
             st.check_host_slices("Graph::launch", *write)?;
             st.order_on(s, *write)?;
@@ -342,7 +344,7 @@ impl Stream {
         op: impl FnOnce(&StreamHandle) -> Result<()>,
         capture: impl FnOnce() -> Result<GraphOp>,
     ) -> Result<()> {
-        {
+        if self.shared.capturing.load(Ordering::Acquire) {
             let mut cap = lock(&self.shared.capture);
             if let Some(ops) = cap.as_mut() {
                 self.shared.device.check_current()?;
@@ -355,7 +357,7 @@ impl Stream {
 
     /// True while the stream captures a graph.
     pub(crate) fn is_capturing(&self) -> bool {
-        lock(&self.shared.capture).is_some()
+        self.shared.capturing.load(Ordering::Acquire)
     }
 
     /// Refuses `operation` (one that cannot be captured) while the stream captures a graph.
@@ -378,12 +380,15 @@ impl Stream {
             });
         }
         *cap = Some(Vec::new());
+        self.shared.capturing.store(true, Ordering::Release);
         Ok(())
     }
 
     /// Stops recording; the work recorded since [`Stream::begin_recording`].
     pub(crate) fn end_recording(&self) -> Vec<GraphOp> {
-        lock(&self.shared.capture).take().unwrap_or_default()
+        let mut cap = lock(&self.shared.capture);
+        self.shared.capturing.store(false, Ordering::Release);
+        cap.take().unwrap_or_default()
     }
 
     fn check_device(&self, what: &str, device: &Device) -> Result<()> {
