@@ -61,7 +61,8 @@ pub enum Error {
         operation: String,
     },
     /// A [`crate::Graph`] replay that would copy into a [`crate::HostBuffer`] while a slice of
-    /// it lives (or out of one while a mutable slice lives): drop the slice first.
+    /// it lives (or out of one while a mutable slice lives): drop the slice first. (Also any
+    /// copy of a host buffer whose slice guard was forgotten with `std::mem::forget`.)
     #[error("{operation}: a host buffer the graph copies is borrowed by a live slice")]
     HostBufferBorrowed {
         /// The refused operation.

@@ -182,8 +182,8 @@ impl UseState {
     }
 
     /// Refuses work that would race a live slice of a [`HostBuffer`]: a write under any slice,
-    /// a read under a mutable one. (Only a [`crate::Graph`]'s replay can get here with one:
-    /// a stream's own copies borrow the host buffer.)
+    /// a read under a mutable one. (Only a [`crate::Graph`]'s replay can get here with one, or
+    /// a copy after a slice guard was forgotten: a stream's own copies borrow the host buffer.)
     fn check_host_slices(&self, operation: &'static str, write: bool) -> Result<()> {
         if self.writer || (write && self.readers > 0) {
             return Err(Error::HostBufferBorrowed { operation });
@@ -324,7 +324,7 @@ impl Stream {
         let _queue = lock(&s.queue);
         let mut held = lock_all(accesses.iter().map(|a| (a.uses, a.write)));
         for (st, write) in held.iter_mut() {
-            st.check_host_slices("Graph::launch", *write)?;
+            st.check_host_slices("queueing a copy of a host buffer", *write)?;
             st.order_on(s, *write)?;
         }
         let seq = s.submitted.load(Ordering::Acquire) + 1;
@@ -869,7 +869,10 @@ impl<T: DeviceCopy> HostBuffer<T> {
     }
 
     /// The elements, once the copies queued into the buffer have finished (a guard that
-    /// dereferences to `&[T]`).
+    /// dereferences to `&[T]`). While the guard lives, a [`crate::Graph`] replay that would
+    /// copy into the buffer is refused ([`Error::HostBufferBorrowed`]); a guard that is
+    /// forgotten (`std::mem::forget`) leaves the buffer borrowed for good, so that such copies
+    /// keep failing (never racing).
     ///
     /// # Errors
     /// What waiting for them reports (a device fault of the work before a copy).
