@@ -39,6 +39,12 @@
 //! 4. **Launch cost on a stream**: `saxpy.launch_on(&stream, …)` against cudarc's launch
 //!    builder on a non-default cudarc stream, host µs per launch of the loop alone, medians of
 //!    5 interleaved rounds (`RESULT launch_stream`). Target: spoc ≤ 1.05 × raw.
+//! 5. **Graph replay**: 100 `saxpy` launches on a stream captured into a `spoc::Graph`
+//!    (`Stream::capture`: CUDA stream capture, `cuGraphInstantiate`), checked bit for bit after
+//!    one replay, then replayed `max(N / 100, 10)` times per round (`cuGraphLaunch`), 5 rounds;
+//!    µs per captured kernel including the final synchronisation (the GPU's throughput), and
+//!    host µs per replay of the loop alone; medians (`RESULT graph_replay`). Target: ≤ 1.5 µs
+//!    per kernel.
 //!
 //! Every kernel's result is checked bit for bit against a CPU reference (`a * x + y` in `f32`;
 //! the backends never contract into an FMA) before it is timed: all 1024 elements for the launch
@@ -474,6 +480,75 @@ fn stream_launch_overhead(cfg: &Config, dev: &Device, raw: &Raw) -> Res<(f64, f6
     Ok((median(&sv), median(&rv)))
 }
 
+/// Kernels per captured graph in the graph-replay test.
+const GRAPH_KERNELS: usize = 100;
+/// Graph-replay target: µs per captured kernel.
+const GOAL_GRAPH_US: f64 = 1.5;
+
+/// What the graph-replay test measured.
+struct GraphFigures {
+    replays: usize,
+    /// µs per captured kernel, including the synchronisation after the replays.
+    us_per_kernel: f64,
+    /// Host µs per `Graph::launch` (the loop alone).
+    host_us_per_replay: f64,
+    /// Whether the driver holds the graph (`cuGraphLaunch`), not a replay list.
+    driver_graph: bool,
+}
+
+/// Graph replay: `GRAPH_KERNELS` saxpy launches captured from a stream, replayed whole.
+fn graph_replay(cfg: &Config, dev: &Device) -> Res<GraphFigures> {
+    let a = 0.5f32;
+    let x: Vec<f32> = (0..SMALL_N).map(|i| (i % 13) as f32 * 0.25).collect();
+    let y: Vec<f32> = (0..SMALL_N).map(|i| (i % 5) as f32).collect();
+    let grid = grid_for(SMALL_N);
+    let stream = dev.new_stream()?;
+    let xs = dev.upload(&x)?;
+    let mut ys = dev.upload(&y)?;
+    let graph = stream.capture(|s| {
+        for _ in 0..GRAPH_KERNELS {
+            saxpy.launch_on(s, dims1d(grid), dims1d(BLOCK), (a, &xs, &mut ys))?;
+        }
+        Ok(())
+    })?;
+    graph.launch(&stream)?;
+    // One replay: y = a x + y, GRAPH_KERNELS times, in f32 (no FMA), element by element.
+    let want: Vec<f32> = x
+        .iter()
+        .zip(&y)
+        .map(|(&xv, &yv)| (0..GRAPH_KERNELS).fold(yv, |acc, _| a * xv + acc))
+        .collect();
+    let got = ys.to_vec()?;
+    if let Some(i) = (0..SMALL_N).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+        return Err(format!(
+            "graph replay of {GRAPH_KERNELS} saxpy launches: y[{i}] = {}, want {}",
+            got[i], want[i]
+        )
+        .into());
+    }
+    let replays = (cfg.launches / GRAPH_KERNELS).max(10);
+    for _ in 0..10 {
+        graph.launch(&stream)?;
+    }
+    stream.synchronize()?;
+    let (mut per_kernel, mut host) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let t = Instant::now();
+        for _ in 0..replays {
+            graph.launch(&stream)?;
+        }
+        host.push(us_per(t.elapsed(), replays));
+        stream.synchronize()?;
+        per_kernel.push(us_per(t.elapsed(), replays * GRAPH_KERNELS));
+    }
+    Ok(GraphFigures {
+        replays,
+        us_per_kernel: median(&per_kernel),
+        host_us_per_replay: median(&host),
+        driver_graph: graph.is_driver_graph(),
+    })
+}
+
 // ------------------------------------------------------------------ bandwidth
 
 /// Median kernel ms of spoc's saxpy on `dev` at `x.len()` elements, after checking its result.
@@ -621,6 +696,21 @@ fn run(cfg: &Config, dev: &Device) -> Res<bool> {
         }
     };
     println!("{stream_line}");
+    let graph_line = match graph_replay(cfg, dev) {
+        Ok(g) => format!(
+            "RESULT graph_replay target=CUDA/PTX kernels={GRAPH_KERNELS} replays={} rounds={ROUNDS} us_per_kernel={:.3} host_us_per_replay={:.3} driver_graph={} goal=\"us_per_kernel<={GOAL_GRAPH_US}\" status={}",
+            g.replays,
+            g.us_per_kernel,
+            g.host_us_per_replay,
+            g.driver_graph,
+            if g.us_per_kernel <= GOAL_GRAPH_US { "PASS" } else { "MISS" }
+        ),
+        Err(e) => {
+            all_ok = false;
+            format!("RESULT graph_replay target=CUDA/PTX status=ERROR reason={}", quoted(&e.to_string()))
+        }
+    };
+    println!("{graph_line}");
 
     // 2. and 3. Bandwidth.
     let n = cfg.n;

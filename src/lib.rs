@@ -87,6 +87,37 @@
 //! # }
 //! ```
 //!
+//! **Graphs.** [`Stream::capture`] records the launches and copies a closure queues on a
+//! stream, without running them, into a [`Graph`]; [`Graph::launch`] replays them all (CUDA
+//! stream capture and `cuGraphLaunch`; a replay list on the other backends). The graph holds
+//! the buffers it uses, and each replay is tracked like any work on a stream:
+//!
+//! ```
+//! # use spoc::prelude::*;
+//! # #[kernel]
+//! # fn double(y: &mut [f32]) {
+//! #     let i = global_id_x();
+//! #     if i < y.len() {
+//! #         y[i] = 2.0 * y[i];
+//! #     }
+//! # }
+//! # fn main() -> spoc::Result<()> {
+//! let dev = spoc::init_device(None)?;
+//! let s = dev.new_stream()?;
+//! let mut y = dev.upload(&[1.0f32, 2.0, 3.0])?;
+//! let graph = s.capture(|s| {
+//!     double.launch_on(s, dims1d(1), dims1d(32), (&mut y,))?;
+//!     double.launch_on(s, dims1d(1), dims1d(32), (&mut y,))
+//! })?;
+//! assert_eq!(y.to_vec()?, [1.0, 2.0, 3.0]); // capturing runs nothing
+//! for _ in 0..3 {
+//!     graph.launch(&s)?;
+//! }
+//! assert_eq!(y.to_vec()?, [64.0, 128.0, 192.0]); // waits for the replays
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! **Errors.** Every fallible function returns [`Result`]; nothing panics on bad input or a
 //! missing driver. A launch the device cannot run is [`Error::InvalidLaunch`] (with a
 //! [`LaunchProblem`]) before anything runs; a backend lacking a feature is

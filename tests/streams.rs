@@ -70,7 +70,7 @@ fn upload_launches_and_download_on_one_stream_run_in_order() {
         let mut back = HostBuffer::new(dev, N)?;
         s.download(&out, &mut back)?;
         // No synchronize: reading the host buffer waits for the download.
-        check.eq("downloaded", back.as_slice()?, &want);
+        check.eq("downloaded", &back.as_slice()?, &want);
         check.eq("out.to_vec", &out.to_vec()?, &want);
         Ok(())
     });
@@ -124,7 +124,7 @@ fn buffers_order_streams_without_events_and_host_reads_wait() {
             .iter()
             .map(|&v| twice_plus_one_host(v, 2))
             .collect();
-        check.eq("again", back.as_slice()?, &want_back);
+        check.eq("again", &back.as_slice()?, &want_back);
         Ok(())
     });
 }
@@ -157,7 +157,7 @@ fn dropping_or_forgetting_everything_mid_flight_loses_nothing() {
         s.download(&y, &mut back)?;
         std::mem::forget(s.clone());
         drop(s);
-        check.eq("back", back.as_slice()?, &want);
+        check.eq("back", &back.as_slice()?, &want);
         check.eq("y", &y.to_vec()?, &want);
         // A host buffer rewritten after its upload was queued: the write waits for the copy.
         let s = dev.new_stream()?;
@@ -166,7 +166,7 @@ fn dropping_or_forgetting_everything_mid_flight_loses_nothing() {
         s.upload(&h, &mut z)?;
         h.as_mut_slice()?.fill(7.0);
         check.eq("z", &z.to_vec()?, &x);
-        check.eq("h", h.as_slice()?, &vec![7.0; N]);
+        check.eq("h", &h.as_slice()?, &vec![7.0; N]);
         Ok(())
     });
 }

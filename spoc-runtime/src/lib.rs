@@ -7,6 +7,9 @@
 //! arguments ([`Arg`], [`set_args`]), compilation through two cache layers ([`compile_kernel`],
 //! [`cache`]) and launches with their checks ([`run_kernel`], [`run`]), and the CPU backends:
 //! [`native`] (the Rust code `#[kernel]` compiles into the program) and the IR Interpreter.
+//! Work is queued on streams ([`Stream`], [`Event`], [`HostBuffer`]) and captured into graphs
+//! that replay it whole ([`Stream::capture`], [`Graph`]: CUDA stream capture and
+//! `cuGraphLaunch`, a replay list on the other backends).
 //!
 //! Users reach all of this through the `spoc` crate, which re-exports it.
 //!
@@ -72,7 +75,8 @@ pub use kernel_def::KernelDef;
 pub use launch::{
     clear_cache, compile_kernel, compile_kernel_with, memo_len, run, run_kernel, CompiledKernel,
 };
-pub use memory::stream::{Event, HostBuffer, Stream};
+pub use memory::graph::Graph;
+pub use memory::stream::{Event, HostBuffer, HostSlice, HostSliceMut, Stream};
 pub use memory::vector::{F32x2, F32x4, I32x2, I32x4, U32x2, U32x4};
 pub use record::{
     field_path_tag, field_tag, push_record_def, FieldInfo, FieldType, Record, TypeTag,

@@ -7,9 +7,10 @@ fn main() -> spoc::Result<()> {
     let s = dev.new_stream()?;
     let y = dev.alloc::<f32>(4)?;
     let mut h = HostBuffer::<f32>::new(&dev, 4)?;
-    let slice = h.as_mut_slice()?;
+    let mut slice = h.as_mut_slice()?;
     s.download(&y, &mut h)?;
     slice[0] = 1.0;
+    drop(slice);
     let first = h.as_slice()?;
     drop(h);
     println!("{}", first[0]);

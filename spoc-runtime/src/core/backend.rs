@@ -170,6 +170,11 @@ opaque_handle!(
     Event
 );
 opaque_handle!(
+    /// A graph the driver instantiated from a stream capture ([`DeviceMemory::capture_graph`];
+    /// CUDA's `CUgraphExec`), launched whole with [`DeviceMemory::launch_graph`].
+    GraphExec
+);
+opaque_handle!(
     /// A compiled kernel module, ready to launch on its device.
     Module
 );
@@ -593,6 +598,44 @@ pub trait DeviceMemory: Platform {
     /// A driver error.
     fn destroy_event(&self, event: Event) -> Result<()> {
         drop(event);
+        Ok(())
+    }
+
+    /// Captures the work `issue` queues on `stream` into a graph the driver replays whole
+    /// ([`crate::Graph`]; CUDA: `cuStreamBeginCapture`, `cuStreamEndCapture`,
+    /// `cuGraphInstantiate`). The capture ends whatever `issue` returns, leaving the stream
+    /// as it was. `Ok(None)` (the default) says the backend has no such graphs: the runtime
+    /// then replays its own list of the work, op by op, and `issue` is not called.
+    ///
+    /// # Errors
+    /// What `issue` returned; [`Error::FeatureNotSupported`] where the driver lacks graphs; a
+    /// driver error (an operation the driver cannot capture, an instantiation failure).
+    fn capture_graph(
+        &self,
+        stream: &Stream,
+        issue: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<GraphExec>> {
+        let _ = (stream, issue);
+        Ok(None)
+    }
+
+    /// Queues one replay of `graph` on `stream` (CUDA: `cuGraphLaunch`).
+    ///
+    /// # Errors
+    /// [`Error::FeatureNotSupported`] by default (no backend gives a graph without it); a
+    /// driver error.
+    fn launch_graph(&self, graph: &GraphExec, stream: &Stream) -> Result<()> {
+        let _ = (graph, stream);
+        Err(Error::unsupported(self.name(), "graphs"))
+    }
+
+    /// Destroys a graph once no replay of it is in flight. The default drops it (CUDA's
+    /// handle destroys itself on drop).
+    ///
+    /// # Errors
+    /// A driver error.
+    fn destroy_graph(&self, graph: GraphExec) -> Result<()> {
+        drop(graph);
         Ok(())
     }
 }

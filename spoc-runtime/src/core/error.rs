@@ -50,6 +50,24 @@ pub enum Error {
         /// What it lacks, as a phrase ("streams", "kernel `k` without native code", …).
         feature: String,
     },
+    /// An operation that cannot be part of a graph, asked for while a stream captures one
+    /// ([`crate::Stream::capture`]): a synchronize or an event on the capturing stream,
+    /// default-stream work on its device from the capturing thread, a launch with
+    /// Structure-of-Arrays arguments, a nested capture. Nothing of it ran; ending the capture
+    /// with the error leaves the stream as it was.
+    #[error("not capturable in a graph: {operation}")]
+    NotCapturable {
+        /// What was refused.
+        operation: String,
+    },
+    /// A [`crate::Graph`] replay that would copy into a [`crate::HostBuffer`] while a slice of
+    /// it lives (or out of one while a mutable slice lives): drop the slice first. (Also any
+    /// copy of a host buffer whose slice guard was forgotten with `std::mem::forget`.)
+    #[error("{operation}: a host buffer the graph copies is borrowed by a live slice")]
+    HostBufferBorrowed {
+        /// The refused operation.
+        operation: &'static str,
+    },
     /// A launch refused before anything ran; `problem` says which check failed.
     #[error("invalid launch of kernel `{kernel}`: {problem}")]
     InvalidLaunch {
@@ -81,7 +99,7 @@ pub enum Error {
     ContextReset {
         /// The backend's name.
         backend: String,
-        /// `"buffer"`, `"module"`, `"stream"` or `"event"`.
+        /// `"buffer"`, `"module"`, `"stream"`, `"event"` or `"graph"`.
         resource: &'static str,
     },
     /// The device was torn down (or the global device ids retired by [`crate::Device::reset`])

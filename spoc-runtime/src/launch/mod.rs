@@ -6,14 +6,17 @@ pub(crate) mod launch_checks;
 
 use crate::args::{Arg, KernelArgs};
 use crate::backend::{CompileOptions, ExecutionModel, LaunchConfig, Module};
+use crate::buffer::RawBuffer;
 use crate::cache::{CacheKey, GuardedCache};
 use crate::device::Device;
 use crate::dims::Dims;
 use crate::error::{Error, LaunchProblem, Result};
+use crate::executor::Backend;
 use crate::ir_scan;
 use crate::kernel_def::KernelDef;
 use crate::launch_checks::{check_args, check_dims};
-use crate::memory::stream::{Access, Stream};
+use crate::memory::graph::{GraphOp, Held};
+use crate::memory::stream::{Access, Stream, Uses};
 use crate::registry;
 use spoc_ir::{ContentHash, Kernel};
 use std::borrow::Cow;
@@ -23,6 +26,7 @@ use std::sync::{Arc, LazyLock, RwLock};
 
 /// A kernel ready to run on one device: its definition, IR, content hash and, on JIT backends,
 /// the compiled module (owned by the backend's cache).
+#[derive(Clone)]
 pub struct CompiledKernel {
     def: KernelDef,
     kernel: &'static Kernel,
@@ -302,6 +306,9 @@ fn launch_compiled(
 ) -> Result<()> {
     let dev = &ck.device;
     if args.iter().any(|a| a.soa().is_some()) {
+        if stream.is_some_and(Stream::is_capturing) {
+            return Err(soa_not_capturable(ck.def.name));
+        }
         refuse_soa(
             dev.backend().as_ref(),
             ck.def.name,
@@ -328,45 +335,141 @@ fn launch_compiled(
     let args: &[Arg<'_>] = args;
     let backend = dev.backend();
     let run = |handle: Option<&crate::backend::Stream>| {
-        let config = LaunchConfig {
-            stream: handle,
-            ..LaunchConfig::new(grid, block, shared_mem)
-        };
-        match (backend.execution_model(), &ck.module) {
-            (ExecutionModel::Jit, Some(module)) => backend.launch(module, &config, args),
-            _ => backend.execute_direct(
-                dev.local(),
-                &ck.def,
-                ck.kernel,
-                ck.module.as_deref(),
-                &config,
-                args,
-            ),
-        }
+        launch_on_handle(backend.as_ref(), ck, grid, block, shared_mem, args, handle)
     };
     let Some(stream) = stream else {
-        // The default stream: like a host access, wait for the streams' work on the buffers.
+        // The default stream: like a host access, wait for the streams' work on the buffers,
+        // and keep them locked (no graph replayed meanwhile can queue work on them) while the
+        // kernel is launched.
+        crate::memory::graph::refuse_in_capture(dev, "a launch on the default stream")?;
+        let mut uses: Vec<(&Uses, bool)> = Vec::new();
         for a in args {
             let write = a.writes();
             if let Some(b) = a.buffer() {
-                b.settle(write)?;
+                uses.push((b.uses(), write));
             }
             for f in a.soa().map(|s| s.fields()).unwrap_or_default() {
-                f.buffer().settle(write)?;
+                uses.push((f.buffer().uses(), write));
             }
         }
+        let _held = Uses::settle_all(&uses)?;
         return run(None);
     };
     let accesses: Vec<Access<'_>> = args
         .iter()
         .filter_map(|a| {
             a.buffer().map(|b| Access {
-                uses: &b.uses,
+                uses: b.uses(),
                 write: a.writes(),
             })
         })
         .collect();
-    stream.enqueue(&accesses, |h| run(Some(h)))
+    stream.enqueue_or_capture(
+        &accesses,
+        |h| run(Some(h)),
+        || capture_launch(ck, grid, block, shared_mem, args),
+    )
+}
+
+/// A launch recorded for a graph ([`crate::Stream::capture`]): the kernel, its dimensions and
+/// arguments, owning (sharing) the buffers so that the graph keeps them alive.
+fn capture_launch(
+    ck: &CompiledKernel,
+    grid: Dims,
+    block: Dims,
+    shared_mem: usize,
+    args: &[Arg<'_>],
+) -> Result<GraphOp> {
+    let mut held = Vec::new();
+    let mut owned: Vec<GraphArg> = Vec::with_capacity(args.len());
+    for a in args {
+        owned.push(match a {
+            Arg::Buffer(_) | Arg::BufferMut(_) => {
+                let b = a.buffer().expect("a buffer argument");
+                held.push(Held::Device(b.share(), a.writes()));
+                GraphArg::Buffer(b.share(), a.writes())
+            }
+            Arg::Soa(_) | Arg::SoaMut(_) => return Err(soa_not_capturable(ck.def.name)),
+            v => GraphArg::Value(v.value_copy().expect("a scalar argument")),
+        });
+    }
+    let ck = ck.clone();
+    Ok(GraphOp::new(
+        held,
+        Box::new(move |backend, h| {
+            let mut shares: Vec<RawBuffer> = Vec::new();
+            let mut values: Vec<Option<Arg<'static>>> = Vec::with_capacity(owned.len());
+            for a in &owned {
+                match a {
+                    GraphArg::Buffer(b, _) => {
+                        shares.push(b.share());
+                        values.push(None);
+                    }
+                    GraphArg::Value(v) => values.push(v.value_copy()),
+                }
+            }
+            let mut shares = shares.iter_mut();
+            let args: Vec<Arg<'_>> = owned
+                .iter()
+                .zip(values)
+                .map(|(a, v)| match (a, v) {
+                    (_, Some(v)) => v,
+                    (GraphArg::Buffer(_, write), None) => {
+                        let b = shares.next().expect("one share per buffer argument");
+                        if *write {
+                            Arg::BufferMut(b)
+                        } else {
+                            Arg::Buffer(b)
+                        }
+                    }
+                    (GraphArg::Value(_), None) => unreachable!("a value argument has its value"),
+                })
+                .collect();
+            launch_on_handle(backend, &ck, grid, block, shared_mem, &args, Some(h))
+        }),
+    ))
+}
+
+fn soa_not_capturable(kernel: &str) -> Error {
+    Error::NotCapturable {
+        operation: format!("a launch of `{kernel}` with Structure-of-Arrays arguments"),
+    }
+}
+
+/// An argument of a launch recorded for a graph.
+enum GraphArg {
+    /// A buffer (shared) and whether the kernel writes it.
+    Buffer(RawBuffer, bool),
+    /// A scalar.
+    Value(Arg<'static>),
+}
+
+/// The backend's launch of a compiled kernel (checked already) on `handle` (`None`: the
+/// default stream).
+fn launch_on_handle(
+    backend: &dyn Backend,
+    ck: &CompiledKernel,
+    grid: Dims,
+    block: Dims,
+    shared_mem: usize,
+    args: &[Arg<'_>],
+    handle: Option<&crate::backend::Stream>,
+) -> Result<()> {
+    let config = LaunchConfig {
+        stream: handle,
+        ..LaunchConfig::new(grid, block, shared_mem)
+    };
+    match (backend.execution_model(), &ck.module) {
+        (ExecutionModel::Jit, Some(module)) => backend.launch(module, &config, args),
+        _ => backend.execute_direct(
+            ck.device.local(),
+            &ck.def,
+            ck.kernel,
+            ck.module.as_deref(),
+            &config,
+            args,
+        ),
+    }
 }
 
 /// Runs a compiled kernel with arguments from [`crate::set_args`] (checked against the

@@ -45,6 +45,21 @@ pub enum Arg<'a> {
 }
 
 impl Arg<'_> {
+    /// A copy of a scalar argument (`None` for buffers).
+    pub(crate) fn value_copy(&self) -> Option<Arg<'static>> {
+        Some(match *self {
+            Arg::Bool(v) => Arg::Bool(v),
+            Arg::I32(v) => Arg::I32(v),
+            Arg::I64(v) => Arg::I64(v),
+            Arg::U32(v) => Arg::U32(v),
+            Arg::U64(v) => Arg::U64(v),
+            Arg::F32(v) => Arg::F32(v),
+            Arg::F64(v) => Arg::F64(v),
+            Arg::Usize(v) => Arg::Usize(v),
+            Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => return None,
+        })
+    }
+
     /// The buffer, if this is a buffer argument.
     pub fn buffer(&self) -> Option<&RawBuffer> {
         match self {

@@ -4,11 +4,13 @@
 use crate::backend::DeviceMem;
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::memory::stream::Uses;
+use crate::memory::graph::refuse_in_capture;
+use crate::memory::stream::{Settled, Uses};
 use std::any::TypeId;
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::{align_of, size_of};
+use std::sync::Arc;
 
 /// Largest element alignment a buffer accepts, in bytes (host memory of the CPU backends is
 /// aligned to this; GPU allocations are aligned to at least 256). Every scalar and record of
@@ -134,17 +136,48 @@ impl ElemInfo {
     }
 }
 
-/// An untyped device allocation: what a [`Buffer<T>`] is without its `T`, and what
-/// [`alloc_custom_bytes`] returns. Freed on drop. A kernel argument refers to one through
-/// [`crate::Arg::Buffer`] or [`crate::Arg::BufferMut`].
-pub struct RawBuffer {
+/// One device allocation, shared by the [`RawBuffer`] that owns it and the [`crate::Graph`]s
+/// whose work uses it; freed when the last of them lets it go, after the work queued on it.
+pub(crate) struct Allocation {
     mem: Option<DeviceMem>,
+    device: Device,
+    /// Work queued on streams that uses this memory ([`crate::Stream`]): host accesses wait
+    /// for it first.
+    uses: Uses,
+}
+
+impl Allocation {
+    /// Frees the memory once the work queued on it has finished (leaks it if that work
+    /// failed: it may still run).
+    fn release(&mut self) -> Result<()> {
+        if let Err(e) = self.uses.settle(true) {
+            // Work on a stream may still use the memory: never free it under that work.
+            std::mem::forget(self.mem.take());
+            return Err(e);
+        }
+        match self.mem.take() {
+            Some(mem) => self.device.backend().free(mem),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        if let Err(e) = self.release() {
+            tracing::warn!("freeing a buffer of {}: {e}", self.device);
+        }
+    }
+}
+
+/// An untyped device allocation: what a [`Buffer<T>`] is without its `T`, and what
+/// [`alloc_custom_bytes`] returns. Freed on drop (once the [`crate::Graph`]s that use it are
+/// dropped too). A kernel argument refers to one through [`crate::Arg::Buffer`] or
+/// [`crate::Arg::BufferMut`].
+pub struct RawBuffer {
+    alloc: Arc<Allocation>,
     len: usize,
     pub(crate) elem: ElemInfo,
-    device: Device,
-    /// Work queued on streams that uses this buffer ([`crate::Stream`]): host accesses wait
-    /// for it first.
-    pub(crate) uses: Uses,
 }
 
 impl RawBuffer {
@@ -154,12 +187,37 @@ impl RawBuffer {
         let backend = device.backend();
         let mem = backend.alloc_custom(device.local(), len, elem.size)?;
         Ok(RawBuffer {
-            mem: Some(mem),
+            alloc: Arc::new(Allocation {
+                mem: Some(mem),
+                device: device.clone(),
+                uses: Uses::default(),
+            }),
             len,
             elem,
-            device: device.clone(),
-            uses: Uses::default(),
         })
+    }
+
+    /// Another handle to the same memory (for a graph, which keeps it alive). Host accesses
+    /// through either wait for the work queued through either.
+    pub(crate) fn share(&self) -> RawBuffer {
+        RawBuffer {
+            alloc: self.alloc.clone(),
+            len: self.len,
+            elem: self.elem,
+        }
+    }
+
+    /// Frees the memory now if no graph holds it too (else the last graph frees it).
+    fn release(self) -> Result<()> {
+        match Arc::try_unwrap(self.alloc) {
+            Ok(mut alloc) => alloc.release(),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// The work queued on this memory.
+    pub(crate) fn uses(&self) -> &Uses {
+        &self.alloc.uses
     }
 
     /// Length in elements.
@@ -189,14 +247,15 @@ impl RawBuffer {
 
     /// The device the buffer lives on.
     pub fn device(&self) -> &Device {
-        &self.device
+        &self.alloc.device
     }
 
     /// The backend allocation.
     pub fn mem(&self) -> &DeviceMem {
-        self.mem
+        self.alloc
+            .mem
             .as_ref()
-            .expect("a RawBuffer holds its allocation until dropped")
+            .expect("an allocation holds its memory until dropped")
     }
 
     /// A process-unique identity of the allocation.
@@ -209,9 +268,9 @@ impl RawBuffer {
     /// # Errors
     /// A transfer error.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        self.uses.settle(false)?;
+        let _held = self.host_access(false)?;
         let mut out = vec![0u8; self.size_bytes()];
-        self.device.backend().copy_d2h(self.mem(), 0, &mut out)?;
+        self.device().backend().copy_d2h(self.mem(), 0, &mut out)?;
         Ok(out)
     }
 
@@ -233,15 +292,15 @@ impl RawBuffer {
                 got: bytes.len(),
             });
         }
-        self.uses.settle(true)?;
-        self.device.backend().copy_h2d(self.mem(), 0, bytes)
+        let _held = self.host_access(true)?;
+        self.device().backend().copy_h2d(self.mem(), 0, bytes)
     }
 
     /// # Safety
     /// `src` valid for reads of `bytes` bytes.
     unsafe fn h2d(&self, src: *const u8, bytes: usize) -> Result<()> {
-        self.uses.settle(true)?;
-        self.device
+        let _held = self.host_access(true)?;
+        self.device()
             .backend()
             .copy_h2d_ptr(self.mem(), 0, src, bytes)
     }
@@ -249,39 +308,18 @@ impl RawBuffer {
     /// # Safety
     /// `dst` valid for writes of `bytes` bytes.
     unsafe fn d2h(&self, dst: *mut u8, bytes: usize) -> Result<()> {
-        self.uses.settle(false)?;
-        self.device
+        let _held = self.host_access(false)?;
+        self.device()
             .backend()
             .copy_d2h_ptr(self.mem(), 0, dst, bytes)
     }
 
-    /// Waits for the work queued on streams that uses this buffer (before a host access or a
-    /// launch on the default stream): its writes if `write` is false, all of it otherwise.
-    ///
-    /// # Errors
-    /// What that work reported (a device fault).
-    pub(crate) fn settle(&self, write: bool) -> Result<()> {
-        self.uses.settle(write)
-    }
-
-    fn release(&mut self) -> Result<()> {
-        if let Err(e) = self.uses.settle(true) {
-            // Work on a stream may still use the memory: never free it under that work.
-            std::mem::forget(self.mem.take());
-            return Err(e);
-        }
-        match self.mem.take() {
-            Some(mem) => self.device.backend().free(mem),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for RawBuffer {
-    fn drop(&mut self) {
-        if let Err(e) = self.release() {
-            tracing::warn!("freeing a buffer of {}: {e}", self.device);
-        }
+    /// Before a host access (a transfer on the default stream): refuses it on the thread that
+    /// captures a graph on this buffer's device ([`crate::Stream::capture`]: the captured work
+    /// has not run), then settles the buffer; keep the guard for the access.
+    fn host_access(&self, write: bool) -> Result<Settled<'_>> {
+        refuse_in_capture(self.device(), "a transfer on the default stream")?;
+        self.alloc.uses.settle(write)
     }
 }
 
@@ -290,7 +328,7 @@ impl fmt::Debug for RawBuffer {
         f.debug_struct("RawBuffer")
             .field("len", &self.len)
             .field("elem", &self.elem.type_name)
-            .field("device", &self.device.id)
+            .field("device", &self.device().id)
             .finish()
     }
 }
@@ -396,8 +434,11 @@ impl<T: DeviceCopy> Buffer<T> {
     pub fn from_slice(device: &Device, data: &[T]) -> Result<Buffer<T>> {
         check_align::<T>(device)?;
         let raw = RawBuffer::alloc(device, data.len(), ElemInfo::of::<T>())?;
-        // SAFETY: the bytes `with_device_bytes` hands over are valid for reads of their size.
-        with_device_bytes(data, |p, n| unsafe { raw.h2d(p, n) })?;
+        // SAFETY: the bytes `with_device_bytes` hands over are valid for reads of their size;
+        // nothing but this function has seen the new buffer (no queued work to wait for).
+        with_device_bytes(data, |p, n| unsafe {
+            device.backend().copy_h2d_ptr(raw.mem(), 0, p, n)
+        })?;
         Ok(Buffer {
             raw,
             _t: PhantomData,
@@ -486,8 +527,8 @@ impl<T: DeviceCopy> Buffer<T> {
         self.check_len("copy_from", src.len())?;
         if self.device().same_hardware(src.device()) {
             let bytes = self.raw.size_bytes();
-            self.raw.settle(true)?;
-            src.raw.settle(false)?;
+            refuse_in_capture(self.device(), "a copy on the default stream")?;
+            let _held = Uses::settle_all(&[(self.raw.uses(), true), (src.raw.uses(), false)])?;
             match self
                 .device()
                 .backend()
@@ -531,7 +572,7 @@ impl<T: DeviceCopy> fmt::Debug for Buffer<T> {
         f.debug_struct("Buffer")
             .field("len", &self.raw.len)
             .field("elem", &self.raw.elem.type_name)
-            .field("device", &self.raw.device.id)
+            .field("device", &self.raw.device().id)
             .finish()
     }
 }
@@ -582,7 +623,7 @@ pub fn alloc_custom<T: DeviceCopy>(dev: &Device, n: usize) -> Result<Buffer<T>> 
 /// # Errors
 /// [`Error::Memory`] if the size overflows or the allocation fails.
 pub fn alloc_custom_bytes(dev: &Device, size: usize, elem_size: usize) -> Result<RawBuffer> {
-    let mut raw = RawBuffer::alloc(
+    let raw = RawBuffer::alloc(
         dev,
         size,
         ElemInfo {
@@ -593,8 +634,8 @@ pub fn alloc_custom_bytes(dev: &Device, size: usize, elem_size: usize) -> Result
     )?;
     if !dev.capabilities.is_cpu {
         let zeros = vec![0u8; raw.size_bytes()];
-        // SAFETY: an untyped buffer; zero bytes are valid for every element type anyway.
-        unsafe { raw.upload_bytes(&zeros)? };
+        // Zero bytes are valid for every element type; nothing has seen the new buffer.
+        dev.backend().copy_h2d(raw.mem(), 0, &zeros)?;
     }
     Ok(raw)
 }
@@ -646,6 +687,6 @@ pub unsafe fn from_device_ptr<T: DeviceCopy>(src: &Buffer<T>, dst: *mut T, n: us
 ///
 /// # Errors
 /// The backend's error while freeing.
-pub fn free<T: DeviceCopy>(mut buf: Buffer<T>) -> Result<()> {
+pub fn free<T: DeviceCopy>(buf: Buffer<T>) -> Result<()> {
     buf.raw.release()
 }

@@ -148,8 +148,10 @@ impl Device {
     /// [`crate::Stream::synchronize`]; host accesses to its buffers wait for it anyway).
     ///
     /// # Errors
-    /// A driver error.
+    /// A driver error; [`crate::Error::NotCapturable`] on a thread that is capturing a graph on
+    /// this device ([`crate::Stream::capture`]).
     pub fn synchronize(&self) -> Result<()> {
+        crate::memory::graph::refuse_in_capture(self, "Device::synchronize")?;
         self.slot.backend.synchronize(self.slot.local)
     }
 }

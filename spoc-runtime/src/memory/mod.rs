@@ -18,7 +18,7 @@ macro_rules! typed_buffer_accessors {
 
         /// The device the buffer lives on.
         pub fn device(&self) -> &Device {
-            &self.raw.device
+            self.raw.device()
         }
 
         /// The untyped buffer.
@@ -38,6 +38,7 @@ pub mod bind;
 pub(crate) mod buffer;
 pub(crate) mod device;
 pub mod executor;
+pub(crate) mod graph;
 pub mod host;
 pub mod record;
 pub mod soa;

@@ -23,10 +23,12 @@ use crate::buffer::{Buffer, DeviceCopy};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::executor::Backend;
+use crate::memory::graph::{GraphOp, Held};
 use std::alloc::Layout;
 use std::fmt;
+use std::marker::PhantomData;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
@@ -45,6 +47,11 @@ pub(crate) struct StreamShared {
     /// For each other stream (by id), the sequence number up to which this stream's later work
     /// waits for it on the device ([`Stream::wait_for`]).
     waited: Mutex<Vec<(u64, u64)>>,
+    /// While a graph is captured on the stream ([`Stream::capture`]): the work recorded so
+    /// far, instead of running.
+    capture: Mutex<Option<Vec<GraphOp>>>,
+    /// Whether `capture` is `Some` (read without the lock on every launch).
+    capturing: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -112,33 +119,45 @@ impl Use {
     }
 }
 
+/// What a [`Uses`] lock guards: the queued work on one piece of memory, and (for a
+/// [`HostBuffer`]) the host's live slices of it.
+#[derive(Default)]
+pub(crate) struct UseState {
+    list: Vec<Use>,
+    /// Live [`HostSlice`]s.
+    readers: usize,
+    /// A live [`HostSliceMut`].
+    writer: bool,
+}
+
 /// The streams with work queued on one buffer (device or host memory) that may not have
 /// finished: what a host access, a free, or work on another stream waits for first.
+///
+/// Its lock is held while work on the memory is queued ([`Stream::enqueue`]) and while the
+/// host accesses it ([`Uses::settle`]'s guard), so that a [`crate::Graph`] replayed on
+/// another thread (which holds the memory without a Rust borrow) can never queue work on
+/// memory between a host access's wait and the access itself.
 #[derive(Default)]
-pub(crate) struct Uses(Mutex<Vec<Use>>);
+pub(crate) struct Uses(Mutex<UseState>);
 
-impl Uses {
-    /// Waits for the queued work a host access conflicts with: the writes for a read
-    /// (`write == false`), everything for a write or a free.
-    ///
-    /// # Errors
-    /// What synchronizing a stream returns (a device fault of its work).
-    pub(crate) fn settle(&self, write: bool) -> Result<()> {
-        let mut uses = lock(&self.0);
-        uses.retain(|u| !u.done());
-        for u in uses.iter().filter(|u| write || u.write) {
+/// The lock of a settled [`Uses`]: while it lives no work can be queued on the memory.
+pub(crate) struct Settled<'a>(MutexGuard<'a, UseState>);
+
+impl UseState {
+    fn settle(&mut self, write: bool) -> Result<()> {
+        self.list.retain(|u| !u.done());
+        for u in self.list.iter().filter(|u| write || u.write) {
             u.stream.wait_until(u.seq)?;
         }
-        uses.retain(|u| !u.done());
+        self.list.retain(|u| !u.done());
         Ok(())
     }
 
     /// Before work that reads (or writes, `write`) this memory is queued on `stream`: waits on
     /// the host for the conflicting work of other streams that `stream` is not ordered after.
-    fn order_on(&self, stream: &StreamShared, write: bool) -> Result<()> {
-        let mut uses = lock(&self.0);
-        uses.retain(|u| !u.done());
-        for u in uses.iter().filter(|u| write || u.write) {
+    fn order_on(&mut self, stream: &StreamShared, write: bool) -> Result<()> {
+        self.list.retain(|u| !u.done());
+        for u in self.list.iter().filter(|u| write || u.write) {
             if !stream.ordered_after(u.stream.id, u.seq) {
                 u.stream.wait_until(u.seq)?;
             }
@@ -147,21 +166,73 @@ impl Uses {
     }
 
     /// Records that work `seq` of `stream` uses this memory.
-    fn note(&self, stream: &Arc<StreamShared>, seq: u64, write: bool) {
-        let mut uses = lock(&self.0);
-        uses.retain(|u| !u.done());
-        match uses.iter_mut().find(|u| u.stream.id == stream.id) {
+    fn note(&mut self, stream: &Arc<StreamShared>, seq: u64, write: bool) {
+        self.list.retain(|u| !u.done());
+        match self.list.iter_mut().find(|u| u.stream.id == stream.id) {
             Some(u) => {
                 u.seq = u.seq.max(seq);
                 u.write |= write;
             }
-            None => uses.push(Use {
+            None => self.list.push(Use {
                 stream: stream.clone(),
                 seq,
                 write,
             }),
         }
     }
+
+    /// Refuses work that would race a live slice of a [`HostBuffer`]: a write under any slice,
+    /// a read under a mutable one. (Only a [`crate::Graph`]'s replay can get here with one, or
+    /// a copy after a slice guard was forgotten: a stream's own copies borrow the host buffer.)
+    fn check_host_slices(&self, operation: &'static str, write: bool) -> Result<()> {
+        if self.writer || (write && self.readers > 0) {
+            return Err(Error::HostBufferBorrowed { operation });
+        }
+        Ok(())
+    }
+}
+
+impl Uses {
+    /// Waits for the queued work a host access conflicts with: the writes for a read
+    /// (`write == false`), everything for a write or a free. The guard holds the lock: keep
+    /// it for the access.
+    ///
+    /// # Errors
+    /// What synchronizing a stream returns (a device fault of its work).
+    pub(crate) fn settle(&self, write: bool) -> Result<Settled<'_>> {
+        let mut st = lock(&self.0);
+        st.settle(write)?;
+        Ok(Settled(st))
+    }
+
+    /// Settles every one of `uses` (each with whether the access writes), locked in address
+    /// order (so that two threads locking overlapping sets cannot deadlock), each once.
+    ///
+    /// # Errors
+    /// As [`Uses::settle`].
+    pub(crate) fn settle_all<'a>(uses: &[(&'a Uses, bool)]) -> Result<Vec<Settled<'a>>> {
+        lock_all(uses.iter().copied())
+            .into_iter()
+            .map(|(mut st, write)| {
+                st.settle(write)?;
+                Ok(Settled(st))
+            })
+            .collect()
+    }
+}
+
+/// Locks each of `uses` once (merging the write flags of repeats), in address order.
+fn lock_all<'a>(
+    uses: impl IntoIterator<Item = (&'a Uses, bool)>,
+) -> Vec<(MutexGuard<'a, UseState>, bool)> {
+    let mut sorted: Vec<(&'a Uses, bool)> = uses.into_iter().collect();
+    sorted.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
+    sorted.dedup_by(|(later, lw), (kept, kw)| {
+        let same = std::ptr::eq(*later, *kept);
+        *kw |= same && *lw;
+        same
+    });
+    sorted.into_iter().map(|(u, w)| (lock(&u.0), w)).collect()
 }
 
 /// An ordered queue of work on one device: kernel launches (`k.launch_on(&stream, …)`),
@@ -216,6 +287,8 @@ impl Device {
                 completed: AtomicU64::new(0),
                 queue: Mutex::new(()),
                 waited: Mutex::new(Vec::new()),
+                capture: Mutex::new(None),
+                capturing: AtomicBool::new(false),
             }),
         })
     }
@@ -239,7 +312,8 @@ impl Stream {
     }
 
     /// Queues `op` (which queues one piece of work on the backend's stream) after ordering
-    /// `accesses` against other streams' work, and records the accesses.
+    /// `accesses` against other streams' work, and records the accesses. The memory's locks
+    /// are held from the ordering to the record.
     pub(crate) fn enqueue(
         &self,
         accesses: &[Access<'_>],
@@ -248,16 +322,73 @@ impl Stream {
         let s = &self.shared;
         s.device.check_current()?;
         let _queue = lock(&s.queue);
-        for a in accesses {
-            a.uses.order_on(s, a.write)?;
+        let mut held = lock_all(accesses.iter().map(|a| (a.uses, a.write)));
+        for (st, write) in held.iter_mut() {
+            st.check_host_slices("queueing a copy of a host buffer", *write)?;
+            st.order_on(s, *write)?;
         }
         let seq = s.submitted.load(Ordering::Acquire) + 1;
         op(s.handle())?;
-        for a in accesses {
-            a.uses.note(s, seq, a.write);
+        for (st, write) in held.iter_mut() {
+            st.note(s, seq, *write);
         }
         s.submitted.store(seq, Ordering::Release);
         Ok(())
+    }
+
+    /// [`Stream::enqueue`], or, while the stream captures a graph ([`Stream::capture`]),
+    /// records `capture()` (the same work, owning what it uses) for the graph instead.
+    pub(crate) fn enqueue_or_capture(
+        &self,
+        accesses: &[Access<'_>],
+        op: impl FnOnce(&StreamHandle) -> Result<()>,
+        capture: impl FnOnce() -> Result<GraphOp>,
+    ) -> Result<()> {
+        if self.shared.capturing.load(Ordering::Acquire) {
+            let mut cap = lock(&self.shared.capture);
+            if let Some(ops) = cap.as_mut() {
+                self.shared.device.check_current()?;
+                ops.push(capture()?);
+                return Ok(());
+            }
+        }
+        self.enqueue(accesses, op)
+    }
+
+    /// True while the stream captures a graph.
+    pub(crate) fn is_capturing(&self) -> bool {
+        self.shared.capturing.load(Ordering::Acquire)
+    }
+
+    /// Refuses `operation` (one that cannot be captured) while the stream captures a graph.
+    fn refuse_while_capturing(&self, operation: &'static str) -> Result<()> {
+        if self.is_capturing() {
+            return Err(Error::NotCapturable {
+                operation: operation.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Starts recording: later work queued on the stream is recorded, not run.
+    pub(crate) fn begin_recording(&self) -> Result<()> {
+        self.shared.device.check_current()?;
+        let mut cap = lock(&self.shared.capture);
+        if cap.is_some() {
+            return Err(Error::NotCapturable {
+                operation: "a capture on a stream that is already capturing".into(),
+            });
+        }
+        *cap = Some(Vec::new());
+        self.shared.capturing.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Stops recording; the work recorded since [`Stream::begin_recording`].
+    pub(crate) fn end_recording(&self) -> Vec<GraphOp> {
+        let mut cap = lock(&self.shared.capture);
+        self.shared.capturing.store(false, Ordering::Release);
+        cap.take().unwrap_or_default()
     }
 
     fn check_device(&self, what: &str, device: &Device) -> Result<()> {
@@ -289,16 +420,11 @@ impl Stream {
         if T::HAS_PADDING {
             self.check_device("the device buffer", dst.device())?;
             same_len("Stream::upload", dst.len(), src.len())?;
+            self.refuse_while_capturing("Stream::upload of a record type with padding")?;
             self.synchronize()?;
-            return dst.upload_from(src.as_slice()?);
+            return dst.upload_from(&src.as_slice()?);
         }
-        let host = src.ptr.as_ptr().cast::<u8>();
-        self.copy("Stream::upload", dst, src, true, |b, mem, bytes, h| {
-            // SAFETY: `src` stays allocated until every stream that uses it passed the copy (its
-            // drop settles its uses), and the host does not write it meanwhile (every `&mut`
-            // access settles them first).
-            unsafe { b.copy_h2d_async(mem, 0, host, bytes, h) }
-        })
+        self.copy("Stream::upload", dst, src, true)
     }
 
     /// Queues a copy of `src` (device memory, on the stream's device) into `dst` (host
@@ -308,24 +434,18 @@ impl Stream {
     /// # Errors
     /// As [`Stream::upload`].
     pub fn download<T: DeviceCopy>(&self, src: &Buffer<T>, dst: &mut HostBuffer<T>) -> Result<()> {
-        let host = dst.ptr.as_ptr().cast::<u8>();
-        self.copy("Stream::download", src, dst, false, |b, mem, bytes, h| {
-            // SAFETY: `dst` stays allocated, and is neither read nor written by the host, until
-            // the stream passed the copy: every access and its drop settle its uses first.
-            unsafe { b.copy_d2h_async(mem, 0, host, bytes, h) }
-        })
+        self.copy("Stream::download", src, dst, false)
     }
 
-    /// Queues `queue` (the backend's copy of the whole of `dev` to or from `host`) after the
-    /// checks: `dev` on this stream's device, both of the same length. `to_device` says which
-    /// side the copy writes.
+    /// Queues (or, while capturing, records) the backend's copy of the whole of `dev` to or
+    /// from `host` after the checks: `dev` on this stream's device, both of the same length.
+    /// `to_device` says which side the copy writes.
     fn copy<T: DeviceCopy>(
         &self,
         operation: &'static str,
         dev: &Buffer<T>,
         host: &HostBuffer<T>,
         to_device: bool,
-        queue: impl FnOnce(&dyn Backend, &DeviceMem, usize, &StreamHandle) -> Result<()>,
     ) -> Result<()> {
         self.check_device("the device buffer", dev.device())?;
         same_len(operation, dev.len(), host.len())?;
@@ -333,25 +453,48 @@ impl Stream {
         let raw = dev.raw();
         let accesses = [
             Access {
-                uses: &raw.uses,
+                uses: raw.uses(),
                 write: to_device,
             },
             Access {
-                uses: &host.uses,
+                uses: &host.alloc.uses,
                 write: !to_device,
             },
         ];
         let backend = self.shared.device.backend();
-        self.enqueue(&accesses, |h| queue(backend.as_ref(), raw.mem(), bytes, h))
+        let host_ptr = host.alloc.ptr();
+        self.enqueue_or_capture(
+            &accesses,
+            // SAFETY: the host memory stays allocated until every stream that uses it passed
+            // the copy (its drop settles its uses), and the host neither writes it (upload) nor
+            // touches it (download) meanwhile: every access settles its uses first.
+            |h| unsafe { queue_copy(backend.as_ref(), raw.mem(), host_ptr, bytes, to_device, h) },
+            || {
+                let (dev, host) = (raw.share(), host.share());
+                Ok(GraphOp::new(
+                    vec![
+                        Held::Device(raw.share(), to_device),
+                        Held::Host(host.clone(), !to_device),
+                    ],
+                    // SAFETY: as above: the graph holds both allocations, and each replay
+                    // orders the copy against the host and other streams through their uses.
+                    Box::new(move |b, h| unsafe {
+                        queue_copy(b, dev.mem(), host.ptr(), bytes, to_device, h)
+                    }),
+                ))
+            },
+        )
     }
 
     /// Records an event: the point of this stream after the work queued so far.
     ///
     /// # Errors
     /// [`Error::DeviceReset`] for a stream from before [`Device::reset`];
-    /// [`Error::FeatureNotSupported`] on a backend without events; a driver error.
+    /// [`Error::FeatureNotSupported`] on a backend without events; a driver error;
+    /// [`Error::NotCapturable`] while the stream captures a graph.
     pub fn record(&self) -> Result<Event> {
         self.shared.device.check_current()?;
+        self.refuse_while_capturing("Stream::record (an event inside a graph)")?;
         let backend = self.shared.device.backend();
         let handle = backend.create_event(self.shared.device.local())?;
         let s = &self.shared;
@@ -371,9 +514,11 @@ impl Stream {
     ///
     /// # Errors
     /// [`Error::DeviceReset`] for a stream from before [`Device::reset`]; [`Error::Memory`] for
-    /// an event of another device; a driver error.
+    /// an event of another device; a driver error; [`Error::NotCapturable`] while the stream
+    /// captures a graph.
     pub fn wait_for(&self, event: &Event) -> Result<()> {
         self.shared.device.check_current()?;
+        self.refuse_while_capturing("Stream::wait_for (an event wait inside a graph)")?;
         let other = &event.stream;
         if other.id == self.shared.id {
             return Ok(());
@@ -399,8 +544,34 @@ impl Stream {
     ///
     /// # Errors
     /// What the work reported: [`Error::KernelFault`] for a device fault, a driver error.
+    /// [`Error::NotCapturable`] while the stream captures a graph (nothing of the capture has
+    /// run yet: a synchronize there would wait for nothing).
     pub fn synchronize(&self) -> Result<()> {
+        self.refuse_while_capturing("Stream::synchronize")?;
         self.shared.synchronize()
+    }
+}
+
+/// The backend's asynchronous copy of `bytes` bytes between `mem` and `host`, on `h`.
+///
+/// # Safety
+/// `host` stays valid for the copy (reads if `to_device`, writes otherwise) until the stream
+/// has passed it, and the host does not conflict with it meanwhile.
+unsafe fn queue_copy(
+    backend: &dyn Backend,
+    mem: &DeviceMem,
+    host: *mut u8,
+    bytes: usize,
+    to_device: bool,
+    h: &StreamHandle,
+) -> Result<()> {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        if to_device {
+            backend.copy_h2d_async(mem, 0, host, bytes, h)
+        } else {
+            backend.copy_d2h_async(mem, 0, host, bytes, h)
+        }
     }
 }
 
@@ -485,26 +656,137 @@ enum HostStorage {
     Heap(Option<Layout>),
 }
 
+/// The memory of a [`HostBuffer`], shared with the [`crate::Graph`]s that copy from or into it
+/// (so that it outlives them); freed when the last of them lets it go, after its queued
+/// copies.
+pub(crate) struct HostAlloc {
+    ptr: NonNull<u8>,
+    storage: HostStorage,
+    pub(crate) uses: Uses,
+}
+
+// SAFETY: the allocation is plain bytes owned by this value; it is reached only through a
+// `HostBuffer` (whose slices settle `uses` first and are counted in it) and by queued copies,
+// which `uses` tracks.
+unsafe impl Send for HostAlloc {}
+// SAFETY: as above.
+unsafe impl Sync for HostAlloc {}
+
+impl HostAlloc {
+    /// The start of the memory.
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for HostAlloc {
+    fn drop(&mut self) {
+        if let Err(e) = self.uses.settle(true) {
+            // A copy may still be running: never free memory it could write.
+            tracing::warn!("a host buffer's copies failed ({e}); leaking its memory");
+            return;
+        }
+        match &mut self.storage {
+            HostStorage::Pinned(device, mem) => {
+                if let Some(mem) = mem.take() {
+                    if let Err(e) = device.backend().free_pinned(mem) {
+                        tracing::warn!("freeing page-locked memory of {device}: {e}");
+                    }
+                }
+            }
+            HostStorage::Heap(Some(layout)) => {
+                // SAFETY: allocated by `alloc_zeroed` with this layout, freed once.
+                unsafe { std::alloc::dealloc(self.ptr.as_ptr(), *layout) }
+            }
+            HostStorage::Heap(None) => {}
+        }
+    }
+}
+
 /// `len` elements of `T` in host memory, for [`Stream::upload`] and [`Stream::download`]:
 /// page-locked (`cuMemHostAlloc`) on the backends that have it, so that copies run
 /// asynchronously, ordinary memory elsewhere. Zeroed when allocated.
 ///
 /// The contents are reached through [`HostBuffer::as_slice`] and [`HostBuffer::as_mut_slice`],
 /// which first wait for the copies queued on the buffer that conflict (module docs); the slice
-/// borrows the buffer, so no copy can be queued on it while the slice lives. Dropping the
-/// buffer waits for every queued copy first.
+/// borrows the buffer, so no copy can be queued on it while the slice lives (and a
+/// [`crate::Graph`] whose replay would copy into it, or out of it under a mutable slice, refuses
+/// to launch with [`Error::HostBufferBorrowed`]). Dropping the buffer waits for every queued
+/// copy first; a graph that copies from or into it keeps its memory until the graph is
+/// dropped.
 pub struct HostBuffer<T: DeviceCopy> {
-    ptr: NonNull<T>,
+    alloc: Arc<HostAlloc>,
     len: usize,
-    storage: HostStorage,
-    uses: Uses,
+    _t: PhantomData<T>,
 }
 
-// SAFETY: the buffer owns its elements (`T: Send + Sync` by `DeviceCopy`); the pointer is not
-// shared with anything but the copies that its use tracking waits for.
-unsafe impl<T: DeviceCopy> Send for HostBuffer<T> {}
-// SAFETY: `&HostBuffer` gives shared slices only, after waiting for the queued writes.
-unsafe impl<T: DeviceCopy> Sync for HostBuffer<T> {}
+/// A host buffer's elements, borrowed ([`HostBuffer::as_slice`]): dereferences to `[T]`.
+/// While it lives no queued copy writes the buffer.
+pub struct HostSlice<'a, T: DeviceCopy> {
+    buf: &'a HostBuffer<T>,
+}
+
+/// A host buffer's elements, mutably borrowed ([`HostBuffer::as_mut_slice`]): dereferences to
+/// `[T]`. While it lives no queued copy reads or writes the buffer.
+pub struct HostSliceMut<'a, T: DeviceCopy> {
+    buf: &'a mut HostBuffer<T>,
+}
+
+impl<T: DeviceCopy> std::ops::Deref for HostSlice<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.buf.slice_unchecked()
+    }
+}
+
+impl<T: DeviceCopy> std::ops::Deref for HostSliceMut<'_, T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.buf.slice_unchecked()
+    }
+}
+
+impl<T: DeviceCopy> std::ops::DerefMut for HostSliceMut<'_, T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.buf.slice_mut_unchecked()
+    }
+}
+
+impl<T: DeviceCopy> Drop for HostSlice<'_, T> {
+    fn drop(&mut self) {
+        lock(&self.buf.alloc.uses.0).readers -= 1;
+    }
+}
+
+impl<T: DeviceCopy> Drop for HostSliceMut<'_, T> {
+    fn drop(&mut self) {
+        lock(&self.buf.alloc.uses.0).writer = false;
+    }
+}
+
+impl<T: DeviceCopy + fmt::Debug> fmt::Debug for HostSlice<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: DeviceCopy + fmt::Debug> fmt::Debug for HostSliceMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: DeviceCopy + PartialEq, U: AsRef<[T]> + ?Sized> PartialEq<U> for HostSlice<'_, T> {
+    fn eq(&self, other: &U) -> bool {
+        **self == *other.as_ref()
+    }
+}
+
+impl<T: DeviceCopy> AsRef<[T]> for HostSlice<'_, T> {
+    fn as_ref(&self) -> &[T] {
+        self
+    }
+}
 
 impl<T: DeviceCopy> HostBuffer<T> {
     /// Allocates `len` zeroed elements for copies with `device`'s streams: page-locked where
@@ -531,36 +813,34 @@ impl<T: DeviceCopy> HostBuffer<T> {
             message: format!("allocating {bytes} bytes of host memory failed"),
         };
         device.check_current()?;
-        if let Some(mem) = device.backend().alloc_pinned(device.local(), bytes)? {
-            let ptr = match NonNull::new(mem.ptr.cast::<T>()) {
-                Some(p) if bytes > 0 => p,
-                _ => NonNull::dangling(),
-            };
-            return Ok(HostBuffer {
+        let buffer = |ptr: NonNull<u8>, storage| HostBuffer {
+            alloc: Arc::new(HostAlloc {
                 ptr,
-                len,
-                storage: HostStorage::Pinned(device.clone(), Some(mem)),
+                storage,
                 uses: Uses::default(),
-            });
+            }),
+            len,
+            _t: PhantomData,
+        };
+        if let Some(mem) = device.backend().alloc_pinned(device.local(), bytes)? {
+            let ptr = match NonNull::new(mem.ptr) {
+                Some(p) if bytes > 0 => p,
+                _ => NonNull::<T>::dangling().cast(),
+            };
+            return Ok(buffer(ptr, HostStorage::Pinned(device.clone(), Some(mem))));
         }
         let align = std::mem::align_of::<T>().max(64);
         let layout = Layout::from_size_align(bytes, align).map_err(|_| too_big())?;
-        let (ptr, layout) = if bytes == 0 {
-            (NonNull::dangling(), None)
-        } else {
-            // SAFETY: the layout has a non-zero size.
-            let p = unsafe { std::alloc::alloc_zeroed(layout) };
-            (
-                NonNull::new(p.cast::<T>()).ok_or_else(failed)?,
-                Some(layout),
-            )
-        };
-        Ok(HostBuffer {
-            ptr,
-            len,
-            storage: HostStorage::Heap(layout),
-            uses: Uses::default(),
-        })
+        if bytes == 0 {
+            return Ok(buffer(
+                NonNull::<T>::dangling().cast(),
+                HostStorage::Heap(None),
+            ));
+        }
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        let ptr = NonNull::new(p).ok_or_else(failed)?;
+        Ok(buffer(ptr, HostStorage::Heap(Some(layout))))
     }
 
     /// A buffer for `device`'s streams holding a copy of `data`.
@@ -585,25 +865,33 @@ impl<T: DeviceCopy> HostBuffer<T> {
 
     /// True if the memory is page-locked (copies from and to it are asynchronous on CUDA).
     pub fn is_pinned(&self) -> bool {
-        matches!(self.storage, HostStorage::Pinned(..))
+        matches!(self.alloc.storage, HostStorage::Pinned(..))
     }
 
-    /// The elements, once the copies queued into the buffer have finished.
+    /// The elements, once the copies queued into the buffer have finished (a guard that
+    /// dereferences to `&[T]`). While the guard lives, a [`crate::Graph`] replay that would
+    /// copy into the buffer is refused ([`Error::HostBufferBorrowed`]); a guard that is
+    /// forgotten (`std::mem::forget`) leaves the buffer borrowed for good, so that such copies
+    /// keep failing (never racing).
     ///
     /// # Errors
     /// What waiting for them reports (a device fault of the work before a copy).
-    pub fn as_slice(&self) -> Result<&[T]> {
-        self.uses.settle(false)?;
-        Ok(self.slice_unchecked())
+    pub fn as_slice(&self) -> Result<HostSlice<'_, T>> {
+        let mut st = self.alloc.uses.settle(false)?;
+        st.0.readers += 1;
+        Ok(HostSlice { buf: self })
     }
 
-    /// The elements, mutably, once every copy queued from or into the buffer has finished.
+    /// The elements, mutably, once every copy queued from or into the buffer has finished (a
+    /// guard that dereferences to `&mut [T]`).
     ///
     /// # Errors
     /// As [`HostBuffer::as_slice`].
-    pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        self.uses.settle(true)?;
-        Ok(self.slice_mut_unchecked())
+    pub fn as_mut_slice(&mut self) -> Result<HostSliceMut<'_, T>> {
+        let mut st = self.alloc.uses.settle(true)?;
+        st.0.writer = true;
+        drop(st);
+        Ok(HostSliceMut { buf: self })
     }
 
     /// A copy of the elements (see [`HostBuffer::as_slice`]).
@@ -611,44 +899,26 @@ impl<T: DeviceCopy> HostBuffer<T> {
     /// # Errors
     /// As [`HostBuffer::as_slice`].
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        self.as_slice().map(<[T]>::to_vec)
+        self.as_slice().map(|s| s.to_vec())
     }
 
-    /// The elements without waiting: only for lengths and for the host's own writes before
-    /// anything is queued.
+    /// The memory, shared (for a graph that copies from or into it).
+    pub(crate) fn share(&self) -> Arc<HostAlloc> {
+        self.alloc.clone()
+    }
+
+    /// The elements without waiting: only for lengths, for the host's own writes before
+    /// anything is queued, and for the slice guards.
     fn slice_unchecked(&self) -> &[T] {
-        // SAFETY: `ptr` holds `len` initialised (zeroed or written) elements, dangling only
-        // when that is zero bytes.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        // SAFETY: `ptr` holds `len` initialised (zeroed or written) elements of `T`, aligned
+        // for it, dangling only when that is zero bytes.
+        unsafe { std::slice::from_raw_parts(self.alloc.ptr().cast::<T>(), self.len) }
     }
 
     fn slice_mut_unchecked(&mut self) -> &mut [T] {
-        // SAFETY: as above, and `&mut self` is the only access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
-    }
-}
-
-impl<T: DeviceCopy> Drop for HostBuffer<T> {
-    fn drop(&mut self) {
-        if let Err(e) = self.uses.settle(true) {
-            // A copy may still be running: never free memory it could write.
-            tracing::warn!("a host buffer's copies failed ({e}); leaking its memory");
-            return;
-        }
-        match &mut self.storage {
-            HostStorage::Pinned(device, mem) => {
-                if let Some(mem) = mem.take() {
-                    if let Err(e) = device.backend().free_pinned(mem) {
-                        tracing::warn!("freeing page-locked memory of {device}: {e}");
-                    }
-                }
-            }
-            HostStorage::Heap(Some(layout)) => {
-                // SAFETY: allocated by `alloc_zeroed` with this layout, freed once.
-                unsafe { std::alloc::dealloc(self.ptr.as_ptr().cast(), *layout) }
-            }
-            HostStorage::Heap(None) => {}
-        }
+        // SAFETY: as above; `&mut self` is the only handle that reaches the elements from the
+        // host (a graph's share only queues copies, which the slice guards exclude).
+        unsafe { std::slice::from_raw_parts_mut(self.alloc.ptr().cast::<T>(), self.len) }
     }
 }
 

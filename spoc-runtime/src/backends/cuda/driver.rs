@@ -123,6 +123,24 @@ pub(crate) fn driver() -> Result<&'static Driver, &'static str> {
     DRIVER.get_or_init(load).as_ref().map_err(String::as_str)
 }
 
+/// Whether the driver library has the graph functions ([`super::probe::GRAPH_SYMBOLS`]), checked
+/// once: without them [`crate::Stream::capture`] reports graphs unsupported instead of letting
+/// cudarc panic on a missing symbol.
+pub(crate) fn graphs() -> Result<(), &'static str> {
+    static GRAPHS: OnceLock<Result<(), String>> = OnceLock::new();
+    GRAPHS
+        .get_or_init(|| {
+            super::probe::check_library(
+                "CUDA driver",
+                &["cuda", "nvcuda"],
+                super::probe::GRAPH_SYMBOLS,
+            )
+        })
+        .as_ref()
+        .map(|_| ())
+        .map_err(String::as_str)
+}
+
 /// A panic payload as text.
 pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>()
@@ -463,6 +481,28 @@ impl Drop for CudaStream {
         let destroy = || unsafe { sys::cuStreamDestroy_v2(self.stream) };
         if let Some(m) = self.device.release(self.generation, destroy) {
             tracing::warn!("cuStreamDestroy: {m}");
+        }
+    }
+}
+
+/// An instantiated graph (`CUgraphExec`), destroyed on drop.
+pub(crate) struct CudaGraph {
+    pub(crate) device: &'static CudaDevice,
+    pub(crate) exec: sys::CUgraphExec,
+    pub(crate) generation: u64,
+}
+// SAFETY: a graph exec may be launched and destroyed from any thread with its context current.
+unsafe impl Send for CudaGraph {}
+// SAFETY: as above; the driver synchronises its own state.
+unsafe impl Sync for CudaGraph {}
+
+impl Drop for CudaGraph {
+    fn drop(&mut self) {
+        // SAFETY: created by cuGraphInstantiateWithFlags, destroyed once (the runtime waits for
+        // its launches first).
+        let destroy = || unsafe { sys::cuGraphExecDestroy(self.exec) };
+        if let Some(m) = self.device.release(self.generation, destroy) {
+            tracing::warn!("cuGraphExecDestroy: {m}");
         }
     }
 }

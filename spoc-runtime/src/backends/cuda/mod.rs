@@ -57,8 +57,8 @@ mod probe;
 
 use crate::args::Arg;
 use crate::backend::{
-    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, LaunchConfig, Module,
-    PinnedMem, Platform, Source, SourceLang, Stream, Target,
+    CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, GraphExec, LaunchConfig,
+    Module, PinnedMem, Platform, Source, SourceLang, Stream, Target,
 };
 use crate::bind::Bound;
 use crate::checked_mode::RecordPool;
@@ -662,6 +662,82 @@ impl DeviceMemory for CudaBackend {
         self.stream_of(Some(&stream), stream.device())?;
         drop(stream); // CudaStream destroys itself
         Ok(())
+    }
+
+    /// `cuStreamBeginCapture` (thread-local mode: only this thread's unsafe calls break it),
+    /// `issue`, `cuStreamEndCapture` (always, so the stream leaves capture mode whatever
+    /// happened), `cuGraphInstantiateWithFlags`; the `CUgraph` is destroyed once instantiated.
+    fn capture_graph(
+        &self,
+        stream: &Stream,
+        issue: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Option<GraphExec>> {
+        driver::graphs().map_err(|m| Error::unsupported(self.name(), format!("graphs ({m})")))?;
+        let s = self.stream_of(Some(stream), stream.device())?;
+        let dev = self.bind(stream.device())?;
+        // SAFETY: a live stream of the current context.
+        self.check(
+            dev,
+            unsafe {
+                sys::cuStreamBeginCapture_v2(
+                    s,
+                    sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                )
+            },
+            "cuStreamBeginCapture",
+        )?;
+        let issued = issue();
+        let mut graph: sys::CUgraph = std::ptr::null_mut();
+        // SAFETY: the stream is capturing (begun above, on this thread); valid out-pointer.
+        let ended = unsafe { sys::cuStreamEndCapture(s, &mut graph) };
+        let destroy_graph = |g: sys::CUgraph| {
+            if !g.is_null() {
+                // SAFETY: the graph the capture returned, destroyed once.
+                if let Some(m) = describe(unsafe { sys::cuGraphDestroy(g) }) {
+                    tracing::warn!("cuGraphDestroy: {m}");
+                }
+            }
+        };
+        if let Err(e) = issued {
+            destroy_graph(graph);
+            return Err(e);
+        }
+        if let Err(e) = self.check(dev, ended, "cuStreamEndCapture") {
+            destroy_graph(graph);
+            return Err(e);
+        }
+        let mut exec: sys::CUgraphExec = std::ptr::null_mut();
+        // SAFETY: a graph of the current context; valid out-pointer.
+        let r = unsafe { sys::cuGraphInstantiateWithFlags(&mut exec, graph, 0) };
+        destroy_graph(graph);
+        self.check(dev, r, "cuGraphInstantiate")?;
+        Ok(Some(GraphExec::new(
+            stream.device(),
+            Box::new(driver::CudaGraph {
+                device: dev,
+                exec,
+                generation: dev.generation(),
+            }),
+        )))
+    }
+
+    /// `cuGraphLaunch` on the stream.
+    fn launch_graph(&self, graph: &GraphExec, stream: &Stream) -> Result<()> {
+        let g: &driver::CudaGraph = graph
+            .handle()
+            .ok_or_else(|| self.core.driver_err("not a CUDA graph"))?;
+        let s = self.stream_of(Some(stream), stream.device())?;
+        let dev = self.bind(stream.device())?;
+        self.current(dev, g.generation, "graph")?;
+        if !std::ptr::eq(dev, g.device) {
+            return Err(self.core.driver_err("a graph of another device"));
+        }
+        // SAFETY: a live graph exec and stream of the current context.
+        self.check(
+            dev,
+            unsafe { sys::cuGraphLaunch(g.exec, s) },
+            "cuGraphLaunch",
+        )
     }
 
     /// Waits for every launch on the device; a kernel's device fault is reported here (as

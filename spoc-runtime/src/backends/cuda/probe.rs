@@ -51,6 +51,17 @@ pub(crate) const DRIVER_SYMBOLS: &[&str] = &[
     "cuStreamWaitEvent",
 ];
 
+/// The driver functions of graphs ([`crate::Stream::capture`]), checked apart: a driver
+/// without them keeps the backend, and capturing reports graphs unsupported.
+pub(crate) const GRAPH_SYMBOLS: &[&str] = &[
+    "cuGraphDestroy",
+    "cuGraphExecDestroy",
+    "cuGraphInstantiateWithFlags",
+    "cuGraphLaunch",
+    "cuStreamBeginCapture_v2",
+    "cuStreamEndCapture",
+];
+
 /// Every NVRTC function CUDA/C calls (`sys::nvrtc…` in `cuda/nvrtc.rs`).
 pub(crate) const NVRTC_SYMBOLS: &[&str] = &[
     "nvrtcCompileProgram",
@@ -147,7 +158,9 @@ mod tests {
             v.sort();
             v
         };
-        assert_eq!(used("cu"), listed(DRIVER_SYMBOLS));
+        let mut driver_and_graphs = DRIVER_SYMBOLS.to_vec();
+        driver_and_graphs.extend_from_slice(GRAPH_SYMBOLS);
+        assert_eq!(used("cu"), listed(&driver_and_graphs));
         assert_eq!(used("nvrtc"), listed(NVRTC_SYMBOLS));
     }
 }
