@@ -6,49 +6,13 @@
 //! checked against the same arithmetic on the host.
 
 mod common;
+mod stream_kernels;
 
 use spoc::prelude::*;
 use spoc::{Error, HostBuffer, Record, Stream};
 use spoc_testkit::devices::check_each_device;
 use std::time::Instant;
-
-/// `y = 2 y + 1`, `iters` times (a kernel that takes a while when `iters` is large).
-#[kernel]
-fn twice_plus_one(y: &mut [f32], iters: u32) {
-    let i = global_id_x();
-    if i < y.len() {
-        let mut v = y[i];
-        let mut k = 0;
-        while k < iters {
-            v = v * 2.0 + 1.0;
-            k += 1;
-        }
-        y[i] = v;
-    }
-}
-
-/// `out = y - x`.
-#[kernel]
-fn minus(y: &[f32], x: &[f32], out: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        out[i] = y[i] - x[i];
-    }
-}
-
-fn twice_plus_one_host(v: f32, iters: u32) -> f32 {
-    (0..iters).fold(v, |v, _| v * 2.0 + 1.0)
-}
-
-fn data(n: usize) -> Vec<f32> {
-    (0..n).map(|k| (k % 13) as f32 * 0.25 - 1.0).collect()
-}
-
-const N: usize = 300;
-
-fn grid() -> Dims {
-    dims1d(common::blocks_for(N, 64))
-}
+use stream_kernels::{data, grid, minus, twice_plus_one, twice_plus_one_host, N};
 
 #[test]
 fn upload_launches_and_download_on_one_stream_run_in_order() {

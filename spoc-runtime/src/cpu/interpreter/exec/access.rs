@@ -131,10 +131,7 @@ impl Launch<'_> {
         loc: u32,
         th: &Thread,
     ) -> Result<(), Fault> {
-        if buf.shadow == Shadow::None {
-            return Ok(());
-        }
-        self.note_checked(buf, i, 0..buf.elem_size, kind, loc, th)
+        self.note_part(buf, i, 0..buf.elem_size, kind, loc, th)
     }
 
     /// [`Launch::note`] for the bytes `bytes` of element `i` (a lane of a vector, a field of a
@@ -300,7 +297,14 @@ impl Launch<'_> {
                     .ok_or_else(|| invalid("global place without layout"))?;
                 let size = buf.elem_size.max(1);
                 let (i, within) = ((off / size) as u32, off % size);
-                self.note_part(buf, i, within..within + leaf.size(), AccessKind::Read, p.loc, th)?;
+                self.note_part(
+                    buf,
+                    i,
+                    within..within + leaf.size(),
+                    AccessKind::Read,
+                    p.loc,
+                    th,
+                )?;
                 // SAFETY: `off` is an element start plus static field offsets of the buffer's
                 // own element layout (checked in `locate`), so it is in bounds and aligned.
                 Ok(unsafe { leaf.load(buf.ptr.add(off)) })
@@ -378,7 +382,14 @@ impl Launch<'_> {
             .leaf
             .as_ref()
             .ok_or_else(|| invalid("global place without layout"))?;
-        self.note_part(buf, i, within..within + leaf.size(), AccessKind::Write, p.loc, th)?;
+        self.note_part(
+            buf,
+            i,
+            within..within + leaf.size(),
+            AccessKind::Write,
+            p.loc,
+            th,
+        )?;
         let off = i as usize * buf.elem_size + within;
         // SAFETY: `off` is an element start plus static field offsets of the buffer's own
         // element layout (checked above), so it is in bounds and aligned.
