@@ -1021,7 +1021,10 @@ fn different_lanes_of_a_shared_vector_do_not_race_and_the_same_lane_does() {
     else {
         panic!("{r}")
     };
-    assert_eq!((first.kind, second.kind), (AccessKind::Write, AccessKind::Write));
+    assert_eq!(
+        (first.kind, second.kind),
+        (AccessKind::Write, AccessKind::Write)
+    );
     assert_eq!(second.thread[0], first.thread[0] + 32, "{r}");
     assert_eq!(*index as u32, (first.thread[0] % 32) / 4);
     let _ = marked("lane_w");

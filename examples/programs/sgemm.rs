@@ -146,12 +146,13 @@ pub fn sgemm<
 /// each buffer `n * n / 4` vectors): the `sgemm` scheme with 16-byte global loads and stores.
 /// Blocks of `(BM / TM) * (BN / TN)` threads along x, a grid of `ceil(n / BN) x ceil(n / BM)`.
 ///
-/// Each thread loads whole vectors: of `A` a row's 4 consecutive `k` (stored transposed into the
-/// `[k][m / 4]` tile as four lane stores, `a_tile[..].x = ..`: the lane is the row's place in its
-/// vector, so a `match` picks the field), of `B` 4 consecutive columns (stored as they are). The
-/// arithmetic, its order and the zero padding are `sgemm`'s; the bounds are checked per vector,
-/// exact because `n` is a multiple of 4. On the H200 the 16-byte loads are most of the way from
-/// `sgemm` to cuBLAS (docs/BENCHMARKS.md).
+/// A slice of `A` is loaded as 4 x 4 squares (4 rows, 4 consecutive `k`: four vector loads per
+/// thread, by the first `BM * BK / 16` threads) and transposed in registers, so that it is stored
+/// as whole vectors of the `[k][m / 4]` tile the arithmetic reads; a slice of `B` is one vector
+/// per thread and step, stored as it is. Same arithmetic, order and zero padding as `sgemm`; the
+/// bounds are checked per vector, exact because `n` is a multiple of 4. (Storing each row's
+/// vector of `A` as four lane stores, `a_tile[..].x = ..`, spreads the loads over all threads
+/// but needs a `match` on the lane: on the H200 it was 13 % slower through PTX.)
 #[kernel(instances((128, 256, 8, 8, 16)))]
 pub fn sgemm_v4<
     const BM: usize,
@@ -176,31 +177,34 @@ pub fn sgemm_v4<
     let mut acc = [0.0f32; TM * TN];
     let mut ra = [0.0f32; TM];
     let mut rb = [0.0f32; TN];
-    // The next slice in registers, lane `j` of vector `l` at `4 l + j`: of `A`, vector `e` is
-    // row `e / (BK / 4)` of the tile, vector column `e % (BK / 4)`; of `B`, row `e / (BN / 4)`,
-    // vector column `e % (BN / 4)`.
+    // The next slice in registers: `ga[16 l + 4 m + i]` is row `m`, lane (k) `i` of square
+    // `l`; `gb[4 l + j]` lane `j` of vector `l`.
     let mut ga =
-        [0.0f32; 4 * ((BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))];
+        [0.0f32; 16 * ((BM * BK / 16 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))];
     let mut gb =
         [0.0f32; 4 * ((BK * BN / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))];
     let slices = (n + BK - 1) / BK;
     for s in 0..slices + 1 {
         if s < slices {
             let k0 = s * BK;
-            for l in unroll(0..(BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            // Square `e`: rows `4 (e / (BK / 4))` to `+3` of the tile, vector column
+            // `k0 / 4 + e % (BK / 4)`.
+            for l in unroll(0..(BM * BK / 16 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
             {
                 let e = l * ((BM / TM) * (BN / TN)) + tid;
-                let r = row0 + e / (BK / 4);
+                let r = row0 + (e / (BK / 4)) * 4;
                 let kv = k0 / 4 + e % (BK / 4);
-                let v = if e < BM * BK / 4 && r < n && kv < n4 {
-                    a[r * n4 + kv]
-                } else {
-                    F32x4::splat(0.0f32)
-                };
-                ga[4 * l] = v.x;
-                ga[4 * l + 1] = v.y;
-                ga[4 * l + 2] = v.z;
-                ga[4 * l + 3] = v.w;
+                for m in unroll(0..4) {
+                    let v = if e < BM * BK / 16 && r + m < n && kv < n4 {
+                        a[(r + m) * n4 + kv]
+                    } else {
+                        F32x4::splat(0.0f32)
+                    };
+                    ga[16 * l + 4 * m] = v.x;
+                    ga[16 * l + 4 * m + 1] = v.y;
+                    ga[16 * l + 4 * m + 2] = v.z;
+                    ga[16 * l + 4 * m + 3] = v.w;
+                }
             }
             // Vector `e`: row `k0 + e / (BN / 4)`, vector column `col0 / 4 + e % (BN / 4)`.
             for l in unroll(0..(BK * BN / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
@@ -245,35 +249,19 @@ pub fn sgemm_v4<
         }
         if s < slices {
             let buf = s % 2;
-            for l in unroll(0..(BM * BK / 4 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
+            for l in unroll(0..(BM * BK / 16 + (BM / TM) * (BN / TN) - 1) / ((BM / TM) * (BN / TN)))
             {
                 let e = l * ((BM / TM) * (BN / TN)) + tid;
-                if e < BM * BK / 4 {
-                    // Lane `i` of the vector is `k = 4 (e % (BK / 4)) + i`: it goes to row
-                    // `k` of the tile, where tile row `rr` is lane `rr % 4` of vector `rr / 4`.
-                    let rr = e / (BK / 4);
-                    let base = buf * (BK * BM / 4) + (e % (BK / 4)) * 4 * (BM / 4) + rr / 4;
-                    match rr % 4 {
-                        0 => {
-                            for i in unroll(0..4) {
-                                a_tile[base + i * (BM / 4)].x = ga[4 * l + i];
-                            }
-                        }
-                        1 => {
-                            for i in unroll(0..4) {
-                                a_tile[base + i * (BM / 4)].y = ga[4 * l + i];
-                            }
-                        }
-                        2 => {
-                            for i in unroll(0..4) {
-                                a_tile[base + i * (BM / 4)].z = ga[4 * l + i];
-                            }
-                        }
-                        _ => {
-                            for i in unroll(0..4) {
-                                a_tile[base + i * (BM / 4)].w = ga[4 * l + i];
-                            }
-                        }
+                if e < BM * BK / 16 {
+                    // Column `k = 4 (e % (BK / 4)) + i` of the square: one vector of its 4 rows.
+                    let base = buf * (BK * BM / 4) + (e % (BK / 4)) * 4 * (BM / 4) + e / (BK / 4);
+                    for i in unroll(0..4) {
+                        a_tile[base + i * (BM / 4)] = F32x4::new(
+                            ga[16 * l + i],
+                            ga[16 * l + 4 + i],
+                            ga[16 * l + 8 + i],
+                            ga[16 * l + 12 + i],
+                        );
                     }
                 }
             }
