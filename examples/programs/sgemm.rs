@@ -299,7 +299,7 @@ pub fn sgemm_v4<
 /// # Errors
 /// Whatever spoc reports (see [`super::RunFn`]).
 pub fn run(dev: &Device, size: usize) -> spoc::Result<Outcome> {
-    if size % 4 == 0 {
+    if size.is_multiple_of(4) {
         let grid = dims2d(blocks_for(size, 256), blocks_for(size, 128));
         return run_with_elems(
             dev,
