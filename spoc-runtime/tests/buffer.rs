@@ -198,6 +198,9 @@ fn cpu_backends_have_streams_and_events() {
         );
         assert!(b.event_elapsed_ms(&e0, &e1).is_err(), "not recorded yet");
         b.record_event(&e0, Some(&s)).unwrap();
+        // A stream's event is stamped when its worker reaches it: wait for that before the
+        // sleep, so that the sleep lies between the two stamps.
+        b.synchronize_stream(&s).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(2));
         b.record_event(&e1, None).unwrap();
         let ms = b.event_elapsed_ms(&e0, &e1).unwrap();
