@@ -23,6 +23,10 @@ fn sgemm_keeps_its_tiles_in_registers() {
             "sgemm_v4",
             programs::sgemm::sgemm_v4::<128, 256, 8, 8, 16>.source(Target::CudaPtx),
         ),
+        (
+            "sgemm_v4_bk16",
+            programs::sgemm::sgemm_v4::<128, 256, 16, 8, 16>.source(Target::CudaPtx),
+        ),
     ];
     for (name, src) in sources {
         let src = src.expect("PTX generates").expect("CUDA/PTX has source");
