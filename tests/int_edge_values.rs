@@ -179,3 +179,109 @@ fn min_max_chains_with_negated_operands_on_every_device() {
         Ok(())
     });
 }
+
+/// `f32 as u64`, then `as usize` (32-bit on the device: the low word), then `% 61`, then an index:
+/// each step stored, from a buffer (`xs`) and from a scalar parameter (`p`, thread 0 of the last
+/// block writes its row after the buffer's).
+#[kernel]
+fn f32_to_u64_index(xs: &[f32], p: f32, table: &[u64], out: &mut [u64]) {
+    let i = global_id_x();
+    if i <= xs.len() {
+        let v = if i < xs.len() { xs[i] } else { p };
+        let w = v as u64;
+        let low = w as usize;
+        let j = low % 61;
+        out[5 * i] = w;
+        out[5 * i + 1] = low as u64;
+        out[5 * i + 2] = j as u64;
+        out[5 * i + 3] = table[j];
+        out[5 * i + 4] = if table[j] >= table[0] { 1 } else { 0 };
+    }
+}
+
+/// The kernel difftest/FINDINGS.md F12 shrank to (dt_2927), as the generator wrote it.
+#[kernel]
+fn f12_kernel(p3: f32, x_u64: &[u64], o_u64: &mut [u64]) {
+    let gid = global_id_x();
+    #[allow(unused_mut, unused_variables)]
+    let mut v21: i32 = {
+        if x_u64[((p3 as u64) as usize) % 61usize] >= (match 0usize {
+            _ => x_u64[0usize % 61usize],
+        }) {
+            o_u64[gid * 4usize] = 0u64;
+        }
+        0i32
+    };
+}
+
+/// The steps of difftest/FINDINGS.md F12 (NVIDIA's Vulkan stored nothing where
+/// `x[((p3 as u64) as usize) % 61] >= x[0]` held for `p3 = 3.2968097e18`), one output each, for
+/// values above `u32::MAX` and `i64::MAX`, saturating ones, NaN and negatives. Every device must
+/// give Rust's values; NVIDIA's Vulkan, where F12 was seen, is printed and not failed.
+#[test]
+fn f32_to_u64_then_low_word_then_remainder_on_every_device() {
+    let xs = [
+        3.296_809_7e18f32,
+        1.0e10,
+        4.3e9,
+        9.3e18,
+        1.8e19,
+        3.0e19,
+        -1.0,
+        f32::NAN,
+        123.9,
+        f32::INFINITY,
+    ];
+    let p = 3.296_809_7e18f32;
+    let table: Vec<u64> = (0..61u64).map(|j| 1000 + j).collect();
+    let want: Vec<u64> = xs
+        .iter()
+        .chain([p].iter())
+        .flat_map(|&v| {
+            let w = v as u64;
+            let low = w as u32;
+            let j = (low % 61) as usize;
+            [w, low as u64, j as u64, table[j], 1]
+        })
+        .collect();
+    assert_eq!(want[0], 3_296_809_749_584_019_456, "f32 3.2968097e18 as u64");
+    check_each_device(common::devices(), 2, |dev, check| {
+        let dx = dev.upload(&xs)?;
+        let dt = dev.upload(&table)?;
+        let mut out = dev.upload(&vec![7u64; want.len()])?;
+        f32_to_u64_index.launch(dev, dims1d(1), dims1d(32), (&dx, p, &dt, &mut out))?;
+        let mut got = out.to_vec()?;
+        let mut o = dev.upload(&vec![7u64; 64])?;
+        f12_kernel.launch(dev, dims1d(1), dims1d(16), (p, &dt, &mut o))?;
+        // Step 5 of the scalar's row: the generator's kernel stored 0 (as 1 here).
+        let o = o.to_vec()?;
+        got.push(if (0..16).all(|g| o[4 * g] == 0) { 1 } else { o[0] });
+        let mut want = want.clone();
+        want.push(1);
+        let bad: Vec<String> = (0..want.len())
+            .filter(|&k| got[k] != want[k])
+            .take(6)
+            .map(|k| {
+                let v = if k / 5 < xs.len() { xs[k / 5] } else { p };
+                let what = if k + 1 == want.len() {
+                    "dt_2927's store".to_string()
+                } else {
+                    format!("step {} of {v:e}", k % 5)
+                };
+                format!("{what}: got {}, want {}", got[k], want[k])
+            })
+            .collect();
+        if !bad.is_empty() && nvidia_vulkan(dev) {
+            println!(
+                "KNOWN DRIVER BUG (difftest/FINDINGS.md F12, open): wrong on {}: {}",
+                label(dev),
+                bad.join("; ")
+            );
+        } else if !bad.is_empty() {
+            check.wrong(bad.join("; "));
+        } else {
+            println!("{}: F12's steps right", label(dev));
+        }
+        Ok(())
+    });
+}
