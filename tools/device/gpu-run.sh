@@ -9,7 +9,8 @@
 # 3. when PEERS=1: bench on CUDA/PTX, CUDA/C and Vulkan with --json, then benches/peers/peers.py
 #    (torch, Triton, CuPy) at the same sizes (BENCH_ARGS, default "--scale 4").
 # SUITES=0 skips steps 1 and 2 (a peers-only run: PEERS=1 SUITES=0); SUITES="int_edge_values
-# cuda" runs only those suites in step 1 and skips step 2. EXAMPLES="stream_overlap --device
+# cuda" runs only those suites in step 1 and skips step 2. DIFFTEST=N runs step 2 for N kernels
+# (still stopping at SECONDS), whatever SUITES says: SUITES=0 DIFFTEST=10000 bash ... 590. EXAMPLES="stream_overlap --device
 # CUDA/PTX; cuda_bench" runs those staged examples (';'-separated) after step 1.
 # Everything goes to one log, $OUT/all.log (the device tool returns a limited number of files),
 # and a summary line per step to stdout.
@@ -50,7 +51,10 @@ for e in "${examples[@]}"; do
   echo "${cmd[0]} rc=${PIPESTATUS[0]}" | tee -a "$log"
 done
 first=0
-while [ "$suites" = 1 ] && [ "$SECONDS" -lt "$limit" ] && [ -x ./difftest-test ]; do
+kernels=${DIFFTEST:-}
+[ -z "$kernels" ] && [ "$suites" = 1 ] && kernels=1000000000
+kernels=${kernels:-0}
+while [ "$first" -lt "$kernels" ] && [ "$SECONDS" -lt "$limit" ] && [ -x ./difftest-test ]; do
   skip=1
   [ "$first" -eq 0 ] && skip=0
   echo "==== difftest FIRST=$first" >> "$log"
