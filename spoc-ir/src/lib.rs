@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod affine;
 mod error;
 mod expr;
 mod hash;

@@ -712,7 +712,8 @@ pub const PTX_REGISTER_ARRAY_MAX: u32 = 128;
 /// What the CUDA/PTX generator is given: `kernel` with its loops unrolled as
 /// [`AutoUnroll::PTX`] allows, then its local arrays that only constant indexes reach promoted
 /// to one local per element ([`crate::registers::promoted`], at most
-/// [`PTX_REGISTER_ARRAY_MAX`] elements); `None` if neither step changed it. Same meaning.
+/// [`PTX_REGISTER_ARRAY_MAX`] elements), then the array indexes in loops regrouped around the
+/// loop variable ([`crate::affine`]); `None` if no step changed it. Same meaning.
 pub fn for_ptx(kernel: &Kernel) -> Option<Kernel> {
     let mut k = kernel.clone();
     prepare_for_ptx(&mut k).then_some(k)
@@ -723,6 +724,7 @@ pub fn prepare_for_ptx(k: &mut Kernel) -> bool {
     let mut changed = auto_unroll(k, &AutoUnroll::PTX);
     changed |= fold_constants(k);
     changed |= crate::registers::promote(k, PTX_REGISTER_ARRAY_MAX);
+    changed |= crate::affine::regroup_loop_indexes(k);
     changed
 }
 

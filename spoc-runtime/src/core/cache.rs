@@ -61,7 +61,8 @@ impl CacheKey {
 }
 
 struct State<V> {
-    map: HashMap<CacheKey, V>,
+    /// Looked up on every launch: foldhash, not std's SipHash (a sixth of a launch's host time).
+    map: HashMap<CacheKey, V, foldhash::fast::RandomState>,
     generation: u64,
     /// Bumped by `teardown_all`: every device's epoch moves at once.
     all_epoch: u64,
@@ -102,7 +103,7 @@ impl<V: Clone> GuardedCache<V> {
     pub fn new() -> Self {
         GuardedCache {
             state: RwLock::new(State {
-                map: HashMap::new(),
+                map: HashMap::default(),
                 generation: 0,
                 all_epoch: 0,
                 epochs: HashMap::new(),

@@ -96,7 +96,9 @@ static MEMO: LazyLock<GuardedCache<Arc<CompiledKernel>>> = LazyLock::new(|| {
 });
 
 /// Content hashes by IR address: each kernel's IR is hashed once per process.
-static HASHES: LazyLock<RwLock<HashMap<usize, ContentHash>>> = LazyLock::new(Default::default);
+#[allow(clippy::type_complexity)]
+static HASHES: LazyLock<RwLock<HashMap<usize, ContentHash, foldhash::fast::RandomState>>> =
+    LazyLock::new(Default::default);
 
 fn content_hash(kernel: &'static Kernel) -> ContentHash {
     let addr = kernel as *const Kernel as usize;
@@ -342,7 +344,7 @@ fn launch_compiled(
         // and keep them locked (no graph replayed meanwhile can queue work on them) while the
         // kernel is launched.
         crate::memory::graph::refuse_in_capture(dev, "a launch on the default stream")?;
-        let mut uses: Vec<(&Uses, bool)> = Vec::new();
+        let mut uses: crate::memory::stream::Locked<(&Uses, bool)> = Default::default();
         for a in args {
             let write = a.writes();
             if let Some(b) = a.buffer() {
@@ -355,7 +357,7 @@ fn launch_compiled(
         let _held = Uses::settle_all(&uses)?;
         return run(None);
     };
-    let accesses: Vec<Access<'_>> = args
+    let accesses: crate::memory::stream::Locked<Access<'_>> = args
         .iter()
         .filter_map(|a| {
             a.buffer().map(|b| Access {

@@ -130,6 +130,9 @@ fn length(len: usize, p: &AbiParam, i: usize) -> Result<ValueBytes, LaunchProble
     Ok(ValueBytes::new(&len.to_le_bytes()))
 }
 
+/// A launch's bound arguments: inline for up to 8 slots (no heap allocation per launch).
+pub type BoundArgs<'a> = smallvec::SmallVec<[Bound<'a>; 8]>;
+
 /// Binds `args` to the launch arguments of an argument-passing ABI
 /// ([`spoc_codegen::abi::Passing::Arguments`]): one [`Bound`] per [`Slot`], in order.
 /// `shared_mem` is the launch's dynamic shared memory in bytes.
@@ -144,9 +147,9 @@ pub fn arguments<'a>(
     abi: &Abi,
     args: &'a [Arg<'a>],
     shared_mem: usize,
-) -> Result<Vec<Bound<'a>>, LaunchProblem> {
+) -> Result<BoundArgs<'a>, LaunchProblem> {
     check_count(abi, args)?;
-    let mut out = Vec::with_capacity(abi.arguments().len());
+    let mut out = BoundArgs::with_capacity(abi.arguments().len());
     for slot in abi.arguments() {
         out.push(match *slot {
             Slot::Scalar { param, size } => {

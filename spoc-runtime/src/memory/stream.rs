@@ -24,6 +24,7 @@ use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::executor::Backend;
 use crate::memory::graph::{GraphOp, Held};
+use smallvec::SmallVec;
 use std::alloc::Layout;
 use std::fmt;
 use std::marker::PhantomData;
@@ -210,7 +211,7 @@ impl Uses {
     ///
     /// # Errors
     /// As [`Uses::settle`].
-    pub(crate) fn settle_all<'a>(uses: &[(&'a Uses, bool)]) -> Result<Vec<Settled<'a>>> {
+    pub(crate) fn settle_all<'a>(uses: &[(&'a Uses, bool)]) -> Result<Locked<Settled<'a>>> {
         lock_all(uses.iter().copied())
             .into_iter()
             .map(|(mut st, write)| {
@@ -221,11 +222,17 @@ impl Uses {
     }
 }
 
+/// Up to this many buffers of one launch or copy are locked without a heap allocation.
+const INLINE_USES: usize = 4;
+
+/// The locks of one launch's or copy's memory (inline for up to [`INLINE_USES`]).
+pub(crate) type Locked<T> = SmallVec<[T; INLINE_USES]>;
+
 /// Locks each of `uses` once (merging the write flags of repeats), in address order.
 fn lock_all<'a>(
     uses: impl IntoIterator<Item = (&'a Uses, bool)>,
-) -> Vec<(MutexGuard<'a, UseState>, bool)> {
-    let mut sorted: Vec<(&'a Uses, bool)> = uses.into_iter().collect();
+) -> Locked<(MutexGuard<'a, UseState>, bool)> {
+    let mut sorted: Locked<(&'a Uses, bool)> = uses.into_iter().collect();
     sorted.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
     sorted.dedup_by(|(later, lw), (kept, kw)| {
         let same = std::ptr::eq(*later, *kept);

@@ -570,7 +570,7 @@ impl Executor for HipBackend {
 
 #[cfg(test)]
 mod tests {
-    use crate::bind::{pack_natural, Bound};
+    use crate::bind::pack_natural;
     use crate::Arg;
     use spoc_codegen::abi::{Abi, AbiParam, ParamKind};
     use spoc_ir::ScalarType;
@@ -600,7 +600,7 @@ mod tests {
             Arg::F64(2.5),    // at 24
             Arg::U32(3),      // at 32
         ];
-        let bound: Vec<Bound<'_>> = crate::bind::arguments(&abi, &args, 0).unwrap();
+        let bound = crate::bind::arguments(&abi, &args, 0).unwrap();
         let v = pack_natural(&bound, |_, _| unreachable!(), None).unwrap();
         assert_eq!(v.len(), 40);
         assert_eq!(v[0], 1);
