@@ -205,9 +205,11 @@ fn f12_kernel(p3: f32, x_u64: &[u64], o_u64: &mut [u64]) {
     let gid = global_id_x();
     #[allow(unused_mut, unused_variables)]
     let mut v21: i32 = {
-        if x_u64[((p3 as u64) as usize) % 61usize] >= (match 0usize {
-            _ => x_u64[0usize % 61usize],
-        }) {
+        if x_u64[((p3 as u64) as usize) % 61usize]
+            >= (match 0usize {
+                _ => x_u64[0usize % 61usize],
+            })
+        {
             o_u64[gid * 4usize] = 0u64;
         }
         0i32
@@ -244,7 +246,10 @@ fn f32_to_u64_then_low_word_then_remainder_on_every_device() {
             [w, low as u64, j as u64, table[j], 1]
         })
         .collect();
-    assert_eq!(want[0], 3_296_809_749_584_019_456, "f32 3.2968097e18 as u64");
+    assert_eq!(
+        want[0], 3_296_809_749_584_019_456,
+        "f32 3.2968097e18 as u64"
+    );
     check_each_device(common::devices(), 2, |dev, check| {
         let dx = dev.upload(&xs)?;
         let dt = dev.upload(&table)?;
@@ -255,7 +260,11 @@ fn f32_to_u64_then_low_word_then_remainder_on_every_device() {
         f12_kernel.launch(dev, dims1d(1), dims1d(16), (p, &dt, &mut o))?;
         // Step 5 of the scalar's row: the generator's kernel stored 0 (as 1 here).
         let o = o.to_vec()?;
-        got.push(if (0..16).all(|g| o[4 * g] == 0) { 1 } else { o[0] });
+        got.push(if (0..16).all(|g| o[4 * g] == 0) {
+            1
+        } else {
+            o[0]
+        });
         let mut want = want.clone();
         want.push(1);
         let bad: Vec<String> = (0..want.len())
