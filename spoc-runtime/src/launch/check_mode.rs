@@ -41,21 +41,6 @@ pub fn checking() -> Result<bool> {
     }
 }
 
-/// A scalar argument, copied.
-fn copy_scalar(a: &Arg<'_>) -> Option<Arg<'static>> {
-    Some(match *a {
-        Arg::Bool(v) => Arg::Bool(v),
-        Arg::I32(v) => Arg::I32(v),
-        Arg::I64(v) => Arg::I64(v),
-        Arg::U32(v) => Arg::U32(v),
-        Arg::U64(v) => Arg::U64(v),
-        Arg::F32(v) => Arg::F32(v),
-        Arg::F64(v) => Arg::F64(v),
-        Arg::Usize(v) => Arg::Usize(v),
-        Arg::Buffer(_) | Arg::BufferMut(_) | Arg::Soa(_) | Arg::SoaMut(_) => return None,
-    })
-}
-
 /// Runs `def` with copies of `args` on the Interpreter; `Ok` if no thread faulted.
 ///
 /// # Errors
@@ -95,7 +80,7 @@ pub(crate) fn check_on_interpreter(
         .zip(copies.iter_mut())
         .map(|(a, c)| match c {
             Some(c) => Arg::BufferMut(c),
-            None => copy_scalar(a).expect("an argument is a buffer or a scalar"),
+            None => a.value_copy().expect("an argument is a buffer or a scalar"),
         })
         .collect();
     crate::launch::launch_unchecked(&dev, def, grid, block, shared_mem, &mut iargs, None).map_err(
