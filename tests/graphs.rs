@@ -14,6 +14,18 @@ use spoc::{Error, Graph, HostBuffer};
 use spoc_testkit::devices::{check_each_device, DeviceCheck};
 use stream_kernels::{data, grid, minus, twice_plus_one, twice_plus_one_host, N};
 
+/// One test at a time in this binary. On CUDA a capture is driver stream capture on a stream
+/// that synchronises with the legacy default stream (`CU_STREAM_DEFAULT`, which spoc's
+/// default-stream ordering relies on), and the driver refuses a default-stream operation issued
+/// by another thread while it lasts (`CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`, and the capture is
+/// invalidated): on the H200 two tests of this file running side by side failed that way. A
+/// limitation documented in docs/DESIGN.md (Graphs), not what the tests check.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// `x += 1`.
 #[kernel]
 fn add_one(x: &mut [f32]) {
@@ -25,6 +37,7 @@ fn add_one(x: &mut [f32]) {
 
 #[test]
 fn a_graph_replayed_n_times_applies_its_work_n_times() {
+    let _serial = serial();
     let x = data(N);
     check_each_device(common::devices(), 2, |dev, check| {
         let s = dev.new_stream()?;
@@ -59,6 +72,7 @@ fn a_graph_replayed_n_times_applies_its_work_n_times() {
 
 #[test]
 fn a_graph_of_copies_and_launches_replays_them_in_order() {
+    let _serial = serial();
     let x = data(N);
     check_each_device(common::devices(), 2, |dev, check| {
         let s = dev.new_stream()?;
@@ -99,6 +113,7 @@ fn a_graph_of_copies_and_launches_replays_them_in_order() {
 
 #[test]
 fn replays_are_ordered_by_events_and_by_the_buffers() {
+    let _serial = serial();
     let x = data(N);
     check_each_device(common::devices(), 2, |dev, check| {
         let (a, b) = (dev.new_stream()?, dev.new_stream()?);
@@ -140,6 +155,7 @@ fn replays_are_ordered_by_events_and_by_the_buffers() {
 
 #[test]
 fn dropping_the_graph_and_its_buffers_mid_flight_loses_nothing() {
+    let _serial = serial();
     let x = data(N);
     check_each_device(common::devices(), 2, |dev, check| {
         for _ in 0..3 {
@@ -193,6 +209,7 @@ fn not_capturable(r: spoc::Result<Graph>, what: &str, check: &mut DeviceCheck) {
 
 #[test]
 fn operations_that_cannot_be_captured_are_errors_and_leave_the_stream_usable() {
+    let _serial = serial();
     let x = data(N);
     check_each_device(common::devices(), 2, |dev, check| {
         let s = dev.new_stream()?;
@@ -297,6 +314,7 @@ fn operations_that_cannot_be_captured_are_errors_and_leave_the_stream_usable() {
 
 #[test]
 fn a_live_host_slice_refuses_a_replay_that_would_race_it() {
+    let _serial = serial();
     let x = data(N);
     check_each_device(common::devices(), 2, |dev, check| {
         let s = dev.new_stream()?;
@@ -339,6 +357,7 @@ fn a_live_host_slice_refuses_a_replay_that_would_race_it() {
 
 #[test]
 fn an_empty_graph_replays_as_nothing() {
+    let _serial = serial();
     check_each_device(common::devices(), 2, |dev, check| {
         let s = dev.new_stream()?;
         let g = s.capture(|_| Ok(()))?;
@@ -353,6 +372,7 @@ fn an_empty_graph_replays_as_nothing() {
 
 #[test]
 fn host_reads_on_one_thread_never_see_a_replay_of_another_half_done() {
+    let _serial = serial();
     check_each_device(common::devices(), 2, |dev, check| {
         let s = dev.new_stream()?;
         let mut y = dev.alloc::<f32>(N)?;
