@@ -10,7 +10,8 @@
 #    (torch, Triton, CuPy) at the same sizes (BENCH_ARGS, default "--scale 4").
 # SUITES=0 skips steps 1 and 2 (a peers-only run: PEERS=1 SUITES=0); SUITES="int_edge_values
 # cuda" runs only those suites in step 1 and skips step 2. DIFFTEST=N runs step 2 for N kernels
-# (still stopping at SECONDS), whatever SUITES says: SUITES=0 DIFFTEST=10000 bash ... 590. EXAMPLES="stream_overlap --device
+# (still stopping at SECONDS), whatever SUITES says, from kernel DIFFTEST_FIRST (default 0):
+# SUITES=0 DIFFTEST=5000 DIFFTEST_FIRST=5000 bash tools/device/gpu-run.sh 560. EXAMPLES="stream_overlap --device
 # CUDA/PTX; cuda_bench" runs those staged examples (';'-separated) after step 1.
 # Everything goes to one log, $OUT/all.log (the device tool returns a limited number of files),
 # and a summary line per step to stdout.
@@ -50,13 +51,14 @@ for e in "${examples[@]}"; do
   timeout 150 "./${cmd[0]}" "${cmd[@]:1}" 2>&1 | tee -a "$log"
   echo "${cmd[0]} rc=${PIPESTATUS[0]}" | tee -a "$log"
 done
-first=0
+first=${DIFFTEST_FIRST:-0}
+start=$first
 kernels=${DIFFTEST:-}
 [ -z "$kernels" ] && [ "$suites" = 1 ] && kernels=1000000000
 kernels=${kernels:-0}
-while [ "$first" -lt "$kernels" ] && [ "$SECONDS" -lt "$limit" ] && [ -x ./difftest-test ]; do
+while [ "$first" -lt $((start + kernels)) ] && [ "$SECONDS" -lt "$limit" ] && [ -x ./difftest-test ]; do
   skip=1
-  [ "$first" -eq 0 ] && skip=0
+  [ "$first" -eq "$start" ] && skip=0
   echo "==== difftest FIRST=$first" >> "$log"
   SPOC_DIFFTEST_FIRST=$first SPOC_DIFFTEST_KERNELS=500 SPOC_DIFFTEST_SKIP_COMPILED=$skip \
     SPOC_DIFFTEST_JOBS=16 SPOC_DIFFTEST_DEVICES='!cpu-' \
