@@ -269,7 +269,7 @@ fn no_approximate_instructions_and_no_contraction() {
         // every float add/sub/mul/div names its rounding
         for l in p.lines() {
             let l = l.trim();
-            for op in ["add.f", "sub.f", "mul.f", "div.f"] {
+            for op in ["add.f", "sub.f", "mul.f", "div.f", "rcp.f"] {
                 assert!(!l.starts_with(op), "{name}: `{l}` has no rounding mode");
             }
         }
@@ -288,6 +288,23 @@ fn no_approximate_instructions_and_no_contraction() {
     );
     let p = ptx(&b.kernel("fma1"), &[]);
     assert_eq!(p.matches("fma.rn.f32").count(), 1, "{p}");
+}
+
+#[test]
+fn one_over_x_is_the_correctly_rounded_reciprocal() {
+    // `1.0 / x` is `rcp.rn` (the same bits as `div.rn 1.0, x`); any other numerator divides.
+    let mut b = B::new();
+    let x = b.buf_mut("x", Type::F32);
+    let y = b.buf_mut("y", Type::F64);
+    b.store(&x, u32c(0), div(f32c(1.0), idx(&x, u32c(1))));
+    b.store(&x, u32c(2), div(f32c(2.0), idx(&x, u32c(3))));
+    b.store(&x, u32c(4), div(idx(&x, u32c(5)), f32c(1.0)));
+    b.store(&y, u32c(0), div(f64c(1.0), idx(&y, u32c(1))));
+    let p = ptx(&b.kernel("recip"), &[]);
+    assert_eq!(p.matches("rcp.rn.f32").count(), 1, "{p}");
+    assert_eq!(p.matches("div.rn.f32").count(), 2, "{p}");
+    assert_eq!(p.matches("rcp.rn.f64").count(), 1, "{p}");
+    assert!(!p.contains("div.rn.f64"), "{p}");
 }
 
 #[test]

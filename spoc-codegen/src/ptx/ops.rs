@@ -1,7 +1,7 @@
 //! Scalar operators and casts, with the IR's semantics (see the module documentation of
 //! [`super`] for the instruction choices).
 
-use super::asm::{b32_imm, b64_imm, f32_imm, f64_imm, ptx_type, Class, Opd};
+use super::asm::{b32_imm, b64_imm, f32_imm, f64_imm, float_imm, ptx_type, Class, Opd};
 use super::gen::{Gen, R};
 use super::math::Routine;
 use spoc_ir::{BinOp, Const, ScalarType, UnOp};
@@ -109,10 +109,17 @@ impl Gen<'_, '_> {
         rt: ScalarType,
         b: &Opd,
     ) -> R<Opd> {
-        let a = self.a.reg(a);
         let c = Class::of(lt);
         let ty = ptx_type(lt);
         let float = lt.is_float();
+        if op == BinOp::Div && float && a.imm && a.text == float_imm(c, 1.0).text {
+            // `1.0 / x`: `rcp.rn` is the correctly rounded reciprocal (PTX ISA, "rcp": IEEE 754
+            // round-to-nearest, subnormals supported), so it gives the bits `div.rn 1.0, x`
+            // gives, in fewer instructions (what NVRTC emits for the same source).
+            let b = self.a.reg(b);
+            return Ok(self.a.un(&format!("rcp.rn{ty}"), c, &b));
+        }
+        let a = self.a.reg(a);
         let bits = lt.size_bytes() * 8;
         if op.is_comparison() {
             return Ok(self.compare(op, lt, &a, b));
