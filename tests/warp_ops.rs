@@ -293,3 +293,77 @@ fn ballot_after_a_64_bit_atomic_sees_the_whole_warp() {
     }
     assert!(ran >= 2, "ran on {ran} devices");
 }
+
+/// Lanes with `x[i] == 4` run a loop of atomics that may end early; then every lane shuffles
+/// and votes at the top level of the kernel.
+#[kernel]
+fn shuffle_after_divergent_loop(x: &[u32], acc: &mut [i64], down: &mut [u32], bal: &mut [u32]) {
+    let i = global_id_x();
+    match x[i] {
+        4u32 => {
+            for _ in 0usize..7usize {
+                if atomic_add(&mut acc[0], 1i64) < 0 {
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+    down[i] = shuffle_down(i as u32, 5usize);
+    bal[i] = ballot(true);
+}
+
+/// A warp operation at the kernel's top level sees the whole warp even when a `match` arm
+/// with a loop of atomics ran on some lanes only before it: on CUDA/PTX `shfl.sync` took the
+/// lanes active after the `match` (`activemask`), which were not all of them, and lanes 7, 12,
+/// 14 and 19 of a warp read 0 (difftest F15, kernel 6353 on the H200).
+#[test]
+fn a_shuffle_after_a_divergent_loop_sees_the_whole_warp() {
+    let n = 4 * BLOCK as usize;
+    let x: Vec<u32> = (0..n)
+        .map(|i| if (i * 7) % 5 < 2 { 4 } else { 1 })
+        .collect();
+    let runs = x.iter().filter(|&&v| v == 4).count() as i64 * 7;
+    let mut ran = 0;
+    for dev in spoc::all_devices(None).expect("device enumeration") {
+        let w = dev.capabilities.warp_size as usize;
+        let label = format!("{} ({}, warp {w})", dev.name, dev.framework);
+        if !(1..=32).contains(&w) || !(BLOCK as usize).is_multiple_of(w) {
+            println!("skipped on {label}: the test needs a warp of 1..=32 lanes dividing {BLOCK}");
+            continue;
+        }
+        let run = || -> spoc::Result<(Vec<i64>, Vec<u32>, Vec<u32>)> {
+            let xb = dev.upload(&x)?;
+            let mut acc = dev.upload(&[0i64])?;
+            let mut down = dev.alloc::<u32>(n)?;
+            let mut bal = dev.alloc::<u32>(n)?;
+            shuffle_after_divergent_loop.launch(
+                &dev,
+                dims1d(4),
+                dims1d(BLOCK),
+                (&xb, &mut acc, &mut down, &mut bal),
+            )?;
+            Ok((acc.to_vec()?, down.to_vec()?, bal.to_vec()?))
+        };
+        match run() {
+            Ok((acc, down, bal)) => {
+                let full = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+                let want: Vec<u32> = (0..n)
+                    .map(|i| if i % w + 5 < w { i + 5 } else { i } as u32)
+                    .collect();
+                assert_eq!(acc, [runs], "atomic_add on {label}");
+                assert_eq!(down, want, "shuffle_down(i, 5) on {label}");
+                assert!(
+                    bal.iter().all(|&b| b == full),
+                    "ballot on {label}: {bal:x?}"
+                );
+                ran += 1;
+            }
+            Err(spoc::Error::FeatureNotSupported { feature, .. }) => {
+                println!("skipped on {label}: {feature}");
+            }
+            Err(e) => panic!("{label}: {e}"),
+        }
+    }
+    assert!(ran >= 2, "ran on {ran} devices");
+}

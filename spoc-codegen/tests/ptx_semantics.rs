@@ -259,6 +259,49 @@ fn capabilities_gate_atomics_and_warp_operations() {
     assert!(new.contains("activemask.b32"));
 }
 
+/// Warp operations outside any conditional region name the lanes that entered the kernel
+/// (`activemask` computed once, before the first branch), so the warp meets there even after
+/// a branch that left it apart (difftest F15); inside an `if` they take the lanes active there.
+#[test]
+fn warp_operations_outside_branches_name_every_lane_that_entered() {
+    let mut b = B::new();
+    let x = b.buf_mut("x", Type::U32);
+    let i = b.let_("i", gid());
+    let down = |v: Expr| {
+        intr(
+            Intrinsic::Shuffle(ShuffleKind::Down),
+            vec![v, u32c(1)],
+            Type::U32,
+        )
+    };
+    b.if_(lt(i.clone(), u32c(7)), |b| {
+        b.store(&x, i.clone(), down(i.clone()))
+    });
+    b.store(&x, add(i.clone(), u32c(64)), down(i.clone()));
+    let ball = intr(Intrinsic::Ballot, vec![lt(i.clone(), u32c(3))], Type::U32);
+    b.store(&x, add(i.clone(), u32c(128)), ball);
+    let p = ptx(&b.kernel("warp_after_if"), &[]);
+    let body = entry_body(&p);
+    let entry = "activemask.b32 %r_spoc_warp_lanes;";
+    assert_eq!(body.matches(entry).count(), 1, "{body}");
+    let before = &body[..body.find(entry).unwrap()];
+    assert!(
+        !before.contains("bra"),
+        "the entry mask follows a branch:\n{body}"
+    );
+    let lines: Vec<&str> = body.lines().map(str::trim).collect();
+    let warp_ops: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("shfl.sync") || l.starts_with("vote.sync"))
+        .collect();
+    assert_eq!(warp_ops.len(), 3, "{body}");
+    // the shuffle in the `if` takes the lanes active there, the two after it every lane
+    assert!(!warp_ops[0].contains("spoc_warp_lanes"), "{body}");
+    assert!(warp_ops[1].ends_with(", %r_spoc_warp_lanes;"), "{body}");
+    assert!(warp_ops[2].ends_with(", %r_spoc_warp_lanes;"), "{body}");
+    assert_eq!(body.matches("activemask.b32").count(), 2, "{body}");
+}
+
 #[test]
 fn no_approximate_instructions_and_no_contraction() {
     for (name, k, soa) in all() {

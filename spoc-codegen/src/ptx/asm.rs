@@ -211,6 +211,18 @@ impl Asm {
         self.lines.push(s);
     }
 
+    /// The position of the next line, for [`Asm::ins_at`].
+    pub(crate) fn mark(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Inserts one instruction (without the trailing `;`) at position `at` (from
+    /// [`Asm::mark`]) at the function's top indentation: for a value the generator finds it
+    /// needs only after the place where it must be computed has been emitted.
+    pub(crate) fn ins_at(&mut self, at: usize, text: impl AsRef<str>) {
+        self.lines.insert(at, format!("\t{};", text.as_ref()));
+    }
+
     /// Emits a raw line at the current indentation (declarations inside call scopes).
     pub(crate) fn raw(&mut self, text: impl AsRef<str>) {
         let mut s = "\t".repeat(self.depth + 1);

@@ -94,7 +94,7 @@ impl<'k> Gen<'k, '_> {
                 for (pat, arm) in arms {
                     let next = self.a.label("arm");
                     self.pattern_test(&sv, &scrutinee.ty, pat, &next)?;
-                    let v = self.expr(arm)?;
+                    let v = self.diverged(|g| g.expr(arm))?;
                     self.assign_val(&res, &v)?;
                     self.a.bra(&end);
                     self.a.put(&next);
@@ -729,7 +729,7 @@ impl<'k> Gen<'k, '_> {
         self.a.mov_to(&res, &a);
         let end = self.a.label(if is_and { "and_end" } else { "or_end" });
         self.a.bra_if(&res, !is_and, &end);
-        let b = self.scalar(rhs)?;
+        let b = self.diverged(|g| g.scalar(rhs))?;
         self.a.mov_to(&res, &b);
         self.a.put(&end);
         Ok(res)
@@ -766,12 +766,16 @@ impl<'k> Gen<'k, '_> {
         let else_l = self.a.label("sel_else");
         let end = self.a.label("sel_end");
         self.branch(c, false, &else_l)?;
-        let v = self.expr(t)?;
-        self.assign_val(&res, &v)?;
+        self.diverged(|g| {
+            let v = g.expr(t)?;
+            g.assign_val(&res, &v)
+        })?;
         self.a.bra(&end);
         self.a.put(&else_l);
-        let v = self.expr(f)?;
-        self.assign_val(&res, &v)?;
+        self.diverged(|g| {
+            let v = g.expr(f)?;
+            g.assign_val(&res, &v)
+        })?;
         self.a.put(&end);
         Ok(res)
     }

@@ -32,6 +32,27 @@ pub(crate) struct Frame<'k> {
     pub ret: Option<(String, Val)>,
     /// The printer of the function's statements, for the comments above their code.
     pub show: spoc_ir::print::Show<'k>,
+    /// For a helper: it has a `return` before its end, so what follows that `return` in its
+    /// body runs on only some of the lanes that called it (see [`Gen::divergent`]).
+    pub early_return: bool,
+}
+
+/// True if `body` (a helper's) has a `return` anywhere but as its last statement.
+pub(crate) fn has_early_return(body: &Block) -> bool {
+    let mut returns = 0;
+    spoc_ir::visit::for_each_stmt(body, &mut |s| {
+        if matches!(s.kind, StmtKind::Return(_)) {
+            returns += 1;
+        }
+    });
+    let last = matches!(
+        body.last(),
+        Some(Stmt {
+            kind: StmtKind::Return(_),
+            ..
+        })
+    );
+    returns > usize::from(last)
 }
 
 /// The generator of one entry function.
@@ -53,6 +74,16 @@ pub(crate) struct Gen<'k, 'c> {
     pub fault: Option<Opd>,
     /// The (line, column) of the statement being emitted (0, 0 when unknown).
     pub loc: (u32, u32),
+    /// How many conditionally executed regions (an `if`'s arms, a loop, a `match` arm, the
+    /// right side of `&&`/`||`, a branching select's arms) enclose the code being emitted.
+    /// Where it is 0 (and no enclosing helper returned early), every lane of the warp that has
+    /// not exited runs the code, and warp operations name them all ([`Gen::entry_warp_mask`]).
+    pub divergent: u32,
+    /// The line (an [`Asm::mark`]) where the kernel body starts: the entry warp mask is
+    /// computed there.
+    pub body_start: usize,
+    /// The register holding `activemask` as computed at the body's start, once needed.
+    pub entry_mask: Option<Opd>,
 }
 
 impl<'k, 'c> Gen<'k, 'c> {
@@ -68,6 +99,9 @@ impl<'k, 'c> Gen<'k, 'c> {
             local_names: BTreeSet::new(),
             fault: None,
             loc: (0, 0),
+            divergent: 0,
+            body_start: 0,
+            entry_mask: None,
         }
     }
 
@@ -385,6 +419,20 @@ impl<'k, 'c> Gen<'k, 'c> {
         })
     }
 
+    /// Runs `f` (emitting code that only some lanes may run) with [`Gen::divergent`] raised.
+    pub(crate) fn diverged<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        self.divergent += 1;
+        let r = f(self);
+        self.divergent -= 1;
+        r
+    }
+
+    /// True where every lane of the warp that has not exited runs the code being emitted: no
+    /// conditional region encloses it, and no enclosing helper has returned early.
+    pub(crate) fn warp_converged(&self) -> bool {
+        self.divergent == 0 && !self.frames.iter().any(|f| f.early_return)
+    }
+
     // ------------------------------------------------------------------ statements
 
     pub(crate) fn block(&mut self, b: &'k Block) -> R<()> {
@@ -468,15 +516,15 @@ impl<'k, 'c> Gen<'k, 'c> {
                 match els {
                     None => {
                         self.branch(cond, false, &end)?;
-                        self.block(then)?;
+                        self.diverged(|g| g.block(then))?;
                     }
                     Some(els) => {
                         let else_l = self.a.label("else");
                         self.branch(cond, false, &else_l)?;
-                        self.block(then)?;
+                        self.diverged(|g| g.block(then))?;
                         self.a.bra(&end);
                         self.a.put(&else_l);
-                        self.block(els)?;
+                        self.diverged(|g| g.block(els))?;
                     }
                 }
                 self.a.put(&end);
@@ -486,11 +534,14 @@ impl<'k, 'c> Gen<'k, 'c> {
                 let head = self.a.label("while");
                 let end = self.a.label("wend");
                 self.a.put(&head);
-                self.branch(cond, false, &end)?;
-                self.frame_mut().loops.push((head.clone(), end.clone()));
-                let r = self.block(body);
-                self.frame_mut().loops.pop();
-                r?;
+                // Later iterations run on the lanes still looping: the condition too.
+                self.diverged(|g| {
+                    g.branch(cond, false, &end)?;
+                    g.frame_mut().loops.push((head.clone(), end.clone()));
+                    let r = g.block(body);
+                    g.frame_mut().loops.pop();
+                    r
+                })?;
                 self.a.bra(&head);
                 self.a.put(&end);
                 Ok(())
@@ -502,7 +553,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                 for (pat, body) in arms {
                     let next = self.a.label("arm");
                     self.pattern_test(&sv, &scrutinee.ty, pat, &next)?;
-                    self.block(body)?;
+                    self.diverged(|g| g.block(body))?;
                     self.a.bra(&end);
                     self.a.put(&next);
                 }
@@ -613,7 +664,7 @@ impl<'k, 'c> Gen<'k, 'c> {
         }
         self.a.put(&head);
         self.frame_mut().loops.push((next.clone(), done.clone()));
-        let r = self.block(body);
+        let r = self.diverged(|g| g.block(body));
         self.frame_mut().loops.pop();
         r?;
         self.a.put(&next);
@@ -756,11 +807,11 @@ impl<'k, 'c> Gen<'k, 'c> {
                 if is_and != when {
                     // `a && b` false: either is false; `a || b` true: either is true.
                     self.branch(lhs, when, target)?;
-                    self.branch(rhs, when, target)
+                    self.diverged(|g| g.branch(rhs, when, target))
                 } else {
                     let skip = self.a.label(if is_and { "and" } else { "or" });
                     self.branch(lhs, !when, &skip)?;
-                    self.branch(rhs, when, target)?;
+                    self.diverged(|g| g.branch(rhs, when, target))?;
                     self.a.put(&skip);
                     Ok(())
                 }
@@ -800,6 +851,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             loops: Vec::new(),
             ret: Some((ret_label.clone(), result.clone())),
             show: spoc_ir::print::Show::new(self.cx.kernel, Some(func)),
+            early_return: has_early_return(&func.body),
         });
         let r = (|| -> R<()> {
             for (p, v) in func.params.iter().zip(args) {

@@ -99,16 +99,38 @@ impl<'k> Gen<'k, '_> {
         Ok(())
     }
 
-    /// The member mask of warp operations: the lanes active here (`activemask`, sm_70+), or the
-    /// full warp on older targets.
+    /// The member mask of warp operations (sm_70+; older targets have no member masks and get
+    /// the full warp). Where the warp is converged ([`Gen::warp_converged`]: no conditional
+    /// region encloses the operation), the mask names every lane that entered the kernel
+    /// ([`Gen::entry_warp_mask`]): `shfl.sync`/`vote.sync` wait for all of them that have not
+    /// exited (PTX ISA §9.7.8.6, §9.7.8.7), so lanes that left a divergent region early cannot
+    /// run the operation without the others, as they could with `activemask` (Volta's
+    /// independent thread scheduling need not reconverge a warp after a branch; difftest F15).
+    /// Inside a conditional region the mask is the lanes active there (`activemask`): docs/
+    /// LANGUAGE.md's "lanes that reach the operation together".
     fn warp_mask(&mut self) -> Opd {
-        if self.cx.sm >= 70 {
-            let m = self.a.tmp(Class::B32);
-            self.a.ins(format!("activemask.b32 {m}"));
-            m
-        } else {
-            Opd::imm("-1", Class::B32)
+        if self.cx.sm < 70 {
+            return Opd::imm("-1", Class::B32);
         }
+        if self.warp_converged() {
+            return self.entry_warp_mask();
+        }
+        let m = self.a.tmp(Class::B32);
+        self.a.ins(format!("activemask.b32 {m}"));
+        m
+    }
+
+    /// The lanes of this warp that entered the kernel: `activemask` at the start of the
+    /// body, where the warp has not branched yet (computed there the first time it is needed).
+    fn entry_warp_mask(&mut self) -> Opd {
+        if let Some(m) = &self.entry_mask {
+            return m.clone();
+        }
+        let m = self.a.named(Class::B32, "spoc_warp_lanes");
+        self.a
+            .ins_at(self.body_start, format!("activemask.b32 {m}"));
+        self.entry_mask = Some(m.clone());
+        m
     }
 
     /// A warp shuffle of a 32- or 64-bit value (64-bit values move as two halves), with

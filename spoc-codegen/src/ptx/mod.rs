@@ -85,8 +85,10 @@
 //!   `f64` sources and 64-bit destinations); int→float `cvt.rn`; widening `cvt.s64.s32` /
 //!   `cvt.u64.u32` by the source's signedness; narrowing `cvt.u32.u64`; `bool` to integers 0/1.
 //! - Atomics: `atom.global/.shared.<op>`; `sub` adds the negation; `f32` add on global memory
-//!   flushes subnormals (a hardware property). Warp operations use the lanes active at the call
-//!   (`activemask`, sm_70+) as member mask; shuffles follow CUDA (source lane and deltas modulo
+//!   flushes subnormals (a hardware property). Warp operations outside any conditional region
+//!   name every lane that entered the kernel (`activemask` at the body's start, sm_70+), so the
+//!   warp meets there even when a branch before left it apart; inside one, the lanes active at
+//!   the call (`activemask`); shuffles follow CUDA (source lane and deltas modulo
 //!   32, out-of-range lanes read their own value), 64-bit values shuffle as two halves.
 //! - A `for` step of 0 executes `trap` (Rust panics; looping forever is not an option).
 
@@ -250,6 +252,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         loops: Vec::new(),
         ret: None,
         show: spoc_ir::print::Show::new(k, None),
+        early_return: false,
     });
 
     // Parameters.
@@ -452,6 +455,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     }
     let dynamic = k.shared.iter().any(|s| s.len.is_none());
 
+    g.body_start = g.a.mark();
     g.block(&k.body)?;
     g.a.ins("ret");
 
