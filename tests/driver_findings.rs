@@ -1,0 +1,179 @@
+//! The open findings of the random differential tests that were seen on one driver only
+//! (difftest/FINDINGS.md F16 and F17, both on NVIDIA's Vulkan driver on the H200), as kernels
+//! that every device runs. Every other device must give Rust's values; on the device where a
+//! finding was seen the wrong value (or the refusal) is printed, with the variant that shows it,
+//! so that one run on that machine says which step the driver gets wrong.
+
+mod common;
+
+use spoc::prelude::*;
+use spoc_testkit::devices::{check_each_device, label};
+
+/// F16's expression, `1.0 / 8.0 - 3146031.3.ceil()` (exactly -3146031.875, halfway between two
+/// f32: Rust rounds to even, -3146032.0), written as constants and taken apart into its steps
+/// with the operands read from `x = [1.0, 8.0, 3146031.3]`, so that a compiler cannot fold them.
+#[kernel]
+fn halfway_difference(x: &[f32], out: &mut [f32]) {
+    if global_id_x() == 0 {
+        out[0] = (1.0f32 / 8.0f32) - (3146031.3f32).ceil();
+        out[1] = x[0] / x[1] - x[2].ceil();
+        out[2] = 0.125f32 - x[2].ceil();
+        out[3] = x[0] / x[1];
+        out[4] = x[2].ceil();
+        out[5] = 0.125f32 - 3146032.0f32;
+        out[6] = (1.0f32 / 8.0f32) - x[2].ceil();
+        out[7] = x[0] / x[1] - 3146032.0f32;
+    }
+}
+
+/// The value each output of [`halfway_difference`] must have (Rust's, evaluated on the host).
+fn halfway_want(x: &[f32]) -> Vec<f32> {
+    vec![
+        (1.0f32 / 8.0f32) - (3146031.3f32).ceil(),
+        x[0] / x[1] - x[2].ceil(),
+        0.125f32 - x[2].ceil(),
+        x[0] / x[1],
+        x[2].ceil(),
+        0.125f32 - 3146032.0f32,
+        (1.0f32 / 8.0f32) - x[2].ceil(),
+        x[0] / x[1] - 3146032.0f32,
+    ]
+}
+
+/// True where a finding of FINDINGS.md was seen: NVIDIA's Vulkan driver.
+fn nvidia_vulkan(dev: &spoc::Device) -> bool {
+    dev.name.contains("NVIDIA") && dev.framework == "Vulkan"
+}
+
+/// F16: every form of the halfway difference rounds to even on every device.
+#[test]
+fn a_halfway_difference_rounds_to_even_on_every_device() {
+    let x = [1.0f32, 8.0, 3146031.3];
+    let want = halfway_want(&x);
+    assert_eq!(want[0], -3146032.0, "Rust rounds the tie to even");
+    check_each_device(common::devices(), 2, |dev, check| {
+        let dx = dev.upload(&x)?;
+        let mut out = dev.upload(&[7.0f32; 8])?;
+        halfway_difference.launch(dev, dims1d(1), dims1d(32), (&dx, &mut out))?;
+        let got = out.to_vec()?;
+        let bad: Vec<String> = (0..want.len())
+            .filter(|&k| got[k].to_bits() != want[k].to_bits())
+            .map(|k| format!("out[{k}]: got {:?}, want {:?}", got[k], want[k]))
+            .collect();
+        if !bad.is_empty() && nvidia_vulkan(dev) {
+            println!(
+                "KNOWN DRIVER BUG (difftest/FINDINGS.md F16, open): wrong on {}: {}",
+                label(dev),
+                bad.join("; ")
+            );
+        } else if !bad.is_empty() {
+            check.wrong(bad.join("; "));
+        } else {
+            println!("{}: F16's forms right", label(dev));
+        }
+        Ok(())
+    });
+}
+
+/// F17 as FINDINGS.md shrank it (dt_9312): NVIDIA's Vulkan driver refused to create its
+/// pipeline (`VK_ERROR_UNKNOWN`).
+#[kernel]
+fn f17_kernel(p1: u64, x_i32: &[i32], o_f64: &mut [f64]) {
+    let gid = global_id_x();
+    o_f64[gid * 4usize + 2usize] = ((!x_i32[0usize % x_i32.len()]) as f64).round();
+    if ({
+        if (match p1 {
+            7u64 | 5u64 => {
+                o_f64[gid * 4usize] = 0.0f64 / 0.0f64;
+                false
+            }
+            _ => false,
+        }) {}
+        false
+    }) {}
+}
+
+/// F17 without the dead branch's NaN store.
+#[kernel]
+fn f17_round_only(x_i32: &[i32], o_f64: &mut [f64]) {
+    let gid = global_id_x();
+    o_f64[gid * 4usize + 2usize] = ((!x_i32[0usize % x_i32.len()]) as f64).round();
+}
+
+/// F17 without the `round`.
+#[kernel]
+fn f17_nan_store_only(p1: u64, o_f64: &mut [f64]) {
+    let gid = global_id_x();
+    if p1 == 7 || p1 == 5 {
+        o_f64[gid * 4usize] = 0.0f64 / 0.0f64;
+    }
+}
+
+/// F17 with an f32 `round` instead of the f64 one.
+#[kernel]
+fn f17_round_f32(p1: u64, x_i32: &[i32], o_f32: &mut [f32]) {
+    let gid = global_id_x();
+    o_f32[gid * 4usize + 2usize] = ((!x_i32[0usize % x_i32.len()]) as f32).round();
+    if p1 == 7 || p1 == 5 {
+        o_f32[gid * 4usize] = 0.0f32 / 0.0f32;
+    }
+}
+
+/// F17: the shrunk kernel and three parts of it, on every device: each runs and stores Rust's
+/// values (`!5 = -6`, `-6.0.round() = -6.0`; with `p1 = 7` the NaN store runs too).
+#[test]
+fn f17_kernel_and_its_parts_run_on_every_device() {
+    let x = [5i32, 1, 2];
+    check_each_device(common::devices(), 2, |dev, check| {
+        let dx = dev.upload(&x)?;
+        let mut problems = Vec::new();
+        let mut o = dev.upload(&[1.5f64; 128])?;
+        let whole = f17_kernel.launch(dev, dims1d(1), dims1d(32), (7u64, &dx, &mut o));
+        let mut o2 = dev.upload(&[1.5f64; 128])?;
+        let round = f17_round_only.launch(dev, dims1d(1), dims1d(32), (&dx, &mut o2));
+        let mut o3 = dev.upload(&[1.5f64; 128])?;
+        let nan = f17_nan_store_only.launch(dev, dims1d(1), dims1d(32), (7u64, &mut o3));
+        let mut o4 = dev.upload(&[1.5f32; 128])?;
+        let round32 = f17_round_f32.launch(dev, dims1d(1), dims1d(32), (7u64, &dx, &mut o4));
+        for (what, r) in [
+            ("whole kernel", &whole),
+            ("f64 round only", &round),
+            ("NaN store only", &nan),
+            ("f32 round and NaN store", &round32),
+        ] {
+            if let Err(e) = r {
+                problems.push(format!("{what}: {e}"));
+            }
+        }
+        if whole.is_ok() {
+            let o = o.to_vec()?;
+            if o[2] != -6.0 || !o[0].is_nan() || o[1] != 1.5 {
+                problems.push(format!(
+                    "whole kernel: thread 0 stored {:?}, want [NaN, 1.5, -6.0]",
+                    &o[..3]
+                ));
+            }
+        }
+        if round.is_ok() && o2.to_vec()?[2] != -6.0 {
+            problems.push("f64 round only: wrong value".into());
+        }
+        if nan.is_ok() && !o3.to_vec()?[4].is_nan() {
+            problems.push("NaN store only: wrong value".into());
+        }
+        if round32.is_ok() && o4.to_vec()?[2] != -6.0 {
+            problems.push("f32 round: wrong value".into());
+        }
+        if !problems.is_empty() && nvidia_vulkan(dev) {
+            println!(
+                "KNOWN DRIVER BUG (difftest/FINDINGS.md F17, open): on {}: {}",
+                label(dev),
+                problems.join("; ")
+            );
+        } else if !problems.is_empty() {
+            check.wrong(problems.join("; "));
+        } else {
+            println!("{}: F17's kernels right", label(dev));
+        }
+        Ok(())
+    });
+}
