@@ -7,7 +7,7 @@
 mod common;
 
 use spoc::prelude::*;
-use spoc_testkit::devices::{check_each_device, label};
+use spoc_testkit::devices::check_each_device;
 
 /// F16's expression, `1.0 / 8.0 - 3146031.3.ceil()` (exactly -3146031.875, halfway between two
 /// f32: Rust rounds to even, -3146032.0), written as constants and taken apart into its steps
@@ -40,11 +40,6 @@ fn halfway_want(x: &[f32]) -> Vec<f32> {
     ]
 }
 
-/// True where a finding of FINDINGS.md was seen: NVIDIA's Vulkan driver.
-fn nvidia_vulkan(dev: &spoc::Device) -> bool {
-    dev.name.contains("NVIDIA") && dev.framework == "Vulkan"
-}
-
 /// F16: every form of the halfway difference rounds to even on every device.
 #[test]
 fn a_halfway_difference_rounds_to_even_on_every_device() {
@@ -60,17 +55,7 @@ fn a_halfway_difference_rounds_to_even_on_every_device() {
             .filter(|&k| got[k].to_bits() != want[k].to_bits())
             .map(|k| format!("out[{k}]: got {:?}, want {:?}", got[k], want[k]))
             .collect();
-        if !bad.is_empty() && nvidia_vulkan(dev) {
-            println!(
-                "KNOWN DRIVER BUG (difftest/FINDINGS.md F16, open): wrong on {}: {}",
-                label(dev),
-                bad.join("; ")
-            );
-        } else if !bad.is_empty() {
-            check.wrong(bad.join("; "));
-        } else {
-            println!("{}: F16's forms right", label(dev));
-        }
+        check.wrong_unless_known_driver_bug(dev, "F16", &bad, "F16's forms right");
         Ok(())
     });
 }
@@ -163,17 +148,7 @@ fn f17_kernel_and_its_parts_run_on_every_device() {
         if round32.is_ok() && o4.to_vec()?[2] != -6.0 {
             problems.push("f32 round: wrong value".into());
         }
-        if !problems.is_empty() && nvidia_vulkan(dev) {
-            println!(
-                "KNOWN DRIVER BUG (difftest/FINDINGS.md F17, open): on {}: {}",
-                label(dev),
-                problems.join("; ")
-            );
-        } else if !problems.is_empty() {
-            check.wrong(problems.join("; "));
-        } else {
-            println!("{}: F17's kernels right", label(dev));
-        }
+        check.wrong_unless_known_driver_bug(dev, "F17", &problems, "F17's kernels right");
         Ok(())
     });
 }

@@ -8,7 +8,7 @@
 mod common;
 
 use spoc::prelude::*;
-use spoc_testkit::devices::{check_each_device, label};
+use spoc_testkit::devices::check_each_device;
 
 /// `abs` and unary minus of each `x[i]`, comparisons of them made in the kernel, and `abs`
 /// divided by 3 (remainder and quotient), eight outputs per input. NVRTC and NVIDIA's OpenCL
@@ -94,15 +94,6 @@ fn min_max_of_negations(a: &[i32], b: &[i32], out: &mut [i32]) {
     }
 }
 
-/// True for NVIDIA's Vulkan driver. It miscompiles min/max chains with a negated operand as
-/// ptxas 13.0 does (difftest/FINDINGS.md F9: on the H200 with driver 580, `a.max(-b).max(c)`
-/// dropped the negation), and spoc's SPIR-V has no way yet to keep the driver from forming the
-/// fused instruction (CUDA/PTX, CUDA/C and, on NVIDIA, OpenCL C do: compare and select in PTX).
-/// The test prints its wrong results instead of failing; every other device must be right.
-fn nvidia_vulkan(dev: &spoc::Device) -> bool {
-    dev.name.contains("NVIDIA") && dev.framework == "Vulkan"
-}
-
 /// `x.abs().max(y)` and `a.max(-b).max(c)` on every device. ptxas 13.0 (the JIT of driver 580)
 /// fuses two PTX `max.s32` into one 3-input `VIMNMX3` and drops a negation folded into it: on the
 /// H200 `(-5).abs().max(-5)` gave -5 (difftest, kernels 1038 and 1819). The PTX generator emits
@@ -166,16 +157,9 @@ fn min_max_chains_with_negated_operands_on_every_device() {
                 )
             })
             .collect();
-        if !bad.is_empty() && nvidia_vulkan(dev) {
-            // A known driver bug, printed and not failed: see `nvidia_vulkan`.
-            println!(
-                "KNOWN DRIVER BUG (difftest/FINDINGS.md F9, open for this backend): wrong on {}: {}",
-                label(dev),
-                bad.join("; ")
-            );
-        } else if !bad.is_empty() {
-            check.wrong(bad.join("; "));
-        }
+        // NVIDIA's Vulkan driver fuses min/max chains as ptxas 13.0 does (F9), and spoc's
+        // SPIR-V cannot yet keep it from forming the fused instruction: printed, not failed.
+        check.wrong_unless_known_driver_bug(dev, "F9", &bad, "min/max chains right");
         Ok(())
     });
 }
@@ -280,17 +264,7 @@ fn f32_to_u64_then_low_word_then_remainder_on_every_device() {
                 format!("{what}: got {}, want {}", got[k], want[k])
             })
             .collect();
-        if !bad.is_empty() && nvidia_vulkan(dev) {
-            println!(
-                "KNOWN DRIVER BUG (difftest/FINDINGS.md F12, open): wrong on {}: {}",
-                label(dev),
-                bad.join("; ")
-            );
-        } else if !bad.is_empty() {
-            check.wrong(bad.join("; "));
-        } else {
-            println!("{}: F12's steps right", label(dev));
-        }
+        check.wrong_unless_known_driver_bug(dev, "F12", &bad, "F12's steps right");
         Ok(())
     });
 }

@@ -131,11 +131,41 @@ impl DeviceCheck {
         self.wrong.push(why.into());
     }
 
+    /// Records `problems` as wrong, unless the device is one where the open finding `finding`
+    /// of difftest/FINDINGS.md (e.g. `"F12"`) was seen, [`nvidia_vulkan`]: there they are
+    /// printed as a known driver bug and the test goes on. With no problems it prints
+    /// `right` for the device.
+    pub fn wrong_unless_known_driver_bug(
+        &mut self,
+        dev: &Device,
+        finding: &str,
+        problems: &[String],
+        right: &str,
+    ) {
+        if problems.is_empty() {
+            println!("{}: {right}", label(dev));
+        } else if nvidia_vulkan(dev) {
+            println!(
+                "KNOWN DRIVER BUG (difftest/FINDINGS.md {finding}, open): wrong on {}: {}",
+                label(dev),
+                problems.join("; ")
+            );
+        } else {
+            self.wrong(problems.join("; "));
+        }
+    }
+
     /// Marks the device as skipped for `why` (printed; it does not count as checked). What was
     /// recorded wrong before still fails the test.
     pub fn skip(&mut self, why: impl Into<String>) {
         self.skipped = Some(why.into());
     }
+}
+
+/// True for NVIDIA's Vulkan driver, the one device where difftest/FINDINGS.md keeps driver
+/// bugs open that spoc's SPIR-V cannot yet keep the driver from (F9, F12, F16, F17).
+pub fn nvidia_vulkan(dev: &Device) -> bool {
+    dev.name.contains("NVIDIA") && dev.framework == "Vulkan"
 }
 
 /// `name (framework)`: how [`check_each_device`] names a device.
