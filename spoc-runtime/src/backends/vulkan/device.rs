@@ -611,7 +611,7 @@ unsafe fn open(
             ],
             // Set with the memory plan (`finish_open`).
             mapped_buffers: false,
-            timeline_semaphore: v12 && on(tls.timeline_semaphore),
+            timeline_semaphore: v12 && on(tls.timeline_semaphore) && !switch(NO_TIMELINE_VAR),
         };
         mask.apply(&mut props);
         let flags = FeatureFlags::of(&props);
@@ -809,12 +809,22 @@ unsafe fn finish_open(
 /// does (for testing that path on a CPU device).
 pub(crate) const FORCE_STAGING_VAR: &str = "SPOC_VULKAN_FORCE_STAGING";
 
-/// The staging switch; a value that is neither on nor off is reported and read as off.
-fn force_staging() -> bool {
-    crate::env::switch_or(FORCE_STAGING_VAR, false).unwrap_or_else(|e| {
-        tracing::warn!("{e}; staging is not forced");
+/// The environment variable that makes every device submit with a fence per batch, as a
+/// device without timeline semaphores does (for testing that path).
+pub(crate) const NO_TIMELINE_VAR: &str = "SPOC_VULKAN_NO_TIMELINE";
+
+/// A switch read when the devices are opened; a value that is neither on nor off is reported
+/// and read as off.
+fn switch(var: &str) -> bool {
+    crate::env::switch_or(var, false).unwrap_or_else(|e| {
+        tracing::warn!("{e}; read as off");
         false
     })
+}
+
+/// The staging switch.
+fn force_staging() -> bool {
+    switch(FORCE_STAGING_VAR)
 }
 
 /// Picks the memory types: storage buffers in device-local memory (mapped directly when it is

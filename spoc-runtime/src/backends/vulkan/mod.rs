@@ -58,7 +58,9 @@
 //! `synchronize_stream`, an event, a timed (profiling) or checked-mode launch — or when it
 //! holds [`submit::BATCH_CAP`] commands. Submissions signal a timeline semaphore (Vulkan 1.2)
 //! and a sync point waits once for the value it needs; a device without timeline semaphores
-//! ([`VulkanDeviceProps::timeline_semaphore`]) waits for a fence after each batch. A failure
+//! ([`VulkanDeviceProps::timeline_semaphore`]; `SPOC_VULKAN_NO_TIMELINE=1`, read when the
+//! devices are opened, pretends every device lacks them) waits for a fence after each batch.
+//! A failure
 //! of a deferred submission or wait (device lost) is reported by the next sync point.
 //! Submissions to one device are serialised by a lock. A [`Stream`] orders nothing beyond
 //! that (every device's work is one queue in launch order): it is accepted by launches and
