@@ -535,9 +535,10 @@ pub fn batched_launches_keep_order_arguments_and_buffers(dev: &spoc_runtime::Dev
         "upload between launches",
     );
 
-    // A buffer dropped right after 50 queued launches that read it; new allocations may take
-    // its memory.
-    let t = dev.upload(&vec![2.0f32; n]).unwrap();
+    // A buffer dropped right after 50 queued launches that read it (40 MiB: freed memory that
+    // large goes back to the system, so a read after the free faults); new allocations may
+    // take its memory.
+    let t = dev.upload(&vec![2.0f32; 10 << 20]).unwrap();
     let mut out = dev.alloc::<f32>(n).unwrap();
     for _ in 0..50 {
         launch(vec![Arg::F32(1.0), (&t).into(), (&mut out).into()]);
@@ -560,4 +561,20 @@ pub fn batched_launches_keep_order_arguments_and_buffers(dev: &spoc_runtime::Dev
         &[200.0; 1000],
         "copy between launches",
     );
+
+    // Four threads launching into one device's batches at once, each on its own buffers.
+    std::thread::scope(|scope| {
+        for t in 0..4u8 {
+            let (launch, same) = (&launch, &same);
+            scope.spawn(move || {
+                let x = dev.upload(&vec![f32::from(t) + 1.0; n]).unwrap();
+                let mut y = dev.alloc::<f32>(n).unwrap();
+                for _ in 0..200 {
+                    launch(vec![Arg::F32(0.5), (&x).into(), (&mut y).into()]);
+                }
+                let want = vec![100.0 * (f32::from(t) + 1.0); n];
+                same(y.to_vec().unwrap(), &want, "threads");
+            });
+        }
+    });
 }
