@@ -6,23 +6,24 @@
 //! once. The batch is submitted ([`Locked::flush`]) when something needs its results or
 //! would race with it — a host read or write of a buffer, a free, a synchronize, an event, a
 //! timed or checked launch, the device's drop — or when it holds [`BATCH_CAP`] commands.
-//! Each submission signals the next value of one **timeline semaphore** (Vulkan 1.2,
-//! `timelineSemaphore`; spec §7.4 "Semaphores", `VkTimelineSemaphoreSubmitInfo`), so a flush
-//! does not wait; a sync point waits once for the value it needs (`vkWaitSemaphores`,
-//! [`VkDev::wait_for`]), outside the lock. Where the device lacks timeline semaphores each
-//! flush waits for a fence instead (what every launch did before batching): batches still
-//! save submissions, but not waits.
+//! Each submission signals the next value of one **timeline semaphore** (Vulkan 1.2 core,
+//! feature `timelineSemaphore`; spec, "Synchronization and Cache Control" › "Semaphores",
+//! `VkTimelineSemaphoreSubmitInfo`, `vkWaitSemaphores`), so a flush does not wait; a sync
+//! point waits once for the value it needs ([`VkDev::wait_for`]), outside the lock. Where the
+//! device lacks timeline semaphores each flush waits for a fence instead (what every launch
+//! did before batching): batches still save submissions and waits, but a flush blocks.
 //!
 //! **Order.** Before every recorded command a global memory barrier (`vkCmdPipelineBarrier`
-//! with a `VkMemoryBarrier`, all commands and the host to all commands, every read and write
-//! access; spec §7.6 "Pipeline Barriers", §7.7.1 "Global Memory Barriers") makes it wait for
-//! every earlier command, in this batch and in earlier submissions to the queue (a barrier's
-//! first synchronization scope covers all commands earlier in submission order, §7.1), and
-//! see their writes: the order of launch every other backend has. The end of a batch has a
-//! barrier from all commands to the host (`HOST_READ | HOST_WRITE`), so that once its value
-//! is reached its writes are visible to host reads of mapped memory (§7.9 "Host Write
-//! Ordering Guarantees" covers the other direction: host writes before `vkQueueSubmit` are
-//! visible to the submission).
+//! with one `VkMemoryBarrier`: all commands and the host to all commands, every read and
+//! write access; spec, "Pipeline Barriers" and "Global Memory Barriers") makes it wait for
+//! every earlier command and see its writes, in this batch and in earlier submissions to the
+//! queue (a barrier's first synchronization scope is every command earlier in submission
+//! order: "Execution and Memory Dependencies", "Implicit Synchronization Guarantees"). That
+//! is the order of launch every other backend has. The end of a batch has a barrier from all
+//! commands to the host stage (`HOST_READ | HOST_WRITE`), so that once its value is reached
+//! its writes are visible to host reads of mapped memory; the other direction needs nothing:
+//! host writes before `vkQueueSubmit` are visible to the submission ("Host Write Ordering
+//! Guarantees").
 //!
 //! **Lifetimes.** A small ring of [`RING`] slots each owns a command buffer and what the
 //! dispatches recorded into it allocate: descriptor sets (from pools of the slot, reset
@@ -371,7 +372,7 @@ impl Locked<'_> {
         s.cur = (cur + 1) % RING;
         let slot = &mut s.slots[cur];
         let cbs = [slot.cb];
-        let (sems, values) = (s.timeline.map_or(vec![], |t| vec![t]), [value]);
+        let (sems, values) = ([s.timeline.unwrap_or_default()], [value]);
         let mut tl = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&values);
         let mut info = vk::SubmitInfo::default().command_buffers(&cbs);
         if s.timeline.is_some() {
