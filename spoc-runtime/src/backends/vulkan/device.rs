@@ -2,7 +2,7 @@
 //! and the per-device submission lock (every command goes through its
 //! [`Submitter`](super::submit::Submitter)).
 
-use super::submit::{Locked, Submitter};
+use super::submit::{Locked, Submitter, BATCH_CAP, MAX_BATCH_CAP};
 use super::FeatureMask;
 use crate::capabilities::Capabilities;
 use ash::vk;
@@ -762,6 +762,7 @@ unsafe fn finish_open(
         props.timeline_semaphore,
         props.timestamp_valid_bits > 0,
         align,
+        batch_cap(),
     );
     let submitter = match made {
         Ok(s) => s,
@@ -825,6 +826,30 @@ fn switch(var: &str) -> bool {
 /// The staging switch.
 fn force_staging() -> bool {
     switch(FORCE_STAGING_VAR)
+}
+
+/// The environment variable that sets how many commands a batch holds before it is submitted
+/// without being asked (1 to [`MAX_BATCH_CAP`]; default [`BATCH_CAP`]).
+pub(crate) const BATCH_CAP_VAR: &str = "SPOC_VULKAN_BATCH_CAP";
+
+/// The batch cap; a value that is not a number in range is reported and the default used.
+fn batch_cap() -> u32 {
+    let text = crate::env::text(BATCH_CAP_VAR).unwrap_or_else(|e| {
+        tracing::warn!("{e}; using {BATCH_CAP}");
+        None
+    });
+    let Some(text) = text else {
+        return BATCH_CAP;
+    };
+    match text.parse::<u32>() {
+        Ok(n) if (1..=MAX_BATCH_CAP).contains(&n) => n,
+        _ => {
+            tracing::warn!(
+                "{BATCH_CAP_VAR}={text:?} is not a number in 1..={MAX_BATCH_CAP}; using {BATCH_CAP}"
+            );
+            BATCH_CAP
+        }
+    }
 }
 
 /// Picks the memory types: storage buffers in device-local memory (mapped directly when it is

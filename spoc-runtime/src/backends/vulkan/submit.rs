@@ -5,7 +5,9 @@
 //! Commands are **recorded into an open command buffer** (a *batch*) and not submitted at
 //! once. The batch is submitted ([`Locked::flush`]) when something needs its results or
 //! would race with it — a host read or write of a buffer, a free, a synchronize, an event, a
-//! timed or checked launch, the device's drop — or when it holds [`BATCH_CAP`] commands.
+//! timed or checked launch, the device's drop — or when it holds [`BATCH_CAP`] commands
+//! (`SPOC_VULKAN_BATCH_CAP`, read when the devices are opened, sets another number: 1 submits
+//! every command at once, still without waiting).
 //! Each submission signals the next value of one **timeline semaphore** (Vulkan 1.2 core,
 //! feature `timelineSemaphore`; spec, "Synchronization and Cache Control" › "Semaphores",
 //! `VkTimelineSemaphoreSubmitInfo`, `vkWaitSemaphores`), so a flush does not wait; a sync
@@ -43,13 +45,16 @@ use super::memory::HostBuffer;
 use ash::vk;
 use std::sync::MutexGuard;
 
-/// Commands recorded into one batch before it is submitted without being asked.
+/// Commands recorded into one batch before it is submitted without being asked (by default).
 pub(crate) const BATCH_CAP: u32 = 128;
+/// The most a batch may be asked to hold.
+pub(crate) const MAX_BATCH_CAP: u32 = 4096;
 /// Command buffers (and their descriptor pools and scalar arenas) in the ring.
 const RING: usize = 4;
 /// Bytes of a slot's scalar-block arena.
 const ARENA_BYTES: u64 = 64 << 10;
-/// Descriptor sets and storage-buffer descriptors of one descriptor pool.
+/// Descriptor sets and storage-buffer descriptors of one descriptor pool (a slot makes more
+/// when it needs them).
 const POOL_SETS: u32 = BATCH_CAP;
 const POOL_DESCRIPTORS: u32 = 8 * BATCH_CAP;
 
@@ -85,6 +90,8 @@ pub(crate) struct Submitter {
     open: bool,
     /// Commands recorded in the open batch.
     recorded: u32,
+    /// Commands a batch holds before it is submitted.
+    cap: u32,
     /// The timeline semaphore, where the device has them.
     timeline: Option<vk::Semaphore>,
     /// The fallback's fence (each flush waits for it).
@@ -117,6 +124,7 @@ impl Submitter {
         timeline: bool,
         timestamps: bool,
         align: u64,
+        cap: u32,
     ) -> Result<Submitter, String> {
         let pool = device
             .create_command_pool(
@@ -132,6 +140,7 @@ impl Submitter {
             cur: 0,
             open: false,
             recorded: 0,
+            cap: cap.clamp(1, MAX_BATCH_CAP),
             timeline: None,
             fence: vk::Fence::null(),
             next: 1,
@@ -329,8 +338,8 @@ impl Locked<'_> {
 
     /// Records `record`'s commands into the open batch (opened if needed) behind a global
     /// memory barrier, and returns the timeline value the batch will signal (what users of
-    /// the commands' objects keep as `last_use`). A batch reaching [`BATCH_CAP`] commands is
-    /// submitted.
+    /// the commands' objects keep as `last_use`). A batch reaching its cap ([`BATCH_CAP`] by
+    /// default) is submitted.
     ///
     /// # Errors
     /// The failing Vulkan call's name and result.
@@ -346,7 +355,7 @@ impl Locked<'_> {
         record(d, cb);
         self.s.recorded += 1;
         let value = self.s.next;
-        if self.s.recorded >= BATCH_CAP {
+        if self.s.recorded >= self.s.cap {
             self.flush()?;
         }
         Ok(value)
