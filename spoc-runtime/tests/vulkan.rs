@@ -57,6 +57,17 @@ fn exact_values(n: usize) -> Vec<f32> {
         .collect()
 }
 
+/// Launches are batched (timeline semaphores where the device has them; the fence fallback and
+/// staging transfers are `vulkan_staging.rs`'s).
+#[test]
+fn batched_launches_keep_order_arguments_and_buffers() {
+    let Some(dev) = vulkan("batched_launches_keep_order_arguments_and_buffers") else {
+        return;
+    };
+    println!("timeline semaphores: {}", props(&dev).timeline_semaphore);
+    support::batched_launches_keep_order_arguments_and_buffers(&dev);
+}
+
 #[test]
 fn device_is_described_and_ranked() {
     let Some(dev) = vulkan("device_is_described_and_ranked") else {

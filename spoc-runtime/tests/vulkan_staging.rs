@@ -1,7 +1,8 @@
 //! The Vulkan backend with `SPOC_VULKAN_FORCE_STAGING=1`: every transfer goes through the
 //! staging buffer and `vkCmdCopyBuffer`, and allocations are zeroed by `vkCmdFillBuffer`, as on
-//! a discrete GPU, whatever the device (lavapipe here). One test, so that the variable is set
-//! before anything opens the devices.
+//! a discrete GPU, whatever the device (lavapipe here); and with `SPOC_VULKAN_NO_TIMELINE=1`:
+//! each batch of commands is waited for with a fence, as on a device without timeline
+//! semaphores. One test, so that the variables are set before anything opens the devices.
 //!
 //! Without a Vulkan device it prints why and passes, unless `SPOC_REQUIRE_BACKENDS` names
 //! `vulkan`.
@@ -17,6 +18,7 @@ use spoc_runtime::{dims1d, init_device, run, Arg};
 fn staged_transfers_and_launches() {
     // Before any device is opened in this process (this binary has this one test).
     std::env::set_var("SPOC_VULKAN_FORCE_STAGING", "1");
+    std::env::set_var("SPOC_VULKAN_NO_TIMELINE", "1");
     let dev = match init_device(Some("Vulkan")) {
         Ok(d) => d,
         Err(e) => {
@@ -28,6 +30,10 @@ fn staged_transfers_and_launches() {
         .device_properties(dev.backend_id)
         .unwrap();
     assert!(!props.mapped_buffers, "the variable forces staging");
+    assert!(
+        !props.timeline_semaphore,
+        "the variable hides timeline semaphores"
+    );
 
     // Zeroed without a mapping.
     let z = dev.alloc::<u64>(5000).unwrap();
@@ -86,4 +92,6 @@ fn staged_transfers_and_launches() {
         .unwrap();
     let want: Vec<f32> = want.iter().map(|v| -v).collect();
     assert_eq!(yb.to_vec().unwrap(), want);
+
+    support::batched_launches_keep_order_arguments_and_buffers(&dev);
 }

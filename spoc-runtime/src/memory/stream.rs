@@ -246,13 +246,17 @@ fn lock_all<'a>(
 /// copies between [`HostBuffer`]s and [`Buffer`]s, and [`Event`]s. Work queued on one stream
 /// runs in the order it was queued; work on different streams may overlap (copies with
 /// kernels, kernels with kernels), unless ordered by [`Stream::wait_for`]. Every call returns
-/// once the work is queued: on CUDA and HIP before it runs; on the backends that run work as
-/// it is queued (Native, Interpreter, Vulkan today) after it ran.
+/// once the work is queued: on CUDA and HIP before it runs; on Vulkan recorded into the
+/// device's batch, submitted at the next sync point (a host access, a free, a synchronize, an
+/// event) or when the batch is full; on the backends that run work as it is queued (Native,
+/// Interpreter today) after it ran.
 ///
 /// A kernel fault of queued work is reported by the next wait for the stream ([`Stream::synchronize`],
 /// or a host access that waits for it): on CUDA (a sticky device fault) and Native (the stream
 /// is broken: its later work is skipped and every wait reports the fault; make a new stream)
-/// at that wait; on the backends that run work as it is queued, by the launch itself. On
+/// at that wait; on the backends that run work as it is queued, and on Vulkan (a checked
+/// launch waits for its fault record; a device lost is reported by the next sync point), by
+/// the launch itself. On
 /// OpenCL in checked mode (the default on PoCL) a launch waits for its fault record, so it is
 /// not asynchronous there.
 ///
@@ -276,7 +280,8 @@ impl fmt::Debug for Stream {
 
 impl Device {
     /// Creates a stream on this device (`cuStreamCreate`, `clCreateCommandQueue`, a worker
-    /// thread on Native; a queue that runs work as it is queued on the Interpreter and Vulkan).
+    /// thread on Native; a queue that runs work as it is queued on the Interpreter; the device's one
+    /// queue, submitted in batches, on Vulkan).
     ///
     /// # Errors
     /// [`Error::DeviceReset`] for a device from before [`Device::reset`];

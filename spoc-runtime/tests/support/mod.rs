@@ -476,3 +476,105 @@ pub fn saxpy_source_text(backend: &dyn Compiler, target: Target, what: &str) -> 
         .to_string();
     (src, text)
 }
+
+/// Batched submission (the Vulkan backend records launches and submits them later): many
+/// dependent launches, each with its own scalar argument, then one download give the
+/// sequential result; a host upload between two queued launches is seen by the second; a
+/// buffer dropped right after the launches that read it is not freed under them. Unchecked
+/// kernels (checked ones wait for their fault record at once).
+pub fn batched_launches_keep_order_arguments_and_buffers(dev: &spoc_runtime::Device) {
+    use spoc_runtime::{compile_kernel_with, dims1d, run_kernel, set_args};
+    let n = 1000;
+    let saxpy = compile_kernel_with(
+        dev,
+        &SAXPY,
+        CompileOptions {
+            checked: Some(false),
+            block: Some(dims1d(128)),
+            ..CompileOptions::default()
+        },
+    )
+    .unwrap();
+    let same = |got: Vec<f32>, want: &[f32], what: &str| {
+        if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+            panic!("{what}: element {i} is {}, expected {}", got[i], want[i]);
+        }
+    };
+    let launch = |args: Vec<Arg<'_>>| {
+        let mut args = set_args(dev, args).unwrap();
+        run_kernel(&saxpy, &mut args, dims1d(8), dims1d(128), 0).unwrap();
+    };
+
+    // 600 launches (several batches, the ring reused): y += a_k x; x -= y. Exact integers.
+    let x0: Vec<f32> = (0..n).map(|i| (i % 8) as f32).collect();
+    let mut x = dev.upload(&x0).unwrap();
+    let mut y = dev.alloc::<f32>(n).unwrap();
+    let (mut hx, mut hy) = (x0.clone(), vec![0.0f32; n]);
+    for k in 0..300 {
+        let a = if k % 3 == 0 { 2.0 } else { 1.0 };
+        launch(vec![Arg::F32(a), (&x).into(), (&mut y).into()]);
+        launch(vec![Arg::F32(-1.0), (&y).into(), (&mut x).into()]);
+        for i in 0..n {
+            hy[i] += a * hx[i];
+            hx[i] -= hy[i];
+        }
+    }
+    same(y.to_vec().unwrap(), &hy, "y after 600 queued launches");
+    same(x.to_vec().unwrap(), &hx, "x after 600 queued launches");
+
+    // A host upload between two queued launches.
+    let ones = vec![1.0f32; n];
+    let mut src = dev.upload(&ones).unwrap();
+    let mut acc = dev.alloc::<f32>(n).unwrap();
+    launch(vec![Arg::F32(1.0), (&src).into(), (&mut acc).into()]);
+    src.upload_from(&vec![10.0f32; n]).unwrap();
+    launch(vec![Arg::F32(1.0), (&src).into(), (&mut acc).into()]);
+    same(
+        acc.to_vec().unwrap(),
+        &[11.0; 1000],
+        "upload between launches",
+    );
+
+    // A buffer dropped right after 50 queued launches that read it (40 MiB: freed memory that
+    // large goes back to the system, so a read after the free faults); new allocations may
+    // take its memory.
+    let t = dev.upload(&vec![2.0f32; 10 << 20]).unwrap();
+    let mut out = dev.alloc::<f32>(n).unwrap();
+    for _ in 0..50 {
+        launch(vec![Arg::F32(1.0), (&t).into(), (&mut out).into()]);
+    }
+    drop(t);
+    let reuse: Vec<_> = (0..4)
+        .map(|_| dev.upload(&vec![-1.0e6f32; n]).unwrap())
+        .collect();
+    same(out.to_vec().unwrap(), &[100.0; 1000], "dropped input");
+    drop(reuse);
+
+    // A device-to-device copy between queued launches, and synchronize.
+    let mut c = dev.alloc::<f32>(n).unwrap();
+    launch(vec![Arg::F32(1.0), (&out).into(), (&mut c).into()]);
+    out.copy_from(&c).unwrap();
+    launch(vec![Arg::F32(1.0), (&c).into(), (&mut out).into()]);
+    dev.synchronize().unwrap();
+    same(
+        out.to_vec().unwrap(),
+        &[200.0; 1000],
+        "copy between launches",
+    );
+
+    // Four threads launching into one device's batches at once, each on its own buffers.
+    std::thread::scope(|scope| {
+        for t in 0..4u8 {
+            let (launch, same) = (&launch, &same);
+            scope.spawn(move || {
+                let x = dev.upload(&vec![f32::from(t) + 1.0; n]).unwrap();
+                let mut y = dev.alloc::<f32>(n).unwrap();
+                for _ in 0..200 {
+                    launch(vec![Arg::F32(0.5), (&x).into(), (&mut y).into()]);
+                }
+                let want = vec![100.0 * (f32::from(t) + 1.0); n];
+                same(y.to_vec().unwrap(), &want, "threads");
+            });
+        }
+    });
+}

@@ -1,11 +1,13 @@
 //! Loading Vulkan, enumerating its devices, opening one logical device per physical device,
-//! and the per-device submission lock (every command buffer goes through [`VkDev::submit`]).
+//! and the per-device submission lock (every command goes through its
+//! [`Submitter`](super::submit::Submitter)).
 
+use super::submit::{Locked, Submitter, BATCH_CAP, MAX_BATCH_CAP};
 use super::FeatureMask;
 use crate::capabilities::Capabilities;
 use ash::vk;
 use std::ffi::{c_char, CStr};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// A physical device's type, as Vulkan reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -125,6 +127,9 @@ pub struct VulkanDeviceProps {
     /// Storage buffers stay mapped in host memory (CPU and integrated devices), so transfers
     /// are copies; otherwise they go through a staging buffer.
     pub mapped_buffers: bool,
+    /// Timeline semaphores (Vulkan 1.2 `timelineSemaphore`): launches and device copies are
+    /// submitted in batches without waiting; without them each batch waits for a fence.
+    pub timeline_semaphore: bool,
 }
 
 impl VulkanDeviceProps {
@@ -222,18 +227,6 @@ pub(crate) struct MemoryPlan {
     pub(crate) host_type: u32,
 }
 
-/// What the per-device lock guards: one command buffer, its fence, the staging buffer and the
-/// profiling queries.
-pub(crate) struct Submitter {
-    pool: vk::CommandPool,
-    pub(crate) cb: vk::CommandBuffer,
-    fence: vk::Fence,
-    /// Two timestamp queries for profiled launches (none without timestamps).
-    pub(crate) timer: Option<vk::QueryPool>,
-    /// A host-visible buffer for transfers to and from device-local memory, made on first use.
-    pub(crate) staging: Option<super::memory::HostBuffer>,
-}
-
 /// An open logical device. Everything made on it holds an `Arc<VkDev>`, so the device is
 /// destroyed after them.
 pub(crate) struct VkDev {
@@ -256,98 +249,16 @@ unsafe impl Sync for VkDev {}
 
 impl Drop for VkDev {
     fn drop(&mut self) {
+        if let Err(e) = self.lock().flush() {
+            tracing::warn!("Vulkan: submitting the last commands of a device: {e}");
+        }
         let s = self.submitter.get_mut().unwrap_or_else(|e| e.into_inner());
         // SAFETY: nothing else refers to the device any more (every child holds an Arc); wait
         // for the queue before destroying what it may use.
         unsafe {
             let _ = self.device.device_wait_idle();
-            if let Some(st) = s.staging.take() {
-                st.destroy(&self.device);
-            }
-            if let Some(q) = s.timer.take() {
-                self.device.destroy_query_pool(q, None);
-            }
-            self.device.destroy_fence(s.fence, None);
-            self.device.destroy_command_pool(s.pool, None);
+            s.destroy(&self.device);
             self.device.destroy_device(None);
-        }
-    }
-}
-
-/// A locked device: its submitter, ready to record one command buffer at a time.
-pub(crate) struct Locked<'a> {
-    pub(crate) dev: &'a VkDev,
-    pub(crate) s: MutexGuard<'a, Submitter>,
-}
-
-impl Locked<'_> {
-    /// Records commands with `record`, submits them and waits for them to finish. A global
-    /// memory barrier before the commands orders them after all earlier work; one after them
-    /// makes their writes visible to the host and to later commands.
-    ///
-    /// # Errors
-    /// The failing Vulkan call's name and result.
-    pub(crate) fn run(
-        &mut self,
-        record: impl FnOnce(&ash::Device, vk::CommandBuffer),
-    ) -> Result<(), String> {
-        let d = &self.dev.device;
-        let cb = self.s.cb;
-        let all = vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE;
-        // SAFETY: the command buffer, fence and queue belong to this device and are used under
-        // its lock; the previous submission has finished (we waited for it).
-        unsafe {
-            d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())
-                .map_err(|e| format!("vkResetCommandBuffer: {e}"))?;
-            d.begin_command_buffer(
-                cb,
-                &vk::CommandBufferBeginInfo::default()
-                    .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
-            )
-            .map_err(|e| format!("vkBeginCommandBuffer: {e}"))?;
-            d.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::DependencyFlags::empty(),
-                &[vk::MemoryBarrier::default()
-                    .src_access_mask(all | vk::AccessFlags::HOST_WRITE)
-                    .dst_access_mask(all)],
-                &[],
-                &[],
-            );
-            record(d, cb);
-            d.cmd_pipeline_barrier(
-                cb,
-                vk::PipelineStageFlags::ALL_COMMANDS,
-                vk::PipelineStageFlags::ALL_COMMANDS | vk::PipelineStageFlags::HOST,
-                vk::DependencyFlags::empty(),
-                &[vk::MemoryBarrier::default()
-                    .src_access_mask(all)
-                    .dst_access_mask(
-                        all | vk::AccessFlags::HOST_READ | vk::AccessFlags::HOST_WRITE,
-                    )],
-                &[],
-                &[],
-            );
-            d.end_command_buffer(cb)
-                .map_err(|e| format!("vkEndCommandBuffer: {e}"))?;
-            let cbs = [cb];
-            d.queue_submit(
-                self.dev.queue,
-                &[vk::SubmitInfo::default().command_buffers(&cbs)],
-                self.s.fence,
-            )
-            .map_err(|e| format!("vkQueueSubmit: {e}"))?;
-            let waited = d
-                .wait_for_fences(&[self.s.fence], true, u64::MAX)
-                .map_err(|e| format!("vkWaitForFences: {e}"));
-            // Reset even after a failed wait so that the next submission does not use a
-            // signalled fence (after a device loss every call fails anyway).
-            let reset = d
-                .reset_fences(&[self.s.fence])
-                .map_err(|e| format!("vkResetFences: {e}"));
-            waited.and(reset)
         }
     }
 }
@@ -597,8 +508,12 @@ unsafe fn open(
     let mut s8 = vk::PhysicalDevice8BitStorageFeatures::default();
     let mut a64 = vk::PhysicalDeviceShaderAtomicInt64Features::default();
     let mut af = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
+    let mut tls = vk::PhysicalDeviceTimelineSemaphoreFeatures::default();
     {
         let mut feats = vk::PhysicalDeviceFeatures2::default().push_next(&mut s16);
+        if v12 {
+            feats = feats.push_next(&mut tls);
+        }
         if f16i8_ok {
             feats = feats.push_next(&mut f16i8);
         }
@@ -696,12 +611,14 @@ unsafe fn open(
             ],
             // Set with the memory plan (`finish_open`).
             mapped_buffers: false,
+            timeline_semaphore: v12 && on(tls.timeline_semaphore) && !switch(NO_TIMELINE_VAR),
         };
         mask.apply(&mut props);
         let flags = FeatureFlags::of(&props);
         let atomic_float = af_ok && flags.af.iter().any(|&f| f);
         let exts = exts_to_enable(v12, &exts, atomic_float);
-        finish_open(loaded, pdev, props, memory, flags, exts)
+        let align = limits.min_storage_buffer_offset_alignment;
+        finish_open(loaded, pdev, props, memory, (flags, align), exts)
     }
 }
 
@@ -768,7 +685,8 @@ fn exts_to_enable(
     out
 }
 
-/// Creates the logical device, its queue, command buffer, fence and timestamp queries.
+/// Creates the logical device (with the features `f` and timeline semaphores where `props`
+/// has them), its queue and its [`Submitter`]; `align` is `minStorageBufferOffsetAlignment`.
 ///
 /// # Safety
 /// `pdev` must belong to `loaded`'s instance.
@@ -777,7 +695,7 @@ unsafe fn finish_open(
     pdev: vk::PhysicalDevice,
     props: VulkanDeviceProps,
     memory: vk::PhysicalDeviceMemoryProperties,
-    f: FeatureFlags,
+    (f, align): (FeatureFlags, u64),
     exts: Vec<&'static CStr>,
 ) -> Result<Option<VkDev>, String> {
     let inst = &loaded.instance;
@@ -818,6 +736,10 @@ unsafe fn finish_open(
     if exts.contains(&ash::ext::shader_atomic_float::NAME) {
         feats = feats.push_next(&mut af);
     }
+    let mut tls = vk::PhysicalDeviceTimelineSemaphoreFeatures::default().timeline_semaphore(true);
+    if props.timeline_semaphore {
+        feats = feats.push_next(&mut tls);
+    }
     let ext_ptrs: Vec<*const c_char> = exts.iter().map(|n| n.as_ptr()).collect();
     let prio = [1.0f32];
     let qci = [vk::DeviceQueueCreateInfo::default()
@@ -834,46 +756,14 @@ unsafe fn finish_open(
         )
         .map_err(|e| format!("vkCreateDevice({}): {e}", props.name))?;
     let queue = device.get_device_queue(props.queue_family, 0);
-    let made = (|| -> Result<Submitter, String> {
-        let pool = device
-            .create_command_pool(
-                &vk::CommandPoolCreateInfo::default()
-                    .queue_family_index(props.queue_family)
-                    .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
-                None,
-            )
-            .map_err(|e| format!("vkCreateCommandPool: {e}"))?;
-        let cb = device
-            .allocate_command_buffers(
-                &vk::CommandBufferAllocateInfo::default()
-                    .command_pool(pool)
-                    .level(vk::CommandBufferLevel::PRIMARY)
-                    .command_buffer_count(1),
-            )
-            .map_err(|e| format!("vkAllocateCommandBuffers: {e}"))?[0];
-        let fence = device
-            .create_fence(&vk::FenceCreateInfo::default(), None)
-            .map_err(|e| format!("vkCreateFence: {e}"))?;
-        let timer = if props.timestamp_valid_bits > 0 {
-            device
-                .create_query_pool(
-                    &vk::QueryPoolCreateInfo::default()
-                        .query_type(vk::QueryType::TIMESTAMP)
-                        .query_count(2),
-                    None,
-                )
-                .ok()
-        } else {
-            None
-        };
-        Ok(Submitter {
-            pool,
-            cb,
-            fence,
-            timer,
-            staging: None,
-        })
-    })();
+    let made = Submitter::new(
+        &device,
+        props.queue_family,
+        props.timeline_semaphore,
+        props.timestamp_valid_bits > 0,
+        align,
+        batch_cap(),
+    );
     let submitter = match made {
         Ok(s) => s,
         Err(e) => {
@@ -920,12 +810,46 @@ unsafe fn finish_open(
 /// does (for testing that path on a CPU device).
 pub(crate) const FORCE_STAGING_VAR: &str = "SPOC_VULKAN_FORCE_STAGING";
 
-/// The staging switch; a value that is neither on nor off is reported and read as off.
-fn force_staging() -> bool {
-    crate::env::switch_or(FORCE_STAGING_VAR, false).unwrap_or_else(|e| {
-        tracing::warn!("{e}; staging is not forced");
+/// The environment variable that makes every device submit with a fence per batch, as a
+/// device without timeline semaphores does (for testing that path).
+pub(crate) const NO_TIMELINE_VAR: &str = "SPOC_VULKAN_NO_TIMELINE";
+
+/// A switch read when the devices are opened; a value that is neither on nor off is reported
+/// and read as off.
+fn switch(var: &str) -> bool {
+    crate::env::switch_or(var, false).unwrap_or_else(|e| {
+        tracing::warn!("{e}; read as off");
         false
     })
+}
+
+/// The staging switch.
+fn force_staging() -> bool {
+    switch(FORCE_STAGING_VAR)
+}
+
+/// The environment variable that sets how many commands a batch holds before it is submitted
+/// without being asked (1 to [`MAX_BATCH_CAP`]; default [`BATCH_CAP`]).
+pub(crate) const BATCH_CAP_VAR: &str = "SPOC_VULKAN_BATCH_CAP";
+
+/// The batch cap; a value that is not a number in range is reported and the default used.
+fn batch_cap() -> u32 {
+    let text = crate::env::text(BATCH_CAP_VAR).unwrap_or_else(|e| {
+        tracing::warn!("{e}; using {BATCH_CAP}");
+        None
+    });
+    let Some(text) = text else {
+        return BATCH_CAP;
+    };
+    match text.parse::<u32>() {
+        Ok(n) if (1..=MAX_BATCH_CAP).contains(&n) => n,
+        _ => {
+            tracing::warn!(
+                "{BATCH_CAP_VAR}={text:?} is not a number in 1..={MAX_BATCH_CAP}; using {BATCH_CAP}"
+            );
+            BATCH_CAP
+        }
+    }
 }
 
 /// Picks the memory types: storage buffers in device-local memory (mapped directly when it is

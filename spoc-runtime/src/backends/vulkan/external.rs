@@ -182,7 +182,9 @@ impl VulkanBackend {
         let k = self
             .core
             .module::<VkKernel>(&module, "not a Vulkan module")?;
-        self.dispatch(k, grid, args)
+        self.dispatch(k, grid, args)?;
+        // Waits for the kernel, as `run_source` does on every backend.
+        crate::backend::DeviceMemory::synchronize(self, device)
     }
 
     /// [`crate::Executor::run_source`]: SPIR-V text or GLSL compute, run as [`VulkanBackend::run_spirv`]

@@ -5,10 +5,18 @@
 //! device with host-visible coherent device-local memory) the buffer stays mapped and
 //! transfers are plain copies; otherwise transfers go through the device's staging buffer
 //! ([`STAGING_BYTES`] at a time) and `vkCmdCopyBuffer`, under the device's lock.
+//!
+//! Transfers with the host are sync points of the [batched submission](super::submit): a
+//! mapped buffer's are copies after waiting for the last batch that used the buffer, a
+//! staging transfer submits its copy with the open batch and waits for it. Device-side copies
+//! and the zeroing of a new buffer are recorded into the open batch. A buffer's `Drop` waits
+//! for the last batch that used it.
 
-use super::device::{Locked, VkDev};
+use super::device::VkDev;
+use super::submit::Locked;
 use ash::vk;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Size of a device's staging buffer, in bytes: larger transfers go in pieces.
@@ -135,6 +143,8 @@ pub(crate) struct VkBuffer {
     memory: vk::DeviceMemory,
     /// The mapping, for host-visible coherent storage.
     pub(crate) mapped: Option<NonNull<u8>>,
+    /// The timeline value of the last batch that used the buffer (0: none).
+    pub(crate) last_use: AtomicU64,
 }
 
 // SAFETY: handles are identifiers; the mapping is written only through `&DeviceMem` transfers
@@ -145,8 +155,14 @@ unsafe impl Sync for VkBuffer {}
 
 impl Drop for VkBuffer {
     fn drop(&mut self) {
-        // SAFETY: launches and transfers wait for completion, so no pending command uses the
-        // buffer; the memory is unmapped implicitly when freed.
+        if let Err(e) = self.dev.wait_for(*self.last_use.get_mut()) {
+            tracing::error!(
+                "Vulkan: a buffer's last commands did not finish ({e}); leaking the buffer"
+            );
+            return;
+        }
+        // SAFETY: the last batch that used the buffer has finished, so no pending command uses
+        // it; the memory is unmapped implicitly when freed.
         unsafe {
             self.dev.device.destroy_buffer(self.buffer, None);
             self.dev.device.free_memory(self.memory, None);
@@ -155,6 +171,16 @@ impl Drop for VkBuffer {
 }
 
 impl VkBuffer {
+    /// Notes that the batch signalling `value` uses the buffer.
+    pub(crate) fn used_by(&self, value: u64) {
+        self.last_use.fetch_max(value, Ordering::AcqRel);
+    }
+
+    /// Waits for the commands that use the buffer (before a host access of its mapping).
+    pub(crate) fn settle(&self) -> Result<(), String> {
+        self.dev.wait_for(self.last_use.load(Ordering::Acquire))
+    }
+
     /// Allocates `bytes` bytes, zeroed.
     pub(crate) fn alloc(dev: &Arc<VkDev>, bytes: u64) -> Result<VkBuffer, String> {
         let size = bytes.max(4).next_multiple_of(4);
@@ -176,6 +202,7 @@ impl VkBuffer {
             buffer,
             memory,
             mapped: None,
+            last_use: AtomicU64::new(0),
         };
         if mapped_type {
             // SAFETY: host-visible memory of this device, mapped once for its lifetime.
@@ -189,11 +216,11 @@ impl VkBuffer {
             unsafe { std::ptr::write_bytes(p.as_ptr(), 0, size as usize) };
             buf.mapped = Some(p);
         } else {
-            let mut l = dev.lock();
-            l.run(|d, cb| {
+            let used = dev.lock().record(|d, cb| {
                 // SAFETY: recording into the locked command buffer; the buffer is live.
                 unsafe { d.cmd_fill_buffer(cb, buffer, 0, vk::WHOLE_SIZE, 0) }
             })?;
+            buf.used_by(used);
         }
         Ok(buf)
     }
@@ -209,6 +236,7 @@ impl VkBuffer {
         bytes: u64,
     ) -> Result<(), String> {
         if let Some(p) = self.mapped {
+            self.settle()?;
             std::ptr::copy_nonoverlapping(src, p.as_ptr().add(offset as usize), bytes as usize);
             return Ok(());
         }
@@ -242,6 +270,7 @@ impl VkBuffer {
     /// `dst` must be writable for `bytes` bytes.
     pub(crate) unsafe fn read(&self, offset: u64, dst: *mut u8, bytes: u64) -> Result<(), String> {
         if let Some(p) = self.mapped {
+            self.settle()?;
             std::ptr::copy_nonoverlapping(p.as_ptr().add(offset as usize), dst, bytes as usize);
             return Ok(());
         }
@@ -269,15 +298,11 @@ impl VkBuffer {
         Ok(())
     }
 
-    /// Copies the first `bytes` bytes of `src` into this buffer on the device.
+    /// Copies the first `bytes` bytes of `src` into this buffer on the device, in the open
+    /// batch (even between mapped buffers: a host copy would have to wait for it).
     pub(crate) fn copy_from(&self, src: &VkBuffer, bytes: u64) -> Result<(), String> {
-        if let (Some(d), Some(s)) = (self.mapped, src.mapped) {
-            // SAFETY: both mappings cover `bytes` (checked by the caller); distinct allocations.
-            unsafe { std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_ptr(), bytes as usize) };
-            return Ok(());
-        }
         let (s, t) = (src.buffer, self.buffer);
-        self.dev.lock().run(|d, cb| {
+        let used = self.dev.lock().record(|d, cb| {
             // SAFETY: recording into the locked command buffer; both buffers are live.
             unsafe {
                 d.cmd_copy_buffer(
@@ -291,7 +316,10 @@ impl VkBuffer {
                     }],
                 )
             }
-        })
+        })?;
+        self.used_by(used);
+        src.used_by(used);
+        Ok(())
     }
 }
 

@@ -51,12 +51,23 @@
 //! size). Modules live in a per-device [`ModuleCache`](crate::cache::ModuleCache).
 //!
 //! # Launches, streams, events
-//! Launches and transfers are **synchronous**: each records one command buffer (behind a
-//! global memory barrier, so it is ordered after all earlier work and its writes are visible
-//! to the host and to later work), submits it to the device's compute queue and waits for its
-//! fence. Submissions to one device are serialised by a lock. A [`Stream`] therefore orders
-//! nothing beyond that: it is accepted by launches and events, and synchronising it returns at
-//! once. A kernel's shared array sized at launch is a specialization constant of its SPIR-V
+//! Launches and device-side copies are **batched** (`submit.rs`): each is recorded into the
+//! device's open command buffer behind a global memory barrier (so it is ordered after all
+//! earlier work and sees its writes) and returns; the batch is submitted to the compute queue
+//! when its results are needed — a host transfer, a free, [`DeviceMemory::synchronize`] or
+//! `synchronize_stream`, an event, a timed (profiling) or checked-mode launch — or when it
+//! holds 128 commands (`SPOC_VULKAN_BATCH_CAP`, read when the devices are opened,
+//! sets another number). Submissions signal a timeline semaphore (Vulkan 1.2)
+//! and a sync point waits once for the value it needs; a device without timeline semaphores
+//! ([`VulkanDeviceProps::timeline_semaphore`]; `SPOC_VULKAN_NO_TIMELINE=1`, read when the
+//! devices are opened, pretends every device lacks them) waits for a fence after each batch.
+//! A failure
+//! of a deferred submission or wait (device lost) is reported by the next sync point.
+//! Submissions to one device are serialised by a lock. A [`Stream`] orders nothing beyond
+//! that (every device's work is one queue in launch order): it is accepted by launches and
+//! events, and synchronising it synchronises the device.
+//!
+//! A kernel's shared array sized at launch is a specialization constant of its SPIR-V
 //! (`spoc_codegen::naga::DYNAMIC_SHARED_SPEC_ID`): the launch's dynamic shared size over the
 //! element size gives its length (at least 1), and a pipeline per (block, length) is made on
 //! first use and kept with the module; for other kernels the dynamic size is unused. The float
@@ -65,7 +76,7 @@
 //! queries (`vkCmdWriteTimestamp`), scaled by `timestampPeriod`; a queue without timestamps
 //! has no events. [`Platform::enable_profiling`] brackets every dispatch with two timestamps
 //! and logs the kernel's time (`tracing`, info), also kept in
-//! [`VulkanBackend::last_kernel_ms`]. A kernel that never ends blocks its launch.
+//! [`VulkanBackend::last_kernel_ms`]. A kernel that never ends blocks the next sync point.
 //!
 //! # External kernels
 //! [`Executor::run_source`] takes [`SourceLang::SpirV`] (the module's words as hexadecimal
@@ -86,6 +97,7 @@ mod memory;
 mod pipeline;
 mod probe;
 mod spv;
+mod submit;
 
 pub use device::{DeviceType, MemoryHeap, VulkanDeviceProps};
 pub use external::{spirv_text_to_words, spirv_words_to_text};
@@ -129,6 +141,9 @@ pub struct FeatureMask {
     pub float_atomics: bool,
     /// Subgroup operations.
     pub subgroups: bool,
+    /// Timeline semaphores: each batch of commands is then submitted and waited for with a
+    /// fence (the fallback of drivers without them).
+    pub timeline_semaphore: bool,
 }
 
 impl FeatureMask {
@@ -158,10 +173,13 @@ impl FeatureMask {
             p.subgroups_in_compute = false;
             p.subgroup_ops.clear();
         }
+        if self.timeline_semaphore {
+            p.timeline_semaphore = false;
+        }
     }
 }
 
-/// The handle of a [`Stream`] (launches are synchronous: it orders nothing more).
+/// The handle of a [`Stream`] (the device's one queue orders everything: it orders nothing more).
 struct VkStream;
 
 /// The handle of an [`Event`]: one timestamp query.
@@ -333,17 +351,21 @@ impl DeviceMemory for VulkanBackend {
         Ok(Stream::new(device, Box::new(VkStream)))
     }
 
-    /// Returns at once: launches and transfers have finished when they return.
+    /// Synchronises the stream's device (its one queue carries every stream's work).
     fn synchronize_stream(&self, stream: &Stream) -> Result<()> {
-        self.check_stream(Some(stream), stream.device())
+        self.check_stream(Some(stream), stream.device())?;
+        self.synchronize(stream.device())
     }
 
     fn destroy_stream(&self, stream: Stream) -> Result<()> {
-        self.check_stream(Some(&stream), stream.device())
+        self.synchronize_stream(&stream)
     }
 
+    /// Submits the device's open batch and waits for everything submitted.
     fn synchronize(&self, device: usize) -> Result<()> {
-        self.dev(device).map(|_| ())
+        self.dev(device)?
+            .sync()
+            .map_err(|e| self.core.driver_err(format!("synchronize: {e}")))
     }
 
     /// Allocates a zeroed storage buffer (see the [module docs](self)).
@@ -431,8 +453,12 @@ impl DeviceMemory for VulkanBackend {
         })
     }
 
+    /// Waits for the last batch that used the buffer, then frees it (a failed wait is
+    /// reported, and the buffer leaked rather than freed under the device).
     fn free(&self, mem: DeviceMem) -> Result<()> {
-        self.vk_mem(&mem)?;
+        self.vk_mem(&mem)?
+            .settle()
+            .map_err(|e| self.core.driver_err(format!("free: {e}")))?;
         drop(mem); // VkBuffer frees itself
         Ok(())
     }
@@ -470,8 +496,8 @@ impl DeviceMemory for VulkanBackend {
         ))
     }
 
-    /// Writes the device's current timestamp into the event (after all earlier work, which
-    /// has finished anyway) and waits for it.
+    /// Writes the device's current timestamp into the event after all earlier work, submits
+    /// the open batch and waits for it.
     fn record_event(&self, event: &Event, stream: Option<&Stream>) -> Result<()> {
         let ev = self.core.event::<VkEvent>(event, "not a Vulkan event")?;
         self.check_stream(stream, event.device())?;

@@ -1,4 +1,8 @@
 //! Compute pipelines (one per kernel and block size), argument binding and dispatch.
+//!
+//! A dispatch is recorded into the device's open batch ([`super::submit`]) with a descriptor
+//! set and a scalar block of that batch, and returns without waiting; a timed or checked
+//! dispatch (its timestamps or fault record are read at once) submits the batch and waits.
 
 use super::device::VkDev;
 use super::memory::{HostBuffer, VkBuffer};
@@ -10,6 +14,7 @@ use ash::vk;
 use spoc_codegen::abi::{Abi, Binding};
 use spoc_ir::ValidKernel;
 use std::ffi::CString;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The size of the scalar block `abi` binds (0: none is bound).
@@ -39,9 +44,8 @@ pub(crate) struct Origin {
     pub(crate) options: CompileOptions,
 }
 
-/// A compiled kernel ([`crate::backend::Module`]'s handle): the pipeline for one block size,
-/// its layouts, a descriptor set and a scalar block, reused by every launch under the device's
-/// lock.
+/// A compiled kernel ([`crate::backend::Module`]'s handle): the pipeline for one block size and
+/// its layouts (each launch's descriptor set and scalar block belong to its batch).
 pub(crate) struct VkKernel {
     pub(crate) dev: Arc<VkDev>,
     pub(crate) name: String,
@@ -55,9 +59,12 @@ pub(crate) struct VkKernel {
     set_layout: vk::DescriptorSetLayout,
     layout: vk::PipelineLayout,
     pipeline: vk::Pipeline,
-    pool: vk::DescriptorPool,
-    set: vk::DescriptorSet,
-    scalar: Option<HostBuffer>,
+    /// Descriptors in its set: the scalar block's, the buffers', the fault record's.
+    descriptors: u32,
+    /// Binding 0 is a scalar block.
+    scalar_block: bool,
+    /// The timeline value of the last batch that dispatched it (0: none).
+    last_use: AtomicU64,
     /// Checked mode: the fault record, zeroed before and read after each launch (under the
     /// device's lock).
     fault: Option<HostBuffer>,
@@ -68,25 +75,28 @@ pub(crate) struct VkKernel {
     pub(crate) variants: Mutex<Vec<(Shape, Arc<VkKernel>)>>,
 }
 
-// SAFETY: Vulkan handles are identifiers; the descriptor set and scalar block are written only
-// under the device's lock.
+// SAFETY: Vulkan handles are identifiers; the fault record is written only under the device's
+// lock.
 unsafe impl Send for VkKernel {}
 // SAFETY: as above.
 unsafe impl Sync for VkKernel {}
 
 impl Drop for VkKernel {
     fn drop(&mut self) {
+        if let Err(e) = self.dev.wait_for(*self.last_use.get_mut()) {
+            tracing::error!(
+                "Vulkan: kernel `{}`'s last launches did not finish ({e}); leaking its pipeline",
+                self.name
+            );
+            return;
+        }
         let d = &self.dev.device;
-        // SAFETY: launches wait for completion, so nothing pending uses these objects;
-        // destroying a null handle is a no-op.
+        // SAFETY: the last batch that dispatched the kernel has finished, so nothing pending
+        // uses these objects; destroying a null handle is a no-op.
         unsafe {
             d.destroy_pipeline(self.pipeline, None);
             d.destroy_pipeline_layout(self.layout, None);
-            d.destroy_descriptor_pool(self.pool, None);
             d.destroy_descriptor_set_layout(self.set_layout, None);
-            if let Some(s) = self.scalar.take() {
-                s.destroy(d);
-            }
             if let Some(f) = self.fault.take() {
                 f.destroy(d);
             }
@@ -127,9 +137,9 @@ pub(crate) fn build(
         set_layout: vk::DescriptorSetLayout::null(),
         layout: vk::PipelineLayout::null(),
         pipeline: vk::Pipeline::null(),
-        pool: vk::DescriptorPool::null(),
-        set: vk::DescriptorSet::null(),
-        scalar: None,
+        descriptors: 0,
+        scalar_block: block_bytes > 0,
+        last_use: AtomicU64::new(0),
         fault: None,
         origin,
         variants: Mutex::new(Vec::new()),
@@ -197,33 +207,8 @@ pub(crate) fn build(
         );
         d.destroy_shader_module(module, None);
         k.pipeline = made.map_err(|(_, e)| format!("vkCreateComputePipelines: {e}"))?[0];
-        let sizes = [vk::DescriptorPoolSize {
-            ty: vk::DescriptorType::STORAGE_BUFFER,
-            descriptor_count: (bindings.len() as u32).max(1),
-        }];
-        k.pool = d
-            .create_descriptor_pool(
-                &vk::DescriptorPoolCreateInfo::default()
-                    .max_sets(1)
-                    .pool_sizes(&sizes),
-                None,
-            )
-            .map_err(|e| format!("vkCreateDescriptorPool: {e}"))?;
-        k.set = d
-            .allocate_descriptor_sets(
-                &vk::DescriptorSetAllocateInfo::default()
-                    .descriptor_pool(k.pool)
-                    .set_layouts(&set_layouts),
-            )
-            .map_err(|e| format!("vkAllocateDescriptorSets: {e}"))?[0];
     }
-    if block_bytes > 0 {
-        k.scalar = Some(HostBuffer::new(
-            dev,
-            block_bytes as u64,
-            vk::BufferUsageFlags::STORAGE_BUFFER,
-        )?);
-    }
+    k.descriptors = bindings.len() as u32;
     if checked {
         k.fault = Some(HostBuffer::new(
             dev,
@@ -272,7 +257,7 @@ pub(crate) struct Ran {
     pub(crate) fault: Option<Vec<u32>>,
 }
 
-/// Binds `args` and runs `k` over `grid` workgroups, waiting for it.
+/// Binds `args` and records `k` over `grid` workgroups (see [`run`]).
 ///
 /// # Errors
 /// `Err(Ok(problem))` for arguments the module cannot take (nothing ran), `Err(Err(message))`
@@ -288,9 +273,9 @@ pub(crate) fn dispatch(
     run(k, grid, &bound.block, &bufs, timed).map_err(Err)
 }
 
-/// Runs `k` over `grid` workgroups with `block` as its scalar block and `bufs` (buffer, bytes
-/// to bind) at bindings `1 + j` (and a checked kernel's zeroed fault record after them),
-/// waiting for it.
+/// Records `k` over `grid` workgroups with `block` as its scalar block and `bufs` (buffer, bytes
+/// to bind) at bindings `1 + j` (and a checked kernel's zeroed fault record after them) into
+/// the device's open batch. A timed or checked dispatch is submitted and waited for at once.
 ///
 /// # Errors
 /// The failing Vulkan call.
@@ -305,57 +290,54 @@ pub(crate) fn run(
     let mut l = dev.lock();
     let timer = if timed { l.s.timer } else { None };
     let d = &dev.device;
-    let mut infos: Vec<[vk::DescriptorBufferInfo; 1]> = Vec::new();
-    let mut binding_of = Vec::new();
-    if let Some(s) = &k.scalar {
-        // SAFETY: the block fits the mapping (made for `block_bytes`); no command uses it now
-        // (we hold the device's lock and every submission has finished).
-        unsafe { std::ptr::copy_nonoverlapping(block.as_ptr(), s.ptr.as_ptr(), block.len()) };
-        infos.push([vk::DescriptorBufferInfo {
-            buffer: s.buffer,
-            offset: 0,
+    let set = l.descriptor_set(k.set_layout, k.descriptors)?;
+    let mut infos: Vec<([vk::DescriptorBufferInfo; 1], u32)> = Vec::new();
+    if k.scalar_block {
+        let (buffer, offset) = l.scalars(block)?;
+        let info = vk::DescriptorBufferInfo {
+            buffer,
+            offset,
             range: block.len() as u64,
-        }]);
-        binding_of.push(spoc_codegen::naga::SCALAR_PARAMS_BINDING);
+        };
+        infos.push(([info], spoc_codegen::naga::SCALAR_PARAMS_BINDING));
     }
     for (j, (b, bytes)) in bufs.iter().enumerate() {
         // The runtime array's length is the bound range over the element size, so bind exactly
         // the buffer's bytes; an empty buffer binds one byte (length 0: elements are at least
         // 2 bytes).
-        infos.push([vk::DescriptorBufferInfo {
+        let info = vk::DescriptorBufferInfo {
             buffer: b.buffer,
             offset: 0,
             range: (*bytes).max(1),
-        }]);
-        binding_of.push(spoc_codegen::naga::buffer_binding(j));
+        };
+        infos.push(([info], spoc_codegen::naga::buffer_binding(j)));
     }
     if let Some(f) = &k.fault {
-        // SAFETY: the record's mapping holds RECORD_BYTES; no pending command uses it.
+        // SAFETY: the record's mapping holds RECORD_BYTES; no pending command uses it (checked
+        // launches are waited for under the lock).
         unsafe { std::ptr::write_bytes(f.ptr.as_ptr(), 0, spoc_codegen::checked::RECORD_BYTES) };
-        infos.push([vk::DescriptorBufferInfo {
+        let info = vk::DescriptorBufferInfo {
             buffer: f.buffer,
             offset: 0,
             range: spoc_codegen::checked::RECORD_BYTES as u64,
-        }]);
-        binding_of.push(spoc_codegen::naga::buffer_binding(bufs.len()));
+        };
+        infos.push(([info], spoc_codegen::naga::buffer_binding(bufs.len())));
     }
     let writes: Vec<vk::WriteDescriptorSet> = infos
         .iter()
-        .zip(&binding_of)
-        .map(|(info, &b)| {
+        .map(|(info, b)| {
             vk::WriteDescriptorSet::default()
-                .dst_set(k.set)
-                .dst_binding(b)
+                .dst_set(set)
+                .dst_binding(*b)
                 .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
                 .buffer_info(info)
         })
         .collect();
-    // SAFETY: the set is not in use by a pending command (we hold the lock, submissions are
-    // waited for); every buffer is live (borrowed by `args`).
+    // SAFETY: the set is fresh, of the open batch; every buffer is live (borrowed by `args`).
     unsafe { d.update_descriptor_sets(&writes, &[]) };
     let g = grid.to_array();
-    let (pipeline, layout, set) = (k.pipeline, k.layout, k.set);
-    l.run(|d, cb| {
+    let (pipeline, layout) = (k.pipeline, k.layout);
+    let used = l.record(|d, cb| {
         // SAFETY: recording into the locked command buffer with live objects of this device.
         unsafe {
             d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
@@ -370,6 +352,14 @@ pub(crate) fn run(
             }
         }
     })?;
+    k.last_use.fetch_max(used, Ordering::AcqRel);
+    for (b, _) in bufs {
+        b.used_by(used);
+    }
+    if timer.is_none() && k.fault.is_none() {
+        return Ok(Ran::default());
+    }
+    l.finish()?;
     let fault = k.fault.as_ref().map(|f| {
         let mut bytes = [0u8; spoc_codegen::checked::RECORD_BYTES];
         // SAFETY: the submission has finished; the mapping holds RECORD_BYTES (coherent).
