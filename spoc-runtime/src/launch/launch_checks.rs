@@ -7,6 +7,7 @@ use crate::error::{Error, LaunchProblem, Result};
 use crate::ir_scan::{layout, scalar_type_id};
 use crate::soa::RawSoaBuffer;
 use spoc_ir::{Kernel, Param, ScalarType, Type};
+use std::any::TypeId;
 
 /// How a parameter is written in the kernel (`&mut [f32]`, `u32`, …).
 fn param_desc(p: &Param) -> String {
@@ -255,6 +256,131 @@ pub(crate) fn check_args(
         }
     }
     Ok(())
+}
+
+/// What one parameter takes, resolved once per compiled kernel from its signature alone, so
+/// that a launch checks its arguments without walking the IR's types ([`args_accepted`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ParamCheck {
+    /// A scalar of this type (or a host `usize`, for `u32` and `u64`).
+    Scalar(ScalarType),
+    /// A buffer: `mutable` for a `&mut [T]` parameter; `elem` the Rust type of a scalar
+    /// element (`None`: the element is checked as [`check_args`] does).
+    Buffer { mutable: bool, elem: Option<TypeId> },
+    /// A parameter no argument fits: left to [`check_args`] to report.
+    Other,
+}
+
+/// The parameter checks of `kernel` compiled with `soa_params`: `None` when launches of it
+/// always take [`check_args`] (parameters compiled as Structure-of-Arrays).
+pub(crate) fn param_checks(kernel: &Kernel, soa_params: &[String]) -> Option<Box<[ParamCheck]>> {
+    if !soa_params.is_empty() {
+        return None;
+    }
+    Some(
+        kernel
+            .params
+            .iter()
+            .map(|p| match &p.ty {
+                Type::Scalar(s) => ParamCheck::Scalar(*s),
+                Type::Array { elem, .. } => ParamCheck::Buffer {
+                    mutable: p.mutable,
+                    elem: match elem.as_ref() {
+                        Type::Scalar(s) => scalar_type_id(*s),
+                        _ => None,
+                    },
+                },
+                _ => ParamCheck::Other,
+            })
+            .collect(),
+    )
+}
+
+/// The common case of [`check_args`], from the kernel's [`param_checks`]: true if every
+/// argument is accepted (each [`Arg::Usize`] is then turned into its parameter's type, as
+/// [`check_args`] does). False accepts nothing and changes nothing: the launch then goes
+/// through [`check_args`], which decides and names the problem. It accepts exactly what
+/// [`check_args`] accepts of a kernel without Structure-of-Arrays parameters, never more.
+pub(crate) fn args_accepted(
+    kernel: &Kernel,
+    checks: &[ParamCheck],
+    launch_device: &crate::Device,
+    args: &mut [Arg<'_>],
+) -> bool {
+    if checks.len() != args.len() || checks.len() != kernel.params.len() {
+        return false;
+    }
+    let (mut usizes, mut buffers, mut writes) = (false, 0usize, false);
+    for i in 0..args.len() {
+        let (arg, p) = (&args[i], &kernel.params[i]);
+        match (checks[i], arg) {
+            (ParamCheck::Scalar(s), &Arg::Usize(v)) => {
+                usizes = true;
+                let fits = match s {
+                    ScalarType::U32 => u32::try_from(v).is_ok(),
+                    ScalarType::U64 => true,
+                    _ => false,
+                };
+                if !fits {
+                    return false;
+                }
+            }
+            (ParamCheck::Scalar(s), a) => {
+                if !scalar_matches(s, a) {
+                    return false;
+                }
+            }
+            (ParamCheck::Buffer { mutable, elem }, a) => {
+                let Some(b) = a.buffer() else {
+                    return false;
+                };
+                // A shared borrow on a `&mut` parameter.
+                if mutable && !a.writes() {
+                    return false;
+                }
+                let elem_ok = match elem {
+                    Some(id) if b.elem.type_id == Some(id) => true,
+                    _ => match &p.ty {
+                        Type::Array { elem, .. } => elem_matches(kernel, elem, &b.elem),
+                        _ => false,
+                    },
+                };
+                if !elem_ok
+                    || !b.device().same_hardware(launch_device)
+                    || b.len() > u32::MAX as usize
+                {
+                    return false;
+                }
+                buffers += 1;
+                writes |= mutable;
+            }
+            (ParamCheck::Other, _) => return false,
+        }
+    }
+    // One allocation on two parameters of which one is `&mut`.
+    if buffers > 1 && writes {
+        let params = &kernel.params;
+        for (i, (a, p)) in args.iter().zip(params).enumerate() {
+            let Some(a) = a.buffer() else { continue };
+            for (b, q) in args[i + 1..].iter().zip(&params[i + 1..]) {
+                let Some(b) = b.buffer() else { continue };
+                if (p.mutable || q.mutable) && a.same_allocation(b) {
+                    return false;
+                }
+            }
+        }
+    }
+    if usizes {
+        for (check, arg) in checks.iter().zip(args.iter_mut()) {
+            if let (ParamCheck::Scalar(s), &mut Arg::Usize(v)) = (*check, &mut *arg) {
+                *arg = match s {
+                    ScalarType::U32 => Arg::U32(v as u32),
+                    _ => Arg::U64(v as u64),
+                };
+            }
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -146,6 +146,9 @@ pub(crate) struct Settled<'a>(MutexGuard<'a, UseState>);
 
 impl UseState {
     fn settle(&mut self, write: bool) -> Result<()> {
+        if self.list.is_empty() {
+            return Ok(());
+        }
         self.list.retain(|u| !u.done());
         for u in self.list.iter().filter(|u| write || u.write) {
             u.stream.wait_until(u.seq)?;
@@ -156,10 +159,10 @@ impl UseState {
 
     /// Before work that reads (or writes, `write`) this memory is queued on `stream`: waits on
     /// the host for the conflicting work of other streams that `stream` is not ordered after.
+    /// (Finished work is skipped here and pruned by [`UseState::note`], under the same lock.)
     fn order_on(&mut self, stream: &StreamShared, write: bool) -> Result<()> {
-        self.list.retain(|u| !u.done());
         for u in self.list.iter().filter(|u| write || u.write) {
-            if !stream.ordered_after(u.stream.id, u.seq) {
+            if !u.done() && !stream.ordered_after(u.stream.id, u.seq) {
                 u.stream.wait_until(u.seq)?;
             }
         }
@@ -168,6 +171,15 @@ impl UseState {
 
     /// Records that work `seq` of `stream` uses this memory.
     fn note(&mut self, stream: &Arc<StreamShared>, seq: u64, write: bool) {
+        // The common case, a buffer used by this stream alone: what the general case below
+        // does to it, without pruning or searching.
+        if let [u] = &mut self.list[..] {
+            if u.stream.id == stream.id {
+                u.write = write || (u.write && !u.done());
+                u.seq = u.seq.max(seq);
+                return;
+            }
+        }
         self.list.retain(|u| !u.done());
         match self.list.iter_mut().find(|u| u.stream.id == stream.id) {
             Some(u) => {
@@ -211,14 +223,14 @@ impl Uses {
     ///
     /// # Errors
     /// As [`Uses::settle`].
-    pub(crate) fn settle_all<'a>(uses: &[(&'a Uses, bool)]) -> Result<Locked<Settled<'a>>> {
-        lock_all(uses.iter().copied())
-            .into_iter()
-            .map(|(mut st, write)| {
-                st.settle(write)?;
-                Ok(Settled(st))
-            })
-            .collect()
+    pub(crate) fn settle_all<'a>(
+        uses: impl IntoIterator<Item = (&'a Uses, bool)>,
+    ) -> Result<Locked<(MutexGuard<'a, UseState>, bool)>> {
+        let mut held = lock_all(uses);
+        for (st, write) in held.iter_mut() {
+            st.settle(*write)?;
+        }
+        Ok(held)
     }
 }
 
@@ -229,17 +241,52 @@ const INLINE_USES: usize = 4;
 pub(crate) type Locked<T> = SmallVec<[T; INLINE_USES]>;
 
 /// Locks each of `uses` once (merging the write flags of repeats), in address order.
+/// (Up to [`INLINE_USES`] of them: an insertion into a short sorted array, no sort, no
+/// allocation.)
 fn lock_all<'a>(
     uses: impl IntoIterator<Item = (&'a Uses, bool)>,
 ) -> Locked<(MutexGuard<'a, UseState>, bool)> {
-    let mut sorted: Locked<(&'a Uses, bool)> = uses.into_iter().collect();
-    sorted.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
-    sorted.dedup_by(|(later, lw), (kept, kw)| {
+    let addr = |u: &Uses| u as *const Uses as usize;
+    let mut sorted: [Option<(&'a Uses, bool)>; INLINE_USES] = [None; INLINE_USES];
+    let mut n = 0;
+    let mut uses = uses.into_iter();
+    while let Some((u, write)) = uses.next() {
+        let key = |s: &Option<(&Uses, bool)>| s.map_or(usize::MAX, |(u, _)| addr(u));
+        let mut i = n;
+        while i > 0 && key(&sorted[i - 1]) > addr(u) {
+            i -= 1;
+        }
+        if let Some((kept, kept_write)) = i.checked_sub(1).and_then(|j| sorted[j].as_mut()) {
+            if std::ptr::eq(*kept, u) {
+                *kept_write |= write;
+                continue;
+            }
+        }
+        if n == INLINE_USES {
+            let first = sorted.iter().flatten().copied().chain([(u, write)]);
+            return lock_many(first.chain(uses).collect());
+        }
+        sorted.copy_within(i..n, i + 1);
+        sorted[i] = Some((u, write));
+        n += 1;
+    }
+    let mut held = Locked::new();
+    for &(u, write) in sorted.iter().flatten() {
+        held.push((lock(&u.0), write));
+    }
+    held
+}
+
+/// [`lock_all`] of more than [`INLINE_USES`].
+#[cold]
+fn lock_many(mut uses: Vec<(&Uses, bool)>) -> Locked<(MutexGuard<'_, UseState>, bool)> {
+    uses.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
+    uses.dedup_by(|(later, lw), (kept, kw)| {
         let same = std::ptr::eq(*later, *kept);
         *kw |= same && *lw;
         same
     });
-    sorted.into_iter().map(|(u, w)| (lock(&u.0), w)).collect()
+    uses.into_iter().map(|(u, w)| (lock(&u.0), w)).collect()
 }
 
 /// An ordered queue of work on one device: kernel launches (`k.launch_on(&stream, …)`),
