@@ -328,6 +328,7 @@ impl CudaDevice {
     /// Skips `cuCtxSetCurrent` when this thread made this context current in the context's
     /// present generation and the driver says it still is (`cuCtxGetCurrent`: another library
     /// of the process may have changed it since).
+    #[inline]
     pub(crate) fn bind(&self) -> Result<(), String> {
         let mut ctx = self.ctx_handle.load(Ordering::Acquire);
         if ctx.is_null() {
@@ -350,6 +351,7 @@ impl CudaDevice {
     }
 
     /// The current context generation (resources of another one are gone).
+    #[inline]
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
@@ -371,6 +373,7 @@ impl CudaDevice {
 
     /// Notes that kernel `name` (its [`CudaKernel::id`]) was launched (a fault seen later may
     /// be its): nothing to do, and no lock taken, when it is already the last kernel noted.
+    #[inline]
     pub(crate) fn launched_kernel(&self, id: u64, name: &str) {
         if self.last_launched.load(Ordering::Acquire) == id {
             return;
@@ -497,6 +500,7 @@ impl CudaDevice {
 
     /// The fault of a device that [`CudaDevice::recover`] could not recover: every call on it
     /// fails with it (the context it would use is destroyed).
+    #[inline]
     pub(crate) fn lost(&self) -> Option<Fault> {
         if !self.lost.load(Ordering::Acquire) {
             return None;

@@ -135,6 +135,19 @@ pub struct CudaBackend {
 /// Kernel parameters whose values and pointers a launch keeps on the stack (more use the heap).
 const INLINE_PARAMS: usize = 32;
 
+/// `n` copies of `v`, inline up to [`INLINE_PARAMS`] (built in place: no copy of the inline
+/// array on return, no growth).
+#[inline(always)]
+fn filled<T: Copy>(n: usize, v: T) -> SmallVec<[T; INLINE_PARAMS]> {
+    if n <= INLINE_PARAMS {
+        let mut all = SmallVec::from_buf([v; INLINE_PARAMS]);
+        all.truncate(n);
+        all
+    } else {
+        SmallVec::from_vec(vec![v; n])
+    }
+}
+
 /// Why a launch's arguments could not be turned into the driver's parameters.
 enum BindFailure {
     /// A launch problem ([`Error::InvalidLaunch`] naming the kernel).
@@ -186,7 +199,11 @@ impl CudaBackend {
     }
 
     fn bind(&self, local: usize) -> Result<&'static CudaDevice> {
-        let d = self.device(local)?;
+        self.bind_device(self.device(local)?)
+    }
+
+    /// [`CudaBackend::bind`] of a device already looked up (a kernel's or a stream's).
+    fn bind_device(&self, d: &'static CudaDevice) -> Result<&'static CudaDevice> {
         if let Some(f) = d.lost() {
             return Err(self.fault_error(f));
         }
@@ -405,8 +422,7 @@ impl CudaBackend {
         // bytes), written as each slot is bound. Inline for up to `INLINE_PARAMS` parameters
         // (every program's kernel): no allocation per launch.
         let slots = abi.arguments().len();
-        let mut values: SmallVec<[u64; INLINE_PARAMS]> = SmallVec::new();
-        values.resize(slots, 0);
+        let mut values = filled(slots, 0u64);
         let (vals, mut next) = (values.as_mut_slice(), 0);
         let bound = crate::bind::each_argument(&abi, args, shared_mem, |b| {
             // One call per slot, in order.
@@ -442,10 +458,13 @@ impl CudaBackend {
         }
         // The driver reads parameter `i` through pointer `i`; `values` stays put until the
         // launch returns.
-        let mut ptrs: SmallVec<[*mut c_void; INLINE_PARAMS]> = SmallVec::new();
-        ptrs.extend(values.iter_mut().map(|v| (v as *mut u64).cast::<c_void>()));
+        let mut ptrs = filled(slots, std::ptr::null_mut::<c_void>());
+        for (p, v) in ptrs.iter_mut().zip(values.iter_mut()) {
+            *p = (v as *mut u64).cast();
+        }
 
-        let dev = self.bind(local)?;
+        // The kernel's device is backend-local device `local` (its module was loaded there).
+        let dev = self.bind_device(k.device)?;
         let cu_stream = self.stream_of(config.stream, local)?;
         let shared =
             DriverCore::shared_mem_u32(&k.name, shared_mem, dev.caps.shared_mem_per_block)?;
