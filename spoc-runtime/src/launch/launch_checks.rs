@@ -307,64 +307,47 @@ pub(crate) fn args_accepted(
     launch_device: &crate::Device,
     args: &mut [Arg<'_>],
 ) -> bool {
-    if checks.len() != args.len() || checks.len() != kernel.params.len() {
+    if checks.len() != args.len() || kernel.params.len() != args.len() {
         return false;
     }
     let (mut usizes, mut buffers, mut writes) = (false, 0usize, false);
-    for i in 0..args.len() {
-        let (arg, p) = (&args[i], &kernel.params[i]);
-        match (checks[i], arg) {
+    for (i, (check, arg)) in checks.iter().zip(args.iter()).enumerate() {
+        let fits = match (*check, arg) {
             (ParamCheck::Scalar(s), &Arg::Usize(v)) => {
                 usizes = true;
-                let fits = match s {
+                match s {
                     ScalarType::U32 => u32::try_from(v).is_ok(),
                     ScalarType::U64 => true,
                     _ => false,
-                };
-                if !fits {
-                    return false;
                 }
             }
-            (ParamCheck::Scalar(s), a) => {
-                if !scalar_matches(s, a) {
-                    return false;
+            (ParamCheck::Scalar(s), a) => scalar_matches(s, a),
+            (ParamCheck::Buffer { mutable, elem }, a) => match a.buffer() {
+                Some(b) => {
+                    buffers += 1;
+                    writes |= mutable;
+                    // Not a shared borrow on a `&mut` parameter.
+                    (!mutable || a.writes())
+                        && (elem.is_some_and(|id| b.elem.type_id == Some(id))
+                            || elem_fits(kernel, i, b))
+                        && b.device().same_hardware(launch_device)
+                        && b.len() <= u32::MAX as usize
                 }
-            }
-            (ParamCheck::Buffer { mutable, elem }, a) => {
-                let Some(b) = a.buffer() else {
-                    return false;
-                };
-                // A shared borrow on a `&mut` parameter.
-                if mutable && !a.writes() {
-                    return false;
-                }
-                let elem_ok = match elem {
-                    Some(id) if b.elem.type_id == Some(id) => true,
-                    _ => match &p.ty {
-                        Type::Array { elem, .. } => elem_matches(kernel, elem, &b.elem),
-                        _ => false,
-                    },
-                };
-                if !elem_ok
-                    || !b.device().same_hardware(launch_device)
-                    || b.len() > u32::MAX as usize
-                {
-                    return false;
-                }
-                buffers += 1;
-                writes |= mutable;
-            }
-            (ParamCheck::Other, _) => return false,
+                None => false,
+            },
+            (ParamCheck::Other, _) => false,
+        };
+        if !fits {
+            return false;
         }
     }
     // One allocation on two parameters of which one is `&mut`.
     if buffers > 1 && writes {
-        let params = &kernel.params;
-        for (i, (a, p)) in args.iter().zip(params).enumerate() {
-            let Some(a) = a.buffer() else { continue };
-            for (b, q) in args[i + 1..].iter().zip(&params[i + 1..]) {
-                let Some(b) = b.buffer() else { continue };
-                if (p.mutable || q.mutable) && a.same_allocation(b) {
+        for (i, (c, a)) in checks.iter().zip(args.iter()).enumerate() {
+            let Some((m, a)) = buffer(c, a) else { continue };
+            for (d, b) in checks[i + 1..].iter().zip(&args[i + 1..]) {
+                let Some((n, b)) = buffer(d, b) else { continue };
+                if (m || n) && a.same_allocation(b) {
                     return false;
                 }
             }
@@ -381,6 +364,23 @@ pub(crate) fn args_accepted(
         }
     }
     true
+}
+
+/// A buffer argument on a buffer parameter: whether the parameter is `&mut`, and the buffer.
+fn buffer<'a>(c: &ParamCheck, a: &'a Arg<'_>) -> Option<(bool, &'a RawBuffer)> {
+    match (*c, a.buffer()) {
+        (ParamCheck::Buffer { mutable, .. }, Some(b)) => Some((mutable, b)),
+        _ => None,
+    }
+}
+
+/// Does buffer `b` fit parameter `i`'s element type, as [`check_args`] decides?
+#[cold]
+fn elem_fits(kernel: &Kernel, i: usize, b: &RawBuffer) -> bool {
+    match &kernel.params[i].ty {
+        Type::Array { elem, .. } => elem_matches(kernel, elem, &b.elem),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

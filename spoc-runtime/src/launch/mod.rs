@@ -462,17 +462,14 @@ fn launch_compiled(
         };
         return run(None);
     };
-    let mut accesses: crate::memory::stream::Locked<Access<'_>> = Default::default();
-    for a in args {
-        if let Some(b) = a.buffer() {
-            accesses.push(Access {
-                uses: b.uses(),
-                write: a.writes(),
-            });
-        }
-    }
+    let accesses = args.iter().filter_map(|a| {
+        a.buffer().map(|b| Access {
+            uses: b.uses(),
+            write: a.writes(),
+        })
+    });
     stream.enqueue_or_capture(
-        &accesses,
+        accesses,
         |h| run(Some(h)),
         || capture_launch(ck, grid, block, shared_mem, args),
     )

@@ -286,7 +286,7 @@ impl Graph {
             write: true,
         });
         let backend = self.device.backend();
-        stream.enqueue(&accesses, |h| match &self.exec {
+        stream.enqueue(accesses, |h| match &self.exec {
             Some(exec) => backend.launch_graph(exec, h),
             None => {
                 let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());

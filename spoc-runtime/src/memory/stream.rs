@@ -145,6 +145,7 @@ pub(crate) struct Uses(Mutex<UseState>);
 pub(crate) struct Settled<'a>(MutexGuard<'a, UseState>);
 
 impl UseState {
+    #[inline]
     fn settle(&mut self, write: bool) -> Result<()> {
         if self.list.is_empty() {
             return Ok(());
@@ -160,6 +161,7 @@ impl UseState {
     /// Before work that reads (or writes, `write`) this memory is queued on `stream`: waits on
     /// the host for the conflicting work of other streams that `stream` is not ordered after.
     /// (Finished work is skipped here and pruned by [`UseState::note`], under the same lock.)
+    #[inline(always)]
     fn order_on(&mut self, stream: &StreamShared, write: bool) -> Result<()> {
         for u in self.list.iter().filter(|u| write || u.write) {
             if !u.done() && !stream.ordered_after(u.stream.id, u.seq) {
@@ -170,6 +172,7 @@ impl UseState {
     }
 
     /// Records that work `seq` of `stream` uses this memory.
+    #[inline(always)]
     fn note(&mut self, stream: &Arc<StreamShared>, seq: u64, write: bool) {
         // The common case, a buffer used by this stream alone: what the general case below
         // does to it, without pruning or searching.
@@ -243,6 +246,7 @@ pub(crate) type Locked<T> = SmallVec<[T; INLINE_USES]>;
 /// Locks each of `uses` once (merging the write flags of repeats), in address order.
 /// (Up to [`INLINE_USES`] of them: an insertion into a short sorted array, no sort, no
 /// allocation.)
+#[inline(always)]
 fn lock_all<'a>(
     uses: impl IntoIterator<Item = (&'a Uses, bool)>,
 ) -> Locked<(MutexGuard<'a, UseState>, bool)> {
@@ -266,7 +270,9 @@ fn lock_all<'a>(
             let first = sorted.iter().flatten().copied().chain([(u, write)]);
             return lock_many(first.chain(uses).collect());
         }
-        sorted.copy_within(i..n, i + 1);
+        for j in (i..n).rev() {
+            sorted[j + 1] = sorted[j];
+        }
         sorted[i] = Some((u, write));
         n += 1;
     }
@@ -368,15 +374,15 @@ impl Stream {
     /// Queues `op` (which queues one piece of work on the backend's stream) after ordering
     /// `accesses` against other streams' work, and records the accesses. The memory's locks
     /// are held from the ordering to the record.
-    pub(crate) fn enqueue(
+    pub(crate) fn enqueue<'a>(
         &self,
-        accesses: &[Access<'_>],
+        accesses: impl IntoIterator<Item = Access<'a>>,
         op: impl FnOnce(&StreamHandle) -> Result<()>,
     ) -> Result<()> {
         let s = &self.shared;
         s.device.check_current()?;
         let _queue = lock(&s.queue);
-        let mut held = lock_all(accesses.iter().map(|a| (a.uses, a.write)));
+        let mut held = lock_all(accesses.into_iter().map(|a| (a.uses, a.write)));
         for (st, write) in held.iter_mut() {
             st.check_host_slices("queueing a copy of a host buffer", *write)?;
             st.order_on(s, *write)?;
@@ -392,9 +398,9 @@ impl Stream {
 
     /// [`Stream::enqueue`], or, while the stream captures a graph ([`Stream::capture`]),
     /// records `capture()` (the same work, owning what it uses) for the graph instead.
-    pub(crate) fn enqueue_or_capture(
+    pub(crate) fn enqueue_or_capture<'a>(
         &self,
-        accesses: &[Access<'_>],
+        accesses: impl IntoIterator<Item = Access<'a>>,
         op: impl FnOnce(&StreamHandle) -> Result<()>,
         capture: impl FnOnce() -> Result<GraphOp>,
     ) -> Result<()> {
@@ -518,7 +524,7 @@ impl Stream {
         let backend = self.shared.device.backend();
         let host_ptr = host.alloc.ptr();
         self.enqueue_or_capture(
-            &accesses,
+            accesses,
             // SAFETY: the host memory stays allocated until every stream that uses it passed
             // the copy (its drop settles its uses), and the host neither writes it (upload) nor
             // touches it (download) meanwhile: every access settles its uses first.
