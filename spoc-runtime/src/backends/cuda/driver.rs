@@ -335,7 +335,10 @@ impl CudaDevice {
             ctx = self.retained()?.0;
         }
         let generation = self.generation();
-        let mine = BOUND.with(|b| b.get() == (ctx as usize, generation));
+        // (`try_with`: a module unloaded by a thread-local's destructor binds too.)
+        let mine = BOUND
+            .try_with(|b| b.get() == (ctx as usize, generation))
+            .unwrap_or(false);
         if mine {
             let mut current: CUcontext = std::ptr::null_mut();
             // SAFETY: a valid out-pointer.
@@ -346,7 +349,7 @@ impl CudaDevice {
         }
         // SAFETY: a retained primary context.
         check(unsafe { sys::cuCtxSetCurrent(ctx) }, "cuCtxSetCurrent")?;
-        BOUND.with(|b| b.set((ctx as usize, generation)));
+        let _ = BOUND.try_with(|b| b.set((ctx as usize, generation)));
         Ok(())
     }
 
