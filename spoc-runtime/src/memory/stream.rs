@@ -990,3 +990,49 @@ impl<T: DeviceCopy + fmt::Debug> fmt::Debug for HostBuffer<T> {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{lock_all, Uses, INLINE_USES};
+
+    /// Each `Uses` locked once, in address order, its write flag the OR of its repeats: what
+    /// keeps two launches locking overlapping buffers from deadlocking. Up to and past the
+    /// inline capacity.
+    #[test]
+    fn lock_all_locks_each_once_in_address_order() {
+        let uses: Vec<Uses> = (0..INLINE_USES + 3).map(|_| Uses::default()).collect();
+        let addr = |u: &Uses| u as *const Uses as usize;
+        for n in 1..=uses.len() {
+            // Reversed, each one twice (read, then write for the even ones), interleaved.
+            let mut order: Vec<(&Uses, bool)> = Vec::new();
+            for u in uses[..n].iter().rev() {
+                order.push((u, false));
+            }
+            for (i, u) in uses[..n].iter().enumerate() {
+                order.push((u, i % 2 == 0));
+            }
+            let held = lock_all(order.iter().copied());
+            assert_eq!(held.len(), n, "each locked once");
+            let got: Vec<(usize, bool)> =
+                held.iter().map(|(g, w)| (addr_of_guard(g), *w)).collect();
+            let mut want: Vec<(usize, bool)> = uses[..n]
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (addr(u), i % 2 == 0))
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "{n} uses");
+        }
+
+        /// The address of the `Uses` whose state `g` guards.
+        fn addr_of_guard(g: &std::sync::MutexGuard<'_, super::UseState>) -> usize {
+            (&**g as *const super::UseState as usize) - state_offset()
+        }
+        /// Where a `Uses`' state lies inside it.
+        fn state_offset() -> usize {
+            let u = Uses::default();
+            let state = &*u.0.lock().unwrap() as *const super::UseState as usize;
+            state - (&u as *const Uses as usize)
+        }
+    }
+}
