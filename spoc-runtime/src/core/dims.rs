@@ -95,6 +95,33 @@ pub(crate) fn check_dims(
     block: Dims,
     shared_bytes: usize,
 ) -> Result<()> {
+    // Every launch passes this: the same checks as below, without naming a problem and
+    // without branches (`v - 1 < limit`: `v` is neither 0 nor above `limit`).
+    let (g, b) = (grid.to_array(), block.to_array());
+    let (mg, mb) = (caps.max_grid_dims, caps.max_block_dims);
+    let mut fine = (shared_bytes <= caps.shared_mem_per_block)
+        & (block.count() <= caps.max_threads_per_block as u64);
+    for i in 0..3 {
+        fine &= (g[i].wrapping_sub(1) < mg[i])
+            & (b[i].wrapping_sub(1) < mb[i])
+            & (g[i] as u64 * b[i] as u64 <= u32::MAX as u64);
+    }
+    if fine {
+        return Ok(());
+    }
+    dims_problem(name, caps, grid, block, shared_bytes)
+}
+
+/// [`check_dims`]'s error: the first problem, in the order grid, block, global size,
+/// threads per block, shared memory.
+#[cold]
+fn dims_problem(
+    name: &str,
+    caps: &Capabilities,
+    grid: Dims,
+    block: Dims,
+    shared_bytes: usize,
+) -> Result<()> {
     let bad = |problem| Err(Error::invalid_launch(name, problem));
     for (what, d, limits) in [
         (DimKind::Grid, grid, caps.max_grid_dims),

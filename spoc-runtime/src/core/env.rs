@@ -98,11 +98,14 @@ impl OnceSwitch {
             Err(Error::InvalidEnvironment { value, .. }) => Err(value),
             Err(_) => Err(String::new()),
         });
-        v.clone().map_err(|value| Error::InvalidEnvironment {
-            variable: self.name.to_string(),
-            value,
-            expected: SWITCH_VALUES.into(),
-        })
+        match v {
+            Ok(on) => Ok(*on),
+            Err(value) => Err(Error::InvalidEnvironment {
+                variable: self.name.to_string(),
+                value: value.clone(),
+                expected: SWITCH_VALUES.into(),
+            }),
+        }
     }
 }
 

@@ -34,12 +34,23 @@ pub fn checking() -> Result<bool> {
     match OVERRIDE.load(Ordering::Relaxed) {
         1 => Ok(false),
         2 => Ok(true),
-        _ => {
-            static ENV: crate::env::OnceSwitch = crate::env::OnceSwitch::new("SPOC_CHECK", false);
-            ENV.get()
-        }
+        _ => match ENV_READ.load(Ordering::Relaxed) {
+            1 => Ok(false),
+            2 => Ok(true),
+            _ => {
+                static ENV: crate::env::OnceSwitch =
+                    crate::env::OnceSwitch::new("SPOC_CHECK", false);
+                let on = ENV.get()?;
+                ENV_READ.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+                Ok(on)
+            }
+        },
     }
 }
+
+/// `SPOC_CHECK` once read and valid (0: not yet; 1: off; 2: on), so that a launch reads one
+/// atomic.
+static ENV_READ: AtomicU8 = AtomicU8::new(0);
 
 /// Runs `def` with copies of `args` on the Interpreter; `Ok` if no thread faulted.
 ///

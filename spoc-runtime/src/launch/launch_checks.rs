@@ -7,6 +7,7 @@ use crate::error::{Error, LaunchProblem, Result};
 use crate::ir_scan::{layout, scalar_type_id};
 use crate::soa::RawSoaBuffer;
 use spoc_ir::{Kernel, Param, ScalarType, Type};
+use std::any::TypeId;
 
 /// How a parameter is written in the kernel (`&mut [f32]`, `u32`, …).
 fn param_desc(p: &Param) -> String {
@@ -255,6 +256,131 @@ pub(crate) fn check_args(
         }
     }
     Ok(())
+}
+
+/// What one parameter takes, resolved once per compiled kernel from its signature alone, so
+/// that a launch checks its arguments without walking the IR's types ([`args_accepted`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ParamCheck {
+    /// A scalar of this type (or a host `usize`, for `u32` and `u64`).
+    Scalar(ScalarType),
+    /// A buffer: `mutable` for a `&mut [T]` parameter; `elem` the Rust type of a scalar
+    /// element (`None`: the element is checked as [`check_args`] does).
+    Buffer { mutable: bool, elem: Option<TypeId> },
+    /// A parameter no argument fits: left to [`check_args`] to report.
+    Other,
+}
+
+/// The parameter checks of `kernel` compiled with `soa_params`: `None` when launches of it
+/// always take [`check_args`] (parameters compiled as Structure-of-Arrays).
+pub(crate) fn param_checks(kernel: &Kernel, soa_params: &[String]) -> Option<Box<[ParamCheck]>> {
+    if !soa_params.is_empty() {
+        return None;
+    }
+    Some(
+        kernel
+            .params
+            .iter()
+            .map(|p| match &p.ty {
+                Type::Scalar(s) => ParamCheck::Scalar(*s),
+                Type::Array { elem, .. } => ParamCheck::Buffer {
+                    mutable: p.mutable,
+                    elem: match elem.as_ref() {
+                        Type::Scalar(s) => scalar_type_id(*s),
+                        _ => None,
+                    },
+                },
+                _ => ParamCheck::Other,
+            })
+            .collect(),
+    )
+}
+
+/// The common case of [`check_args`], from the kernel's [`param_checks`]: true if every
+/// argument is accepted (each [`Arg::Usize`] is then turned into its parameter's type, as
+/// [`check_args`] does). False accepts nothing and changes nothing: the launch then goes
+/// through [`check_args`], which decides and names the problem. It accepts exactly what
+/// [`check_args`] accepts of a kernel without Structure-of-Arrays parameters, never more.
+pub(crate) fn args_accepted(
+    kernel: &Kernel,
+    checks: &[ParamCheck],
+    launch_device: &crate::Device,
+    args: &mut [Arg<'_>],
+) -> bool {
+    if checks.len() != args.len() || kernel.params.len() != args.len() {
+        return false;
+    }
+    let (mut usizes, mut buffers, mut writes) = (false, 0usize, false);
+    for (i, (check, arg)) in checks.iter().zip(args.iter()).enumerate() {
+        let fits = match (*check, arg) {
+            (ParamCheck::Scalar(s), &Arg::Usize(v)) => {
+                usizes = true;
+                match s {
+                    ScalarType::U32 => u32::try_from(v).is_ok(),
+                    ScalarType::U64 => true,
+                    _ => false,
+                }
+            }
+            (ParamCheck::Scalar(s), a) => scalar_matches(s, a),
+            (ParamCheck::Buffer { mutable, elem }, a) => match a.buffer() {
+                Some(b) => {
+                    buffers += 1;
+                    writes |= mutable;
+                    // Not a shared borrow on a `&mut` parameter.
+                    (!mutable || a.writes())
+                        && (elem.is_some_and(|id| b.elem.type_id == Some(id))
+                            || elem_fits(kernel, i, b))
+                        && b.device().same_hardware(launch_device)
+                        && b.len() <= u32::MAX as usize
+                }
+                None => false,
+            },
+            (ParamCheck::Other, _) => false,
+        };
+        if !fits {
+            return false;
+        }
+    }
+    // One allocation on two parameters of which one is `&mut`.
+    if buffers > 1 && writes {
+        for (i, (c, a)) in checks.iter().zip(args.iter()).enumerate() {
+            let Some((m, a)) = buffer(c, a) else { continue };
+            for (d, b) in checks[i + 1..].iter().zip(&args[i + 1..]) {
+                let Some((n, b)) = buffer(d, b) else { continue };
+                if (m || n) && a.same_allocation(b) {
+                    return false;
+                }
+            }
+        }
+    }
+    if usizes {
+        for (check, arg) in checks.iter().zip(args.iter_mut()) {
+            if let (ParamCheck::Scalar(s), &mut Arg::Usize(v)) = (*check, &mut *arg) {
+                *arg = match s {
+                    ScalarType::U32 => Arg::U32(v as u32),
+                    _ => Arg::U64(v as u64),
+                };
+            }
+        }
+    }
+    true
+}
+
+/// A buffer argument on a buffer parameter: whether the parameter is `&mut`, and the buffer.
+fn buffer<'a>(c: &ParamCheck, a: &'a Arg<'_>) -> Option<(bool, &'a RawBuffer)> {
+    match (*c, a.buffer()) {
+        (ParamCheck::Buffer { mutable, .. }, Some(b)) => Some((mutable, b)),
+        _ => None,
+    }
+}
+
+/// Does buffer `b` fit parameter `i`'s element type, as [`check_args`] decides?
+#[cold]
+fn elem_fits(kernel: &Kernel, i: usize, b: &RawBuffer) -> bool {
+    match &kernel.params[i].ty {
+        Type::Array { elem, .. } => elem_matches(kernel, elem, &b.elem),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

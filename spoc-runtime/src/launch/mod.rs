@@ -14,14 +14,16 @@ use crate::error::{Error, LaunchProblem, Result};
 use crate::executor::Backend;
 use crate::ir_scan;
 use crate::kernel_def::KernelDef;
-use crate::launch_checks::{check_args, check_dims};
+use crate::launch_checks::{args_accepted, check_args, check_dims, param_checks, ParamCheck};
 use crate::memory::graph::{GraphOp, Held};
 use crate::memory::stream::{Access, Stream, Uses};
 use crate::registry;
 use spoc_ir::{ContentHash, Kernel};
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, RwLock};
 
 /// A kernel ready to run on one device: its definition, IR, content hash and, on JIT backends,
@@ -35,6 +37,9 @@ pub struct CompiledKernel {
     module: Option<Arc<Module>>,
     static_shared: usize,
     options: CompileOptions,
+    /// The argument checks its signature fixes ([`param_checks`]); `None`: every launch takes
+    /// the full [`check_args`].
+    param_checks: Option<Box<[ParamCheck]>>,
 }
 
 impl CompiledKernel {
@@ -115,12 +120,102 @@ fn content_hash(kernel: &'static Kernel) -> ContentHash {
 
 fn retire_all_devices() {
     MEMO.teardown_all();
+    MEMO_EPOCH.fetch_add(1, Ordering::AcqRel);
 }
 
 fn device_torn_down(backend: &str, local: usize) {
     for gid in registry::global_ids(backend, local) {
         MEMO.teardown_device(gid);
     }
+    MEMO_EPOCH.fetch_add(1, Ordering::AcqRel);
+}
+
+/// Bumped after every change of [`MEMO`] that drops entries (a clear, a device's teardown,
+/// the retirement of every device): a thread's [`PLANS`] of an older epoch are dropped
+/// before its next lookup. Bumped *after* the memo changed, so that a plan taken from the
+/// memo before the change was filed under the older epoch.
+static MEMO_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// How many launch plans a thread keeps.
+const PLAN_SLOTS: usize = 8;
+
+/// What identifies a typed launch's compiled kernel without building a [`CacheKey`]: the
+/// kernel's IR (its address: IRs live for the whole process, as in [`content_hash`]), its
+/// definition's name and native entry, the device (global id) and the block when the backend
+/// compiles it into the module. The options are otherwise fixed: no Structure-of-Arrays
+/// arguments, checked mode the device's default (fixed for the process).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct PlanKey {
+    kernel: usize,
+    name: (usize, usize),
+    native: usize,
+    device: usize,
+    block: Option<Dims>,
+}
+
+/// A thread's recent launch plans: the compiled kernel (its module's function, its parameter
+/// checks) of the last few (kernel, device) pairs launched from this thread, so that a repeat
+/// launch takes no lock and hashes nothing.
+struct Plans {
+    epoch: u64,
+    next: usize,
+    entries: Vec<(PlanKey, Arc<CompiledKernel>)>,
+}
+
+thread_local! {
+    static PLANS: RefCell<Plans> = const {
+        RefCell::new(Plans {
+            epoch: 0,
+            next: 0,
+            entries: Vec::new(),
+        })
+    };
+}
+
+/// The plan filed under `key` on this thread, and the memo epoch it was looked up in (a plan
+/// found in the memo after this call is filed under that epoch by [`remember_plan`]).
+fn cached_plan(key: &PlanKey) -> (Option<Arc<CompiledKernel>>, u64) {
+    let epoch = MEMO_EPOCH.load(Ordering::Acquire);
+    let mut stale = Vec::new();
+    let found = PLANS
+        .try_with(|p| {
+            let mut p = p.try_borrow_mut().ok()?;
+            if p.epoch != epoch {
+                stale = std::mem::take(&mut p.entries);
+                p.epoch = epoch;
+                p.next = 0;
+            }
+            p.entries
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, ck)| ck.clone())
+        })
+        .ok()
+        .flatten();
+    // Dropped outside the borrow: a module unloaded here must not find the plans borrowed.
+    drop(stale);
+    (found, epoch)
+}
+
+/// Files `ck` under `key` on this thread, unless the memo changed since `epoch`.
+fn remember_plan(key: PlanKey, epoch: u64, ck: &Arc<CompiledKernel>) {
+    let mut evicted = None;
+    let _ = PLANS.try_with(|p| {
+        let Ok(mut p) = p.try_borrow_mut() else {
+            return;
+        };
+        if p.epoch != epoch || MEMO_EPOCH.load(Ordering::Acquire) != epoch {
+            return;
+        }
+        if p.entries.len() < PLAN_SLOTS {
+            p.entries.push((key, ck.clone()));
+        } else {
+            let i = p.next % PLAN_SLOTS;
+            p.next = p.next.wrapping_add(1);
+            evicted = Some(std::mem::replace(&mut p.entries[i], (key, ck.clone())));
+        }
+    });
+    drop(evicted);
 }
 
 /// Number of kernels in the runtime's memo (for tests and diagnostics).
@@ -133,6 +228,7 @@ pub fn memo_len() -> usize {
 /// with [`crate::cache::on_clear`] run last.
 pub fn clear_cache() {
     MEMO.clear();
+    MEMO_EPOCH.fetch_add(1, Ordering::AcqRel);
     for (backend, _) in registry::backends() {
         backend.clear_cache();
     }
@@ -266,6 +362,7 @@ fn build(
         device: dev.clone(),
         module,
         static_shared: ir_scan::static_shared_bytes(kernel),
+        param_checks: param_checks(kernel.kernel(), &options.soa_params),
         options,
     }))
 }
@@ -333,7 +430,13 @@ fn launch_compiled(
         block,
         ck.static_shared.saturating_add(shared_mem),
     )?;
-    check_args(ck.kernel, ck.def.name, dev, args, &ck.options.soa_params)?;
+    let accepted = ck
+        .param_checks
+        .as_deref()
+        .is_some_and(|checks| args_accepted(ck.kernel, checks, dev, args));
+    if !accepted {
+        check_args(ck.kernel, ck.def.name, dev, args, &ck.options.soa_params)?;
+    }
     let args: &[Arg<'_>] = args;
     let backend = dev.backend();
     let run = |handle: Option<&crate::backend::Stream>| {
@@ -344,30 +447,29 @@ fn launch_compiled(
         // and keep them locked (no graph replayed meanwhile can queue work on them) while the
         // kernel is launched.
         crate::memory::graph::refuse_in_capture(dev, "a launch on the default stream")?;
-        let mut uses: crate::memory::stream::Locked<(&Uses, bool)> = Default::default();
-        for a in args {
-            let write = a.writes();
-            if let Some(b) = a.buffer() {
-                uses.push((b.uses(), write));
-            }
-            for f in a.soa().map(|s| s.fields()).unwrap_or_default() {
-                uses.push((f.buffer().uses(), write));
-            }
-        }
-        let _held = Uses::settle_all(&uses)?;
+        let buffers = args
+            .iter()
+            .filter_map(|a| a.buffer().map(|b| (b.uses(), a.writes())));
+        let _held = if args.iter().any(|a| a.soa().is_some()) {
+            let fields = args.iter().flat_map(|a| {
+                let write = a.writes();
+                let fields = a.soa().map(|s| s.fields()).unwrap_or_default();
+                fields.iter().map(move |f| (f.buffer().uses(), write))
+            });
+            Uses::settle_all(buffers.chain(fields))?
+        } else {
+            Uses::settle_all(buffers)?
+        };
         return run(None);
     };
-    let accesses: crate::memory::stream::Locked<Access<'_>> = args
-        .iter()
-        .filter_map(|a| {
-            a.buffer().map(|b| Access {
-                uses: b.uses(),
-                write: a.writes(),
-            })
+    let accesses = args.iter().filter_map(|a| {
+        a.buffer().map(|b| Access {
+            uses: b.uses(),
+            write: a.writes(),
         })
-        .collect();
+    });
     stream.enqueue_or_capture(
-        &accesses,
+        accesses,
         |h| run(Some(h)),
         || capture_launch(ck, grid, block, shared_mem, args),
     )
@@ -599,6 +701,61 @@ pub(crate) fn launch_unchecked(
     stream: Option<&Stream>,
 ) -> Result<()> {
     let backend = dev.backend();
+    if args.iter().any(|a| a.soa().is_some()) {
+        return launch_uncached(dev, def, grid, block, shared_mem_bytes, args, stream);
+    }
+    // The common case: this thread's plan for the kernel on the device. (A miss, or IR that
+    // does not load, takes the memo's path with its checks in their order.)
+    let Ok(kernel) = def.valid() else {
+        return launch_uncached(dev, def, grid, block, shared_mem_bytes, args, stream);
+    };
+    let key = PlanKey {
+        kernel: kernel as *const spoc_ir::ValidKernel as usize,
+        name: (def.name.as_ptr() as usize, def.name.len()),
+        native: def.native.map_or(0, |f| f as usize),
+        device: dev.gid(),
+        block: backend.compile_needs_block().then_some(block),
+    };
+    let (plan, epoch) = cached_plan(&key);
+    let ck = match plan {
+        Some(ck) => {
+            dev.check_current()?;
+            ck
+        }
+        None => {
+            let ck = compile_for_launch(dev, def, grid, block, shared_mem_bytes, args)?;
+            remember_plan(key, epoch, &ck);
+            ck
+        }
+    };
+    launch_compiled(&ck, grid, block, shared_mem_bytes, args, stream)
+}
+
+/// [`launch_unchecked`] through the memo, without this thread's plans (Structure-of-Arrays
+/// arguments, whose parameters are part of the compile options).
+fn launch_uncached(
+    dev: &Device,
+    def: &'static KernelDef,
+    grid: Dims,
+    block: Dims,
+    shared_mem_bytes: usize,
+    args: &mut [Arg<'_>],
+    stream: Option<&Stream>,
+) -> Result<()> {
+    let ck = compile_for_launch(dev, def, grid, block, shared_mem_bytes, args)?;
+    launch_compiled(&ck, grid, block, shared_mem_bytes, args, stream)
+}
+
+/// The compiled kernel a launch of `def` on `dev` with `args` runs (the memo's, or built).
+fn compile_for_launch(
+    dev: &Device,
+    def: &'static KernelDef,
+    grid: Dims,
+    block: Dims,
+    shared_mem_bytes: usize,
+    args: &[Arg<'_>],
+) -> Result<Arc<CompiledKernel>> {
+    let backend = dev.backend();
     if backend.compile_needs_block() {
         // The block is compiled into the module (Vulkan's workgroup size): check it before
         // generating code for it, so that a zero or oversized block is the same
@@ -623,6 +780,5 @@ pub(crate) fn launch_unchecked(
         soa_params,
         ..CompileOptions::default()
     };
-    let ck = compile_with(dev, def, options)?;
-    launch_compiled(&ck, grid, block, shared_mem_bytes, args, stream)
+    compile_with(dev, def, options)
 }

@@ -23,12 +23,11 @@ pub struct ValueBytes {
 }
 
 impl ValueBytes {
-    fn new(v: &[u8]) -> ValueBytes {
-        let mut bytes = [0u8; 8];
-        bytes[..v.len()].copy_from_slice(v);
+    /// The low `len` bytes of `bits` (the rest zero).
+    fn new(bits: u64, len: u8) -> ValueBytes {
         ValueBytes {
-            bytes,
-            len: v.len() as u8,
+            bytes: bits.to_le_bytes(),
+            len,
         }
     }
 
@@ -79,20 +78,21 @@ fn param_name(p: &AbiParam, i: usize) -> String {
 /// The bytes of scalar argument `arg` in a slot `size` bytes wide (`bool` as one byte, or as a
 /// `u32` in a 4-byte slot; a host `usize` as a `u32` or `u64` as the slot is wide).
 fn scalar_bytes(arg: &Arg<'_>, size: u32) -> Option<ValueBytes> {
-    let v = match (arg, size) {
-        (&Arg::Bool(v), 1) => ValueBytes::new(&[v as u8]),
-        (&Arg::Bool(v), 4) => ValueBytes::new(&(v as u32).to_le_bytes()),
-        (&Arg::I32(v), 4) => ValueBytes::new(&v.to_le_bytes()),
-        (&Arg::U32(v), 4) => ValueBytes::new(&v.to_le_bytes()),
-        (&Arg::F32(v), 4) => ValueBytes::new(&v.to_le_bytes()),
-        (&Arg::I64(v), 8) => ValueBytes::new(&v.to_le_bytes()),
-        (&Arg::U64(v), 8) => ValueBytes::new(&v.to_le_bytes()),
-        (&Arg::F64(v), 8) => ValueBytes::new(&v.to_le_bytes()),
-        (&Arg::Usize(v), 4) => ValueBytes::new(&u32::try_from(v).ok()?.to_le_bytes()),
-        (&Arg::Usize(v), 8) => ValueBytes::new(&(v as u64).to_le_bytes()),
+    // Zero-extended to 8 bytes: an `i32` as its `u32` bits.
+    let (bits, len) = match (arg, size) {
+        (&Arg::Bool(v), 1) => (v as u64, 1),
+        (&Arg::Bool(v), 4) => (v as u64, 4),
+        (&Arg::I32(v), 4) => (v as u32 as u64, 4),
+        (&Arg::U32(v), 4) => (v as u64, 4),
+        (&Arg::F32(v), 4) => (v.to_bits() as u64, 4),
+        (&Arg::I64(v), 8) => (v as u64, 8),
+        (&Arg::U64(v), 8) => (v, 8),
+        (&Arg::F64(v), 8) => (v.to_bits(), 8),
+        (&Arg::Usize(v), 4) => (u32::try_from(v).ok()? as u64, 4),
+        (&Arg::Usize(v), 8) => (v as u64, 8),
         _ => return None,
     };
-    Some(v)
+    Some(ValueBytes::new(bits, len))
 }
 
 /// The problem of a scalar that does not fill its slot.
@@ -127,7 +127,7 @@ fn length(len: usize, p: &AbiParam, i: usize) -> Result<ValueBytes, LaunchProble
         param: param_name(p, i),
         len,
     })?;
-    Ok(ValueBytes::new(&len.to_le_bytes()))
+    Ok(ValueBytes::new(len as u64, 4))
 }
 
 /// A launch's bound arguments: inline for up to 8 slots (no heap allocation per launch).
@@ -148,84 +148,136 @@ pub fn arguments<'a>(
     args: &'a [Arg<'a>],
     shared_mem: usize,
 ) -> Result<BoundArgs<'a>, LaunchProblem> {
-    check_count(abi, args)?;
     let mut out = BoundArgs::with_capacity(abi.arguments().len());
-    for slot in abi.arguments() {
-        out.push(match *slot {
-            Slot::Scalar { param, size } => {
-                let (a, p) = (&args[param], &abi.params[param]);
-                if a.buffer().is_some() || a.soa().is_some() {
-                    return Err(reject(format!(
-                        "argument {param} is a buffer where the kernel takes a scalar"
-                    )));
-                }
-                Bound::Value(
-                    scalar_bytes(a, size).ok_or_else(|| scalar_problem(a, param, p, size))?,
-                )
-            }
-            Slot::Address { param, field } => {
-                let a = &args[param];
-                let mem = match (field, a.buffer(), a.soa()) {
-                    (None, Some(b), _) => b.mem(),
-                    (Some(f), _, Some(s)) => match s.fields().get(f) {
-                        Some(field) => field.buffer().mem(),
-                        None => {
-                            return Err(reject(format!(
-                                "argument {param} has {} fields, the kernel takes field {f}",
-                                s.fields().len()
-                            )))
-                        }
-                    },
-                    (None, None, Some(_)) => {
-                        return Err(reject(format!(
-                            "argument {param} is a Structure-of-Arrays buffer where the kernel \
-                             takes an array-of-structures buffer"
-                        )))
-                    }
-                    (Some(_), _, None) => {
-                        return Err(reject(format!(
-                            "argument {param} is {} where the kernel takes a Structure-of-Arrays \
-                             buffer",
-                            a.describe()
-                        )))
-                    }
-                    (None, None, None) => {
-                        return Err(reject(format!(
-                            "argument {param} is {} where the kernel takes a buffer",
-                            a.describe()
-                        )))
-                    }
-                };
-                Bound::Mem { mem, arg: param }
-            }
-            Slot::Length { param } => {
-                let a = &args[param];
-                let len = match (a.buffer(), a.soa()) {
-                    (Some(b), _) => b.len(),
-                    (_, Some(s)) => s.len(),
-                    (None, None) => {
-                        return Err(reject(format!(
-                            "argument {param} is {} where the kernel takes a buffer",
-                            a.describe()
-                        )))
-                    }
-                };
-                Bound::Value(length(len, &abi.params[param], param)?)
-            }
-            Slot::SharedLocal => {
-                // OpenCL refuses a zero-sized `__local` argument: at least one element.
-                let elem = abi.dyn_shared.map_or(0, |d| d.elem_bytes as usize);
-                Bound::Local(shared_mem.max(elem))
-            }
-            Slot::SharedLength { elem_bytes } => {
-                let len =
-                    u32::try_from(shared_mem / elem_bytes.max(1) as usize).unwrap_or(u32::MAX);
-                Bound::Value(ValueBytes::new(&len.to_le_bytes()))
-            }
-            Slot::FaultRecord => Bound::FaultRecord,
-        });
-    }
+    each_argument(abi, args, shared_mem, |b| {
+        out.push(b);
+        Ok::<(), LaunchProblem>(())
+    })?;
     Ok(out)
+}
+
+/// [`arguments`] one slot at a time: `out` gets each [`Bound`] in order, as it is bound, and
+/// its error stops the binding (a backend that turns each into its driver's value needs no
+/// list of them).
+///
+/// # Errors
+/// As [`arguments`] (through `E: From<LaunchProblem>`), or `out`'s error.
+#[inline]
+pub fn each_argument<'a, E: From<LaunchProblem>>(
+    abi: &Abi,
+    args: &'a [Arg<'a>],
+    shared_mem: usize,
+    mut out: impl FnMut(Bound<'a>) -> Result<(), E>,
+) -> Result<(), E> {
+    check_count(abi, args)?;
+    for slot in abi.arguments() {
+        match bind_slot(abi, args, shared_mem, slot) {
+            Some(b) => out(b)?,
+            None => return Err(slot_problem(abi, args, slot).into()),
+        }
+    }
+    Ok(())
+}
+
+/// One slot of an argument-passing ABI, bound (the count was checked), or `None` if the
+/// argument does not fit it ([`slot_problem`] says why). Inlined into the backends' loops,
+/// where the [`Bound`] it returns folds away.
+#[inline(always)]
+fn bind_slot<'a>(
+    abi: &Abi,
+    args: &'a [Arg<'a>],
+    shared_mem: usize,
+    slot: &Slot,
+) -> Option<Bound<'a>> {
+    Some(match *slot {
+        // A buffer has no scalar bytes.
+        Slot::Scalar { param, size } => Bound::Value(scalar_bytes(&args[param], size)?),
+        Slot::Address { param, field } => {
+            let a = &args[param];
+            let mem = match field {
+                None => a.buffer()?.mem(),
+                Some(f) => a.soa()?.fields().get(f)?.buffer().mem(),
+            };
+            Bound::Mem { mem, arg: param }
+        }
+        Slot::Length { param } => {
+            let a = &args[param];
+            let len = match (a.buffer(), a.soa()) {
+                (Some(b), _) => b.len(),
+                (_, Some(s)) => s.len(),
+                (None, None) => return None,
+            };
+            Bound::Value(ValueBytes::new(u32::try_from(len).ok()? as u64, 4))
+        }
+        Slot::SharedLocal => {
+            // OpenCL refuses a zero-sized `__local` argument: at least one element.
+            let elem = abi.dyn_shared.map_or(0, |d| d.elem_bytes as usize);
+            Bound::Local(shared_mem.max(elem))
+        }
+        Slot::SharedLength { elem_bytes } => {
+            let len = u32::try_from(shared_mem / elem_bytes.max(1) as usize).unwrap_or(u32::MAX);
+            Bound::Value(ValueBytes::new(len as u64, 4))
+        }
+        Slot::FaultRecord => Bound::FaultRecord,
+    })
+}
+
+/// Why [`bind_slot`] could not bind `slot`.
+#[cold]
+fn slot_problem(abi: &Abi, args: &[Arg<'_>], slot: &Slot) -> LaunchProblem {
+    match *slot {
+        Slot::Scalar { param, size } => {
+            let (a, p) = (&args[param], &abi.params[param]);
+            if a.buffer().is_some() || a.soa().is_some() {
+                reject(format!(
+                    "argument {param} is a buffer where the kernel takes a scalar"
+                ))
+            } else {
+                scalar_problem(a, param, p, size)
+            }
+        }
+        Slot::Address { param, field } => {
+            let a = &args[param];
+            match (field, a.buffer(), a.soa()) {
+                (Some(f), _, Some(s)) => reject(format!(
+                    "argument {param} has {} fields, the kernel takes field {f}",
+                    s.fields().len()
+                )),
+                (None, None, Some(_)) => reject(format!(
+                    "argument {param} is a Structure-of-Arrays buffer where the kernel takes an \
+                     array-of-structures buffer"
+                )),
+                (Some(_), _, None) => reject(format!(
+                    "argument {param} is {} where the kernel takes a Structure-of-Arrays buffer",
+                    a.describe()
+                )),
+                _ => reject(format!(
+                    "argument {param} is {} where the kernel takes a buffer",
+                    a.describe()
+                )),
+            }
+        }
+        Slot::Length { param } => {
+            let a = &args[param];
+            let len = match (a.buffer(), a.soa()) {
+                (Some(b), _) => b.len(),
+                (_, Some(s)) => s.len(),
+                (None, None) => {
+                    return reject(format!(
+                        "argument {param} is {} where the kernel takes a buffer",
+                        a.describe()
+                    ))
+                }
+            };
+            match length(len, &abi.params[param], param) {
+                Err(problem) => problem,
+                Ok(_) => reject(format!("argument {param}'s length binds")),
+            }
+        }
+        Slot::SharedLocal | Slot::SharedLength { .. } | Slot::FaultRecord => {
+            reject("a slot that always binds".into())
+        }
+    }
 }
 
 /// The arguments of a binding ABI ([`spoc_codegen::abi::Passing::Bindings`]), bound.

@@ -263,6 +263,12 @@ impl RawBuffer {
         self.mem().id()
     }
 
+    /// True if `self` and `other` are handles to the same allocation (the same
+    /// [`RawBuffer::allocation_id`]).
+    pub(crate) fn same_allocation(&self, other: &RawBuffer) -> bool {
+        Arc::ptr_eq(&self.alloc, &other.alloc)
+    }
+
     /// Copies the whole buffer to host bytes.
     ///
     /// # Errors
@@ -528,7 +534,7 @@ impl<T: DeviceCopy> Buffer<T> {
         if self.device().same_hardware(src.device()) {
             let bytes = self.raw.size_bytes();
             refuse_in_capture(self.device(), "a copy on the default stream")?;
-            let _held = Uses::settle_all(&[(self.raw.uses(), true), (src.raw.uses(), false)])?;
+            let _held = Uses::settle_all([(self.raw.uses(), true), (src.raw.uses(), false)])?;
             match self
                 .device()
                 .backend()

@@ -28,6 +28,7 @@ use crate::executor::Backend;
 use crate::memory::stream::{Access, HostAlloc, Stream, Uses};
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 thread_local! {
@@ -36,12 +37,21 @@ thread_local! {
     static CAPTURING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
+/// How many entries all threads' [`CAPTURING`] lists hold together: a thread's own entries are
+/// counted before its capture's closure runs and uncounted after it, so 0 read on a thread means
+/// it is capturing nothing.
+static CAPTURES: AtomicUsize = AtomicUsize::new(0);
+
 /// Refuses `operation` (default-stream work, which cannot be captured and would see none of
 /// the captured work run) on the thread that is capturing a graph on `device`.
 ///
 /// # Errors
 /// [`Error::NotCapturable`] inside [`Stream::capture`]'s closure for `device`.
 pub(crate) fn refuse_in_capture(device: &Device, operation: &str) -> Result<()> {
+    // No capture anywhere (every launch on the default stream asks): nothing to look up.
+    if CAPTURES.load(Ordering::Acquire) == 0 {
+        return Ok(());
+    }
     let gid = device.gid();
     if CAPTURING.with(|c| c.borrow().contains(&gid)) {
         return Err(Error::NotCapturable {
@@ -144,6 +154,7 @@ impl CaptureScope<'_> {
             let mut c = c.borrow_mut();
             if let Some(i) = c.iter().rposition(|&g| g == self.gid) {
                 c.remove(i);
+                CAPTURES.fetch_sub(1, Ordering::AcqRel);
             }
         });
         self.stream.end_recording()
@@ -186,6 +197,7 @@ impl Stream {
     {
         self.begin_recording()?;
         let gid = self.device().gid();
+        CAPTURES.fetch_add(1, Ordering::AcqRel);
         CAPTURING.with(|c| c.borrow_mut().push(gid));
         let mut scope = CaptureScope {
             stream: self,
@@ -286,7 +298,7 @@ impl Graph {
             write: true,
         });
         let backend = self.device.backend();
-        stream.enqueue(&accesses, |h| match &self.exec {
+        stream.enqueue(accesses, |h| match &self.exec {
             Some(exec) => backend.launch_graph(exec, h),
             None => {
                 let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());

@@ -145,7 +145,11 @@ pub(crate) struct Uses(Mutex<UseState>);
 pub(crate) struct Settled<'a>(MutexGuard<'a, UseState>);
 
 impl UseState {
+    #[inline]
     fn settle(&mut self, write: bool) -> Result<()> {
+        if self.list.is_empty() {
+            return Ok(());
+        }
         self.list.retain(|u| !u.done());
         for u in self.list.iter().filter(|u| write || u.write) {
             u.stream.wait_until(u.seq)?;
@@ -156,10 +160,11 @@ impl UseState {
 
     /// Before work that reads (or writes, `write`) this memory is queued on `stream`: waits on
     /// the host for the conflicting work of other streams that `stream` is not ordered after.
+    /// (Finished work is skipped here and pruned by [`UseState::note`], under the same lock.)
+    #[inline(always)]
     fn order_on(&mut self, stream: &StreamShared, write: bool) -> Result<()> {
-        self.list.retain(|u| !u.done());
         for u in self.list.iter().filter(|u| write || u.write) {
-            if !stream.ordered_after(u.stream.id, u.seq) {
+            if !u.done() && !stream.ordered_after(u.stream.id, u.seq) {
                 u.stream.wait_until(u.seq)?;
             }
         }
@@ -167,7 +172,17 @@ impl UseState {
     }
 
     /// Records that work `seq` of `stream` uses this memory.
+    #[inline(always)]
     fn note(&mut self, stream: &Arc<StreamShared>, seq: u64, write: bool) {
+        // The common case, a buffer used by this stream alone: what the general case below
+        // does to it, without pruning or searching.
+        if let [u] = &mut self.list[..] {
+            if u.stream.id == stream.id {
+                u.write = write || (u.write && !u.done());
+                u.seq = u.seq.max(seq);
+                return;
+            }
+        }
         self.list.retain(|u| !u.done());
         match self.list.iter_mut().find(|u| u.stream.id == stream.id) {
             Some(u) => {
@@ -211,14 +226,14 @@ impl Uses {
     ///
     /// # Errors
     /// As [`Uses::settle`].
-    pub(crate) fn settle_all<'a>(uses: &[(&'a Uses, bool)]) -> Result<Locked<Settled<'a>>> {
-        lock_all(uses.iter().copied())
-            .into_iter()
-            .map(|(mut st, write)| {
-                st.settle(write)?;
-                Ok(Settled(st))
-            })
-            .collect()
+    pub(crate) fn settle_all<'a>(
+        uses: impl IntoIterator<Item = (&'a Uses, bool)>,
+    ) -> Result<Locked<(MutexGuard<'a, UseState>, bool)>> {
+        let mut held = lock_all(uses);
+        for (st, write) in held.iter_mut() {
+            st.settle(*write)?;
+        }
+        Ok(held)
     }
 }
 
@@ -229,17 +244,55 @@ const INLINE_USES: usize = 4;
 pub(crate) type Locked<T> = SmallVec<[T; INLINE_USES]>;
 
 /// Locks each of `uses` once (merging the write flags of repeats), in address order.
+/// (Up to [`INLINE_USES`] of them: an insertion into a short sorted array, no sort, no
+/// allocation.)
+#[inline(always)]
 fn lock_all<'a>(
     uses: impl IntoIterator<Item = (&'a Uses, bool)>,
 ) -> Locked<(MutexGuard<'a, UseState>, bool)> {
-    let mut sorted: Locked<(&'a Uses, bool)> = uses.into_iter().collect();
-    sorted.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
-    sorted.dedup_by(|(later, lw), (kept, kw)| {
+    let addr = |u: &Uses| u as *const Uses as usize;
+    let mut sorted: [Option<(&'a Uses, bool)>; INLINE_USES] = [None; INLINE_USES];
+    let mut n = 0;
+    let mut uses = uses.into_iter();
+    while let Some((u, write)) = uses.next() {
+        let key = |s: &Option<(&Uses, bool)>| s.map_or(usize::MAX, |(u, _)| addr(u));
+        let mut i = n;
+        while i > 0 && key(&sorted[i - 1]) > addr(u) {
+            i -= 1;
+        }
+        if let Some((kept, kept_write)) = i.checked_sub(1).and_then(|j| sorted[j].as_mut()) {
+            if std::ptr::eq(*kept, u) {
+                *kept_write |= write;
+                continue;
+            }
+        }
+        if n == INLINE_USES {
+            let first = sorted.iter().flatten().copied().chain([(u, write)]);
+            return lock_many(first.chain(uses).collect());
+        }
+        for j in (i..n).rev() {
+            sorted[j + 1] = sorted[j];
+        }
+        sorted[i] = Some((u, write));
+        n += 1;
+    }
+    let mut held = Locked::new();
+    for &(u, write) in sorted.iter().flatten() {
+        held.push((lock(&u.0), write));
+    }
+    held
+}
+
+/// [`lock_all`] of more than [`INLINE_USES`].
+#[cold]
+fn lock_many(mut uses: Vec<(&Uses, bool)>) -> Locked<(MutexGuard<'_, UseState>, bool)> {
+    uses.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
+    uses.dedup_by(|(later, lw), (kept, kw)| {
         let same = std::ptr::eq(*later, *kept);
         *kw |= same && *lw;
         same
     });
-    sorted.into_iter().map(|(u, w)| (lock(&u.0), w)).collect()
+    uses.into_iter().map(|(u, w)| (lock(&u.0), w)).collect()
 }
 
 /// An ordered queue of work on one device: kernel launches (`k.launch_on(&stream, …)`),
@@ -326,15 +379,15 @@ impl Stream {
     /// Queues `op` (which queues one piece of work on the backend's stream) after ordering
     /// `accesses` against other streams' work, and records the accesses. The memory's locks
     /// are held from the ordering to the record.
-    pub(crate) fn enqueue(
+    pub(crate) fn enqueue<'a>(
         &self,
-        accesses: &[Access<'_>],
+        accesses: impl IntoIterator<Item = Access<'a>>,
         op: impl FnOnce(&StreamHandle) -> Result<()>,
     ) -> Result<()> {
         let s = &self.shared;
         s.device.check_current()?;
         let _queue = lock(&s.queue);
-        let mut held = lock_all(accesses.iter().map(|a| (a.uses, a.write)));
+        let mut held = lock_all(accesses.into_iter().map(|a| (a.uses, a.write)));
         for (st, write) in held.iter_mut() {
             st.check_host_slices("queueing a copy of a host buffer", *write)?;
             st.order_on(s, *write)?;
@@ -350,9 +403,9 @@ impl Stream {
 
     /// [`Stream::enqueue`], or, while the stream captures a graph ([`Stream::capture`]),
     /// records `capture()` (the same work, owning what it uses) for the graph instead.
-    pub(crate) fn enqueue_or_capture(
+    pub(crate) fn enqueue_or_capture<'a>(
         &self,
-        accesses: &[Access<'_>],
+        accesses: impl IntoIterator<Item = Access<'a>>,
         op: impl FnOnce(&StreamHandle) -> Result<()>,
         capture: impl FnOnce() -> Result<GraphOp>,
     ) -> Result<()> {
@@ -476,7 +529,7 @@ impl Stream {
         let backend = self.shared.device.backend();
         let host_ptr = host.alloc.ptr();
         self.enqueue_or_capture(
-            &accesses,
+            accesses,
             // SAFETY: the host memory stays allocated until every stream that uses it passed
             // the copy (its drop settles its uses), and the host neither writes it (upload) nor
             // touches it (download) meanwhile: every access settles its uses first.
@@ -940,5 +993,51 @@ impl<T: DeviceCopy + fmt::Debug> fmt::Debug for HostBuffer<T> {
             .field("len", &self.len)
             .field("pinned", &self.is_pinned())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{lock_all, Uses, INLINE_USES};
+
+    /// Each `Uses` locked once, in address order, its write flag the OR of its repeats: what
+    /// keeps two launches locking overlapping buffers from deadlocking. Up to and past the
+    /// inline capacity.
+    #[test]
+    fn lock_all_locks_each_once_in_address_order() {
+        let uses: Vec<Uses> = (0..INLINE_USES + 3).map(|_| Uses::default()).collect();
+        let addr = |u: &Uses| u as *const Uses as usize;
+        for n in 1..=uses.len() {
+            // Reversed, each one twice (read, then write for the even ones), interleaved.
+            let mut order: Vec<(&Uses, bool)> = Vec::new();
+            for u in uses[..n].iter().rev() {
+                order.push((u, false));
+            }
+            for (i, u) in uses[..n].iter().enumerate() {
+                order.push((u, i % 2 == 0));
+            }
+            let held = lock_all(order.iter().copied());
+            assert_eq!(held.len(), n, "each locked once");
+            let got: Vec<(usize, bool)> =
+                held.iter().map(|(g, w)| (addr_of_guard(g), *w)).collect();
+            let mut want: Vec<(usize, bool)> = uses[..n]
+                .iter()
+                .enumerate()
+                .map(|(i, u)| (addr(u), i % 2 == 0))
+                .collect();
+            want.sort();
+            assert_eq!(got, want, "{n} uses");
+        }
+
+        /// The address of the `Uses` whose state `g` guards.
+        fn addr_of_guard(g: &std::sync::MutexGuard<'_, super::UseState>) -> usize {
+            (&**g as *const super::UseState as usize) - state_offset()
+        }
+        /// Where a `Uses`' state lies inside it.
+        fn state_offset() -> usize {
+            let u = Uses::default();
+            let state = &*u.0.lock().unwrap() as *const super::UseState as usize;
+            state - (&u as *const Uses as usize)
+        }
     }
 }

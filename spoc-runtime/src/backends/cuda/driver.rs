@@ -30,9 +30,10 @@ use cudarc::driver::sys::{
     self, CUcontext, CUdevice, CUdevice_attribute, CUdeviceptr, CUevent, CUfunction, CUmodule,
     CUresult, CUstream,
 };
+use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// One CUDA device as the driver describes it.
@@ -47,11 +48,24 @@ pub(crate) struct CudaDevice {
     pub(crate) cc: (u32, u32),
     /// The device's primary context, retained on first use (and again after a reset).
     ctx: Mutex<Option<Ctx>>,
+    /// `ctx`'s handle, or null while none is retained (read without the lock on every bind).
+    ctx_handle: AtomicPtr<sys::CUctx_st>,
+    /// [`FaultState::lost`], read without the lock on every launch.
+    lost: AtomicBool,
+    /// The [`CudaKernel::id`] of the kernel last noted by [`CudaDevice::launched_kernel`] if it
+    /// is still the last of [`FaultState::recent`], else 0 (written under the state's lock).
+    last_launched: AtomicU64,
     /// The primary context's generation: bumped by [`CudaDevice::recover`].
     generation: AtomicU64,
     /// The fault that broke the context and the kernels that may have caused it; the kernels
     /// launched since the last successful synchronisation.
     state: Mutex<FaultState>,
+}
+
+thread_local! {
+    /// The context (handle, generation) this thread last made current through
+    /// [`CudaDevice::bind`].
+    static BOUND: Cell<(usize, u64)> = const { Cell::new((0, u64::MAX)) };
 }
 
 /// How many kernel names a fault report keeps.
@@ -284,6 +298,9 @@ fn describe_device(dev: CUdevice) -> Result<CudaDevice, String> {
         caps,
         cc,
         ctx: Mutex::new(None),
+        ctx_handle: AtomicPtr::new(std::ptr::null_mut()),
+        lost: AtomicBool::new(false),
+        last_launched: AtomicU64::new(0),
         generation: AtomicU64::new(0),
         state: Mutex::new(FaultState::default()),
     })
@@ -303,17 +320,41 @@ impl CudaDevice {
             "cuDevicePrimaryCtxRetain",
         )?;
         *slot = Some(Ctx(ctx));
+        self.ctx_handle.store(ctx, Ordering::Release);
         Ok(Ctx(ctx))
     }
 
     /// Makes the device's primary context current on this thread (retaining it on first use).
+    /// Skips `cuCtxSetCurrent` when this thread made this context current in the context's
+    /// present generation and the driver says it still is (`cuCtxGetCurrent`: another library
+    /// of the process may have changed it since).
+    #[inline]
     pub(crate) fn bind(&self) -> Result<(), String> {
-        let ctx = self.retained()?;
+        let mut ctx = self.ctx_handle.load(Ordering::Acquire);
+        if ctx.is_null() {
+            ctx = self.retained()?.0;
+        }
+        let generation = self.generation();
+        // (`try_with`: a module unloaded by a thread-local's destructor binds too.)
+        let mine = BOUND
+            .try_with(|b| b.get() == (ctx as usize, generation))
+            .unwrap_or(false);
+        if mine {
+            let mut current: CUcontext = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer.
+            let r = unsafe { sys::cuCtxGetCurrent(&mut current) };
+            if r == CUresult::CUDA_SUCCESS && current == ctx {
+                return Ok(());
+            }
+        }
         // SAFETY: a retained primary context.
-        check(unsafe { sys::cuCtxSetCurrent(ctx.0) }, "cuCtxSetCurrent")
+        check(unsafe { sys::cuCtxSetCurrent(ctx) }, "cuCtxSetCurrent")?;
+        let _ = BOUND.try_with(|b| b.set((ctx as usize, generation)));
+        Ok(())
     }
 
     /// The current context generation (resources of another one are gone).
+    #[inline]
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
@@ -333,9 +374,19 @@ impl CudaDevice {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Notes that kernel `name` was launched (a fault seen later may be its).
-    pub(crate) fn launched(&self, name: &str) {
+    /// Notes that kernel `name` (its [`CudaKernel::id`]) was launched (a fault seen later may
+    /// be its): nothing to do, and no lock taken, when it is already the last kernel noted.
+    #[inline]
+    pub(crate) fn launched_kernel(&self, id: u64, name: &str) {
+        if self.last_launched.load(Ordering::Acquire) == id {
+            return;
+        }
         let mut st = self.state();
+        Self::note_launch(&mut st, name);
+        self.last_launched.store(id, Ordering::Release);
+    }
+
+    fn note_launch(st: &mut FaultState, name: &str) {
         if let Some(i) = st.recent.iter().position(|k| k == name) {
             let k = st.recent.remove(i);
             st.recent.push(k);
@@ -354,6 +405,7 @@ impl CudaDevice {
         if st.fault.is_none() {
             st.recent.clear();
             st.more = 0;
+            self.last_launched.store(0, Ordering::Release);
         }
     }
 
@@ -415,9 +467,12 @@ impl CudaDevice {
         if let Err(refused) = retained {
             // The old handle names a destroyed context: never make it current again.
             *slot = None;
+            self.ctx_handle
+                .store(std::ptr::null_mut(), Ordering::Release);
             drop(slot);
             let mut st = self.state();
             st.lost = true;
+            self.lost.store(true, Ordering::Release);
             if let Some(f) = &mut st.fault {
                 f.message = format!(
                     "{}; Device::reset() could not recover it: the driver refused a new \
@@ -438,15 +493,21 @@ impl CudaDevice {
             "cuDevicePrimaryCtxRelease_v2",
         )?;
         *slot = Some(Ctx(ctx));
+        self.ctx_handle.store(ctx, Ordering::Release);
         drop(slot);
         let mut st = self.state();
         *st = FaultState::default();
+        self.last_launched.store(0, Ordering::Release);
         Ok(true)
     }
 
     /// The fault of a device that [`CudaDevice::recover`] could not recover: every call on it
     /// fails with it (the context it would use is destroyed).
+    #[inline]
     pub(crate) fn lost(&self) -> Option<Fault> {
+        if !self.lost.load(Ordering::Acquire) {
+            return None;
+        }
         let st = self.state();
         if st.lost {
             st.fault.clone()
@@ -535,6 +596,8 @@ pub(crate) struct CudaKernel {
     pub(crate) function: CUfunction,
     /// The entry point's name.
     pub(crate) name: String,
+    /// A process-unique identity ([`next_kernel_id`]), never 0.
+    pub(crate) id: u64,
     /// How a generated kernel takes its parameters (`None` for external kernels, whose ABI
     /// is read off each launch's arguments).
     pub(crate) abi: Option<spoc_codegen::Abi>,
@@ -556,6 +619,12 @@ impl Drop for CudaKernel {
             tracing::warn!("cuModuleUnload({}): {m}", self.name);
         }
     }
+}
+
+/// A new [`CudaKernel::id`].
+pub(crate) fn next_kernel_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Loads a PTX (NUL-terminated text) or cubin image on `device` and finds `entry` in it.

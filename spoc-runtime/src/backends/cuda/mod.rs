@@ -67,6 +67,7 @@ use crate::error::{Error, LaunchProblem, Result};
 use crate::executor::Executor;
 use cudarc::driver::sys::{self, CUstream};
 use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
+use smallvec::SmallVec;
 use spoc_codegen::Abi;
 use spoc_ir::{Kernel, ValidKernel};
 use std::ffi::c_void;
@@ -134,6 +135,33 @@ pub struct CudaBackend {
 /// Kernel parameters whose values and pointers a launch keeps on the stack (more use the heap).
 const INLINE_PARAMS: usize = 32;
 
+/// `n` copies of `v`, inline up to [`INLINE_PARAMS`] (built in place: no copy of the inline
+/// array on return, no growth).
+#[inline(always)]
+fn filled<T: Copy>(n: usize, v: T) -> SmallVec<[T; INLINE_PARAMS]> {
+    if n <= INLINE_PARAMS {
+        let mut all = SmallVec::from_buf([v; INLINE_PARAMS]);
+        all.truncate(n);
+        all
+    } else {
+        SmallVec::from_vec(vec![v; n])
+    }
+}
+
+/// Why a launch's arguments could not be turned into the driver's parameters.
+enum BindFailure {
+    /// A launch problem ([`Error::InvalidLaunch`] naming the kernel).
+    Problem(LaunchProblem),
+    /// Another error (a buffer of a context a reset destroyed).
+    Error(Error),
+}
+
+impl From<LaunchProblem> for BindFailure {
+    fn from(p: LaunchProblem) -> BindFailure {
+        BindFailure::Problem(p)
+    }
+}
+
 impl CudaBackend {
     /// A backend of `variant`. Nothing is loaded until it is first asked something.
     pub fn new(variant: CudaVariant) -> CudaBackend {
@@ -171,7 +199,11 @@ impl CudaBackend {
     }
 
     fn bind(&self, local: usize) -> Result<&'static CudaDevice> {
-        let d = self.device(local)?;
+        self.bind_device(self.device(local)?)
+    }
+
+    /// [`CudaBackend::bind`] of a device already looked up (a kernel's or a stream's).
+    fn bind_device(&self, d: &'static CudaDevice) -> Result<&'static CudaDevice> {
         if let Some(f) = d.lost() {
             return Err(self.fault_error(f));
         }
@@ -346,6 +378,7 @@ impl CudaBackend {
             module,
             function,
             name: entry.to_string(),
+            id: driver::next_kernel_id(),
             abi,
             dyn_shared_optin: AtomicUsize::new(0),
             generation: dev.generation(),
@@ -384,60 +417,54 @@ impl CudaBackend {
         let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
         self.current(k.device, k.generation, "module")?;
         let abi = crate::bind::abi_or_external(k.abi.as_ref(), args);
-        let bound = match crate::bind::arguments(&abi, args, shared_mem) {
-            Ok(b) => b,
-            Err(problem) => return bad(problem),
-        };
         // One u64 per parameter, the value zero-extended (the driver reads the parameter's
         // width from the kernel's signature; little-endian, so a narrower value is its first
-        // bytes).
-        // On the stack for up to `INLINE_PARAMS` parameters (every program's kernel): no
-        // allocation per launch.
-        let (mut inline, mut heap) = ([0u64; INLINE_PARAMS], Vec::new());
-        let values: &mut [u64] = if bound.len() <= INLINE_PARAMS {
-            &mut inline[..bound.len()]
-        } else {
-            heap.resize(bound.len(), 0);
-            &mut heap
-        };
-        for (slot, b) in values.iter_mut().zip(&bound) {
-            *slot = match *b {
+        // bytes), written as each slot is bound. Inline for up to `INLINE_PARAMS` parameters
+        // (every program's kernel): no allocation per launch.
+        let slots = abi.arguments().len();
+        let mut values = filled(slots, 0u64);
+        let (vals, mut next) = (values.as_mut_slice(), 0);
+        let bound = crate::bind::each_argument(&abi, args, shared_mem, |b| {
+            // One call per slot, in order.
+            vals[next] = match b {
                 Bound::Value(v) => v.as_u64(),
                 Bound::Mem { mem, arg } => {
-                    let cm = match crate::bind::device_buffer::<CudaMem>(mem, arg, local, "CUDA") {
-                        Ok(cm) => cm,
-                        Err(problem) => return bad(problem),
-                    };
-                    self.current(k.device, cm.generation, "buffer")?;
+                    let cm = crate::bind::device_buffer::<CudaMem>(mem, arg, local, "CUDA")?;
+                    self.current(k.device, cm.generation, "buffer")
+                        .map_err(BindFailure::Error)?;
                     cm.ptr
                 }
                 Bound::FaultRecord => match fault {
                     Some(rec) => rec,
                     None => {
-                        return bad(LaunchProblem::Rejected {
+                        return Err(BindFailure::Problem(LaunchProblem::Rejected {
                             message: "a checked kernel launched without its fault record".into(),
-                        })
+                        }))
                     }
                 },
                 Bound::Local(_) => {
-                    return bad(LaunchProblem::Rejected {
+                    return Err(BindFailure::Problem(LaunchProblem::Rejected {
                         message: "a `__local` argument (OpenCL only)".into(),
-                    })
+                    }))
                 }
             };
+            next += 1;
+            Ok(())
+        });
+        match bound {
+            Ok(()) => {}
+            Err(BindFailure::Problem(problem)) => return bad(problem),
+            Err(BindFailure::Error(e)) => return Err(e),
         }
-        let (mut inline_ptrs, mut heap_ptrs) = ([std::ptr::null_mut(); INLINE_PARAMS], Vec::new());
-        let ptrs: &mut [*mut c_void] = if values.len() <= INLINE_PARAMS {
-            &mut inline_ptrs[..values.len()]
-        } else {
-            heap_ptrs.resize(values.len(), std::ptr::null_mut());
-            &mut heap_ptrs
-        };
+        // The driver reads parameter `i` through pointer `i`; `values` stays put until the
+        // launch returns.
+        let mut ptrs = filled(slots, std::ptr::null_mut::<c_void>());
         for (p, v) in ptrs.iter_mut().zip(values.iter_mut()) {
             *p = (v as *mut u64).cast();
         }
 
-        let dev = self.bind(local)?;
+        // The kernel's device is backend-local device `local` (its module was loaded there).
+        let dev = self.bind_device(k.device)?;
         let cu_stream = self.stream_of(config.stream, local)?;
         let shared =
             DriverCore::shared_mem_u32(&k.name, shared_mem, dev.caps.shared_mem_per_block)?;
@@ -463,7 +490,7 @@ impl CudaBackend {
             self.check(dev, r, "cuEventRecord")
         };
         let elapsed = |start: &CudaEvent, end: &CudaEvent| self.elapsed_ms(dev, start, end);
-        let launch = || {
+        let mut launch = || {
             let (g, b) = (grid.to_array(), block.to_array());
             // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
             // parameter's type and size (the ABI above), alive until the call returns (the
@@ -488,9 +515,12 @@ impl CudaBackend {
                 // Named only on failure: formatting on every launch was 7 % of its host time.
                 self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
             }
-            dev.launched(&k.name);
+            dev.launched_kernel(k.id, &k.name);
             Ok(())
         };
+        if !self.core.profiling() {
+            return launch();
+        }
         let events = || Ok((self.new_event(dev)?, self.new_event(dev)?));
         self.core
             .profiled(&k.name, config, events, record, elapsed, launch)
@@ -1037,13 +1067,13 @@ impl Compiler for CudaBackend {
 
 impl Executor for CudaBackend {
     fn launch(&self, module: &Module, config: &LaunchConfig<'_>, args: &[Arg<'_>]) -> Result<()> {
-        if let Some(c) = module.handle::<CheckedKernel>() {
-            return self.launch_checked(c, module.device(), config, args);
+        if let Some(k) = module.handle::<CudaKernel>() {
+            return self.launch_kernel(k, module.device(), config, args, None);
         }
-        let k = self
+        let c = self
             .core
-            .module::<CudaKernel>(module, "not a CUDA module")?;
-        self.launch_kernel(k, module.device(), config, args, None)
+            .module::<CheckedKernel>(module, "not a CUDA module")?;
+        self.launch_checked(c, module.device(), config, args)
     }
 
     fn supported_source_langs(&self) -> &[SourceLang] {

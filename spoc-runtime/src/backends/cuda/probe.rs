@@ -12,6 +12,7 @@
 /// Every CUDA driver function the CUDA backends call (`sys::cu…` in `cuda/`; a unit test keeps
 /// the list in step with the source).
 pub(crate) const DRIVER_SYMBOLS: &[&str] = &[
+    "cuCtxGetCurrent",
     "cuCtxSetCurrent",
     "cuCtxSynchronize",
     "cuDeviceGet",
