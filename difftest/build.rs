@@ -1,4 +1,4 @@
-//! Writes the compiled set: `SPOC_DIFFTEST_COMPILED` kernels (default 200, fixed seed) drawn by
+//! Writes the compiled set: `SPOC_DIFFTEST_COMPILED` kernels (default 300, fixed seed) drawn by
 //! the same generator as the run-time set, with `#[device]` helpers, as Rust source in
 //! `OUT_DIR/compiled.rs`, which `tests/difftest.rs` includes so that `#[kernel]` lowers them
 //! and Native runs its generated code. The generator's modules are plain Rust depending only on
@@ -34,7 +34,7 @@ fn main() {
         .ok()
         .filter(|s| !s.trim().is_empty())
         .map(|s| s.trim().parse().expect("SPOC_DIFFTEST_COMPILED: a number"))
-        .unwrap_or(200);
+        .unwrap_or(300);
     let known: Vec<String> = match std::env::var("SPOC_DIFFTEST_KNOWN").ok() {
         Some(s) if s.trim() == "none" => vec![],
         Some(s) if !s.trim().is_empty() => s.split(',').map(|x| x.trim().to_string()).collect(),
