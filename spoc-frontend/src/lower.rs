@@ -99,6 +99,9 @@ pub enum Deferred {
     },
     /// `value as to`: `bool` targets, and `bool` to float, are errors.
     Cast { from: Ty, to: Scalar, span: Loc },
+    /// An operation the 16-bit floats do not have (a shuffle, an atomic, `abs`): an error if
+    /// `ty` turns out `f16` or `bf16`; `advice` follows "`f16` …".
+    NotHalf { ty: Ty, span: Loc, advice: String },
     /// A `match` on an integer: its patterns' constants must fit the scrutinee's type, its
     /// ranges must not be empty, and its arms must cover every value (`lower_match.rs`).
     Match(crate::lower_match::MatchCheck),
@@ -214,6 +217,15 @@ pub fn lower_fn_noted(
     if is_kernel {
         let mut ok = true;
         for p in &params {
+            if let Ty::Scalar(h) = p.ty {
+                if h.is_half() {
+                    errs.at(
+                        p.span,
+                        format!("`{0}` kernel parameters are not supported yet (buffers `&[{0}]` are); pass an `f32` and convert it in the kernel: `let {1} = {0}::from_f32({1});`", h.name(), p.name),
+                    );
+                    ok = false;
+                }
+            }
             if let Ty::Record(r) = p.ty {
                 let name = tys.record_name(r).to_string();
                 errs.at(

@@ -602,6 +602,25 @@ impl Lowerer {
         let v = self.scalar(&c.expr, pre);
         let to = crate::sig::scalar_type(&c.ty, &mut self.errs);
         let (v, to) = (v?, to?);
+        if to.is_half() {
+            return Err(self.errs.spanned(
+                c,
+                format!("`as` cannot convert to `{0}` (Rust's `as` is for primitive types, and `{0}` is the `half` crate's): write `{0}::from_f32(x)`", to.name()),
+            ));
+        }
+        if let Ty::Scalar(h) = self.tys.resolve(v.ty) {
+            if h.is_half() {
+                let via = if to == Scalar::F32 {
+                    String::new()
+                } else {
+                    format!(" as {}", to.name())
+                };
+                return Err(self.errs.spanned(
+                    c,
+                    format!("`as` cannot convert a `{}` (Rust's `as` is for primitive types, and `{0}` is the `half` crate's): write `x.to_f32(){via}`", h.name()),
+                ));
+            }
+        }
         self.deferred.push(Deferred::Cast {
             from: v.ty,
             to,
