@@ -47,21 +47,22 @@ fn widen_f16_only(h: &[f16], hx: &mut [f32]) {
     }
 }
 
-/// Eight results a pair, and the comparisons as bits.
+/// Nine results a pair, and the comparisons as bits.
 #[kernel]
 fn ops_f16(a: &[f16], b: &[f16], out: &mut [f16], cmp: &mut [u32]) {
     let i = global_id_x();
     if i < a.len() {
         let x = a[i];
         let y = b[i];
-        out[8 * i] = x + y;
-        out[8 * i + 1] = x - y;
-        out[8 * i + 2] = x * y;
-        out[8 * i + 3] = x / y;
-        out[8 * i + 4] = -x;
-        out[8 * i + 5] = x.min(y);
-        out[8 * i + 6] = x.max(y);
-        out[8 * i + 7] = f16::from_f32(x.to_f32().sqrt());
+        out[9 * i] = x + y;
+        out[9 * i + 1] = x - y;
+        out[9 * i + 2] = x * y;
+        out[9 * i + 3] = x / y;
+        out[9 * i + 4] = -x;
+        out[9 * i + 5] = x.min(y);
+        out[9 * i + 6] = x.max(y);
+        out[9 * i + 7] = f16::from_f32(x.to_f32().sqrt());
+        out[9 * i + 8] = x % y;
         cmp[i] = (x < y) as u32
             | ((x == y) as u32) << 1
             | ((x <= y) as u32) << 2
@@ -77,14 +78,15 @@ fn ops_bf16(a: &[bf16], b: &[bf16], out: &mut [bf16], cmp: &mut [u32]) {
     if i < a.len() {
         let x = a[i];
         let y = b[i];
-        out[8 * i] = x + y;
-        out[8 * i + 1] = x - y;
-        out[8 * i + 2] = x * y;
-        out[8 * i + 3] = x / y;
-        out[8 * i + 4] = -x;
-        out[8 * i + 5] = x.min(y);
-        out[8 * i + 6] = x.max(y);
-        out[8 * i + 7] = bf16::from_f32(x.to_f32().sqrt());
+        out[9 * i] = x + y;
+        out[9 * i + 1] = x - y;
+        out[9 * i + 2] = x * y;
+        out[9 * i + 3] = x / y;
+        out[9 * i + 4] = -x;
+        out[9 * i + 5] = x.min(y);
+        out[9 * i + 6] = x.max(y);
+        out[9 * i + 7] = bf16::from_f32(x.to_f32().sqrt());
+        out[9 * i + 8] = x % y;
         cmp[i] = (x < y) as u32
             | ((x == y) as u32) << 1
             | ((x <= y) as u32) << 2
@@ -358,6 +360,7 @@ macro_rules! reference_ops {
                 r(fx.min(fy)),
                 r(fx.max(fy)),
                 r(fx.sqrt()),
+                r(fx % fy),
             ]);
             cmp.push(
                 (fx < fy) as u32
@@ -372,9 +375,9 @@ macro_rules! reference_ops {
     }};
 }
 
-const OPS: [&str; 8] = ["+", "-", "*", "/", "neg", "min", "max", "sqrt"];
+const OPS: [&str; 9] = ["+", "-", "*", "/", "neg", "min", "max", "sqrt", "%"];
 
-/// Compares the eight results a pair; `min`/`max` of two zeros may be either zero.
+/// Compares the nine results a pair; `min`/`max` of two zeros may be either zero.
 fn check_ops(
     check: &mut DeviceCheck,
     ty: &str,
@@ -386,14 +389,14 @@ fn check_ops(
 ) {
     let mut bad = 0;
     for (k, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let zeros = (k % 8 == 5 || k % 8 == 6) && (g | w) & 0x7fff == 0;
+        let zeros = (k % 9 == 5 || k % 9 == 6) && (g | w) & 0x7fff == 0;
         if g != w && !(nan(g) && nan(w)) && !zeros {
             if bad < 8 {
                 check.wrong(format!(
                     "{ty} {:#06x} {} {:#06x}: got {g:#06x}, want {w:#06x}",
-                    a[k / 8],
-                    OPS[k % 8],
-                    b[k / 8]
+                    a[k / 9],
+                    OPS[k % 9],
+                    b[k / 9]
                 ));
             }
             bad += 1;
@@ -416,7 +419,7 @@ fn f16_arithmetic_is_f32_rounded_once() {
     let n = a.len() as u32;
     check_each_device(common::devices(), 4, |dev, check| {
         let (xa, xb) = (dev.upload(&ha)?, dev.upload(&hb)?);
-        let mut out = dev.alloc::<f16>(8 * a.len())?;
+        let mut out = dev.alloc::<f16>(9 * a.len())?;
         let mut cmp = dev.alloc::<u32>(a.len())?;
         ops_f16.launch(
             dev,
@@ -440,7 +443,7 @@ fn bf16_arithmetic_is_f32_rounded_once() {
     let n = a.len() as u32;
     check_each_device(common::devices(), 3, |dev, check| {
         let (xa, xb) = (dev.upload(&ha)?, dev.upload(&hb)?);
-        let mut out = dev.alloc::<bf16>(8 * a.len())?;
+        let mut out = dev.alloc::<bf16>(9 * a.len())?;
         let mut cmp = dev.alloc::<u32>(a.len())?;
         let r = ops_bf16.launch(
             dev,
@@ -477,7 +480,7 @@ fn f16_locals_parameters_and_shared_arrays() {
         let mut out = dev.alloc::<f16>(4)?;
         match block_sum_f16.launch(dev, dims1d(4), dims1d(64), (scale.to_f32(), &xb, &mut out)) {
             Err(spoc::Error::FeatureNotSupported { feature, .. }) => {
-                check.skip(format!("{feature}"));
+                check.skip(feature.to_string());
                 return Ok(());
             }
             r => r?,

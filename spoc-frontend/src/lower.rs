@@ -391,10 +391,26 @@ impl Lowerer {
 
     /// Unifies, reporting a mismatch at `span` as `what: expected …, found …`.
     pub fn unify_at(&mut self, expected: Ty, found: Ty, span: Loc, what: &str) -> Lowered<()> {
+        let hint = self.half_literal_hint(expected, found);
         match self.tys.unify(expected, found) {
             Ok(()) => Ok(()),
-            Err(m) => Err(self.errs.at(span, format!("{what}: {m}"))),
+            Err(m) => Err(self.errs.at(span, format!("{what}: {m}{hint}"))),
         }
+    }
+
+    /// When one of `a`, `b` is `f16`/`bf16` and the other an unsuffixed literal's type, the
+    /// advice to make the 16-bit value with `from_f32` (Rust has no 16-bit float literals);
+    /// else `""`.
+    pub fn half_literal_hint(&self, a: Ty, b: Ty) -> String {
+        for (x, y) in [(a, b), (b, a)] {
+            if let (Ty::Scalar(h), Ty::Var(v)) = (self.tys.resolve(x), self.tys.resolve(y)) {
+                if h.is_half() && matches!(self.tys.kind_of(v), Kind::Float | Kind::Int) {
+                    let t = h.name();
+                    return format!("; `{t}` has no literals: write `{t}::from_f32(1.0)`");
+                }
+            }
+        }
+        String::new()
     }
 
     /// Requires `t` to be of `kind`, reporting `what` at `span` otherwise.

@@ -419,7 +419,8 @@ impl Lowerer {
         }
         // The 16-bit floats have the methods the `half` crate gives them (`min`, `max`): a
         // kernel body is also Rust. Others compute in `f32` and convert back.
-        let half_advice = format!("`.{name}()` is not defined on `{{T}}` (the `half` crate has no `{{T}}::{name}`): compute in `f32` and round once, `{{T}}::from_f32(x.to_f32().{name}(..))`");
+        let rest = if f.arity() == 1 { "" } else { ".." };
+        let half_advice = format!("`.{name}()` is not defined on `{{T}}` (the `half` crate has no `{{T}}::{name}`): compute in `f32` and convert back, `{{T}}::from_f32(x.to_f32().{name}({rest}))`");
         if let Ty::Scalar(h) = self.tys.resolve(recv.ty) {
             if h.is_half() && !matches!(f, MathFn::Min | MathFn::Max) {
                 return Err(self.errs.at(span, half_advice.replace("{T}", h.name())));
@@ -435,7 +436,7 @@ impl Lowerer {
             });
             (Kind::Numeric, "needs a number")
         } else {
-            (Kind::Float, "is defined on `f32` and `f64` only (and on `f16`/`bf16` through `f32`: `.to_f32()`)")
+            (Kind::Float, "is defined on `f32` and `f64` only")
         };
         self.constrain_at(recv.ty, kind, recv.span, &format!("`.{name}()` {what}"))?;
         if f == MathFn::Abs {
@@ -499,7 +500,7 @@ impl Lowerer {
         if name != "from_f32" {
             return Err(self.errs.spanned(
                 c,
-                format!("`{t}::{name}` is not supported in kernels; a `{t}` is made with `{t}::from_f32(x)` from an `f32` (an `f64` or an integer: `{t}::from_f32(x as f32)`)"),
+                format!("`{t}::{name}` is not supported in kernels; {} is made with `{t}::from_f32(x)` from an `f32` (an `f64` or an integer: `{t}::from_f32(x as f32)`)", h.a_name()),
             ));
         }
         let [arg] = c.args.iter().collect::<Vec<_>>()[..] else {

@@ -368,7 +368,7 @@ impl Lowerer {
                     if from.is_half() {
                         self.errs.at(
                             span,
-                            format!("`as` cannot convert a `{}` (Rust's `as` is for primitive types): write `x.to_f32()`", from.name()),
+                            format!("`as` cannot convert {} (Rust's `as` is for primitive types): write `x.to_f32()`", from.a_name()),
                         );
                     } else if to == Scalar::Bool && from != Scalar::Bool {
                         self.errs.at(

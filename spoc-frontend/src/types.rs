@@ -98,6 +98,13 @@ impl Scalar {
         matches!(self, Scalar::F32 | Scalar::F64)
     }
 
+    /// The name in backquotes after its article, as messages write it: "an `f16`", "a `bf16`".
+    pub fn a_name(self) -> String {
+        let n = self.name();
+        let an = n.starts_with(['i', 'u', 'f']) && n != "usize";
+        format!("{} `{n}`", if an { "an" } else { "a" })
+    }
+
     /// `f16` and `bf16`.
     pub fn is_half(self) -> bool {
         matches!(self, Scalar::F16 | Scalar::BF16)
