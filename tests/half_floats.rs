@@ -120,6 +120,20 @@ fn block_sum_f16(scale: f32, x: &[f16], out: &mut [f16]) {
     }
 }
 
+/// A helper on 16-bit values: its body is also the host's Rust (the `half` crate's operators).
+#[device]
+fn lerp_h(a: bf16, b: bf16, t: bf16) -> bf16 {
+    a + (b - a) * t
+}
+
+#[kernel]
+fn lerp_bf16(a: &[bf16], b: &[bf16], out: &mut [bf16]) {
+    let i = global_id_x();
+    if i < a.len() {
+        out[i] = lerp_h(a[i], b[i], bf16::from_f32(0.25));
+    }
+}
+
 fn f16v(v: f32) -> f16 {
     f16::from_f32(v)
 }
@@ -546,4 +560,35 @@ fn f32_then_16_bits_equals_the_correctly_rounded_result() {
         bf16_nan,
     );
     assert_eq!(bad, 0, "bf16");
+}
+
+#[test]
+fn bf16_device_functions_run_as_on_the_host() {
+    let (a, b) = pairs(&BF16_EDGES, 0x1e4b);
+    let ha: Vec<bf16> = a.iter().map(|&x| bf16::from_bits(x)).collect();
+    let hb: Vec<bf16> = b.iter().map(|&x| bf16::from_bits(x)).collect();
+    // The helper called on the host: the half crate's operators.
+    let quarter = bf16::from_f32(0.25);
+    let want: Vec<u16> = (0..a.len())
+        .map(|k| lerp_h(ha[k], hb[k], quarter).to_bits())
+        .collect();
+    let n = a.len() as u32;
+    check_each_device(common::devices(), 3, |dev, check| {
+        let (xa, xb) = (dev.upload(&ha)?, dev.upload(&hb)?);
+        let mut out = dev.alloc::<bf16>(a.len())?;
+        let r = lerp_bf16.launch(
+            dev,
+            dims1d(n.div_ceil(128)),
+            dims1d(128),
+            (&xa, &xb, &mut out),
+        );
+        if skip_bf16(dev, r)? {
+            return Ok(());
+        }
+        let got: Vec<u16> = out.to_vec()?.iter().map(|v| v.to_bits()).collect();
+        check16(check, "lerp", &got, &want, bf16_nan, |k| {
+            format!("({:#06x}, {:#06x})", a[k], b[k])
+        });
+        Ok(())
+    });
 }
