@@ -10,7 +10,7 @@ use crate::{
 
 /// Why an operator on `f16`/`bf16` is refused (`{}` is the type).
 fn half_note(t: ScalarType) -> String {
-    format!("`{t}` is a storage-only type in the IR: cast it to `f32` before computing with it (the front end lowers `{t}` arithmetic so)")
+    format!("`{t}` is a storage-only type in the IR: cast it to `f32` (`as f32`) before computing with it (the front end lowers `{t}` arithmetic so)")
 }
 
 impl<'k> Body<'k> {
