@@ -592,3 +592,112 @@ fn bf16_device_functions_run_as_on_the_host() {
         Ok(())
     });
 }
+
+#[kernel]
+fn half_constants(h: &mut [f16], b: &mut [bf16]) {
+    if global_id_x() == 0 {
+        h[0] = f16::ZERO;
+        h[1] = f16::NEG_ZERO;
+        h[2] = f16::ONE;
+        h[3] = f16::NEG_ONE;
+        h[4] = f16::MAX;
+        h[5] = f16::MIN;
+        h[6] = f16::EPSILON;
+        h[7] = f16::MIN_POSITIVE;
+        h[8] = f16::MIN_POSITIVE_SUBNORMAL;
+        h[9] = f16::MAX_SUBNORMAL;
+        h[10] = f16::INFINITY;
+        h[11] = f16::NEG_INFINITY;
+        h[12] = f16::NAN;
+        b[0] = bf16::ZERO;
+        b[1] = bf16::NEG_ZERO;
+        b[2] = bf16::ONE;
+        b[3] = bf16::NEG_ONE;
+        b[4] = bf16::MAX;
+        b[5] = bf16::MIN;
+        b[6] = bf16::EPSILON;
+        b[7] = bf16::MIN_POSITIVE;
+        b[8] = bf16::MIN_POSITIVE_SUBNORMAL;
+        b[9] = bf16::MAX_SUBNORMAL;
+        b[10] = bf16::INFINITY;
+        b[11] = bf16::NEG_INFINITY;
+        b[12] = bf16::NAN;
+    }
+}
+
+#[kernel]
+fn f16_constants(h: &mut [f16]) {
+    if global_id_x() == 0 {
+        h[0] = f16::ZERO;
+        h[1] = f16::NEG_ZERO;
+        h[2] = f16::ONE;
+        h[3] = f16::NEG_ONE;
+        h[4] = f16::MAX;
+        h[5] = f16::MIN;
+        h[6] = f16::EPSILON;
+        h[7] = f16::MIN_POSITIVE;
+        h[8] = f16::MIN_POSITIVE_SUBNORMAL;
+        h[9] = f16::MAX_SUBNORMAL;
+        h[10] = f16::INFINITY;
+        h[11] = f16::NEG_INFINITY;
+        h[12] = f16::NAN;
+    }
+}
+
+#[test]
+fn associated_constants_are_the_half_crates() {
+    let want_h: Vec<u16> = [
+        f16::ZERO,
+        f16::NEG_ZERO,
+        f16::ONE,
+        f16::NEG_ONE,
+        f16::MAX,
+        f16::MIN,
+        f16::EPSILON,
+        f16::MIN_POSITIVE,
+        f16::MIN_POSITIVE_SUBNORMAL,
+        f16::MAX_SUBNORMAL,
+        f16::INFINITY,
+        f16::NEG_INFINITY,
+        f16::NAN,
+    ]
+    .iter()
+    .map(|v| v.to_bits())
+    .collect();
+    let want_b: Vec<u16> = [
+        bf16::ZERO,
+        bf16::NEG_ZERO,
+        bf16::ONE,
+        bf16::NEG_ONE,
+        bf16::MAX,
+        bf16::MIN,
+        bf16::EPSILON,
+        bf16::MIN_POSITIVE,
+        bf16::MIN_POSITIVE_SUBNORMAL,
+        bf16::MAX_SUBNORMAL,
+        bf16::INFINITY,
+        bf16::NEG_INFINITY,
+        bf16::NAN,
+    ]
+    .iter()
+    .map(|v| v.to_bits())
+    .collect();
+    check_each_device(common::devices(), 4, |dev, check| {
+        let mut h = dev.alloc::<f16>(13)?;
+        let mut b = dev.alloc::<bf16>(13)?;
+        let r = half_constants.launch(dev, dims1d(1), dims1d(1), (&mut h, &mut b));
+        if skip_bf16(dev, r)? {
+            f16_constants.launch(dev, dims1d(1), dims1d(1), (&mut h,))?;
+        } else {
+            let got: Vec<u16> = b.to_vec()?.iter().map(|v| v.to_bits()).collect();
+            check16(check, "bf16 constant", &got, &want_b, bf16_nan, |k| {
+                k.to_string()
+            });
+        }
+        let got: Vec<u16> = h.to_vec()?.iter().map(|v| v.to_bits()).collect();
+        check16(check, "f16 constant", &got, &want_h, f16_nan, |k| {
+            k.to_string()
+        });
+        Ok(())
+    });
+}
