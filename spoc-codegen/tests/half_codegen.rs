@@ -4,6 +4,8 @@
 //! the C targets' conversion helpers. The values are checked on every device by the root
 //! crate's `tests/half_floats.rs`.
 
+mod support;
+
 use spoc_codegen::{generate_source_with, Capabilities, CodegenError, Options, Target};
 use spoc_testkit::toolchains::{ptxas_and_scratch_dir, ptxas_report};
 
@@ -116,6 +118,21 @@ fn c_targets_convert_with_prelude_functions() {
             "{target:?}"
         );
     }
+}
+
+/// The C sources compile with the real toolchains (clang: OpenCL C 1.2 and CUDA C for sm_90;
+/// hipcc: HIP), in plain and checked mode; a missing tool is skipped with a message.
+#[test]
+fn c_sources_compile_with_real_toolchains() {
+    let k = kernel();
+    let mut sources = Vec::new();
+    for t in support::TARGETS {
+        for checked in [false, true] {
+            let name = format!("halves{}", if checked { "_checked" } else { "" });
+            sources.push((name, t, support::gen_with(t, &k, checked)));
+        }
+    }
+    support::toolchains::check_all("halves", &sources);
 }
 
 /// Vulkan (naga) has no type to hold `bf16` in: a typed refusal naming it. `f16` alone is fine
