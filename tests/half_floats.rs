@@ -116,7 +116,13 @@ fn block_sum_f16(scale: f32, x: &[f16], out: &mut [f16]) {
         for k in 0..64 {
             acc += s[k];
         }
-        out[block_idx_x()] = acc;
+        // A 16-bit value chosen by an `if` expression (PTX: `selp.b16`).
+        let big = if acc > f16::from_f32(100.0) {
+            acc
+        } else {
+            -acc
+        };
+        out[block_idx_x()] = big;
     }
 }
 
@@ -486,7 +492,7 @@ fn f16_locals_parameters_and_shared_arrays() {
             for &v in c {
                 acc = f16v(acc.to_f32() + f16v(v.to_f32() * scale.to_f32()).to_f32());
             }
-            acc.to_bits()
+            if acc.to_f32() > 100.0 { acc } else { -acc }.to_bits()
         })
         .collect();
     check_each_device(common::devices(), 3, |dev, check| {

@@ -21,6 +21,8 @@ fn halves(a: &[f16], b: &[bf16], x: &[f32], h: &mut [f16], g: &mut [bf16], y: &m
         if a[i] < f16::from_f32(0.0) {
             g[i] = -g[i];
         }
+        let m = if a[i] < f16::ZERO { a[i] } else { f16::MAX };
+        h[i] = m;
     }
 }
 "#;
