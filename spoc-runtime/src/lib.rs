@@ -71,7 +71,7 @@ pub use error::{DimKind, Error, LaunchProblem, Result};
 pub use executor::{Backend, Executor};
 pub use generic::{Float, Int, Number};
 /// The 16-bit float types buffers hold and kernels compute on: the `half` crate's IEEE-754
-/// binary16 [`f16`] and bfloat16 [`bf16`].
+/// binary16 [`f16`](struct@f16) and bfloat16 [`bf16`].
 pub use half::{bf16, f16};
 pub use intrinsics::IntrinsicRegistry;
 pub use kernel_def::KernelDef;
