@@ -59,7 +59,17 @@ fn vector_tag(s: Scalar, lanes: u8) -> u8 {
         .map_or(0, |i| VEC + i as u8)
 }
 
+/// The tags of `f16` and `bf16`: past every buffer tag (`BUF_MUT + 15`), since the scalars,
+/// records and vectors fill `1..BUF_RO` and the launch path decodes `BUF_RO`/`BUF_MUT` as they
+/// are. Their buffers are `BUF_RO + 48` … and stay unique.
+const HALF: u8 = 48;
+
 fn scalar_tag(s: Scalar) -> u8 {
+    match s {
+        Scalar::F16 => return HALF,
+        Scalar::BF16 => return HALF + 1,
+        _ => {}
+    }
     SCALARS
         .iter()
         .position(|&x| x == s)
@@ -97,17 +107,17 @@ pub fn record_name(t: Ty, recs: &[RecordUse]) -> String {
 /// Every type a helper parameter or result can have, with its tag (records as one).
 fn all_types() -> Vec<(u8, Ty)> {
     let mut v = vec![(0, Ty::Unit)];
-    for s in SCALARS {
+    let scalars = SCALARS.into_iter().chain([Scalar::F16, Scalar::BF16]);
+    for s in scalars.clone() {
         v.push((scalar_tag(s), Ty::Scalar(s)));
     }
     v.push((REC, Ty::Record(ANY_RECORD)));
     for &(_, s, l) in &crate::types::VECTORS {
         v.push((vector_tag(s, l), Ty::Vector(s, l)));
     }
-    let elems = SCALARS
-        .iter()
-        .filter(|&&s| s != Scalar::Usize)
-        .map(|&s| Elem::Scalar(s))
+    let elems = scalars
+        .filter(|&s| s != Scalar::Usize)
+        .map(Elem::Scalar)
         .chain([Elem::Record(ANY_RECORD)])
         .chain(
             crate::types::VECTORS

@@ -61,9 +61,37 @@ fn bound(s: Scalar, name: &str) -> Option<(Const, Scalar)> {
             "NAN" => f64::NAN,
             _ => return None,
         }),
+        (Scalar::F16 | Scalar::BF16, n) => return half_const(s, n),
         _ => return None,
     };
     Some((c, s))
+}
+
+/// The associated constants of the `half` crate's `f16` and `bf16` (their bits; the values are
+/// checked against the crate by `tests/half_floats.rs`).
+fn half_const(s: Scalar, name: &str) -> Option<(Const, Scalar)> {
+    // (name, f16 bits, bf16 bits)
+    const TABLE: [(&str, u16, u16); 13] = [
+        ("ZERO", 0x0000, 0x0000),
+        ("NEG_ZERO", 0x8000, 0x8000),
+        ("ONE", 0x3c00, 0x3f80),
+        ("NEG_ONE", 0xbc00, 0xbf80),
+        ("MAX", 0x7bff, 0x7f7f),
+        ("MIN", 0xfbff, 0xff7f),
+        ("EPSILON", 0x1400, 0x3c00),
+        ("MIN_POSITIVE", 0x0400, 0x0080),
+        ("MIN_POSITIVE_SUBNORMAL", 0x0001, 0x0001),
+        ("MAX_SUBNORMAL", 0x03ff, 0x007f),
+        ("INFINITY", 0x7c00, 0x7f80),
+        ("NEG_INFINITY", 0xfc00, 0xff80),
+        ("NAN", 0x7e00, 0x7fc0),
+    ];
+    let &(_, h, b) = TABLE.iter().find(|(n, ..)| *n == name)?;
+    Some(if s == Scalar::F16 {
+        (Const::F16(h), s)
+    } else {
+        (Const::BF16(b), s)
+    })
 }
 
 /// The `f64` value of a `std::f64::consts` name (narrowed to `f32` by the caller: the nearest

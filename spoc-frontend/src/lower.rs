@@ -99,6 +99,9 @@ pub enum Deferred {
     },
     /// `value as to`: `bool` targets, and `bool` to float, are errors.
     Cast { from: Ty, to: Scalar, span: Loc },
+    /// An operation the 16-bit floats do not have (a shuffle, an atomic, `abs`): an error if
+    /// `ty` turns out `f16` or `bf16`; `advice` follows "`f16` …".
+    NotHalf { ty: Ty, span: Loc, advice: String },
     /// A `match` on an integer: its patterns' constants must fit the scrutinee's type, its
     /// ranges must not be empty, and its arms must cover every value (`lower_match.rs`).
     Match(crate::lower_match::MatchCheck),
@@ -214,6 +217,15 @@ pub fn lower_fn_noted(
     if is_kernel {
         let mut ok = true;
         for p in &params {
+            if let Ty::Scalar(h) = p.ty {
+                if h.is_half() {
+                    errs.at(
+                        p.span,
+                        format!("`{0}` kernel parameters are not supported yet (buffers `&[{0}]` are); pass an `f32` and convert it in the kernel: `let {1} = {0}::from_f32({1});`", h.name(), p.name),
+                    );
+                    ok = false;
+                }
+            }
             if let Ty::Record(r) = p.ty {
                 let name = tys.record_name(r).to_string();
                 errs.at(
@@ -379,10 +391,26 @@ impl Lowerer {
 
     /// Unifies, reporting a mismatch at `span` as `what: expected …, found …`.
     pub fn unify_at(&mut self, expected: Ty, found: Ty, span: Loc, what: &str) -> Lowered<()> {
+        let hint = self.half_literal_hint(expected, found);
         match self.tys.unify(expected, found) {
             Ok(()) => Ok(()),
-            Err(m) => Err(self.errs.at(span, format!("{what}: {m}"))),
+            Err(m) => Err(self.errs.at(span, format!("{what}: {m}{hint}"))),
         }
+    }
+
+    /// When one of `a`, `b` is `f16`/`bf16` and the other an unsuffixed literal's type, the
+    /// advice to make the 16-bit value with `from_f32` (Rust has no 16-bit float literals);
+    /// else `""`.
+    pub fn half_literal_hint(&self, a: Ty, b: Ty) -> String {
+        for (x, y) in [(a, b), (b, a)] {
+            if let (Ty::Scalar(h), Ty::Var(v)) = (self.tys.resolve(x), self.tys.resolve(y)) {
+                if h.is_half() && matches!(self.tys.kind_of(v), Kind::Float | Kind::Int) {
+                    let t = h.name();
+                    return format!("; `{t}` has no literals: write `{t}::from_f32(1.0)`");
+                }
+            }
+        }
+        String::new()
     }
 
     /// Requires `t` to be of `kind`, reporting `what` at `span` otherwise.

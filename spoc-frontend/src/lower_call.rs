@@ -172,6 +172,10 @@ impl Lowerer {
         {
             return self.vector_ctor(c, &name, lane, lanes, pre);
         }
+        // `f16::from_f32(x)`, `bf16::from_f32(x)`: the conversion into a 16-bit float.
+        if let Some(h) = half_path(path) {
+            return self.half_ctor(h, &name, c, span, pre);
+        }
         // `f32::sqrt(x)`, `f64::max(a, b)`: math through the type's path.
         if path.segments.len() == 2 {
             let ty = Scalar::from_name(&path.segments[0].ident.to_string());
@@ -360,6 +364,22 @@ impl Lowerer {
             self.sequence([&mut recv], &rhs, rpre, pre);
             return self.binary_op(op, recv, rhs, span);
         }
+        if method == "to_f32" {
+            if !m.args.is_empty() {
+                return Err(self.errs.spanned(&m.args, "`.to_f32()` takes no arguments"));
+            }
+            let what = "`.to_f32()` converts an `f16` or a `bf16`; for other types write `as f32`";
+            self.constrain_at(recv.ty, Kind::AnyFloat, recv.span, what)?;
+            match self.tys.resolve(recv.ty) {
+                Ty::Scalar(s) if s.is_half() => {}
+                _ => return Err(self.errs.at(recv.span, what)),
+            }
+            let kind = spoc_ir::ExprKind::Cast {
+                value: Box::new(recv.e),
+                to: spoc_ir::ScalarType::F32,
+            };
+            return Ok(self.mk(kind, Ty::Scalar(Scalar::F32), span));
+        }
         let Some(f) = MathFn::from_name(&method) else {
             let msg = match method.as_str() {
                 "len" => "`.len()` is only defined on buffers and arrays".to_string(),
@@ -397,7 +417,23 @@ impl Lowerer {
                 ),
             ));
         }
-        let (kind, what) = if f.allows_integers() {
+        // The 16-bit floats have the methods the `half` crate gives them (`min`, `max`): a
+        // kernel body is also Rust. Others compute in `f32` and convert back.
+        let rest = if f.arity() == 1 { "" } else { ".." };
+        let half_advice = format!("`.{name}()` is not defined on `{{T}}` (the `half` crate has no `{{T}}::{name}`): compute in `f32` and convert back, `{{T}}::from_f32(x.to_f32().{name}({rest}))`");
+        if let Ty::Scalar(h) = self.tys.resolve(recv.ty) {
+            if h.is_half() && !matches!(f, MathFn::Min | MathFn::Max) {
+                return Err(self.errs.at(span, half_advice.replace("{T}", h.name())));
+            }
+        }
+        let (kind, what) = if matches!(f, MathFn::Min | MathFn::Max) {
+            (Kind::Numeric, "needs a number")
+        } else if f.allows_integers() {
+            self.deferred.push(crate::lower::Deferred::NotHalf {
+                ty: recv.ty,
+                span,
+                advice: half_advice,
+            });
             (Kind::Numeric, "needs a number")
         } else {
             (Kind::Float, "is defined on `f32` and `f64` only")
@@ -431,6 +467,59 @@ impl Lowerer {
             ty,
             span,
         ))
+    }
+}
+
+/// `f16` or `bf16` when `path` is `f16::name` / `bf16::name` (the prelude's re-exports of the
+/// `half` crate's types, or `half::f16::name`).
+fn half_path(path: &syn::Path) -> Option<Scalar> {
+    let n = path.segments.len();
+    if n < 2 {
+        return None;
+    }
+    let prefix_ok = path.segments.iter().take(n - 2).all(|s| {
+        let s = s.ident.to_string();
+        s == "half" || s == "spoc" || s == "prelude"
+    });
+    let ty = Scalar::from_name(&path.segments[n - 2].ident.to_string())?;
+    (prefix_ok && ty.is_half()).then_some(ty)
+}
+
+impl Lowerer {
+    /// `f16::from_f32(x)` / `bf16::from_f32(x)`: `x` an `f32`, rounded to nearest, ties to even
+    /// (NaN stays NaN, overflow is infinity).
+    fn half_ctor(
+        &mut self,
+        h: Scalar,
+        name: &str,
+        c: &syn::ExprCall,
+        span: Loc,
+        pre: &mut Block,
+    ) -> Lowered<TExpr> {
+        let t = h.name();
+        if name != "from_f32" {
+            return Err(self.errs.spanned(
+                c,
+                format!("`{t}::{name}` is not supported in kernels; {} is made with `{t}::from_f32(x)` from an `f32` (an `f64` or an integer: `{t}::from_f32(x as f32)`)", h.a_name()),
+            ));
+        }
+        let [arg] = c.args.iter().collect::<Vec<_>>()[..] else {
+            return Err(self
+                .errs
+                .spanned(c, format!("`{t}::from_f32` takes 1 argument, an `f32`")));
+        };
+        let v = self.scalar(arg, pre)?;
+        self.unify_at(
+            Ty::Scalar(Scalar::F32),
+            v.ty,
+            v.span,
+            &format!("mismatched types: `{t}::from_f32` takes an `f32` (convert with `as f32`)"),
+        )?;
+        let kind = spoc_ir::ExprKind::Cast {
+            value: Box::new(v.e),
+            to: h.ir(),
+        };
+        Ok(self.mk(kind, Ty::Scalar(h), span))
     }
 }
 

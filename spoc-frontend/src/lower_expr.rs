@@ -456,11 +456,17 @@ impl Lowerer {
             )?;
             l.ty
         } else {
+            let hint = self.half_literal_hint(l.ty, r.ty);
             if self.tys.unify(l.ty, r.ty).is_err() {
                 let (a, b) = (self.tys.show(l.ty), self.tys.show(r.ty));
+                let advice = if hint.is_empty() {
+                    "; convert one with `as`".to_string()
+                } else {
+                    hint
+                };
                 return Err(self.errs.at(
                     span,
-                    format!("mismatched types: `{sym}` needs operands of one type, found {a} and {b}; convert one with `as`"),
+                    format!("mismatched types: `{sym}` needs operands of one type, found {a} and {b}{advice}"),
                 ));
             }
             let is_record = match self.tys.resolve(l.ty) {
@@ -602,6 +608,25 @@ impl Lowerer {
         let v = self.scalar(&c.expr, pre);
         let to = crate::sig::scalar_type(&c.ty, &mut self.errs);
         let (v, to) = (v?, to?);
+        if to.is_half() {
+            return Err(self.errs.spanned(
+                c,
+                format!("`as` cannot convert to `{0}` (Rust's `as` is for primitive types, and `{0}` is the `half` crate's): write `{0}::from_f32(x)`", to.name()),
+            ));
+        }
+        if let Ty::Scalar(h) = self.tys.resolve(v.ty) {
+            if h.is_half() {
+                let via = if to == Scalar::F32 {
+                    String::new()
+                } else {
+                    format!(" as {}", to.name())
+                };
+                return Err(self.errs.spanned(
+                    c,
+                    format!("`as` cannot convert {} (Rust's `as` is for primitive types, and `{}` is the `half` crate's): write `x.to_f32(){via}`", h.a_name(), h.name()),
+                ));
+            }
+        }
         self.deferred.push(Deferred::Cast {
             from: v.ty,
             to,

@@ -168,6 +168,11 @@ impl Lowerer {
             v.span,
             &format!("`{name}` moves numbers (`i32`, `u32`, `i64`, `u64`, `usize`, `f32`, `f64`)"),
         )?;
+        self.deferred.push(crate::lower::Deferred::NotHalf {
+            ty: v.ty,
+            span: v.span,
+            advice: format!("`{name}` moves `i32`, `u32`, `i64`, `u64`, `usize`, `f32` and `f64` values, not `{{T}}`; shuffle its `f32` value (`.to_f32()`) and convert back"),
+        });
         self.unify_at(
             Ty::USIZE,
             lane.ty,

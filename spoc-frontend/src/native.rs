@@ -26,7 +26,7 @@
 //! back (so two threads writing different fields of one element race, unlike on a GPU).
 //!
 //! Every generator returns `None` for IR the Native backend cannot run yet (variants, vectors,
-//! `f16` arithmetic); the kernel then has no native entry point and the runtime refuses to launch
+//! a `bf16` cast from another type than `f32`); the kernel then has no native entry point and the runtime refuses to launch
 //! it natively, rather than running wrong code.
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
@@ -106,7 +106,8 @@ pub struct Native<'a> {
     pub uses_simt: Cell<bool>,
 }
 
-/// The Rust name of a scalar type; `None` for `f16` (storage only, not yet native).
+/// The Rust name of a scalar type (`half::f16`/`half::bf16` through `spoc::__private` for the
+/// 16-bit floats).
 pub fn rust_scalar(s: ScalarType) -> Option<TokenStream> {
     Some(match s {
         ScalarType::Bool => quote!(bool),
@@ -116,7 +117,36 @@ pub fn rust_scalar(s: ScalarType) -> Option<TokenStream> {
         ScalarType::U64 => quote!(u64),
         ScalarType::F32 => quote!(f32),
         ScalarType::F64 => quote!(f64),
-        ScalarType::F16 => return None,
+        ScalarType::F16 => quote!(::spoc::__private::f16),
+        ScalarType::BF16 => quote!(::spoc::__private::bf16),
+    })
+}
+
+/// `v as to` where one side is `f16` or `bf16`, with the Interpreter's semantics (the `half`
+/// crate's conversions, which round to nearest, ties to even): through `f32` or `f64`, whose
+/// conversions to and from the 16-bit floats are the `half` crate's `from_f32`/`from_f64`/
+/// `to_f32`/`to_f64`. `None` for a `bf16` cast whose other side is not `f32` (the validator
+/// refuses it).
+fn half_cast(v: TokenStream, from: ScalarType, to: ScalarType) -> Option<TokenStream> {
+    use ScalarType::*;
+    let (f16, bf16) = (
+        quote!(::spoc::__private::f16),
+        quote!(::spoc::__private::bf16),
+    );
+    Some(match (from, to) {
+        (a, b) if a == b => v,
+        (BF16, F32) => quote!((#v).to_f32()),
+        (F32, BF16) => quote!(#bf16::from_f32(#v)),
+        (BF16, _) | (_, BF16) => return None,
+        (F16, F32) => quote!((#v).to_f32()),
+        (F16, F64) => quote!((#v).to_f64()),
+        (F16, t) => {
+            let t = rust_scalar(t)?;
+            quote!((((#v).to_f32()) as #t))
+        }
+        (F32, F16) => quote!(#f16::from_f32(#v)),
+        (_, F16) => quote!(#f16::from_f64((#v) as f64)),
+        _ => return None,
     })
 }
 
@@ -293,7 +323,8 @@ pub fn constant(c: Const) -> TokenStream {
             let l = Literal::u64_suffixed(v);
             quote!(#l)
         }
-        Const::F16(bits) => quote!(#bits),
+        Const::F16(bits) => quote!(::spoc::__private::f16::from_bits(#bits)),
+        Const::BF16(bits) => quote!(::spoc::__private::bf16::from_bits(#bits)),
         Const::F32(bits) => match f32::from_bits(bits) {
             v if v.is_finite() => signed(v.is_sign_negative(), Literal::f32_suffixed(v.abs())),
             _ => quote!(f32::from_bits(#bits)),
@@ -782,7 +813,10 @@ impl<'a> Native<'a> {
                 if generic_path(&value.ty).is_none() {
                     rust_scalar(value.ty.as_scalar()?)?;
                 }
-                quote!(((#v) as #t))
+                match (value.ty.as_scalar(), *to) {
+                    (Some(from), to) if from.is_half() || to.is_half() => half_cast(v, from, to)?,
+                    _ => quote!(((#v) as #t)),
+                }
             }
             ExprKind::Call { func, args } => {
                 let (module, span) = self.helpers.get(func)?;

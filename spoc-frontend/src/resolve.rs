@@ -76,6 +76,8 @@ impl Lowerer {
             .collect();
         if errs.is_empty() {
             crate::lower_range::mark_unrolled(&mut body, &self.unroll_loops, &mut errs);
+            // `f16`/`bf16` arithmetic becomes `f32` arithmetic between conversions.
+            spoc_ir::half::widen_block(&mut body);
         }
         if !errs.is_empty() {
             return Err(errs);
@@ -351,11 +353,24 @@ impl Lowerer {
                     }
                 }
                 Deferred::Match(m) => self.check_match(&m),
+                Deferred::NotHalf { ty, span, advice } => {
+                    if let Ty::Scalar(s) = self.tys.resolve(ty) {
+                        if s.is_half() {
+                            let advice = advice.replace("{T}", s.name());
+                            self.errs.at(span, advice);
+                        }
+                    }
+                }
                 Deferred::Cast { from, to, span } => {
                     let Ty::Scalar(from) = self.tys.resolve(from) else {
                         continue;
                     };
-                    if to == Scalar::Bool && from != Scalar::Bool {
+                    if from.is_half() {
+                        self.errs.at(
+                            span,
+                            format!("`as` cannot convert {} (Rust's `as` is for primitive types): write `x.to_f32()`", from.a_name()),
+                        );
+                    } else if to == Scalar::Bool && from != Scalar::Bool {
                         self.errs.at(
                             span,
                             format!(
@@ -516,7 +531,9 @@ pub fn literal_const(digits: &str, negated: bool, s: Scalar) -> Result<Const, St
         Scalar::I64 => Const::I64(signed(i64::MAX as u128)? as i64),
         Scalar::U32 | Scalar::Usize => Const::U32(unsigned(u32::MAX as u128)? as u32),
         Scalar::U64 => Const::U64(unsigned(u64::MAX as u128)? as u64),
-        Scalar::Bool | Scalar::F32 | Scalar::F64 => return Err(out_of_range()),
+        Scalar::Bool | Scalar::F32 | Scalar::F64 | Scalar::F16 | Scalar::BF16 => {
+            return Err(out_of_range())
+        }
     })
 }
 

@@ -12,7 +12,7 @@ pub struct ParamSig {
     pub span: crate::errors::Loc,
 }
 
-const SCALARS: &str = "`bool`, `i32`, `i64`, `u32`, `u64`, `usize`, `f32` and `f64`";
+const SCALARS: &str = "`bool`, `i32`, `i64`, `u32`, `u64`, `usize`, `f32`, `f64`, `f16` and `bf16`";
 
 /// Parses a scalar type (`f32`, `usize`, …).
 pub fn scalar_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Scalar> {
@@ -29,7 +29,6 @@ pub fn scalar_type(ty: &syn::Type, errs: &mut Errors) -> Lowered<Scalar> {
                     }
                     Some("u128" | "i128") => " (128-bit integers are not supported)".to_string(),
                     Some("isize") => " (use `i32` or `i64`; `usize` is the 32-bit index type)".to_string(),
-                    Some("f16") => " (`f16` is not supported in kernel code yet)".to_string(),
                     Some("char" | "str" | "String") => {
                         " (kernels compute on numbers and `bool`s)".to_string()
                     }

@@ -29,6 +29,11 @@ pub enum Scalar {
     Usize,
     F32,
     F64,
+    /// `f16` (`half::f16`, re-exported by `spoc::prelude`): storage in the IR, arithmetic in
+    /// `f32` rounded once (`spoc_ir::half`).
+    F16,
+    /// `bf16` (`half::bf16`, re-exported by `spoc::prelude`), as `F16`.
+    BF16,
 }
 
 impl Scalar {
@@ -43,6 +48,8 @@ impl Scalar {
             "usize" => Scalar::Usize,
             "f32" => Scalar::F32,
             "f64" => Scalar::F64,
+            "f16" => Scalar::F16,
+            "bf16" => Scalar::BF16,
             _ => return None,
         })
     }
@@ -58,6 +65,8 @@ impl Scalar {
             Scalar::Usize => "usize",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::F16 => "f16",
+            Scalar::BF16 => "bf16",
         }
     }
 
@@ -71,6 +80,8 @@ impl Scalar {
             Scalar::U64 => ScalarType::U64,
             Scalar::F32 => ScalarType::F32,
             Scalar::F64 => ScalarType::F64,
+            Scalar::F16 => ScalarType::F16,
+            Scalar::BF16 => ScalarType::BF16,
         }
     }
 
@@ -81,8 +92,22 @@ impl Scalar {
         )
     }
 
+    /// `f32` and `f64`: the types a float literal may take (not the 16-bit floats, which
+    /// have no literals in Rust: `f16::from_f32(0.5)`).
     pub fn is_float(self) -> bool {
         matches!(self, Scalar::F32 | Scalar::F64)
+    }
+
+    /// The name in backquotes after its article, as messages write it: "an `f16`", "a `bf16`".
+    pub fn a_name(self) -> String {
+        let n = self.name();
+        let an = n.starts_with(['i', 'u', 'f']) && n != "usize";
+        format!("{} `{n}`", if an { "an" } else { "a" })
+    }
+
+    /// `f16` and `bf16`.
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::BF16)
     }
 
     pub fn is_unsigned(self) -> bool {
@@ -103,6 +128,8 @@ pub enum Kind {
     Int,
     /// A float type (an unsuffixed float literal).
     Float,
+    /// A float type or a 16-bit float (`min`, `max` and the operators take both).
+    AnyFloat,
     /// A record type (a value whose fields are read, `b.pos` in `b.pos.x`).
     Record,
 }
@@ -115,6 +142,7 @@ impl Kind {
             Kind::IntOrBool => s.is_int() || s == Scalar::Bool,
             Kind::Int => s.is_int(),
             Kind::Float => s.is_float(),
+            Kind::AnyFloat => s.is_float() || s.is_half(),
             Kind::Record => false,
         }
     }
@@ -127,6 +155,8 @@ impl Kind {
             (a, b) if a == b => a,
             (Numeric, Int) | (Int, Numeric) => Int,
             (Numeric, Float) | (Float, Numeric) => Float,
+            (AnyFloat, Float) | (Float, AnyFloat) => Float,
+            (AnyFloat, Numeric) | (Numeric, AnyFloat) => AnyFloat,
             (IntOrBool, Int) | (Int, IntOrBool) => Int,
             (Numeric, IntOrBool) | (IntOrBool, Numeric) => Int,
             _ => return None,
@@ -141,6 +171,7 @@ impl Kind {
             Kind::IntOrBool => "an integer or `bool`",
             Kind::Int => "an integer",
             Kind::Float => "a float",
+            Kind::AnyFloat => "a float (`f16`, `bf16`, `f32` or `f64`)",
             Kind::Record => "a record",
         }
     }

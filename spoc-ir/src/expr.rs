@@ -25,6 +25,8 @@ pub enum Const {
     U64(u64),
     /// IEEE-754 binary16 bits.
     F16(u16),
+    /// bfloat16 bits (the upper 16 bits of the binary32 it rounds).
+    BF16(u16),
     /// IEEE-754 binary32 bits; see [`Const::f32`].
     F32(u32),
     /// IEEE-754 binary64 bits; see [`Const::f64`].
@@ -60,6 +62,7 @@ impl Const {
             Const::U32(_) => ScalarType::U32,
             Const::U64(_) => ScalarType::U64,
             Const::F16(_) => ScalarType::F16,
+            Const::BF16(_) => ScalarType::BF16,
             Const::F32(_) => ScalarType::F32,
             Const::F64(_) => ScalarType::F64,
         }

@@ -15,6 +15,7 @@
 pub mod affine;
 mod error;
 mod expr;
+pub mod half;
 mod hash;
 mod intrinsic;
 mod kernel;

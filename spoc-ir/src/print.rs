@@ -162,6 +162,7 @@ impl<'a> Printer<'a> {
             Const::U32(v) => write!(out, "{v}u32"),
             Const::U64(v) => write!(out, "{v}u64"),
             Const::F16(bits) => write!(out, "f16::from_bits(0x{bits:04x})"),
+            Const::BF16(bits) => write!(out, "bf16::from_bits(0x{bits:04x})"),
             Const::F32(bits) => {
                 let v = f32::from_bits(bits);
                 if v.is_nan() {

@@ -233,7 +233,7 @@ pub fn literal(digits: &str, s: ScalarType) -> Option<Const> {
             let v = if neg { -v } else { v };
             v.is_finite().then(|| Const::f64(v))
         }
-        ScalarType::Bool | ScalarType::F16 => None,
+        ScalarType::Bool | ScalarType::F16 | ScalarType::BF16 => None,
         _ => {
             let m: u128 = mag.parse().ok()?;
             let v: i128 = if neg {

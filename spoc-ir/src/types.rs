@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A scalar type. `F16` is a storage-only type: it can be loaded, stored and cast, not computed on.
+/// A scalar type. `F16` and `BF16` are storage-only types in the IR: they can be loaded, stored,
+/// passed and cast, not computed on. The kernel language's arithmetic on them is lowered by the
+/// front end to `f32` arithmetic between conversions ([`crate::half::widen_block`]).
 ///
 /// The kernel language's `usize` is lowered to [`ScalarType::U32`]: indices and lengths are 32-bit
 /// unsigned, as CUDA's `threadIdx`/`blockDim` are.
@@ -19,8 +21,11 @@ pub enum ScalarType {
     U32,
     /// `u64`: 64-bit unsigned integer.
     U64,
-    /// IEEE-754 binary16, storage only (2 bytes).
+    /// IEEE-754 binary16, storage only (2 bytes): 1 sign, 5 exponent, 10 fraction bits.
     F16,
+    /// bfloat16, storage only (2 bytes): 1 sign, 8 exponent, 7 fraction bits, the upper half
+    /// of an IEEE-754 binary32 (`half::bf16` on the host).
+    BF16,
     /// IEEE-754 binary32 (`f32`).
     F32,
     /// IEEE-754 binary64 (`f64`).
@@ -29,13 +34,14 @@ pub enum ScalarType {
 
 impl ScalarType {
     /// All scalar types, in declaration order.
-    pub const ALL: [ScalarType; 8] = [
+    pub const ALL: [ScalarType; 9] = [
         ScalarType::Bool,
         ScalarType::I32,
         ScalarType::I64,
         ScalarType::U32,
         ScalarType::U64,
         ScalarType::F16,
+        ScalarType::BF16,
         ScalarType::F32,
         ScalarType::F64,
     ];
@@ -44,7 +50,7 @@ impl ScalarType {
     pub fn size_bytes(self) -> usize {
         match self {
             ScalarType::Bool => 1,
-            ScalarType::F16 => 2,
+            ScalarType::F16 | ScalarType::BF16 => 2,
             ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
             ScalarType::I64 | ScalarType::U64 | ScalarType::F64 => 8,
         }
@@ -74,9 +80,17 @@ impl ScalarType {
         matches!(self, ScalarType::I32 | ScalarType::I64)
     }
 
-    /// True for `f16`, `f32` and `f64`.
+    /// True for `f16`, `bf16`, `f32` and `f64`.
     pub fn is_float(self) -> bool {
-        matches!(self, ScalarType::F16 | ScalarType::F32 | ScalarType::F64)
+        matches!(
+            self,
+            ScalarType::F16 | ScalarType::BF16 | ScalarType::F32 | ScalarType::F64
+        )
+    }
+
+    /// True for the 16-bit storage-only float types `f16` and `bf16`.
+    pub fn is_half(self) -> bool {
+        matches!(self, ScalarType::F16 | ScalarType::BF16)
     }
 
     /// True for types arithmetic is defined on (integers, `f32`, `f64`; not `bool`, not `f16`).
@@ -93,6 +107,7 @@ impl ScalarType {
             ScalarType::U32 => "u32",
             ScalarType::U64 => "u64",
             ScalarType::F16 => "f16",
+            ScalarType::BF16 => "bf16",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
         }
@@ -252,6 +267,8 @@ impl Type {
     pub const U64: Type = Type::Scalar(ScalarType::U64);
     /// The storage-only scalar type `f16`.
     pub const F16: Type = Type::Scalar(ScalarType::F16);
+    /// `bf16` (storage only).
+    pub const BF16: Type = Type::Scalar(ScalarType::BF16);
     /// The scalar type `f32`.
     pub const F32: Type = Type::Scalar(ScalarType::F32);
     /// The scalar type `f64`.

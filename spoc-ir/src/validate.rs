@@ -27,7 +27,8 @@
 //!
 //! **Expressions.** Every `Expr::ty` is the type its node yields, by the typing rules documented on
 //! [`crate::ExprKind`], [`crate::BinOp`], [`crate::Intrinsic`] and [`crate::MathFn`]; in particular
-//! `f16` is storage-only (it may be loaded, stored, passed and cast, nothing else), a
+//! `f16` and `bf16` are storage-only (they may be loaded, stored, passed and cast, nothing else;
+//! a cast to or from `bf16` has `f32` on its other side), a
 //! `match` expression is exhaustive, a helper call passes a `global`/`shared` array of the right
 //! element type (a fixed-length array may go to a parameter without length), and a read-only buffer
 //! is never passed where `&mut [T]` is expected nor used as an atomic's target.

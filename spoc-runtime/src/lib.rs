@@ -70,6 +70,9 @@ pub use dims::{dims1d, dims2d, dims3d, Dims};
 pub use error::{DimKind, Error, LaunchProblem, Result};
 pub use executor::{Backend, Executor};
 pub use generic::{Float, Int, Number};
+/// The 16-bit float types buffers hold and kernels compute on: the `half` crate's IEEE-754
+/// binary16 [`f16`](struct@f16) and bfloat16 [`bf16`].
+pub use half::{bf16, f16};
 pub use intrinsics::IntrinsicRegistry;
 pub use kernel_def::KernelDef;
 pub use launch::{

@@ -74,6 +74,7 @@ impl Body<'_, '_> {
             ScalarType::U32 => Const::U32(0),
             ScalarType::U64 => Const::U64(0),
             ScalarType::F16 => Const::F16(0),
+            ScalarType::BF16 => Const::BF16(0),
             ScalarType::F32 => Const::F32(0),
             ScalarType::F64 => Const::F64(0),
         })

@@ -200,7 +200,7 @@ impl<'k> Ctx<'k> {
             Const::I64(v) => neg(format!("{v}{}", if cl { "L" } else { "LL" })),
             Const::U32(v) => (format!("{v}u"), true),
             Const::U64(v) => (format!("{v}{}", if cl { "ul" } else { "ull" }), true),
-            Const::F16(bits) => (
+            Const::F16(bits) | Const::BF16(bits) => (
                 format!(
                     "(({})0x{bits:04x}u)",
                     self.d.scalar(ScalarType::F16, Storage::Value)

@@ -53,11 +53,11 @@ impl Dialect {
             (Dialect::OpenCl, I64) => "long",
             (Dialect::OpenCl, U32) => "uint",
             (Dialect::OpenCl, U64) => "ulong",
-            (Dialect::OpenCl, F16) => "ushort",
+            (Dialect::OpenCl, F16 | BF16) => "ushort",
             (_, I64) => "long long",
             (_, U32) => "unsigned int",
             (_, U64) => "unsigned long long",
-            (_, F16) => "unsigned short",
+            (_, F16 | BF16) => "unsigned short",
         }
     }
 

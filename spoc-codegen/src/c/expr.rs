@@ -481,6 +481,16 @@ impl Body<'_, '_> {
             )
         };
         Ok(match (from, to) {
+            // bf16 is bits, the upper half of an f32: widening is a shift, narrowing one
+            // rounding (the validator admits f32 as the other side only).
+            (BF16, _) => {
+                let f = prelude::bf16_to_f32(self.ctx);
+                call_code(&f, &[v])
+            }
+            (_, BF16) => {
+                let f = prelude::f32_to_bf16(self.ctx);
+                call_code(&f, &[v])
+            }
             // f16 is bits: convert through f32 (exact) or round once into f16.
             (F16, F32) => {
                 let f = prelude::f16_to_f32(self.ctx);

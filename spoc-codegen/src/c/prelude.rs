@@ -297,6 +297,43 @@ pub(crate) fn float_to_int(ctx: &mut Ctx, from: ScalarType, to: ScalarType) -> S
     name
 }
 
+/// `bf16` bits to `f32` (exact: the bits are the upper half of the `f32`'s).
+pub(crate) fn bf16_to_f32(ctx: &mut Ctx) -> String {
+    let name = "spoc_bf16_to_f32".to_string();
+    ctx.helper(&name, |d| {
+        let (u32t, u16t) = (t(d, ScalarType::U32), t(d, ScalarType::BF16));
+        format!(
+            "{q} inline float {name}({u16t} h) {{\n    \
+             return {fb}(({u32t})h << 16);\n}}\n",
+            q = d.device_fn(),
+            fb = d.f32_from_bits()
+        )
+    });
+    name
+}
+
+/// `f32` to `bf16` bits, rounding to nearest, ties to even, on the bits: adding `0x7fff` plus
+/// the lowest kept bit carries into the kept half exactly when the dropped half is above the
+/// halfway point, or at it with an odd kept half; a finite value that rounds past the largest
+/// `bf16` carries into the exponent and gives infinity. A NaN stays a NaN (quiet, with its top
+/// payload bits), as the `half` crate's `bf16::from_f32` does.
+pub(crate) fn f32_to_bf16(ctx: &mut Ctx) -> String {
+    let name = "spoc_f32_to_bf16".to_string();
+    ctx.helper(&name, |d| {
+        let (u32t, u16t) = (t(d, ScalarType::U32), t(d, ScalarType::BF16));
+        format!(
+            "{q} inline {u16t} {name}(float f) {{\n    \
+             {u32t} x = {bits}(f);\n    \
+             if ((x & 0x7fffffffu) > 0x7f800000u) return ({u16t})((x >> 16) | 0x40u);\n    \
+             x += 0x7fffu + ((x >> 16) & 1u);\n    \
+             return ({u16t})(x >> 16);\n}}\n",
+            q = d.device_fn(),
+            bits = d.f32_bits()
+        )
+    });
+    name
+}
+
 /// `f16` bits to `f32` (exact).
 pub(crate) fn f16_to_f32(ctx: &mut Ctx) -> String {
     let name = "spoc_f16_to_f32".to_string();

@@ -208,6 +208,7 @@ impl Fb<'_, '_> {
             Const::I64(v) => self.lit(Literal::I64(v)),
             Const::U64(v) => self.lit(Literal::U64(v)),
             Const::F32(bits) => self.f32_bits(bits),
+            Const::BF16(_) => unreachable!("`check_scalar` refuses `bf16`"),
             Const::F16(bits) => {
                 let v = self.f32_bits(f16_to_f32(bits).to_bits());
                 self.emit_as(v, ScalarKind::Float, Some(2))
@@ -861,7 +862,7 @@ impl Fb<'_, '_> {
                 Const::I64(v) => v == 0,
                 Const::U32(v) => v == 0,
                 Const::U64(v) => v == 0,
-                Const::F16(v) => v == 0,
+                Const::F16(v) | Const::BF16(v) => v == 0,
                 Const::F32(v) => v == 0,
                 Const::F64(v) => v == 0,
             },

@@ -142,6 +142,8 @@ pub(super) fn scalar(s: ScalarType) -> Scalar {
         ScalarType::U32 => Scalar::U32,
         ScalarType::U64 => Scalar::U64,
         ScalarType::F16 => Scalar::F16,
+        // Refused by `check_scalar` before any type is made; the bits, were it not.
+        ScalarType::BF16 => Scalar::U32,
         ScalarType::F32 => Scalar::F32,
         ScalarType::F64 => Scalar::F64,
     }
@@ -173,6 +175,11 @@ impl Gen<'_> {
                 "`f16` values",
                 "16-bit floats (shaderFloat16 + storageBuffer16BitAccess)",
             ),
+            // naga has no 16-bit integer type to hold bfloat16 bits in, and no bfloat16 type.
+            ScalarType::BF16 => Err(self.unsupported(
+                "`bf16` values",
+                "bfloat16 storage, which naga's IR cannot express (no 16-bit integer or bfloat16 type)",
+            )),
             _ => Ok(()),
         }
     }

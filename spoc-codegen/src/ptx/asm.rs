@@ -68,7 +68,7 @@ impl Class {
     pub(crate) fn of(t: ScalarType) -> Class {
         match t {
             ScalarType::Bool => Class::Pred,
-            ScalarType::F16 => Class::B16,
+            ScalarType::F16 | ScalarType::BF16 => Class::B16,
             ScalarType::I32 | ScalarType::U32 => Class::B32,
             ScalarType::I64 | ScalarType::U64 => Class::B64,
             ScalarType::F32 => Class::F32,
@@ -369,6 +369,7 @@ pub(crate) fn ptx_type(t: ScalarType) -> &'static str {
         ScalarType::U32 => ".u32",
         ScalarType::U64 => ".u64",
         ScalarType::F16 => ".f16",
+        ScalarType::BF16 => ".bf16",
         ScalarType::F32 => ".f32",
         ScalarType::F64 => ".f64",
     }

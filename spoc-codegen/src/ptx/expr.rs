@@ -750,11 +750,7 @@ impl<'k> Gen<'k, '_> {
             let ty = super::asm::ptx_type(s)
                 .replace(".s", ".b")
                 .replace(".u", ".b");
-            let ty = if s == ScalarType::F16 {
-                ".b16".to_string()
-            } else {
-                ty
-            };
+            let ty = if s.is_half() { ".b16".to_string() } else { ty };
             let r = self.a.tmp(cl);
             self.a.ins(format!("selp{ty} {r}, {a}, {b}, {p}"));
             return Ok(Val::Scalar(r, s));
@@ -902,7 +898,7 @@ pub(crate) fn mem_type(t: ScalarType) -> &'static str {
         ScalarType::U32 => ".u32",
         ScalarType::I64 => ".s64",
         ScalarType::U64 => ".u64",
-        ScalarType::F16 => ".b16",
+        ScalarType::F16 | ScalarType::BF16 => ".b16",
         ScalarType::F32 => ".f32",
         ScalarType::F64 => ".f64",
     }

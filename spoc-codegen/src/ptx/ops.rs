@@ -14,7 +14,7 @@ pub(crate) fn const_opd(c: Const) -> Opd {
         Const::U32(v) => b32_imm(v as i64),
         Const::I64(v) => b64_imm(v as i128),
         Const::U64(v) => b64_imm(v as i128),
-        Const::F16(b) => Opd::imm(format!("0x{b:04X}"), Class::B16),
+        Const::F16(b) | Const::BF16(b) => Opd::imm(format!("0x{b:04X}"), Class::B16),
         Const::F32(b) => f32_imm(b),
         Const::F64(b) => f64_imm(b),
     }
@@ -66,7 +66,7 @@ pub(crate) fn fold_cast(c: Const, to: ScalarType) -> Option<Const> {
         Const::U64(v) => conv!(v),
         Const::F32(b) => conv!(f32::from_bits(b)),
         Const::F64(b) => conv!(f64::from_bits(b)),
-        Const::F16(_) => return None,
+        Const::F16(_) | Const::BF16(_) => return None,
     })
 }
 
@@ -287,6 +287,41 @@ impl Gen<'_, '_> {
         p
     }
 
+    /// `bf16` bits to `f32`: the bits are the upper half of the `f32`'s, so the conversion is
+    /// exact and is a shift (`cvt.f32.bf16` would need sm_90).
+    fn bf16_to_f32(&mut self, v: &Opd) -> Opd {
+        let w = self.a.un("cvt.u32.u16", Class::B32, v);
+        let s = self
+            .a
+            .bin("shl.b32", Class::B32, &w, &Opd::imm("16", Class::B32));
+        self.a.un("mov.b32", Class::F32, &s)
+    }
+
+    /// `f32` to `bf16` bits, rounding to nearest, ties to even; overflow gives infinity, a NaN
+    /// stays a NaN. sm_80 and newer have the instruction (`cvt.rn.bf16.f32`, PTX ISA 7.0,
+    /// §9.7.9.21); older targets get the same rounding on the bits: `x + 0x7fff + lsb`, whose
+    /// carry into the upper half is the round-up, with NaN forced quiet (`| 0x40`, as the
+    /// `half` crate's `bf16::from_f32` does).
+    fn f32_to_bf16(&mut self, v: &Opd) -> Opd {
+        if self.cx.sm >= 80 {
+            return self.a.un("cvt.rn.bf16.f32", Class::B16, v);
+        }
+        let x = self.a.un("mov.b32", Class::B32, v);
+        let imm = |s: &str| Opd::imm(s, Class::B32);
+        let mag = self.a.bin("and.b32", Class::B32, &x, &imm("0x7FFFFFFF"));
+        let nan = self.a.tmp(Class::Pred);
+        self.a
+            .ins(format!("setp.gt.u32 {nan}, {mag}, {}", imm("0x7F800000")));
+        let hi = self.a.bin("shr.u32", Class::B32, &x, &imm("16"));
+        let lsb = self.a.bin("and.b32", Class::B32, &hi, &imm("1"));
+        let up = self.a.bin("add.u32", Class::B32, &x, &imm("0x7FFF"));
+        let up = self.a.bin("add.u32", Class::B32, &up, &lsb);
+        let rounded = self.a.bin("shr.u32", Class::B32, &up, &imm("16"));
+        let quiet = self.a.bin("or.b32", Class::B32, &hi, &imm("0x40"));
+        let r = self.a.tri("selp.b32", Class::B32, &quiet, &rounded, &nan);
+        self.a.un("cvt.u16.u32", Class::B16, &r)
+    }
+
     /// `v as to` (Rust's `as`): integers truncate or extend, floats to integers round toward
     /// zero and saturate (`cvt.rzi` saturates; NaN is forced to 0 with a `setp.nan`/`selp`,
     /// since PTX gives `1 << (bits-1)` for some NaN conversions), integers to floats round to
@@ -298,6 +333,14 @@ impl Gen<'_, '_> {
         }
         let v = self.a.reg(v);
         let tc = Class::of(to);
+        if from == BF16 || to == BF16 {
+            // The validator admits `f32` as the other side only.
+            return Ok(if from == BF16 {
+                self.bf16_to_f32(&v)
+            } else {
+                self.f32_to_bf16(&v)
+            });
+        }
         Ok(match (from, to) {
             (Bool, _) if to.is_integer() => {
                 let d = self.a.tmp(tc);

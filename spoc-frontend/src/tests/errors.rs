@@ -144,6 +144,47 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "8- and 16-bit integers are not supported",
     ),
     ("fn k(y: i16) {}", "the scalar types are `bool`, `i32`"),
+    (
+        "fn k(x: &[f32], y: &mut [f16]) { y[0] = x[0] as f16; }",
+        "`as` cannot convert to `f16` (Rust's `as` is for primitive types, and `f16` is the `half` crate's): write `f16::from_f32(x)`",
+    ),
+    (
+        "fn k(x: &[bf16], y: &mut [i32]) { y[0] = x[0] as i32; }",
+        "`as` cannot convert a `bf16` (Rust's `as` is for primitive types, and `bf16` is the `half` crate's): write `x.to_f32() as i32`",
+    ),
+    (
+        "fn k(y: &mut [f16]) { y[0] = y[0] * 2.0; }",
+        "found `f16` and float; `f16` has no literals: write `f16::from_f32(1.0)`",
+    ),
+    (
+        "fn k(y: &mut [f16]) { y[0] = y[0].exp(); }",
+        "`.exp()` is not defined on `f16` (the `half` crate has no `f16::exp`): compute in `f32` and convert back, `f16::from_f32(x.to_f32().exp())`",
+    ),
+    (
+        "fn k(y: &mut [bf16]) { y[0] = y[0].abs(); }",
+        "`.abs()` is not defined on `bf16`",
+    ),
+    (
+        "fn k(y: &mut [f16]) { y[0] = shuffle_xor(y[0], 1); }",
+        "`shuffle_xor` moves `i32`, `u32`, `i64`, `u64`, `usize`, `f32` and `f64` values, not `f16`",
+    ),
+    (
+        "fn k(y: &mut [f16]) { atomic_add(&mut y[0], y[1]); }",
+        "`atomic_add` works on elements of type",
+    ),
+    (
+        "fn k(y: &mut [f16]) { y[0] = f16::from_f64(1.0); }",
+        "`f16::from_f64` is not supported in kernels; an `f16` is made with `f16::from_f32(x)`",
+    ),
+    (
+        "fn k(y: &mut [f16]) { y[0] = f16::from_f32(1.0f64); }",
+        "`f16::from_f32` takes an `f32`",
+    ),
+    (
+        "fn k(y: &mut [f32]) { y[0] = y[0].to_f32(); }",
+        "`.to_f32()` converts an `f16` or a `bf16`",
+    ),
+    ("fn k(h: f16, y: &mut [f16]) {}", "`f16` kernel parameters are not supported yet"),
     ("fn k(y: isize) {}", "use `i32` or `i64`"),
     (
         "fn k(y: Point) {}",

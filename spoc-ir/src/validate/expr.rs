@@ -8,8 +8,10 @@ use crate::{
     UnOp,
 };
 
-const F16_NOTE: &str =
-    "`f16` is a storage-only type: cast it to `f32` (`as f32`) before computing with it";
+/// Why an operator on `f16`/`bf16` is refused (`{}` is the type).
+fn half_note(t: ScalarType) -> String {
+    format!("`{t}` is a storage-only type in the IR: cast it to `f32` (`as f32`) before computing with it (the front end lowers `{t}` arithmetic so)")
+}
 
 impl<'k> Body<'k> {
     /// Checks that `e` is well-typed: its children first, then the node, whose `ty` must be what
@@ -54,8 +56,8 @@ impl<'k> Body<'k> {
                 self.expr(operand)?;
                 let t = operand.ty.as_scalar();
                 let ok = match (op, t) {
-                    (_, Some(ScalarType::F16)) => {
-                        return Err(self.fail(format!("`{}`: {F16_NOTE}", self.show(e))))
+                    (_, Some(h)) if h.is_half() => {
+                        return Err(self.fail(format!("`{}`: {}", self.show(e), half_note(h))))
                     }
                     (UnOp::Neg, Some(t)) => t.is_arithmetic(),
                     (UnOp::Not, Some(t)) => t.is_integer() || t == ScalarType::Bool,
@@ -98,6 +100,21 @@ impl<'k> Body<'k> {
                     return Err(self.fail(format!(
                         "`{}` casts a `{from}` to `bool`, which Rust does not allow (compare \
                          with `!= 0` instead)",
+                        self.show(e)
+                    )));
+                }
+                let bf16 = ScalarType::BF16;
+                if (from == bf16 || *to == bf16)
+                    && !matches!(
+                        (from, *to),
+                        (ScalarType::F32, _)
+                            | (_, ScalarType::F32)
+                            | (ScalarType::BF16, ScalarType::BF16)
+                    )
+                {
+                    return Err(self.fail(format!(
+                        "`{}` casts a `{from}` to `{to}`: `bf16` converts to and from `f32` only \
+                         (go through `f32`)",
                         self.show(e)
                     )));
                 }
@@ -302,8 +319,12 @@ impl<'k> Body<'k> {
         let sym = op.symbol();
         let shown = self.show(e);
         let int = |t: &Type| t.as_scalar().filter(|s| s.is_integer());
-        if lt.as_scalar() == Some(ScalarType::F16) || rt.as_scalar() == Some(ScalarType::F16) {
-            return Err(self.fail(format!("`{shown}`: {F16_NOTE}")));
+        if let Some(h) = [lt, rt]
+            .iter()
+            .filter_map(|t| t.as_scalar())
+            .find(|s| s.is_half())
+        {
+            return Err(self.fail(format!("`{shown}`: {}", half_note(h))));
         }
         if op.is_shift() {
             if int(lt).is_none() || int(rt).is_none() {
@@ -393,8 +414,8 @@ impl<'k> Body<'k> {
                 self.arity(e, args, m.arity())?;
                 let first = &args[0].ty;
                 let ok = match first.as_scalar() {
-                    Some(ScalarType::F16) => {
-                        return Err(self.fail(format!("`{shown}`: {F16_NOTE}")))
+                    Some(h) if h.is_half() => {
+                        return Err(self.fail(format!("`{shown}`: {}", half_note(h))))
                     }
                     Some(ScalarType::F32 | ScalarType::F64) => true,
                     Some(t) if t.is_integer() => m.allows_integers(),
@@ -481,8 +502,8 @@ impl<'k> Body<'k> {
                 self.arity(e, args, 2)?;
                 let v = &args[0].ty;
                 match v.as_scalar() {
-                    Some(ScalarType::F16) => {
-                        return Err(self.fail(format!("`{shown}`: {F16_NOTE}")))
+                    Some(h) if h.is_half() => {
+                        return Err(self.fail(format!("`{shown}`: {}", half_note(h))))
                     }
                     Some(t) if t.is_arithmetic() => {}
                     _ => {

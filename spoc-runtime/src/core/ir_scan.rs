@@ -53,7 +53,7 @@ pub(crate) fn scalar_type_id(s: ScalarType) -> Option<std::any::TypeId> {
         ScalarType::F32 => TypeId::of::<f32>(),
         ScalarType::F64 => TypeId::of::<f64>(),
         // Storage-only half floats: any 2-byte type (u16 bits, a `half::f16`) is accepted.
-        ScalarType::F16 => return None,
+        ScalarType::F16 | ScalarType::BF16 => return None,
     })
 }
 

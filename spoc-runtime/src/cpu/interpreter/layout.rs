@@ -169,6 +169,7 @@ pub(crate) unsafe fn load_scalar(s: ScalarType, p: *mut u8) -> Value {
     match s {
         ScalarType::Bool => Value::Bool(AtomicU8::from_ptr(p).load(Relaxed) != 0),
         ScalarType::F16 => Value::F16(AtomicU16::from_ptr(p.cast()).load(Relaxed)),
+        ScalarType::BF16 => Value::BF16(AtomicU16::from_ptr(p.cast()).load(Relaxed)),
         ScalarType::I32 => Value::I32(AtomicU32::from_ptr(p.cast()).load(Relaxed) as i32),
         ScalarType::U32 => Value::U32(AtomicU32::from_ptr(p.cast()).load(Relaxed)),
         ScalarType::F32 => Value::F32(f32::from_bits(AtomicU32::from_ptr(p.cast()).load(Relaxed))),
@@ -186,7 +187,9 @@ pub(crate) unsafe fn load_scalar(s: ScalarType, p: *mut u8) -> Value {
 pub(crate) unsafe fn store_scalar(s: ScalarType, p: *mut u8, v: &Value) -> Result<(), Fault> {
     match (s, v) {
         (ScalarType::Bool, Value::Bool(b)) => AtomicU8::from_ptr(p).store(*b as u8, Relaxed),
-        (ScalarType::F16, Value::F16(x)) => AtomicU16::from_ptr(p.cast()).store(*x, Relaxed),
+        (ScalarType::F16, Value::F16(x)) | (ScalarType::BF16, Value::BF16(x)) => {
+            AtomicU16::from_ptr(p.cast()).store(*x, Relaxed)
+        }
         (ScalarType::I32, Value::I32(x)) => AtomicU32::from_ptr(p.cast()).store(*x as u32, Relaxed),
         (ScalarType::U32, Value::U32(x)) => AtomicU32::from_ptr(p.cast()).store(*x, Relaxed),
         (ScalarType::F32, Value::F32(x)) => {

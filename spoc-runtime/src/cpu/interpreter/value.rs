@@ -17,6 +17,8 @@ pub(crate) enum Value {
     U64(u64),
     /// An `f16` (storage only), as its IEEE-754 binary16 bits.
     F16(u16),
+    /// A `bf16` (storage only), as its bits.
+    BF16(u16),
     F32(f32),
     F64(f64),
     /// A global buffer, by its index in the launch's buffer table.
@@ -50,6 +52,7 @@ impl Value {
             Const::U32(v) => Value::U32(v),
             Const::U64(v) => Value::U64(v),
             Const::F16(bits) => Value::F16(bits),
+            Const::BF16(bits) => Value::BF16(bits),
             Const::F32(bits) => Value::F32(f32::from_bits(bits)),
             Const::F64(bits) => Value::F64(f64::from_bits(bits)),
         }
@@ -65,6 +68,7 @@ impl Value {
             Value::U32(_) => "u32",
             Value::U64(_) => "u64",
             Value::F16(_) => "f16",
+            Value::BF16(_) => "bf16",
             Value::F32(_) => "f32",
             Value::F64(_) => "f64",
             Value::Buffer(_) => "buffer",
@@ -182,6 +186,7 @@ impl Value {
             ScalarType::Bool => Value::Bool(v != 0),
             // Callers only pass integer types; keep a total function anyway.
             ScalarType::F16 => Value::F16(f16::from_f64(v as f64).to_bits()),
+            ScalarType::BF16 => Value::BF16(half::bf16::from_f32(v as f32).to_bits()),
             ScalarType::F32 => Value::F32(v as f32),
             ScalarType::F64 => Value::F64(v as f64),
         }
@@ -360,6 +365,8 @@ pub(crate) fn cast(v: Value, to: ScalarType) -> Result<Value, Fault> {
                 ScalarType::F64 => Value::F64($x as f64),
                 // `as f64` is exact for every integer that does not overflow f16 anyway.
                 ScalarType::F16 => Value::F16(f16::from_f64($x as f64).to_bits()),
+                // The validator admits `f32` as the other side of a `bf16` cast only.
+                ScalarType::BF16 => return Err(bad_cast(&v, to)),
                 ScalarType::Bool => return Err(bad_cast(&v, to)),
             }
         };
@@ -371,11 +378,19 @@ pub(crate) fn cast(v: Value, to: ScalarType) -> Result<Value, Fault> {
         Value::U64(x) => num!(x),
         Value::F32(x) => match to {
             ScalarType::F16 => Value::F16(f16::from_f32(x).to_bits()),
+            // Round to nearest, ties to even; NaN stays NaN, overflow is infinity.
+            ScalarType::BF16 => Value::BF16(half::bf16::from_f32(x).to_bits()),
             _ => num!(x),
         },
         Value::F64(x) => match to {
             ScalarType::F16 => Value::F16(f16::from_f64(x).to_bits()),
             _ => num!(x),
+        },
+        Value::BF16(bits) => match to {
+            ScalarType::BF16 => Value::BF16(bits),
+            // Exact: the bits are the upper half of the f32's.
+            ScalarType::F32 => Value::F32(half::bf16::from_bits(bits).to_f32()),
+            _ => return Err(bad_cast(&v, to)),
         },
         Value::F16(bits) => {
             if to == ScalarType::F16 {
