@@ -237,3 +237,67 @@ fn unrolled_register_tiles_match_the_host() {
     });
     assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
 }
+
+/// An outer product into a `TM x TN` register tile indexed by `m * TN + j`, both loops
+/// unrolled: `y[t * TM * TN + m * TN + j] = a[t * TM + m] * b[j]`.
+#[kernel(instances((2, 3)))]
+fn outer_tile<const TM: usize, const TN: usize>(a: &[f32], b: &[f32], y: &mut [f32]) {
+    let t = global_id_x();
+    if (t + 1) * TM * TN <= y.len() {
+        let mut acc = [0.0f32; TM * TN];
+        for m in unroll(0..TM) {
+            for j in unroll(0..TN) {
+                acc[m * TN + j] = acc[m * TN + j] + a[t * TM + m] * b[j];
+            }
+        }
+        for k in unroll(0..TM * TN) {
+            y[t * TM * TN + k] = acc[k];
+        }
+    }
+}
+
+#[test]
+fn unrolled_copies_fold_their_constant_indexes() {
+    // Once `m` and `j` are constants, `m * TN + j` is folded while the copies are made: every
+    // access of the tile has a literal index (what lets the PTX prepass keep it in registers,
+    // and keeps the unrolled IR of a large tile small).
+    let ir = outer_tile::<2, 3>.ir().unwrap();
+    let unrolled = spoc::ir::unroll::unrolled(ir).expect("marked loops");
+    spoc::ir::validate(&unrolled).expect("the unrolled kernel is valid");
+    let mut tile_indexes = Vec::new();
+    spoc::ir::visit::for_each_expr(&unrolled.body, &mut |e| {
+        if let spoc::ir::ExprKind::Index { array, index } = &e.kind {
+            if matches!(
+                array.ty,
+                spoc::ir::Type::Array {
+                    space: spoc::ir::MemSpace::Local,
+                    ..
+                }
+            ) {
+                tile_indexes.push(match index.kind {
+                    spoc::ir::ExprKind::Const(c) => Some(c),
+                    _ => None,
+                });
+            }
+        }
+    });
+    // The reads of the product loop, then of the write-out loop.
+    let want: Vec<_> = (0..12u32)
+        .map(|k| Some(spoc::ir::Const::U32(k % 6)))
+        .collect();
+    assert_eq!(tile_indexes, want, "{unrolled}");
+    let ran = run("outer_tile", |dev| {
+        let threads = 37;
+        let a: Vec<f32> = (0..threads * 2).map(|i| i as f32 * 0.5 - 7.0).collect();
+        let b = [1.5f32, -2.0, 0.25];
+        let (ab, bb) = (dev.upload(&a)?, dev.upload(&b)?);
+        let mut y = dev.alloc::<f32>(threads * 6)?;
+        outer_tile::<2, 3>.launch(dev, dims1d(2), dims1d(32), (&ab, &bb, &mut y))?;
+        let want: Vec<f32> = (0..threads * 6)
+            .map(|i| a[(i / 6) * 2 + (i % 6) / 3] * b[i % 3])
+            .collect();
+        assert_eq!(y.to_vec()?, want, "{dev}");
+        Ok(dev.framework.to_string())
+    });
+    assert!(ran.iter().any(|f| f == "Native") && ran.iter().any(|f| f == "Interpreter"));
+}

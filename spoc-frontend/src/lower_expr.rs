@@ -772,7 +772,7 @@ const SPILL_DEPTH: u32 = 24;
 
 /// True if `e` nests deeper than `n` levels (looking no deeper than that).
 fn deeper_than(e: &Expr, n: u32) -> bool {
-    n == 0 || children(e).into_iter().any(|c| deeper_than(c, n - 1))
+    n == 0 || children(e).any(|c| deeper_than(c, n - 1))
 }
 
 /// True if evaluating `e` can change memory: it calls a helper (which may write buffers) or is
@@ -785,5 +785,5 @@ pub(crate) fn has_effects(e: &Expr) -> bool {
                 intrinsic: Intrinsic::Atomic(_),
                 ..
             }
-    ) || children(e).into_iter().any(has_effects)
+    ) || children(e).any(has_effects)
 }

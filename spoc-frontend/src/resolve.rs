@@ -106,7 +106,9 @@ impl Lowerer {
             Ty::Var(v) => generic
                 .get(&v)
                 .and_then(|p| FieldPath::parse(p))
-                .map_or(Type::Unit, |p| Type::Pending(PendingType::Field(p))),
+                .map_or(Type::Unit, |p| {
+                    Type::Pending(PendingType::Field(Box::new(p)))
+                }),
             Ty::Array {
                 elem, space, len, ..
             } => Type::Array {
@@ -462,8 +464,8 @@ impl Resolver<'_> {
         Some(Expr {
             kind: ExprKind::Const(Const::U64(0)),
             ty: Type::Pending(PendingType::FieldLiteral {
-                digits: format!("{sign}{}", lit.digits),
-                field,
+                digits: format!("{sign}{}", lit.digits).into(),
+                field: Box::new(field),
             }),
         })
     }

@@ -189,7 +189,16 @@ impl Replace<'_> {
 
 impl VisitMut for Replace<'_> {
     fn visit_block_mut(&mut self, b: &mut Block) {
+        let declares = |s: &Stmt| matches!(&s.kind, StmtKind::Let { var, init: Some(_) } if self.elements.contains_key(var));
+        if !b.iter().any(declares) {
+            // Nothing to split: rewritten in place (rebuilding would move the whole tree).
+            for s in b.iter_mut() {
+                self.visit_stmt_mut(s);
+            }
+            return;
+        }
         let old = std::mem::take(b);
+        b.reserve(old.len());
         for mut s in old {
             // `let a = [v; n];` becomes `let a_0 = v; … let a_{n-1} = v;` in the same scope.
             if let StmtKind::Let {

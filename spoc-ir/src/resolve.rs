@@ -309,7 +309,7 @@ mod tests {
             kind: ExprKind::Const(Const::U64(0)),
             ty: Type::Pending(PendingType::FieldLiteral {
                 digits: d.into(),
-                field: path(p),
+                field: Box::new(path(p)),
             }),
         };
         let mut f = Function {
@@ -320,7 +320,7 @@ mod tests {
                 ty: b.clone(),
                 mutable: false,
             }],
-            ret: Type::Pending(PendingType::Field(path("B.pos"))),
+            ret: Type::Pending(PendingType::Field(Box::new(path("B.pos")))),
             vars: vec![
                 VarDecl {
                     name: "b".into(),
@@ -330,7 +330,7 @@ mod tests {
                 },
                 VarDecl {
                     name: "t".into(),
-                    ty: Type::Pending(PendingType::Field(path("B.pos.y"))),
+                    ty: Type::Pending(PendingType::Field(Box::new(path("B.pos.y")))),
                     mutable: false,
                     kind: VarKind::Local,
                 },
@@ -360,7 +360,7 @@ mod tests {
         assert_eq!(fields[1], Expr::constant(Const::f32(2.0)));
 
         let mut bad = f.clone();
-        bad.ret = Type::Pending(PendingType::Field(path("B.vel")));
+        bad.ret = Type::Pending(PendingType::Field(Box::new(path("B.vel"))));
         let e = resolve_function(&mut bad, &defs()).unwrap_err();
         assert!(e.to_string().contains("no field `vel`"), "{e}");
     }

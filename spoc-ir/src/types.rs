@@ -226,16 +226,17 @@ impl fmt::Display for FieldPath {
 /// front end, during type inference.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PendingType {
-    /// The type of the field at this path.
-    Field(FieldPath),
+    /// The type of the field at this path (boxed, like the literal's parts: a [`Type`] is in
+    /// every IR expression, and this keeps it at 32 bytes).
+    Field(Box<FieldPath>),
     /// The type of a literal constant written where the field at `field` is expected
     /// (`q.x += 1.0`); set on an [`crate::ExprKind::Const`] whose constant is a placeholder,
     /// replaced by the constant `digits` of the field's scalar type.
     FieldLiteral {
         /// The literal in base 10, with a leading `-` if negative (`"-1.5"`, `"3"`).
-        digits: String,
+        digits: Box<str>,
         /// The field whose type the literal takes.
-        field: FieldPath,
+        field: Box<FieldPath>,
     },
     /// Type variable `N` of the front end's inference.
     Var(u32),

@@ -99,16 +99,10 @@ pub fn trip_count(f: &ForLoop) -> Result<u64, String> {
 
 /// Unrolls the marked loops of `b` (inner ones first), adding the copies' variables to `vars`.
 fn block(b: &mut Block, vars: &mut Vec<VarDecl>) {
-    let old = std::mem::take(b);
-    for mut s in old {
+    for s in b.iter_mut() {
         nested_blocks(&mut s.kind, &mut |inner| block(inner, vars));
-        let copies = marked(&s).and_then(|f| copies(f, vars));
-        match copies {
-            Some(copies) => b.push(Stmt {
-                kind: StmtKind::Block(copies),
-                loc: s.loc,
-            }),
-            None => b.push(s),
+        if let Some(copies) = marked(s).and_then(|f| copies(f, vars)) {
+            s.kind = StmtKind::Block(copies);
         }
     }
 }
@@ -141,7 +135,7 @@ fn copies(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Option<Block> {
         return None;
     };
     let (start, end, step) = (fold(&f.start)?, fold(&f.end)?, fold(&f.step)?);
-    let mut out = Block::new();
+    let mut out = Block::with_capacity(trip as usize);
     for n in 0..i128::from(trip) {
         let v = match f.dir {
             ForDir::Up => start + n * step,
@@ -312,6 +306,10 @@ impl VisitMut for Fresh<'_> {
             self.rename(v);
         }
         walk_expr_mut(self, e);
+        // The copies are full of constant arithmetic once the loop variable is a constant
+        // (`acc[m * TN + j]`): folded here, the copies that an enclosing unrolled loop makes of
+        // this one are that much smaller.
+        fold_node(e);
     }
 
     fn visit_pattern_mut(&mut self, p: &mut Pattern) {
@@ -403,13 +401,16 @@ pub fn auto_unroll(k: &mut Kernel, opts: &AutoUnroll) -> bool {
 /// [`auto_unrolled`] on one block; whether anything changed.
 fn auto_block(b: &mut Block, vars: &mut Vec<VarDecl>, opts: &AutoUnroll) -> bool {
     let mut changed = false;
-    let old = std::mem::take(b);
-    for mut s in old {
+    // In place, one statement at a time: a replacement is one statement too, and rebuilding
+    // every block would move the whole (large, once unrolled) tree in memory.
+    for i in 0..b.len() {
+        let (before, rest) = b.split_at_mut(i);
+        let s = &mut rest[0];
         nested_blocks(&mut s.kind, &mut |inner| {
             changed |= auto_block(inner, vars, opts)
         });
         let replacement = match &s.kind {
-            StmtKind::While { cond, body } => counted_while(b.last(), cond, body, vars)
+            StmtKind::While { cond, body } => counted_while(before.last(), cond, body, vars)
                 .filter(|w| {
                     (w.values.len() as u64) <= opts.full_max_trip
                         && w.values.len().saturating_mul(cost(body)) <= opts.full_max_cost
@@ -431,15 +432,9 @@ fn auto_block(b: &mut Block, vars: &mut Vec<VarDecl>, opts: &AutoUnroll) -> bool
             }
             _ => None,
         };
-        match replacement {
-            Some(r) => {
-                changed = true;
-                b.push(Stmt {
-                    kind: StmtKind::Block(r),
-                    loc: s.loc,
-                });
-            }
-            None => b.push(s),
+        if let Some(r) = replacement {
+            changed = true;
+            s.kind = StmtKind::Block(r);
         }
     }
     changed
@@ -741,28 +736,7 @@ fn fold_constants(kernel: &mut Kernel) -> bool {
     impl VisitMut for Fold {
         fn visit_expr_mut(&mut self, e: &mut Expr) {
             walk_expr_mut(self, e);
-            let Type::Scalar(ty) = e.ty else { return };
-            let value = match &e.kind {
-                ExprKind::Binary { op, lhs, rhs }
-                    if matches!(lhs.kind, ExprKind::Const(_))
-                        && matches!(rhs.kind, ExprKind::Const(_)) =>
-                {
-                    match op {
-                        BinOp::Rem => fold(lhs)
-                            .zip(fold(rhs))
-                            .zip(bits(&e.ty))
-                            .and_then(|((l, r), width)| checked_op(BinOp::Rem, l, r, width))
-                            .filter(|&v| fits(&e.ty, v)),
-                        _ => fold(e),
-                    }
-                }
-                ExprKind::Cast { value, .. } if matches!(value.kind, ExprKind::Const(_)) => fold(e),
-                _ => None,
-            };
-            if let Some(c) = value.and_then(|v| constant(ty, v)) {
-                *e = c;
-                self.0 = true;
-            }
+            self.0 |= fold_node(e);
         }
     }
     let mut f = Fold(false);
@@ -771,4 +745,34 @@ fn fold_constants(kernel: &mut Kernel) -> bool {
         f.visit_block_mut(&mut func.body);
     }
     f.0
+}
+
+/// Replaces `e` by its value when it is an integer `+ - * / % << >>` of two constants or a cast
+/// of a constant, and that value neither wraps nor changes under the cast ([`fold`]; `%` with a
+/// non-zero divisor); whether it did. Its operands are not looked into: callers fold bottom-up.
+fn fold_node(e: &mut Expr) -> bool {
+    let Type::Scalar(ty) = e.ty else { return false };
+    let value = match &e.kind {
+        ExprKind::Binary { op, lhs, rhs }
+            if matches!(lhs.kind, ExprKind::Const(_)) && matches!(rhs.kind, ExprKind::Const(_)) =>
+        {
+            match op {
+                BinOp::Rem => fold(lhs)
+                    .zip(fold(rhs))
+                    .zip(bits(&e.ty))
+                    .and_then(|((l, r), width)| checked_op(BinOp::Rem, l, r, width))
+                    .filter(|&v| fits(&e.ty, v)),
+                _ => fold(e),
+            }
+        }
+        ExprKind::Cast { value, .. } if matches!(value.kind, ExprKind::Const(_)) => fold(e),
+        _ => None,
+    };
+    match value.and_then(|v| constant(ty, v)) {
+        Some(c) => {
+            *e = c;
+            true
+        }
+        None => false,
+    }
 }

@@ -140,24 +140,61 @@ pub fn walk_expr<'ir, V: Visit<'ir> + ?Sized>(v: &mut V, expr: &'ir Expr) {
 
 /// The direct sub-expressions of `e`, in evaluation order (a `match`'s scrutinee, then each
 /// arm's value).
-pub fn children(e: &Expr) -> Vec<&Expr> {
+pub fn children(e: &Expr) -> Children<'_> {
+    let mut c = Children {
+        fixed: [None; 3],
+        next: 0,
+        args: [].iter(),
+        arms: [].iter(),
+    };
     match &e.kind {
-        ExprKind::Const(_) | ExprKind::Var(_) => vec![],
-        ExprKind::Index { array, index } => vec![array, index],
-        ExprKind::Field { base, .. } | ExprKind::Unary { operand: base, .. } => vec![base],
-        ExprKind::Binary { lhs, rhs, .. } => vec![lhs, rhs],
+        ExprKind::Const(_) | ExprKind::Var(_) => {}
+        ExprKind::Index { array, index } => c.fixed = [Some(array), Some(index), None],
+        ExprKind::Field { base, .. } | ExprKind::Unary { operand: base, .. } => {
+            c.fixed[0] = Some(base)
+        }
+        ExprKind::Binary { lhs, rhs, .. } => c.fixed = [Some(lhs), Some(rhs), None],
         ExprKind::Intrinsic { args, .. }
         | ExprKind::Call { args, .. }
         | ExprKind::RecordLit { fields: args, .. }
         | ExprKind::VariantLit { payload: args, .. }
-        | ExprKind::VectorLit(args) => args.iter().collect(),
+        | ExprKind::VectorLit(args) => c.args = args.iter(),
         ExprKind::Cast { value, .. }
         | ExprKind::ArrayRepeat { value, .. }
-        | ExprKind::Len(value) => vec![value],
-        ExprKind::Select { cond, then, els } => vec![cond, then, els],
-        ExprKind::Match { scrutinee, arms } => std::iter::once(&**scrutinee)
-            .chain(arms.iter().map(|(_, a)| a))
-            .collect(),
+        | ExprKind::Len(value) => c.fixed[0] = Some(value),
+        ExprKind::Select { cond, then, els } => c.fixed = [Some(cond), Some(then), Some(els)],
+        ExprKind::Match { scrutinee, arms } => {
+            c.fixed[0] = Some(scrutinee);
+            c.arms = arms.iter();
+        }
+    }
+    c
+}
+
+/// The iterator [`children`] returns: up to three operands held inline, then an argument list
+/// or a `match`'s arms, so that walking an expression tree allocates nothing.
+#[derive(Clone, Debug)]
+pub struct Children<'a> {
+    fixed: [Option<&'a Expr>; 3],
+    next: usize,
+    args: std::slice::Iter<'a, Expr>,
+    arms: std::slice::Iter<'a, (Pattern, Expr)>,
+}
+
+impl<'a> Iterator for Children<'a> {
+    type Item = &'a Expr;
+
+    fn next(&mut self) -> Option<&'a Expr> {
+        while self.next < self.fixed.len() {
+            let c = self.fixed[self.next];
+            self.next += 1;
+            if c.is_some() {
+                return c;
+            }
+        }
+        self.args
+            .next()
+            .or_else(|| self.arms.next().map(|(_, a)| a))
     }
 }
 
@@ -293,7 +330,7 @@ pub fn for_each_expr_mut(block: &mut Block, f: &mut dyn FnMut(&mut Expr)) {
 
 /// True if `pred` holds for `e` or for an expression nested in it (stops at the first).
 pub fn any_expr(e: &Expr, pred: &mut dyn FnMut(&Expr) -> bool) -> bool {
-    pred(e) || children(e).into_iter().any(|c| any_expr(c, pred))
+    pred(e) || children(e).any(|c| any_expr(c, pred))
 }
 
 /// True if `pred` holds for some expression of `block` (nested statements and places included).

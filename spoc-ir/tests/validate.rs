@@ -1332,7 +1332,9 @@ fn error_display_names_the_kernel() {
 #[test]
 fn pending_types_are_rejected() {
     let mut k = support::saxpy();
-    k.vars[0].ty = Type::Pending(PendingType::Field(FieldPath::parse("P.x").unwrap()));
+    k.vars[0].ty = Type::Pending(PendingType::Field(Box::new(
+        FieldPath::parse("P.x").unwrap(),
+    )));
     k.params[0].ty = k.vars[0].ty.clone();
     let e = validate(&k).unwrap_err().to_string();
     assert!(e.contains("unresolved type `?field:P.x`"), "{e}");

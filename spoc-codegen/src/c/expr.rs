@@ -112,7 +112,13 @@ impl Body<'_, '_> {
     /// [`Body::operands`], where an operand paired with `true` is emitted in the unsigned type
     /// of its width ([`Body::in_unsigned`]).
     fn operands_as(&mut self, es: &[(&Expr, bool)]) -> R<Vec<Code>> {
-        let last_effect = es.iter().rposition(|(e, _)| self.effectful(e));
+        // Only an operand evaluated before another one's effect may need hoisting: a single
+        // operand never does (and most are single: skip the scan of its tree).
+        let last_effect = if es.len() > 1 {
+            es.iter().rposition(|(e, _)| self.effectful(e))
+        } else {
+            None
+        };
         let mut out = Vec::with_capacity(es.len());
         for (i, (e, unsigned)) in es.iter().enumerate() {
             let c = if *unsigned {

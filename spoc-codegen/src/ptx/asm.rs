@@ -203,11 +203,12 @@ impl Asm {
         name
     }
 
-    /// Emits one instruction (without the trailing `;`).
-    pub(crate) fn ins(&mut self, text: impl AsRef<str>) {
-        let mut s = "\t".repeat(self.depth + 1);
-        s.push_str(text.as_ref());
-        s.push(';');
+    /// Emits one instruction (without the trailing `;`): a `&str`, a `String` or, cheapest,
+    /// `format_args!(…)` (written straight into the line).
+    pub(crate) fn ins(&mut self, text: impl std::fmt::Display) {
+        let mut s = String::with_capacity(self.depth + 48);
+        s.extend(std::iter::repeat_n('\t', self.depth + 1));
+        let _ = write!(s, "{text};");
         self.lines.push(s);
     }
 
@@ -259,40 +260,40 @@ impl Asm {
 
     /// `bra l` (unconditional).
     pub(crate) fn bra(&mut self, l: &str) {
-        self.ins(format!("bra {l}"));
+        self.ins(format_args!("bra {l}"));
     }
 
     /// `@p bra l` (or `@!p bra l` when `when` is false).
     pub(crate) fn bra_if(&mut self, p: &Opd, when: bool, l: &str) {
         let bang = if when { "" } else { "!" };
-        self.ins(format!("@{bang}{p} bra {l}"));
+        self.ins(format_args!("@{bang}{p} bra {l}"));
     }
 
     /// `d = op a` into a fresh temporary of class `c`.
     pub(crate) fn un(&mut self, op: &str, c: Class, a: &Opd) -> Opd {
         let d = self.tmp(c);
-        self.ins(format!("{op} {d}, {a}"));
+        self.ins(format_args!("{op} {d}, {a}"));
         d
     }
 
     /// `d = op a, b` into a fresh temporary of class `c`.
     pub(crate) fn bin(&mut self, op: &str, c: Class, a: &Opd, b: &Opd) -> Opd {
         let d = self.tmp(c);
-        self.ins(format!("{op} {d}, {a}, {b}"));
+        self.ins(format_args!("{op} {d}, {a}, {b}"));
         d
     }
 
     /// `d = op a, b, c` into a fresh temporary of class `cl`.
     pub(crate) fn tri(&mut self, op: &str, cl: Class, a: &Opd, b: &Opd, c: &Opd) -> Opd {
         let d = self.tmp(cl);
-        self.ins(format!("{op} {d}, {a}, {b}, {c}"));
+        self.ins(format_args!("{op} {d}, {a}, {b}, {c}"));
         d
     }
 
     /// `mov` of `src` into the existing register `dst` (nothing if they are the same).
     pub(crate) fn mov_to(&mut self, dst: &Opd, src: &Opd) {
         if dst.text != src.text {
-            self.ins(format!("mov{} {dst}, {src}", mov_type(dst.class)));
+            self.ins(format_args!("mov{} {dst}, {src}", mov_type(dst.class)));
         }
     }
 

@@ -94,10 +94,11 @@ impl Gen<'_, '_> {
         ];
         for (k, (n, v)) in names.iter().zip(&values).enumerate() {
             let ty = if k == 0 { ".u64" } else { ".u32" };
-            self.a.ins(format!("st.param{ty} [fa_{n}], {v}"));
+            self.a.ins(format_args!("st.param{ty} [fa_{n}], {v}"));
         }
         let args: Vec<String> = names.iter().map(|n| format!("fa_{n}")).collect();
-        self.a.ins(format!("call {FUNC}, ({})", args.join(", ")));
+        self.a
+            .ins(format_args!("call {FUNC}, ({})", args.join(", ")));
         self.a.close();
         self.a.put(&skip);
     }

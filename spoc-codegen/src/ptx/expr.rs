@@ -168,7 +168,8 @@ impl<'k> Gen<'k, '_> {
             Len::DynShared => {
                 let size = self.cx.layout(&arr.elem)?.size.max(1);
                 let bytes = self.a.tmp(Class::B32);
-                self.a.ins(format!("mov.u32 {bytes}, %dynamic_smem_size"));
+                self.a
+                    .ins(format_args!("mov.u32 {bytes}, %dynamic_smem_size"));
                 Ok(self
                     .a
                     .bin("div.u32", Class::B32, &bytes, &b32_imm(size as i64)))
@@ -343,7 +344,7 @@ impl<'k> Gen<'k, '_> {
                     Base::Reg(r) => r.clone(),
                     Base::Sym(s) => {
                         let r = self.a.tmp(c);
-                        self.a.ins(format!("mov.{wide} {r}, {s}"));
+                        self.a.ins(format_args!("mov.{wide} {r}, {s}"));
                         r
                     }
                 };
@@ -382,7 +383,7 @@ impl<'k> Gen<'k, '_> {
         let len = self.a.reg(&len);
         let idx = self.a.reg(i);
         let ok = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.lt.u32 {ok}, {idx}, {len}"));
+        self.a.ins(format_args!("setp.lt.u32 {ok}, {idx}, {len}"));
         let ok = match outer {
             Some(g) => self.a.bin("and.pred", Class::Pred, &g, &ok),
             None => ok,
@@ -545,19 +546,20 @@ impl<'k> Gen<'k, '_> {
             ScalarType::Bool => {
                 let b = self.a.tmp(Class::B32);
                 if addr.guard.is_some() {
-                    self.a.ins(format!("mov.u32 {b}, 0"));
+                    self.a.ins(format_args!("mov.u32 {b}, 0"));
                 }
-                self.a.ins(format!("{at}{ld}.u8 {b}, {a}"));
+                self.a.ins(format_args!("{at}{ld}.u8 {b}, {a}"));
                 let p = self.a.tmp(Class::Pred);
-                self.a.ins(format!("setp.ne.u32 {p}, {b}, 0"));
+                self.a.ins(format_args!("setp.ne.u32 {p}, {b}, 0"));
                 p
             }
             _ => {
                 let d = self.a.tmp(Class::of(t));
                 if addr.guard.is_some() {
-                    self.a.ins(format!("mov.b{} {d}, 0", t.size_bytes() * 8));
+                    self.a
+                        .ins(format_args!("mov.b{} {d}, 0", t.size_bytes() * 8));
                 }
-                self.a.ins(format!("{at}{ld}{} {d}, {a}", mem_type(t)));
+                self.a.ins(format_args!("{at}{ld}{} {d}, {a}", mem_type(t)));
                 d
             }
         }
@@ -573,12 +575,12 @@ impl<'k> Gen<'k, '_> {
             ScalarType::Bool => {
                 let p = self.pred_reg(v);
                 let b = self.a.tmp(Class::B32);
-                self.a.ins(format!("selp.u32 {b}, 1, 0, {p}"));
-                self.a.ins(format!("{at}{st}.u8 {a}, {b}"));
+                self.a.ins(format_args!("selp.u32 {b}, 1, 0, {p}"));
+                self.a.ins(format_args!("{at}{st}.u8 {a}, {b}"));
             }
             _ => {
                 let v = self.a.reg(v);
-                self.a.ins(format!("{at}{st}{} {a}, {v}", mem_type(t)));
+                self.a.ins(format_args!("{at}{st}{} {a}, {v}", mem_type(t)));
             }
         }
     }
@@ -600,11 +602,11 @@ impl<'k> Gen<'k, '_> {
             let ds: Vec<Opd> = (0..k).map(|_| self.a.tmp(Class::of(t))).collect();
             if addr.guard.is_some() {
                 for d in &ds {
-                    self.a.ins(format!("mov.b{} {d}, 0", n * 8));
+                    self.a.ins(format_args!("mov.b{} {d}, 0", n * 8));
                 }
             }
             let a = addr.plus(c as u64 * n).operand();
-            self.a.ins(format!(
+            self.a.ins(format_args!(
                 "{at}{ld}.v{k}{} {}, {a}",
                 mem_type(t),
                 vector_operand(&ds)
@@ -632,7 +634,7 @@ impl<'k> Gen<'k, '_> {
         for (c, chunk) in ls.chunks(k).enumerate() {
             let vs: Vec<Opd> = chunk.iter().map(|o| self.a.reg(o)).collect();
             let a = addr.plus((c * k) as u64 * n).operand();
-            self.a.ins(format!(
+            self.a.ins(format_args!(
                 "{at}{st}.v{k}{} {a}, {}",
                 mem_type(t),
                 vector_operand(&vs)
@@ -752,7 +754,7 @@ impl<'k> Gen<'k, '_> {
                 .replace(".u", ".b");
             let ty = if s.is_half() { ".b16".to_string() } else { ty };
             let r = self.a.tmp(cl);
-            self.a.ins(format!("selp{ty} {r}, {a}, {b}, {p}"));
+            self.a.ins(format_args!("selp{ty} {r}, {a}, {b}, {p}"));
             return Ok(Val::Scalar(r, s));
         }
         if let Some(v) = self.guarded_load(e, c, t, f)? {

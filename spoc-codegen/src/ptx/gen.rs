@@ -381,10 +381,10 @@ impl<'k, 'c> Gen<'k, 'c> {
         self.a.mov_to(&i, &b32_imm(0));
         self.a.put(&head);
         let p = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.ge.u32 {p}, {i}, {n}"));
+        self.a.ins(format_args!("setp.ge.u32 {p}, {i}, {n}"));
         self.a.bra_if(&p, true, &end);
         body(self, &i)?;
-        self.a.ins(format!("add.s32 {i}, {i}, 1"));
+        self.a.ins(format_args!("add.s32 {i}, {i}, 1"));
         self.a.bra(&head);
         self.a.put(&end);
         Ok(())
@@ -632,7 +632,7 @@ impl<'k, 'c> Gen<'k, 'c> {
         // A step of 0 would loop forever (Rust panics): the body runs once (the largest step
         // ends the loop after one iteration), as on the other GPU targets; checked mode
         // records it.
-        self.a.ins(format!("setp.eq.u32 {p}, {st}, 0"));
+        self.a.ins(format_args!("setp.eq.u32 {p}, {st}, 0"));
         if self.fault.is_some() {
             let stepping = self.a.un("not.pred", Class::Pred, &p);
             self.fault_unless_plain(&stepping, crate::checked::FAULT_ZERO_STEP);
@@ -649,7 +649,8 @@ impl<'k, 'c> Gen<'k, 'c> {
         let cmp = if ty.is_signed() { "s" } else { "u" };
         let bits = if wide { 64 } else { 32 };
         let p = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.lt.{cmp}{bits} {p}, {s}, {e}"));
+        self.a
+            .ins(format_args!("setp.lt.{cmp}{bits} {p}, {s}, {e}"));
         self.a.bra_if(&p, false, &done);
         let v = self.declare_var(var)?;
         let Some(v) = v.opd().cloned() else {
@@ -660,7 +661,7 @@ impl<'k, 'c> Gen<'k, 'c> {
         };
         match dir {
             ForDir::Up => self.a.mov_to(&v, &s),
-            ForDir::Down => self.a.ins(format!("sub.s{bits} {v}, {e}, 1")),
+            ForDir::Down => self.a.ins(format_args!("sub.s{bits} {v}, {e}, 1")),
         }
         self.a.put(&head);
         self.frame_mut().loops.push((next.clone(), done.clone()));
@@ -672,16 +673,18 @@ impl<'k, 'c> Gen<'k, 'c> {
         let p = self.a.tmp(Class::Pred);
         match dir {
             ForDir::Up => {
-                self.a.ins(format!("sub.s{bits} {rem}, {e}, {v}"));
-                self.a.ins(format!("setp.le.u{bits} {p}, {rem}, {stw}"));
+                self.a.ins(format_args!("sub.s{bits} {rem}, {e}, {v}"));
+                self.a
+                    .ins(format_args!("setp.le.u{bits} {p}, {rem}, {stw}"));
                 self.a.bra_if(&p, true, &done);
-                self.a.ins(format!("add.s{bits} {v}, {v}, {stw}"));
+                self.a.ins(format_args!("add.s{bits} {v}, {v}, {stw}"));
             }
             ForDir::Down => {
-                self.a.ins(format!("sub.s{bits} {rem}, {v}, {s}"));
-                self.a.ins(format!("setp.lt.u{bits} {p}, {rem}, {stw}"));
+                self.a.ins(format_args!("sub.s{bits} {rem}, {v}, {s}"));
+                self.a
+                    .ins(format_args!("setp.lt.u{bits} {p}, {rem}, {stw}"));
                 self.a.bra_if(&p, true, &done);
-                self.a.ins(format!("sub.s{bits} {v}, {v}, {stw}"));
+                self.a.ins(format_args!("sub.s{bits} {v}, {v}, {stw}"));
             }
         }
         self.a.bra(&head);
@@ -701,7 +704,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             } => {
                 let (idx, tag, cases) = self.case_of(v, variant, case)?;
                 let p = self.a.tmp(Class::Pred);
-                self.a.ins(format!("setp.ne.u32 {p}, {tag}, {idx}"));
+                self.a.ins(format_args!("setp.ne.u32 {p}, {tag}, {idx}"));
                 self.a.bra_if(&p, true, fail);
                 let payload = cases.get(idx).cloned().flatten().unwrap_or_default();
                 for (b, pv) in bindings.iter().zip(payload) {
@@ -732,14 +735,14 @@ impl<'k, 'c> Gen<'k, 'c> {
             Pattern::Case { variant, case, .. } => {
                 let (idx, tag, _) = self.case_of(v, variant, case)?;
                 let p = self.a.tmp(Class::Pred);
-                self.a.ins(format!("setp.eq.u32 {p}, {tag}, {idx}"));
+                self.a.ins(format_args!("setp.eq.u32 {p}, {tag}, {idx}"));
                 self.a.bra_if(&p, true, ok);
             }
             Pattern::Int(c) => {
                 let (s, t) = self.int_scrutinee(v, ty)?;
                 let p = self.a.tmp(Class::Pred);
                 self.a
-                    .ins(format!("setp.eq{t} {p}, {s}, {}", const_text(*c)));
+                    .ins(format_args!("setp.eq{t} {p}, {s}, {}", const_text(*c)));
                 self.a.bra_if(&p, true, ok);
             }
             Pattern::Range(lo, hi) => {
@@ -747,10 +750,10 @@ impl<'k, 'c> Gen<'k, 'c> {
                 let p = self.a.tmp(Class::Pred);
                 let q = self.a.tmp(Class::Pred);
                 self.a
-                    .ins(format!("setp.ge{t} {p}, {s}, {}", const_text(*lo)));
+                    .ins(format_args!("setp.ge{t} {p}, {s}, {}", const_text(*lo)));
                 self.a
-                    .ins(format!("setp.le{t} {q}, {s}, {}", const_text(*hi)));
-                self.a.ins(format!("and.pred {p}, {p}, {q}"));
+                    .ins(format_args!("setp.le{t} {q}, {s}, {}", const_text(*hi)));
+                self.a.ins(format_args!("and.pred {p}, {p}, {q}"));
                 self.a.bra_if(&p, true, ok);
             }
         }

@@ -29,12 +29,12 @@ impl<'k> Gen<'k, '_> {
             }
             Intrinsic::WarpSize => {
                 let d = self.a.tmp(Class::B32);
-                self.a.ins(format!("mov.u32 {d}, WARP_SZ"));
+                self.a.ins(format_args!("mov.u32 {d}, WARP_SZ"));
                 u32v(d)
             }
             Intrinsic::LaneId => {
                 let d = self.a.tmp(Class::B32);
-                self.a.ins(format!("mov.u32 {d}, %laneid"));
+                self.a.ins(format_args!("mov.u32 {d}, %laneid"));
                 u32v(d)
             }
             Intrinsic::Math(m) => {
@@ -63,7 +63,8 @@ impl<'k> Gen<'k, '_> {
                 Ok(match i {
                     Intrinsic::Ballot => {
                         let d = self.a.tmp(Class::B32);
-                        self.a.ins(format!("vote.sync.ballot.b32 {d}, {p}, {mask}"));
+                        self.a
+                            .ins(format_args!("vote.sync.ballot.b32 {d}, {p}, {mask}"));
                         Val::Scalar(d, ScalarType::U32)
                     }
                     _ => {
@@ -74,7 +75,7 @@ impl<'k> Gen<'k, '_> {
                         };
                         let d = self.a.tmp(Class::Pred);
                         self.a
-                            .ins(format!("vote.sync.{mode}.pred {d}, {p}, {mask}"));
+                            .ins(format_args!("vote.sync.{mode}.pred {d}, {p}, {mask}"));
                         Val::Scalar(d, ScalarType::Bool)
                     }
                 })
@@ -85,7 +86,8 @@ impl<'k> Gen<'k, '_> {
     /// `mov.u32 d, %<reg>.<axis>`.
     fn special(&mut self, reg: &str, a: Axis) -> Opd {
         let d = self.a.tmp(Class::B32);
-        self.a.ins(format!("mov.u32 {d}, %{reg}.{}", a.letter()));
+        self.a
+            .ins(format_args!("mov.u32 {d}, %{reg}.{}", a.letter()));
         d
     }
 
@@ -116,7 +118,7 @@ impl<'k> Gen<'k, '_> {
             return self.entry_warp_mask();
         }
         let m = self.a.tmp(Class::B32);
-        self.a.ins(format!("activemask.b32 {m}"));
+        self.a.ins(format_args!("activemask.b32 {m}"));
         m
     }
 
@@ -152,7 +154,7 @@ impl<'k> Gen<'k, '_> {
         }
         let lane = self.a.reg(lane);
         let p = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.lt.u32 {p}, {lane}, 32"));
+        self.a.ins(format_args!("setp.lt.u32 {p}, {lane}, 32"));
         let c = Class::of(t);
         let ty = if t.size_bytes() == 4 { ".b32" } else { ".b64" };
         let v = self.a.reg(v);
@@ -172,24 +174,24 @@ impl<'k> Gen<'k, '_> {
         let c = Class::of(t);
         if t.size_bytes() == 4 {
             let d = self.a.tmp(c);
-            self.a.ins(format!(
+            self.a.ins(format_args!(
                 "shfl.sync.{mode}.b32 {d}, {v}, {lane}, {clamp}, {mask}"
             ));
             return d;
         }
         let lo = self.a.tmp(Class::B32);
         let hi = self.a.tmp(Class::B32);
-        self.a.ins(format!("mov.b64 {{{lo}, {hi}}}, {v}"));
+        self.a.ins(format_args!("mov.b64 {{{lo}, {hi}}}, {v}"));
         let lo2 = self.a.tmp(Class::B32);
         let hi2 = self.a.tmp(Class::B32);
-        self.a.ins(format!(
+        self.a.ins(format_args!(
             "shfl.sync.{mode}.b32 {lo2}, {lo}, {lane}, {clamp}, {mask}"
         ));
-        self.a.ins(format!(
+        self.a.ins(format_args!(
             "shfl.sync.{mode}.b32 {hi2}, {hi}, {lane}, {clamp}, {mask}"
         ));
         let d = self.a.tmp(c);
-        self.a.ins(format!("mov.b64 {d}, {{{lo2}, {hi2}}}"));
+        self.a.ins(format_args!("mov.b64 {d}, {{{lo2}, {hi2}}}"));
         d
     }
 
@@ -258,12 +260,12 @@ impl<'k> Gen<'k, '_> {
         // Checked mode: the atomic runs only for an index inside the array; else 0.
         let at = match &addr.guard {
             Some(g) => {
-                self.a.ins(format!("mov.b{bits} {d}, 0"));
+                self.a.ins(format_args!("mov.b{bits} {d}, 0"));
                 format!("@{g} ")
             }
             None => String::new(),
         };
-        self.a.ins(format!(
+        self.a.ins(format_args!(
             "{at}atom{}.{word}{ty} {d}, {}, {}",
             addr.space.atom(),
             addr.operand(),
@@ -284,9 +286,9 @@ impl<'k> Gen<'k, '_> {
         let cmp = if is_max { "gt" } else { "lt" };
         let p = self.a.tmp(Class::Pred);
         self.a
-            .ins(format!("setp.{cmp}{} {p}, {a}, {b}", ptx_type(t)));
+            .ins(format_args!("setp.{cmp}{} {p}, {a}, {b}", ptx_type(t)));
         let d = self.a.tmp(Class::of(t));
-        self.a.ins(format!("selp.b{bits} {d}, {a}, {b}, {p}"));
+        self.a.ins(format_args!("selp.b{bits} {d}, {a}, {b}, {p}"));
         d
     }
 
@@ -337,7 +339,7 @@ impl<'k> Gen<'k, '_> {
                 let one = float_imm(c, 1.0);
                 let s = self.a.bin(&format!("copysign{ty}"), c, &a0, &one);
                 let p = self.a.tmp(Class::Pred);
-                self.a.ins(format!("setp.nan{ty} {p}, {a0}, {a0}"));
+                self.a.ins(format_args!("setp.nan{ty} {p}, {a0}, {a0}"));
                 self.a.tri(&format!("selp{ty}"), c, &a0, &s, &p)
             }
             MathFn::MulAdd => {
@@ -369,9 +371,9 @@ impl<'k> Gen<'k, '_> {
                     self.a.un("abs.f32", Class::F32, &b1),
                 );
                 let inf = f32_imm(0x7F80_0000);
-                self.a.ins(format!("setp.eq.f32 {ia}, {aa}, {inf}"));
-                self.a.ins(format!("setp.eq.f32 {ib}, {ab}, {inf}"));
-                self.a.ins(format!("or.pred {ia}, {ia}, {ib}"));
+                self.a.ins(format_args!("setp.eq.f32 {ia}, {aa}, {inf}"));
+                self.a.ins(format_args!("setp.eq.f32 {ib}, {ab}, {inf}"));
+                self.a.ins(format_args!("or.pred {ia}, {ia}, {ib}"));
                 self.a.tri("selp.f32", Class::F32, &inf, &r, &ia)
             }
             _ => {
@@ -409,7 +411,7 @@ impl<'k> Gen<'k, '_> {
         let ad = self.a.un(&format!("abs{ty}"), c, &d);
         let p = self.a.tmp(Class::Pred);
         let half = float_imm(c, 0.5);
-        self.a.ins(format!("setp.ge{ty} {p}, {ad}, {half}"));
+        self.a.ins(format_args!("setp.ge{ty} {p}, {ad}, {half}"));
         let one = float_imm(c, 1.0);
         let s = self.a.bin(&format!("copysign{ty}"), c, x, &one);
         let up = self.a.bin(&format!("add.rn{ty}"), c, &tr, &s);

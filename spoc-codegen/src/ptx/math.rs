@@ -152,11 +152,15 @@ fn call(a: &mut Asm, r: Routine, args: &[Opd]) -> Opd {
     }
     a.raw(format!(".param {} res;", param_type(r.ret())));
     for (i, (c, v)) in ps.iter().zip(args).enumerate() {
-        a.ins(format!("st.param{} [arg{i}], {v}", param_type(*c)));
+        a.ins(format_args!("st.param{} [arg{i}], {v}", param_type(*c)));
     }
     let names: Vec<String> = (0..ps.len()).map(|i| format!("arg{i}")).collect();
-    a.ins(format!("call (res), {}, ({})", r.name(), names.join(", ")));
-    a.ins(format!("ld.param{} {d}, [res]", param_type(r.ret())));
+    a.ins(format_args!(
+        "call (res), {}, ({})",
+        r.name(),
+        names.join(", ")
+    ));
+    a.ins(format_args!("ld.param{} {d}, [res]", param_type(r.ret())));
     a.close();
     d
 }
@@ -287,7 +291,7 @@ impl M<'_> {
     fn setp(&mut self, cmp: &str, x: &Opd, y: &Opd) -> Opd {
         let x = self.a.reg(x);
         let p = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.{cmp}.f64 {p}, {x}, {y}"));
+        self.a.ins(format_args!("setp.{cmp}.f64 {p}, {x}, {y}"));
         p
     }
     /// `p ? x : y`.
@@ -307,7 +311,7 @@ impl M<'_> {
     }
     fn isnan(&mut self, x: &Opd) -> Opd {
         let p = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.nan.f64 {p}, {x}, {x}"));
+        self.a.ins(format_args!("setp.nan.f64 {p}, {x}, {x}"));
         p
     }
     /// `sum c[i] * z^i` by Horner's rule.
@@ -379,7 +383,7 @@ impl M<'_> {
         let xs = self.mul(x, &k(0x4350_0000_0000_0000)); // 2^54
         let xs = self.sel(&tiny, &xs, x);
         let adj = self.a.tmp(Class::B32);
-        self.a.ins(format!("selp.s32 {adj}, -54, 0, {tiny}"));
+        self.a.ins(format_args!("selp.s32 {adj}, -54, 0, {tiny}"));
         let b = self.bits(&xs);
         let eb = self.a.bin("shr.u64", Class::B64, &b, &b32_imm(52));
         let eb = self.a.un("cvt.u32.u64", Class::B32, &eb);
@@ -544,12 +548,12 @@ impl M<'_> {
         let rs = a.bin("sub.s32", Class::B32, &b32_imm(64), &sh);
         let off = a.bin("mul.wide.u32", Class::B64, &kw, &b32_imm(8));
         let tab = a.tmp(Class::B64);
-        a.ins(format!("mov.u64 {tab}, {TWO_OVER_PI_TABLE}"));
+        a.ins(format_args!("mov.u64 {tab}, {TWO_OVER_PI_TABLE}"));
         let addr = a.bin("add.s64", Class::B64, &tab, &off);
         let t: Vec<Opd> = (0..4)
             .map(|i| {
                 let d = a.tmp(Class::B64);
-                a.ins(format!("ld.const.u64 {d}, [{addr}+{}]", 8 * i));
+                a.ins(format_args!("ld.const.u64 {d}, [{addr}+{}]", 8 * i));
                 d
             })
             .collect();
@@ -590,7 +594,7 @@ impl M<'_> {
         // x < 0: sin(-x) = -sin(x): negate r and the quadrant.
         let xb = self.bits(x);
         let neg = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.lt.s64 {neg}, {xb}, 0"));
+        self.a.ins(format_args!("setp.lt.s64 {neg}, {xb}, 0"));
         let nr = self.neg(&r);
         let r = self.sel(&neg, &nr, &r);
         let nq = self.a.un("neg.s32", Class::B32, &q);
@@ -605,7 +609,7 @@ impl M<'_> {
     fn qbit(&mut self, q: &Opd, bit: i64) -> Opd {
         let t = self.a.bin("and.b32", Class::B32, q, &b32_imm(bit));
         let p = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.ne.u32 {p}, {t}, 0"));
+        self.a.ins(format_args!("setp.ne.u32 {p}, {t}, 0"));
         p
     }
 
@@ -653,7 +657,7 @@ impl M<'_> {
         // x negative (sign bit, so -0 counts): π - a.
         let xb = self.bits(x);
         let xneg = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.lt.s64 {xneg}, {xb}, 0"));
+        self.a.ins(format_args!("setp.lt.s64 {xneg}, {xb}, 0"));
         let pa = self.sub(&k(PI_LO), &a);
         let pa = self.add(&pa, &k(PI_HI));
         let a = self.sel(&xneg, &pa, &a);
@@ -686,11 +690,15 @@ pub(crate) fn emit(r: Routine) -> String {
     let mut args = Vec::new();
     for (i, cl) in ps.iter().enumerate() {
         let d = a.tmp(*cl);
-        a.ins(format!("ld.param{} {d}, [{}]", param_type(*cl), pnames[i]));
+        a.ins(format_args!(
+            "ld.param{} {d}, [{}]",
+            param_type(*cl),
+            pnames[i]
+        ));
         args.push(d);
     }
     let res = body(&mut a, r, &args);
-    a.ins(format!("st.param{} [ret], {res}", param_type(r.ret())));
+    a.ins(format_args!("st.param{} [ret], {res}", param_type(r.ret())));
     a.ins("ret");
     let sig: Vec<String> = ps
         .iter()
@@ -890,7 +898,7 @@ fn pow(m: &mut M<'_>, x: &Opd, y: &Opd) -> Opd {
     let yodd = m.and(&yint, &half_frac);
     let xb = m.bits(x);
     let xneg = m.a.tmp(Class::Pred);
-    m.a.ins(format!("setp.lt.s64 {xneg}, {xb}, 0"));
+    m.a.ins(format_args!("setp.lt.s64 {xneg}, {xb}, 0"));
     let flip = m.and(&xneg, &yodd);
     let nv = m.neg(&v);
     let v = m.sel(&flip, &nv, &v);
@@ -923,24 +931,24 @@ fn powi(a: &mut Asm, x: &Opd, n: &Opd, cl: Class) -> Opd {
     let r = a.tmp(cl);
     a.mov_to(&r, &float_imm(cl, 1.0));
     let recip = a.tmp(Class::Pred);
-    a.ins(format!("setp.lt.s32 {recip}, {e}, 0"));
+    a.ins(format_args!("setp.lt.s32 {recip}, {e}, 0"));
     let head = a.label("powi_loop");
     let done = a.label("powi_done");
     a.put(&head);
     let bit = a.bin("and.b32", Class::B32, &e, &b32_imm(1));
     let p = a.tmp(Class::Pred);
-    a.ins(format!("setp.ne.u32 {p}, {bit}, 0"));
-    a.ins(format!("@{p} mul.rn{ty} {r}, {r}, {base}"));
-    a.ins(format!("div.s32 {e}, {e}, 2"));
+    a.ins(format_args!("setp.ne.u32 {p}, {bit}, 0"));
+    a.ins(format_args!("@{p} mul.rn{ty} {r}, {r}, {base}"));
+    a.ins(format_args!("div.s32 {e}, {e}, 2"));
     let z = a.tmp(Class::Pred);
-    a.ins(format!("setp.eq.s32 {z}, {e}, 0"));
+    a.ins(format_args!("setp.eq.s32 {z}, {e}, 0"));
     a.bra_if(&z, true, &done);
-    a.ins(format!("mul.rn{ty} {base}, {base}, {base}"));
+    a.ins(format_args!("mul.rn{ty} {base}, {base}, {base}"));
     a.bra(&head);
     a.put(&done);
     let one = float_imm(cl, 1.0);
     let inv = a.tmp(cl);
-    a.ins(format!("div.rn{ty} {inv}, {one}, {r}"));
+    a.ins(format_args!("div.rn{ty} {inv}, {one}, {r}"));
     a.tri(&format!("selp{ty}"), cl, &inv, &r, &recip)
 }
 
@@ -999,20 +1007,20 @@ fn fmod(a: &mut Asm, x: &Opd, y: &Opd, wide: bool) -> Opd {
     // NaN cases.
     let p = a.tmp(Class::Pred);
     let q = a.tmp(Class::Pred);
-    a.ins(format!("setp.eq{ut} {p}, {ay}, 0"));
-    a.ins(format!("setp.ge{ut} {q}, {ax}, {exp_mask}"));
-    a.ins(format!("or.pred {p}, {p}, {q}"));
-    a.ins(format!("setp.gt{ut} {q}, {ay}, {exp_mask}"));
-    a.ins(format!("or.pred {p}, {p}, {q}"));
+    a.ins(format_args!("setp.eq{ut} {p}, {ay}, 0"));
+    a.ins(format_args!("setp.ge{ut} {q}, {ax}, {exp_mask}"));
+    a.ins(format_args!("or.pred {p}, {p}, {q}"));
+    a.ins(format_args!("setp.gt{ut} {q}, {ay}, {exp_mask}"));
+    a.ins(format_args!("or.pred {p}, {p}, {q}"));
     a.mov_to(&res, &nan);
     a.bra_if(&p, true, &done);
     // |x| < |y| (this includes y = ±inf): x.
     a.mov_to(&res, &ux);
-    a.ins(format!("setp.lt{ut} {p}, {ax}, {ay}"));
+    a.ins(format_args!("setp.lt{ut} {p}, {ax}, {ay}"));
     a.bra_if(&p, true, &done);
     // |x| == |y|: ±0.
     a.mov_to(&res, &sx);
-    a.ins(format!("setp.eq{ut} {p}, {ax}, {ay}"));
+    a.ins(format_args!("setp.eq{ut} {p}, {ax}, {ay}"));
     a.bra_if(&p, true, &done);
     // Unpack significands and exponents (normalising subnormals).
     let unpack = |a: &mut Asm, v: &Opd| -> (Opd, Opd) {
@@ -1026,14 +1034,14 @@ fn fmod(a: &mut Asm, x: &Opd, y: &Opd, wide: bool) -> Opd {
         let m = a.bin(&format!("and{bt}"), ic, v, &mant_mask);
         let m = a.copy(&m);
         let sub = a.tmp(Class::Pred);
-        a.ins(format!("setp.eq.u32 {sub}, {e}, 0"));
+        a.ins(format_args!("setp.eq.u32 {sub}, {e}, 0"));
         // normal: add the implicit bit
-        a.ins(format!("@!{sub} or{bt} {m}, {m}, {implicit}"));
+        a.ins(format_args!("@!{sub} or{bt} {m}, {m}, {implicit}"));
         // subnormal: shift left so that the top set bit lands on the implicit position
         let lz = a.un(&format!("clz{bt}"), Class::B32, v);
         let sh = a.bin("sub.s32", Class::B32, &lz, &b32_imm(w - 1 - mbits));
-        a.ins(format!("@{sub} shl{bt} {m}, {m}, {sh}"));
-        a.ins(format!("@{sub} sub.s32 {e}, 1, {sh}"));
+        a.ins(format_args!("@{sub} shl{bt} {m}, {m}, {sh}"));
+        a.ins(format_args!("@{sub} sub.s32 {e}, 1, {sh}"));
         (m, e)
     };
     let (mx, ex) = unpack(a, &ax);
@@ -1043,35 +1051,35 @@ fn fmod(a: &mut Asm, x: &Opd, y: &Opd, wide: bool) -> Opd {
     let zero = a.label("fmod_zero");
     let d = a.tmp(ic);
     a.put(&head);
-    a.ins(format!("setp.le.s32 {p}, {ex}, {ey}"));
+    a.ins(format_args!("setp.le.s32 {p}, {ex}, {ey}"));
     a.bra_if(&p, true, &tail);
-    a.ins(format!("sub{st} {d}, {mx}, {my}"));
-    a.ins(format!("setp.ge{st} {p}, {d}, 0"));
-    a.ins(format!("@{p} mov{bt} {mx}, {d}"));
-    a.ins(format!("setp.eq{ut} {q}, {mx}, 0"));
+    a.ins(format_args!("sub{st} {d}, {mx}, {my}"));
+    a.ins(format_args!("setp.ge{st} {p}, {d}, 0"));
+    a.ins(format_args!("@{p} mov{bt} {mx}, {d}"));
+    a.ins(format_args!("setp.eq{ut} {q}, {mx}, 0"));
     a.bra_if(&q, true, &zero);
-    a.ins(format!("shl{bt} {mx}, {mx}, 1"));
-    a.ins(format!("sub.s32 {ex}, {ex}, 1"));
+    a.ins(format_args!("shl{bt} {mx}, {mx}, 1"));
+    a.ins(format_args!("sub.s32 {ex}, {ex}, 1"));
     a.bra(&head);
     a.put(&tail);
-    a.ins(format!("sub{st} {d}, {mx}, {my}"));
-    a.ins(format!("setp.ge{st} {p}, {d}, 0"));
-    a.ins(format!("@{p} mov{bt} {mx}, {d}"));
-    a.ins(format!("setp.eq{ut} {q}, {mx}, 0"));
+    a.ins(format_args!("sub{st} {d}, {mx}, {my}"));
+    a.ins(format_args!("setp.ge{st} {p}, {d}, 0"));
+    a.ins(format_args!("@{p} mov{bt} {mx}, {d}"));
+    a.ins(format_args!("setp.eq{ut} {q}, {mx}, 0"));
     a.bra_if(&q, true, &zero);
     // Normalise: the top bit to the implicit position.
     let lz = a.un(&format!("clz{bt}"), Class::B32, &mx);
     let sh = a.bin("sub.s32", Class::B32, &lz, &b32_imm(w - 1 - mbits));
-    a.ins(format!("shl{bt} {mx}, {mx}, {sh}"));
-    a.ins(format!("sub.s32 {ex}, {ex}, {sh}"));
+    a.ins(format_args!("shl{bt} {mx}, {mx}, {sh}"));
+    a.ins(format_args!("sub.s32 {ex}, {ex}, {sh}"));
     // Normal result: exponent field and significand; subnormal: shift right by 1 - ex.
     let normal = a.label("fmod_normal");
-    a.ins(format!("setp.gt.s32 {p}, {ex}, 0"));
+    a.ins(format_args!("setp.gt.s32 {p}, {ex}, 0"));
     a.bra_if(&p, true, &normal);
     let rs = a.tmp(Class::B32);
-    a.ins(format!("sub.s32 {rs}, 1, {ex}"));
-    a.ins(format!("shr{ut} {res}, {mx}, {rs}"));
-    a.ins(format!("or{bt} {res}, {res}, {sx}"));
+    a.ins(format_args!("sub.s32 {rs}, 1, {ex}"));
+    a.ins(format_args!("shr{ut} {res}, {mx}, {rs}"));
+    a.ins(format_args!("or{bt} {res}, {res}, {sx}"));
     a.bra(&done);
     a.put(&normal);
     let e64 = if wide {
@@ -1081,8 +1089,8 @@ fn fmod(a: &mut Asm, x: &Opd, y: &Opd, wide: bool) -> Opd {
     };
     let ef = a.bin(&format!("shl{bt}"), ic, &e64, &b32_imm(mbits));
     let mm = a.bin(&format!("and{bt}"), ic, &mx, &mant_mask);
-    a.ins(format!("or{bt} {res}, {ef}, {mm}"));
-    a.ins(format!("or{bt} {res}, {res}, {sx}"));
+    a.ins(format_args!("or{bt} {res}, {ef}, {mm}"));
+    a.ins(format_args!("or{bt} {res}, {res}, {sx}"));
     a.bra(&done);
     a.put(&zero);
     a.mov_to(&res, &sx);

@@ -267,10 +267,14 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
                 param_names.push(p.name.clone());
                 if *t == ScalarType::Bool {
                     let b = g.a.tmp(Class::B32);
-                    g.a.ins(format!("ld.param.u8 {b}, [{}]", p.name));
-                    g.a.ins(format!("setp.ne.u32 {r}, {b}, 0"));
+                    g.a.ins(format_args!("ld.param.u8 {b}, [{}]", p.name));
+                    g.a.ins(format_args!("setp.ne.u32 {r}, {b}, 0"));
                 } else {
-                    g.a.ins(format!("ld.param{} {r}, [{}]", expr::mem_type(*t), p.name));
+                    g.a.ins(format_args!(
+                        "ld.param{} {r}, [{}]",
+                        expr::mem_type(*t),
+                        p.name
+                    ));
                 }
                 Val::Scalar(r, *t)
             }
@@ -301,9 +305,9 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
                         params.push(format!(".param .u64 {pname}"));
                         param_names.push(pname.clone());
                         let raw = g.a.tmp(Class::B64);
-                        g.a.ins(format!("ld.param.u64 {raw}, [{pname}]"));
+                        g.a.ins(format_args!("ld.param.u64 {raw}, [{pname}]"));
                         let base = g.a.named(Class::B64, &format!("{id}_{}", f.name));
-                        g.a.ins(format!("cvta.to.global.u64 {base}, {raw}"));
+                        g.a.ins(format_args!("cvta.to.global.u64 {base}, {raw}"));
                         leaves.push(SoaLeaf {
                             field: f.name.clone(),
                             ty: f.ty.as_scalar().unwrap_or(ScalarType::U32),
@@ -315,7 +319,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
                     params.push(format!(".param .u32 {lname}"));
                     param_names.push(lname.clone());
                     let len = g.a.named(Class::B32, &format!("{id}_len"));
-                    g.a.ins(format!("ld.param.u32 {len}, [{lname}]"));
+                    g.a.ins(format_args!("ld.param.u32 {len}, [{lname}]"));
                     Val::Array(ArrRef {
                         elem: (**elem).clone(),
                         len: Len::Reg(len),
@@ -330,11 +334,11 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
                     param_names.push(pn.clone());
                     param_names.push(ln.clone());
                     let raw = g.a.tmp(Class::B64);
-                    g.a.ins(format!("ld.param.u64 {raw}, [{pn}]"));
+                    g.a.ins(format_args!("ld.param.u64 {raw}, [{pn}]"));
                     let base = g.a.named(Class::B64, id);
-                    g.a.ins(format!("cvta.to.global.u64 {base}, {raw}"));
+                    g.a.ins(format_args!("cvta.to.global.u64 {base}, {raw}"));
                     let len = g.a.named(Class::B32, &format!("{id}_len"));
-                    g.a.ins(format!("ld.param.u32 {len}, [{ln}]"));
+                    g.a.ins(format_args!("ld.param.u32 {len}, [{ln}]"));
                     Val::Array(ArrRef {
                         elem: (**elem).clone(),
                         len: Len::Reg(len),
@@ -385,9 +389,9 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         params.push(format!(".param .u64 {}", checks::PARAM));
         param_names.push(checks::PARAM.to_string());
         let raw = g.a.tmp(Class::B64);
-        g.a.ins(format!("ld.param.u64 {raw}, [{}]", checks::PARAM));
+        g.a.ins(format_args!("ld.param.u64 {raw}, [{}]", checks::PARAM));
         let rec = g.a.named(Class::B64, "spoc_fault");
-        g.a.ins(format!("cvta.to.global.u64 {rec}, {raw}"));
+        g.a.ins(format_args!("cvta.to.global.u64 {rec}, {raw}"));
         g.fault = Some(rec);
     }
     let mut seen = std::collections::HashSet::new();
@@ -527,13 +531,13 @@ fn load_param_value(g: &mut Gen<'_, '_>, name: &str, ty: &Type) -> Result<Val, C
                 };
                 if *t == ScalarType::Bool {
                     let b = g.a.tmp(Class::B32);
-                    g.a.ins(format!("ld.param.u8 {b}, {at}"));
+                    g.a.ins(format_args!("ld.param.u8 {b}, {at}"));
                     let p = g.a.tmp(Class::Pred);
-                    g.a.ins(format!("setp.ne.u32 {p}, {b}, 0"));
+                    g.a.ins(format_args!("setp.ne.u32 {p}, {b}, 0"));
                     Val::Scalar(p, *t)
                 } else {
                     let r = g.a.tmp(Class::of(*t));
-                    g.a.ins(format!("ld.param{} {r}, {at}", expr::mem_type(*t)));
+                    g.a.ins(format_args!("ld.param{} {r}, {at}", expr::mem_type(*t)));
                     Val::Scalar(r, *t)
                 }
             }

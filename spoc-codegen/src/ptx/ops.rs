@@ -198,7 +198,7 @@ impl Gen<'_, '_> {
         // checked mode records it.
         let b = self.a.reg(b);
         let zero = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.eq.s{bits} {zero}, {b}, 0"));
+        self.a.ins(format_args!("setp.eq.s{bits} {zero}, {b}, 0"));
         if self.fault.is_some() {
             let nonzero = self.a.un("not.pred", Class::Pred, &zero);
             self.fault_unless_plain(&nonzero, crate::checked::FAULT_DIVISION_BY_ZERO);
@@ -246,7 +246,7 @@ impl Gen<'_, '_> {
         }
         let q = self.a.bin(&format!("{word}.s{bits}"), c, a, b);
         let p = self.a.tmp(Class::Pred);
-        self.a.ins(format!("setp.eq.s{bits} {p}, {b}, -1"));
+        self.a.ins(format_args!("setp.eq.s{bits} {p}, {b}, -1"));
         let alt = if op == BinOp::Div {
             self.a.un(&format!("neg.s{bits}"), c, a)
         } else {
@@ -268,18 +268,20 @@ impl Gen<'_, '_> {
                 _ => {
                     // false < true: compare as 0/1.
                     let x = self.a.tmp(Class::B32);
-                    self.a.ins(format!("selp.u32 {x}, 1, 0, {a}"));
+                    self.a.ins(format_args!("selp.u32 {x}, 1, 0, {a}"));
                     let y = self.a.tmp(Class::B32);
-                    self.a.ins(format!("selp.u32 {y}, 1, 0, {b}"));
+                    self.a.ins(format_args!("selp.u32 {y}, 1, 0, {b}"));
                     let p = self.a.tmp(Class::Pred);
-                    self.a
-                        .ins(format!("setp.{}.u32 {p}, {x}, {y}", cmp_word(op, false)));
+                    self.a.ins(format_args!(
+                        "setp.{}.u32 {p}, {x}, {y}",
+                        cmp_word(op, false)
+                    ));
                     p
                 }
             };
         }
         let p = self.a.tmp(Class::Pred);
-        self.a.ins(format!(
+        self.a.ins(format_args!(
             "setp.{}{} {p}, {a}, {b}",
             cmp_word(op, t.is_float()),
             ptx_type(t)
@@ -310,8 +312,10 @@ impl Gen<'_, '_> {
         let imm = |s: &str| Opd::imm(s, Class::B32);
         let mag = self.a.bin("and.b32", Class::B32, &x, &imm("0x7FFFFFFF"));
         let nan = self.a.tmp(Class::Pred);
-        self.a
-            .ins(format!("setp.gt.u32 {nan}, {mag}, {}", imm("0x7F800000")));
+        self.a.ins(format_args!(
+            "setp.gt.u32 {nan}, {mag}, {}",
+            imm("0x7F800000")
+        ));
         let hi = self.a.bin("shr.u32", Class::B32, &x, &imm("16"));
         let lsb = self.a.bin("and.b32", Class::B32, &hi, &imm("1"));
         let up = self.a.bin("add.u32", Class::B32, &x, &imm("0x7FFF"));
@@ -344,7 +348,7 @@ impl Gen<'_, '_> {
         Ok(match (from, to) {
             (Bool, _) if to.is_integer() => {
                 let d = self.a.tmp(tc);
-                self.a.ins(format!(
+                self.a.ins(format_args!(
                     "selp{} {d}, 1, 0, {v}",
                     ptx_type(to).replace(".s", ".u")
                 ));
@@ -384,7 +388,7 @@ impl Gen<'_, '_> {
                 );
                 let p = self.a.tmp(Class::Pred);
                 self.a
-                    .ins(format!("setp.nan{} {p}, {v}, {v}", ptx_type(from)));
+                    .ins(format_args!("setp.nan{} {p}, {v}, {v}", ptx_type(from)));
                 let bits = to.size_bytes() * 8;
                 self.a
                     .tri(&format!("selp.b{bits}"), tc, &Opd::imm("0", tc), &r, &p)
