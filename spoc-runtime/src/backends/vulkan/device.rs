@@ -329,6 +329,7 @@ fn subgroup_op_names(ops: vk::SubgroupFeatureFlags) -> Vec<&'static str> {
 /// Why Vulkan cannot be used at all (no loader, no instance). Devices that fail to open are
 /// skipped with a log line.
 pub(crate) fn enumerate(mask: FeatureMask) -> Result<Enumeration, String> {
+    check_environment()?;
     // SAFETY: loading the system's Vulkan loader runs its initialisers, as any Vulkan program
     // does; a missing library is an error value.
     let entry = unsafe { ash::Entry::load() }.map_err(|e| format!("no Vulkan loader: {e}"))?;
@@ -814,13 +815,10 @@ pub(crate) const FORCE_STAGING_VAR: &str = "SPOC_VULKAN_FORCE_STAGING";
 /// device without timeline semaphores does (for testing that path).
 pub(crate) const NO_TIMELINE_VAR: &str = "SPOC_VULKAN_NO_TIMELINE";
 
-/// A switch read when the devices are opened; a value that is neither on nor off is reported
-/// and read as off.
+/// A switch read when the devices are opened ([`check_environment`] has refused a value that
+/// is neither on nor off by then).
 fn switch(var: &str) -> bool {
-    crate::env::switch_or(var, false).unwrap_or_else(|e| {
-        tracing::warn!("{e}; read as off");
-        false
-    })
+    crate::env::switch_or(var, false).unwrap_or(false)
 }
 
 /// The staging switch.
@@ -832,24 +830,41 @@ fn force_staging() -> bool {
 /// without being asked (1 to [`MAX_BATCH_CAP`]; default [`BATCH_CAP`]).
 pub(crate) const BATCH_CAP_VAR: &str = "SPOC_VULKAN_BATCH_CAP";
 
-/// The batch cap; a value that is not a number in range is reported and the default used.
-fn batch_cap() -> u32 {
-    let text = crate::env::text(BATCH_CAP_VAR).unwrap_or_else(|e| {
-        tracing::warn!("{e}; using {BATCH_CAP}");
-        None
-    });
-    let Some(text) = text else {
-        return BATCH_CAP;
+/// The batch cap [`BATCH_CAP_VAR`] sets, [`BATCH_CAP`] when it is unset or empty.
+///
+/// # Errors
+/// [`crate::Error::InvalidEnvironment`] for a value that is not a number in
+/// `1..=`[`MAX_BATCH_CAP`].
+fn parse_batch_cap() -> crate::Result<u32> {
+    let Some(text) = crate::env::text(BATCH_CAP_VAR)? else {
+        return Ok(BATCH_CAP);
     };
     match text.parse::<u32>() {
-        Ok(n) if (1..=MAX_BATCH_CAP).contains(&n) => n,
-        _ => {
-            tracing::warn!(
-                "{BATCH_CAP_VAR}={text:?} is not a number in 1..={MAX_BATCH_CAP}; using {BATCH_CAP}"
-            );
-            BATCH_CAP
-        }
+        Ok(n) if (1..=MAX_BATCH_CAP).contains(&n) => Ok(n),
+        _ => Err(crate::Error::InvalidEnvironment {
+            variable: BATCH_CAP_VAR.into(),
+            value: text,
+            expected: format!("a number of commands in 1..={MAX_BATCH_CAP}"),
+        }),
     }
+}
+
+/// The batch cap (checked by [`check_environment`]).
+fn batch_cap() -> u32 {
+    parse_batch_cap().unwrap_or(BATCH_CAP)
+}
+
+/// Refuses the backend's environment variables when one has a value it does not take, so that
+/// a typo (`SPOC_VULKAN_NO_TIMELINE=of`) makes the backend unavailable with a reason naming it
+/// instead of being read as something else (the rule of [`crate::env`]).
+///
+/// # Errors
+/// The [`crate::Error::InvalidEnvironment`] message of the first bad variable.
+fn check_environment() -> Result<(), String> {
+    for var in [FORCE_STAGING_VAR, NO_TIMELINE_VAR] {
+        crate::env::switch(var).map_err(|e| e.to_string())?;
+    }
+    parse_batch_cap().map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// Picks the memory types: storage buffers in device-local memory (mapped directly when it is

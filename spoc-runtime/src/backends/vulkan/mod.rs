@@ -57,7 +57,9 @@
 //! when its results are needed — a host transfer, a free, [`DeviceMemory::synchronize`] or
 //! `synchronize_stream`, an event, a timed (profiling) or checked-mode launch — or when it
 //! holds 128 commands (`SPOC_VULKAN_BATCH_CAP`, read when the devices are opened,
-//! sets another number). Submissions signal a timeline semaphore (Vulkan 1.2)
+//! sets another number in 1..=4096). A value these three variables do not take (a switch
+//! neither on nor off, a cap out of range) makes the backend unavailable, its reason naming
+//! the variable, rather than being read as something else. Submissions signal a timeline semaphore (Vulkan 1.2)
 //! and a sync point waits once for the value it needs; a device without timeline semaphores
 //! ([`VulkanDeviceProps::timeline_semaphore`]; `SPOC_VULKAN_NO_TIMELINE=1`, read when the
 //! devices are opened, pretends every device lacks them) waits for a fence after each batch.
