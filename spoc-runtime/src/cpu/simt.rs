@@ -1140,6 +1140,72 @@ mod tests {
     }
 
     #[test]
+    fn mma_waits_for_lanes_still_at_other_warp_operations() {
+        let got: RefCell<Vec<[f32; 4]>> = RefCell::new(vec![[0.0; 4]; 64]);
+        let body = |c: &ThreadCtx, h: &mut SyncHandle| -> Result<(), Aborted> {
+            let lane = h.lane_id();
+            if lane < 16 {
+                // The first half of each warp shuffles among itself first.
+                h.shuffle(Site(1), ShuffleKind::Xor, lane as u64, 1)?;
+                h.warp_barrier(Site(2))?;
+            }
+            // A and B are zero: D = C, element by element in each lane.
+            let frag = MmaLane {
+                c: [lane as f32, 1.0, -2.0, c.thread[0] as f32],
+                ..MmaLane::default()
+            };
+            let d = h.mma_m16n8k16(Site(0), true, frag)?;
+            got.borrow_mut()[lin(c)] = d;
+            Ok(())
+        };
+        run_block(B0, [64, 1, 1], G1, &body).unwrap();
+        for (i, d) in got.borrow().iter().enumerate() {
+            assert_eq!(*d, [(i % 32) as f32, 1.0, -2.0, i as f32], "thread {i}");
+        }
+    }
+
+    #[test]
+    fn mma_reached_by_part_of_a_warp_is_detected() {
+        let body = |_: &ThreadCtx, h: &mut SyncHandle| -> Result<(), Aborted> {
+            if h.lane_id() < 16 {
+                return Ok(());
+            }
+            h.mma_m16n8k16(Site(4), false, MmaLane::default())?;
+            Ok(())
+        };
+        let err = run_block(B0, [32, 1, 1], G1, &body).unwrap_err();
+        assert_eq!(
+            err,
+            BlockFault::Sync(SyncError::PartialWarp {
+                block: B0,
+                warp: 0,
+                thread: [16, 0, 0],
+                site: Site(4),
+                op: WarpOpKind::Mma { bf16: false },
+                present: 0xffff_0000,
+                warp_lanes: 32,
+            })
+        );
+        // A partial last warp, every lane of it there.
+        let body = |_: &ThreadCtx, h: &mut SyncHandle| -> Result<(), Aborted> {
+            h.mma_m16n8k16(Site(0), false, MmaLane::default())?;
+            Ok(())
+        };
+        let err = run_block(B0, [40, 1, 1], G1, &body).unwrap_err();
+        let BlockFault::Sync(SyncError::PartialWarp {
+            warp,
+            present,
+            warp_lanes,
+            ..
+        }) = err
+        else {
+            panic!("{err:?}")
+        };
+        assert_eq!((warp, present, warp_lanes), (1, 0xff, 8));
+        assert!(err.to_string().contains("only 8 lanes"), "{err}");
+    }
+
+    #[test]
     fn thread_error_aborts_the_block_and_reports_the_first() {
         let after: Cell<u32> = Cell::new(0);
         let started: Cell<u32> = Cell::new(0);
