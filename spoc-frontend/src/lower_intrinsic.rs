@@ -224,10 +224,14 @@ impl Lowerer {
                 continue;
             };
             self.sequence(&mut vals, &v, apre, pre);
-            let what = format!(
-                "mismatched types: `{pname}` of `{name}` is a `{}` (`{usage}`)",
-                ty_name(*ty)
-            );
+            let t = ty_name(*ty);
+            let article = if t.starts_with(['f', 'i', 'F', 'I']) {
+                "an"
+            } else {
+                "a"
+            };
+            let what =
+                format!("mismatched types: `{pname}` of `{name}` is {article} `{t}` (`{usage}`)");
             if self.unify_at(*ty, v.ty, v.span, &what).is_err() {
                 ok = false;
                 continue;
