@@ -456,11 +456,7 @@ pub fn pack_bf16x2(lo: crate::prelude::bf16, hi: crate::prelude::bf16) -> u32 {
 /// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
 /// function.
 #[inline(never)]
-pub fn mma_sync_m16n8k16_f16(
-    a: crate::U32x4,
-    b: crate::U32x2,
-    c: crate::F32x4,
-) -> crate::F32x4 {
+pub fn mma_sync_m16n8k16_f16(a: crate::U32x4, b: crate::U32x2, c: crate::F32x4) -> crate::F32x4 {
     let _ = (a, b, c);
     unreachable!(
         "`mma_sync_m16n8k16_f16()` can only be called inside a #[kernel] or #[device] function"
@@ -477,11 +473,7 @@ pub fn mma_sync_m16n8k16_f16(
 /// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
 /// function.
 #[inline(never)]
-pub fn mma_sync_m16n8k16_bf16(
-    a: crate::U32x4,
-    b: crate::U32x2,
-    c: crate::F32x4,
-) -> crate::F32x4 {
+pub fn mma_sync_m16n8k16_bf16(a: crate::U32x4, b: crate::U32x2, c: crate::F32x4) -> crate::F32x4 {
     let _ = (a, b, c);
     unreachable!(
         "`mma_sync_m16n8k16_bf16()` can only be called inside a #[kernel] or #[device] function"

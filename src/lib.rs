@@ -179,7 +179,9 @@ pub use spoc_ir as ir;
 /// choosing (`spoc::codegen::generate_source_with`); launches never need this.
 pub use spoc_codegen as codegen;
 
-/// Everything a kernel file needs: the attributes, the launch types and the intrinsics.
+/// Everything a kernel file needs: the attributes, the launch types and the intrinsics (the
+/// warp-level matrix multiply-accumulate `mma_sync_m16n8k16_f16`/`_bf16` and its
+/// `pack_f16x2`/`pack_bf16x2` included).
 pub mod prelude {
     pub use crate::intrinsics::*;
     pub use crate::{

@@ -97,7 +97,11 @@ fn tile_f16(a: &[f16], bt: &[f16], c: &[f32], d: &mut [f32]) {
         pack_f16x2(sa[g * 16 + 2 * t + 8], sa[g * 16 + 2 * t + 9]),
         pack_f16x2(sa[(g + 8) * 16 + 2 * t + 8], sa[(g + 8) * 16 + 2 * t + 9]),
     );
-    let acc = mma_sync_m16n8k16_f16(frag_a, load_b_f16(bt, 0usize, 0usize, 16usize), load_c(c, 0usize, 0usize, 8usize));
+    let acc = mma_sync_m16n8k16_f16(
+        frag_a,
+        load_b_f16(bt, 0usize, 0usize, 16usize),
+        load_c(c, 0usize, 0usize, 8usize),
+    );
     d[g * 8 + 2 * t] = acc.x;
     d[g * 8 + 2 * t + 1] = acc.y;
     d[(g + 8) * 8 + 2 * t] = acc.z;
@@ -119,11 +123,8 @@ fn gemm_f16(m: u32, n: u32, k: u32, a: &[f16], bt: &[f16], c: &mut [f32]) {
         let col0 = (warp % tiles_n) * 8;
         let mut acc = load_c(c, row0, col0, n);
         for k0 in (0..k).step_by(16) {
-            acc = mma_sync_m16n8k16_f16(
-                load_a_f16(a, row0, k0, k),
-                load_b_f16(bt, k0, col0, k),
-                acc,
-            );
+            acc =
+                mma_sync_m16n8k16_f16(load_a_f16(a, row0, k0, k), load_b_f16(bt, k0, col0, k), acc);
         }
         let lane = lane_id();
         let top = (row0 + lane / 4) * n + col0 + 2 * (lane % 4);
@@ -222,7 +223,14 @@ fn is_cpu(dev: &Device) -> bool {
 }
 
 /// Compares `got` with `want`: bit for bit on the CPU backends, within `tol` elsewhere.
-fn compare(dev: &Device, check: &mut DeviceCheck, what: &str, got: &[f32], want: &[f32], tol: &[f32]) {
+fn compare(
+    dev: &Device,
+    check: &mut DeviceCheck,
+    what: &str,
+    got: &[f32],
+    want: &[f32],
+    tol: &[f32],
+) {
     let exact = is_cpu(dev);
     let bad: Vec<String> = (0..want.len())
         .filter(|&i| {
@@ -233,7 +241,12 @@ fn compare(dev: &Device, check: &mut DeviceCheck, what: &str, got: &[f32], want:
             }
         })
         .take(4)
-        .map(|i| format!("[{i}] got {:?}, want {:?} (bound {:?})", got[i], want[i], tol[i]))
+        .map(|i| {
+            format!(
+                "[{i}] got {:?}, want {:?} (bound {:?})",
+                got[i], want[i], tol[i]
+            )
+        })
         .collect();
     if !bad.is_empty() {
         check.wrong(format!("{what}: {}", bad.join(", ")));
@@ -244,7 +257,11 @@ fn compare(dev: &Device, check: &mut DeviceCheck, what: &str, got: &[f32], want:
 fn refused(dev: &Device, check: &mut DeviceCheck, r: spoc::Result<()>) -> spoc::Result<bool> {
     match r {
         Err(spoc::Error::FeatureNotSupported { feature, .. }) => {
-            assert!(!is_cpu(dev), "{}: the CPU backends must run mma: {feature}", label(dev));
+            assert!(
+                !is_cpu(dev),
+                "{}: the CPU backends must run mma: {feature}",
+                label(dev)
+            );
             check.skip(format!("mma refused: {feature}"));
             Ok(true)
         }
@@ -254,8 +271,14 @@ fn refused(dev: &Device, check: &mut DeviceCheck, r: spoc::Result<()>) -> spoc::
 
 #[test]
 fn one_tile_from_shared_memory() {
-    let a32: Vec<f32> = inputs(0x3a, 256).iter().map(|&x| f16::from_f32(x).to_f32()).collect();
-    let b32: Vec<f32> = inputs(0x3b, 128).iter().map(|&x| f16::from_f32(x).to_f32()).collect();
+    let a32: Vec<f32> = inputs(0x3a, 256)
+        .iter()
+        .map(|&x| f16::from_f32(x).to_f32())
+        .collect();
+    let b32: Vec<f32> = inputs(0x3b, 128)
+        .iter()
+        .map(|&x| f16::from_f32(x).to_f32())
+        .collect();
     let c: Vec<f32> = inputs(0x3c, 128);
     let (want, tol) = reference(16, 8, 16, &a32, &b32, &c);
     let a: Vec<f16> = a32.iter().map(|&x| f16::from_f32(x)).collect();
@@ -284,10 +307,7 @@ fn gemm_case(bf16_in: bool, (m, n, k): (usize, usize, usize), seed: u64) {
     let b32: Vec<f32> = inputs(seed + 1, n * k).into_iter().map(round).collect();
     let c: Vec<f32> = inputs(seed + 2, m * n);
     let (want, tol) = reference(m, n, k, &a32, &b32, &c);
-    let what = format!(
-        "{m}x{n}x{k} {}",
-        if bf16_in { "bf16" } else { "f16" }
-    );
+    let what = format!("{m}x{n}x{k} {}", if bf16_in { "bf16" } else { "f16" });
     // Two warps a block, one 16x8 tile a warp (the last block may have an idle warp).
     let tiles = (m / 16 * (n / 8)) as u32;
     let grid = dims1d(tiles.div_ceil(2));
@@ -298,12 +318,22 @@ fn gemm_case(bf16_in: bool, (m, n, k): (usize, usize, usize), seed: u64) {
             let a: Vec<bf16> = a32.iter().map(|&x| bf16::from_f32(x)).collect();
             let bt: Vec<bf16> = b32.iter().map(|&x| bf16::from_f32(x)).collect();
             let (ab, bb) = (dev.upload(&a)?, dev.upload(&bt)?);
-            gemm_bf16.launch(dev, grid, dims1d(64), (dims.0, dims.1, dims.2, &ab, &bb, &mut cb))
+            gemm_bf16.launch(
+                dev,
+                grid,
+                dims1d(64),
+                (dims.0, dims.1, dims.2, &ab, &bb, &mut cb),
+            )
         } else {
             let a: Vec<f16> = a32.iter().map(|&x| f16::from_f32(x)).collect();
             let bt: Vec<f16> = b32.iter().map(|&x| f16::from_f32(x)).collect();
             let (ab, bb) = (dev.upload(&a)?, dev.upload(&bt)?);
-            gemm_f16.launch(dev, grid, dims1d(64), (dims.0, dims.1, dims.2, &ab, &bb, &mut cb))
+            gemm_f16.launch(
+                dev,
+                grid,
+                dims1d(64),
+                (dims.0, dims.1, dims.2, &ab, &bb, &mut cb),
+            )
         };
         if refused(dev, check, r)? {
             return Ok(());
@@ -335,8 +365,14 @@ fn tiled_gemm_f16_and_bf16_48x24x32() {
 #[test]
 fn host_model_agrees_with_the_reference_loop() {
     use spoc::mma::{a_coords, b_coords, c_coords, m16n8k16, MmaLane};
-    let a32: Vec<f32> = inputs(0x51, 256).iter().map(|&x| f16::from_f32(x).to_f32()).collect();
-    let b32: Vec<f32> = inputs(0x52, 128).iter().map(|&x| f16::from_f32(x).to_f32()).collect();
+    let a32: Vec<f32> = inputs(0x51, 256)
+        .iter()
+        .map(|&x| f16::from_f32(x).to_f32())
+        .collect();
+    let b32: Vec<f32> = inputs(0x52, 128)
+        .iter()
+        .map(|&x| f16::from_f32(x).to_f32())
+        .collect();
     let c: Vec<f32> = inputs(0x53, 128);
     let (want, _) = reference(16, 8, 16, &a32, &b32, &c);
     let bits = |x: f32| f16::from_f32(x).to_bits() as u32;
@@ -357,7 +393,10 @@ fn host_model_agrees_with_the_reference_loop() {
     for (l, out) in (0u32..).zip(d.iter()) {
         for i in 0..4 {
             let (r, nn) = c_coords(l, i);
-            assert_eq!(out[i as usize].to_bits(), want[(r * 8 + nn) as usize].to_bits());
+            assert_eq!(
+                out[i as usize].to_bits(),
+                want[(r * 8 + nn) as usize].to_bits()
+            );
         }
     }
 }

@@ -131,7 +131,10 @@ fn ptx_has_one_mma_sync_of_each_type_from_sm_80() {
             .filter(|l| shape(l) == "mov.b32 %rN, {%rsN, %rsN};")
             .count();
         assert_eq!(packs, 12, "{cc:?}: 12 packed registers\n{ptx}");
-        assert!(ptx.contains(&format!(".target sm_{}{}", cc.0, cc.1)), "{ptx}");
+        assert!(
+            ptx.contains(&format!(".target sm_{}{}", cc.0, cc.1)),
+            "{ptx}"
+        );
     }
 }
 
@@ -191,7 +194,10 @@ fn cuda_c_wraps_mma_sync_in_inline_asm() {
                 target, capability, ..
             }) => {
                 assert_eq!(target, "CUDA/C");
-                assert!(capability.contains("compute capability 8.0"), "{capability}");
+                assert!(
+                    capability.contains("compute capability 8.0"),
+                    "{capability}"
+                );
             }
             other => panic!("{cc:?}: expected Unsupported, got {other:?}"),
         }

@@ -125,7 +125,15 @@ impl Lowerer {
             Intrinsic::PackHalf2(h) => {
                 let t = Ty::Scalar(half_scalar(h));
                 let usage = format!("{name}(lo: {0}, hi: {0}) -> u32", h.name());
-                self.fixed(intrinsic, name, c, &[("lo", t), ("hi", t)], Ty::Scalar(Scalar::U32), &usage, pre)
+                self.fixed(
+                    intrinsic,
+                    name,
+                    c,
+                    &[("lo", t), ("hi", t)],
+                    Ty::Scalar(Scalar::U32),
+                    &usage,
+                    pre,
+                )
             }
             Intrinsic::MmaM16N8K16(_) => {
                 let params = [
@@ -134,7 +142,15 @@ impl Lowerer {
                     ("c", Ty::Vector(Scalar::F32, 4)),
                 ];
                 let usage = format!("{name}(a: U32x4, b: U32x2, c: F32x4) -> F32x4");
-                self.fixed(intrinsic, name, c, &params, Ty::Vector(Scalar::F32, 4), &usage, pre)
+                self.fixed(
+                    intrinsic,
+                    name,
+                    c,
+                    &params,
+                    Ty::Vector(Scalar::F32, 4),
+                    &usage,
+                    pre,
+                )
             }
             _ => self.vote(intrinsic, name, c, pre),
         })
@@ -241,7 +257,12 @@ impl Lowerer {
         if !ok {
             return Err(Failed);
         }
-        Ok(self.mk_intrinsic(i, vals.into_iter().map(|v| v.e).collect(), result, Loc::of(c)))
+        Ok(self.mk_intrinsic(
+            i,
+            vals.into_iter().map(|v| v.e).collect(),
+            result,
+            Loc::of(c),
+        ))
     }
 
     /// `vote_any(p)`, `vote_all(p)` (`bool`), `ballot(p)` (`u32`).

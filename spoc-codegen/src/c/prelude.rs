@@ -571,9 +571,27 @@ pub(crate) fn lane_id(ctx: &mut Ctx) -> String {
 /// `u32x4`, `u32x2` and `f32x4` vectors are the `mma.sync` fragment registers.
 pub(crate) fn mma_m16n8k16(ctx: &mut Ctx, h: HalfKind) -> String {
     let name = format!("spoc_mma_m16n8k16_{}", h.name());
-    let u4 = ctx.ty(&Type::Vector { elem: ScalarType::U32, lanes: 4 }, Storage::Value);
-    let u2 = ctx.ty(&Type::Vector { elem: ScalarType::U32, lanes: 2 }, Storage::Value);
-    let f4 = ctx.ty(&Type::Vector { elem: ScalarType::F32, lanes: 4 }, Storage::Value);
+    let u4 = ctx.ty(
+        &Type::Vector {
+            elem: ScalarType::U32,
+            lanes: 4,
+        },
+        Storage::Value,
+    );
+    let u2 = ctx.ty(
+        &Type::Vector {
+            elem: ScalarType::U32,
+            lanes: 2,
+        },
+        Storage::Value,
+    );
+    let f4 = ctx.ty(
+        &Type::Vector {
+            elem: ScalarType::F32,
+            lanes: 4,
+        },
+        Storage::Value,
+    );
     ctx.helper(&name, |d| {
         let t = h.name();
         format!(

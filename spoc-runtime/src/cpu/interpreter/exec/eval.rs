@@ -31,15 +31,16 @@ fn lanes<T: Copy + Default, const N: usize>(
     v: &Value,
     lane: impl Fn(&Value) -> Option<T>,
 ) -> Result<[T; N], Fault> {
-    let fields = v
-        .as_record()
-        .filter(|f| f.len() == N)
-        .ok_or_else(|| invalid(format!("a matrix fragment is a {}, not a vector", v.type_name())))?;
+    let fields = v.as_record().filter(|f| f.len() == N).ok_or_else(|| {
+        invalid(format!(
+            "a matrix fragment is a {}, not a vector",
+            v.type_name()
+        ))
+    })?;
     let mut out = [T::default(); N];
     for (o, f) in out.iter_mut().zip(fields) {
-        *o = lane(f).ok_or_else(|| {
-            invalid(format!("a matrix fragment lane is a {}", f.type_name()))
-        })?;
+        *o = lane(f)
+            .ok_or_else(|| invalid(format!("a matrix fragment lane is a {}", f.type_name())))?;
     }
     Ok(out)
 }
@@ -576,7 +577,10 @@ impl Launch<'_> {
                 let [lo, hi] = &**ops;
                 let half = |v: Value| match v {
                     Value::F16(b) | Value::BF16(b) => Ok(b as u32),
-                    v => Err(invalid(format!("packing a {}, not a 16-bit float", v.type_name()))),
+                    v => Err(invalid(format!(
+                        "packing a {}, not a 16-bit float",
+                        v.type_name()
+                    ))),
                 };
                 let lo = half(self.eval(lo, th)?)?;
                 let hi = half(self.eval(hi, th)?)?;
