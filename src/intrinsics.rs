@@ -441,7 +441,8 @@ pub fn pack_bf16x2(lo: crate::prelude::bf16, hi: crate::prelude::bf16) -> u32 {
 /// a.w = pack(A[g + 8][2t + 8], A[g + 8][2t + 9])          C[g + 8][2t], C[g + 8][2t + 1])
 /// ```
 ///
-/// (`tests/mma.rs` has the loads and a tiled GEMM.)
+/// [`crate::matrix`] has these loads (and the store of `D`) for global memory as `#[device]`
+/// functions; `tests/mma.rs` a tiled GEMM with them and a tile read from shared memory.
 ///
 /// # Arithmetic
 ///

@@ -1,7 +1,8 @@
 //! The warp-level matrix multiply-accumulate (`mma_sync_m16n8k16_f16` / `_bf16`, issue 14's first
-//! slice) on every device: one 16×8×16 tile with `A` staged through shared memory, and tiled
-//! GEMMs (32×16×48 and 48×24×32) whose fragments the `#[device]` helpers below load from global
-//! memory in the PTX ISA's layout (`spoc::intrinsics::mma_sync_m16n8k16_f16` documents it).
+//! slice) on every device: one 16×8×16 tile with `A` staged through shared memory (its fragment
+//! read in the kernel), and tiled GEMMs (32×16×48 and 48×24×32) whose fragments `spoc::matrix`'s
+//! `#[device]` helpers load from global memory in the PTX ISA's layout
+//! (`spoc::intrinsics::mma_sync_m16n8k16_f16` documents it).
 //!
 //! The reference is the `f32` loop `acc = c; for k in 0..K { acc += a[m][k] * b[k][n] }` over the
 //! 16-bit inputs widened to `f32`: Native and the Interpreter must match it bit for bit (their
@@ -17,67 +18,6 @@ mod common;
 
 use spoc::prelude::*;
 use spoc_testkit::devices::{check_each_device, label, DeviceCheck};
-
-/// This lane's `A` fragment of the 16×16 tile at (`row0`, `col0`) of row-major `a` (leading
-/// dimension `lda`): registers `(g, 2t)`, `(g + 8, 2t)`, `(g, 2t + 8)`, `(g + 8, 2t + 8)`, each
-/// with its right neighbour in the upper half (`g = lane / 4`, `t = lane % 4`).
-#[device]
-fn load_a_f16(a: &[f16], row0: usize, col0: usize, lda: usize) -> U32x4 {
-    let lane = lane_id();
-    let top = (row0 + lane / 4) * lda + col0 + 2 * (lane % 4);
-    let bottom = top + 8 * lda;
-    U32x4::new(
-        pack_f16x2(a[top], a[top + 1]),
-        pack_f16x2(a[bottom], a[bottom + 1]),
-        pack_f16x2(a[top + 8], a[top + 9]),
-        pack_f16x2(a[bottom + 8], a[bottom + 9]),
-    )
-}
-
-/// This lane's `B` fragment of the 16×8 tile at (`k0`, `col0`) of `B` stored column by column
-/// (`bt[n * ldb + k]` is `B[k][n]`): `B[2t][g], B[2t + 1][g]` and `B[2t + 8][g], B[2t + 9][g]`.
-#[device]
-fn load_b_f16(bt: &[f16], k0: usize, col0: usize, ldb: usize) -> U32x2 {
-    let lane = lane_id();
-    let at = (col0 + lane / 4) * ldb + k0 + 2 * (lane % 4);
-    U32x2::new(
-        pack_f16x2(bt[at], bt[at + 1]),
-        pack_f16x2(bt[at + 8], bt[at + 9]),
-    )
-}
-
-#[device]
-fn load_a_bf16(a: &[bf16], row0: usize, col0: usize, lda: usize) -> U32x4 {
-    let lane = lane_id();
-    let top = (row0 + lane / 4) * lda + col0 + 2 * (lane % 4);
-    let bottom = top + 8 * lda;
-    U32x4::new(
-        pack_bf16x2(a[top], a[top + 1]),
-        pack_bf16x2(a[bottom], a[bottom + 1]),
-        pack_bf16x2(a[top + 8], a[top + 9]),
-        pack_bf16x2(a[bottom + 8], a[bottom + 9]),
-    )
-}
-
-#[device]
-fn load_b_bf16(bt: &[bf16], k0: usize, col0: usize, ldb: usize) -> U32x2 {
-    let lane = lane_id();
-    let at = (col0 + lane / 4) * ldb + k0 + 2 * (lane % 4);
-    U32x2::new(
-        pack_bf16x2(bt[at], bt[at + 1]),
-        pack_bf16x2(bt[at + 8], bt[at + 9]),
-    )
-}
-
-/// This lane's accumulator of the 16×8 tile at (`row0`, `col0`) of row-major `c` (leading
-/// dimension `ldc`): `(g, 2t)`, `(g, 2t + 1)`, `(g + 8, 2t)`, `(g + 8, 2t + 1)`.
-#[device]
-fn load_c(c: &[f32], row0: usize, col0: usize, ldc: usize) -> F32x4 {
-    let lane = lane_id();
-    let top = (row0 + lane / 4) * ldc + col0 + 2 * (lane % 4);
-    let bottom = top + 8 * ldc;
-    F32x4::new(c[top], c[top + 1], c[bottom], c[bottom + 1])
-}
 
 /// One 16×8×16 tile, `A` (row-major) staged through shared memory and read back in the
 /// fragment layout; `d = a × b + c`.
@@ -99,8 +39,8 @@ fn tile_f16(a: &[f16], bt: &[f16], c: &[f32], d: &mut [f32]) {
     );
     let acc = mma_sync_m16n8k16_f16(
         frag_a,
-        load_b_f16(bt, 0usize, 0usize, 16usize),
-        load_c(c, 0usize, 0usize, 8usize),
+        mma_load_b_f16(bt, 0usize, 0usize, 16usize),
+        mma_load_c(c, 0usize, 0usize, 8usize),
     );
     d[g * 8 + 2 * t] = acc.x;
     d[g * 8 + 2 * t + 1] = acc.y;
@@ -121,17 +61,15 @@ fn gemm_f16(m: u32, n: u32, k: u32, a: &[f16], bt: &[f16], c: &mut [f32]) {
     if warp < (m / 16) * tiles_n {
         let row0 = (warp / tiles_n) * 16;
         let col0 = (warp % tiles_n) * 8;
-        let mut acc = load_c(c, row0, col0, n);
+        let mut acc = mma_load_c(c, row0, col0, n);
         for k0 in (0..k).step_by(16) {
-            acc =
-                mma_sync_m16n8k16_f16(load_a_f16(a, row0, k0, k), load_b_f16(bt, k0, col0, k), acc);
+            acc = mma_sync_m16n8k16_f16(
+                mma_load_a_f16(a, row0, k0, k),
+                mma_load_b_f16(bt, k0, col0, k),
+                acc,
+            );
         }
-        let lane = lane_id();
-        let top = (row0 + lane / 4) * n + col0 + 2 * (lane % 4);
-        c[top] = acc.x;
-        c[top + 1] = acc.y;
-        c[top + 8 * n] = acc.z;
-        c[top + 8 * n + 1] = acc.w;
+        mma_store_c(c, row0, col0, n, acc);
     }
 }
 
@@ -146,20 +84,15 @@ fn gemm_bf16(m: u32, n: u32, k: u32, a: &[bf16], bt: &[bf16], c: &mut [f32]) {
     if warp < (m / 16) * tiles_n {
         let row0 = (warp / tiles_n) * 16;
         let col0 = (warp % tiles_n) * 8;
-        let mut acc = load_c(c, row0, col0, n);
+        let mut acc = mma_load_c(c, row0, col0, n);
         for k0 in (0..k).step_by(16) {
             acc = mma_sync_m16n8k16_bf16(
-                load_a_bf16(a, row0, k0, k),
-                load_b_bf16(bt, k0, col0, k),
+                mma_load_a_bf16(a, row0, k0, k),
+                mma_load_b_bf16(bt, k0, col0, k),
                 acc,
             );
         }
-        let lane = lane_id();
-        let top = (row0 + lane / 4) * n + col0 + 2 * (lane % 4);
-        c[top] = acc.x;
-        c[top + 1] = acc.y;
-        c[top + 8 * n] = acc.z;
-        c[top + 8 * n + 1] = acc.w;
+        mma_store_c(c, row0, col0, n, acc);
     }
 }
 
@@ -169,8 +102,8 @@ fn divergent_mma(a: &[f16], bt: &[f16], d: &mut [f32]) {
     let lane = lane_id();
     if lane < 16 {
         let acc = mma_sync_m16n8k16_f16(
-            load_a_f16(a, 0usize, 0usize, 16usize),
-            load_b_f16(bt, 0usize, 0usize, 16usize),
+            mma_load_a_f16(a, 0usize, 0usize, 16usize),
+            mma_load_b_f16(bt, 0usize, 0usize, 16usize),
             F32x4::splat(0.0),
         );
         d[lane] = acc.x;
