@@ -152,7 +152,7 @@ fn reference(
 }
 
 fn is_cpu(dev: &Device) -> bool {
-    matches!(&*dev.framework, "Native" | "Interpreter")
+    matches!(dev.framework, "Native" | "Interpreter")
 }
 
 /// Compares `got` with `want`: bit for bit on the CPU backends, within `tol` elsewhere.
