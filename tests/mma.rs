@@ -371,3 +371,53 @@ fn a_partial_last_warp_is_reported() {
         assert!(msg.contains("only 16 lanes"), "{msg}");
     }
 }
+
+/// The PTX of these kernels (helpers linked, loops, checked loads) assembles with `ptxas` for
+/// sm_80 and sm_90, plain and in checked mode; below sm_80 the kernels are refused.
+#[test]
+fn ptx_of_the_gemm_kernels_assembles() {
+    use spoc::codegen::{generate_source_with, Capabilities, Options, Target};
+    let kernels = [
+        ("tile_f16", tile_f16.ir().unwrap()),
+        ("gemm_f16", gemm_f16.ir().unwrap()),
+        ("gemm_bf16", gemm_bf16.ir().unwrap()),
+    ];
+    let ptx = |k, cc, checked| {
+        let mut caps = Capabilities::for_target(Target::CudaPtx);
+        caps.compute_capability = cc;
+        let opts = Options {
+            block: None,
+            soa_params: &[],
+            caps,
+            checked,
+        };
+        generate_source_with(Target::CudaPtx, k, &opts)
+            .map(|s| s.expect("PTX").text().expect("text").to_string())
+    };
+    for (name, k) in &kernels {
+        let err = ptx(*k, Some((7, 5)), false).unwrap_err();
+        assert!(err.to_string().contains("sm_80 or newer"), "{name}: {err}");
+    }
+    let Some((ptxas, dir)) =
+        spoc_testkit::toolchains::ptxas_and_scratch_dir("the mma kernels' PTX through ptxas")
+    else {
+        return;
+    };
+    for (name, k) in &kernels {
+        for (cc, arch) in [((8, 0), "sm_80"), ((9, 0), "sm_90")] {
+            for checked in [false, true] {
+                let text = ptx(*k, Some(cc), checked).unwrap();
+                assert!(
+                    text.contains("mma.sync.aligned.m16n8k16.row.col.f32"),
+                    "{name}"
+                );
+                let file = format!("{name}_{arch}{}", if checked { "_checked" } else { "" });
+                if let Err(diag) =
+                    spoc_testkit::toolchains::ptxas_report(&ptxas, &dir, &file, arch, &text)
+                {
+                    panic!("{file}: ptxas rejected the PTX:\n{diag}\n{text}");
+                }
+            }
+        }
+    }
+}

@@ -57,6 +57,16 @@ fn source_with(
     cc: Option<(u32, u32)>,
     subgroups: bool,
 ) -> Result<String, CodegenError> {
+    source_checked(src, target, cc, subgroups, false)
+}
+
+fn source_checked(
+    src: &str,
+    target: Target,
+    cc: Option<(u32, u32)>,
+    subgroups: bool,
+    checked: bool,
+) -> Result<String, CodegenError> {
     let kernel = spoc_frontend::lower_kernel_source(src).unwrap_or_else(|e| panic!("{e:?}"));
     let mut caps = Capabilities::for_target(target);
     caps.compute_capability = cc;
@@ -68,7 +78,7 @@ fn source_with(
             block: Some([32, 1, 1]),
             soa_params: &[],
             caps,
-            checked: false,
+            checked,
         },
     )?
     .expect("a source target");
@@ -138,15 +148,20 @@ fn ptx_has_one_mma_sync_of_each_type_from_sm_80() {
     }
 }
 
-/// `ptxas` (11.8: PTX ISA 7.8) assembles the PTX for sm_80 and sm_90 without a warning.
+/// `ptxas` (11.8: PTX ISA 7.8) assembles the PTX for sm_80 and sm_90, plain and in checked mode
+/// (bounds-checked loads around the operation), without a warning.
 #[test]
 fn ptxas_assembles_the_mma_for_sm_80_and_sm_90() {
     let Some((ptxas, dir)) = ptxas_and_scratch_dir("assembling mma PTX") else {
         return;
     };
-    for (cc, arch) in [((9, 0), "sm_90"), ((8, 0), "sm_80")] {
-        let ptx = source(Target::CudaPtx, Some(cc)).unwrap();
-        match ptxas_report(&ptxas, &dir, &format!("mma_{arch}"), arch, &ptx) {
+    for ((cc, arch), checked) in [((9, 0), "sm_90"), ((8, 0), "sm_80")]
+        .into_iter()
+        .flat_map(|t| [(t, false), (t, true)])
+    {
+        let ptx = source_checked(KERNEL, Target::CudaPtx, Some(cc), false, checked).unwrap();
+        let name = format!("mma_{arch}{}", if checked { "_checked" } else { "" });
+        match ptxas_report(&ptxas, &dir, &name, arch, &ptx) {
             Ok(diag) => assert!(!diag.contains("warning"), "{arch}: ptxas warned:\n{diag}"),
             Err(diag) => panic!("{arch}: ptxas rejected the PTX:\n{diag}\n{ptx}"),
         }
