@@ -29,7 +29,7 @@
 //! or the intermediate rounding of the hardware's sum, so GPUs may differ in the last bits:
 //! compare their results with a tolerance.
 
-use crate::{bf16, f16};
+use half::{bf16, f16};
 
 /// One lane's operands: the `A` and `B` fragment registers (16-bit pairs) and the `C` values.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
