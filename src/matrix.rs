@@ -1,6 +1,5 @@
 //! Fragment loads and stores of the warp-level matrix multiply-accumulate
-//! ([`mma_sync_m16n8k16_f16`](crate::intrinsics::mma_sync_m16n8k16_f16),
-//! [`mma_sync_m16n8k16_bf16`](crate::intrinsics::mma_sync_m16n8k16_bf16)) from and to global
+//! ([`mma_sync_m16n8k16_f16`], [`mma_sync_m16n8k16_bf16`]) from and to global
 //! memory: ordinary `#[device]` functions, which compute this lane's elements from `lane_id()`
 //! in the PTX ISA's layout ("Matrix Fragments for mma.m16n8k16 with floating point type"; the
 //! table is in the doc comment of `mma_sync_m16n8k16_f16`). With `g = lane_id() / 4` and
