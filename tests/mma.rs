@@ -101,6 +101,7 @@ fn gemm_bf16(m: u32, n: u32, k: u32, a: &[bf16], bt: &[bf16], c: &mut [f32]) {
 fn divergent_mma(a: &[f16], bt: &[f16], d: &mut [f32]) {
     let lane = lane_id();
     if lane < 16 {
+        // the divergent mma
         let acc = mma_sync_m16n8k16_f16(
             mma_load_a_f16(a, 0usize, 0usize, 16usize),
             mma_load_b_f16(bt, 0usize, 0usize, 16usize),
@@ -350,7 +351,13 @@ fn mma_in_divergent_code_is_reported() {
         assert!(msg.contains("mma_sync_m16n8k16_f16"), "{msg}");
         assert!(msg.contains("0x0000ffff"), "{msg}");
         if dev.framework == "Interpreter" {
-            assert!(msg.contains("tests/mma.rs:"), "{msg}");
+            // The statement of the call, the line after the marker comment.
+            let marker = include_str!("mma.rs")
+                .lines()
+                .position(|l| l.trim() == "// the divergent mma")
+                .expect("the marker");
+            let at = format!("tests/mma.rs:{}:9", marker + 2);
+            assert!(msg.contains(&at), "want {at}: {msg}");
         }
     }
 }
