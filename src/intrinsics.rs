@@ -1,5 +1,6 @@
 //! The intrinsics of the kernel language: thread, block and grid indices and sizes, barriers and
-//! memory fences, shared arrays, atomics and warp operations.
+//! memory fences, shared arrays, atomics, warp operations and the warp-level matrix
+//! multiply-accumulate ([`mma_sync_m16n8k16_f16`]).
 //!
 //! Inside a `#[kernel]` or `#[device]` function, `#[kernel]` replaces each call with the
 //! backend's own operation (CUDA's `threadIdx.x`, OpenCL's `get_local_id(0)`, …). These Rust
@@ -389,6 +390,95 @@ pub fn vote_all(predicate: bool) -> bool {
 pub fn ballot(predicate: bool) -> u32 {
     let _ = predicate;
     unreachable!("`ballot()` can only be called inside a #[kernel] or #[device] function")
+}
+
+// ---- warp-level matrix multiply-accumulate (tensor cores) ----
+
+/// The bits of two `f16` in one `u32`: `lo` in bits 0..16, `hi` in bits 16..32 — a register of
+/// a matrix fragment ([`mma_sync_m16n8k16_f16`]), where the element of the lower index is in the
+/// lower half (PTX's `.f16x2`). Pure, and the same on the host.
+#[inline]
+pub fn pack_f16x2(lo: crate::prelude::f16, hi: crate::prelude::f16) -> u32 {
+    lo.to_bits() as u32 | (hi.to_bits() as u32) << 16
+}
+
+/// The bits of two `bf16` in one `u32`, as [`pack_f16x2`] (PTX's `.bf16x2`).
+#[inline]
+pub fn pack_bf16x2(lo: crate::prelude::bf16, hi: crate::prelude::bf16) -> u32 {
+    lo.to_bits() as u32 | (hi.to_bits() as u32) << 16
+}
+
+/// The warp-level matrix multiply-accumulate `D = A × B + C` of one tile: `A` 16×16 and `B`
+/// 16×8 of `f16`, `C` and `D` 16×8 of `f32`. Every lane of the warp passes its part of each
+/// matrix (its *fragments*) and gets its part of `D`; the call must be reached by all 32 lanes
+/// of the warp together (not in divergent code, and the block size a multiple of 32).
+///
+/// On CUDA it is one tensor-core instruction, PTX's
+/// `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32` (compute capability 8.0 and newer; an
+/// older device refuses the kernel with `FeatureNotSupported`). Native and the Interpreter
+/// compute it exactly as documented below; the Interpreter reports a call that only some lanes
+/// of a warp reach. OpenCL, HIP and Vulkan refuse it (`FeatureNotSupported`) for now.
+///
+/// # Fragment layout
+///
+/// The PTX ISA's, section "Matrix Fragments for mma.m16n8k16 with floating point type" (under
+/// "Warp-level matrix multiply-accumulate instructions"). With `g = lane_id() / 4` and
+/// `t = lane_id() % 4`, each lane holds:
+///
+/// | fragment | registers | element `i` is |
+/// | --- | --- | --- |
+/// | `a: U32x4` | 4 × two `f16` ([`pack_f16x2`]): `a.x` = elements 0, 1; `a.y` = 2, 3; `a.z` = 4, 5; `a.w` = 6, 7 | `A[r][c]`, `r = g` for `i` in 0, 1, 4, 5 and `g + 8` for 2, 3, 6, 7; `c = 2t + i % 2`, plus 8 for `i ≥ 4` |
+/// | `b: U32x2` | 2 × two `f16`: `b.x` = elements 0, 1; `b.y` = 2, 3 | `B[k][n]`, `k = 2t + i % 2`, plus 8 for `i ≥ 2`; `n = g` |
+/// | `c: F32x4`, result | 4 `f32`: `x y z w` = elements 0 1 2 3 | `C[r][c]`, `r = g` for `i` in 0, 1 and `g + 8` for 2, 3; `c = 2t + i % 2` |
+///
+/// So lane `l` loads, from a row-major `A` (leading dimension `lda`) and a `B` stored
+/// column by column (`B[k][n]` at `n * ldb + k`, PTX's `.col`):
+///
+/// ```text
+/// a.x = pack(A[g][2t],       A[g][2t + 1])         b.x = pack(B[2t][g],     B[2t + 1][g])
+/// a.y = pack(A[g + 8][2t],   A[g + 8][2t + 1])     b.y = pack(B[2t + 8][g], B[2t + 9][g])
+/// a.z = pack(A[g][2t + 8],   A[g][2t + 9])         c   = (C[g][2t], C[g][2t + 1],
+/// a.w = pack(A[g + 8][2t + 8], A[g + 8][2t + 9])          C[g + 8][2t], C[g + 8][2t + 1])
+/// ```
+///
+/// [`crate::matrix`] has these loads (and the store of `D`) for global memory as `#[device]`
+/// functions; `tests/mma.rs` a tiled GEMM with them and a tile read from shared memory.
+///
+/// # Arithmetic
+///
+/// `D[m][n] = C[m][n] + Σ_k A[m][k] · B[k][n]`. Native and the Interpreter compute it in `f32`
+/// starting from `C[m][n]` and adding the products for `k = 0, 1, …, 15` in that order, each
+/// sum rounded to nearest even; each product is exact (11 + 11 significant bits fit in `f32`'s
+/// 24). Tiles chained through `c` along `k` thus give bit for bit the plain `f32` loop
+/// `acc += a * b` over `k`. The PTX ISA does not specify the order or the intermediate rounding
+/// of the tensor cores' sum, so a GPU may differ from it in the last bits.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn mma_sync_m16n8k16_f16(a: crate::U32x4, b: crate::U32x2, c: crate::F32x4) -> crate::F32x4 {
+    let _ = (a, b, c);
+    unreachable!(
+        "`mma_sync_m16n8k16_f16()` can only be called inside a #[kernel] or #[device] function"
+    )
+}
+
+/// [`mma_sync_m16n8k16_f16`] with `bf16` inputs (pack them with [`pack_bf16x2`]): PTX's
+/// `mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32`, the same layout and arithmetic. A
+/// product of two `bf16` fits in `f32`'s significand but may leave its exponent range (`bf16`
+/// has `f32`'s): it then overflows to infinity or is rounded as a subnormal, as `f32`
+/// multiplication does.
+///
+/// # Panics
+/// Always, when called on the host: it is only meaningful inside a `#[kernel]` or `#[device]`
+/// function.
+#[inline(never)]
+pub fn mma_sync_m16n8k16_bf16(a: crate::U32x4, b: crate::U32x2, c: crate::F32x4) -> crate::F32x4 {
+    let _ = (a, b, c);
+    unreachable!(
+        "`mma_sync_m16n8k16_bf16()` can only be called inside a #[kernel] or #[device] function"
+    )
 }
 
 /// Float methods the kernel language has and Rust's `f32`/`f64` lack, so that `#[device]`

@@ -167,7 +167,11 @@
 //! 64-bit atomics, subgroups) is an [`Error::FeatureNotSupported`] naming it. With
 //! `SPOC_CHECK=1` ([`set_checking`]) every launch first runs on the checking Interpreter.
 
+// `#[device]` functions of this crate (`matrix`) expand to `::spoc::…` paths.
+extern crate self as spoc;
+
 pub mod intrinsics;
+pub mod matrix;
 
 pub use spoc_macros::{device, kernel, Record};
 pub use spoc_runtime::*;
@@ -179,9 +183,12 @@ pub use spoc_ir as ir;
 /// choosing (`spoc::codegen::generate_source_with`); launches never need this.
 pub use spoc_codegen as codegen;
 
-/// Everything a kernel file needs: the attributes, the launch types and the intrinsics.
+/// Everything a kernel file needs: the attributes, the launch types and the intrinsics (the
+/// warp-level matrix multiply-accumulate `mma_sync_m16n8k16_f16`/`_bf16` and its
+/// `pack_f16x2`/`pack_bf16x2` included).
 pub mod prelude {
     pub use crate::intrinsics::*;
+    pub use crate::matrix::*;
     pub use crate::{
         device, dims1d, dims2d, dims3d, init_device, kernel, Buffer, Device, Dims, F32x2, F32x4,
         Float, I32x2, I32x4, Int, Number, Record, U32x2, U32x4,

@@ -8,7 +8,7 @@ use crate::lower::{Lowerer, TExpr};
 use crate::lower_array::{elem_scalar, Access};
 use crate::lower_call::intrinsic_name;
 use crate::types::{Kind, Scalar, Ty};
-use spoc_ir::{AtomicOp, Block, FenceScope, Intrinsic, ShuffleKind, StmtKind};
+use spoc_ir::{AtomicOp, Block, FenceScope, HalfKind, Intrinsic, ShuffleKind, StmtKind};
 
 /// The intrinsics that are statements, with the IR statement of each.
 const STATEMENTS: [(&str, StmtKind); 4] = [
@@ -33,6 +33,10 @@ fn value_intrinsic(name: &str) -> Option<Intrinsic> {
         "vote_any" => Intrinsic::VoteAny,
         "vote_all" => Intrinsic::VoteAll,
         "ballot" => Intrinsic::Ballot,
+        "pack_f16x2" => Intrinsic::PackHalf2(HalfKind::F16),
+        "pack_bf16x2" => Intrinsic::PackHalf2(HalfKind::BF16),
+        "mma_sync_m16n8k16_f16" => Intrinsic::MmaM16N8K16(HalfKind::F16),
+        "mma_sync_m16n8k16_bf16" => Intrinsic::MmaM16N8K16(HalfKind::BF16),
         _ => return None,
     })
 }
@@ -118,6 +122,36 @@ impl Lowerer {
             Intrinsic::Atomic(op) => self.atomic(op, c, pre),
             Intrinsic::WarpSize | Intrinsic::LaneId => self.nullary(intrinsic, name, c),
             Intrinsic::Shuffle(_) => self.shuffle(intrinsic, name, c, pre),
+            Intrinsic::PackHalf2(h) => {
+                let t = Ty::Scalar(half_scalar(h));
+                let usage = format!("{name}(lo: {0}, hi: {0}) -> u32", h.name());
+                self.fixed(
+                    intrinsic,
+                    name,
+                    c,
+                    &[("lo", t), ("hi", t)],
+                    Ty::Scalar(Scalar::U32),
+                    &usage,
+                    pre,
+                )
+            }
+            Intrinsic::MmaM16N8K16(_) => {
+                let params = [
+                    ("a", Ty::Vector(Scalar::U32, 4)),
+                    ("b", Ty::Vector(Scalar::U32, 2)),
+                    ("c", Ty::Vector(Scalar::F32, 4)),
+                ];
+                let usage = format!("{name}(a: U32x4, b: U32x2, c: F32x4) -> F32x4");
+                self.fixed(
+                    intrinsic,
+                    name,
+                    c,
+                    &params,
+                    Ty::Vector(Scalar::F32, 4),
+                    &usage,
+                    pre,
+                )
+            }
             _ => self.vote(intrinsic, name, c, pre),
         })
     }
@@ -181,6 +215,54 @@ impl Lowerer {
         )?;
         let ty = v.ty;
         Ok(self.mk_intrinsic(i, vec![v.e, lane.e], ty, Loc::of(c)))
+    }
+
+    /// An intrinsic whose parameters (`(name, type)`, evaluated left to right) and result have
+    /// fixed types: `pack_f16x2(lo, hi)`, `mma_sync_m16n8k16_f16(a, b, c)`, …
+    #[allow(clippy::too_many_arguments)]
+    fn fixed(
+        &mut self,
+        i: Intrinsic,
+        name: &str,
+        c: &syn::ExprCall,
+        params: &[(&str, Ty)],
+        result: Ty,
+        usage: &str,
+        pre: &mut Block,
+    ) -> Lowered<TExpr> {
+        self.arity(c, params.len(), usage)?;
+        let mut vals: Vec<TExpr> = Vec::new();
+        let mut ok = true;
+        for (a, (pname, ty)) in c.args.iter().zip(params) {
+            let mut apre = Block::new();
+            let Ok(v) = self.scalar(a, &mut apre) else {
+                ok = false;
+                continue;
+            };
+            self.sequence(&mut vals, &v, apre, pre);
+            let t = ty_name(*ty);
+            let article = if t.starts_with(['f', 'i', 'F', 'I']) {
+                "an"
+            } else {
+                "a"
+            };
+            let what =
+                format!("mismatched types: `{pname}` of `{name}` is {article} `{t}` (`{usage}`)");
+            if self.unify_at(*ty, v.ty, v.span, &what).is_err() {
+                ok = false;
+                continue;
+            }
+            vals.push(v);
+        }
+        if !ok {
+            return Err(Failed);
+        }
+        Ok(self.mk_intrinsic(
+            i,
+            vals.into_iter().map(|v| v.e).collect(),
+            result,
+            Loc::of(c),
+        ))
     }
 
     /// `vote_any(p)`, `vote_all(p)` (`bool`), `ballot(p)` (`u32`).
@@ -303,6 +385,23 @@ impl Lowerer {
         let mut args = vec![array, el.index.e];
         args.extend(vals.into_iter().map(|v| v.e));
         Ok(self.mk_intrinsic(Intrinsic::Atomic(op), args, el.elem, Loc::of(c)))
+    }
+}
+
+/// The checker's scalar of a 16-bit float kind.
+fn half_scalar(h: HalfKind) -> Scalar {
+    match h {
+        HalfKind::F16 => Scalar::F16,
+        HalfKind::BF16 => Scalar::BF16,
+    }
+}
+
+/// How a fixed parameter type is written in kernel source (`u32`, `U32x4`, …).
+fn ty_name(t: Ty) -> String {
+    match t {
+        Ty::Scalar(s) => s.name().to_string(),
+        Ty::Vector(s, l) => crate::types::vector_name(s, l).to_string(),
+        _ => "value".to_string(),
     }
 }
 

@@ -1019,6 +1019,25 @@ impl<'a> Native<'a> {
                 let site = self.site();
                 quote!(::spoc::__private::warp_ballot(#p, #site, &mut *__spoc_simt)?)
             }
+            Intrinsic::PackHalf2(_) => {
+                let [lo, hi] = args else { return None };
+                let (lo, hi) = (self.expr(lo)?, self.expr(hi)?);
+                quote!(((#lo).to_bits() as u32 | ((#hi).to_bits() as u32) << 16u32))
+            }
+            Intrinsic::MmaM16N8K16(h) => {
+                let [a, b, c] = args else { return None };
+                let (a, b, c) = (self.expr(a)?, self.expr(b)?, self.expr(c)?);
+                let bf16 = h == spoc_ir::HalfKind::BF16;
+                let site = self.site();
+                quote!(::spoc::__private::warp_mma_m16n8k16(
+                    #a,
+                    #b,
+                    #c,
+                    #bf16,
+                    #site,
+                    &mut *__spoc_simt,
+                )?)
+            }
         })
     }
 

@@ -249,6 +249,33 @@ pub enum ShuffleKind {
     Xor,
 }
 
+/// The 16-bit float type of the `A` and `B` operands of a warp-level matrix multiply-accumulate
+/// ([`Intrinsic::MmaM16N8K16`]) and of [`Intrinsic::PackHalf2`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HalfKind {
+    /// IEEE-754 binary16 (`f16`).
+    F16,
+    /// bfloat16 (`bf16`).
+    BF16,
+}
+
+impl HalfKind {
+    /// The scalar type (`f16` or `bf16`).
+    pub fn scalar(self) -> crate::ScalarType {
+        match self {
+            HalfKind::F16 => crate::ScalarType::F16,
+            HalfKind::BF16 => crate::ScalarType::BF16,
+        }
+    }
+    /// `"f16"` or `"bf16"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HalfKind::F16 => "f16",
+            HalfKind::BF16 => "bf16",
+        }
+    }
+}
+
 /// Memory-fence scope.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum FenceScope {
@@ -289,6 +316,16 @@ pub enum Intrinsic {
     VoteAll,
     /// A `u32` mask with bit `l` set for each active lane `l` whose predicate holds.
     Ballot,
+    /// `(lo, hi)` of the 16-bit float type → `u32`: the bits of `lo` in bits 0..16 and those of
+    /// `hi` in bits 16..32 (PTX's `.f16x2`/`.bf16x2` register layout: the element of the lower
+    /// index in the lower half). Pure; builds the registers of matrix fragments.
+    PackHalf2(HalfKind),
+    /// The warp-level matrix multiply-accumulate `D = A × B + C` of one 16×8×16 tile, every lane
+    /// of the warp taking part (PTX `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`,
+    /// sm_80+). Arguments `(a: u32x4, b: u32x2, c: f32x4)`, result `f32x4`: this lane's fragments
+    /// in the layout of the PTX ISA's "Matrix Fragments for mma.m16n8k16 with floating point
+    /// type" (`spoc::intrinsics::mma_sync_m16n8k16_f16` documents it).
+    MmaM16N8K16(HalfKind),
 }
 
 impl Intrinsic {
@@ -302,7 +339,9 @@ impl Intrinsic {
             | Intrinsic::VoteAll
             | Intrinsic::Ballot
             | Intrinsic::WarpSize
-            | Intrinsic::LaneId => "spoc::warp",
+            | Intrinsic::LaneId
+            | Intrinsic::MmaM16N8K16(_) => "spoc::warp",
+            Intrinsic::PackHalf2(_) => "spoc::matrix",
             _ => "spoc::thread",
         }
     }
@@ -327,6 +366,8 @@ impl Intrinsic {
             Intrinsic::VoteAny => "vote_any".into(),
             Intrinsic::VoteAll => "vote_all".into(),
             Intrinsic::Ballot => "ballot".into(),
+            Intrinsic::PackHalf2(h) => format!("pack_{}x2", h.name()),
+            Intrinsic::MmaM16N8K16(h) => format!("mma_sync_m16n8k16_{}", h.name()),
         }
     }
 
@@ -363,7 +404,8 @@ impl Intrinsic {
         )
     }
 
-    /// True for warp-level operations (shuffles, votes, ballot, lane id, warp size).
+    /// True for warp-level operations (shuffles, votes, ballot, lane id, warp size, matrix
+    /// multiply-accumulate).
     pub fn is_warp(self) -> bool {
         self.path() == "spoc::warp"
     }

@@ -33,7 +33,7 @@ pub mod visit;
 pub use error::IrError;
 pub use expr::{BinOp, Const, Expr, ExprKind, LValue, Pattern, UnOp, VarId};
 pub use hash::ContentHash;
-pub use intrinsic::{AtomicOp, Axis, FenceScope, Intrinsic, MathFn, ShuffleKind};
+pub use intrinsic::{AtomicOp, Axis, FenceScope, HalfKind, Intrinsic, MathFn, ShuffleKind};
 pub use kernel::{Function, Kernel, Param, SharedDecl, VarDecl, VarKind};
 pub use stmt::{Block, ForDir, ForLoop, SrcLoc, Stmt, StmtKind};
 pub use types::{

@@ -42,7 +42,7 @@ pub use backends::source_only;
 #[cfg(feature = "vulkan")]
 pub use backends::vulkan;
 pub use cpu::interpreter::{self, backend as interpreter_backend};
-pub use cpu::{native, simt};
+pub use cpu::{mma, native, simt};
 pub use devices::registry;
 pub use launch::generic;
 pub use memory::{bind, executor, host, record, soa};

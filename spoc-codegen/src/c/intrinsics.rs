@@ -4,7 +4,9 @@ use super::body::{prec, Body, Code, R};
 use super::dialect::{Dialect, IndexKind};
 use super::expr::call_code;
 use super::prelude;
-use spoc_ir::{AtomicOp, Expr, Intrinsic, MathFn, MemSpace, ScalarType, ShuffleKind, Type};
+use spoc_ir::{
+    AtomicOp, Expr, HalfKind, Intrinsic, MathFn, MemSpace, ScalarType, ShuffleKind, Type,
+};
 
 impl Body<'_, '_> {
     pub(crate) fn intrinsic(&mut self, e: &Expr, i: Intrinsic, args: &[Expr]) -> R<Code> {
@@ -37,7 +39,48 @@ impl Body<'_, '_> {
             | Intrinsic::VoteAny
             | Intrinsic::VoteAll
             | Intrinsic::Ballot => self.warp(e, i, args),
+            Intrinsic::PackHalf2(_) => {
+                // 16-bit floats are their `unsigned short` bits in every C dialect.
+                let ops = self.operands_of(args)?;
+                Ok(Code::new(
+                    format!(
+                        "(unsigned int){} | (unsigned int){} << 16",
+                        ops[0].at(prec::UNARY),
+                        ops[1].at(prec::UNARY)
+                    ),
+                    prec::BOR,
+                ))
+            }
+            Intrinsic::MmaM16N8K16(h) => self.mma_m16n8k16(e, h, args),
         }
+    }
+
+    /// `mma_sync_m16n8k16_{f16,bf16}`: CUDA C only, on compute capability 8.0 and newer, as a
+    /// prelude function around inline PTX `mma.sync.aligned.m16n8k16.row.col.f32.*` (the vectors'
+    /// lanes are the PTX fragment registers); HIP and OpenCL C refuse it.
+    fn mma_m16n8k16(&mut self, e: &Expr, h: HalfKind, args: &[Expr]) -> R<Code> {
+        let node = format!("the warp matrix operation `{}`", self.show(e));
+        if self.ctx.d != Dialect::Cuda {
+            return Err(self.ctx.unsupported(
+                node,
+                "NVIDIA tensor cores (`mma.sync`): warp matrix operations are lowered for CUDA only so far",
+            ));
+        }
+        let cc = self.ctx.caps.compute_capability.unwrap_or((7, 0));
+        if cc.0 < 8 {
+            return Err(self.ctx.unsupported(
+                node,
+                &format!(
+                    "compute capability 8.0 or newer (`mma.sync` with {} inputs and f32 accumulation; the device has {}.{})",
+                    h.name(),
+                    cc.0,
+                    cc.1
+                ),
+            ));
+        }
+        let ops = self.operands_of(args)?;
+        let f = prelude::mma_m16n8k16(self.ctx, h);
+        Ok(call_code(&f, &ops))
     }
 
     fn math(&mut self, m: MathFn, args: &[Expr]) -> R<Code> {

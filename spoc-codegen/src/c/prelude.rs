@@ -3,7 +3,7 @@
 
 use super::ctx::Ctx;
 use super::dialect::{Dialect, Storage};
-use spoc_ir::{MemSpace, ScalarType, ShuffleKind};
+use spoc_ir::{HalfKind, MemSpace, ScalarType, ShuffleKind, Type};
 
 fn t(d: Dialect, s: ScalarType) -> &'static str {
     d.scalar(s, Storage::Value)
@@ -561,6 +561,48 @@ pub(crate) fn lane_id(ctx: &mut Ctx) -> String {
             "{q} inline unsigned int {name}(void) {{\n    \
              unsigned int linear = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;\n    \
              return linear & ((unsigned int)warpSize - 1u);\n}}\n",
+            q = d.device_fn()
+        )
+    });
+    name
+}
+
+/// `D = A × B + C` of one 16×8×16 tile through inline PTX (CUDA C, sm_80+): the lanes of the
+/// `u32x4`, `u32x2` and `f32x4` vectors are the `mma.sync` fragment registers.
+pub(crate) fn mma_m16n8k16(ctx: &mut Ctx, h: HalfKind) -> String {
+    let name = format!("spoc_mma_m16n8k16_{}", h.name());
+    let u4 = ctx.ty(
+        &Type::Vector {
+            elem: ScalarType::U32,
+            lanes: 4,
+        },
+        Storage::Value,
+    );
+    let u2 = ctx.ty(
+        &Type::Vector {
+            elem: ScalarType::U32,
+            lanes: 2,
+        },
+        Storage::Value,
+    );
+    let f4 = ctx.ty(
+        &Type::Vector {
+            elem: ScalarType::F32,
+            lanes: 4,
+        },
+        Storage::Value,
+    );
+    ctx.helper(&name, |d| {
+        let t = h.name();
+        format!(
+            "{q} inline {f4} {name}({u4} a, {u2} b, {f4} c) {{\n    \
+             {f4} d;\n    \
+             asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 \"\n        \
+             \"{{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%10, %11, %12, %13}};\"\n        \
+             : \"=f\"(d.x), \"=f\"(d.y), \"=f\"(d.z), \"=f\"(d.w)\n        \
+             : \"r\"(a.x), \"r\"(a.y), \"r\"(a.z), \"r\"(a.w), \"r\"(b.x), \"r\"(b.y),\n          \
+             \"f\"(c.x), \"f\"(c.y), \"f\"(c.z), \"f\"(c.w));\n    \
+             return d;\n}}\n",
             q = d.device_fn()
         )
     });

@@ -27,6 +27,14 @@ impl Fb<'_, '_> {
             Intrinsic::LaneId => self.builtin_scalar(Builtin::SubgroupLane)?,
             Intrinsic::Math(m) => self.math(m, args, ty)?,
             Intrinsic::Atomic(op) => self.atomic(op, args, ty)?,
+            Intrinsic::PackHalf2(_) | Intrinsic::MmaM16N8K16(_) => {
+                // Vulkan's `VK_KHR_cooperative_matrix` is the planned lowering (naga has no
+                // cooperative-matrix types yet); until then a typed refusal.
+                return Err(self.g.unsupported(
+                    &format!("`{}`", i.name()),
+                    "warp matrix operations, which are lowered for CUDA only so far (cooperative matrices are not generated yet)",
+                ));
+            }
             Intrinsic::Shuffle(k) => {
                 self.g
                     .require(C::SUBGROUP, &format!("`{}`", i.name()), SUBGROUPS)?;

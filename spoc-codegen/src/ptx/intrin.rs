@@ -5,7 +5,7 @@ use super::expr::scalar_ty;
 use super::gen::{Gen, R};
 use super::math::Routine;
 use super::value::{Place, Val};
-use spoc_ir::{AtomicOp, Axis, Expr, Intrinsic, MathFn, ScalarType, ShuffleKind};
+use spoc_ir::{AtomicOp, Axis, Expr, HalfKind, Intrinsic, MathFn, ScalarType, ShuffleKind};
 
 impl<'k> Gen<'k, '_> {
     /// Evaluates intrinsic `i` with arguments `args` (the whole call is `e`).
@@ -80,7 +80,58 @@ impl<'k> Gen<'k, '_> {
                     }
                 })
             }
+            Intrinsic::PackHalf2(_) => {
+                let lo = self.scalar(&args[0])?;
+                let hi = self.scalar(&args[1])?;
+                let (lo, hi) = (self.a.reg(&lo), self.a.reg(&hi));
+                let d = self.a.tmp(Class::B32);
+                self.a.ins(format!("mov.b32 {d}, {{{lo}, {hi}}}"));
+                Ok(Val::Scalar(d, ScalarType::U32))
+            }
+            Intrinsic::MmaM16N8K16(h) => self.mma_m16n8k16(e, h, args),
         }
+    }
+
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32` (PTX ISA 7.0, sm_80+):
+    /// the fragments are the vectors' lanes, in the layout of the PTX ISA's "Matrix Fragments
+    /// for mma.m16n8k16 with floating point type" (the kernel language's is the same).
+    fn mma_m16n8k16(&mut self, e: &'k Expr, h: HalfKind, args: &'k [Expr]) -> R<Val> {
+        if self.cx.sm < 80 {
+            return Err(self.cx.unsupported(
+                format!("the warp matrix operation `{}`", self.show(e)),
+                format!(
+                    "sm_80 or newer (`mma.sync` with {} inputs and f32 accumulation; the target is sm_{})",
+                    h.name(),
+                    self.cx.sm
+                ),
+            ));
+        }
+        let mut regs: Vec<Vec<Opd>> = Vec::new();
+        for a in args {
+            let Val::Vector(_, lanes) = self.expr(a)? else {
+                return Err(self.cx.unsupported(
+                    format!("`{}` where a vector is needed", self.show(a)),
+                    "a vector value",
+                ));
+            };
+            regs.push(lanes.iter().map(|l| self.a.reg(l)).collect());
+        }
+        let d: Vec<Opd> = (0..4).map(|_| self.a.tmp(Class::F32)).collect();
+        let list = |os: &[Opd]| {
+            os.iter()
+                .map(|o| o.text.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let t = h.name();
+        self.a.ins(format!(
+            "mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 {{{}}}, {{{}}}, {{{}}}, {{{}}}",
+            list(&d),
+            list(&regs[0]),
+            list(&regs[1]),
+            list(&regs[2])
+        ));
+        Ok(Val::Vector(ScalarType::F32, d))
     }
 
     /// `mov.u32 d, %<reg>.<axis>`.

@@ -169,6 +169,18 @@ const ERROR_CASES: &[(&str, &str)] = &[
         "`shuffle_xor` moves `i32`, `u32`, `i64`, `u64`, `usize`, `f32` and `f64` values, not `f16`",
     ),
     (
+        "fn k(y: &mut [f32], h: &[bf16], g: &[f16]) { y[0] = pack_f16x2(h[0], g[1]) as f32; }",
+        "mismatched types: `lo` of `pack_f16x2` is an `f16` (`pack_f16x2(lo: f16, hi: f16) -> u32`)",
+    ),
+    (
+        "fn k(y: &mut [F32x4], a: &[U32x4], b: &[U32x2]) { y[0] = mma_sync_m16n8k16_f16(a[0], a[0], y[0]); }",
+        "mismatched types: `b` of `mma_sync_m16n8k16_f16` is a `U32x2` (`mma_sync_m16n8k16_f16(a: U32x4, b: U32x2, c: F32x4) -> F32x4`)",
+    ),
+    (
+        "fn k(y: &mut [F32x4], a: &[U32x4], b: &[U32x2]) { y[0] = mma_sync_m16n8k16_bf16(a[0], b[0]); }",
+        "this intrinsic takes 3 arguments, 2 given: `mma_sync_m16n8k16_bf16(a: U32x4, b: U32x2, c: F32x4) -> F32x4`",
+    ),
+    (
         "fn k(y: &mut [f16]) { atomic_add(&mut y[0], y[1]); }",
         "`atomic_add` works on elements of type",
     ),

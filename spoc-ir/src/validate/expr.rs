@@ -528,6 +528,32 @@ impl<'k> Body<'k> {
                     Type::BOOL
                 })
             }
+            Intrinsic::PackHalf2(h) => {
+                self.arity(e, args, 2)?;
+                let t = Type::Scalar(h.scalar());
+                let what = format!("an operand of `{}`", i.name());
+                self.expect(&args[0], &t, &what)?;
+                self.expect(&args[1], &t, &what)?;
+                Ok(Type::U32)
+            }
+            Intrinsic::MmaM16N8K16(_) => {
+                self.arity(e, args, 3)?;
+                let vector = |elem, lanes| Type::Vector { elem, lanes };
+                let name = i.name();
+                self.expect(
+                    &args[0],
+                    &vector(ScalarType::U32, 4),
+                    &format!("the A fragment of `{name}`"),
+                )?;
+                self.expect(
+                    &args[1],
+                    &vector(ScalarType::U32, 2),
+                    &format!("the B fragment of `{name}`"),
+                )?;
+                let acc = vector(ScalarType::F32, 4);
+                self.expect(&args[2], &acc, &format!("the C fragment of `{name}`"))?;
+                Ok(acc)
+            }
         }
     }
 

@@ -1,7 +1,7 @@
 //! Per-backend intrinsic registries: which intrinsics a backend implements, and how it spells
 //! them.
 
-use spoc_ir::{AtomicOp, Axis, Intrinsic, MathFn, ShuffleKind};
+use spoc_ir::{AtomicOp, Axis, HalfKind, Intrinsic, MathFn, ShuffleKind};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -113,6 +113,9 @@ pub fn all_intrinsics() -> Vec<Intrinsic> {
         .map(Intrinsic::Shuffle),
     );
     v.extend([Intrinsic::VoteAny, Intrinsic::VoteAll, Intrinsic::Ballot]);
+    for h in [HalfKind::F16, HalfKind::BF16] {
+        v.extend([Intrinsic::PackHalf2(h), Intrinsic::MmaM16N8K16(h)]);
+    }
     v
 }
 
@@ -125,7 +128,7 @@ mod tests {
         let all = all_intrinsics();
         let r = IntrinsicRegistry::all();
         assert_eq!(r.len(), all.len());
-        assert_eq!(all.len(), 18 + 2 + 31 + 9 + 4 + 3);
+        assert_eq!(all.len(), 18 + 2 + 31 + 9 + 4 + 3 + 4);
         assert!(r.supports(Intrinsic::GlobalId(Axis::Y)));
         assert_eq!(
             r.get("spoc::atomic", "atomic_add").unwrap().spelling,

@@ -272,6 +272,12 @@ pub enum WarpOpKind {
     Vote(VoteKind),
     /// A ballot.
     Ballot,
+    /// The warp-level matrix multiply-accumulate `mma_sync_m16n8k16_f16` (`bf16: false`) or
+    /// `mma_sync_m16n8k16_bf16` (`bf16: true`): every lane of the warp must take part.
+    Mma {
+        /// The inputs are `bf16` (else `f16`).
+        bf16: bool,
+    },
 }
 
 impl fmt::Display for WarpOpKind {
@@ -284,6 +290,8 @@ impl fmt::Display for WarpOpKind {
             WarpOpKind::Vote(VoteKind::Any) => "vote_any",
             WarpOpKind::Vote(VoteKind::All) => "vote_all",
             WarpOpKind::Ballot => "ballot",
+            WarpOpKind::Mma { bf16: false } => "mma_sync_m16n8k16_f16",
+            WarpOpKind::Mma { bf16: true } => "mma_sync_m16n8k16_bf16",
         })
     }
 }
@@ -360,6 +368,30 @@ pub enum SyncError {
         first: WarpOpKind,
         /// Another one.
         second: WarpOpKind,
+    },
+    /// A warp operation that needs every lane of its warp (a matrix multiply-accumulate) was
+    /// reached by only some of them: the others diverged, wait elsewhere, have finished, or do
+    /// not exist (the block's last warp is partial).
+    #[error(
+        "{op} at {site} in block ({}, {}, {}), warp {warp}: reached by lanes {present:#010x} only; every lane of the warp must take part{}",
+        block[0], block[1], block[2],
+        if *warp_lanes < 32 { format!(" (the warp has only {warp_lanes} lanes: make the block size a multiple of 32)") } else { String::new() }
+    )]
+    PartialWarp {
+        /// `blockIdx` of the block.
+        block: [u32; 3],
+        /// The warp (linear thread index / 32).
+        warp: u32,
+        /// The first thread of the warp at the operation.
+        thread: [u32; 3],
+        /// The operation's site.
+        site: Site,
+        /// Which operation.
+        op: WarpOpKind,
+        /// The lanes at it (bit `l` for lane `l`).
+        present: u32,
+        /// The lanes the warp has (32 but in a partial last warp).
+        warp_lanes: u32,
     },
     /// A coroutine stack could not be allocated (the OS refused the memory mapping).
     #[error("cannot allocate a {bytes}-byte coroutine stack: {message}")]

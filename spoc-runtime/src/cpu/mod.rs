@@ -40,6 +40,7 @@ macro_rules! cpu_backend_methods {
 }
 
 pub mod interpreter;
+pub mod mma;
 pub mod native;
 pub mod simt;
 pub(crate) mod worker;

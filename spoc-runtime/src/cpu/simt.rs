@@ -12,7 +12,11 @@
 //!     and get their results (shuffle: the source lane's value; an inactive or absent source
 //!     lane is a [`SyncError::InactiveLane`], except that `shuffle_up`/`shuffle_down` whose
 //!     source falls outside `0..32` return the lane's own value, as PTX `shfl` with clamping);
-//!   - the lanes suspended at warp barriers ([`SyncHandle::warp_barrier`]) are released.
+//!   - the lanes suspended at warp barriers ([`SyncHandle::warp_barrier`]) are released;
+//!   - a matrix multiply-accumulate ([`SyncHandle::mma_m16n8k16`]) needs every lane of the warp
+//!     (32 of them) at its site: it is resolved when all are there ([`crate::mma`] computes it);
+//!     while other lanes of the warp are released by the steps above it waits for them, and
+//!     when none is, the block fails with [`SyncError::PartialWarp`].
 //! - When no thread can run any more, every live thread waits at a block barrier: if all wait at
 //!   the same [`Site`] and no thread of the block has finished, all are released; otherwise the
 //!   block fails with [`SyncError::BarrierDivergence`], which names the waiting threads, where
@@ -32,6 +36,7 @@
 pub use crate::kernel_abi::{
     describe_groups, MissingLane, ShuffleKind, Site, SyncError, VoteKind, WarpOpKind, Whereabouts,
 };
+use crate::mma::MmaLane;
 use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
@@ -143,6 +148,12 @@ enum Suspend {
         bits: u64,
         operand: u32,
     },
+    /// A matrix multiply-accumulate (`bf16` inputs, else `f16`) with this lane's fragments.
+    Mma {
+        site: Site,
+        bf16: bool,
+        frag: MmaLane,
+    },
 }
 
 /// What a resumed thread is told.
@@ -152,6 +163,8 @@ enum Resume {
     Go,
     /// The result of a warp operation.
     Value(u64),
+    /// The lane's `D` fragment of a matrix multiply-accumulate.
+    Mma([f32; 4]),
     /// Tear down.
     Abort,
 }
@@ -258,6 +271,25 @@ impl SyncHandle<'_> {
     pub fn ballot(&mut self, site: Site, pred: bool) -> Result<u32, Aborted> {
         self.op(site, WarpOpKind::Ballot, pred as u64, 0)
             .map(|v| v as u32)
+    }
+
+    /// The warp-level matrix multiply-accumulate `D = A × B + C` of one 16×8×16 tile, with this
+    /// lane's fragments (`bf16` inputs, else `f16`; [`crate::mma`] has the layout and the
+    /// arithmetic). Returns once every lane of the warp has called it at `site`.
+    ///
+    /// # Errors
+    /// [`Aborted`] when the block is torn down, including when some lanes of the warp cannot
+    /// reach this operation (the block then fails with [`SyncError::PartialWarp`]).
+    pub fn mma_m16n8k16(
+        &mut self,
+        site: Site,
+        bf16: bool,
+        frag: MmaLane,
+    ) -> Result<[f32; 4], Aborted> {
+        match self.suspend(Suspend::Mma { site, bf16, frag })? {
+            Resume::Mma(d) => Ok(d),
+            _ => Err(Aborted),
+        }
     }
 
     #[inline]
@@ -643,7 +675,53 @@ impl<E> Sched<E> {
                 progress = true;
             }
         }
+        // Matrix operations need the whole warp at one site.
+        let mut first_mma = None;
+        let mut present = 0u32;
+        for i in lo..hi {
+            if let St::Waiting(Suspend::Mma { site, bf16, .. }) = self.st[i] {
+                let (s0, _, _) = *first_mma.get_or_insert((site, bf16, i));
+                if s0 == site {
+                    present |= 1 << (i - lo);
+                }
+            }
+        }
+        if let Some((site, bf16, first)) = first_mma {
+            if hi - lo == WARP_SIZE as usize && present == u32::MAX {
+                self.resolve_mma(lo, site, bf16);
+                progress = true;
+            } else if progress {
+                // Other lanes of the warp move on: they may still come to this operation.
+                self.at_warp += 1;
+            } else {
+                return Err(SyncError::PartialWarp {
+                    block: self.block,
+                    warp: w as u32,
+                    thread: coords(first as u32, self.block_dim),
+                    site,
+                    op: WarpOpKind::Mma { bf16 },
+                    present,
+                    warp_lanes: (hi - lo) as u32,
+                });
+            }
+        }
         Ok(progress)
+    }
+
+    /// Computes the matrix multiply-accumulate of the 32 lanes of the warp starting at thread
+    /// `lo`, all waiting at `site`, and readies each lane with its `D` fragment.
+    fn resolve_mma(&mut self, lo: usize, site: Site, bf16: bool) {
+        let mut lanes = [MmaLane::default(); WARP_SIZE as usize];
+        for (l, f) in lanes.iter_mut().enumerate() {
+            if let St::Waiting(Suspend::Mma { frag, .. }) = self.st[lo + l] {
+                *f = frag;
+            }
+        }
+        let d = crate::mma::m16n8k16(&lanes, bf16);
+        let _ = site;
+        for (l, v) in d.iter().enumerate() {
+            self.st[lo + l] = St::Ready(Resume::Mma(*v));
+        }
     }
 
     /// Resolves the operation at `site` for the lanes of warp `w` (threads `lo..hi`).
@@ -722,6 +800,8 @@ impl<E> Sched<E> {
                     };
                 }
             }
+            // Matrix operations suspend as `Suspend::Mma`, never as `Suspend::Op`.
+            WarpOpKind::Mma { .. } => {}
             WarpOpKind::Vote(_) | WarpOpKind::Ballot => {
                 let (mut any, mut all, mut mask) = (false, true, 0u32);
                 for lane in 0..nlanes {
@@ -1057,6 +1137,72 @@ mod tests {
         };
         assert_eq!(thread, [36, 0, 0]);
         assert_eq!(missing, MissingLane::Absent);
+    }
+
+    #[test]
+    fn mma_waits_for_lanes_still_at_other_warp_operations() {
+        let got: RefCell<Vec<[f32; 4]>> = RefCell::new(vec![[0.0; 4]; 64]);
+        let body = |c: &ThreadCtx, h: &mut SyncHandle| -> Result<(), Aborted> {
+            let lane = h.lane_id();
+            if lane < 16 {
+                // The first half of each warp shuffles among itself first.
+                h.shuffle(Site(1), ShuffleKind::Xor, lane as u64, 1)?;
+                h.warp_barrier(Site(2))?;
+            }
+            // A and B are zero: D = C, element by element in each lane.
+            let frag = MmaLane {
+                c: [lane as f32, 1.0, -2.0, c.thread[0] as f32],
+                ..MmaLane::default()
+            };
+            let d = h.mma_m16n8k16(Site(0), true, frag)?;
+            got.borrow_mut()[lin(c)] = d;
+            Ok(())
+        };
+        run_block(B0, [64, 1, 1], G1, &body).unwrap();
+        for (i, d) in got.borrow().iter().enumerate() {
+            assert_eq!(*d, [(i % 32) as f32, 1.0, -2.0, i as f32], "thread {i}");
+        }
+    }
+
+    #[test]
+    fn mma_reached_by_part_of_a_warp_is_detected() {
+        let body = |_: &ThreadCtx, h: &mut SyncHandle| -> Result<(), Aborted> {
+            if h.lane_id() < 16 {
+                return Ok(());
+            }
+            h.mma_m16n8k16(Site(4), false, MmaLane::default())?;
+            Ok(())
+        };
+        let err = run_block(B0, [32, 1, 1], G1, &body).unwrap_err();
+        assert_eq!(
+            err,
+            BlockFault::Sync(SyncError::PartialWarp {
+                block: B0,
+                warp: 0,
+                thread: [16, 0, 0],
+                site: Site(4),
+                op: WarpOpKind::Mma { bf16: false },
+                present: 0xffff_0000,
+                warp_lanes: 32,
+            })
+        );
+        // A partial last warp, every lane of it there.
+        let body = |_: &ThreadCtx, h: &mut SyncHandle| -> Result<(), Aborted> {
+            h.mma_m16n8k16(Site(0), false, MmaLane::default())?;
+            Ok(())
+        };
+        let err = run_block(B0, [40, 1, 1], G1, &body).unwrap_err();
+        let BlockFault::Sync(SyncError::PartialWarp {
+            warp,
+            present,
+            warp_lanes,
+            ..
+        }) = err
+        else {
+            panic!("{err:?}")
+        };
+        assert_eq!((warp, present, warp_lanes), (1, 0xff, 8));
+        assert!(err.to_string().contains("only 8 lanes"), "{err}");
     }
 
     #[test]

@@ -233,8 +233,10 @@ pub(crate) enum CExpr {
         value: Box<CExpr>,
         len: u32,
     },
+    /// `pack_f16x2(lo, hi)` / `pack_bf16x2(lo, hi)`: the two 16-bit values' bits in one `u32`.
+    PackHalf2(Box<[CExpr; 2]>),
     /// A warp operation at sync site `site`: `args` are `(value, lane_or_delta)` for shuffles,
-    /// `(predicate)` for votes and ballots.
+    /// `(predicate)` for votes and ballots, `(a, b, c)` for matrix multiply-accumulates.
     Warp {
         site: u32,
         kind: WarpOpKind,
@@ -1024,6 +1026,23 @@ impl<'k> Compiler<'k> {
                 CExpr::Warp {
                     site: self.site(&format!("{}()", i.name())),
                     kind,
+                    args: self.exprs(cx, args)?,
+                }
+            }
+            Intrinsic::PackHalf2(_) => {
+                arity(2)?;
+                CExpr::PackHalf2(Box::new([
+                    self.expr(cx, &args[0])?,
+                    self.expr(cx, &args[1])?,
+                ]))
+            }
+            Intrinsic::MmaM16N8K16(h) => {
+                arity(3)?;
+                CExpr::Warp {
+                    site: self.site(&format!("{}()", i.name())),
+                    kind: WarpOpKind::Mma {
+                        bf16: h == spoc_ir::HalfKind::BF16,
+                    },
                     args: self.exprs(cx, args)?,
                 }
             }

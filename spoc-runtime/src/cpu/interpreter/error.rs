@@ -237,6 +237,23 @@ pub enum InterpErrorKind {
         /// True if that lane does not exist, false if it is inactive.
         absent: bool,
     },
+    /// A warp operation that needs every lane of its warp (a matrix multiply-accumulate) was
+    /// reached by only some of them (the others diverged, wait elsewhere or finished), or the
+    /// warp is partial (the block size is not a multiple of 32).
+    #[error(
+        "`{op}()` is reached by lanes {present:#010x} of the warp only; every lane must take part (it is not allowed in divergent code){}",
+        if *warp_lanes < 32 { format!("; this warp has only {warp_lanes} lanes (make the block size a multiple of 32)") } else { String::new() }
+    )]
+    PartialWarp {
+        /// The operation (`"mma_sync_m16n8k16_f16"`, …).
+        op: String,
+        /// Where it is (`` `mma_sync_m16n8k16_f16()` at tests/k.rs:7:13 ``).
+        site: String,
+        /// The lanes at it (bit `l` for lane `l`).
+        present: u32,
+        /// The lanes of the warp (32 but in a partial last warp).
+        warp_lanes: u32,
+    },
     /// The host could not provide what a launch needs (coroutine stacks of the threads of a
     /// kernel with barriers, deep helper calls on them).
     #[error("out of resources: {what}")]

@@ -14,7 +14,9 @@
 //!   `sync_threads()` statements reached by different threads
 //!   ([`InterpErrorKind::BarrierDivergence`], every group of threads with its barrier);
 //! - warp operations whose source lane is not at the operation or does not exist
-//!   ([`InterpErrorKind::InactiveLane`]).
+//!   ([`InterpErrorKind::InactiveLane`]);
+//! - a matrix multiply-accumulate (`mma_sync_m16n8k16_*`) that not every lane of its warp
+//!   reaches ([`InterpErrorKind::PartialWarp`]).
 //!
 //! On by default, [`Checks`] (and [`set_shared_checks`], `SPOC_CHECK_SHARED=0`) turn them off:
 //! - data races on shared memory ([`InterpErrorKind::DataRace`] with both threads, both

@@ -43,8 +43,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use super::atomic::AtomicElem;
 pub use super::block::{
-    check_stack, warp_ballot, warp_shuffle, warp_vote, NoSimt, SharedBlock, SharedSpec, Simt,
-    WarpValue, MAX_LOCAL_BYTES,
+    check_stack, warp_ballot, warp_mma_m16n8k16, warp_shuffle, warp_vote, NoSimt, SharedBlock,
+    SharedSpec, Simt, WarpValue, MAX_LOCAL_BYTES,
 };
 pub use super::global::{GlobalMut, GlobalRef};
 pub use super::local::{check_step, local_load, local_mut, local_store, KernelInt};

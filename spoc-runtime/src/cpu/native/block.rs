@@ -9,7 +9,9 @@
 //! per barrier statement or warp-operation call).
 
 use super::abi::{GlobalMut, NativeLaunch, ThreadCtx, ThreadTrap, Trap};
+use crate::mma::MmaLane;
 use crate::simt::{self, BlockFault, Site, SyncError, SyncHandle, VoteKind};
+use crate::{F32x4, U32x2, U32x4};
 use spoc_ir::ShuffleKind;
 
 /// What a native body calls at its sync points. Implemented by the scheduler's
@@ -46,6 +48,11 @@ pub trait Simt {
     /// # Errors
     /// As [`Simt::barrier`].
     fn ballot(&mut self, site: u32, pred: bool) -> Result<u32, Trap>;
+    /// `mma_sync_m16n8k16_{f16,bf16}` (see [`warp_mma_m16n8k16`]).
+    ///
+    /// # Errors
+    /// As [`Simt::barrier`].
+    fn mma_m16n8k16(&mut self, site: u32, bf16: bool, frag: MmaLane) -> Result<[f32; 4], Trap>;
     /// Bytes of stack left below the caller (`usize::MAX` when unknown: an OS thread's stack).
     fn stack_remaining(&self) -> usize;
 }
@@ -109,6 +116,10 @@ impl Simt for SyncHandle<'_> {
     fn ballot(&mut self, site: u32, pred: bool) -> Result<u32, Trap> {
         SyncHandle::ballot(self, Site(site), pred).map_err(aborted)
     }
+    #[inline]
+    fn mma_m16n8k16(&mut self, site: u32, bf16: bool, frag: MmaLane) -> Result<[f32; 4], Trap> {
+        SyncHandle::mma_m16n8k16(self, Site(site), bf16, frag).map_err(aborted)
+    }
     fn stack_remaining(&self) -> usize {
         SyncHandle::stack_remaining(self)
     }
@@ -139,6 +150,11 @@ impl Simt for NoSimt {
     }
     fn ballot(&mut self, _: u32, _: bool) -> Result<u32, Trap> {
         Err(Trap::NotSimt { what: "ballot" })
+    }
+    fn mma_m16n8k16(&mut self, _: u32, _: bool, _: MmaLane) -> Result<[f32; 4], Trap> {
+        Err(Trap::NotSimt {
+            what: "mma_sync_m16n8k16",
+        })
     }
     fn stack_remaining(&self) -> usize {
         usize::MAX
@@ -212,6 +228,31 @@ pub fn warp_vote<S: Simt + ?Sized>(
 #[inline]
 pub fn warp_ballot<S: Simt + ?Sized>(pred: bool, site: u32, simt: &mut S) -> Result<u32, Trap> {
     simt.ballot(site, pred)
+}
+
+/// `mma_sync_m16n8k16_f16(a, b, c)` (`bf16` false) or `mma_sync_m16n8k16_bf16(a, b, c)` at sync
+/// point `site`: this lane's `D` fragment, once every lane of the warp has called it
+/// ([`crate::mma`] has the layout and the arithmetic).
+///
+/// # Errors
+/// [`Trap::Aborted`] when the block is torn down (for instance because some lanes of the warp
+/// do not reach the operation); [`Trap::NotSimt`] outside the scheduler.
+#[inline]
+pub fn warp_mma_m16n8k16<S: Simt + ?Sized>(
+    a: U32x4,
+    b: U32x2,
+    c: F32x4,
+    bf16: bool,
+    site: u32,
+    simt: &mut S,
+) -> Result<F32x4, Trap> {
+    let frag = MmaLane {
+        a: [a.x, a.y, a.z, a.w],
+        b: [b.x, b.y],
+        c: [c.x, c.y, c.z, c.w],
+    };
+    let [x, y, z, w] = simt.mma_m16n8k16(site, bf16, frag)?;
+    Ok(F32x4 { x, y, z, w })
 }
 
 /// A shared array a kernel declares: its element size and its length, `None` for the array
@@ -310,7 +351,7 @@ where
 /// `threadIdx` to report for a sync error.
 fn sync_thread(e: &SyncError) -> [u32; 3] {
     match e {
-        SyncError::InactiveLane { thread, .. } => *thread,
+        SyncError::InactiveLane { thread, .. } | SyncError::PartialWarp { thread, .. } => *thread,
         SyncError::BarrierDivergence { groups, .. } => groups
             .first()
             .and_then(|(_, ts)| ts.first().copied())

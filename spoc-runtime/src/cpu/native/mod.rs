@@ -68,7 +68,8 @@ impl NativeBackend {
 }
 
 /// True if `kernel` (with its helpers) needs the SIMT scheduler: it declares a shared array, or
-/// has a block or warp barrier or a warp operation (shuffle, vote, ballot). `warp_size()` and
+/// has a block or warp barrier or a warp operation (shuffle, vote, ballot, matrix
+/// multiply-accumulate). `warp_size()` and
 /// `lane_id()` alone do not need it.
 pub fn needs_simt(kernel: &Kernel) -> bool {
     let barrier = |b: &Block| {
@@ -85,7 +86,8 @@ pub fn needs_simt(kernel: &Kernel) -> bool {
                 intrinsic: Intrinsic::Shuffle(_)
                     | Intrinsic::VoteAny
                     | Intrinsic::VoteAll
-                    | Intrinsic::Ballot,
+                    | Intrinsic::Ballot
+                    | Intrinsic::MmaM16N8K16(_),
                 ..
             }
         )

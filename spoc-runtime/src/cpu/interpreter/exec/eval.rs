@@ -26,6 +26,25 @@ pub(super) fn handle<'a, 'y>(th: &'a mut Thread<'_, 'y>) -> Result<&'a mut SyncH
         .ok_or_else(|| invalid("a barrier or warp operation outside the SIMT scheduler"))
 }
 
+/// The `N` lanes of vector value `v`, each read by `lane`.
+fn lanes<T: Copy + Default, const N: usize>(
+    v: &Value,
+    lane: impl Fn(&Value) -> Option<T>,
+) -> Result<[T; N], Fault> {
+    let fields = v.as_record().filter(|f| f.len() == N).ok_or_else(|| {
+        invalid(format!(
+            "a matrix fragment is a {}, not a vector",
+            v.type_name()
+        ))
+    })?;
+    let mut out = [T::default(); N];
+    for (o, f) in out.iter_mut().zip(fields) {
+        *o = lane(f)
+            .ok_or_else(|| invalid(format!("a matrix fragment lane is a {}", f.type_name())))?;
+    }
+    Ok(out)
+}
+
 /// A scalar as the bits a shuffle moves.
 pub(super) fn to_bits(v: &Value) -> Result<u64, Fault> {
     Ok(match *v {
@@ -527,7 +546,45 @@ impl Launch<'_> {
                         let p = v.as_bool()?;
                         Value::U32(handle(th)?.ballot(site, p).map_err(aborted)?)
                     }
+                    WarpOpKind::Mma { bf16 } => {
+                        let (Some(b), Some(c)) = (args.get(1), args.get(2)) else {
+                            return Err(invalid("a matrix multiply-accumulate without B or C"));
+                        };
+                        let b = self.eval(b, th)?;
+                        let c = self.eval(c, th)?;
+                        let frag = crate::mma::MmaLane {
+                            a: lanes(&v, |x| match *x {
+                                Value::U32(u) => Some(u),
+                                _ => None,
+                            })?,
+                            b: lanes(&b, |x| match *x {
+                                Value::U32(u) => Some(u),
+                                _ => None,
+                            })?,
+                            c: lanes(&c, |x| match *x {
+                                Value::F32(f) => Some(f),
+                                _ => None,
+                            })?,
+                        };
+                        let d = handle(th)?
+                            .mma_m16n8k16(site, bf16, frag)
+                            .map_err(aborted)?;
+                        Value::record(d.iter().map(|&x| Value::F32(x)).collect())
+                    }
                 }
+            }
+            CExpr::PackHalf2(ops) => {
+                let [lo, hi] = &**ops;
+                let half = |v: Value| match v {
+                    Value::F16(b) | Value::BF16(b) => Ok(b as u32),
+                    v => Err(invalid(format!(
+                        "packing a {}, not a 16-bit float",
+                        v.type_name()
+                    ))),
+                };
+                let lo = half(self.eval(lo, th)?)?;
+                let hi = half(self.eval(hi, th)?)?;
+                Value::U32(lo | hi << 16)
             }
             CExpr::Math3(f, args) => {
                 let x = self.eval(&args[0], th)?;

@@ -128,6 +128,25 @@ impl Launch<'_> {
                         absent: missing == simt::MissingLane::Absent,
                     },
                 ),
+                SyncError::PartialWarp {
+                    thread,
+                    site: s,
+                    op,
+                    present,
+                    warp_lanes,
+                    ..
+                } => InterpError::thread(
+                    name,
+                    block,
+                    thread,
+                    self.site_loc(s),
+                    InterpErrorKind::PartialWarp {
+                        op: op.to_string(),
+                        site: site(s),
+                        present,
+                        warp_lanes,
+                    },
+                ),
                 SyncError::MixedWarpOps { site: s, .. } => InterpError::thread(
                     name,
                     block,
