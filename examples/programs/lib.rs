@@ -28,6 +28,7 @@ pub mod bitonic_sort;
 pub mod conv2d;
 pub mod dot_product;
 pub mod gather_scatter;
+pub mod gemm;
 pub mod histogram;
 pub mod kernels;
 pub mod mandelbrot;
@@ -340,6 +341,24 @@ pub const PROGRAMS: &[Program] = &[
         quick_size: 1024,
         test_size: 70,
         run: sgemm::run_64,
+    },
+    Program {
+        name: "gemm_bf16",
+        about: "C = A * B, bf16 in, f32 out, on the warp-level mma (m16n8k16): 128 x 128 block tiles, 8 warps of 64 x 32, pairs staged in shared memory, double-buffered (sm_80+ and the CPU backends; other devices skip)",
+        size_means: "n for n x n x n (m = n = k)",
+        default_size: 2048,
+        quick_size: 256,
+        test_size: 33,
+        run: gemm::run_bf16,
+    },
+    Program {
+        name: "gemm_f16",
+        about: "gemm_bf16 with f16 inputs",
+        size_means: "n for n x n x n (m = n = k)",
+        default_size: 2048,
+        quick_size: 256,
+        test_size: 47,
+        run: gemm::run_f16,
     },
     Program {
         name: "transpose",

@@ -1,0 +1,444 @@
+//! `gemm_bf16`, `gemm_f16`: `C = A * B` with 16-bit float inputs and `f32` accumulation and
+//! output, on the warp-level matrix multiply-accumulate (`mma_sync_m16n8k16_bf16` /
+//! `mma_sync_m16n8k16_f16`: tensor cores on CUDA sm_80 and newer, an exact emulation on Native
+//! and the Interpreter). `A` is `m x k`, `B` is `k x n`, `C` is `m x n`, all row-major (as
+//! `torch.matmul` takes them); `C` is overwritten (`beta = 0`, no `alpha`: a pass does not read
+//! what it writes, so the timing passes can repeat it). `2 m n k` flops.
+//!
+//! ## The kernel
+//!
+//! A block of `(BM / WM) x (BN / WN)` warps computes a `BM x BN` tile of `C`; each warp a
+//! `WM x WN` sub-tile as `(WM / 16) x (WN / 8)` accumulators of the `m16n8k16` shape (four
+//! `f32` a lane each, in registers: a local array indexed only by `unroll`ed loop variables).
+//! Along `k` the block walks `BK`-deep slices of `A` and `B`, staged through shared memory as
+//! *pairs*: each `u32` of shared memory holds two consecutive-`k` values packed as the fragment
+//! registers want them (`pack_bf16x2(lo, hi)`), so a lane reads each fragment register with one
+//! 32-bit shared load:
+//!
+//! - `A` slice: `a_tile[r][kp]`, row `r` of the tile, pair `kp` (columns `2 kp`, `2 kp + 1`),
+//!   rows `BK / 2 + 4` words apart: the 32 lanes reading a fragment register (rows `g`, pairs
+//!   `t`, with `g = lane / 4`, `t = lane % 4`) hit 32 different banks;
+//! - `B` slice: `b_tile[kp][c]`, pair `kp` (rows `2 kp`, `2 kp + 1` of `B`) of column `c`,
+//!   `BN + 8` words a pair-row: a fragment register (column `g`, pair `t`) is again 32 banks,
+//!   and the stores of consecutive columns are consecutive words.
+//!
+//! The slices are double-buffered as in `sgemm`: the next slice is loaded from global memory
+//! into registers before the current one is multiplied, stored to the other buffer after it,
+//! one barrier per slice. Sizes that are not multiples of the tiles are handled by zero-filled
+//! loads outside the matrices (a pair half outside `k` is `0`) and guarded stores, so any
+//! `m, n, k >= 1` works; the zero products change no sum (see below).
+//!
+//! Instances: [`Tiles::Big`] (`128 x 128` tiles, 32 deep, 8 warps of `64 x 32`: 16 accumulators,
+//! 37 KB of shared memory) where the device's shared memory per block holds it, else
+//! [`Tiles::Small`] (`64 x 64`, 32 deep, 4 warps of `32 x 32`, 19.5 KB). Both are tested on the CPU
+//! backends (`examples/tests/gemm.rs`).
+//!
+//! ## Checking
+//!
+//! The inputs are uniform in `[-1, 1)` rounded to the 16-bit type; the host reference
+//! accumulates the exact `f32` products (a product of two `bf16` or two `f16` values is exact in
+//! `f32`) in `k` order from `+0.0`, rounding each sum to `f32`. Native and the Interpreter
+//! emulate the `mma` as exactly that order (`docs/LANGUAGE.md`, "Warp-level matrix
+//! multiply-accumulate"), and the zero padding adds `±0` to a sum that is never `-0`, so they are
+//! checked **bit for bit**. A GPU's tensor cores add in an order and with an intermediate
+//! rounding the PTX ISA leaves unspecified: there each element must be within
+//! `(k + 1) · ε · Σ|a·b|` of the reference (`ε = 2^-23`), the classical bound on the error of a
+//! sum of `k` terms in any order. Products above [`FULL_CHECK_MAX`]`³` check
+//! [`SAMPLED_ROWS`] rows.
+//!
+//! Devices that do not lower the `mma` refuse the launch with `Error::FeatureNotSupported`
+//! (OpenCL, Vulkan, HIP, Metal/WebGPU: not lowered; CUDA below compute capability 8.0): the
+//! driver returns the error, which the programs test and `bench` list as *skipped* with its
+//! reason.
+//!
+//! ## What a faster version needs (not here)
+//!
+//! The fragments are read from shared memory one 32-bit load per register and the global loads
+//! are 16-bit loads through registers; the CUDA peers (cuBLAS) reach their speed with `ldmatrix`
+//! (a fragment in one instruction), `cp.async` (global to shared without registers, several
+//! stages in flight), 128-bit global loads, swizzled shared layouts, and on Hopper `wgmma`
+//! (warpgroup-wide, operands straight from shared memory through matrix descriptors) with TMA
+//! bulk copies. None of these is in spoc's language yet (issue 14).
+
+use super::matrix_mul::{FULL_CHECK_MAX, SAMPLED_ROWS};
+use super::{blocks_for, check_close, check_exact, need, time_it, Outcome, SplitMix64, Work};
+use rayon::prelude::*;
+use spoc::prelude::*;
+
+/// Writes the tiled kernel `$name` for the 16-bit type `$half`, packed by `$pack` and multiplied
+/// by `$mma`: [`gemm_bf16`] and [`gemm_f16`] are this one body, the same bit for bit but for
+/// the type.
+macro_rules! gemm_kernel {
+    ($(#[$doc:meta])* $name:ident, $half:ident, $pack:ident, $mma:ident) => {
+        $(#[$doc])*
+        ///
+        /// Const parameters: the block tile `BM x BN`, its depth `BK` (a multiple of 16) and a
+        /// warp's tile `WM x WN` (multiples of 16 and 8); `BM * BK / 2` and `BK * BN / 2` must
+        /// be multiples of the block's thread count, `32 * (BM / WM) * (BN / WN)`. Launch: blocks
+        /// of that many threads along x, a grid of `ceil(n / BN) x ceil(m / BM)` blocks.
+        #[kernel(instances((128, 128, 32, 64, 32), (64, 64, 32, 32, 32)))]
+        pub fn $name<
+            const BM: usize,
+            const BN: usize,
+            const BK: usize,
+            const WM: usize,
+            const WN: usize,
+        >(
+            m: usize,
+            n: usize,
+            k: usize,
+            a: &[$half],
+            b: &[$half],
+            c: &mut [f32],
+        ) {
+            // Two slices each (double buffer), as packed pairs along k.
+            let a_tile = shared_array::<u32, { 2 * BM * (BK / 2 + 4) }>();
+            let b_tile = shared_array::<u32, { 2 * (BK / 2) * (BN + 8) }>();
+            let tid = thread_idx_x();
+            let lane = tid % 32;
+            let warp = tid / 32;
+            let g = lane / 4;
+            let t = lane % 4;
+            // This warp's sub-tile: rows `wr`, columns `wc` of the tile.
+            let wr = (warp / (BN / WN)) * WM;
+            let wc = (warp % (BN / WN)) * WN;
+            let row0 = block_idx_y() * BM;
+            let col0 = block_idx_x() * BN;
+            // Accumulator (i, j) (rows wr + 16 i, columns wc + 8 j) is acc[4 (i (WN / 8) + j)..].
+            let mut acc = [0.0f32; 4 * (WM / 16) * (WN / 8)];
+            let mut fa = [0u32; 4 * (WM / 16)];
+            let mut fb = [0u32; 2 * (WN / 8)];
+            // The next slice's pairs, loaded before the current slice is multiplied.
+            let mut ga = [0u32; BM * BK / 2 / (32 * (BM / WM) * (BN / WN))];
+            let mut gb = [0u32; BK * BN / 2 / (32 * (BM / WM) * (BN / WN))];
+            let slices = (k + BK - 1) / BK;
+            for s in 0..slices + 1 {
+                // Slice `s` is loaded, slice `s - 1` multiplied (buffer `(s - 1) % 2`), then
+                // slice `s` stored into buffer `s % 2`; one barrier.
+                if s < slices {
+                    let k0 = s * BK;
+                    // A: pair `e` is row `e / (BK / 2)`, pair `e % (BK / 2)` (16 consecutive
+                    // threads read 64 consecutive bytes of a row).
+                    for l in unroll(0..BM * BK / 2 / (32 * (BM / WM) * (BN / WN))) {
+                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
+                        let r = row0 + e / (BK / 2);
+                        let q = k0 + 2 * (e % (BK / 2));
+                        let lo = if r < m && q < k { a[r * k + q] } else { $half::ZERO };
+                        let hi = if r < m && q + 1 < k { a[r * k + q + 1] } else { $half::ZERO };
+                        ga[l] = $pack(lo, hi);
+                    }
+                    // B: pair `e` is pair-row `e / BN`, column `e % BN` (consecutive threads,
+                    // consecutive columns of two rows).
+                    for l in unroll(0..BK * BN / 2 / (32 * (BM / WM) * (BN / WN))) {
+                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
+                        let q = k0 + 2 * (e / BN);
+                        let col = col0 + e % BN;
+                        let lo = if q < k && col < n { b[q * n + col] } else { $half::ZERO };
+                        let hi = if q + 1 < k && col < n { b[(q + 1) * n + col] } else { $half::ZERO };
+                        gb[l] = $pack(lo, hi);
+                    }
+                }
+                if s > 0 {
+                    let at = ((s - 1) % 2) * (BM * (BK / 2 + 4));
+                    let bt = ((s - 1) % 2) * ((BK / 2) * (BN + 8));
+                    for ks in unroll(0..BK / 16) {
+                        let kp = ks * 8 + t;
+                        // A fragment i: rows g and g + 8 of the 16, pairs t and t + 4.
+                        for i in unroll(0..WM / 16) {
+                            let top = at + (wr + 16 * i + g) * (BK / 2 + 4) + kp;
+                            let bottom = top + 8 * (BK / 2 + 4);
+                            fa[4 * i] = a_tile[top];
+                            fa[4 * i + 1] = a_tile[bottom];
+                            fa[4 * i + 2] = a_tile[top + 4];
+                            fa[4 * i + 3] = a_tile[bottom + 4];
+                        }
+                        // B fragment j: column g of the 8, pairs t and t + 4.
+                        for j in unroll(0..WN / 8) {
+                            let at_b = bt + kp * (BN + 8) + wc + 8 * j + g;
+                            fb[2 * j] = b_tile[at_b];
+                            fb[2 * j + 1] = b_tile[at_b + 4 * (BN + 8)];
+                        }
+                        for i in unroll(0..WM / 16) {
+                            for j in unroll(0..WN / 8) {
+                                let x = 4 * (i * (WN / 8) + j);
+                                let d = $mma(
+                                    U32x4::new(fa[4 * i], fa[4 * i + 1], fa[4 * i + 2], fa[4 * i + 3]),
+                                    U32x2::new(fb[2 * j], fb[2 * j + 1]),
+                                    F32x4::new(acc[x], acc[x + 1], acc[x + 2], acc[x + 3]),
+                                );
+                                acc[x] = d.x;
+                                acc[x + 1] = d.y;
+                                acc[x + 2] = d.z;
+                                acc[x + 3] = d.w;
+                            }
+                        }
+                    }
+                }
+                if s < slices {
+                    let at = (s % 2) * (BM * (BK / 2 + 4));
+                    let bt = (s % 2) * ((BK / 2) * (BN + 8));
+                    for l in unroll(0..BM * BK / 2 / (32 * (BM / WM) * (BN / WN))) {
+                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
+                        a_tile[at + (e / (BK / 2)) * (BK / 2 + 4) + e % (BK / 2)] = ga[l];
+                    }
+                    for l in unroll(0..BK * BN / 2 / (32 * (BM / WM) * (BN / WN))) {
+                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
+                        b_tile[bt + (e / BN) * (BN + 8) + e % BN] = gb[l];
+                    }
+                }
+                sync_threads();
+            }
+            // Accumulator (i, j): this lane's elements are rows g, g + 8 and columns 2t, 2t + 1
+            // of its 16 x 8 tile.
+            for i in unroll(0..WM / 16) {
+                for j in unroll(0..WN / 8) {
+                    let x = 4 * (i * (WN / 8) + j);
+                    let r = row0 + wr + 16 * i + g;
+                    let col = col0 + wc + 8 * j + 2 * t;
+                    if r < m && col < n {
+                        c[r * n + col] = acc[x];
+                    }
+                    if r < m && col + 1 < n {
+                        c[r * n + col + 1] = acc[x + 1];
+                    }
+                    if r + 8 < m && col < n {
+                        c[(r + 8) * n + col] = acc[x + 2];
+                    }
+                    if r + 8 < m && col + 1 < n {
+                        c[(r + 8) * n + col + 1] = acc[x + 3];
+                    }
+                }
+            }
+        }
+    };
+}
+
+gemm_kernel!(
+    /// `c = a * b` for row-major `bf16` matrices `a` (`m x k`) and `b` (`k x n`) into the
+    /// row-major `f32` `c` (`m x n`), through `mma_sync_m16n8k16_bf16` (module docs).
+    gemm_bf16,
+    bf16,
+    pack_bf16x2,
+    mma_sync_m16n8k16_bf16
+);
+
+gemm_kernel!(
+    /// [`gemm_bf16`] on `f16` inputs, through `mma_sync_m16n8k16_f16`.
+    gemm_f16,
+    f16,
+    pack_f16x2,
+    mma_sync_m16n8k16_f16
+);
+
+/// The input type of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    /// `bfloat16` (8 exponent bits, 7 fraction bits).
+    Bf16,
+    /// IEEE binary16 (5 exponent bits, 10 fraction bits).
+    F16,
+}
+
+impl Half {
+    /// `x` rounded to this type (to nearest, ties to even), as an `f32`.
+    pub fn round(self, x: f32) -> f32 {
+        match self {
+            Half::Bf16 => bf16::from_f32(x).to_f32(),
+            Half::F16 => f16::from_f32(x).to_f32(),
+        }
+    }
+
+    /// `"bf16"` or `"f16"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Half::Bf16 => "bf16",
+            Half::F16 => "f16",
+        }
+    }
+}
+
+/// The two tile configurations the kernels are instantiated for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tiles {
+    /// `128 x 128` tiles 32 deep, 8 warps of `64 x 32` (16 accumulators a warp): 37 888 bytes
+    /// of shared memory.
+    Big,
+    /// `64 x 64` tiles 32 deep, 4 warps of `32 x 32` (8 accumulators a warp): 19 456 bytes.
+    Small,
+}
+
+impl Tiles {
+    /// `(BM, BN, BK, WM, WN)` (see [`gemm_bf16`]).
+    pub const fn dims(self) -> (usize, usize, usize, usize, usize) {
+        match self {
+            Tiles::Big => (128, 128, 32, 64, 32),
+            Tiles::Small => (64, 64, 32, 32, 32),
+        }
+    }
+
+    /// Threads a block.
+    pub const fn threads(self) -> usize {
+        let (bm, bn, _, wm, wn) = self.dims();
+        32 * (bm / wm) * (bn / wn)
+    }
+
+    /// Shared memory a block, in bytes: two slices of `A` and of `B` as packed pairs.
+    pub const fn shared_bytes(self) -> usize {
+        let (bm, bn, bk, _, _) = self.dims();
+        4 * 2 * (bm * (bk / 2 + 4) + (bk / 2) * (bn + 8))
+    }
+
+    /// The tiles [`run_bf16`] and [`run_f16`] use on `dev`: [`Tiles::Big`] where its shared
+    /// memory fits a block, else [`Tiles::Small`].
+    pub fn for_device(dev: &Device) -> Tiles {
+        if dev.capabilities.shared_mem_per_block >= Tiles::Big.shared_bytes() {
+            Tiles::Big
+        } else {
+            Tiles::Small
+        }
+    }
+}
+
+/// Runs `gemm_bf16` on `size x size` matrices (`m = n = k = size`).
+///
+/// # Errors
+/// Whatever spoc reports (see [`super::RunFn`]); `FeatureNotSupported` on a device that does not
+/// lower the `mma`.
+pub fn run_bf16(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    run_shape(dev, Half::Bf16, Tiles::for_device(dev), (size, size, size))
+}
+
+/// Runs `gemm_f16` on `size x size` matrices (`m = n = k = size`).
+///
+/// # Errors
+/// As [`run_bf16`].
+pub fn run_f16(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    run_shape(dev, Half::F16, Tiles::for_device(dev), (size, size, size))
+}
+
+/// The host reference of rows `rows` of `a * b` (`a` `m x k`, `b` `k x n`, row-major, the
+/// widened 16-bit inputs): each element accumulated in `f32` from `+0.0` over `p = 0..k` in
+/// order, and each element's `Σ|a·b|` (for the GPU tolerance). Rows in parallel.
+pub fn host_gemm_rows(
+    a: &[f32],
+    b: &[f32],
+    (n, k): (usize, usize),
+    rows: &[usize],
+) -> (Vec<f32>, Vec<f64>) {
+    let mut want = vec![0.0f32; rows.len() * n];
+    let mut scale = vec![0.0f64; rows.len() * n];
+    want.par_chunks_mut(n.max(1))
+        .zip(scale.par_chunks_mut(n.max(1)))
+        .zip(rows.par_iter())
+        .for_each(|((row, mag), &r)| {
+            for p in 0..k {
+                let arp = a[r * k + p];
+                for (col, (acc, s)) in row.iter_mut().zip(mag.iter_mut()).enumerate() {
+                    let prod = arp * b[p * n + col]; // exact: 16-bit significands
+                    *acc += prod;
+                    *s += prod.abs() as f64;
+                }
+            }
+        });
+    (want, scale)
+}
+
+/// Runs the `half` kernel with tiles `tiles` on `m x k` and `k x n` inputs, checks `c` (module
+/// docs) and times it. The outcome is named `gemm_bf16` or `gemm_f16`.
+///
+/// # Errors
+/// As [`run_bf16`].
+pub fn run_shape(
+    dev: &Device,
+    half: Half,
+    tiles: Tiles,
+    (m, n, k): (usize, usize, usize),
+) -> spoc::Result<Outcome> {
+    need(dev, &[(m * k, 2), (k * n, 2), (m * n, 4)])?;
+    let mut rng = SplitMix64::new(0x6e33_0014);
+    let a: Vec<f32> = (0..m * k).map(|_| half.round(rng.f32_in(-1.0, 1.0))).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| half.round(rng.f32_in(-1.0, 1.0))).collect();
+    let mut cb = dev.alloc::<f32>(m * n)?;
+    let (bm, bn, bk, wm, wn) = tiles.dims();
+    let grid = dims2d(blocks_for(n, bn as u32), blocks_for(m, bm as u32));
+    let block = dims1d(tiles.threads() as u32);
+    let big = tiles == Tiles::Big;
+    let seconds = match half {
+        Half::Bf16 => {
+            let to = |v: &[f32]| v.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>();
+            let (ab, bb) = (dev.upload(&to(&a))?, dev.upload(&to(&b))?);
+            let mut launch = || {
+                let args = (m, n, k, &ab, &bb, &mut cb);
+                if big {
+                    gemm_bf16::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
+                } else {
+                    gemm_bf16::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
+                }
+            };
+            launch()?; // compiles the kernel
+            time_it(dev, launch)?
+        }
+        Half::F16 => {
+            let to = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>();
+            let (ab, bb) = (dev.upload(&to(&a))?, dev.upload(&to(&b))?);
+            let mut launch = || {
+                let args = (m, n, k, &ab, &bb, &mut cb);
+                if big {
+                    gemm_f16::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
+                } else {
+                    gemm_f16::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
+                }
+            };
+            launch()?;
+            time_it(dev, launch)?
+        }
+    };
+    let got = cb.to_vec()?;
+    let name = match half {
+        Half::Bf16 => "gemm_bf16",
+        Half::F16 => "gemm_f16",
+    };
+    let outcome = Outcome::new(
+        name,
+        m.max(n).max(k),
+        format!("{m} x {n} x {k}, {} -> f32", half.name()),
+        seconds,
+        Work::Flops(2.0 * m as f64 * n as f64 * k as f64),
+    )
+    .note(format!(
+        "{bm} x {bn} tiles {bk} deep, {} warps of {wm} x {wn}",
+        tiles.threads() / 32
+    ));
+    let full = (m as f64) * (n as f64) * (k as f64) <= (FULL_CHECK_MAX as f64).powi(3);
+    let rows: Vec<usize> = if full || m <= SAMPLED_ROWS {
+        (0..m).collect()
+    } else {
+        (0..SAMPLED_ROWS)
+            .map(|i| i * (m - 1) / (SAMPLED_ROWS - 1))
+            .collect()
+    };
+    let (want, scale) = host_gemm_rows(&a, &b, (n, k), &rows);
+    let got: Vec<f32> = rows
+        .iter()
+        .flat_map(|&r| got[r * n..(r + 1) * n].iter().copied())
+        .collect();
+    let what = if rows.len() == m {
+        "c".to_string()
+    } else {
+        format!("c ({} of {m} rows)", rows.len())
+    };
+    let check = if matches!(dev.framework, "Native" | "Interpreter") {
+        check_exact(&what, &got, &want)
+    } else {
+        let want: Vec<f64> = want.iter().map(|&w| w as f64).collect();
+        check_close(
+            &what,
+            &got,
+            &want,
+            &scale,
+            (k as f64 + 1.0) * f32::EPSILON as f64,
+            0.0,
+        )
+    };
+    Ok(outcome.check(check))
+}

@@ -1,0 +1,68 @@
+//! The `gemm` program (`examples/programs/gemm.rs`: `C = A * B`, bf16 and f16 in, f32 out, on
+//! the warp-level `mma`) at small shapes that are not multiples of its tiles, with both tile
+//! configurations, on every device: bit for bit on Native and the Interpreter, within
+//! `(k + 1) · ε · Σ|a·b|` on a GPU (the program's own check). A device that does not lower the
+//! `mma` (OpenCL, Vulkan, HIP, CUDA below sm_80) refuses it with `FeatureNotSupported`: printed
+//! as skipped with its reason, never a silent pass; the CPU backends must run it.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use programs::gemm::{run_shape, Half, Tiles};
+use spoc_testkit::devices::{check_each_device, label};
+
+fn case(half: Half, tiles: Tiles, shape: (usize, usize, usize)) {
+    let (m, n, k) = shape;
+    println!("gemm {} {m}x{n}x{k} {tiles:?}", half.name());
+    check_each_device(common::devices(), 2, |dev, check| {
+        if dev.capabilities.shared_mem_per_block < tiles.shared_bytes() {
+            // Only where the test forces the tiles: the program picks the small ones there.
+            check.skip(format!(
+                "{tiles:?} tiles need {} bytes of shared memory a block, the device has {}",
+                tiles.shared_bytes(),
+                dev.capabilities.shared_mem_per_block
+            ));
+            return Ok(());
+        }
+        match run_shape(dev, half, tiles, shape) {
+            Ok(o) if o.checked => println!("{}: ok ({})", label(dev), o.shape),
+            Ok(o) => check.wrong(o.verdict()),
+            Err(spoc::Error::FeatureNotSupported { backend, feature }) => {
+                assert!(
+                    !matches!(dev.framework, "Native" | "Interpreter"),
+                    "{}: the CPU backends must run the mma: {feature}",
+                    label(dev)
+                );
+                check.skip(format!("{backend} does not support {feature}"));
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn bf16_odd_shapes_small_tiles() {
+    case(Half::Bf16, Tiles::Small, (33, 47, 40));
+    case(Half::Bf16, Tiles::Small, (1, 9, 17));
+}
+
+#[test]
+fn f16_odd_shapes_small_tiles() {
+    case(Half::F16, Tiles::Small, (33, 47, 40));
+    case(Half::F16, Tiles::Small, (70, 3, 1));
+}
+
+#[test]
+fn bf16_and_f16_64_cubed_small_tiles() {
+    // One block, every tile full: no padding.
+    case(Half::Bf16, Tiles::Small, (64, 64, 64));
+    case(Half::F16, Tiles::Small, (64, 64, 64));
+}
+
+#[test]
+fn big_tiles_odd_and_multi_block() {
+    // 130 rows: two block rows of 128, the second nearly empty; k over two slices.
+    case(Half::Bf16, Tiles::Big, (130, 47, 40));
+    case(Half::F16, Tiles::Big, (33, 136, 64));
+}
