@@ -18,6 +18,10 @@ Peers (each skipped, with the reason printed, when its library is missing):
   triton  torch.compile (Inductor): element-wise programs become Triton kernels; matrix
           products use Inductor's autotuned Triton GEMM templates only (max-autotune,
           max_autotune_gemm_backends="TRITON"), TF32 off.
+          gemm_bf16 / gemm_f16 (16-bit inputs, f32 output in spoc): torch.matmul of the 16-bit
+          tensors (16-bit output, as issue 14's cuBLAS figures), and torch_f32_out,
+          torch.mm(..., out_dtype=torch.float32), where torch has it; Triton's GEMM template on
+          the 16-bit inputs.
   cupy    CuPy, whose sum, cumsum and sort are CUB's device-wide primitives.
 
 Timing: CUDA events around each call, after warm-up calls (compilation and autotuning happen
@@ -228,6 +232,35 @@ def matrix(libs, size):
     return peers
 
 
+def gemm(libs, size, dtype):
+    """examples/programs/gemm.rs: C = A @ B, n x n x n, 16-bit inputs uniform in [-1, 1).
+    "torch" is torch.matmul on the 16-bit tensors, the cuBLAS reference of issue 14 (f32
+    accumulation, the result rounded to bf16/f16); spoc writes f32, so "torch_f32_out" also
+    times torch.mm(..., out_dtype=torch.float32) where this torch has it (2.8 and newer)."""
+    torch = libs["torch"]
+    n = size
+    a = f32(torch, n * n, 1).reshape(n, n).to(dtype)
+    b = f32(torch, n * n, 2).reshape(n, n).to(dtype)
+    peers = {"torch": lambda: torch.matmul(a, b)}
+    try:
+        torch.mm(a, b, out_dtype=torch.float32)
+        peers["torch_f32_out"] = lambda: torch.mm(a, b, out_dtype=torch.float32)
+    except (TypeError, RuntimeError) as e:
+        log(f"peers: gemm {size}: no torch.mm out_dtype here ({e}); torch_f32_out skipped")
+    if libs.get("triton"):
+        f = libs["compile_gemm"](lambda x, y: x @ y)
+        peers["triton"] = lambda: f(a, b)
+    return peers
+
+
+def gemm_bf16(libs, size):
+    return gemm(libs, size, libs["torch"].bfloat16)
+
+
+def gemm_f16(libs, size):
+    return gemm(libs, size, libs["torch"].float16)
+
+
 def transpose(libs, size):
     torch = libs["torch"]
     rows, cols = size, size * 3 // 4
@@ -266,6 +299,8 @@ PROBLEMS = {
     "matrix_mul_tiled": matrix,
     "sgemm": matrix,
     "sgemm_64": matrix,
+    "gemm_bf16": gemm_bf16,
+    "gemm_f16": gemm_f16,
     "transpose": transpose,
     "transpose_tiled": transpose,
     "conv2d": conv2d,
