@@ -66,3 +66,49 @@ fn big_tiles_odd_and_multi_block() {
     case(Half::Bf16, Tiles::Big, (130, 47, 40));
     case(Half::F16, Tiles::Big, (33, 136, 64));
 }
+
+/// The PTX of every instance assembles (`ptxas -v`, sm_80 and sm_90) with its accumulators,
+/// fragments and prefetched pairs in registers: no stack frame, no spills, no local memory.
+/// Below sm_80 code generation refuses them (`Unsupported`, which a CUDA device reports as
+/// `FeatureNotSupported`: a skip in the program).
+#[test]
+fn ptx_of_every_instance_assembles_without_stack() {
+    use programs::gemm::{gemm_bf16, gemm_f16};
+    use spoc::codegen::{generate_source_with, Capabilities, Options, Target};
+    use spoc_testkit::toolchains::{assert_no_stack, ptxas_and_scratch_dir, ptxas_report};
+    let kernels = [
+        ("gemm_bf16_128", gemm_bf16::<128, 128, 32, 64, 32>.ir().unwrap()),
+        ("gemm_bf16_64", gemm_bf16::<64, 64, 32, 32, 32>.ir().unwrap()),
+        ("gemm_f16_128", gemm_f16::<128, 128, 32, 64, 32>.ir().unwrap()),
+        ("gemm_f16_64", gemm_f16::<64, 64, 32, 32, 32>.ir().unwrap()),
+    ];
+    let ptx = |k, cc| {
+        let mut caps = Capabilities::for_target(Target::CudaPtx);
+        caps.compute_capability = Some(cc);
+        let opts = Options {
+            block: None,
+            soa_params: &[],
+            caps,
+            checked: false,
+        };
+        generate_source_with(Target::CudaPtx, k, &opts)
+            .map(|s| s.expect("PTX").text().expect("text").to_string())
+    };
+    for (name, k) in &kernels {
+        let err = ptx(*k, (7, 5)).unwrap_err();
+        assert!(err.to_string().contains("sm_80 or newer"), "{name}: {err}");
+    }
+    let Some((ptxas, dir)) = ptxas_and_scratch_dir("gemm's PTX through ptxas -v") else {
+        return;
+    };
+    for (name, k) in &kernels {
+        for (cc, arch) in [((8, 0), "sm_80"), ((9, 0), "sm_90")] {
+            let text = ptx(*k, cc).unwrap_or_else(|e| panic!("{name} {arch}: {e}"));
+            assert!(text.contains("mma.sync.aligned.m16n8k16.row.col.f32"), "{name}");
+            let log = ptxas_report(&ptxas, &dir, &format!("{name}_{arch}"), arch, &text)
+                .unwrap_or_else(|e| panic!("{name} {arch}: ptxas rejected the PTX:\n{e}"));
+            eprintln!("{name} {arch}: {}", log.trim().replace('\n', " | "));
+            assert_no_stack(name, &log);
+        }
+    }
+}
