@@ -112,3 +112,62 @@ fn ptx_of_every_instance_assembles_without_stack() {
         }
     }
 }
+
+/// The CUDA C of every instance (for NVRTC: the `mma` in inline `asm volatile`) is generated
+/// for sm_90, and clang's CUDA front end accepts it where clang is installed (the check of
+/// `spoc-codegen/tests/support`, with its declarations of the CUDA built-ins).
+#[test]
+fn cuda_c_of_every_instance_compiles_with_clang() {
+    use programs::gemm::{gemm_bf16, gemm_f16};
+    use spoc::codegen::{generate_source_with, Capabilities, Options, Target};
+    let kernels = [
+        ("gemm_bf16_128", gemm_bf16::<128, 128, 32, 64, 32>.ir().unwrap()),
+        ("gemm_f16_64", gemm_f16::<64, 64, 32, 32, 32>.ir().unwrap()),
+    ];
+    let clang = ["clang-19", "clang-18", "clang-17", "clang-16", "clang"]
+        .into_iter()
+        .find(|c| {
+            std::process::Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    let dir = spoc_testkit::toolchains::ScratchDir::new("gemm-cuda-c");
+    let decls = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../spoc-codegen/tests/support/cuda_decls.h"
+    );
+    for (name, k) in &kernels {
+        let mut caps = Capabilities::for_target(Target::CudaC);
+        caps.compute_capability = Some((9, 0));
+        let opts = Options {
+            block: None,
+            soa_params: &[],
+            caps,
+            checked: false,
+        };
+        let src = generate_source_with(Target::CudaC, k, &opts)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .expect("CUDA C has source");
+        let text = src.text().expect("text");
+        assert!(text.contains("mma.sync.aligned.m16n8k16"), "{name}");
+        let Some(clang) = clang else {
+            eprintln!("SKIPPED {name}: clang's CUDA check (no clang found)");
+            continue;
+        };
+        let file = dir.join(format!("{name}.cu"));
+        std::fs::write(&file, text).unwrap();
+        let out = std::process::Command::new(clang)
+            .args(["-x", "cuda", "--cuda-gpu-arch=sm_90", "--cuda-device-only"])
+            .args(["-nocudainc", "-nocudalib", "-fsyntax-only", "-Werror", "-include"])
+            .arg(decls)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: clang rejected the CUDA C:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
