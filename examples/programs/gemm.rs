@@ -356,8 +356,12 @@ pub fn run_shape(
 ) -> spoc::Result<Outcome> {
     need(dev, &[(m * k, 2), (k * n, 2), (m * n, 4)])?;
     let mut rng = SplitMix64::new(0x6e33_0014);
-    let a: Vec<f32> = (0..m * k).map(|_| half.round(rng.f32_in(-1.0, 1.0))).collect();
-    let b: Vec<f32> = (0..k * n).map(|_| half.round(rng.f32_in(-1.0, 1.0))).collect();
+    let a: Vec<f32> = (0..m * k)
+        .map(|_| half.round(rng.f32_in(-1.0, 1.0)))
+        .collect();
+    let b: Vec<f32> = (0..k * n)
+        .map(|_| half.round(rng.f32_in(-1.0, 1.0)))
+        .collect();
     let mut cb = dev.alloc::<f32>(m * n)?;
     let (bm, bn, bk, wm, wn) = tiles.dims();
     let grid = dims2d(blocks_for(n, bn as u32), blocks_for(m, bm as u32));
@@ -401,12 +405,13 @@ pub fn run_shape(
     let outcome = Outcome::new(
         name,
         m.max(n).max(k),
-        format!("{m} x {n} x {k}, {} -> f32", half.name()),
+        format!("{m} x {n} x {k}"),
         seconds,
         Work::Flops(2.0 * m as f64 * n as f64 * k as f64),
     )
     .note(format!(
-        "{bm} x {bn} tiles {bk} deep, {} warps of {wm} x {wn}",
+        "{name}: {} in, f32 out; {bm} x {bn} tiles {bk} deep, {} warps of {wm} x {wn}",
+        half.name(),
         tiles.threads() / 32
     ));
     let full = (m as f64) * (n as f64) * (k as f64) <= (FULL_CHECK_MAX as f64).powi(3);

@@ -77,9 +77,18 @@ fn ptx_of_every_instance_assembles_without_stack() {
     use spoc::codegen::{generate_source_with, Capabilities, Options, Target};
     use spoc_testkit::toolchains::{assert_no_stack, ptxas_and_scratch_dir, ptxas_report};
     let kernels = [
-        ("gemm_bf16_128", gemm_bf16::<128, 128, 32, 64, 32>.ir().unwrap()),
-        ("gemm_bf16_64", gemm_bf16::<64, 64, 32, 32, 32>.ir().unwrap()),
-        ("gemm_f16_128", gemm_f16::<128, 128, 32, 64, 32>.ir().unwrap()),
+        (
+            "gemm_bf16_128",
+            gemm_bf16::<128, 128, 32, 64, 32>.ir().unwrap(),
+        ),
+        (
+            "gemm_bf16_64",
+            gemm_bf16::<64, 64, 32, 32, 32>.ir().unwrap(),
+        ),
+        (
+            "gemm_f16_128",
+            gemm_f16::<128, 128, 32, 64, 32>.ir().unwrap(),
+        ),
         ("gemm_f16_64", gemm_f16::<64, 64, 32, 32, 32>.ir().unwrap()),
     ];
     let ptx = |k, cc| {
@@ -104,7 +113,10 @@ fn ptx_of_every_instance_assembles_without_stack() {
     for (name, k) in &kernels {
         for (cc, arch) in [((8, 0), "sm_80"), ((9, 0), "sm_90")] {
             let text = ptx(*k, cc).unwrap_or_else(|e| panic!("{name} {arch}: {e}"));
-            assert!(text.contains("mma.sync.aligned.m16n8k16.row.col.f32"), "{name}");
+            assert!(
+                text.contains("mma.sync.aligned.m16n8k16.row.col.f32"),
+                "{name}"
+            );
             let log = ptxas_report(&ptxas, &dir, &format!("{name}_{arch}"), arch, &text)
                 .unwrap_or_else(|e| panic!("{name} {arch}: ptxas rejected the PTX:\n{e}"));
             eprintln!("{name} {arch}: {}", log.trim().replace('\n', " | "));
@@ -121,7 +133,10 @@ fn cuda_c_of_every_instance_compiles_with_clang() {
     use programs::gemm::{gemm_bf16, gemm_f16};
     use spoc::codegen::{generate_source_with, Capabilities, Options, Target};
     let kernels = [
-        ("gemm_bf16_128", gemm_bf16::<128, 128, 32, 64, 32>.ir().unwrap()),
+        (
+            "gemm_bf16_128",
+            gemm_bf16::<128, 128, 32, 64, 32>.ir().unwrap(),
+        ),
         ("gemm_f16_64", gemm_f16::<64, 64, 32, 32, 32>.ir().unwrap()),
     ];
     let clang = ["clang-19", "clang-18", "clang-17", "clang-16", "clang"]
@@ -159,7 +174,13 @@ fn cuda_c_of_every_instance_compiles_with_clang() {
         std::fs::write(&file, text).unwrap();
         let out = std::process::Command::new(clang)
             .args(["-x", "cuda", "--cuda-gpu-arch=sm_90", "--cuda-device-only"])
-            .args(["-nocudainc", "-nocudalib", "-fsyntax-only", "-Werror", "-include"])
+            .args([
+                "-nocudainc",
+                "-nocudalib",
+                "-fsyntax-only",
+                "-Werror",
+                "-include",
+            ])
             .arg(decls)
             .arg(&file)
             .output()
