@@ -42,8 +42,8 @@
 //! multiply-accumulate"), and the zero padding adds `±0` to a sum that is never `-0`, so they are
 //! checked **bit for bit**. A GPU's tensor cores add in an order and with an intermediate
 //! rounding the PTX ISA leaves unspecified: there each element must be within
-//! `(k + 1) · ε · Σ|a·b|` of the reference (`ε = 2^-23`), the classical bound on the error of a
-//! sum of `k` terms in any order. Products above [`FULL_CHECK_MAX`]`³` check
+//! `(k + 1) · ε · Σ|a·b|` of the reference (`ε = 2^-23`), the classical bound on the error of
+//! a sum of `k` terms in any order. Products above [`FULL_CHECK_MAX`]`³` check
 //! [`SAMPLED_ROWS`] rows.
 //!
 //! Devices that do not lower the `mma` refuse the launch with `Error::FeatureNotSupported`
@@ -134,7 +134,11 @@ macro_rules! gemm_kernel {
                         let q = k0 + 2 * (e / BN);
                         let col = col0 + e % BN;
                         let lo = if q < k && col < n { b[q * n + col] } else { $half::ZERO };
-                        let hi = if q + 1 < k && col < n { b[(q + 1) * n + col] } else { $half::ZERO };
+                        let hi = if q + 1 < k && col < n {
+                            b[(q + 1) * n + col]
+                        } else {
+                            $half::ZERO
+                        };
                         gb[l] = $pack(lo, hi);
                     }
                 }
@@ -161,8 +165,14 @@ macro_rules! gemm_kernel {
                         for i in unroll(0..WM / 16) {
                             for j in unroll(0..WN / 8) {
                                 let x = 4 * (i * (WN / 8) + j);
+                                let frag_a = U32x4::new(
+                                    fa[4 * i],
+                                    fa[4 * i + 1],
+                                    fa[4 * i + 2],
+                                    fa[4 * i + 3],
+                                );
                                 let d = $mma(
-                                    U32x4::new(fa[4 * i], fa[4 * i + 1], fa[4 * i + 2], fa[4 * i + 3]),
+                                    frag_a,
                                     U32x2::new(fb[2 * j], fb[2 * j + 1]),
                                     F32x4::new(acc[x], acc[x + 1], acc[x + 2], acc[x + 3]),
                                 );
