@@ -168,7 +168,11 @@ fn cuda_c_of_every_instance_compiles_with_clang() {
         let text = src.text().expect("text");
         assert!(text.contains("mma.sync.aligned.m16n8k16"), "{name}");
         let Some(clang) = clang else {
-            eprintln!("SKIPPED {name}: clang's CUDA check (no clang found)");
+            let msg = format!("SKIPPED {name}: clang's CUDA check (no clang found)");
+            if std::env::var("SPOC_REQUIRE_TOOLCHAINS").as_deref() == Ok("1") {
+                panic!("{msg} (SPOC_REQUIRE_TOOLCHAINS=1)");
+            }
+            eprintln!("{msg}");
             continue;
         };
         let file = dir.join(format!("{name}.cu"));
