@@ -21,7 +21,7 @@ rm -rf .device && mkdir -p .device/bin
 suites=(
   "spoc:kernels soa records generics const_generics warp_ops check_mode cuda_faults bounds_checks float_special int_edge_values launch_checks evaluation_order deep_kernels backend_kernels vectors streams graphs driver_findings launch_plans half_floats mma"
   "spoc-runtime:cuda vulkan"
-  "spoc-examples:programs"
+  "spoc-examples:programs gemm"
   "spoc-codegen:naga_vulkan_run"
   "spoc-difftest:difftest"
 )
