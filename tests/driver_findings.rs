@@ -1,5 +1,6 @@
-//! The open findings of the random differential tests that were seen on one driver only
-//! (difftest/FINDINGS.md F16 and F17, both on NVIDIA's Vulkan driver on the H200), as kernels
+//! The findings of the random differential tests that were seen on one driver only
+//! (difftest/FINDINGS.md F16 on NVIDIA's Vulkan driver and PTX JIT, F17 on its Vulkan driver,
+//! on the H200), as kernels
 //! that every device runs. Every other device must give Rust's values; on the device where a
 //! finding was seen the wrong value (or the refusal) is printed, with the variant that shows it,
 //! so that one run on that machine says which step the driver gets wrong.
@@ -58,6 +59,22 @@ fn a_halfway_difference_rounds_to_even_on_every_device() {
         check.wrong_unless_known_driver_bug(dev, "F16", &bad, "F16's forms right");
         Ok(())
     });
+}
+
+/// F16's workaround: spoc hands the driver no float arithmetic of two constants (NVIDIA's
+/// back-end compiler folded the tie toward zero, for CUDA/PTX as for Vulkan): the PTX of
+/// `out[5] = 0.125 - 3146032.0` stores Rust's value, -3146032.0 (`0fCA4004C0`), and has no
+/// subtraction of the two constants.
+#[test]
+fn float_constant_arithmetic_reaches_the_ptx_folded() {
+    let src = halfway_difference
+        .source(spoc::Target::CudaPtx)
+        .unwrap()
+        .expect("PTX");
+    let ptx = src.text().expect("text");
+    assert!(ptx.contains("0fCA4004C0"), "{ptx}");
+    // 3146032.0 stays only in `out[7]`, subtracted from a run-time value.
+    assert_eq!(ptx.matches("0f4A4004C0").count(), 1, "{ptx}");
 }
 
 /// F17 as FINDINGS.md shrank it (dt_9312): NVIDIA's Vulkan driver refused to create its

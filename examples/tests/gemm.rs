@@ -184,6 +184,9 @@ fn cuda_c_of_every_instance_compiles_with_clang() {
                 "-nocudalib",
                 "-fsyntax-only",
                 "-Werror",
+                // A machine with a CUDA newer than this clang knows (the H200's CUDA 13) makes
+                // clang warn about its version even with -nocudainc: not about the code.
+                "-Wno-unknown-cuda-version",
                 "-include",
             ])
             .arg(decls)

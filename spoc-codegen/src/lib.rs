@@ -255,6 +255,13 @@ pub fn generate_source_with(
         spoc_ir::unroll::prepare_for_ptx(&mut k);
         unrolled = Some(k);
     }
+    // NVIDIA's Vulkan driver folds some float constant arithmetic wrongly (a tie rounded
+    // toward zero: difftest/FINDINGS.md F16): the SPIR-V gets Rust's values instead.
+    if matches!(target, Target::Vulkan) {
+        let mut k = unrolled.take().unwrap_or_else(|| kernel.clone());
+        spoc_ir::unroll::fold_constants(&mut k);
+        unrolled = Some(k);
+    }
     let kernel = unrolled.as_ref().unwrap_or(kernel);
     let source = match target {
         Target::CudaPtx => ptx::generate(kernel, opts)?,
