@@ -727,7 +727,7 @@ pub fn prepare_for_ptx(k: &mut Kernel) -> bool {
 }
 
 /// Replaces every integer `+ - * / % << >>` (and cast) of constants in `kernel` by its value,
-/// where it neither wraps nor changes under a cast ([`fold`]; `%` with a non-zero divisor), and
+/// where it neither wraps nor changes under a cast (as the trip counts fold; `%` with a non-zero divisor), and
 /// every `f32`/`f64` `+ - * /` of constants by Rust's value (unless a NaN); whether anything
 /// was folded. The same meaning: these are the values the operations have in Rust.
 /// the copies of an unrolled body are full of them (`4 * 2 + 1`), and a constant index is
