@@ -75,6 +75,9 @@ fn float_constant_arithmetic_reaches_the_ptx_folded() {
     assert!(ptx.contains("0fCA4004C0"), "{ptx}");
     // 3146032.0 stays only in `out[7]`, subtracted from a run-time value.
     assert_eq!(ptx.matches("0f4A4004C0").count(), 1, "{ptx}");
+    // `out[0]`: `3146031.3.ceil()` is folded too (the H100's JIT folded the rest wrongly once
+    // `1.0 / 8.0` was a constant).
+    assert!(!ptx.contains("0f4A4004BD"), "{ptx}");
 }
 
 /// F17 as FINDINGS.md shrank it (dt_9312): NVIDIA's Vulkan driver refused to create its

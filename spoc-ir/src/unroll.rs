@@ -788,6 +788,42 @@ fn fold_node(e: &mut Expr) -> bool {
 /// the PTX JIT and the Vulkan driver folded `0.125 - 3146032.0` (a tie) toward zero on the H200
 /// (difftest/FINDINGS.md F16), so a kernel handed the constants computes the wrong value.
 fn fold_float(e: &Expr) -> Option<Const> {
+    if let ExprKind::Intrinsic {
+        intrinsic: crate::Intrinsic::Math(m),
+        args,
+    } = &e.kind
+    {
+        // `floor`, `ceil`, `round` (half away from zero, as Rust's) and `trunc` of a constant:
+        // exact, and left to the driver they feed the same faulty folding (F16's
+        // `1.0 / 8.0 - 3146031.3.ceil()` on the H100, once `1.0 / 8.0` was folded here).
+        use crate::MathFn as M;
+        let round = |x: f64| match m {
+            M::Floor => Some(x.floor()),
+            M::Ceil => Some(x.ceil()),
+            M::Round => Some(x.round()),
+            M::Trunc => Some(x.trunc()),
+            _ => None,
+        };
+        let c = match args.as_slice() {
+            [Expr {
+                kind: ExprKind::Const(Const::F32(b)),
+                ..
+            }] => {
+                // Exact in f64 and back: these results are integers or the argument itself.
+                let v = round(f64::from(f32::from_bits(*b)))? as f32;
+                (!v.is_nan()).then(|| Const::F32(v.to_bits()))?
+            }
+            [Expr {
+                kind: ExprKind::Const(Const::F64(b)),
+                ..
+            }] => {
+                let v = round(f64::from_bits(*b))?;
+                (!v.is_nan()).then(|| Const::F64(v.to_bits()))?
+            }
+            _ => return None,
+        };
+        return (Type::Scalar(c.ty()) == e.ty).then_some(c);
+    }
     let ExprKind::Binary { op, lhs, rhs } = &e.kind else {
         return None;
     };
