@@ -80,6 +80,72 @@ fn float_constant_arithmetic_reaches_the_ptx_folded() {
     assert!(!ptx.contains("0f4A4004BD"), "{ptx}");
 }
 
+/// Every other float operation of constants whose value Rust defines exactly, each a case a
+/// driver's own folding could round differently (F16's lesson): a tie under an integer-to-float
+/// cast (16 777 217 lies halfway between two f32), `sqrt`, `mul_add` (one rounding: `0.1 * 10.0
+/// - 1.0` is not zero), `recip`, a narrowing cast, negation of a folded sum, and `as f32` of a
+/// large `u64`.
+#[kernel]
+fn folded_float_constants(out: &mut [f32]) {
+    if global_id_x() == 0 {
+        out[0] = 16777217i32 as f32;
+        out[1] = (2.0f32).sqrt();
+        out[2] = (0.1f32).mul_add(10.0f32, -1.0f32);
+        out[3] = (3.0f32).recip();
+        out[4] = 0.1f64 as f32;
+        out[5] = -(0.125f32 - 3146032.0f32);
+        out[6] = 18446744073709551615u64 as f32;
+        out[7] = ((2.0f64).sqrt() as f32).floor();
+    }
+}
+
+/// The values [`folded_float_constants`] must store: Rust's.
+fn folded_want() -> Vec<f32> {
+    vec![
+        16777217i32 as f32,
+        (2.0f32).sqrt(),
+        (0.1f32).mul_add(10.0f32, -1.0f32),
+        (3.0f32).recip(),
+        0.1f64 as f32,
+        -(0.125f32 - 3146032.0f32),
+        18446744073709551615u64 as f32,
+        ((2.0f64).sqrt() as f32).floor(),
+    ]
+}
+
+/// The PTX of [`folded_float_constants`] is eight stores of constants (no square root, fused
+/// multiply-add, reciprocal or conversion left for the driver to fold), and every device
+/// stores Rust's values.
+#[test]
+fn float_operations_of_constants_are_folded_with_rusts_values() {
+    let want = folded_want();
+    assert_eq!(want[0], 16777216.0, "the tie rounds to even");
+    assert_ne!(want[2], 0.0, "one rounding");
+    let ptx = folded_float_constants
+        .source(spoc::Target::CudaPtx)
+        .unwrap()
+        .expect("PTX");
+    let ptx = ptx.text().expect("text");
+    for op in ["sqrt", "fma", "rcp", "div", "cvt.rn.f32", "neg", "cvt.rmi"] {
+        assert!(!ptx.contains(op), "`{op}` left in the PTX:\n{ptx}");
+    }
+    assert!(
+        ptx.contains(&format!("0f{:08X}", want[2].to_bits())),
+        "{ptx}"
+    );
+    check_each_device(common::devices(), 2, |dev, check| {
+        let mut out = dev.upload(&[7.0f32; 8])?;
+        folded_float_constants.launch(dev, dims1d(1), dims1d(32), (&mut out,))?;
+        let got = out.to_vec()?;
+        for k in 0..want.len() {
+            if got[k].to_bits() != want[k].to_bits() {
+                check.wrong(format!("out[{k}]: got {:?}, want {:?}", got[k], want[k]));
+            }
+        }
+        Ok(())
+    });
+}
+
 /// F17 as FINDINGS.md shrank it (dt_9312): NVIDIA's Vulkan driver refused to create its
 /// pipeline (`VK_ERROR_UNKNOWN`).
 #[kernel]

@@ -11,7 +11,7 @@
 use crate::visit::{walk_expr_mut, walk_stmt_mut, VisitMut};
 use crate::{
     BinOp, Block, Const, Expr, ExprKind, ForDir, ForLoop, Kernel, Pattern, ScalarType, Stmt,
-    StmtKind, Type, VarDecl, VarId,
+    StmtKind, Type, UnOp, VarDecl, VarId,
 };
 use std::collections::HashMap;
 
@@ -727,11 +727,13 @@ pub fn prepare_for_ptx(k: &mut Kernel) -> bool {
 }
 
 /// Replaces every integer `+ - * / % << >>` (and cast) of constants in `kernel` by its value,
-/// where it neither wraps nor changes under a cast (as the trip counts fold; `%` with a non-zero divisor), and
-/// every `f32`/`f64` `+ - * /` of constants by Rust's value (unless a NaN); whether anything
-/// was folded. The same meaning: these are the values the operations have in Rust.
-/// the copies of an unrolled body are full of them (`4 * 2 + 1`), and a constant index is
-/// what lets [`crate::registers::promoted`] and the generators' immediate offsets see it.
+/// where it neither wraps nor changes under a cast (as the trip counts fold; `%` with a
+/// non-zero divisor), and every exactly defined `f32`/`f64` operation of constants (`+ - * /`,
+/// negation, `sqrt`, `recip`, `abs`, rounding, `mul_add`, casts to a float; not a NaN result)
+/// by Rust's value; whether anything was folded. The meaning is unchanged: these are the values
+/// the operations have in Rust. The copies of an unrolled body are full of them (`4 * 2 + 1`),
+/// and a constant index is what lets [`crate::registers::promoted`] and the generators'
+/// immediate offsets see it.
 pub fn fold_constants(kernel: &mut Kernel) -> bool {
     struct Fold(bool);
     impl VisitMut for Fold {
@@ -748,9 +750,9 @@ pub fn fold_constants(kernel: &mut Kernel) -> bool {
     f.0
 }
 
-/// Replaces `e` by its value when it is an integer `+ - * / % << >>` of two constants or a cast
-/// of a constant, and that value neither wraps nor changes under the cast ([`fold`]; `%` with a
-/// non-zero divisor); whether it did. Its operands are not looked into: callers fold bottom-up.
+/// Replaces `e` by its value when it is a float operation of constants [`fold_float`] folds, or
+/// an integer `+ - * / % << >>` of two constants or a cast of a constant whose value neither
+/// wraps nor changes under the cast ([`fold`]; `%` with a non-zero divisor); whether it did. Its operands are not looked into: callers fold bottom-up.
 fn fold_node(e: &mut Expr) -> bool {
     let Type::Scalar(ty) = e.ty else { return false };
     if let Some(c) = fold_float(e) {
@@ -782,75 +784,126 @@ fn fold_node(e: &mut Expr) -> bool {
     }
 }
 
-/// The value of `e` when it is an `f32` or `f64` `+ - * /` of two constants, computed as Rust
-/// computes it (IEEE 754, round to nearest even), unless the result is a NaN (whose bits a
-/// device need not reproduce). Folding these is not only smaller code: NVIDIA's compiler behind
-/// the PTX JIT and the Vulkan driver folded `0.125 - 3146032.0` (a tie) toward zero on the H200
-/// (difftest/FINDINGS.md F16), so a kernel handed the constants computes the wrong value.
+/// The value of `e` when it is an `f32`/`f64` operation whose operands are all constants and
+/// whose result Rust defines exactly, computed as Rust computes it (IEEE 754, round to nearest
+/// even): `+ - * /`, negation, `sqrt`, `recip`, `abs`, `floor`, `ceil`, `round`, `trunc`,
+/// `mul_add` (one rounding) and `as f32`/`as f64` of an integer or float constant; `None` for
+/// anything else or a NaN result (whose bits a device need not reproduce). Folding these is
+/// not only smaller code: NVIDIA's compiler behind the PTX JIT and the Vulkan driver folded
+/// `0.125 - 3146032.0` (a tie) toward zero on the H200 (difftest/FINDINGS.md F16), so a kernel
+/// handed constants the driver folds itself may compute the wrong value.
 fn fold_float(e: &Expr) -> Option<Const> {
-    if let ExprKind::Intrinsic {
-        intrinsic: crate::Intrinsic::Math(m),
-        args,
-    } = &e.kind
-    {
-        // `floor`, `ceil`, `round` (half away from zero, as Rust's) and `trunc` of a constant:
-        // exact, and left to the driver they feed the same faulty folding (F16's
-        // `1.0 / 8.0 - 3146031.3.ceil()` on the H100, once `1.0 / 8.0` was folded here).
-        use crate::MathFn as M;
-        let round = |x: f64| match m {
-            M::Floor => Some(x.floor()),
-            M::Ceil => Some(x.ceil()),
-            M::Round => Some(x.round()),
-            M::Trunc => Some(x.trunc()),
-            _ => None,
-        };
-        let c = match args.as_slice() {
-            [Expr {
-                kind: ExprKind::Const(Const::F32(b)),
-                ..
-            }] => {
-                // Exact in f64 and back: these results are integers or the argument itself.
-                let v = round(f64::from(f32::from_bits(*b)))? as f32;
-                (!v.is_nan()).then(|| Const::F32(v.to_bits()))?
-            }
-            [Expr {
-                kind: ExprKind::Const(Const::F64(b)),
-                ..
-            }] => {
-                let v = round(f64::from_bits(*b))?;
-                (!v.is_nan()).then(|| Const::F64(v.to_bits()))?
-            }
+    let c = match &e.kind {
+        ExprKind::Intrinsic {
+            intrinsic: crate::Intrinsic::Math(m),
+            args,
+        } => {
+            let consts: Option<Vec<Const>> = args
+                .iter()
+                .map(|a| match a.kind {
+                    ExprKind::Const(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            float_math(*m, &consts?)?
+        }
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            operand,
+        } => match operand.kind {
+            ExprKind::Const(Const::F32(b)) => Const::F32(b ^ (1 << 31)),
+            ExprKind::Const(Const::F64(b)) => Const::F64(b ^ (1 << 63)),
             _ => return None,
-        };
-        return (Type::Scalar(c.ty()) == e.ty).then_some(c);
-    }
-    let ExprKind::Binary { op, lhs, rhs } = &e.kind else {
-        return None;
+        },
+        ExprKind::Cast { value, to } => match value.kind {
+            ExprKind::Const(c) => cast_to_float(c, *to)?,
+            _ => return None,
+        },
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (ExprKind::Const(l), ExprKind::Const(r)) = (&lhs.kind, &rhs.kind) else {
+                return None;
+            };
+            macro_rules! arith {
+                ($a:expr, $b:expr) => {
+                    match op {
+                        BinOp::Add => $a + $b,
+                        BinOp::Sub => $a - $b,
+                        BinOp::Mul => $a * $b,
+                        BinOp::Div => $a / $b,
+                        _ => return None,
+                    }
+                };
+            }
+            match (*l, *r) {
+                (Const::F32(a), Const::F32(b)) => {
+                    Const::f32(arith!(f32::from_bits(a), f32::from_bits(b)))
+                }
+                (Const::F64(a), Const::F64(b)) => {
+                    Const::f64(arith!(f64::from_bits(a), f64::from_bits(b)))
+                }
+                _ => return None,
+            }
+        }
+        _ => return None,
     };
-    let (ExprKind::Const(l), ExprKind::Const(r)) = (&lhs.kind, &rhs.kind) else {
-        return None;
+    let nan = match c {
+        Const::F32(b) => f32::from_bits(b).is_nan(),
+        Const::F64(b) => f64::from_bits(b).is_nan(),
+        _ => return None,
     };
-    macro_rules! arith {
-        ($a:expr, $b:expr) => {
-            match op {
-                BinOp::Add => $a + $b,
-                BinOp::Sub => $a - $b,
-                BinOp::Mul => $a * $b,
-                BinOp::Div => $a / $b,
+    (!nan && Type::Scalar(c.ty()) == e.ty).then_some(c)
+}
+
+/// Math function `m` of constant arguments, where Rust's result is exactly defined (correctly
+/// rounded or exact): see [`fold_float`].
+fn float_math(m: crate::MathFn, args: &[Const]) -> Option<Const> {
+    use crate::MathFn as M;
+    macro_rules! unary {
+        ($x:expr) => {
+            match m {
+                M::Sqrt => $x.sqrt(),
+                M::Recip => $x.recip(),
+                M::Abs => $x.abs(),
+                M::Floor => $x.floor(),
+                M::Ceil => $x.ceil(),
+                M::Round => $x.round(),
+                M::Trunc => $x.trunc(),
                 _ => return None,
             }
         };
     }
-    let c = match (*l, *r) {
-        (Const::F32(a), Const::F32(b)) => {
-            let v = arith!(f32::from_bits(a), f32::from_bits(b));
-            (!v.is_nan()).then(|| Const::F32(v.to_bits()))?
+    Some(match *args {
+        [Const::F32(x)] => Const::f32(unary!(f32::from_bits(x))),
+        [Const::F64(x)] => Const::f64(unary!(f64::from_bits(x))),
+        [Const::F32(a), Const::F32(b), Const::F32(c)] if m == M::MulAdd => {
+            Const::f32(f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)))
         }
-        (Const::F64(a), Const::F64(b)) => {
-            let v = arith!(f64::from_bits(a), f64::from_bits(b));
-            (!v.is_nan()).then(|| Const::F64(v.to_bits()))?
+        [Const::F64(a), Const::F64(b), Const::F64(c)] if m == M::MulAdd => {
+            Const::f64(f64::from_bits(a).mul_add(f64::from_bits(b), f64::from_bits(c)))
         }
         _ => return None,
-    };
-    (Type::Scalar(c.ty()) == e.ty).then_some(c)
+    })
+}
+
+/// `c as f32` / `c as f64` with Rust's rounding (to nearest even, one rounding from the
+/// source type), for an integer or `f32`/`f64` constant; `None` for another target or source.
+fn cast_to_float(c: Const, to: ScalarType) -> Option<Const> {
+    macro_rules! to {
+        ($v:expr) => {
+            match to {
+                ScalarType::F32 => Const::f32($v as f32),
+                ScalarType::F64 => Const::f64($v as f64),
+                _ => return None,
+            }
+        };
+    }
+    Some(match c {
+        Const::I32(v) => to!(v),
+        Const::I64(v) => to!(v),
+        Const::U32(v) => to!(v),
+        Const::U64(v) => to!(v),
+        Const::F32(b) => to!(f32::from_bits(b)),
+        Const::F64(b) => to!(f64::from_bits(b)),
+        _ => return None,
+    })
 }
