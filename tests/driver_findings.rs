@@ -238,3 +238,84 @@ fn f17_kernel_and_its_parts_run_on_every_device() {
         Ok(())
     });
 }
+
+/// F12's conversion chain with nothing but its narrowed result used (FINDINGS.md F12: on
+/// NVIDIA's Vulkan the generator's kernel picked a wrong element where `int_edge_values`, which
+/// stores the 64-bit value too, saw every step right): `(p as u64) as u32` and
+/// `((p as u64) as usize) % 61`, from a scalar and from a buffer, the high word, and the
+/// saturating `p as u32` a compiler could wrongly narrow the chain into. For `p = 3.2968097e18`
+/// the low word is 0 (an f32 that large is a multiple of 2^37), so the index is 0, where the
+/// 64-bit `(p as u64) % 61` is 54 and the saturated `u32::MAX % 61` is 56.
+#[kernel]
+fn f12_narrowed(xs: &[f32], p: f32, out: &mut [u32]) {
+    if global_id_x() == 0 {
+        out[0] = (p as u64) as u32;
+        out[1] = (((p as u64) as usize) % 61usize) as u32;
+        out[2] = (xs[0] as u64) as u32;
+        out[3] = (((xs[0] as u64) as usize) % 61usize) as u32;
+        out[4] = ((p as u64) >> 32u32) as u32;
+        out[5] = p as u32;
+        out[6] = ((p as u64) & 4294967295u64) as u32;
+        out[7] = (((p as f64) as u64) as usize % 61usize) as u32;
+    }
+}
+
+/// F12: the narrowed forms of the chain store Rust's values, and the generator's kernel, given a
+/// table where only the right element (`x[0]`) passes `x[j] >= x[0]`, stores in every thread.
+#[test]
+fn f12_narrowed_conversions_on_every_device() {
+    let p = 3.296_809_7e18f32;
+    // A kernel's `usize` is 32 bits wide (LANGUAGE.md): `as usize` keeps the low word.
+    let want: Vec<u32> = vec![
+        (p as u64) as u32,
+        ((p as u64) as u32) % 61,
+        (p as u64) as u32,
+        ((p as u64) as u32) % 61,
+        ((p as u64) >> 32) as u32,
+        p as u32,
+        ((p as u64) & 0xffff_ffff) as u32,
+        ((p as f64) as u64 as u32) % 61,
+    ];
+    assert_eq!((want[0], want[1], want[5]), (0, 0, u32::MAX));
+    // x[0] = 7, every other element below it: only index 0 satisfies the comparison.
+    let table: Vec<u64> = (0..61u64).map(|j| if j == 0 { 7 } else { j % 7 }).collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        let dx = dev.upload(&[p])?;
+        let mut out = dev.upload(&[12345u32; 8])?;
+        f12_narrowed.launch(dev, dims1d(1), dims1d(32), (&dx, p, &mut out))?;
+        let got = out.to_vec()?;
+        let mut bad: Vec<String> = (0..want.len())
+            .filter(|&k| got[k] != want[k])
+            .map(|k| format!("out[{k}]: got {}, want {}", got[k], want[k]))
+            .collect();
+        let dt = dev.upload(&table)?;
+        let mut o = dev.upload(&vec![9u64; 256])?;
+        f12_generated.launch(dev, dims1d(2), dims1d(32), (p, &dt, &mut o))?;
+        let o = o.to_vec()?;
+        let missed = (0..64).filter(|&g| o[4 * g] != 0).count();
+        if missed > 0 {
+            bad.push(format!(
+                "the generator's kernel: {missed} of 64 threads did not store"
+            ));
+        }
+        check.wrong_unless_known_driver_bug(dev, "F12", &bad, "F12's narrowed forms right");
+        Ok(())
+    });
+}
+
+/// The kernel FINDINGS.md F12 shrank to (dt_2927), as the generator wrote it.
+#[kernel]
+fn f12_generated(p3: f32, x_u64: &[u64], o_u64: &mut [u64]) {
+    let gid = global_id_x();
+    #[allow(unused_mut, unused_variables)]
+    let mut v21: i32 = {
+        if x_u64[((p3 as u64) as usize) % 61usize]
+            >= (match 0usize {
+                _ => x_u64[0usize % 61usize],
+            })
+        {
+            o_u64[gid * 4usize] = 0u64;
+        }
+        0i32
+    };
+}
