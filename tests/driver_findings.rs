@@ -257,6 +257,14 @@ fn f12_narrowed(xs: &[f32], p: f32, out: &mut [u32]) {
         out[5] = p as u32;
         out[6] = ((p as u64) & 4294967295u64) as u32;
         out[7] = (((p as f64) as u64) as usize % 61usize) as u32;
+        // The low word made opaque (XOR a zero read at run time) before the remainder, and
+        // the remainder of a low word the kernel stored first: forms a workaround could take.
+        let zero = xs[1] as u32;
+        out[8] = (((p as u64) as u32) ^ zero) % 61u32;
+        let low = (p as u64) as u32;
+        out[9] = low;
+        out[10] = low % 61u32;
+        out[11] = ((p as u64) % 61u64) as u32;
     }
 }
 
@@ -275,13 +283,17 @@ fn f12_narrowed_conversions_on_every_device() {
         p as u32,
         ((p as u64) & 0xffff_ffff) as u32,
         ((p as f64) as u64 as u32) % 61,
+        ((p as u64) as u32) % 61,
+        (p as u64) as u32,
+        ((p as u64) as u32) % 61,
+        ((p as u64) % 61) as u32,
     ];
     assert_eq!((want[0], want[1], want[5]), (0, 0, u32::MAX));
     // x[0] = 7, every other element below it: only index 0 satisfies the comparison.
     let table: Vec<u64> = (0..61u64).map(|j| if j == 0 { 7 } else { j % 7 }).collect();
     check_each_device(common::devices(), 2, |dev, check| {
-        let dx = dev.upload(&[p])?;
-        let mut out = dev.upload(&[12345u32; 8])?;
+        let dx = dev.upload(&[p, 0.0])?;
+        let mut out = dev.upload(&[12345u32; 12])?;
         f12_narrowed.launch(dev, dims1d(1), dims1d(32), (&dx, p, &mut out))?;
         let got = out.to_vec()?;
         let mut bad: Vec<String> = (0..want.len())
