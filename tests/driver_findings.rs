@@ -265,6 +265,12 @@ fn f12_narrowed(xs: &[f32], p: f32, out: &mut [u32]) {
         out[9] = low;
         out[10] = low % 61u32;
         out[11] = ((p as u64) % 61u64) as u32;
+        // The signed conversion narrowed, for a negative value with a non-zero low word
+        // (-5e9), a small negative one (-1.5 → -1) and the saturated minimum (-3e19).
+        out[12] = (xs[2] as i64) as u32;
+        out[13] = (xs[3] as i64) as u32;
+        out[14] = ((xs[4] as i64) >> 32u32) as u32;
+        out[15] = (xs[2] as u64) as u32;
     }
 }
 
@@ -287,13 +293,17 @@ fn f12_narrowed_conversions_on_every_device() {
         (p as u64) as u32,
         ((p as u64) as u32) % 61,
         ((p as u64) % 61) as u32,
+        (-5.0e9f32 as i64) as u32,
+        (-1.5f32 as i64) as u32,
+        ((-3.0e19f32 as i64) >> 32) as u32,
+        (-5.0e9f32 as u64) as u32,
     ];
     assert_eq!((want[0], want[1], want[5]), (0, 0, u32::MAX));
     // x[0] = 7, every other element below it: only index 0 satisfies the comparison.
     let table: Vec<u64> = (0..61u64).map(|j| if j == 0 { 7 } else { j % 7 }).collect();
     check_each_device(common::devices(), 2, |dev, check| {
-        let dx = dev.upload(&[p, 0.0])?;
-        let mut out = dev.upload(&[12345u32; 12])?;
+        let dx = dev.upload(&[p, 0.0, -5.0e9, -1.5, -3.0e19])?;
+        let mut out = dev.upload(&[12345u32; 16])?;
         f12_narrowed.launch(dev, dims1d(1), dims1d(32), (&dx, p, &mut out))?;
         let got = out.to_vec()?;
         let mut bad: Vec<String> = (0..want.len())
@@ -330,4 +340,37 @@ fn f12_generated(p3: f32, x_u64: &[u64], o_u64: &mut [u64]) {
         }
         0i32
     };
+}
+
+/// FINDINGS.md F18 (dt_7003) and F19 (dt_9057) as shrunk: NaN from constants, then divided into
+/// and converted. NVIDIA's Vulkan driver stored `0.0` and `i64::MIN`: it folded the constant
+/// expressions wrongly (its probe of special values passes), so spoc hides float constants
+/// from it.
+#[kernel]
+fn nan_from_constants(out_f: &mut [f32], out_i: &mut [i64]) {
+    let gid = global_id_x();
+    out_f[gid] = 0.0f32 / (f32::NAN - 0.0f32);
+    let v: f32 = 0.0f32 - f32::NAN;
+    out_i[gid] = v as i64;
+}
+
+/// F18 and F19: `0.0 / (NaN - 0.0)` is NaN and `(0.0 - NaN) as i64` is 0 on every device.
+#[test]
+fn nan_from_constants_stays_nan_on_every_device() {
+    check_each_device(common::devices(), 2, |dev, check| {
+        let mut f = dev.upload(&[7.0f32; 32])?;
+        let mut i = dev.upload(&[7i64; 32])?;
+        nan_from_constants.launch(dev, dims1d(1), dims1d(32), (&mut f, &mut i))?;
+        let (f, i) = (f.to_vec()?, i.to_vec()?);
+        if let Some(k) = (0..32).find(|&k| !f[k].is_nan()) {
+            check.wrong(format!(
+                "thread {k}: 0.0 / (NaN - 0.0) = {:?}, want NaN",
+                f[k]
+            ));
+        }
+        if let Some(k) = (0..32).find(|&k| i[k] != 0) {
+            check.wrong(format!("thread {k}: (0.0 - NaN) as i64 = {}, want 0", i[k]));
+        }
+        Ok(())
+    });
 }

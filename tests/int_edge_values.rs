@@ -237,3 +237,89 @@ fn f32_to_u64_then_low_word_then_remainder_on_every_device() {
         Ok(())
     });
 }
+
+/// `f32 as i64` and `f32 as u64` (saturating, NaN to 0) of one element per thread.
+#[kernel]
+fn f32_to_wide_ints(xs: &[f32], signed: &mut [i64], unsigned: &mut [u64]) {
+    let i = global_id_x();
+    if i < xs.len() {
+        signed[i] = xs[i] as i64;
+        unsigned[i] = xs[i] as u64;
+    }
+}
+
+/// `f32 as i64`/`as u64` on every device for the edges (±0, NaN, ±infinity, 2^31, 2^32, 2^63,
+/// 2^64 and their neighbours, the largest f32, subnormals, halves) and 4 000 f32 bit patterns
+/// drawn from a fixed seed: Rust's values (the SPIR-V builds these from two 32-bit
+/// conversions, difftest/FINDINGS.md F12).
+#[test]
+fn f32_to_64_bit_integers_on_every_device() {
+    let mut xs: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+        f32::MIN_POSITIVE,
+        1.0e-40,
+        -1.0e-40,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        -1.0,
+        4294967295.0,
+        4294967296.0,
+        -4294967296.0,
+        2147483648.0,
+        -2147483648.0,
+        9223372036854775808.0,
+        -9223372036854775808.0,
+        18446744073709551616.0,
+        -5.0e9,
+        3.296_809_7e18,
+        1.8e19,
+    ];
+    for &e in &[31, 32, 33, 62, 63, 64] {
+        let p = 2f32.powi(e);
+        xs.extend([p.next_down(), p.next_up(), -p.next_down(), -p.next_up()]);
+    }
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..4000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        xs.push(f32::from_bits(state as u32));
+    }
+    let want_i: Vec<i64> = xs.iter().map(|&x| x as i64).collect();
+    let want_u: Vec<u64> = xs.iter().map(|&x| x as u64).collect();
+    check_each_device(common::devices(), 2, |dev, check| {
+        let dx = dev.upload(&xs)?;
+        let mut si = dev.upload(&vec![7i64; xs.len()])?;
+        let mut su = dev.upload(&vec![7u64; xs.len()])?;
+        let blocks = xs.len().div_ceil(64) as u32;
+        f32_to_wide_ints.launch(dev, dims1d(blocks), dims1d(64), (&dx, &mut si, &mut su))?;
+        let (gi, gu) = (si.to_vec()?, su.to_vec()?);
+        let bad: Vec<String> = (0..xs.len())
+            .filter(|&k| gi[k] != want_i[k] || gu[k] != want_u[k])
+            .take(5)
+            .map(|k| {
+                format!(
+                    "{:e} ({:#010x}): got {} / {}, want {} / {}",
+                    xs[k],
+                    xs[k].to_bits(),
+                    gi[k],
+                    gu[k],
+                    want_i[k],
+                    want_u[k]
+                )
+            })
+            .collect();
+        for b in bad {
+            check.wrong(b);
+        }
+        Ok(())
+    });
+}

@@ -417,13 +417,57 @@ impl Fb<'_, '_> {
         let lo = self.flit(from, lo);
         let hi = self.flit(from, hi);
         let c = self.m(Mf::Clamp, &[v0, lo, hi]);
-        let r = self.emit_as(c, super::build::Gen::kind(to), Some(to.size_bytes() as u8));
+        let r = if from == ScalarType::F32 && to.size_bytes() == 8 {
+            self.f32_to_wide_int(c, to)
+        } else {
+            self.emit_as(c, super::build::Gen::kind(to), Some(to.size_bytes() as u8))
+        };
         // `hi` is the largest float below 2^k; from 2^k up the result is the type's MAX.
         let limit = self.flit(from, 2f64.powi(k));
         let over = self.bin(Bo::GreaterEqual, v, limit);
         let max: i128 = (1i128 << k) - 1;
         let max = self.lit(int_lit(to, max));
         self.sel(over, max, r)
+    }
+
+    /// `c as u64` / `c as i64` for an `f32` `c` already clamped into the target's range, put
+    /// together from two 32-bit conversions rather than one `OpConvertFToU`/`OpConvertFToS` to
+    /// 64 bits: NVIDIA's Vulkan driver (580; seen on the H100 and the H200) turns a 64-bit
+    /// conversion whose result is only used narrowed (`(x as u64) as u32`) into a saturating
+    /// 32-bit conversion, `u32::MAX` instead of the low word for `3.3e18`
+    /// (difftest/FINDINGS.md F12; from `f64` it was right). Exact: from 2^32 up an `f32` is a
+    /// multiple of 2^9, so the low part `|c| - floor(|c| / 2^32) · 2^32` is an `f32` below
+    /// 2^32 with no rounding, and below 2^32 the high part is 0.
+    fn f32_to_wide_int(&mut self, c: H, to: ScalarType) -> H {
+        let f32 = ScalarType::F32;
+        let m = if to.is_signed() {
+            self.m(Mf::Abs, &[c])
+        } else {
+            c
+        };
+        let down = self.flit(f32, 2f64.powi(-32));
+        let scaled = self.bin(Bo::Multiply, m, down);
+        let high = self.m(Mf::Floor, &[scaled]);
+        let up = self.flit(f32, 2f64.powi(32));
+        let high_part = self.bin(Bo::Multiply, high, up);
+        let low = self.bin(Bo::Subtract, m, high_part);
+        let [high, low] = [high, low].map(|f| {
+            let w = self.emit_as(f, ScalarKind::Uint, Some(4));
+            self.emit_as(w, ScalarKind::Uint, Some(8))
+        });
+        let shift = self.lit(Literal::U32(32));
+        let high = self.bin(Bo::ShiftLeft, high, shift);
+        let u = self.bin(Bo::InclusiveOr, high, low);
+        if !to.is_signed() {
+            return u;
+        }
+        // Negative: `0 - u` on the bits (wrapping: -2^63 comes back as i64::MIN).
+        let zero = self.lit(Literal::U64(0));
+        let negated = self.bin(Bo::Subtract, zero, u);
+        let fzero = self.flit(f32, 0.0);
+        let negative = self.bin(Bo::Less, c, fzero);
+        let r = self.sel(negative, negated, u);
+        self.emit_as(r, ScalarKind::Sint, None)
     }
 
     /// `x / y` on floats, correctly rounded (a generated routine: Vulkan, WGSL and GLSL allow
