@@ -67,7 +67,6 @@ use crate::error::{Error, LaunchProblem, Result};
 use crate::executor::Executor;
 use cudarc::driver::sys::{self, CUstream};
 use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
-use smallvec::SmallVec;
 use spoc_codegen::Abi;
 use spoc_ir::{Kernel, ValidKernel};
 use std::ffi::c_void;
@@ -135,16 +134,21 @@ pub struct CudaBackend {
 /// Kernel parameters whose values and pointers a launch keeps on the stack (more use the heap).
 const INLINE_PARAMS: usize = 32;
 
-/// `n` copies of `v`, inline up to [`INLINE_PARAMS`] (built in place: no copy of the inline
-/// array on return, no growth).
+/// The first `n` elements of `inline` (`n <= INLINE_PARAMS`), or `n` copies of `v` in `heap`:
+/// a launch's parameter array without an allocation for every program's kernel. (Plain arrays,
+/// not a `SmallVec`: building and moving one cost a `memset` and a `memcpy` per launch.)
 #[inline(always)]
-fn filled<T: Copy>(n: usize, v: T) -> SmallVec<[T; INLINE_PARAMS]> {
+fn params<'a, T: Copy>(
+    n: usize,
+    inline: &'a mut [T; INLINE_PARAMS],
+    heap: &'a mut Vec<T>,
+    v: T,
+) -> &'a mut [T] {
     if n <= INLINE_PARAMS {
-        let mut all = SmallVec::from_buf([v; INLINE_PARAMS]);
-        all.truncate(n);
-        all
+        &mut inline[..n]
     } else {
-        SmallVec::from_vec(vec![v; n])
+        heap.resize(n, v);
+        heap
     }
 }
 
@@ -422,8 +426,9 @@ impl CudaBackend {
         // bytes), written as each slot is bound. Inline for up to `INLINE_PARAMS` parameters
         // (every program's kernel): no allocation per launch.
         let slots = abi.arguments().len();
-        let mut values = filled(slots, 0u64);
-        let (vals, mut next) = (values.as_mut_slice(), 0);
+        let (mut inline_values, mut heap_values) = ([0u64; INLINE_PARAMS], Vec::new());
+        let values = params(slots, &mut inline_values, &mut heap_values, 0);
+        let (vals, mut next) = (&mut *values, 0);
         let bound = crate::bind::each_argument(&abi, args, shared_mem, |b| {
             // One call per slot, in order.
             vals[next] = match b {
@@ -458,7 +463,9 @@ impl CudaBackend {
         }
         // The driver reads parameter `i` through pointer `i`; `values` stays put until the
         // launch returns.
-        let mut ptrs = filled(slots, std::ptr::null_mut::<c_void>());
+        let null = std::ptr::null_mut::<c_void>();
+        let (mut inline_ptrs, mut heap_ptrs) = ([null; INLINE_PARAMS], Vec::new());
+        let ptrs = params(slots, &mut inline_ptrs, &mut heap_ptrs, null);
         for (p, v) in ptrs.iter_mut().zip(values.iter_mut()) {
             *p = (v as *mut u64).cast();
         }
