@@ -132,7 +132,7 @@ pub struct CudaBackend {
 }
 
 /// Kernel parameters whose values and pointers a launch keeps on the stack (more use the heap).
-const INLINE_PARAMS: usize = 32;
+const INLINE_PARAMS: usize = 16;
 
 /// The first `n` elements of `inline` (`n <= INLINE_PARAMS`), or `n` copies of `v` in `heap`:
 /// a launch's parameter array without an allocation for every program's kernel. (Plain arrays,
