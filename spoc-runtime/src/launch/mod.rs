@@ -16,7 +16,7 @@ use crate::ir_scan;
 use crate::kernel_def::KernelDef;
 use crate::launch_checks::{args_accepted, check_args, check_dims, param_checks, ParamCheck};
 use crate::memory::graph::{GraphOp, Held};
-use crate::memory::stream::{Access, Stream, Uses};
+use crate::memory::stream::{Access, Locked, Stream, Uses};
 use crate::registry;
 use spoc_ir::{ContentHash, Kernel};
 use std::borrow::Cow;
@@ -454,16 +454,17 @@ fn launch_compiled(
         let buffers = args
             .iter()
             .filter_map(|a| a.buffer().map(|b| (b.uses(), a.writes())));
-        let _held = if soa {
+        let mut held = Locked::new();
+        if soa {
             let fields = args.iter().flat_map(|a| {
                 let write = a.writes();
                 let fields = a.soa().map(|s| s.fields()).unwrap_or_default();
                 fields.iter().map(move |f| (f.buffer().uses(), write))
             });
-            Uses::settle_all(buffers.chain(fields))?
+            Uses::settle_all_into(&mut held, buffers.chain(fields))?;
         } else {
-            Uses::settle_all(buffers)?
-        };
+            Uses::settle_all_into(&mut held, buffers)?;
+        }
         return run(None);
     };
     let accesses = args.iter().filter_map(|a| {
@@ -724,22 +725,28 @@ pub(crate) fn launch_unchecked(
     // This thread's plan, launched in place: no reference count taken and dropped per launch.
     // (A launch does not look plans up again; one that did would find them borrowed and take
     // the memo's path, as on a miss.)
+    // (The launch's result is written to `launched`, not returned through the closure: a
+    // `Result` wrapped in another is copied whole, some hundred bytes, on the way out.)
     let epoch = MEMO_EPOCH.load(Ordering::Acquire);
-    let launched = PLANS
-        .try_with(|p| {
-            let plans = p.try_borrow().ok()?;
-            if plans.epoch != epoch {
-                return None;
-            }
-            let (_, ck) = plans.entries.iter().find(|(k, _)| *k == key)?;
-            Some(dev.check_current().and_then(|()| {
-                launch_compiled(ck, grid, block, shared_mem_bytes, args, stream, false)
-            }))
-        })
-        .ok()
-        .flatten();
-    if let Some(result) = launched {
-        return result;
+    let mut launched = Ok(());
+    let found = PLANS.try_with(|p| {
+        let Ok(plans) = p.try_borrow() else {
+            return false;
+        };
+        let Some((_, ck)) = plans.entries.iter().find(|(k, _)| *k == key) else {
+            return false;
+        };
+        if plans.epoch != epoch {
+            return false;
+        }
+        launched = match dev.check_current() {
+            Ok(()) => launch_compiled(ck, grid, block, shared_mem_bytes, args, stream, false),
+            Err(e) => Err(e),
+        };
+        true
+    });
+    if found == Ok(true) {
+        return launched;
     }
     // A miss, or a memo changed since the plans were filed (which `cached_plan` drops).
     let (plan, epoch) = cached_plan(&key);
