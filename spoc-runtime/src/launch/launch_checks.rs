@@ -314,6 +314,9 @@ pub(crate) fn args_accepted(
     // (Indexed loops over `0..n`, not zipped iterators: this runs on every typed launch, and
     // the iterator adapters cost more than the checks themselves.)
     let (mut usizes, mut buffers, mut writes) = (false, 0usize, false);
+    // The first few buffer arguments and whether their parameter is `&mut`, for the aliasing
+    // check (more take the pairwise loop over every argument below).
+    let mut seen: [Option<(&RawBuffer, bool)>; SEEN_BUFFERS] = [None; SEEN_BUFFERS];
     for i in 0..n {
         let fits = match (&checks[i], &args[i]) {
             (&ParamCheck::Scalar(s), &Arg::Usize(v)) => {
@@ -327,10 +330,16 @@ pub(crate) fn args_accepted(
             (&ParamCheck::Scalar(s), a) => scalar_matches(s, a),
             // Not a shared borrow on a `&mut` parameter.
             (&ParamCheck::Buffer { mutable, elem }, &Arg::Buffer(b)) if !mutable => {
+                if let Some(s) = seen.get_mut(buffers) {
+                    *s = Some((b, false));
+                }
                 buffers += 1;
                 buffer_fits(kernel, i, elem, b, launch_device)
             }
             (&ParamCheck::Buffer { mutable, elem }, Arg::BufferMut(b)) => {
+                if let Some(s) = seen.get_mut(buffers) {
+                    *s = Some((b, mutable));
+                }
                 buffers += 1;
                 writes |= mutable;
                 buffer_fits(kernel, i, elem, b, launch_device)
@@ -342,7 +351,16 @@ pub(crate) fn args_accepted(
         }
     }
     // One allocation on two parameters of which one is `&mut`.
-    if buffers > 1 && writes {
+    if buffers > 1 && writes && buffers <= SEEN_BUFFERS {
+        for (i, a) in seen[..buffers].iter().enumerate() {
+            let Some((a, m)) = *a else { continue };
+            for (b, m2) in seen[i + 1..buffers].iter().flatten() {
+                if (m || *m2) && a.same_allocation(b) {
+                    return false;
+                }
+            }
+        }
+    } else if buffers > 1 && writes {
         for i in 0..n {
             let Some((m, a)) = buffer(&checks[i], &args[i]) else {
                 continue;
@@ -369,6 +387,10 @@ pub(crate) fn args_accepted(
     }
     true
 }
+
+/// How many buffer arguments [`args_accepted`] checks for aliasing without walking every
+/// argument again.
+const SEEN_BUFFERS: usize = 8;
 
 /// Buffer `b` on buffer parameter `i` of element type `elem` (its Rust type for a scalar
 /// element): the element type, the device and the length `check_args` accepts.

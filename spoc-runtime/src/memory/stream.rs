@@ -311,7 +311,10 @@ fn lock_all_into<'a>(
 
 /// [`lock_all`] of more than [`INLINE_USES`].
 #[cold]
-fn lock_many<'a>(held: &mut Locked<(MutexGuard<'a, UseState>, bool)>, mut uses: Vec<(&'a Uses, bool)>) {
+fn lock_many<'a>(
+    held: &mut Locked<(MutexGuard<'a, UseState>, bool)>,
+    mut uses: Vec<(&'a Uses, bool)>,
+) {
     uses.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
     uses.dedup_by(|(later, lw), (kept, kw)| {
         let same = std::ptr::eq(*later, *kept);

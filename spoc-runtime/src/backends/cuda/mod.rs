@@ -60,7 +60,7 @@ use crate::backend::{
     CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, GraphExec, LaunchConfig,
     Module, PinnedMem, Platform, Source, SourceLang, Stream, Target,
 };
-use crate::bind::Bound;
+use crate::bind::Word;
 use crate::checked_mode::RecordPool;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
@@ -417,7 +417,7 @@ impl CudaBackend {
         args: &[Arg<'_>],
         fault: Option<u64>,
     ) -> Result<()> {
-        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
+        let shared_mem = config.shared_mem_bytes;
         let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
         self.current(k.device, k.generation, "module")?;
         let abi = crate::bind::abi_or_external(k.abi.as_ref(), args);
@@ -429,17 +429,17 @@ impl CudaBackend {
         let (mut inline_values, mut heap_values) = ([0u64; INLINE_PARAMS], Vec::new());
         let values = params(slots, &mut inline_values, &mut heap_values, 0);
         let (vals, mut next) = (&mut *values, 0);
-        let bound = crate::bind::each_argument(&abi, args, shared_mem, |b| {
+        let bound = crate::bind::each_word(&abi, args, shared_mem, |b| {
             // One call per slot, in order.
             vals[next] = match b {
-                Bound::Value(v) => v.as_u64(),
-                Bound::Mem { mem, arg } => {
+                Word::Value(v) => v,
+                Word::Mem { mem, arg } => {
                     let cm = crate::bind::device_buffer::<CudaMem>(mem, arg, local, "CUDA")?;
                     self.current(k.device, cm.generation, "buffer")
                         .map_err(BindFailure::Error)?;
                     cm.ptr
                 }
-                Bound::FaultRecord => match fault {
+                Word::FaultRecord => match fault {
                     Some(rec) => rec,
                     None => {
                         return Err(BindFailure::Problem(LaunchProblem::Rejected {
@@ -447,7 +447,7 @@ impl CudaBackend {
                         }))
                     }
                 },
-                Bound::Local(_) => {
+                Word::Local(_) => {
                     return Err(BindFailure::Problem(LaunchProblem::Rejected {
                         message: "a `__local` argument (OpenCL only)".into(),
                     }))
@@ -497,40 +497,56 @@ impl CudaBackend {
             self.check(dev, r, "cuEventRecord")
         };
         let elapsed = |start: &CudaEvent, end: &CudaEvent| self.elapsed_ms(dev, start, end);
-        let mut launch = || {
-            let (g, b) = (grid.to_array(), block.to_array());
-            // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
-            // parameter's type and size (the ABI above), alive until the call returns (the
-            // driver copies them); the function belongs to the current context; device
-            // addresses belong to this device's allocations, kept alive by the caller's borrows.
-            let r = unsafe {
-                sys::cuLaunchKernel(
-                    k.function,
-                    g[0],
-                    g[1],
-                    g[2],
-                    b[0],
-                    b[1],
-                    b[2],
-                    shared,
-                    cu_stream,
-                    ptrs.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            };
-            if r != sys::CUresult::CUDA_SUCCESS {
-                // Named only on failure: formatting on every launch was 7 % of its host time.
-                self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
-            }
-            dev.launched_kernel(k.id, &k.name);
-            Ok(())
-        };
         if !self.core.profiling() {
-            return launch();
+            // Inlined here (a closure called from two places is not): no environment built
+            // and read back per launch.
+            return self.cu_launch(k, dev, config, shared, cu_stream, ptrs);
         }
+        let launch = || self.cu_launch(k, dev, config, shared, cu_stream, ptrs);
         let events = || Ok((self.new_event(dev)?, self.new_event(dev)?));
         self.core
             .profiled(&k.name, config, events, record, elapsed, launch)
+    }
+
+    /// `cuLaunchKernel` of `k` on `dev` (its context current) with `config`'s grid and block,
+    /// `shared` bytes of dynamic shared memory, on `cu_stream`, each parameter read through
+    /// its pointer in `ptrs`; the kernel noted as launched.
+    #[inline(always)]
+    fn cu_launch(
+        &self,
+        k: &CudaKernel,
+        dev: &'static CudaDevice,
+        config: &LaunchConfig<'_>,
+        shared: u32,
+        cu_stream: CUstream,
+        ptrs: &mut [*mut c_void],
+    ) -> Result<()> {
+        let (g, b) = (config.grid.to_array(), config.block.to_array());
+        // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
+        // parameter's type and size (the ABI, `launch_kernel`), alive until the call returns
+        // (the driver copies them); the function belongs to the current context; device
+        // addresses belong to this device's allocations, kept alive by the caller's borrows.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                k.function,
+                g[0],
+                g[1],
+                g[2],
+                b[0],
+                b[1],
+                b[2],
+                shared,
+                cu_stream,
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            // Named only on failure: formatting on every launch was 7 % of its host time.
+            self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
+        }
+        dev.launched_kernel(k.id, &k.name);
+        Ok(())
     }
 
     /// Waits for `end`, then returns the milliseconds between the two events (of `dev`'s
