@@ -724,9 +724,8 @@ pub(crate) fn launch_unchecked(
     };
     // This thread's plan, launched in place: no reference count taken and dropped per launch.
     // (A launch does not look plans up again; one that did would find them borrowed and take
-    // the memo's path, as on a miss.)
-    // (The launch's result is written to `launched`, not returned through the closure: a
-    // `Result` wrapped in another is copied whole, some hundred bytes, on the way out.)
+    // the memo's path, as on a miss.) The result is written to `launched`, not returned
+    // through the closure: a `Result` wrapped in another is copied whole, some hundred bytes.
     let epoch = MEMO_EPOCH.load(Ordering::Acquire);
     let mut launched = Ok(());
     let found = PLANS.try_with(|p| {

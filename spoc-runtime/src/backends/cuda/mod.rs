@@ -131,11 +131,13 @@ pub struct CudaBackend {
     seen_generation: std::sync::Mutex<Vec<u64>>,
 }
 
-/// Kernel parameters whose values and pointers a launch keeps on the stack (more use the heap).
-const INLINE_PARAMS: usize = 16;
+/// Kernel parameters whose values and pointers a launch keeps on the stack (more use the heap):
+/// every kernel of the examples and tests (at most 16 slots, a checked kernel's fault record
+/// one more), and each array zeroed per launch stays short.
+const INLINE_PARAMS: usize = 24;
 
 /// The first `n` elements of `inline` (`n <= INLINE_PARAMS`), or `n` copies of `v` in `heap`:
-/// a launch's parameter array without an allocation for every program's kernel. (Plain arrays,
+/// a launch's parameter array without an allocation for every usual kernel. (Plain arrays,
 /// not a `SmallVec`: building and moving one cost a `memset` and a `memcpy` per launch.)
 #[inline(always)]
 fn params<'a, T: Copy>(
@@ -424,7 +426,7 @@ impl CudaBackend {
         // One u64 per parameter, the value zero-extended (the driver reads the parameter's
         // width from the kernel's signature; little-endian, so a narrower value is its first
         // bytes), written as each slot is bound. Inline for up to `INLINE_PARAMS` parameters
-        // (every program's kernel): no allocation per launch.
+        // (every usual kernel): no allocation per launch.
         let slots = abi.arguments().len();
         let (mut inline_values, mut heap_values) = ([0u64; INLINE_PARAMS], Vec::new());
         let values = params(slots, &mut inline_values, &mut heap_values, 0);
