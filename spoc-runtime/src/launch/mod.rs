@@ -140,13 +140,15 @@ static MEMO_EPOCH: AtomicU64 = AtomicU64::new(0);
 const PLAN_SLOTS: usize = 8;
 
 /// What identifies a typed launch's compiled kernel without building a [`CacheKey`]: the
-/// kernel's IR (its address: IRs live for the whole process, as in [`content_hash`]), its
-/// definition's name and native entry, the device (global id) and the block when the backend
-/// compiles it into the module. The options are otherwise fixed: no Structure-of-Arrays
-/// arguments, checked mode the device's default (fixed for the process).
+/// function that gives the kernel's IR (its address; the IR it gives lives for the whole
+/// process and never changes, so one address names one IR — a function with two addresses
+/// only files two plans), its definition's name and native entry, the device (global id) and
+/// the block when the backend compiles it into the module. The options are otherwise fixed:
+/// no Structure-of-Arrays arguments, checked mode the device's default (fixed for the
+/// process). (The IR function, not the IR: a repeat launch need not call it.)
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct PlanKey {
-    kernel: usize,
+    ir: usize,
     name: (usize, usize),
     native: usize,
     device: usize,
@@ -711,12 +713,10 @@ pub(crate) fn launch_unchecked(
         return launch_uncached(dev, def, grid, block, shared_mem_bytes, args, stream);
     }
     // The common case: this thread's plan for the kernel on the device. (A miss, or IR that
-    // does not load, takes the memo's path with its checks in their order.)
-    let Ok(kernel) = def.valid() else {
-        return launch_uncached(dev, def, grid, block, shared_mem_bytes, args, stream);
-    };
+    // does not load, takes the memo's path with its checks in their order: a plan is filed
+    // only for IR that loaded.)
     let key = PlanKey {
-        kernel: kernel as *const spoc_ir::ValidKernel as usize,
+        ir: def.ir as usize,
         name: (def.name.as_ptr() as usize, def.name.len()),
         native: def.native.map_or(0, |f| f as usize),
         device: dev.gid(),
@@ -748,6 +748,9 @@ pub(crate) fn launch_unchecked(
         return launched;
     }
     // A miss, or a memo changed since the plans were filed (which `cached_plan` drops).
+    if def.valid().is_err() {
+        return launch_uncached(dev, def, grid, block, shared_mem_bytes, args, stream);
+    }
     let (plan, epoch) = cached_plan(&key);
     let ck = match plan {
         Some(ck) => {
