@@ -307,13 +307,19 @@ pub(crate) fn args_accepted(
     launch_device: &crate::Device,
     args: &mut [Arg<'_>],
 ) -> bool {
-    if checks.len() != args.len() || kernel.params.len() != args.len() {
+    let n = args.len();
+    if checks.len() != n || kernel.params.len() != n {
         return false;
     }
+    // (Indexed loops over `0..n`, not zipped iterators: this runs on every typed launch, and
+    // the iterator adapters cost more than the checks themselves.)
     let (mut usizes, mut buffers, mut writes) = (false, 0usize, false);
-    for (i, (check, arg)) in checks.iter().zip(args.iter()).enumerate() {
-        let fits = match (*check, arg) {
-            (ParamCheck::Scalar(s), &Arg::Usize(v)) => {
+    // The first few buffer arguments and whether their parameter is `&mut`, for the aliasing
+    // check (more take the pairwise loop over every argument below).
+    let mut seen: [Option<(&RawBuffer, bool)>; SEEN_BUFFERS] = [None; SEEN_BUFFERS];
+    for i in 0..n {
+        let fits = match (&checks[i], &args[i]) {
+            (&ParamCheck::Scalar(s), &Arg::Usize(v)) => {
                 usizes = true;
                 match s {
                     ScalarType::U32 => u32::try_from(v).is_ok(),
@@ -321,42 +327,58 @@ pub(crate) fn args_accepted(
                     _ => false,
                 }
             }
-            (ParamCheck::Scalar(s), a) => scalar_matches(s, a),
-            (ParamCheck::Buffer { mutable, elem }, a) => match a.buffer() {
-                Some(b) => {
-                    buffers += 1;
-                    writes |= mutable;
-                    // Not a shared borrow on a `&mut` parameter.
-                    (!mutable || a.writes())
-                        && (elem.is_some_and(|id| b.elem.type_id == Some(id))
-                            || elem_fits(kernel, i, b))
-                        && b.device().same_hardware(launch_device)
-                        && b.len() <= u32::MAX as usize
+            (&ParamCheck::Scalar(s), a) => scalar_matches(s, a),
+            // Not a shared borrow on a `&mut` parameter.
+            (&ParamCheck::Buffer { mutable, elem }, &Arg::Buffer(b)) if !mutable => {
+                if let Some(s) = seen.get_mut(buffers) {
+                    *s = Some((b, false));
                 }
-                None => false,
-            },
-            (ParamCheck::Other, _) => false,
+                buffers += 1;
+                buffer_fits(kernel, i, elem, b, launch_device)
+            }
+            (&ParamCheck::Buffer { mutable, elem }, Arg::BufferMut(b)) => {
+                if let Some(s) = seen.get_mut(buffers) {
+                    *s = Some((b, mutable));
+                }
+                buffers += 1;
+                writes |= mutable;
+                buffer_fits(kernel, i, elem, b, launch_device)
+            }
+            _ => false,
         };
         if !fits {
             return false;
         }
     }
     // One allocation on two parameters of which one is `&mut`.
-    if buffers > 1 && writes {
-        for (i, (c, a)) in checks.iter().zip(args.iter()).enumerate() {
-            let Some((m, a)) = buffer(c, a) else { continue };
-            for (d, b) in checks[i + 1..].iter().zip(&args[i + 1..]) {
-                let Some((n, b)) = buffer(d, b) else { continue };
-                if (m || n) && a.same_allocation(b) {
+    if buffers > 1 && writes && buffers <= SEEN_BUFFERS {
+        for (i, a) in seen[..buffers].iter().enumerate() {
+            let Some((a, m)) = *a else { continue };
+            for (b, m2) in seen[i + 1..buffers].iter().flatten() {
+                if (m || *m2) && a.same_allocation(b) {
+                    return false;
+                }
+            }
+        }
+    } else if buffers > 1 && writes {
+        for i in 0..n {
+            let Some((m, a)) = buffer(&checks[i], &args[i]) else {
+                continue;
+            };
+            for j in i + 1..n {
+                let Some((m2, b)) = buffer(&checks[j], &args[j]) else {
+                    continue;
+                };
+                if (m || m2) && a.same_allocation(b) {
                     return false;
                 }
             }
         }
     }
     if usizes {
-        for (check, arg) in checks.iter().zip(args.iter_mut()) {
-            if let (ParamCheck::Scalar(s), &mut Arg::Usize(v)) = (*check, &mut *arg) {
-                *arg = match s {
+        for i in 0..n {
+            if let (&ParamCheck::Scalar(s), &Arg::Usize(v)) = (&checks[i], &args[i]) {
+                args[i] = match s {
                     ScalarType::U32 => Arg::U32(v as u32),
                     _ => Arg::U64(v as u64),
                 };
@@ -364,6 +386,25 @@ pub(crate) fn args_accepted(
         }
     }
     true
+}
+
+/// How many buffer arguments [`args_accepted`] checks for aliasing without walking every
+/// argument again.
+const SEEN_BUFFERS: usize = 8;
+
+/// Buffer `b` on buffer parameter `i` of element type `elem` (its Rust type for a scalar
+/// element): the element type, the device and the length `check_args` accepts.
+#[inline(always)]
+fn buffer_fits(
+    kernel: &Kernel,
+    i: usize,
+    elem: Option<TypeId>,
+    b: &RawBuffer,
+    launch_device: &crate::Device,
+) -> bool {
+    (elem.is_some_and(|id| b.elem.type_id == Some(id)) || elem_fits(kernel, i, b))
+        && b.device().same_hardware(launch_device)
+        && b.len() <= u32::MAX as usize
 }
 
 /// A buffer argument on a buffer parameter: whether the parameter is `&mut`, and the buffer.

@@ -16,7 +16,7 @@ use crate::ir_scan;
 use crate::kernel_def::KernelDef;
 use crate::launch_checks::{args_accepted, check_args, check_dims, param_checks, ParamCheck};
 use crate::memory::graph::{GraphOp, Held};
-use crate::memory::stream::{Access, Stream, Uses};
+use crate::memory::stream::{Access, Locked, Stream, Uses};
 use crate::registry;
 use spoc_ir::{ContentHash, Kernel};
 use std::borrow::Cow;
@@ -140,13 +140,15 @@ static MEMO_EPOCH: AtomicU64 = AtomicU64::new(0);
 const PLAN_SLOTS: usize = 8;
 
 /// What identifies a typed launch's compiled kernel without building a [`CacheKey`]: the
-/// kernel's IR (its address: IRs live for the whole process, as in [`content_hash`]), its
-/// definition's name and native entry, the device (global id) and the block when the backend
-/// compiles it into the module. The options are otherwise fixed: no Structure-of-Arrays
-/// arguments, checked mode the device's default (fixed for the process).
+/// function that gives the kernel's IR (its address; the IR it gives lives for the whole
+/// process and never changes, so one address names one IR — a function with two addresses
+/// only files two plans), its definition's name and native entry, the device (global id) and
+/// the block when the backend compiles it into the module. The options are otherwise fixed:
+/// no Structure-of-Arrays arguments, checked mode the device's default (fixed for the
+/// process). (The IR function, not the IR: a repeat launch need not call it.)
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct PlanKey {
-    kernel: usize,
+    ir: usize,
     name: (usize, usize),
     native: usize,
     device: usize,
@@ -395,6 +397,8 @@ fn soa_params_of(kernel: &Kernel, args: &[Arg<'_>]) -> Vec<String> {
         .collect()
 }
 
+/// Checks and launches `ck` (on `stream`, or the default stream). `soa`: whether an argument
+/// is a Structure-of-Arrays buffer (the callers have looked already).
 fn launch_compiled(
     ck: &CompiledKernel,
     grid: Dims,
@@ -402,9 +406,11 @@ fn launch_compiled(
     shared_mem: usize,
     args: &mut [Arg<'_>],
     stream: Option<&Stream>,
+    soa: bool,
 ) -> Result<()> {
+    debug_assert_eq!(soa, args.iter().any(|a| a.soa().is_some()));
     let dev = &ck.device;
-    if args.iter().any(|a| a.soa().is_some()) {
+    if soa {
         if stream.is_some_and(Stream::is_capturing) {
             return Err(soa_not_capturable(ck.def.name));
         }
@@ -450,16 +456,17 @@ fn launch_compiled(
         let buffers = args
             .iter()
             .filter_map(|a| a.buffer().map(|b| (b.uses(), a.writes())));
-        let _held = if args.iter().any(|a| a.soa().is_some()) {
+        let mut held = Locked::new();
+        if soa {
             let fields = args.iter().flat_map(|a| {
                 let write = a.writes();
                 let fields = a.soa().map(|s| s.fields()).unwrap_or_default();
                 fields.iter().map(move |f| (f.buffer().uses(), write))
             });
-            Uses::settle_all(buffers.chain(fields))?
+            Uses::settle_all_into(&mut held, buffers.chain(fields))?;
         } else {
-            Uses::settle_all(buffers)?
-        };
+            Uses::settle_all_into(&mut held, buffers)?;
+        }
         return run(None);
     };
     let accesses = args.iter().filter_map(|a| {
@@ -599,7 +606,8 @@ pub fn run_kernel(
             },
         ));
     }
-    launch_compiled(kernel, grid, block, shared_mem, &mut args.args, None)
+    let soa = args.args.iter().any(|a| a.soa().is_some());
+    launch_compiled(kernel, grid, block, shared_mem, &mut args.args, None, soa)
 }
 
 /// Compiles (if needed) and runs `def` on `dev`.
@@ -705,17 +713,44 @@ pub(crate) fn launch_unchecked(
         return launch_uncached(dev, def, grid, block, shared_mem_bytes, args, stream);
     }
     // The common case: this thread's plan for the kernel on the device. (A miss, or IR that
-    // does not load, takes the memo's path with its checks in their order.)
-    let Ok(kernel) = def.valid() else {
-        return launch_uncached(dev, def, grid, block, shared_mem_bytes, args, stream);
-    };
+    // does not load, takes the memo's path with its checks in their order: a plan is filed
+    // only for IR that loaded.)
     let key = PlanKey {
-        kernel: kernel as *const spoc_ir::ValidKernel as usize,
+        ir: def.ir as usize,
         name: (def.name.as_ptr() as usize, def.name.len()),
         native: def.native.map_or(0, |f| f as usize),
         device: dev.gid(),
         block: backend.compile_needs_block().then_some(block),
     };
+    // This thread's plan, launched in place: no reference count taken and dropped per launch.
+    // (A launch does not look plans up again; one that did would find them borrowed and take
+    // the memo's path, as on a miss.) The result is written to `launched`, not returned
+    // through the closure: a `Result` wrapped in another is copied whole, some hundred bytes.
+    let epoch = MEMO_EPOCH.load(Ordering::Acquire);
+    let mut launched = Ok(());
+    let found = PLANS.try_with(|p| {
+        let Ok(plans) = p.try_borrow() else {
+            return false;
+        };
+        let Some((_, ck)) = plans.entries.iter().find(|(k, _)| *k == key) else {
+            return false;
+        };
+        if plans.epoch != epoch {
+            return false;
+        }
+        launched = match dev.check_current() {
+            Ok(()) => launch_compiled(ck, grid, block, shared_mem_bytes, args, stream, false),
+            Err(e) => Err(e),
+        };
+        true
+    });
+    if found == Ok(true) {
+        return launched;
+    }
+    // A miss, or a memo changed since the plans were filed (which `cached_plan` drops).
+    if def.valid().is_err() {
+        return launch_uncached(dev, def, grid, block, shared_mem_bytes, args, stream);
+    }
     let (plan, epoch) = cached_plan(&key);
     let ck = match plan {
         Some(ck) => {
@@ -728,7 +763,7 @@ pub(crate) fn launch_unchecked(
             ck
         }
     };
-    launch_compiled(&ck, grid, block, shared_mem_bytes, args, stream)
+    launch_compiled(&ck, grid, block, shared_mem_bytes, args, stream, false)
 }
 
 /// [`launch_unchecked`] through the memo, without this thread's plans (Structure-of-Arrays
@@ -743,7 +778,8 @@ fn launch_uncached(
     stream: Option<&Stream>,
 ) -> Result<()> {
     let ck = compile_for_launch(dev, def, grid, block, shared_mem_bytes, args)?;
-    launch_compiled(&ck, grid, block, shared_mem_bytes, args, stream)
+    let soa = args.iter().any(|a| a.soa().is_some());
+    launch_compiled(&ck, grid, block, shared_mem_bytes, args, stream, soa)
 }
 
 /// The compiled kernel a launch of `def` on `dev` with `args` runs (the memo's, or built).

@@ -78,21 +78,25 @@ fn param_name(p: &AbiParam, i: usize) -> String {
 /// The bytes of scalar argument `arg` in a slot `size` bytes wide (`bool` as one byte, or as a
 /// `u32` in a 4-byte slot; a host `usize` as a `u32` or `u64` as the slot is wide).
 fn scalar_bytes(arg: &Arg<'_>, size: u32) -> Option<ValueBytes> {
-    // Zero-extended to 8 bytes: an `i32` as its `u32` bits.
-    let (bits, len) = match (arg, size) {
-        (&Arg::Bool(v), 1) => (v as u64, 1),
-        (&Arg::Bool(v), 4) => (v as u64, 4),
-        (&Arg::I32(v), 4) => (v as u32 as u64, 4),
-        (&Arg::U32(v), 4) => (v as u64, 4),
-        (&Arg::F32(v), 4) => (v.to_bits() as u64, 4),
-        (&Arg::I64(v), 8) => (v as u64, 8),
-        (&Arg::U64(v), 8) => (v, 8),
-        (&Arg::F64(v), 8) => (v.to_bits(), 8),
-        (&Arg::Usize(v), 4) => (u32::try_from(v).ok()? as u64, 4),
-        (&Arg::Usize(v), 8) => (v as u64, 8),
+    // The value is `size` bytes wide whenever it fits the slot.
+    scalar_bits(arg, size).map(|bits| ValueBytes::new(bits, size as u8))
+}
+
+/// [`scalar_bytes`] as one `u64`, zero-extended (an `i32` as its `u32` bits).
+#[inline(always)]
+fn scalar_bits(arg: &Arg<'_>, size: u32) -> Option<u64> {
+    Some(match (arg, size) {
+        (&Arg::Bool(v), 1 | 4) => v as u64,
+        (&Arg::I32(v), 4) => v as u32 as u64,
+        (&Arg::U32(v), 4) => v as u64,
+        (&Arg::F32(v), 4) => v.to_bits() as u64,
+        (&Arg::I64(v), 8) => v as u64,
+        (&Arg::U64(v), 8) => v,
+        (&Arg::F64(v), 8) => v.to_bits(),
+        (&Arg::Usize(v), 4) => u32::try_from(v).ok()? as u64,
+        (&Arg::Usize(v), 8) => v as u64,
         _ => return None,
-    };
-    Some(ValueBytes::new(bits, len))
+    })
 }
 
 /// The problem of a scalar that does not fill its slot.
@@ -179,6 +183,48 @@ pub fn each_argument<'a, E: From<LaunchProblem>>(
     Ok(())
 }
 
+/// One launch argument bound as a word: [`Bound`] with a value as one `u64`, zero-extended
+/// (what a pointer-per-argument launch points at: the driver reads only the parameter's
+/// width). [`each_word`] gives them.
+#[derive(Debug)]
+pub(crate) enum Word<'a> {
+    /// A scalar value or a length ([`Bound::Value`]).
+    Value(u64),
+    /// Device memory ([`Bound::Mem`]).
+    Mem {
+        /// The allocation.
+        mem: &'a DeviceMem,
+        /// Index of the launch argument it comes from.
+        arg: usize,
+    },
+    /// [`Bound::Local`].
+    Local(usize),
+    /// [`Bound::FaultRecord`].
+    FaultRecord,
+}
+
+/// [`each_argument`] with each slot as a [`Word`] (CUDA's launch: one `u64` per parameter):
+/// the same checks and errors, without the bytes of each value.
+///
+/// # Errors
+/// As [`each_argument`].
+#[inline(always)]
+pub(crate) fn each_word<'a, E: From<LaunchProblem>>(
+    abi: &Abi,
+    args: &'a [Arg<'a>],
+    shared_mem: usize,
+    mut out: impl FnMut(Word<'a>) -> Result<(), E>,
+) -> Result<(), E> {
+    check_count(abi, args)?;
+    for slot in abi.arguments() {
+        match slot_word(abi, args, shared_mem, slot) {
+            Some(w) => out(w)?,
+            None => return Err(slot_problem(abi, args, slot).into()),
+        }
+    }
+    Ok(())
+}
+
 /// One slot of an argument-passing ABI, bound (the count was checked), or `None` if the
 /// argument does not fit it ([`slot_problem`] says why). Inlined into the backends' loops,
 /// where the [`Bound`] it returns folds away.
@@ -189,16 +235,39 @@ fn bind_slot<'a>(
     shared_mem: usize,
     slot: &Slot,
 ) -> Option<Bound<'a>> {
+    Some(match slot_word(abi, args, shared_mem, slot)? {
+        // A value fills its slot: `size` bytes for a scalar, a `u32` for a length.
+        Word::Value(bits) => Bound::Value(ValueBytes::new(
+            bits,
+            match *slot {
+                Slot::Scalar { size, .. } => size as u8,
+                _ => 4,
+            },
+        )),
+        Word::Mem { mem, arg } => Bound::Mem { mem, arg },
+        Word::Local(bytes) => Bound::Local(bytes),
+        Word::FaultRecord => Bound::FaultRecord,
+    })
+}
+
+/// [`bind_slot`] as a [`Word`].
+#[inline(always)]
+fn slot_word<'a>(
+    abi: &Abi,
+    args: &'a [Arg<'a>],
+    shared_mem: usize,
+    slot: &Slot,
+) -> Option<Word<'a>> {
     Some(match *slot {
         // A buffer has no scalar bytes.
-        Slot::Scalar { param, size } => Bound::Value(scalar_bytes(&args[param], size)?),
+        Slot::Scalar { param, size } => Word::Value(scalar_bits(&args[param], size)?),
         Slot::Address { param, field } => {
             let a = &args[param];
             let mem = match field {
                 None => a.buffer()?.mem(),
                 Some(f) => a.soa()?.fields().get(f)?.buffer().mem(),
             };
-            Bound::Mem { mem, arg: param }
+            Word::Mem { mem, arg: param }
         }
         Slot::Length { param } => {
             let a = &args[param];
@@ -207,18 +276,18 @@ fn bind_slot<'a>(
                 (_, Some(s)) => s.len(),
                 (None, None) => return None,
             };
-            Bound::Value(ValueBytes::new(u32::try_from(len).ok()? as u64, 4))
+            Word::Value(u32::try_from(len).ok()? as u64)
         }
         Slot::SharedLocal => {
             // OpenCL refuses a zero-sized `__local` argument: at least one element.
             let elem = abi.dyn_shared.map_or(0, |d| d.elem_bytes as usize);
-            Bound::Local(shared_mem.max(elem))
+            Word::Local(shared_mem.max(elem))
         }
         Slot::SharedLength { elem_bytes } => {
             let len = u32::try_from(shared_mem / elem_bytes.max(1) as usize).unwrap_or(u32::MAX);
-            Bound::Value(ValueBytes::new(len as u64, 4))
+            Word::Value(len as u64)
         }
-        Slot::FaultRecord => Bound::FaultRecord,
+        Slot::FaultRecord => Word::FaultRecord,
     })
 }
 

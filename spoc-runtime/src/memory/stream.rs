@@ -229,11 +229,26 @@ impl Uses {
     pub(crate) fn settle_all<'a>(
         uses: impl IntoIterator<Item = (&'a Uses, bool)>,
     ) -> Result<Locked<(MutexGuard<'a, UseState>, bool)>> {
-        let mut held = lock_all(uses);
+        let mut held = Locked::new();
+        Uses::settle_all_into(&mut held, uses)?;
+        Ok(held)
+    }
+
+    /// [`Uses::settle_all`] into `held` (empty), the caller's: no copy of the locks on the
+    /// way out (what every launch on the default stream takes).
+    ///
+    /// # Errors
+    /// As [`Uses::settle`].
+    #[inline(always)]
+    pub(crate) fn settle_all_into<'a>(
+        held: &mut Locked<(MutexGuard<'a, UseState>, bool)>,
+        uses: impl IntoIterator<Item = (&'a Uses, bool)>,
+    ) -> Result<()> {
+        lock_all_into(held, uses);
         for (st, write) in held.iter_mut() {
             st.settle(*write)?;
         }
-        Ok(held)
+        Ok(())
     }
 }
 
@@ -246,10 +261,22 @@ pub(crate) type Locked<T> = SmallVec<[T; INLINE_USES]>;
 /// Locks each of `uses` once (merging the write flags of repeats), in address order.
 /// (Up to [`INLINE_USES`] of them: an insertion into a short sorted array, no sort, no
 /// allocation.)
-#[inline(always)]
+#[cfg(test)]
 fn lock_all<'a>(
     uses: impl IntoIterator<Item = (&'a Uses, bool)>,
 ) -> Locked<(MutexGuard<'a, UseState>, bool)> {
+    let mut held = Locked::new();
+    lock_all_into(&mut held, uses);
+    held
+}
+
+/// [`lock_all`] into `held` (empty), the caller's (built in place: the locks are not copied
+/// on the way out).
+#[inline(always)]
+fn lock_all_into<'a>(
+    held: &mut Locked<(MutexGuard<'a, UseState>, bool)>,
+    uses: impl IntoIterator<Item = (&'a Uses, bool)>,
+) {
     let addr = |u: &Uses| u as *const Uses as usize;
     let mut sorted: [Option<(&'a Uses, bool)>; INLINE_USES] = [None; INLINE_USES];
     let mut n = 0;
@@ -268,7 +295,8 @@ fn lock_all<'a>(
         }
         if n == INLINE_USES {
             let first = sorted.iter().flatten().copied().chain([(u, write)]);
-            return lock_many(first.chain(uses).collect());
+            lock_many(held, first.chain(uses).collect());
+            return;
         }
         for j in (i..n).rev() {
             sorted[j + 1] = sorted[j];
@@ -276,23 +304,24 @@ fn lock_all<'a>(
         sorted[i] = Some((u, write));
         n += 1;
     }
-    let mut held = Locked::new();
     for &(u, write) in sorted.iter().flatten() {
         held.push((lock(&u.0), write));
     }
-    held
 }
 
 /// [`lock_all`] of more than [`INLINE_USES`].
 #[cold]
-fn lock_many(mut uses: Vec<(&Uses, bool)>) -> Locked<(MutexGuard<'_, UseState>, bool)> {
+fn lock_many<'a>(
+    held: &mut Locked<(MutexGuard<'a, UseState>, bool)>,
+    mut uses: Vec<(&'a Uses, bool)>,
+) {
     uses.sort_unstable_by_key(|(u, _)| *u as *const Uses as usize);
     uses.dedup_by(|(later, lw), (kept, kw)| {
         let same = std::ptr::eq(*later, *kept);
         *kw |= same && *lw;
         same
     });
-    uses.into_iter().map(|(u, w)| (lock(&u.0), w)).collect()
+    held.extend(uses.into_iter().map(|(u, w)| (lock(&u.0), w)));
 }
 
 /// An ordered queue of work on one device: kernel launches (`k.launch_on(&stream, …)`),
@@ -387,7 +416,8 @@ impl Stream {
         let s = &self.shared;
         s.device.check_current()?;
         let _queue = lock(&s.queue);
-        let mut held = lock_all(accesses.into_iter().map(|a| (a.uses, a.write)));
+        let mut held = Locked::new();
+        lock_all_into(&mut held, accesses.into_iter().map(|a| (a.uses, a.write)));
         for (st, write) in held.iter_mut() {
             st.check_host_slices("queueing a copy of a host buffer", *write)?;
             st.order_on(s, *write)?;

@@ -60,14 +60,13 @@ use crate::backend::{
     CompileOptions, Compiler, DeviceInfo, DeviceMem, DeviceMemory, Event, GraphExec, LaunchConfig,
     Module, PinnedMem, Platform, Source, SourceLang, Stream, Target,
 };
-use crate::bind::Bound;
+use crate::bind::Word;
 use crate::checked_mode::RecordPool;
 use crate::driver_core::DriverCore;
 use crate::error::{Error, LaunchProblem, Result};
 use crate::executor::Executor;
 use cudarc::driver::sys::{self, CUstream};
 use driver::{describe, CudaDevice, CudaEvent, CudaKernel, CudaMem, CudaStream};
-use smallvec::SmallVec;
 use spoc_codegen::Abi;
 use spoc_ir::{Kernel, ValidKernel};
 use std::ffi::c_void;
@@ -132,19 +131,26 @@ pub struct CudaBackend {
     seen_generation: std::sync::Mutex<Vec<u64>>,
 }
 
-/// Kernel parameters whose values and pointers a launch keeps on the stack (more use the heap).
-const INLINE_PARAMS: usize = 32;
+/// Kernel parameters whose values and pointers a launch keeps on the stack (more use the heap):
+/// every kernel of the examples and tests (at most 16 slots, a checked kernel's fault record
+/// one more), and each array zeroed per launch stays short.
+const INLINE_PARAMS: usize = 24;
 
-/// `n` copies of `v`, inline up to [`INLINE_PARAMS`] (built in place: no copy of the inline
-/// array on return, no growth).
+/// The first `n` elements of `inline` (`n <= INLINE_PARAMS`), or `n` copies of `v` in `heap`:
+/// a launch's parameter array without an allocation for every usual kernel. (Plain arrays,
+/// not a `SmallVec`: building and moving one cost a `memset` and a `memcpy` per launch.)
 #[inline(always)]
-fn filled<T: Copy>(n: usize, v: T) -> SmallVec<[T; INLINE_PARAMS]> {
+fn params<'a, T: Copy>(
+    n: usize,
+    inline: &'a mut [T; INLINE_PARAMS],
+    heap: &'a mut Vec<T>,
+    v: T,
+) -> &'a mut [T] {
     if n <= INLINE_PARAMS {
-        let mut all = SmallVec::from_buf([v; INLINE_PARAMS]);
-        all.truncate(n);
-        all
+        &mut inline[..n]
     } else {
-        SmallVec::from_vec(vec![v; n])
+        heap.resize(n, v);
+        heap
     }
 }
 
@@ -413,28 +419,29 @@ impl CudaBackend {
         args: &[Arg<'_>],
         fault: Option<u64>,
     ) -> Result<()> {
-        let (grid, block, shared_mem) = (config.grid, config.block, config.shared_mem_bytes);
+        let shared_mem = config.shared_mem_bytes;
         let bad = |problem| Err(Error::invalid_launch(&k.name, problem));
         self.current(k.device, k.generation, "module")?;
         let abi = crate::bind::abi_or_external(k.abi.as_ref(), args);
         // One u64 per parameter, the value zero-extended (the driver reads the parameter's
         // width from the kernel's signature; little-endian, so a narrower value is its first
         // bytes), written as each slot is bound. Inline for up to `INLINE_PARAMS` parameters
-        // (every program's kernel): no allocation per launch.
+        // (every usual kernel): no allocation per launch.
         let slots = abi.arguments().len();
-        let mut values = filled(slots, 0u64);
-        let (vals, mut next) = (values.as_mut_slice(), 0);
-        let bound = crate::bind::each_argument(&abi, args, shared_mem, |b| {
+        let (mut inline_values, mut heap_values) = ([0u64; INLINE_PARAMS], Vec::new());
+        let values = params(slots, &mut inline_values, &mut heap_values, 0);
+        let (vals, mut next) = (&mut *values, 0);
+        let bound = crate::bind::each_word(&abi, args, shared_mem, |b| {
             // One call per slot, in order.
             vals[next] = match b {
-                Bound::Value(v) => v.as_u64(),
-                Bound::Mem { mem, arg } => {
+                Word::Value(v) => v,
+                Word::Mem { mem, arg } => {
                     let cm = crate::bind::device_buffer::<CudaMem>(mem, arg, local, "CUDA")?;
                     self.current(k.device, cm.generation, "buffer")
                         .map_err(BindFailure::Error)?;
                     cm.ptr
                 }
-                Bound::FaultRecord => match fault {
+                Word::FaultRecord => match fault {
                     Some(rec) => rec,
                     None => {
                         return Err(BindFailure::Problem(LaunchProblem::Rejected {
@@ -442,7 +449,7 @@ impl CudaBackend {
                         }))
                     }
                 },
-                Bound::Local(_) => {
+                Word::Local(_) => {
                     return Err(BindFailure::Problem(LaunchProblem::Rejected {
                         message: "a `__local` argument (OpenCL only)".into(),
                     }))
@@ -458,7 +465,9 @@ impl CudaBackend {
         }
         // The driver reads parameter `i` through pointer `i`; `values` stays put until the
         // launch returns.
-        let mut ptrs = filled(slots, std::ptr::null_mut::<c_void>());
+        let null = std::ptr::null_mut::<c_void>();
+        let (mut inline_ptrs, mut heap_ptrs) = ([null; INLINE_PARAMS], Vec::new());
+        let ptrs = params(slots, &mut inline_ptrs, &mut heap_ptrs, null);
         for (p, v) in ptrs.iter_mut().zip(values.iter_mut()) {
             *p = (v as *mut u64).cast();
         }
@@ -490,40 +499,56 @@ impl CudaBackend {
             self.check(dev, r, "cuEventRecord")
         };
         let elapsed = |start: &CudaEvent, end: &CudaEvent| self.elapsed_ms(dev, start, end);
-        let mut launch = || {
-            let (g, b) = (grid.to_array(), block.to_array());
-            // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
-            // parameter's type and size (the ABI above), alive until the call returns (the
-            // driver copies them); the function belongs to the current context; device
-            // addresses belong to this device's allocations, kept alive by the caller's borrows.
-            let r = unsafe {
-                sys::cuLaunchKernel(
-                    k.function,
-                    g[0],
-                    g[1],
-                    g[2],
-                    b[0],
-                    b[1],
-                    b[2],
-                    shared,
-                    cu_stream,
-                    ptrs.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            };
-            if r != sys::CUresult::CUDA_SUCCESS {
-                // Named only on failure: formatting on every launch was 7 % of its host time.
-                self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
-            }
-            dev.launched_kernel(k.id, &k.name);
-            Ok(())
-        };
         if !self.core.profiling() {
-            return launch();
+            // Inlined here (a closure called from two places is not): no environment built
+            // and read back per launch.
+            return self.cu_launch(k, dev, config, shared, cu_stream, ptrs);
         }
+        let launch = || self.cu_launch(k, dev, config, shared, cu_stream, ptrs);
         let events = || Ok((self.new_event(dev)?, self.new_event(dev)?));
         self.core
             .profiled(&k.name, config, events, record, elapsed, launch)
+    }
+
+    /// `cuLaunchKernel` of `k` on `dev` (its context current) with `config`'s grid and block,
+    /// `shared` bytes of dynamic shared memory, on `cu_stream`, each parameter read through
+    /// its pointer in `ptrs`; the kernel noted as launched.
+    #[inline(always)]
+    fn cu_launch(
+        &self,
+        k: &CudaKernel,
+        dev: &'static CudaDevice,
+        config: &LaunchConfig<'_>,
+        shared: u32,
+        cu_stream: CUstream,
+        ptrs: &mut [*mut c_void],
+    ) -> Result<()> {
+        let (g, b) = (config.grid.to_array(), config.block.to_array());
+        // SAFETY: `ptrs` holds one pointer per kernel parameter, each to a value of the
+        // parameter's type and size (the ABI, `launch_kernel`), alive until the call returns
+        // (the driver copies them); the function belongs to the current context; device
+        // addresses belong to this device's allocations, kept alive by the caller's borrows.
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                k.function,
+                g[0],
+                g[1],
+                g[2],
+                b[0],
+                b[1],
+                b[2],
+                shared,
+                cu_stream,
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            // Named only on failure: formatting on every launch was 7 % of its host time.
+            self.check(dev, r, &format!("cuLaunchKernel(`{}`)", k.name))?;
+        }
+        dev.launched_kernel(k.id, &k.name);
+        Ok(())
     }
 
     /// Waits for `end`, then returns the milliseconds between the two events (of `dev`'s
