@@ -343,9 +343,9 @@ fn f12_generated(p3: f32, x_u64: &[u64], o_u64: &mut [u64]) {
 }
 
 /// FINDINGS.md F18 (dt_7003) and F19 (dt_9057) as shrunk: NaN from constants, then divided into
-/// and converted. NVIDIA's Vulkan driver stored `0.0` and `i64::MIN`: it folded the constant
-/// expressions wrongly (its probe of special values passes), so spoc hides float constants
-/// from it.
+/// and converted. NVIDIA's Vulkan driver stored `0.0` and `i64::MIN`: the NaN tests of spoc's
+/// division routine and saturating conversion (`x == x`) were taken as true; they test the
+/// bits now.
 #[kernel]
 fn nan_from_constants(out_f: &mut [f32], out_i: &mut [i64]) {
     let gid = global_id_x();

@@ -113,10 +113,8 @@ pub struct Capabilities {
     /// The device's shader compiler rewrites float arithmetic as if NaN, infinities and signed
     /// zeros did not exist (`x * 0.0` to `0.0`, `x + 0.0` to `x`, `0.0 - x` to `-x`), although
     /// the module declares SPIR-V's `SignedZeroInfNanPreserve` (lavapipe of Mesa 22.3 does), or
-    /// the device cannot take that execution mode, or it folds constant expressions wrongly
-    /// (NVIDIA's driver: difftest/FINDINGS.md F16, F18, F19). The SPIR-V generator then hides
-    /// the value of every float constant from the driver's optimiser (Vulkan only; see
-    /// [`naga`]).
+    /// the device cannot take that execution mode. The SPIR-V generator then hides the value of
+    /// every float constant from the driver's optimiser (Vulkan only; see [`naga`]).
     pub float_controls_ignored: bool,
     /// The device's `f32` fused multiply-add rounds twice (GLSL.std.450 `Fma` may, and does on
     /// lavapipe). The SPIR-V generator then computes `f32` `mul_add` exactly in `f64` (the

@@ -125,7 +125,7 @@ impl Fb<'_, '_> {
                 // ±1 with x's sign (signum(-0.0) == -1.0), NaN for NaN.
                 let one = self.flit(st, 1.0);
                 let s = self.copysign(st, one, a[0])?;
-                let nan = self.is_nan(a[0]);
+                let nan = self.is_nan_bits(st, a[0]);
                 self.sel(nan, a[0], s)
             }
             MathFn::Min | MathFn::Max => {
@@ -133,9 +133,9 @@ impl Fb<'_, '_> {
                 let r = self.m(fun, &a);
                 if float {
                     // NaN operands: the other one (Rust's min/max), not SPIR-V's undefined choice.
-                    let a_nan = self.is_nan(a[0]);
+                    let a_nan = self.is_nan_bits(st, a[0]);
                     let r = self.sel(a_nan, a[1], r);
-                    let b_nan = self.is_nan(a[1]);
+                    let b_nan = self.is_nan_bits(st, a[1]);
                     self.sel(b_nan, a[0], r)
                 } else {
                     r
@@ -174,7 +174,7 @@ impl Fb<'_, '_> {
             Ln | Log2 | Log10 => {
                 let zero = self.flit(st, 0.0);
                 let neg = self.bin(Bo::Less, x, zero);
-                let isn = self.is_nan(x);
+                let isn = self.is_nan_bits(st, x);
                 let bad = self.bin(Bo::LogicalOr, neg, isn);
                 let nan = self.nan(st);
                 let r = self.sel(bad, nan, r);
@@ -208,11 +208,11 @@ impl Fb<'_, '_> {
                 let one = self.flit(st, 1.0);
                 let s = self.copysign_unchecked(st, one, x);
                 let r = self.sel(sat, s, r);
-                let isn = self.is_nan(x);
+                let isn = self.is_nan_bits(st, x);
                 self.sel(isn, x, r)
             }
             Exp | Exp2 | Atan | Sinh | Cosh => {
-                let isn = self.is_nan(x);
+                let isn = self.is_nan_bits(st, x);
                 self.sel(isn, x, r)
             }
             // The result of every rounding function has the sign of its argument (IEEE 754
@@ -411,9 +411,9 @@ impl Fb<'_, '_> {
             2f64.powi(k) - 2f64.powi(k - mant)
         };
         let lo = if to.is_signed() { -(2f64.powi(k)) } else { 0.0 };
-        let eq = self.bin(Bo::Equal, v, v);
+        let nan = self.is_nan_bits(from, v);
         let zero = self.flit(from, 0.0);
-        let v0 = self.sel(eq, v, zero);
+        let v0 = self.sel(nan, zero, v);
         let lo = self.flit(from, lo);
         let hi = self.flit(from, hi);
         let c = self.m(Mf::Clamp, &[v0, lo, hi]);
@@ -565,9 +565,9 @@ impl Fb<'_, '_> {
     }
 
     /// `a.is_nan() || b.is_nan()` (`a` tested first).
-    fn either_nan(&mut self, a: H, b: H) -> H {
-        let an = self.is_nan(a);
-        let bn = self.is_nan(b);
+    fn either_nan(&mut self, st: ScalarType, a: H, b: H) -> H {
+        let an = self.is_nan_bits(st, a);
+        let bn = self.is_nan_bits(st, b);
         self.bin(Bo::LogicalOr, an, bn)
     }
 
@@ -628,7 +628,7 @@ impl Fb<'_, '_> {
         let bad = self.bin(Bo::LogicalAnd, x_neg, not_int);
         let bad = self.bin(Bo::LogicalAnd, bad, finite);
         let r = self.sel(bad, nan, r);
-        let any_nan = self.either_nan(x, y);
+        let any_nan = self.either_nan(st, x, y);
         let r = self.sel(any_nan, nan, r);
         // pow(x, 0) == 1 and pow(1, y) == 1, even for NaN.
         let y0 = self.bin(Bo::Equal, y, zero);
@@ -817,8 +817,8 @@ impl Fb<'_, '_> {
         let regular = self.bin(Bo::LogicalAnd, both_fin, no_zero);
         self.open();
         {
-            let xn = self.is_nan(x);
-            let yn = self.is_nan(y);
+            let xn = self.is_nan_bits(st, x);
+            let yn = self.is_nan_bits(st, y);
             let zz = self.bin(Bo::LogicalAnd, x0, y0);
             let x_inf = self.not(x_fin);
             let y_inf = self.not(y_fin);
@@ -989,7 +989,7 @@ impl Fb<'_, '_> {
         let ati = self.sel(x_pos, q1, q3);
         let ati = self.copysign(st, ati, y)?;
         let r = self.sel(both_inf, ati, r);
-        let n = self.either_nan(y, x);
+        let n = self.either_nan(st, y, x);
         let nan = self.nan(st);
         let r = self.sel(n, nan, r);
         self.ret(r);
@@ -1074,8 +1074,10 @@ impl Fb<'_, '_> {
     }
 
     /// `x` is NaN, tested on its bits (exponent all ones, mantissa not zero) where the target
-    /// has the unsigned integer of `x`'s width, so that no float folding can change the answer;
-    /// else `x != x`.
+    /// has the unsigned integer of `x`'s width, so that no float folding can change the answer
+    /// (NVIDIA's Vulkan driver took `x == x` as true for a NaN its constant folding produced:
+    /// difftest/FINDINGS.md F18, F19); else `x != x`. Every NaN test of the generator is this
+    /// one.
     fn is_nan_bits(&mut self, st: ScalarType, x: H) -> H {
         let ut = unsigned_of(st);
         if self.g.check_scalar(ut).is_err() {
@@ -1113,7 +1115,7 @@ impl Fb<'_, '_> {
         let r = self.bin(Bo::Multiply, hi, s);
         let hz = self.bin(Bo::Equal, hi, zero);
         let r = self.sel(hz, zero, r);
-        let n = self.either_nan(x, y);
+        let n = self.either_nan(st, x, y);
         let r = self.sel(n, nan, r);
         let ai = self.bin(Bo::Equal, a, inf);
         let bi = self.bin(Bo::Equal, b, inf);

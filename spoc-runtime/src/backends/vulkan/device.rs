@@ -145,20 +145,10 @@ impl VulkanDeviceProps {
                     .all(|op| self.subgroup_ops.contains(op)),
             compute_capability: None,
             float_controls_ignored: !(self.ieee_constant_folding[0]
-                && self.ieee_constant_folding[1])
-                || self.folds_constants_wrongly(),
+                && self.ieee_constant_folding[1]),
             unfused_fma_f32: !self.fused_fma_f32,
             inline_ptx: false,
         }
-    }
-
-    /// NVIDIA's driver (580, H100 and H200) passes the probe of
-    /// [`Self::ieee_constant_folding`] but folds expressions whose operands are all constants
-    /// wrongly: the tie of `0.125 - 3146032.0` toward zero (difftest/FINDINGS.md F16),
-    /// `0.0 / (NaN - 0.0)` to `0.0` (F18), `(0.0 - NaN) as i64` to `i64::MIN` (F19). Its
-    /// float constants are hidden too, so that it folds none.
-    fn folds_constants_wrongly(&self) -> bool {
-        self.vendor_id == 0x10de
     }
 
     /// The runtime's summary of the device.
