@@ -291,6 +291,9 @@ struct Run {
     redrawn: BTreeMap<String, u64>,
     shrunk: usize,
     kernels: usize,
+    /// A shard of [`run_jobs`]: says which kernel runs on which device before it runs
+    /// ([`RUNNING_TAG`] lines), so that the parent can name the one a crash ended.
+    child: bool,
 }
 
 /// The devices the run uses: every device of every available backend (Interpreter first),
@@ -405,6 +408,7 @@ pub fn run(s: Settings, compiled: Option<CompiledSet>) -> bool {
         redrawn: BTreeMap::new(),
         shrunk: 0,
         kernels: 0,
+        child: env("SPOC_DIFFTEST_CHILD").is_some(),
     };
     let mut compiled_n = 0;
     if let (true, Some(set)) = (r.s.compiled, compiled) {
@@ -524,6 +528,9 @@ impl Run {
 
     fn run_dev(&mut self, i: usize, k: &Kernel, inp: &Inputs, run: Runnable) -> Outcome {
         let label = self.devs[i].label.clone();
+        if self.child {
+            println!("{RUNNING_TAG}\t{}\t{label}", k.name);
+        }
         running(Some(format!("kernel {} on {label}", k.name)));
         let t = Instant::now();
         let o = harness::run_on(&self.devs[i].dev, k, inp, run);
@@ -903,9 +910,11 @@ fn run_jobs(s: &Settings) -> bool {
             first + n,
             out.status
         );
+        let finished = text.lines().any(|l| l.starts_with("KERNELS\t"));
         for line in text.lines() {
             let f: Vec<&str> = line.split('\t').collect();
             match f.as_slice() {
+                [RUNNING_TAG, ..] => {}
                 ["TALLY", label, ran, skipped, dis, time] => {
                     let t = tallies.entry(label.to_string()).or_default();
                     t.0 += ran.parse::<usize>().unwrap_or(0);
@@ -922,6 +931,32 @@ fn run_jobs(s: &Settings) -> bool {
             }
         }
         ok &= out.status.success();
+        if !finished {
+            // The shard's process died (a signal: a driver's crash) or hung before its
+            // tables: name what it was running, and count that as a disagreement.
+            bad += 1;
+            match last_running(&text) {
+                Some((kernel, device)) => println!(
+                    "-- CRASH: the shard's process ended ({}) while running kernel {kernel} on \
+                     {device}{}",
+                    out.status,
+                    match kernel.strip_prefix("dt_") {
+                        Some(index) => format!(
+                            "; again alone: SPOC_DIFFTEST_FIRST={index} \
+                             SPOC_DIFFTEST_KERNELS=1 SPOC_DIFFTEST_SKIP_COMPILED=1 \
+                             SPOC_DIFFTEST_VERBOSE=1 (with this run's SPOC_DIFFTEST_SEED, and \
+                             SPOC_DIFFTEST_KNOWN set to its active exclusions, listed above, \
+                             when SPOC_DIFFTEST_DEVICES picks one device)"
+                        ),
+                        None => String::new(),
+                    },
+                ),
+                None => println!(
+                    "-- CRASH: the shard's process ended ({}) before running a kernel",
+                    out.status
+                ),
+            }
+        }
     }
     println!(
         "\n== spoc-difftest, all shards: {kernels} kernels ({compiled} compiled, {} run-time-lowered), seed {:#x}",
@@ -939,6 +974,20 @@ fn run_jobs(s: &Settings) -> bool {
         }
     );
     ok && bad == 0
+}
+
+/// The tag of the line a shard prints before it runs a kernel on a device:
+/// `RUNNING<TAB>kernel name<TAB>device label`.
+const RUNNING_TAG: &str = "RUNNING";
+
+/// The kernel and device of the last [`RUNNING_TAG`] line of a shard's output: what it was doing
+/// when it ended, if it died.
+pub fn last_running(output: &str) -> Option<(String, String)> {
+    output.lines().rev().find_map(|l| {
+        let mut f = l.split('\t');
+        (f.next() == Some(RUNNING_TAG)).then_some(())?;
+        Some((f.next()?.to_string(), f.next()?.to_string()))
+    })
 }
 
 fn kernel_id(d: &Drawn) -> String {

@@ -331,3 +331,14 @@ fn interpreter_end_to_end_agrees_and_a_corrupted_result_fails() {
     }
     assert!(checked > 6);
 }
+
+#[test]
+fn a_dead_shard_names_the_kernel_and_device_it_was_running() {
+    let out = "== spoc-difftest\nRUNNING\tdt_5827\tInterpreter #6 (IR)\n-- dt_5827\n\
+               RUNNING\tdt_5828\tInterpreter #6 (IR)\nRUNNING\tdt_5828\tVulkan #2 (NVIDIA H100)\n";
+    assert_eq!(
+        crate::runner::last_running(out),
+        Some(("dt_5828".to_string(), "Vulkan #2 (NVIDIA H100)".to_string()))
+    );
+    assert_eq!(crate::runner::last_running("no kernel ran\n"), None);
+}
