@@ -980,7 +980,7 @@ fn run_jobs(s: &Settings) -> bool {
 /// `RUNNING<TAB>kernel name<TAB>device label`.
 const RUNNING_TAG: &str = "RUNNING";
 
-/// The kernel and device of the last [`RUNNING_TAG`] line of a shard's output: what it was doing
+/// The kernel and device of the last `RUNNING` line of a shard's output: what it was doing
 /// when it ended, if it died.
 pub fn last_running(output: &str) -> Option<(String, String)> {
     output.lines().rev().find_map(|l| {
