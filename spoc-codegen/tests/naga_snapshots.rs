@@ -80,3 +80,49 @@ snapshot_tests! {
     msl_snapshots => Metal,
     glsl_snapshots => Glsl,
 }
+
+/// The operands of every `OpControlBarrier` (224) and `OpMemoryBarrier` (225) of `words`, with
+/// the scope and semantics constants resolved: `(opcode, [scope or semantics values])`.
+fn barriers(words: &[u32]) -> Vec<(u32, Vec<u32>)> {
+    let (mut constants, mut found) = (Vec::new(), Vec::new());
+    let mut at = 5;
+    while at < words.len() {
+        let (count, op) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        let inst = &words[at..at + count];
+        match op {
+            43 if count == 4 => constants.push((inst[2], inst[3])),
+            224 | 225 => found.push((op, inst[1..].to_vec())),
+            _ => {}
+        }
+        at += count;
+    }
+    let value = |id: &u32| constants.iter().find(|(c, _)| c == id).expect("a constant").1;
+    found
+        .into_iter()
+        .map(|(op, ids)| (op, ids.iter().map(value).collect()))
+        .collect()
+}
+
+/// `sync_threads()` promises what CUDA's `__syncthreads()` does: the workgroup's threads see
+/// each other's shared- and global-memory writes. So its SPIR-V barrier has `Workgroup` (2)
+/// execution and memory scope (not naga's `Device` (1), which NVIDIA pays for with a device-wide
+/// fence) and acquire-release semantics (0x8) on workgroup (0x100) and storage-buffer (uniform,
+/// 0x40) memory; a device fence keeps `Device` scope.
+#[test]
+fn block_barriers_have_workgroup_scope_and_order_buffers_too() {
+    let k = naga_support::shared_atomics();
+    let src = gen(Target::Vulkan, &k).expect("SPIR-V generates");
+    let Code::SpirV(words) = src.code else {
+        panic!("SPIR-V is words");
+    };
+    let found = barriers(&words);
+    let controls: Vec<_> = found.iter().filter(|(op, _)| *op == 224).collect();
+    assert_eq!(controls.len(), 2, "two sync_threads(): {found:?}");
+    for (_, ops) in controls {
+        assert_eq!(&ops[..2], &[2, 2], "execution and memory scope: {ops:?}");
+        assert_eq!(ops[2], 0x8 | 0x40 | 0x100, "semantics: {ops:?}");
+    }
+    let fences: Vec<_> = found.iter().filter(|(op, _)| *op == 225).collect();
+    assert_eq!(fences.len(), 1, "one fence_device(): {found:?}");
+    assert_eq!(fences[0].1[0], 1, "a device fence has Device scope: {fences:?}");
+}
