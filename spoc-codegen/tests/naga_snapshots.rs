@@ -96,7 +96,13 @@ fn barriers(words: &[u32]) -> Vec<(u32, Vec<u32>)> {
         }
         at += count;
     }
-    let value = |id: &u32| constants.iter().find(|(c, _)| c == id).expect("a constant").1;
+    let value = |id: &u32| {
+        constants
+            .iter()
+            .find(|(c, _)| c == id)
+            .expect("a constant")
+            .1
+    };
     found
         .into_iter()
         .map(|(op, ids)| (op, ids.iter().map(value).collect()))
@@ -124,5 +130,8 @@ fn block_barriers_have_workgroup_scope_and_order_buffers_too() {
     }
     let fences: Vec<_> = found.iter().filter(|(op, _)| *op == 225).collect();
     assert_eq!(fences.len(), 1, "one fence_device(): {found:?}");
-    assert_eq!(fences[0].1[0], 1, "a device fence has Device scope: {fences:?}");
+    assert_eq!(
+        fences[0].1[0], 1,
+        "a device fence has Device scope: {fences:?}"
+    );
 }

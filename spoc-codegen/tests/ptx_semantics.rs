@@ -640,3 +640,50 @@ fn a_guarded_load_with_a_zero_default_is_one_predicated_load() {
         "-0.0 is not the all-zero default: {p}"
     );
 }
+
+#[test]
+fn partial_unrolling_loads_read_only_elements_before_the_copies() {
+    // for j in 0..len(x) { let a = x[j]; let w = y[j]; acc += sqrt(a) * w; out[j] = acc }:
+    // `x[j + k]` of every copy (read-only, index from the loop variable) moves ahead of the
+    // four copies; `y` is written (`&mut`), so its loads stay in their copies; and so does a
+    // load whose index a copy computes (`x[i]` with `let i = j ^ 1`).
+    let mut b = B::new();
+    let x = b.buf("x", Type::F32);
+    let y = b.buf_mut("y", Type::F32);
+    let out = b.buf_mut("out", Type::F32);
+    let acc = b.let_mut("acc", f32c(0.0));
+    let acc_e = b.v(acc);
+    b.for_("j", u32c(0), len(&x), u32c(1), ForDir::Up, |b, j| {
+        let a = b.let_("a", idx(&x, j.clone()));
+        let w = b.let_("w", idx(&y, j.clone()));
+        let i = b.let_("i", bin(BinOp::BitXor, j.clone(), u32c(1)));
+        let c = b.let_("c", idx(&x, i));
+        let term = mul(math(MathFn::Sqrt, vec![a]), add(w, c));
+        b.set(acc, add(acc_e.clone(), term));
+        b.store(&out, j, acc_e.clone());
+    });
+    let k = b.kernel("hoisted");
+    let u = unroll::auto_unrolled(&k, &unroll::AutoUnroll::PTX).expect("partially unrolled");
+    let text = u.to_string();
+    // The main loop's body: the four hoisted loads of `x`, then the four copies.
+    let main = &text[text.find("step_by(4u32)").expect("a main loop")..];
+    let first_copy = main.find('{').map(|o| &main[o + 1..]).expect("a body");
+    let head: Vec<&str> = first_copy
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(5)
+        .collect();
+    for (n, line) in head[..4].iter().enumerate() {
+        assert!(
+            line.starts_with("let a") && line.contains("= x[") && !line.contains("y["),
+            "statement {n} of the main loop is a hoisted load of x: {head:?}\n{text}"
+        );
+    }
+    assert!(
+        head[4].starts_with('{'),
+        "then the copies: {head:?}\n{text}"
+    );
+    assert_eq!(text.matches("= y[").count(), 5, "y's loads stay: {text}");
+    assert_eq!(text.matches("= x[i").count(), 5, "x[i] stays: {text}");
+}

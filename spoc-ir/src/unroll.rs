@@ -391,15 +391,31 @@ pub fn auto_unrolled(kernel: &Kernel, opts: &AutoUnroll) -> Option<Kernel> {
 
 /// [`auto_unrolled`] in place; whether anything changed.
 pub fn auto_unroll(k: &mut Kernel, opts: &AutoUnroll) -> bool {
-    let mut changed = auto_block(&mut k.body, &mut k.vars, opts);
+    let readonly = readonly_buffers(&k.params);
+    let mut changed = auto_block(&mut k.body, &mut k.vars, opts, &readonly);
     for f in &mut k.functions {
-        changed |= auto_block(&mut f.body, &mut f.vars, opts);
+        let readonly = readonly_buffers(&f.params);
+        changed |= auto_block(&mut f.body, &mut f.vars, opts, &readonly);
     }
     changed
 }
 
+/// The `&[T]` buffer parameters among `params`: memory nothing writes while the kernel runs.
+fn readonly_buffers(params: &[crate::Param]) -> Vec<VarId> {
+    params
+        .iter()
+        .filter(|p| !p.mutable && matches!(p.ty, Type::Array { .. }))
+        .map(|p| p.var)
+        .collect()
+}
+
 /// [`auto_unrolled`] on one block; whether anything changed.
-fn auto_block(b: &mut Block, vars: &mut Vec<VarDecl>, opts: &AutoUnroll) -> bool {
+fn auto_block(
+    b: &mut Block,
+    vars: &mut Vec<VarDecl>,
+    opts: &AutoUnroll,
+    readonly: &[VarId],
+) -> bool {
     let mut changed = false;
     // In place, one statement at a time: a replacement is one statement too, and rebuilding
     // every block would move the whole (large, once unrolled) tree in memory.
@@ -407,7 +423,7 @@ fn auto_block(b: &mut Block, vars: &mut Vec<VarDecl>, opts: &AutoUnroll) -> bool
         let (before, rest) = b.split_at_mut(i);
         let s = &mut rest[0];
         nested_blocks(&mut s.kind, &mut |inner| {
-            changed |= auto_block(inner, vars, opts)
+            changed |= auto_block(inner, vars, opts, readonly)
         });
         let replacement = match &s.kind {
             StmtKind::While { cond, body } => counted_while(before.last(), cond, body, vars)
@@ -425,7 +441,7 @@ fn auto_block(b: &mut Block, vars: &mut Vec<VarDecl>, opts: &AutoUnroll) -> bool
                 match full {
                     Some(_) => copies(f, vars),
                     None if body_cost <= opts.partial_max_cost => {
-                        partial(f, vars, opts.partial_factor)
+                        partial(f, vars, opts.partial_factor, readonly)
                     }
                     None => None,
                 }
@@ -463,7 +479,7 @@ fn unsafe_to_interleave(body: &Block) -> bool {
 
 /// The partially unrolled form of `f` (see [`auto_unrolled`]), or `None` if `f` does not
 /// qualify: counting up by 1 over `u32` or `u64`, a factor of at least 2 that is a power of two.
-fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32) -> Option<Block> {
+fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32, readonly: &[VarId]) -> Option<Block> {
     if factor < 2 || !factor.is_power_of_two() || f.dir != ForDir::Up || !f.unit_step() {
         return None;
     }
@@ -521,7 +537,7 @@ fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32) -> Option<Block> {
         target: crate::LValue::Var(mid),
         value: bin(BinOp::Add, var(lo), bin(BinOp::BitAnd, span, mask)),
     });
-    let mut main_body = Block::new();
+    let mut copies = Vec::new();
     for k in 0..factor {
         let value = if k == 0 {
             var(j)
@@ -536,8 +552,10 @@ fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32) -> Option<Block> {
             vars,
         };
         fresh.visit_block_mut(&mut copy);
-        main_body.push(Stmt::new(StmtKind::Block(copy)));
+        copies.push(copy);
     }
+    let mut main_body = hoist_readonly_loads(&mut copies, readonly);
+    main_body.extend(copies.into_iter().map(|c| Stmt::new(StmtKind::Block(c))));
     let main = ForLoop {
         var: j,
         start: var(lo),
@@ -563,6 +581,76 @@ fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32) -> Option<Block> {
         Stmt::new(StmtKind::For(main)),
         Stmt::new(StmtKind::For(rest)),
     ])
+}
+
+/// Takes out of the `copies` of a partially unrolled body (in order) every top-level
+/// `let v = buf[i];` that reads a read-only buffer (`readonly`) at an index computed from
+/// constants and variables the copies neither declare nor assign (the loop variable, values
+/// from before the loop) with `+ - * & | ^ << >>`, negation and casts: the statements to run
+/// before the copies, in their order.
+///
+/// The meaning is unchanged: the copies have no exit (no `return`; no `break`, `continue`,
+/// loop, barrier, warp operation or call, see [`unsafe_to_interleave`]), so every such load
+/// ran anyway, of the same element (its index's variables hold the same values), from memory
+/// nothing writes during the launch; only when it runs changes. What it buys: `ptxas` keeps
+/// the order of loads around a square root or division (whose slow paths are branches in
+/// SASS), so loads placed before the first copy's arithmetic are all in flight together, as
+/// NVRTC's optimiser places them; in `nbody`'s all-pairs loop each copy's record load
+/// otherwise waited for the copy before it.
+fn hoist_readonly_loads(copies: &mut [Block], readonly: &[VarId]) -> Block {
+    let mut hoisted = Block::new();
+    if readonly.is_empty() {
+        return hoisted;
+    }
+    let mut exits = false;
+    let mut declared = std::collections::HashSet::new();
+    for c in copies.iter() {
+        crate::visit::for_each_stmt(c, &mut |s| match &s.kind {
+            StmtKind::Return(_) => exits = true,
+            StmtKind::Let { var, .. } => {
+                declared.insert(*var);
+            }
+            StmtKind::Assign { target, .. } => {
+                declared.insert(crate::visit::place_root(target));
+            }
+            _ => {}
+        });
+    }
+    if exits {
+        return hoisted;
+    }
+    let stable_index = |e: &Expr| {
+        !crate::visit::any_expr(e, &mut |x| match &x.kind {
+            ExprKind::Const(_) | ExprKind::Cast { .. } | ExprKind::Unary { .. } => false,
+            ExprKind::Var(v) => declared.contains(v),
+            ExprKind::Binary { op, .. } => matches!(op, BinOp::Div | BinOp::Rem),
+            _ => true,
+        })
+    };
+    for c in copies.iter_mut() {
+        let mut kept = Block::with_capacity(c.len());
+        for s in c.drain(..) {
+            let load = match &s.kind {
+                StmtKind::Let {
+                    init: Some(init), ..
+                } => match &init.kind {
+                    ExprKind::Index { array, index } => {
+                        matches!(array.kind, ExprKind::Var(b) if readonly.contains(&b))
+                            && stable_index(index)
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if load {
+                hoisted.push(s);
+            } else {
+                kept.push(s);
+            }
+        }
+        *c = kept;
+    }
+    hoisted
 }
 
 /// A `while` loop whose iterations are known at compile time (see [`counted_while`]).
