@@ -343,8 +343,9 @@ impl AutoUnroll {
     /// The settings of the CUDA/PTX target: full unrolling of up to 16 iterations, 4 copies of
     /// a small innermost loop (what NVRTC's optimiser gives the same loops). The partial limit
     /// admits the all-pairs loop of `nbody` (cost 70: a 7-field record load, a square root, a
-    /// reciprocal), which NVRTC runs four copies of too; 4 copies of it made CUDA/PTX 0.82x
-    /// CUDA/C on the H200.
+    /// reciprocal), which NVRTC runs four copies of too; the copies' record loads go first
+    /// (`hoist_readonly_loads`): with the copies alone CUDA/PTX was 0.82x CUDA/C on the
+    /// H200, with the loads first 1.00x on an H100.
     pub const PTX: AutoUnroll = AutoUnroll {
         full_max_trip: 16,
         full_max_cost: 640,
