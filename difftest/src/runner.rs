@@ -52,6 +52,14 @@ pub struct Settings {
     pub jobs: u64,
     /// `SPOC_DIFFTEST_VERBOSE=1`: print every kernel's source.
     pub verbose: bool,
+    /// `SPOC_DIFFTEST_SHRINK_CRASH=1`: shrink kernel `SPOC_DIFFTEST_FIRST` while running it on
+    /// the devices of `SPOC_DIFFTEST_DEVICES` kills the process (a driver's crash), each
+    /// candidate in a child process ([`shrink_crash`]); nothing else runs.
+    pub shrink_crash: bool,
+    /// `SPOC_DIFFTEST_REPLAY=k12,i3.0,…`: run each drawn kernel after these shrink edits
+    /// ([`shrink::replay`]), helpers inlined first: how the crash shrinker's children rebuild a
+    /// candidate, and how its result is run again.
+    pub replay: Option<Vec<shrink::Edit>>,
 }
 
 /// The default number of run-time-lowered kernels (what CI runs).
@@ -110,6 +118,10 @@ impl Settings {
                 .unwrap_or_default(),
             verbose: env("SPOC_DIFFTEST_VERBOSE").is_some_and(|s| s != "0"),
             jobs: num("SPOC_DIFFTEST_JOBS", 1).max(1),
+            shrink_crash: env("SPOC_DIFFTEST_SHRINK_CRASH").is_some_and(|s| s != "0"),
+            replay: env("SPOC_DIFFTEST_REPLAY").map(|s| {
+                shrink::parse_edits(&s).unwrap_or_else(|e| panic!("SPOC_DIFFTEST_REPLAY: {e}"))
+            }),
         }
     }
 }
@@ -365,22 +377,18 @@ pub fn wanted(filter: &[String], label: &str) -> bool {
 /// `SPOC_DIFFTEST_JOBS` > 1, runs shards of the kernels in child processes (this executable
 /// again) and sums their tables.
 pub fn run(s: Settings, compiled: Option<CompiledSet>) -> bool {
-    if s.jobs > 1 && env("SPOC_DIFFTEST_CHILD").is_none() {
+    let child = env("SPOC_DIFFTEST_CHILD").is_some();
+    if s.shrink_crash && !child {
+        return shrink_crash(s);
+    }
+    if s.jobs > 1 && !child {
         return run_jobs(&s);
     }
     let t0 = Instant::now();
     watch(s.timeout);
     let devs = devices(&s);
     let mut s = s;
-    if !s.known_explicit {
-        // Default exclusions only where the bug's devices are in the run.
-        s.known.retain(|n| {
-            KNOWN
-                .iter()
-                .find(|k| k.name == n)
-                .is_some_and(|k| in_scope(k.scope, &devs))
-        });
-    }
+    active_exclusions(&mut s, &devs);
     println!("== spoc-difftest: random kernels on every device");
     println!(
         "seed {:#x} (SPOC_DIFFTEST_SEED), run-time-lowered kernels {}..{} (SPOC_DIFFTEST_FIRST, SPOC_DIFFTEST_KERNELS)",
@@ -446,7 +454,27 @@ pub fn run(s: Settings, compiled: Option<CompiledSet>) -> bool {
     let cfg = lowered_config(&r.s.known);
     for idx in r.s.first..r.s.first + r.s.kernels {
         let name = format!("dt_{idx}");
-        let d = harness::draw(r.s.seed, idx, &name, &cfg);
+        let mut d = harness::draw(r.s.seed, idx, &name, &cfg);
+        if let Some(edits) = &r.s.replay {
+            let flat = shrink::inline_helpers(&d.kernel);
+            let Some((k, inp)) = shrink::replay(&flat, &d.inputs, edits) else {
+                println!("SPOC_DIFFTEST_REPLAY: the edits do not apply to {name}");
+                return false;
+            };
+            match oracle::run(&k, &inp, harness::excl_of(&cfg)) {
+                Ok(want) => d.want = want,
+                Err(f) => println!("{name} after the edits: the oracle says {f:?}"),
+            }
+            (d.kernel, d.inputs) = (k, inp);
+            println!(
+                "{name} after SPOC_DIFFTEST_REPLAY:\n{}",
+                print::full(&d.kernel)
+            );
+        }
+        if env("SPOC_DIFFTEST_ABORT_ON").is_some_and(|t| print::full(&d.kernel).contains(&t)) {
+            // A crash on demand (see `shrink_crash`).
+            std::process::abort();
+        }
         r.stats.add(&d.stats);
         for (why, n) in &d.redrawn {
             *r.redrawn.entry(why.clone()).or_default() += n;
@@ -860,6 +888,107 @@ impl Run {
 /// `SPOC_DIFFTEST_JOBS`: the run-time-lowered kernels split into contiguous shards, one child
 /// process each (all at once); the first child also runs the compiled set. Prints every child's
 /// output, then the summed table.
+/// Drops the default exclusions whose bug is on no device of `devs` (unless
+/// `SPOC_DIFFTEST_KNOWN` named them): the kernels drawn depend on them.
+fn active_exclusions(s: &mut Settings, devs: &[Dev]) {
+    if !s.known_explicit {
+        s.known.retain(|n| {
+            KNOWN
+                .iter()
+                .find(|k| k.name == n)
+                .is_some_and(|k| in_scope(k.scope, devs))
+        });
+    }
+}
+
+/// `SPOC_DIFFTEST_SHRINK_CRASH=1`: shrinks kernel `s.first` while running it on the chosen
+/// devices kills the process. Each candidate runs in a child process (this executable with
+/// `SPOC_DIFFTEST_REPLAY` set to the candidate's edits, [`shrink::shrink_traced`]): a driver
+/// that crashes kills the child, not the shrink. "Kills" is an end by a signal (`SIGSEGV`,
+/// `SIGABRT`, …); a panic, a wrong result or a time-out is not. Prints the smallest crashing
+/// kernel and the command that runs it again (with `SPOC_DUMP` for the generated source);
+/// `false` when kernel `s.first` crashes (a defect was found), `true` when it does not.
+///
+/// `SPOC_DIFFTEST_ABORT_ON=text` makes a child abort when its kernel's source contains `text`:
+/// a crash on demand, to try the shrinker on a machine whose drivers do not crash.
+pub fn shrink_crash(mut s: Settings) -> bool {
+    let devs = devices(&s);
+    active_exclusions(&mut s, &devs);
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let name = format!("dt_{}", s.first);
+    let d = harness::draw(s.seed, s.first, &name, &lowered_config(&s.known));
+    let flat = shrink::inline_helpers(&d.kernel);
+    let known = if s.known.is_empty() {
+        "none".to_string()
+    } else {
+        s.known.join(",")
+    };
+    println!(
+        "== spoc-difftest: shrinking {name} (seed {:#x}) while it crashes on {:?}",
+        s.seed,
+        devs.iter().map(|d| d.label.as_str()).collect::<Vec<_>>()
+    );
+    let timeout = s.timeout.to_string();
+    let crashes = |edits: &[shrink::Edit]| -> bool {
+        let status = std::process::Command::new(&exe)
+            .env("SPOC_DIFFTEST_CHILD", "1")
+            .env("SPOC_DIFFTEST_JOBS", "1")
+            .env("SPOC_DIFFTEST_SHRINK", "0")
+            .env_remove("SPOC_DIFFTEST_SHRINK_CRASH")
+            .env("SPOC_DIFFTEST_FIRST", s.first.to_string())
+            .env("SPOC_DIFFTEST_KERNELS", "1")
+            .env("SPOC_DIFFTEST_SEED", format!("{:#x}", s.seed))
+            .env("SPOC_DIFFTEST_SKIP_COMPILED", "1")
+            .env("SPOC_DIFFTEST_KNOWN", &known)
+            .env("SPOC_DIFFTEST_TIMEOUT", &timeout)
+            .env("SPOC_DIFFTEST_REPLAY", shrink::format_edits(edits))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("spawning a child");
+        killed(&status)
+    };
+    if !crashes(&[]) {
+        println!("{name} does not crash on these devices: nothing to shrink");
+        return true;
+    }
+    let budget = Budget {
+        tries: 3000,
+        time: Duration::from_secs(s.shrink_secs),
+    };
+    let t = Instant::now();
+    let (k, _, st, edits) =
+        shrink::shrink_traced(&flat, &d.inputs, budget, &mut |_, _, e| crashes(e));
+    let edits = shrink::format_edits(&edits);
+    println!(
+        "{name} crashes; shrunk in {:.1} s ({})\n{}",
+        t.elapsed().as_secs_f64(),
+        shrink_line(&st),
+        fenced(&print::kernel_fn(&k, true))
+    );
+    println!(
+        "again, with its generated source in ./dump: SPOC_DUMP=dump SPOC_DIFFTEST_FIRST={} \
+         SPOC_DIFFTEST_KERNELS=1 SPOC_DIFFTEST_SKIP_COMPILED=1 SPOC_DIFFTEST_SEED={:#x} \
+         SPOC_DIFFTEST_KNOWN={known} SPOC_DIFFTEST_REPLAY={edits} (and this run's \
+         SPOC_DIFFTEST_DEVICES)",
+        s.first, s.seed
+    );
+    false
+}
+
+/// Whether a child ended by a signal (on Unix; elsewhere: by a status `abort` gives).
+fn killed(status: &std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal().is_some()
+    }
+    #[cfg(not(unix))]
+    {
+        status.code() == Some(3)
+    }
+}
+
 fn run_jobs(s: &Settings) -> bool {
     let t0 = Instant::now();
     let exe = std::env::current_exe().expect("the test executable's path");

@@ -40,10 +40,92 @@ pub fn shrink(
     budget: Budget,
     holds: &mut dyn FnMut(&Kernel, &Inputs) -> bool,
 ) -> (Kernel, Inputs, ShrinkStats) {
+    let (k, inp, st, _) = shrink_traced(k, inputs, budget, &mut |k, inp, _| holds(k, inp));
+    (k, inp, st)
+}
+
+/// One step of a shrink: which candidate of the kernel or inputs it kept. A list of them
+/// from the start ([`replay`]) names a shrunk kernel without printing or parsing it, so
+/// that another process can rebuild it from the drawn one (a predicate that runs each
+/// candidate in a child process, because a driver's crash kills the process that meets it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edit {
+    /// Kernel edit number `n` ([`apply`]).
+    Kernel(usize),
+    /// Candidate `choice` of input slot `slot` (`input_edits`: parameters to zero or one,
+    /// buffers to zero).
+    Input {
+        /// The slot.
+        slot: usize,
+        /// The candidate.
+        choice: usize,
+    },
+}
+
+/// `edits` as text: `k12,i3.0,k4` ([`parse_edits`] reads it back; empty for none).
+pub fn format_edits(edits: &[Edit]) -> String {
+    let one = |e: &Edit| match e {
+        Edit::Kernel(n) => format!("k{n}"),
+        Edit::Input { slot, choice } => format!("i{slot}.{choice}"),
+    };
+    edits.iter().map(one).collect::<Vec<_>>().join(",")
+}
+
+/// The edits [`format_edits`] wrote.
+///
+/// # Errors
+/// The first piece that is not `k<n>` or `i<slot>.<choice>`.
+pub fn parse_edits(text: &str) -> Result<Vec<Edit>, String> {
+    let bad = |p: &str| format!("`{p}` is not an edit (k<n> or i<slot>.<choice>)");
+    text.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let p = p.trim();
+            if let Some(n) = p.strip_prefix('k') {
+                return n.parse().map(Edit::Kernel).map_err(|_| bad(p));
+            }
+            let (slot, choice) = p
+                .strip_prefix('i')
+                .and_then(|r| r.split_once('.'))
+                .ok_or_else(|| bad(p))?;
+            Ok(Edit::Input {
+                slot: slot.parse().map_err(|_| bad(p))?,
+                choice: choice.parse().map_err(|_| bad(p))?,
+            })
+        })
+        .collect()
+}
+
+/// `(k, inputs)` after `edits`, each applied to the result of the ones before, as
+/// [`shrink_traced`] applied them; `None` if one does not exist there (edits of another
+/// kernel).
+pub fn replay(k: &Kernel, inputs: &Inputs, edits: &[Edit]) -> Option<(Kernel, Inputs)> {
+    let (mut k, mut inp) = (k.clone(), inputs.clone());
+    for e in edits {
+        match *e {
+            Edit::Kernel(n) => k = apply(&k, n)?,
+            Edit::Input { slot, choice } => {
+                inp = input_edits(&k, &inp, slot).into_iter().nth(choice)?;
+            }
+        }
+    }
+    Some((k, inp))
+}
+
+/// [`shrink`], telling `holds` the edits from the start to each candidate and returning the
+/// kept ones: `replay(k, inputs, &edits)` is the shrunk pair.
+pub fn shrink_traced(
+    k: &Kernel,
+    inputs: &Inputs,
+    budget: Budget,
+    holds: &mut dyn FnMut(&Kernel, &Inputs, &[Edit]) -> bool,
+) -> (Kernel, Inputs, ShrinkStats, Vec<Edit>) {
     let start = std::time::Instant::now();
     let mut cur = k.clone();
     let mut inp = inputs.clone();
     let mut st = ShrinkStats::default();
+    let mut kept: Vec<Edit> = Vec::new();
+    let tried = |kept: &[Edit], e: Edit| -> Vec<Edit> { kept.iter().copied().chain([e]).collect() };
     // Every kernel tried, so that no cycle of edits can spend the budget.
     let mut seen = std::collections::HashSet::new();
     seen.insert(crate::print::kernel_fn(&cur, false));
@@ -62,8 +144,10 @@ pub fn shrink(
                 continue;
             }
             st.tries += 1;
-            if holds(&cand, &inp) {
+            let path = tried(&kept, Edit::Kernel(n));
+            if holds(&cand, &inp, &path) {
                 cur = cand;
+                kept = path;
                 st.kept += 1;
                 changed = true;
             } else {
@@ -73,14 +157,16 @@ pub fn shrink(
         // Inputs: parameters to zero (else one), then whole buffers to zero; an edit is only
         // tried towards a simpler value, so that no pair of edits undoes each other.
         for slot in 0..input_slots(&cur) {
-            for cand in input_edits(&cur, &inp, slot) {
+            for (choice, cand) in input_edits(&cur, &inp, slot).into_iter().enumerate() {
                 if out_of_budget(&st) {
                     st.exhausted = true;
                     break 'passes;
                 }
                 st.tries += 1;
-                if holds(&cur, &cand) {
+                let path = tried(&kept, Edit::Input { slot, choice });
+                if holds(&cur, &cand, &path) {
                     inp = cand;
+                    kept = path;
                     st.kept += 1;
                     changed = true;
                     break;
@@ -91,7 +177,7 @@ pub fn shrink(
             break;
         }
     }
-    (cur, inp, st)
+    (cur, inp, st, kept)
 }
 
 /// Number of input slots [`input_edits`] knows for `k`: used parameters, then used input and

@@ -275,6 +275,50 @@ fn shrinker_reduces_a_planted_bug_to_a_small_kernel() {
 }
 
 #[test]
+fn a_traced_shrink_replays_from_its_edits() {
+    // What a child process of the crash shrinker rebuilds from the drawn kernel and the edit
+    // list (written as text and read back) is what the shrink kept: kernel and inputs. The
+    // predicate keeps an edit only while the kernel still has a multiplication and, of the
+    // rest, two in three (an arbitrary mix of kept and refused edits).
+    let cfg = Config::default();
+    let d = (0..200u64)
+        .map(|i| draw(23, i, "traced", &cfg))
+        .find(|d| print::kernel_fn(&d.kernel, false).contains(" * "))
+        .expect("a kernel with a multiplication");
+    let budget = Budget {
+        tries: 400,
+        time: std::time::Duration::from_secs(60),
+    };
+    let mut calls = 0usize;
+    let mut holds = |k: &Kernel, inp: &oracle::Inputs, path: &[shrink::Edit]| {
+        calls += 1;
+        let (rk, rinp) = shrink::replay(&d.kernel, &d.inputs, path).expect("the path replays");
+        assert!(
+            rk == *k && format!("{rinp:?}") == format!("{inp:?}"),
+            "candidate {calls} differs from its replay"
+        );
+        print::kernel_fn(k, false).contains(" * ") && !calls.is_multiple_of(3)
+    };
+    let (k, inp, st, edits) = shrink::shrink_traced(&d.kernel, &d.inputs, budget, &mut holds);
+    assert!(st.kept > 0 && st.kept == edits.len(), "{st:?}, {edits:?}");
+    let text = shrink::format_edits(&edits);
+    let read = shrink::parse_edits(&text).expect("the edits read back");
+    assert_eq!(read, edits, "{text}");
+    let (rk, rinp) = shrink::replay(&d.kernel, &d.inputs, &read).expect("the edits replay");
+    assert!(
+        rk == k,
+        "replayed kernel differs:\n{}",
+        print::kernel_fn(&rk, true)
+    );
+    assert_eq!(
+        format!("{rinp:?}"),
+        format!("{inp:?}"),
+        "replayed inputs differ"
+    );
+    assert!(shrink::parse_edits("k1,x2").is_err());
+}
+
+#[test]
 fn inlined_helpers_keep_the_meaning() {
     let cfg = Config {
         helpers: true,

@@ -769,6 +769,7 @@ pub fn workgroup_barriers(words: &mut [u32]) {
         return;
     };
     let mut uint = None;
+    // Every 32-bit unsigned constant: a scope operand is one (its id, its value).
     let mut scopes = Vec::new();
     let mut barriers = Vec::new();
     for (at, op, inst) in insts {
@@ -777,9 +778,7 @@ pub fn workgroup_barriers(words: &mut [u32]) {
                 uint = Some(inst[1]);
             }
             spv_op::CONSTANT if inst.len() == 4 && Some(inst[1]) == uint => {
-                if inst[3] == spv_op::SCOPE_DEVICE || inst[3] == spv_op::SCOPE_WORKGROUP {
-                    scopes.push((inst[2], inst[3]));
-                }
+                scopes.push((inst[2], inst[3]));
             }
             spv_op::CONTROL_BARRIER if inst.len() == 4 => barriers.push((at, inst[1], inst[2])),
             _ => {}
