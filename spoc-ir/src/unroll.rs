@@ -395,13 +395,16 @@ pub fn auto_unroll(k: &mut Kernel, opts: &AutoUnroll) -> bool {
     let readonly = readonly_buffers(&k.params);
     let mut changed = auto_block(&mut k.body, &mut k.vars, opts, &readonly);
     for f in &mut k.functions {
-        let readonly = readonly_buffers(&f.params);
-        changed |= auto_block(&mut f.body, &mut f.vars, opts, &readonly);
+        // No helper parameter is known read-only: a call may pass one buffer as both a `&[T]`
+        // and a `&mut [T]` argument (nothing borrow-checks a kernel body), so a helper's loads
+        // stay where its stores can precede them.
+        changed |= auto_block(&mut f.body, &mut f.vars, opts, &[]);
     }
     changed
 }
 
-/// The `&[T]` buffer parameters among `params`: memory nothing writes while the kernel runs.
+/// The `&[T]` buffer parameters of a kernel: memory nothing writes while it runs (a launch
+/// borrows each argument, so no `&mut [T]` argument can be the same buffer).
 fn readonly_buffers(params: &[crate::Param]) -> Vec<VarId> {
     params
         .iter()
