@@ -1,26 +1,16 @@
 //! The CUDA/PTX prepass (`spoc_ir::unroll::for_ptx`) keeps a kernel's meaning where the
 //! Interpreter can tell: the kernel as written and after the prepass give the same memory.
 
-use spoc_ir::{Expr, ExprKind, ForDir, Kernel, LValue, StmtKind, Type};
+use spoc_ir::{Expr, ExprKind, ForDir, Kernel, StmtKind, Type};
 use spoc_runtime::interpreter::execute;
 use spoc_runtime::native::abi::{NativeArg, ScalarArg};
-use spoc_testkit::ir::{add, for_, id, idx, let_, u32c, B};
+use spoc_testkit::ir::{add, assign, at, for_, idx, let_, u32c, B};
 
 fn buf<T>(v: &mut [T]) -> NativeArg {
     NativeArg::Buffer {
         ptr: v.as_mut_ptr().cast(),
         len: v.len(),
         elem_bytes: std::mem::size_of::<T>(),
-    }
-}
-
-fn store(a: &Expr, i: Expr, v: Expr) -> StmtKind {
-    StmtKind::Assign {
-        target: LValue::Index {
-            base: Box::new(LValue::Var(id(a))),
-            index: i,
-        },
-        value: v,
     }
 }
 
@@ -52,7 +42,7 @@ fn ptx_prepass_keeps_helper_loads_after_stores_to_an_aliasing_buffer() {
         ForDir::Up,
         vec![
             let_(&v, idx(&a, i.clone())),
-            store(&b, add(i.clone(), u32c(1)), v.clone()),
+            assign(at(&b, add(i.clone(), u32c(1))), v.clone()),
         ],
     ));
     let shift = h.function("shift", Type::Unit);
