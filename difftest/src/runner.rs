@@ -930,15 +930,9 @@ pub fn shrink_crash(mut s: Settings) -> bool {
     );
     let timeout = s.timeout.to_string();
     let crashes = |edits: &[shrink::Edit]| -> bool {
-        let status = std::process::Command::new(&exe)
-            .env("SPOC_DIFFTEST_CHILD", "1")
-            .env("SPOC_DIFFTEST_JOBS", "1")
+        let status = child_command(&exe, s.seed, s.first, 1, false)
             .env("SPOC_DIFFTEST_SHRINK", "0")
             .env_remove("SPOC_DIFFTEST_SHRINK_CRASH")
-            .env("SPOC_DIFFTEST_FIRST", s.first.to_string())
-            .env("SPOC_DIFFTEST_KERNELS", "1")
-            .env("SPOC_DIFFTEST_SEED", format!("{:#x}", s.seed))
-            .env("SPOC_DIFFTEST_SKIP_COMPILED", "1")
             .env("SPOC_DIFFTEST_KNOWN", &known)
             .env("SPOC_DIFFTEST_TIMEOUT", &timeout)
             .env("SPOC_DIFFTEST_REPLAY", shrink::format_edits(edits))
@@ -976,6 +970,28 @@ pub fn shrink_crash(mut s: Settings) -> bool {
     false
 }
 
+/// This executable as a child run (`SPOC_DIFFTEST_CHILD`, one job): kernels `first..first + n`
+/// of `seed`, the compiled set too if `compiled`; the rest of the environment inherited.
+fn child_command(
+    exe: &std::path::Path,
+    seed: u64,
+    first: u64,
+    n: u64,
+    compiled: bool,
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.env("SPOC_DIFFTEST_CHILD", "1")
+        .env("SPOC_DIFFTEST_JOBS", "1")
+        .env("SPOC_DIFFTEST_FIRST", first.to_string())
+        .env("SPOC_DIFFTEST_KERNELS", n.to_string())
+        .env("SPOC_DIFFTEST_SEED", format!("{seed:#x}"))
+        .env(
+            "SPOC_DIFFTEST_SKIP_COMPILED",
+            if compiled { "0" } else { "1" },
+        );
+    cmd
+}
+
 /// Whether a child ended by a signal (on Unix; elsewhere: by a status `abort` gives).
 fn killed(status: &std::process::ExitStatus) -> bool {
     #[cfg(unix)]
@@ -1000,17 +1016,8 @@ fn run_jobs(s: &Settings) -> bool {
         if n == 0 && j > 0 {
             continue;
         }
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.env("SPOC_DIFFTEST_CHILD", "1")
-            .env("SPOC_DIFFTEST_JOBS", "1")
-            .env("SPOC_DIFFTEST_FIRST", first.to_string())
-            .env("SPOC_DIFFTEST_KERNELS", n.to_string())
-            .env("SPOC_DIFFTEST_SEED", format!("{:#x}", s.seed))
-            .env(
-                "SPOC_DIFFTEST_SKIP_COMPILED",
-                if j == 0 && s.compiled { "0" } else { "1" },
-            )
-            .stdout(std::process::Stdio::piped())
+        let mut cmd = child_command(&exe, s.seed, first, n, j == 0 && s.compiled);
+        cmd.stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null());
         let child = cmd.spawn().expect("spawning a shard");
         handles.push((
