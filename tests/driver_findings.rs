@@ -1,7 +1,7 @@
 //! The findings of the random differential tests that were seen on one driver only
-//! (difftest/FINDINGS.md: F12, F16, F17, F18, F19 on NVIDIA's Vulkan driver, F16 on its PTX JIT
-//! too), as kernels that every device runs, each taken apart into the forms that tell which
-//! step a driver gets wrong. A finding spoc works around (F12, F16, F18, F19) must give Rust's
+//! (difftest/FINDINGS.md: F12, F16, F17, F18, F19, F20 on NVIDIA's Vulkan driver, F16 on its PTX
+//! JIT too), as kernels that every device runs, each taken apart into the forms that tell which
+//! step a driver gets wrong. A finding spoc works around (F12, F16, F18, F19, F20) must give Rust's
 //! values on every device; only an open one (F17) is printed, not failed, on the device where
 //! it was seen.
 
@@ -379,4 +379,98 @@ fn nan_from_constants_stays_nan_on_every_device() {
         }
         Ok(())
     });
+}
+
+/// F20 as FINDINGS.md shrank it (dt_5828): NVIDIA's Vulkan driver (580) killed the process
+/// (SIGSEGV) on its launch. Variants run on the H200 (2026-12-05): the crash needs the constant
+/// `if true`, the `match` arm's early `return` and the loop without effects together (a
+/// run-time condition, no `return`, no `match`, no loop, or a loop that stores: no crash). The
+/// SPIR-V generator now gets the taken branch of a constant `if` instead.
+#[kernel]
+#[allow(unused_parens, unused_variables, unused_mut)]
+fn f20_kernel(x_i32: &[i32], x_u32: &[u32], x_i64: &[i64], o_u32: &mut [u32]) {
+    let gid = global_id_x();
+    if true {
+        match x_u32[0usize % x_u32.len()] {
+            1094259310u32..=1094259311u32 => {}
+            _ => {
+                if (x_i32[0usize % 61usize] == 0i32) {
+                    return;
+                }
+            }
+        }
+        for i18 in (0i64..x_i64[0usize % 61usize]) {}
+    } else {
+        let mut v20: u32 = 0u32;
+    }
+    o_u32[gid * 4usize + 1usize] = 0u32;
+}
+
+/// F20: the shrunk kernel runs on every device, with and without its early `return`: threads
+/// store 0 at `4 gid + 1` unless `x_i32[0] == 0` (and the `match` takes its default arm).
+#[test]
+fn f20_kernel_runs_on_every_device() {
+    check_each_device(common::devices(), 2, |dev, check| {
+        for (first, want) in [(1i32, 0u32), (0, 9)] {
+            let mut xi = vec![first; 64];
+            xi[1] = 3;
+            let xi = dev.upload(&xi)?;
+            let xu = dev.upload(&[5u32; 64])?;
+            let xl = dev.upload(&[3i64; 64])?;
+            let mut o = dev.upload(&[9u32; 256])?;
+            f20_kernel.launch(dev, dims1d(2), dims1d(32), (&xi, &xu, &xl, &mut o))?;
+            let o = o.to_vec()?;
+            for t in 0..64 {
+                for (slot, v) in o[4 * t..4 * t + 4].iter().enumerate() {
+                    let w = if slot == 1 { want } else { 9 };
+                    if *v != w {
+                        check.wrong(format!(
+                            "x_i32[0] = {first}: thread {t} left {v} at slot {slot}, want {w}"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    });
+}
+
+/// The workaround of F20 itself, on any machine: the SPIR-V of F20's kernel branches on no
+/// constant (`OpBranchConditional` whose condition is an `OpConstantTrue`/`OpConstantFalse`).
+#[test]
+fn f20_spirv_branches_on_no_constant() {
+    use spoc_codegen::{generate_source_with, Capabilities, Code, Options, Target};
+    let opts = Options {
+        block: Some([32, 1, 1]),
+        soa_params: &[],
+        caps: Capabilities::for_target(Target::Vulkan),
+        checked: false,
+    };
+    let ir = f20_kernel.ir().expect("F20's kernel lowers");
+    let src = generate_source_with(Target::Vulkan, ir, &opts)
+        .expect("F20's kernel generates")
+        .expect("SPIR-V is generated");
+    let Code::SpirV(words) = src.code else {
+        panic!("SPIR-V expected")
+    };
+    // SPIR-V spec, "Instructions": OpConstantTrue 41 / OpConstantFalse 42 (result type, result
+    // id), OpBranchConditional 250 (condition, true label, false label, weights).
+    let mut constants = std::collections::HashSet::new();
+    let mut constant_branches = 0;
+    let mut at = 5;
+    while at < words.len() {
+        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        match opcode {
+            41 | 42 => {
+                constants.insert(words[at + 2]);
+            }
+            250 if constants.contains(&words[at + 1]) => constant_branches += 1,
+            _ => {}
+        }
+        at += count.max(1);
+    }
+    assert_eq!(
+        constant_branches, 0,
+        "F20's SPIR-V still branches on a constant condition"
+    );
 }

@@ -260,6 +260,9 @@ pub fn generate_source_with(
     if matches!(target, Target::Vulkan) {
         let mut k = unrolled.take().unwrap_or_else(|| kernel.clone());
         spoc_ir::unroll::fold_constants(&mut k);
+        // …and kills the process on some kernels with a constant `if` (F20): it gets the branch
+        // taken instead.
+        spoc_ir::unroll::fold_constant_branches(&mut k);
         unrolled = Some(k);
     }
     let kernel = unrolled.as_ref().unwrap_or(kernel);

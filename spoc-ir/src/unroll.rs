@@ -842,6 +842,52 @@ pub fn fold_constants(kernel: &mut Kernel) -> bool {
     f.0
 }
 
+/// Replaces every `if` statement and `if` expression ([`ExprKind::Select`]) whose condition is
+/// a `bool` constant by the branch it takes (a statement's branch stays a block: its variables
+/// keep their scope; an `if false` without `else` becomes an empty block); whether anything
+/// changed. The meaning is unchanged: the other branch could never run.
+///
+/// The SPIR-V generator's input gets this: NVIDIA's Vulkan driver (580, H100 and H200) kills
+/// the process while creating the pipeline of a kernel whose `if true { … }` holds a `match`
+/// arm with an early `return` followed by a loop without effects, and runs it with a run-time
+/// condition instead (difftest/FINDINGS.md F20).
+pub fn fold_constant_branches(kernel: &mut Kernel) -> bool {
+    struct Branches(bool);
+    impl VisitMut for Branches {
+        fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+            if let StmtKind::If { cond, then, els } = &mut s.kind {
+                if let ExprKind::Const(Const::Bool(taken)) = cond.kind {
+                    let branch = if taken {
+                        std::mem::take(then)
+                    } else {
+                        els.take().unwrap_or_default()
+                    };
+                    s.kind = StmtKind::Block(branch);
+                    self.0 = true;
+                }
+            }
+            walk_stmt_mut(self, s);
+        }
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            while let ExprKind::Select { cond, then, els } = &mut e.kind {
+                let ExprKind::Const(Const::Bool(taken)) = cond.kind else {
+                    break;
+                };
+                let branch = if taken { then } else { els };
+                *e = std::mem::replace(&mut **branch, Expr::constant(Const::Bool(false)));
+                self.0 = true;
+            }
+            walk_expr_mut(self, e);
+        }
+    }
+    let mut b = Branches(false);
+    b.visit_block_mut(&mut kernel.body);
+    for func in &mut kernel.functions {
+        b.visit_block_mut(&mut func.body);
+    }
+    b.0
+}
+
 /// Replaces `e` by its value when it is a float operation of constants [`fold_float`] folds, or
 /// an integer `+ - * / % << >>` of two constants or a cast of a constant whose value neither
 /// wraps nor changes under the cast ([`fold`]; `%` with a non-zero divisor); whether it did. Its operands are not looked into: callers fold bottom-up.
