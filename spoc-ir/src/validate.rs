@@ -54,7 +54,7 @@ mod expr;
 mod graph;
 mod stmt;
 
-use crate::{IrError, Kernel};
+use crate::{AliasedCall, IrError, Kernel};
 
 /// Checks that `kernel` is well-formed and well-typed (the rules are listed in the
 /// [module documentation](self)).
@@ -87,7 +87,7 @@ pub fn validate(kernel: &Kernel) -> Result<(), IrError> {
     );
     for (function, vars, body) in bodies {
         if let Some(a) = alias::check_calls(kernel, vars, body) {
-            return Err(IrError::AliasedArgument {
+            return Err(IrError::AliasedArgument(Box::new(AliasedCall {
                 kernel: kernel.name.clone(),
                 function: function.cloned(),
                 callee: a.callee,
@@ -95,7 +95,7 @@ pub fn validate(kernel: &Kernel) -> Result<(), IrError> {
                 written: a.written,
                 other: a.other,
                 line: a.line,
-            });
+            })));
         }
     }
     Ok(())

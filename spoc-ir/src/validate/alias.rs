@@ -125,11 +125,7 @@ impl Calls<'_> {
 /// repeat) is none.
 fn roots(e: &Expr, out: &mut Vec<VarId>) {
     match &e.kind {
-        ExprKind::Var(v) => {
-            if !out.contains(v) {
-                out.push(*v);
-            }
-        }
+        ExprKind::Var(v) if !out.contains(v) => out.push(*v),
         ExprKind::Index { array: base, .. } | ExprKind::Field { base, .. } => roots(base, out),
         ExprKind::Select { then, els, .. } => {
             roots(then, out);
