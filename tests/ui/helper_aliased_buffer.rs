@@ -48,4 +48,16 @@ fn rev_shift(dst: &mut [u32], src: &[u32], n: usize) {
     }
 }
 
+// A generic helper's instance is checked the same way.
+#[device]
+fn scale<T: Number>(from: &[T], to: &mut [T], i: usize) {
+    to[i] = from[i];
+}
+
+#[kernel]
+fn g(v: &mut [f32], w: &mut [f32]) {
+    scale(w, v, 0usize); // two buffers: fine
+    scale(v, v, 0usize);
+}
+
 fn main() {}
