@@ -7,6 +7,10 @@
 //! evaluation panic whose message is spoc's own sentence, at the argument's span; rustc reports
 //! it as `error[E0080]: evaluation panicked: …`.
 //!
+//! A call that passes one buffer as two arguments is checked there too: the helper may take both
+//! as `&[T]`, never either as `&mut [T]` (Rust's borrow rules; code generation relies on a
+//! helper's `&mut [T]` parameter being the only way it sees that buffer).
+//!
 //! Records are tagged `REC` (buffers of records `BUF_RO + REC`, `BUF_MUT + REC`); their names are
 //! compared separately, with the companion's `PARAM_RECORDS` and `RET_RECORD`.
 //!
@@ -347,6 +351,7 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUs
             });
         }
     }
+    arg_checks.extend(same_buffer_checks(call, &w));
     let mut ret_arms = Vec::new();
     for (t, ret) in all_types() {
         if tag(ret) == tag(call.ret) || matches!(ret, Ty::Buffer { .. }) {
@@ -437,6 +442,54 @@ pub fn call_check(h: &HelperUse, call: &CallCheck, first: bool, recs: &[RecordUs
             }
         };
     }
+}
+
+/// The checks of the arguments of `call` (of helper `w`) that name one buffer: the helper may
+/// take both as `&[T]`, but if it takes either as `&mut [T]` (its parameter tag is the `&mut`
+/// one: the type checks before have made sure it is one of the two), the call is an error at
+/// the later argument, as Rust's borrow checker would refuse it. The message names the two
+/// parameters, which only the helper's companion knows (`PARAM_NAMES`), so it is assembled at
+/// compile time with `spoc::__private::ConstMessage`.
+fn same_buffer_checks(call: &CallCheck, w: &str) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for sb in &call.same_buffers {
+        let (i, j) = (sb.first, sb.second);
+        let (Some((ti, ..)), Some((tj, loc, ..))) = (call.args.get(i), call.args.get(j)) else {
+            continue;
+        };
+        let mut_tag = |t: Ty| match t {
+            Ty::Buffer { elem, .. } => tag(Ty::Buffer {
+                elem,
+                mutable: true,
+            }),
+            _ => 0,
+        };
+        let (mi, mj) = (mut_tag(*ti), mut_tag(*tj));
+        if mi == 0 || mj == 0 {
+            continue;
+        }
+        let head = format!(
+            "buffer `{}` is passed to `{w}` as `&mut` (parameter `",
+            sb.name
+        );
+        let mid = "`) and also as parameter `";
+        let tail = "`: a helper may not see one buffer through two parameters when one of them writes it; pass two different buffers, or give the helper one `&mut [T]` parameter that it both reads and writes";
+        let span = loc.first;
+        let panic = quote_spanned!(span=> ::core::panic!("{}", __spoc_m.as_str()));
+        out.push(quote! {
+            if __spoc_p[#i] == #mi || __spoc_p[#j] == #mj {
+                let (__spoc_w, __spoc_o) = if __spoc_p[#i] == #mi { (#i, #j) } else { (#j, #i) };
+                let __spoc_m = ::spoc::__private::ConstMessage::new()
+                    .push(#head)
+                    .push(__spoc_i::PARAM_NAMES[__spoc_w])
+                    .push(#mid)
+                    .push(__spoc_i::PARAM_NAMES[__spoc_o])
+                    .push(#tail);
+                #panic
+            }
+        });
+    }
+    out
 }
 
 /// The check items of every call in a lowered function, each under the fn's `cfg` attributes.

@@ -2,8 +2,9 @@
 //! hidden empty enum of the same name (its companion, see `paths.rs`) whose associated items are
 //! the helper's own name (`NAME`), IR accessor (`ir()`, with the definitions of the records it
 //! names), whether it has native code (`HAS_NATIVE`), its native code (`native(ctx, args…)`) and
-//! its signature (`PARAM_TAGS`, `RET_TAG`, `PARAM_RECORDS`, `RET_RECORD`, `IS_DEVICE`, checked
-//! by callers: `checks.rs`); then the checks of its own calls and record uses.
+//! its signature (`PARAM_TAGS`, `RET_TAG`, `PARAM_RECORDS`, `RET_RECORD`, `PARAM_NAMES`,
+//! `IS_DEVICE`, checked by callers: `checks.rs`); then the checks of its own calls and record
+//! uses.
 
 use crate::lower::LoweredFn;
 use crate::paths;
@@ -60,6 +61,7 @@ pub(crate) fn unusable_consts(name: &str, is_device: bool, span: Span) -> TokenS
         pub const PARAM_TAGS: &'static [u8] = &[];
         pub const RET_TAG: u8 = 0;
         pub const PARAM_RECORDS: &'static [&'static str] = &[];
+        pub const PARAM_NAMES: &'static [&'static str] = &[];
         pub const RET_RECORD: &'static str = "";
         pub const HAS_NATIVE: bool = false;
         pub const INSTANCES: &'static [&'static [u8]] = &[];
@@ -225,6 +227,7 @@ fn companion(
         .map(|t| crate::checks::record_name(*t, &l.records))
         .collect();
     let ret_record = crate::checks::record_name(l.ret_ty, &l.records);
+    let param_names: Vec<&str> = l.params.iter().map(|p| p.name.as_str()).collect();
     let record_paths: Vec<&syn::Path> = l.records.iter().map(|r| &r.path).collect();
     let resolve_records = if l.records.is_empty() {
         quote!()
@@ -260,6 +263,9 @@ fn companion(
 
             /// The record name of each parameter (of a record or a buffer of records), else `""`.
             pub const PARAM_RECORDS: &'static [&'static str] = &[ #(#param_records),* ];
+
+            /// The name of each parameter (for the messages of call checks).
+            pub const PARAM_NAMES: &'static [&'static str] = &[ #(#param_names),* ];
 
             /// The record name of the result, if it is a record, else `""`.
             pub const RET_RECORD: &'static str = #ret_record;

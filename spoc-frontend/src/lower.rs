@@ -56,6 +56,21 @@ pub struct CallArg {
     /// Its type was untyped before the call settled it (see `resolve.rs`): a mismatch means the
     /// guess was wrong, and the hint asks for a suffix or an annotation.
     pub guessed: bool,
+    /// The buffer variable the argument names (a buffer parameter of the function), if it is
+    /// one: two arguments naming one buffer are checked against the helper's `&mut [T]`
+    /// parameters (`checks.rs`).
+    pub buffer: Option<spoc_ir::VarId>,
+}
+
+/// Two arguments of one helper call that name the same buffer (`shift(out, out, n)`): an
+/// error if the helper takes either as `&mut [T]`, which only its signature tells (`checks.rs`).
+pub struct SameBuffer {
+    /// The index of the first argument naming it.
+    pub first: usize,
+    /// The index of a later argument naming it (where the error points).
+    pub second: usize,
+    /// The buffer's name.
+    pub name: String,
 }
 
 /// What an argument expression is, for error hints.
@@ -78,6 +93,8 @@ pub struct CallCheck {
     pub args: Vec<(Ty, Loc, ArgHint, bool)>,
     /// The type the call's result is used as (`Unit` for a call statement).
     pub ret: Ty,
+    /// The pairs of arguments that name one buffer.
+    pub same_buffers: Vec<SameBuffer>,
 }
 
 /// An integer or float literal whose IR constant is made once its type is known.

@@ -240,11 +240,16 @@ impl Lowerer {
                     ok = false;
                 }
                 Ok(v) => {
+                    let buffer = match (&v.e.kind, self.tys.resolve(v.ty)) {
+                        (ExprKind::Var(id), Ty::Buffer { .. }) => Some(*id),
+                        _ => None,
+                    };
                     arg_tys.push(CallArg {
                         ty: v.ty,
                         span: v.span,
                         hint: arg_hint(a),
                         guessed: false,
+                        buffer,
                     });
                     args.push(v)
                 }

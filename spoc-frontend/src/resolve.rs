@@ -324,6 +324,27 @@ impl Lowerer {
         }
     }
 
+    /// The pairs of arguments of call `c` that name one buffer: for each later argument, the
+    /// first one before it naming its buffer.
+    fn same_buffers(&self, c: &crate::lower::HelperCall) -> Vec<crate::lower::SameBuffer> {
+        let mut out = Vec::new();
+        for (j, b) in c.args.iter().enumerate() {
+            let Some(v) = b.buffer else { continue };
+            if let Some(i) = c.args[..j].iter().position(|a| a.buffer == Some(v)) {
+                let name = self
+                    .vars
+                    .get(v.0 as usize)
+                    .map_or_else(String::new, |d| d.name.clone());
+                out.push(crate::lower::SameBuffer {
+                    first: i,
+                    second: j,
+                    name,
+                });
+            }
+        }
+        out
+    }
+
     /// The helper calls with their final types (after defaults).
     fn call_checks(&self) -> Vec<CallCheck> {
         let fin = |t: Ty| self.tys.resolve(t);
@@ -338,6 +359,7 @@ impl Lowerer {
                     .map(|a| (fin(a.ty), a.span, a.hint.clone(), a.guessed))
                     .collect(),
                 ret: fin(c.ret),
+                same_buffers: self.same_buffers(c),
             })
             .collect()
     }

@@ -30,7 +30,7 @@ pub mod unroll;
 pub mod validate;
 pub mod visit;
 
-pub use error::IrError;
+pub use error::{AliasedCall, IrError};
 pub use expr::{BinOp, Const, Expr, ExprKind, LValue, Pattern, UnOp, VarId};
 pub use hash::ContentHash;
 pub use intrinsic::{AtomicOp, Axis, FenceScope, HalfKind, Intrinsic, MathFn, ShuffleKind};

@@ -202,7 +202,7 @@ fn conflict(kernel: &Kernel, what: &str, name: &str) -> IrError {
 /// Decodes a kernel embedded by `#[kernel]`, links the helpers it calls and validates it.
 ///
 /// # Errors
-/// [`IrError::Decode`], [`IrError::Link`] or [`IrError::Invalid`].
+/// [`IrError::Decode`], [`IrError::Link`], [`IrError::Invalid`] or [`IrError::AliasedArgument`].
 pub fn load_kernel(bytes: &[u8], helpers: &[HelperRef]) -> Result<ValidKernel, IrError> {
     load_kernel_renamed(bytes, helpers, &[])
 }
@@ -211,7 +211,7 @@ pub fn load_kernel(bytes: &[u8], helpers: &[HelperRef]) -> Result<ValidKernel, I
 /// name a helper is called by in the source to its own name).
 ///
 /// # Errors
-/// [`IrError::Decode`], [`IrError::Link`] or [`IrError::Invalid`].
+/// [`IrError::Decode`], [`IrError::Link`], [`IrError::Invalid`] or [`IrError::AliasedArgument`].
 pub fn load_kernel_renamed(
     bytes: &[u8],
     helpers: &[HelperRef],

@@ -61,7 +61,7 @@ pub type RecordDefsFn = fn(&mut Vec<RecordDef>);
 /// the helpers and validates.
 ///
 /// # Errors
-/// [`IrError::Decode`], [`IrError::Link`] or [`IrError::Invalid`].
+/// [`IrError::Decode`], [`IrError::Link`], [`IrError::Invalid`] or [`IrError::AliasedArgument`].
 pub fn load_kernel_with_records(
     bytes: &[u8],
     helpers: &[crate::link::HelperRef],

@@ -1,9 +1,10 @@
 //! The validator: checks that a kernel is well-formed and well-typed before code generation or
 //! interpretation.
 //!
-//! [`validate`] returns the first fault it finds as [`IrError::Invalid`]; the message names the
-//! offending node as printed text and, when the statement has a [`crate::SrcLoc`], starts with
-//! `line N:`. The rules, which every code generator and the Interpreter may rely on:
+//! [`validate`] returns the first fault it finds as [`IrError::Invalid`] (a call aliasing a
+//! buffer, checked last, as [`IrError::AliasedArgument`]); the message names the offending node
+//! as printed text and, when the statement has a [`crate::SrcLoc`], starts with `line N:`. The
+//! rules, which every code generator and the Interpreter may rely on:
 //!
 //! **Declarations.**
 //! - The kernel and every helper have a valid identifier as name; helper names are unique; record
@@ -42,21 +43,27 @@
 //! allowed in helpers (yet).
 //!
 //! **Calls.** Every called helper exists in [`crate::Kernel::functions`], with matching arity and
-//! argument types, and helpers do not call each other recursively.
+//! argument types, and helpers do not call each other recursively. No call passes one buffer
+//! (or shared array) to two parameters of the helper when the helper may write through either
+//! (a `&mut [T]` parameter, a shared array): two `&[T]` parameters may share a buffer, as in
+//! Rust. This one is reported as [`IrError::AliasedArgument`].
 
+mod alias;
 mod decls;
 mod expr;
 mod graph;
 mod stmt;
 
-use crate::{IrError, Kernel};
+use crate::{AliasedCall, IrError, Kernel};
 
 /// Checks that `kernel` is well-formed and well-typed (the rules are listed in the
 /// [module documentation](self)).
 ///
 /// # Errors
 /// [`IrError::Invalid`] for the first fault found: `function` names the helper it is in, if any,
-/// and `message` names the offending node (and its source line when known).
+/// and `message` names the offending node (and its source line when known); once everything
+/// else is valid, [`IrError::AliasedArgument`] for the first call that passes one buffer to two
+/// parameters of a helper that writes through one of them.
 pub fn validate(kernel: &Kernel) -> Result<(), IrError> {
     let invalid = |function: Option<&str>, message: String| IrError::Invalid {
         kernel: kernel.name.clone(),
@@ -72,6 +79,25 @@ pub fn validate(kernel: &Kernel) -> Result<(), IrError> {
         stmt::check_function_body(kernel, f).map_err(|m| invalid(Some(&f.name), m))?;
     }
     graph::check_no_recursion(kernel).map_err(|(f, m)| invalid(Some(&f), m))?;
+    let bodies = std::iter::once((None, &kernel.vars[..], &kernel.body)).chain(
+        kernel
+            .functions
+            .iter()
+            .map(|f| (Some(&f.name), &f.vars[..], &f.body)),
+    );
+    for (function, vars, body) in bodies {
+        if let Some(a) = alias::check_calls(kernel, vars, body) {
+            return Err(IrError::AliasedArgument(Box::new(AliasedCall {
+                kernel: kernel.name.clone(),
+                function: function.cloned(),
+                callee: a.callee,
+                buffer: a.buffer,
+                written: a.written,
+                other: a.other,
+                line: a.line,
+            })));
+        }
+    }
     Ok(())
 }
 
@@ -103,7 +129,7 @@ impl ValidKernel {
     /// Validates `kernel`.
     ///
     /// # Errors
-    /// [`IrError::Invalid`] as [`validate()`] reports it.
+    /// [`IrError::Invalid`] or [`IrError::AliasedArgument`], as [`validate()`] reports them.
     pub fn new(kernel: Kernel) -> Result<ValidKernel, IrError> {
         validate(&kernel)?;
         Ok(ValidKernel(kernel))
@@ -146,8 +172,8 @@ pub trait AsValid {
     /// The kernel, once known to be valid.
     ///
     /// # Errors
-    /// [`IrError::Invalid`] for a [`Kernel`] that does not validate; never for a
-    /// [`ValidKernel`].
+    /// [`IrError::Invalid`] or [`IrError::AliasedArgument`] for a [`Kernel`] that does not
+    /// validate; never for a [`ValidKernel`].
     fn as_valid(&self) -> Result<&Kernel, IrError>;
 }
 

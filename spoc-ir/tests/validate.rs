@@ -692,6 +692,126 @@ fn read_only_buffer_cannot_be_passed_as_mutable() {
     assert_valid(&k);
 }
 
+/// A helper `name(<params>)` whose parameters are the `(name, type, mutable)` of `params`,
+/// with an empty body.
+fn buffer_helper(name: &str, params: &[(&str, Type, bool)]) -> Function {
+    let mut h = Builder::new();
+    for (p, ty, mutable) in params {
+        h.param(p, ty.clone(), *mutable);
+    }
+    h.function(name, Type::Unit)
+}
+
+/// The aliasing error of `k`, which must be one.
+#[track_caller]
+fn aliased(k: &Kernel) -> AliasedCall {
+    match validate(k) {
+        Err(IrError::AliasedArgument(a)) => *a,
+        other => panic!("expected IrError::AliasedArgument, got {other:?}\n{k}"),
+    }
+}
+
+#[test]
+fn one_buffer_is_not_passed_to_a_mut_parameter_and_another() {
+    let buf = Type::global_array(Type::F32);
+    let shift = || {
+        buffer_helper(
+            "shift",
+            &[("src", buf.clone(), false), ("dst", buf.clone(), true)],
+        )
+    };
+    // `shift(y, y)`: `y` as `src: &[f32]` and `dst: &mut [f32]`.
+    let mut k = with_expr(|b, v| call("shift", vec![b.v(v.y), b.v(v.y)], Type::Unit));
+    k.functions.push(shift());
+    let e = validate(&k).unwrap_err();
+    assert_eq!(
+        e,
+        IrError::AliasedArgument(Box::new(AliasedCall {
+            kernel: "k".into(),
+            function: None,
+            callee: "shift".into(),
+            buffer: "y".into(),
+            written: "dst".into(),
+            other: "src".into(),
+            line: Some(7),
+        }))
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("line 7: the call of `shift` passes `y` as parameter `dst`, which the helper writes through, and also as parameter `src`"),
+        "{text}"
+    );
+    // Two buffers: valid.
+    let mut k = with_expr(|b, v| call("shift", vec![b.v(v.x), b.v(v.y)], Type::Unit));
+    k.functions.push(shift());
+    assert_valid(&k);
+    // Two `&mut [f32]` parameters: the first is named as the written one.
+    let swap = buffer_helper(
+        "swap",
+        &[("a", buf.clone(), true), ("b", buf.clone(), true)],
+    );
+    let mut k = with_expr(|b, v| call("swap", vec![b.v(v.y), b.v(v.y)], Type::Unit));
+    k.functions.push(swap);
+    let a = aliased(&k);
+    assert_eq!((&a.written[..], &a.other[..]), ("a", "b"));
+    // One buffer for two `&[f32]` parameters: valid, as in Rust (even a `&mut [f32]` one).
+    let dot = || {
+        buffer_helper(
+            "dot",
+            &[("a", buf.clone(), false), ("b", buf.clone(), false)],
+        )
+    };
+    for arg in [0, 1] {
+        let mut k = with_expr(|b, v| {
+            let a = if arg == 0 { v.x } else { v.y };
+            call("dot", vec![b.v(a), b.v(a)], Type::Unit)
+        });
+        k.functions.push(dot());
+        assert_valid(&k);
+    }
+}
+
+#[test]
+fn one_buffer_is_not_aliased_in_a_helper_nor_through_a_shared_array() {
+    let buf = Type::global_array(Type::F32);
+    // `outer(out: &mut [f32]) { shift(out, out); }`, called with `y`.
+    let mut h = Builder::new();
+    let out = h.buf_mut("out", Type::F32);
+    h.push(at_line(
+        12,
+        StmtKind::Expr(call("shift", vec![h.v(out), h.v(out)], Type::Unit)),
+    ));
+    let outer = h.function("outer", Type::Unit);
+    let mut k = with_expr(|b, v| call("outer", vec![b.v(v.y)], Type::Unit));
+    k.functions.push(outer);
+    k.functions.push(buffer_helper(
+        "shift",
+        &[("src", buf.clone(), false), ("dst", buf, true)],
+    ));
+    let a = aliased(&k);
+    assert_eq!(a.function.as_deref(), Some("outer"));
+    assert_eq!(
+        (&a.callee[..], &a.buffer[..], a.line),
+        ("shift", "out", Some(12))
+    );
+    // A shared array is writable through any parameter: not passed twice.
+    let tile_ty = array_ty(Type::F32, MemSpace::Shared, 4);
+    let mut b = Builder::new();
+    let tile = b.shared("tile", Type::F32, Some(4));
+    b.push(stmt(StmtKind::Expr(call(
+        "pair",
+        vec![b.v(tile), b.v(tile)],
+        Type::Unit,
+    ))));
+    let mut k = b.kernel("k");
+    k.functions.push(buffer_helper(
+        "pair",
+        &[("p", tile_ty.clone(), false), ("q", tile_ty, false)],
+    ));
+    let a = aliased(&k);
+    assert_eq!((&a.written[..], &a.buffer[..], a.line), ("p", "tile", None));
+}
+
 #[test]
 fn select_condition_and_branches() {
     let k = with_expr(|b, v| select(b.v(v.n), b.v(v.a), f32c(0.0)));

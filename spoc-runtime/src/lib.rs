@@ -95,7 +95,7 @@ pub mod __private {
     pub use crate::device::Device;
     pub use crate::dims::Dims;
     pub use crate::error::{Error, Result};
-    pub use crate::generic::{pick_instance, InstanceAt};
+    pub use crate::generic::{pick_instance, ConstMessage, InstanceAt};
     pub use crate::launch::{launch_def, launch_def_on, launch_to, LaunchTarget};
     pub use crate::memory::vector::{F32x2, F32x4, I32x2, I32x4, U32x2, U32x4};
     pub use crate::record::{str_eq, FieldOf, KernelArith};

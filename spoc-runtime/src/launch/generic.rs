@@ -86,6 +86,73 @@ pub const fn pick_instance(instances: &[&[u8]], call: &[u8]) -> usize {
     instances.len()
 }
 
+/// A message assembled in a `const` context (generated code only): the compile-time checks of
+/// helper calls put a helper's parameter names, which only its own expansion knows, into the
+/// message of a `panic!("{}", m.as_str())`. Longer messages are cut at [`ConstMessage::CAPACITY`]
+/// bytes (on a character boundary).
+#[derive(Clone, Copy, Debug)]
+pub struct ConstMessage {
+    bytes: [u8; ConstMessage::CAPACITY],
+    len: usize,
+}
+
+impl ConstMessage {
+    /// The most bytes a message holds.
+    pub const CAPACITY: usize = 512;
+
+    /// An empty message.
+    pub const fn new() -> ConstMessage {
+        ConstMessage {
+            bytes: [0; ConstMessage::CAPACITY],
+            len: 0,
+        }
+    }
+
+    /// The message with `s` appended (as much of it as fits, whole characters only).
+    pub const fn push(mut self, s: &str) -> ConstMessage {
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            // The length of the character starting at `b[i]` (UTF-8 leading byte).
+            let w = if b[i] < 0x80 {
+                1
+            } else if b[i] >= 0xF0 {
+                4
+            } else if b[i] >= 0xE0 {
+                3
+            } else {
+                2
+            };
+            if self.len + w > ConstMessage::CAPACITY || i + w > b.len() {
+                break;
+            }
+            let mut k = 0;
+            while k < w {
+                self.bytes[self.len] = b[i + k];
+                self.len += 1;
+                k += 1;
+            }
+            i += w;
+        }
+        self
+    }
+
+    /// The message so far.
+    pub const fn as_str(&self) -> &str {
+        let (head, _) = self.bytes.split_at(self.len);
+        match core::str::from_utf8(head) {
+            Ok(s) => s,
+            Err(_) => "",
+        }
+    }
+}
+
+impl Default for ConstMessage {
+    fn default() -> ConstMessage {
+        ConstMessage::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +166,18 @@ mod tests {
         assert_eq!(pick_instance(inst, &[BUF_RO + 7, 8, 7]), 2);
         assert_eq!(pick_instance(inst, &[BUF_RO + 7, 7]), 2);
         assert_eq!(pick_instance(&[], &[1, 2, 3]), 0);
+    }
+
+    #[test]
+    fn const_messages_join_and_cut_on_character_boundaries() {
+        const M: ConstMessage = ConstMessage::new()
+            .push("parameter `")
+            .push("dst")
+            .push("`");
+        assert_eq!(M.as_str(), "parameter `dst`");
+        let long = "é".repeat(ConstMessage::CAPACITY);
+        let m = ConstMessage::new().push("x").push(&long);
+        assert_eq!(m.as_str().len(), ConstMessage::CAPACITY - 1);
+        assert!(m.as_str().starts_with("xé"));
     }
 }
