@@ -7,6 +7,7 @@ use super::scan;
 use crate::names::var_idents;
 use crate::CodegenError;
 use spoc_ir::{Expr, Function, MemSpace, Param, Type, VarDecl, VarId};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 /// C operator precedence levels (higher binds tighter).
@@ -43,14 +44,25 @@ impl Code {
     pub(crate) fn primary(text: impl Into<String>) -> Code {
         Code::new(text, prec::PRIMARY)
     }
-    /// The text, parenthesised unless it binds at least as tightly as `min`.
-    pub(crate) fn at(&self, min: u8) -> String {
+    /// The text, parenthesised unless it binds at least as tightly as `min` (borrowed when it
+    /// needs no parentheses).
+    pub(crate) fn at(&self, min: u8) -> Cow<'_, str> {
         if self.prec >= min {
-            self.text.clone()
+            Cow::Borrowed(&self.text)
         } else {
-            format!("({})", self.text)
+            Cow::Owned(cat(&["(", &self.text, ")"]))
         }
     }
+}
+
+/// The concatenation of `parts`, allocated once: the emitter's hot paths build their text with
+/// it rather than `format!`.
+pub(crate) fn cat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
 }
 
 pub(crate) type R<T> = Result<T, CodegenError>;
@@ -172,9 +184,20 @@ impl<'c, 'k> Body<'c, 'k> {
 
     /// Appends a line at the current indentation.
     pub(crate) fn line(&mut self, text: impl AsRef<str>) {
-        let text = text.as_ref();
-        self.lines
-            .push(format!("{}{text}", INDENT.repeat(self.indent)));
+        self.line_of(&[text.as_ref()]);
+    }
+
+    /// Appends a line made of `parts` at the current indentation.
+    pub(crate) fn line_of(&mut self, parts: &[&str]) {
+        let len = parts.iter().map(|p| p.len()).sum::<usize>();
+        let mut l = String::with_capacity(INDENT.len() * self.indent + len);
+        for _ in 0..self.indent {
+            l.push_str(INDENT);
+        }
+        for p in parts {
+            l.push_str(p);
+        }
+        self.lines.push(l);
     }
 
     /// Removes and returns the lines emitted since `mark`.
@@ -278,7 +301,7 @@ impl<'c, 'k> Body<'c, 'k> {
 
     /// The body text emitted so far.
     pub(crate) fn text(&self) -> String {
-        let mut s = String::new();
+        let mut s = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum());
         for l in &self.lines {
             s.push_str(l.trim_end());
             s.push('\n');
