@@ -84,6 +84,9 @@ pub(crate) struct Body<'c, 'k> {
     taken: HashSet<String>,
     /// Variables some assignment writes.
     pub assigned: HashSet<VarId>,
+    /// Whether some expression of the body may write memory ([`scan::effectful`]): when none
+    /// does, no expression of it needs the scan.
+    effects: bool,
     /// Local-array parameters passed by value that the body modifies: (variable, name of the
     /// C parameter it is copied from).
     pub copies: Vec<(VarId, String)>,
@@ -118,6 +121,8 @@ impl<'c, 'k> Body<'c, 'k> {
                 *id = cand;
             }
         }
+        let effects =
+            spoc_ir::visit::block_any_expr(body, &mut |e| scan::effectful_node(e, &ctx.impure));
         let mut b = Body {
             ctx,
             func,
@@ -127,6 +132,7 @@ impl<'c, 'k> Body<'c, 'k> {
             len_idents: HashMap::new(),
             taken,
             assigned: scan::assigned_vars(body),
+            effects,
             copies: Vec::new(),
             lines: Vec::new(),
             indent: 1,
@@ -214,7 +220,7 @@ impl<'c, 'k> Body<'c, 'k> {
 
     /// True if `e` may write memory ([`scan::effectful`]).
     pub(crate) fn effectful(&self, e: &Expr) -> bool {
-        scan::effectful(e, &self.ctx.impure)
+        self.effects && scan::effectful(e, &self.ctx.impure)
     }
 
     /// True if `e`'s value may change when memory is written ([`scan::memory_dependent`]).

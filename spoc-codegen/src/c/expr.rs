@@ -16,17 +16,24 @@ impl Body<'_, '_> {
         match &e.kind {
             ExprKind::Const(c) => Ok(self.constant(*c)),
             ExprKind::Var(v) => Ok(Code::primary(self.ident(*v))),
-            ExprKind::Index { array, index } => {
-                let ops = self.operands(&[array, index])?;
-                if self.checked() {
-                    return self.checked_read(e, array, &ops);
+            // The common element read of a named array, written at once (as the general case
+            // below writes it: a variable operand is never hoisted).
+            ExprKind::Index { array, index } if !self.checked() => {
+                if let ExprKind::Var(v) = array.kind {
+                    let i = self.expr(index)?;
+                    return Ok(Code::primary(cat(&[self.ident(v), "[", &i.text, "]"])));
                 }
+                let ops = self.operands(&[array, index])?;
                 Ok(Code::primary(cat(&[
                     &ops[0].at(prec::PRIMARY),
                     "[",
                     &ops[1].text,
                     "]",
                 ])))
+            }
+            ExprKind::Index { array, index } => {
+                let ops = self.operands(&[array, index])?;
+                self.checked_read(e, array, &ops)
             }
             ExprKind::Field { base, field } => {
                 let b = self.expr(base)?;

@@ -9,14 +9,20 @@ use std::collections::HashSet;
 /// True if evaluating `e` may write memory or order memory accesses: atomics, and calls of the
 /// helpers in `impure` (see [`impure_functions`]).
 pub(crate) fn effectful(e: &Expr, impure: &HashSet<String>) -> bool {
-    any_expr(e, &mut |x| match &x.kind {
+    any_expr(e, &mut |x| effectful_node(x, impure))
+}
+
+/// True if `e` itself (not looking into its operands) is an atomic or a call of a helper in
+/// `impure`.
+pub(crate) fn effectful_node(e: &Expr, impure: &HashSet<String>) -> bool {
+    match &e.kind {
         ExprKind::Call { func, .. } => impure.contains(func),
         ExprKind::Intrinsic {
             intrinsic: Intrinsic::Atomic(_),
             ..
         } => true,
         _ => false,
-    })
+    }
 }
 
 /// True if the value of `e` may change when memory is written: it reads a buffer or shared

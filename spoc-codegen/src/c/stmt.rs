@@ -301,13 +301,23 @@ impl Body<'_, '_> {
         Ok(match l {
             LValue::Var(v) => self.ident(*v).to_string(),
             LValue::Index { base, index } => {
-                let b = self.place(base, hoist_indices)?;
+                // A named array's element, written at once (a variable's text has no effects
+                // to order).
+                let named = match **base {
+                    LValue::Var(v) => Some(v),
+                    _ => None,
+                };
+                let b = match named {
+                    Some(_) => String::new(),
+                    None => self.place(base, hoist_indices)?,
+                };
                 let mut i = self.expr(index)?;
                 let constant = matches!(index.kind, ExprKind::Const(_));
                 if hoist_indices && !constant {
                     i = self.hoist(&index.ty, i)?;
                 }
-                cat(&[&b, "[", &i.text, "]"])
+                let b = named.map_or(b.as_str(), |v| self.ident(v));
+                cat(&[b, "[", &i.text, "]"])
             }
             LValue::Field { base, field } => {
                 format!(
