@@ -8,12 +8,12 @@
 //! CPU backends run the loop as written (a pragma is a block to them): the meaning is the same,
 //! and the Native backend's generated Rust stays small.
 
+use crate::idmap::IdMap;
 use crate::visit::{walk_expr_mut, VisitMut};
 use crate::{
     BinOp, Block, Const, Expr, ExprKind, ForDir, ForLoop, Kernel, Pattern, ScalarType, Stmt,
     StmtKind, Type, UnOp, VarDecl, VarId,
 };
-use std::collections::HashMap;
 
 /// The hint of a marked loop's [`StmtKind::Pragma`].
 pub const UNROLL: &str = "unroll";
@@ -144,7 +144,7 @@ fn copies(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Option<Block> {
         let mut fresh = Fresh {
             var: f.var,
             value: constant(ty, v)?,
-            renamed: HashMap::new(),
+            renamed: IdMap::default(),
             vars,
         };
         out.push(Stmt {
@@ -245,7 +245,7 @@ fn own_break(b: &Block) -> bool {
 struct Fresh<'a> {
     var: VarId,
     value: Expr,
-    renamed: HashMap<VarId, VarId>,
+    renamed: IdMap<VarId, VarId>,
     vars: &'a mut Vec<VarDecl>,
 }
 
@@ -680,7 +680,7 @@ fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32, readonly: &[VarId]
         let mut fresh = Fresh {
             var: f.var,
             value,
-            renamed: HashMap::new(),
+            renamed: IdMap::default(),
             vars,
         };
         copies.push(fresh.block(&f.body));
@@ -909,7 +909,7 @@ fn counted_copies(w: &CountedWhile, body: &Block, vars: &mut Vec<VarDecl>) -> Op
         let mut fresh = Fresh {
             var: w.var,
             value: constant(w.ty, v)?,
-            renamed: HashMap::new(),
+            renamed: IdMap::default(),
             vars,
         };
         out.push(Stmt::new(StmtKind::Block(fresh.block(rest))));

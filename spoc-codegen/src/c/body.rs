@@ -6,6 +6,7 @@ use super::dialect::{Storage, BUILTINS};
 use super::scan;
 use crate::names::var_idents;
 use crate::CodegenError;
+use spoc_ir::idmap::IdSet;
 use spoc_ir::{Expr, Function, MemSpace, Param, Type, VarDecl, VarId};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -83,7 +84,7 @@ pub(crate) struct Body<'c, 'k> {
     /// Every identifier in use in this body, so that temporaries are fresh.
     taken: HashSet<String>,
     /// Variables some assignment writes.
-    pub assigned: HashSet<VarId>,
+    pub assigned: IdSet<VarId>,
     /// Whether some expression of the body may write memory ([`scan::effectful`]): when none
     /// does, no expression of it needs the scan.
     effects: bool,
