@@ -246,10 +246,13 @@ impl Asm {
     /// Emits a comment line.
     pub(crate) fn comment(&mut self, text: impl AsRef<str>) {
         for l in text.as_ref().lines() {
-            let mut s = "\t".repeat(self.depth + 1);
+            let mut s = String::with_capacity(self.depth + 4 + l.len());
+            s.extend(std::iter::repeat_n('\t', self.depth + 1));
             s.push_str("// ");
             s.push_str(l);
-            self.lines.push(s.trim_end().to_string());
+            let trimmed = s.trim_end().len();
+            s.truncate(trimmed);
+            self.lines.push(s);
         }
     }
 
