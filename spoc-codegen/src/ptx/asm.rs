@@ -349,11 +349,17 @@ impl Asm {
     /// The instruction lines, one per line.
     pub(crate) fn body(&self) -> String {
         let mut s = String::new();
-        for l in &self.lines {
-            s.push_str(l);
-            s.push('\n');
-        }
+        self.write_body(&mut s);
         s
+    }
+
+    /// Appends [`Asm::body`] to `out`, reserving its length first.
+    pub(crate) fn write_body(&self, out: &mut String) {
+        out.reserve(self.lines.iter().map(|l| l.len() + 1).sum());
+        for l in &self.lines {
+            out.push_str(l);
+            out.push('\n');
+        }
     }
 }
 

@@ -519,7 +519,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         );
     }
     let _ = writeln!(out);
-    out.push_str(&g.a.body());
+    g.a.write_body(&mut out);
     let _ = writeln!(out, "}}");
     Ok(out)
 }
