@@ -171,9 +171,17 @@ pub fn is_reserved(name: &str) -> bool {
 /// (shadowed names get `_1`, `_2`, … as [`spoc_ir::print::var_names`] gives them), with a `v_`
 /// prefix where the name is reserved in some target language. Distinct and deterministic.
 pub fn var_idents(vars: &[VarDecl]) -> Vec<String> {
-    let base = spoc_ir::print::var_names(vars);
-    let taken: std::collections::HashSet<String> = base.iter().cloned().collect();
-    base.into_iter()
+    idents_of_names(spoc_ir::print::var_names(vars))
+}
+
+/// [`var_idents`] from the table's [`spoc_ir::print::var_names`], computed already.
+pub fn idents_of_names(names: Vec<String>) -> Vec<String> {
+    if !names.iter().any(|n| is_reserved(n)) {
+        return names;
+    }
+    let taken: std::collections::HashSet<String> = names.iter().cloned().collect();
+    names
+        .into_iter()
         .map(|n| {
             if !is_reserved(&n) {
                 return n;

@@ -374,7 +374,7 @@ impl Lowerer {
                 Ty::Array {
                     elem, space, len, ..
                 } => Type::Array {
-                    elem: Box::new(self.ir_ty(Ty::Var(elem))),
+                    elem: std::sync::Arc::new(self.ir_ty(Ty::Var(elem))),
                     space: space.ir(),
                     len,
                 },

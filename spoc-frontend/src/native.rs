@@ -1105,7 +1105,7 @@ mod tests {
 
     fn local(n: u32) -> Type {
         Type::Array {
-            elem: Box::new(Type::I32),
+            elem: std::sync::Arc::new(Type::I32),
             space: MemSpace::Local,
             len: Some(n),
         }
@@ -1141,7 +1141,7 @@ mod tests {
         })
         .is_none());
         let nested = Type::Array {
-            elem: Box::new(local(3)),
+            elem: std::sync::Arc::new(local(3)),
             space: MemSpace::Local,
             len: Some(2),
         };
@@ -1153,7 +1153,7 @@ mod tests {
     #[test]
     fn nested_local_stores_evaluate_value_then_indices_and_sync_points_are_numbered() {
         let m = Type::Array {
-            elem: Box::new(local(3)),
+            elem: std::sync::Arc::new(local(3)),
             space: MemSpace::Local,
             len: Some(2),
         };

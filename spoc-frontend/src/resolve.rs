@@ -112,7 +112,7 @@ impl Lowerer {
             Ty::Array {
                 elem, space, len, ..
             } => Type::Array {
-                elem: Box::new(self.final_ir(Ty::Var(elem), generic)),
+                elem: std::sync::Arc::new(self.final_ir(Ty::Var(elem), generic)),
                 space: space.ir(),
                 len,
             },
@@ -428,7 +428,7 @@ impl Resolver<'_> {
             Type::Pending(PendingType::Var(v)) => {
                 *t = self.l.final_ir(Ty::Var(*v), self.generic);
             }
-            Type::Array { elem, .. } => self.ty(elem),
+            Type::Array { elem, .. } => self.ty(std::sync::Arc::make_mut(elem)),
             _ => {}
         }
     }

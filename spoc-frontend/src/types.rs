@@ -546,7 +546,7 @@ impl Unifier {
             Ty::Array {
                 elem, space, len, ..
             } => Type::Array {
-                elem: Box::new(self.ir_type(Ty::Var(elem))?),
+                elem: std::sync::Arc::new(self.ir_type(Ty::Var(elem))?),
                 space: space.ir(),
                 len,
             },

@@ -298,7 +298,7 @@ mod tests {
 
     fn local(elem: Type, n: u32) -> Type {
         Type::Array {
-            elem: Box::new(elem),
+            elem: std::sync::Arc::new(elem),
             space: MemSpace::Local,
             len: Some(n),
         }

@@ -17,6 +17,7 @@ mod error;
 mod expr;
 pub mod half;
 mod hash;
+pub mod idmap;
 mod intrinsic;
 mod kernel;
 pub mod layout;

@@ -76,6 +76,20 @@ impl<'a> Show<'a> {
         Show(Printer::new(vars, &kernel.records))
     }
 
+    /// [`Show::new`] with the function's [`var_names`], computed already by the caller.
+    pub fn with_names(
+        kernel: &'a Kernel,
+        function: Option<&'a Function>,
+        names: Vec<String>,
+    ) -> Show<'a> {
+        let vars = function.map_or(&kernel.vars[..], |f| &f.vars[..]);
+        Show(Printer {
+            names,
+            vars,
+            records: &kernel.records,
+        })
+    }
+
     /// `e` as [`expr_to_string`] prints it.
     pub fn expr(&self, e: &Expr) -> String {
         self.0.render(|p, out| p.expr(out, e))

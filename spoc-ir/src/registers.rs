@@ -6,12 +6,12 @@
 //! replacement of aggregates that NVVM does for CUDA C. The meaning is unchanged: every index
 //! is a compile-time constant within bounds, so no access could fault.
 
+use crate::idmap::IdMap;
 use crate::unroll::fold;
 use crate::visit::{walk_expr, walk_expr_mut, walk_lvalue, walk_lvalue_mut, Visit, VisitMut};
 use crate::{
     Block, Expr, ExprKind, Kernel, LValue, MemSpace, Stmt, StmtKind, Type, VarDecl, VarId,
 };
-use std::collections::HashMap;
 
 /// `kernel` with its local arrays of at most `max_len` elements that qualify (see the
 /// [module](self)) replaced by one local per element, or `None` if none qualifies. An array
@@ -34,7 +34,7 @@ pub fn promote(k: &mut Kernel, max_len: u32) -> bool {
 
 /// [`promoted`] on one function body with its variables; whether anything changed.
 fn body(b: &mut Block, vars: &mut Vec<VarDecl>, max_len: u32) -> bool {
-    let mut candidates: HashMap<VarId, u32> = vars
+    let mut candidates: IdMap<VarId, u32> = vars
         .iter()
         .enumerate()
         .filter_map(|(i, d)| match &d.ty {
@@ -65,7 +65,7 @@ fn body(b: &mut Block, vars: &mut Vec<VarDecl>, max_len: u32) -> bool {
         return false;
     }
     // One fresh local per element.
-    let mut elements: HashMap<VarId, Vec<VarId>> = HashMap::new();
+    let mut elements: IdMap<VarId, Vec<VarId>> = IdMap::default();
     for (&a, &n) in &candidates {
         let d = vars[a.0 as usize].clone();
         let Type::Array { elem, .. } = &d.ty else {
@@ -103,7 +103,7 @@ fn const_index(index: &Expr, len: u32) -> Option<u32> {
 /// Drops from `candidates` every array used in any other way than declared from `[v; n]` and
 /// indexed by in-bounds constants.
 struct Uses<'a> {
-    candidates: &'a mut HashMap<VarId, u32>,
+    candidates: &'a mut IdMap<VarId, u32>,
     /// The candidates seen declared from `[v; n]`.
     declared: Vec<VarId>,
 }
@@ -175,7 +175,7 @@ impl<'ir> Visit<'ir> for Uses<'_> {
 
 /// Rewrites the qualifying arrays' declarations and accesses to their element locals.
 struct Replace<'a> {
-    elements: &'a HashMap<VarId, Vec<VarId>>,
+    elements: &'a IdMap<VarId, Vec<VarId>>,
     vars: &'a [VarDecl],
 }
 

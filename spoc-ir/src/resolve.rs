@@ -133,7 +133,7 @@ impl Resolver<'_> {
     fn ty(&self, t: &mut Type) -> Result<(), String> {
         match t {
             Type::Pending(PendingType::Field(path)) => *t = self.path_type(path)?,
-            Type::Array { elem, .. } => self.ty(elem)?,
+            Type::Array { elem, .. } => self.ty(std::sync::Arc::make_mut(elem))?,
             _ => {}
         }
         Ok(())

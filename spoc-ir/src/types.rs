@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 /// A scalar type. `F16` and `BF16` are storage-only types in the IR: they can be loaded, stored,
 /// passed and cast, not computed on. The kernel language's arithmetic on them is lowered by the
@@ -157,8 +158,9 @@ pub enum Type {
     /// An array. `len` is `None` for global buffers, whose length is known only at launch, and for
     /// shared arrays sized at launch (dynamic shared memory).
     Array {
-        /// The element type.
-        elem: Box<Type>,
+        /// The element type, shared: every expression naming an array carries its type, and the
+        /// copies that unrolling makes clone it without allocating.
+        elem: Arc<Type>,
         /// Where the array lives.
         space: MemSpace,
         /// The length in elements, when fixed at compile time.
@@ -278,7 +280,7 @@ impl Type {
     /// A global buffer of `elem`.
     pub fn global_array(elem: Type) -> Type {
         Type::Array {
-            elem: Box::new(elem),
+            elem: Arc::new(elem),
             space: MemSpace::Global,
             len: None,
         }

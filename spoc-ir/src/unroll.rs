@@ -8,12 +8,12 @@
 //! CPU backends run the loop as written (a pragma is a block to them): the meaning is the same,
 //! and the Native backend's generated Rust stays small.
 
-use crate::visit::{walk_expr_mut, walk_stmt_mut, VisitMut};
+use crate::idmap::IdMap;
+use crate::visit::{walk_expr_mut, VisitMut};
 use crate::{
     BinOp, Block, Const, Expr, ExprKind, ForDir, ForLoop, Kernel, Pattern, ScalarType, Stmt,
     StmtKind, Type, UnOp, VarDecl, VarId,
 };
-use std::collections::HashMap;
 
 /// The hint of a marked loop's [`StmtKind::Pragma`].
 pub const UNROLL: &str = "unroll";
@@ -141,16 +141,14 @@ fn copies(f: &ForLoop, vars: &mut Vec<VarDecl>) -> Option<Block> {
             ForDir::Up => start + n * step,
             ForDir::Down => end - 1 - n * step,
         };
-        let mut copy = f.body.clone();
         let mut fresh = Fresh {
             var: f.var,
             value: constant(ty, v)?,
-            renamed: HashMap::new(),
+            renamed: IdMap::default(),
             vars,
         };
-        fresh.visit_block_mut(&mut copy);
         out.push(Stmt {
-            kind: StmtKind::Block(copy),
+            kind: StmtKind::Block(fresh.block(&f.body)),
             loc: None,
         });
     }
@@ -243,81 +241,212 @@ fn own_break(b: &Block) -> bool {
 }
 
 /// One copy of a body: the loop variable becomes `value`, each variable the body declares a
-/// fresh one (added to `vars`).
+/// fresh one (added to `vars`), and the constant arithmetic that leaves is folded.
 struct Fresh<'a> {
     var: VarId,
     value: Expr,
-    renamed: HashMap<VarId, VarId>,
+    renamed: IdMap<VarId, VarId>,
     vars: &'a mut Vec<VarDecl>,
 }
 
 impl Fresh<'_> {
-    fn declare(&mut self, v: &mut VarId) {
+    /// A fresh variable for `v` (declared by the body), remembered for the references after it.
+    fn declare(&mut self, v: VarId) -> VarId {
         let decl = self.vars[v.0 as usize].clone();
         let new = VarId(self.vars.len() as u32);
         self.vars.push(decl);
-        self.renamed.insert(*v, new);
-        *v = new;
+        self.renamed.insert(v, new);
+        new
     }
 
-    fn rename(&self, v: &mut VarId) {
-        if let Some(n) = self.renamed.get(v) {
-            *v = *n;
-        }
+    /// What a reference to `v` becomes.
+    fn rename(&self, v: VarId) -> VarId {
+        self.renamed.get(&v).copied().unwrap_or(v)
     }
-}
 
-impl VisitMut for Fresh<'_> {
-    fn visit_stmt_mut(&mut self, s: &mut Stmt) {
-        // The declaration is renamed before the statement's parts: a `let`'s initialiser cannot
-        // name the variable it declares, so renaming it first is safe, and a `for` body sees
-        // its own variable renamed.
-        match &mut s.kind {
-            StmtKind::Let { var, .. } => {
-                let mut v = *var;
-                walk_stmt_mut(self, s);
-                self.declare(&mut v);
-                if let StmtKind::Let { var, .. } = &mut s.kind {
-                    *var = v;
+    /// The copy of `b`. Built in one pass, node by node, rather than cloned and then rewritten:
+    /// the copies of an unrolled SGEMM are most of its IR. Variables are declared in the order
+    /// of [`crate::visit`] (a statement's expressions before its blocks, a `let`'s initialiser
+    /// before its variable, a `for`'s variable before its bounds, a pattern before its arm), so
+    /// the fresh ids are those an in-place rewrite would give.
+    fn block(&mut self, b: &[Stmt]) -> Block {
+        b.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Stmt {
+        let kind = match &s.kind {
+            // A `let`'s initialiser cannot name the variable it declares: it is copied first.
+            StmtKind::Let { var, init } => {
+                let init = init.as_ref().map(|e| self.expr(e));
+                StmtKind::Let {
+                    var: self.declare(*var),
+                    init,
                 }
-                return;
             }
-            StmtKind::For(f) => self.declare(&mut f.var),
-            _ => {}
-        }
-        walk_stmt_mut(self, s);
+            StmtKind::Assign { target, value } => StmtKind::Assign {
+                target: self.place(target),
+                value: self.expr(value),
+            },
+            StmtKind::Block(b) => StmtKind::Block(self.block(b)),
+            StmtKind::Pragma { hints, body } => StmtKind::Pragma {
+                hints: hints.clone(),
+                body: self.block(body),
+            },
+            StmtKind::If { cond, then, els } => StmtKind::If {
+                cond: self.expr(cond),
+                then: self.block(then),
+                els: els.as_ref().map(|b| self.block(b)),
+            },
+            StmtKind::While { cond, body } => StmtKind::While {
+                cond: self.expr(cond),
+                body: self.block(body),
+            },
+            // A `for` body sees its own variable renamed.
+            StmtKind::For(f) => StmtKind::For(ForLoop {
+                var: self.declare(f.var),
+                start: self.expr(&f.start),
+                end: self.expr(&f.end),
+                step: self.expr(&f.step),
+                dir: f.dir,
+                body: self.block(&f.body),
+            }),
+            StmtKind::Match { scrutinee, arms } => StmtKind::Match {
+                scrutinee: self.expr(scrutinee),
+                arms: arms
+                    .iter()
+                    .map(|(p, b)| (self.pattern(p), self.block(b)))
+                    .collect(),
+            },
+            StmtKind::Return(e) => StmtKind::Return(e.as_ref().map(|e| self.expr(e))),
+            StmtKind::Expr(e) => StmtKind::Expr(self.expr(e)),
+            StmtKind::Break => StmtKind::Break,
+            StmtKind::Continue => StmtKind::Continue,
+            StmtKind::Barrier => StmtKind::Barrier,
+            StmtKind::WarpBarrier => StmtKind::WarpBarrier,
+            StmtKind::MemFence(scope) => StmtKind::MemFence(*scope),
+        };
+        Stmt { kind, loc: s.loc }
     }
 
-    fn visit_lvalue_mut(&mut self, place: &mut crate::LValue) {
-        if let crate::LValue::Var(v) = place {
-            self.rename(v);
+    fn place(&mut self, place: &crate::LValue) -> crate::LValue {
+        use crate::LValue;
+        match place {
+            LValue::Var(v) => LValue::Var(self.rename(*v)),
+            LValue::Index { base, index } => LValue::Index {
+                base: Box::new(self.place(base)),
+                index: self.expr(index),
+            },
+            LValue::Field { base, field } => LValue::Field {
+                base: Box::new(self.place(base)),
+                field: field.clone(),
+            },
         }
-        crate::visit::walk_lvalue_mut(self, place);
     }
 
-    fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if let ExprKind::Var(v) = &mut e.kind {
-            if *v == self.var {
-                let ty = e.ty.clone();
-                *e = self.value.clone();
-                e.ty = ty;
-                return;
-            }
-            self.rename(v);
+    fn pattern(&mut self, p: &Pattern) -> Pattern {
+        match p {
+            Pattern::Case {
+                variant,
+                case,
+                bindings,
+            } => Pattern::Case {
+                variant: variant.clone(),
+                case: case.clone(),
+                bindings: bindings.iter().map(|b| self.declare(*b)).collect(),
+            },
+            other => other.clone(),
         }
-        walk_expr_mut(self, e);
+    }
+
+    fn exprs(&mut self, es: &[Expr]) -> Vec<Expr> {
+        es.iter().map(|e| self.expr(e)).collect()
+    }
+
+    fn boxed(&mut self, e: &Expr) -> Box<Expr> {
+        Box::new(self.expr(e))
+    }
+
+    fn expr(&mut self, e: &Expr) -> Expr {
+        let kind = match &e.kind {
+            // The loop variable: its value, with the variable's type.
+            ExprKind::Var(v) if *v == self.var => {
+                return Expr {
+                    kind: self.value.kind.clone(),
+                    ty: e.ty.clone(),
+                }
+            }
+            ExprKind::Var(v) => ExprKind::Var(self.rename(*v)),
+            ExprKind::Const(c) => ExprKind::Const(*c),
+            ExprKind::Index { array, index } => ExprKind::Index {
+                array: self.boxed(array),
+                index: self.boxed(index),
+            },
+            ExprKind::Field { base, field } => ExprKind::Field {
+                base: self.boxed(base),
+                field: field.clone(),
+            },
+            ExprKind::Unary { op, operand } => ExprKind::Unary {
+                op: *op,
+                operand: self.boxed(operand),
+            },
+            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
+                op: *op,
+                lhs: self.boxed(lhs),
+                rhs: self.boxed(rhs),
+            },
+            ExprKind::Intrinsic { intrinsic, args } => ExprKind::Intrinsic {
+                intrinsic: *intrinsic,
+                args: self.exprs(args),
+            },
+            ExprKind::Cast { value, to } => ExprKind::Cast {
+                value: self.boxed(value),
+                to: *to,
+            },
+            ExprKind::Call { func, args } => ExprKind::Call {
+                func: func.clone(),
+                args: self.exprs(args),
+            },
+            ExprKind::Select { cond, then, els } => ExprKind::Select {
+                cond: self.boxed(cond),
+                then: self.boxed(then),
+                els: self.boxed(els),
+            },
+            ExprKind::Match { scrutinee, arms } => ExprKind::Match {
+                scrutinee: self.boxed(scrutinee),
+                arms: arms
+                    .iter()
+                    .map(|(p, a)| (self.pattern(p), self.expr(a)))
+                    .collect(),
+            },
+            ExprKind::Len(a) => ExprKind::Len(self.boxed(a)),
+            ExprKind::RecordLit { record, fields } => ExprKind::RecordLit {
+                record: record.clone(),
+                fields: self.exprs(fields),
+            },
+            ExprKind::VariantLit {
+                variant,
+                case,
+                payload,
+            } => ExprKind::VariantLit {
+                variant: variant.clone(),
+                case: case.clone(),
+                payload: self.exprs(payload),
+            },
+            ExprKind::ArrayRepeat { value, len } => ExprKind::ArrayRepeat {
+                value: self.boxed(value),
+                len: *len,
+            },
+            ExprKind::VectorLit(lanes) => ExprKind::VectorLit(self.exprs(lanes)),
+        };
+        let mut out = Expr {
+            kind,
+            ty: e.ty.clone(),
+        };
         // The copies are full of constant arithmetic once the loop variable is a constant
         // (`acc[m * TN + j]`): folded here, the copies that an enclosing unrolled loop makes of
         // this one are that much smaller.
-        fold_node(e);
-    }
-
-    fn visit_pattern_mut(&mut self, p: &mut Pattern) {
-        if let Pattern::Case { bindings, .. } = p {
-            for b in bindings {
-                self.declare(b);
-            }
-        }
+        fold_node(&mut out);
+        out
     }
 }
 
@@ -548,15 +677,13 @@ fn partial(f: &ForLoop, vars: &mut Vec<VarDecl>, factor: u32, readonly: &[VarId]
         } else {
             bin(BinOp::Add, var(j), c(k.into())?)
         };
-        let mut copy = f.body.clone();
         let mut fresh = Fresh {
             var: f.var,
             value,
-            renamed: HashMap::new(),
+            renamed: IdMap::default(),
             vars,
         };
-        fresh.visit_block_mut(&mut copy);
-        copies.push(copy);
+        copies.push(fresh.block(&f.body));
     }
     let mut main_body = hoist_readonly_loads(&mut copies, readonly);
     main_body.extend(copies.into_iter().map(|c| Stmt::new(StmtKind::Block(c))));
@@ -779,15 +906,13 @@ fn counted_copies(w: &CountedWhile, body: &Block, vars: &mut Vec<VarDecl>) -> Op
     let (_, rest) = body.split_last()?;
     let mut out = Block::new();
     for &v in &w.values {
-        let mut copy = rest.to_vec();
         let mut fresh = Fresh {
             var: w.var,
             value: constant(w.ty, v)?,
-            renamed: HashMap::new(),
+            renamed: IdMap::default(),
             vars,
         };
-        fresh.visit_block_mut(&mut copy);
-        out.push(Stmt::new(StmtKind::Block(copy)));
+        out.push(Stmt::new(StmtKind::Block(fresh.block(rest))));
     }
     out.push(Stmt::new(StmtKind::Assign {
         target: crate::LValue::Var(w.var),

@@ -647,7 +647,7 @@ fn module_cache_and_teardown() {
 fn dyn_shared_kernel() -> Kernel {
     let out_ty = Type::global_array(Type::U32);
     let s_ty = Type::Array {
-        elem: Box::new(Type::U32),
+        elem: std::sync::Arc::new(Type::U32),
         space: MemSpace::Shared,
         len: None,
     };

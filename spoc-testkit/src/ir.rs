@@ -98,7 +98,7 @@ impl B {
     /// A shared array of `len` elements (`None`: sized at launch), with its declaration.
     pub fn shared(&mut self, name: &str, elem: Type, len: Option<u32>) -> Expr {
         let ty = Type::Array {
-            elem: Box::new(elem.clone()),
+            elem: std::sync::Arc::new(elem.clone()),
             space: MemSpace::Shared,
             len,
         };
@@ -262,7 +262,7 @@ pub fn neg(e: Expr) -> Expr {
 /// The type of an array of `len` elements `elem` in `space` (a local or shared array).
 pub fn array_ty(elem: Type, space: MemSpace, len: u32) -> Type {
     Type::Array {
-        elem: Box::new(elem),
+        elem: std::sync::Arc::new(elem),
         space,
         len: Some(len),
     }

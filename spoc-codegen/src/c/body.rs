@@ -6,7 +6,9 @@ use super::dialect::{Storage, BUILTINS};
 use super::scan;
 use crate::names::var_idents;
 use crate::CodegenError;
+use spoc_ir::idmap::IdSet;
 use spoc_ir::{Expr, Function, MemSpace, Param, Type, VarDecl, VarId};
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 /// C operator precedence levels (higher binds tighter).
@@ -43,14 +45,25 @@ impl Code {
     pub(crate) fn primary(text: impl Into<String>) -> Code {
         Code::new(text, prec::PRIMARY)
     }
-    /// The text, parenthesised unless it binds at least as tightly as `min`.
-    pub(crate) fn at(&self, min: u8) -> String {
+    /// The text, parenthesised unless it binds at least as tightly as `min` (borrowed when it
+    /// needs no parentheses).
+    pub(crate) fn at(&self, min: u8) -> Cow<'_, str> {
         if self.prec >= min {
-            self.text.clone()
+            Cow::Borrowed(&self.text)
         } else {
-            format!("({})", self.text)
+            Cow::Owned(cat(&["(", &self.text, ")"]))
         }
     }
+}
+
+/// The concatenation of `parts`, allocated once: the emitter's hot paths build their text with
+/// it rather than `format!`.
+pub(crate) fn cat(parts: &[&str]) -> String {
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    for p in parts {
+        s.push_str(p);
+    }
+    s
 }
 
 pub(crate) type R<T> = Result<T, CodegenError>;
@@ -71,7 +84,10 @@ pub(crate) struct Body<'c, 'k> {
     /// Every identifier in use in this body, so that temporaries are fresh.
     taken: HashSet<String>,
     /// Variables some assignment writes.
-    pub assigned: HashSet<VarId>,
+    pub assigned: IdSet<VarId>,
+    /// Whether some expression of the body may write memory ([`scan::effectful`]): when none
+    /// does, no expression of it needs the scan.
+    effects: bool,
     /// Local-array parameters passed by value that the body modifies: (variable, name of the
     /// C parameter it is copied from).
     pub copies: Vec<(VarId, String)>,
@@ -106,6 +122,8 @@ impl<'c, 'k> Body<'c, 'k> {
                 *id = cand;
             }
         }
+        let effects =
+            spoc_ir::visit::block_any_expr(body, &mut |e| scan::effectful_node(e, &ctx.impure));
         let mut b = Body {
             ctx,
             func,
@@ -115,6 +133,7 @@ impl<'c, 'k> Body<'c, 'k> {
             len_idents: HashMap::new(),
             taken,
             assigned: scan::assigned_vars(body),
+            effects,
             copies: Vec::new(),
             lines: Vec::new(),
             indent: 1,
@@ -172,9 +191,20 @@ impl<'c, 'k> Body<'c, 'k> {
 
     /// Appends a line at the current indentation.
     pub(crate) fn line(&mut self, text: impl AsRef<str>) {
-        let text = text.as_ref();
-        self.lines
-            .push(format!("{}{text}", INDENT.repeat(self.indent)));
+        self.line_of(&[text.as_ref()]);
+    }
+
+    /// Appends a line made of `parts` at the current indentation.
+    pub(crate) fn line_of(&mut self, parts: &[&str]) {
+        let len = parts.iter().map(|p| p.len()).sum::<usize>();
+        let mut l = String::with_capacity(INDENT.len() * self.indent + len);
+        for _ in 0..self.indent {
+            l.push_str(INDENT);
+        }
+        for p in parts {
+            l.push_str(p);
+        }
+        self.lines.push(l);
     }
 
     /// Removes and returns the lines emitted since `mark`.
@@ -191,7 +221,7 @@ impl<'c, 'k> Body<'c, 'k> {
 
     /// True if `e` may write memory ([`scan::effectful`]).
     pub(crate) fn effectful(&self, e: &Expr) -> bool {
-        scan::effectful(e, &self.ctx.impure)
+        self.effects && scan::effectful(e, &self.ctx.impure)
     }
 
     /// True if `e`'s value may change when memory is written ([`scan::memory_dependent`]).
@@ -278,7 +308,7 @@ impl<'c, 'k> Body<'c, 'k> {
 
     /// The body text emitted so far.
     pub(crate) fn text(&self) -> String {
-        let mut s = String::new();
+        let mut s = String::with_capacity(self.lines.iter().map(|l| l.len() + 1).sum());
         for l in &self.lines {
             s.push_str(l.trim_end());
             s.push('\n');

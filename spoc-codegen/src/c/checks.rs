@@ -190,7 +190,7 @@ impl Body<'_, '_> {
         match l {
             LValue::Var(v) => self.vars[v.0 as usize].ty.clone(),
             LValue::Index { base, .. } => match self.lvalue_type(base) {
-                Type::Array { elem, .. } => *elem,
+                Type::Array { elem, .. } => std::sync::Arc::unwrap_or_clone(elem),
                 t => t,
             },
             LValue::Field { base, field } => match self.lvalue_type(base) {

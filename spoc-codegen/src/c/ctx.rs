@@ -198,7 +198,7 @@ impl<'k> Ctx<'k> {
                 true,
             ),
             Const::I64(v) => neg(format!("{v}{}", if cl { "L" } else { "LL" })),
-            Const::U32(v) => (format!("{v}u"), true),
+            Const::U32(v) => (u32_literal(v), true),
             Const::U64(v) => (format!("{v}{}", if cl { "ul" } else { "ull" }), true),
             Const::F16(bits) | Const::BF16(bits) => (
                 format!(
@@ -437,6 +437,26 @@ impl<'k> Ctx<'k> {
         }
         out
     }
+}
+
+/// The literal of `u32` constant `v` (`42u`), written without the formatting machinery: the
+/// unrolled kernels hold thousands.
+fn u32_literal(v: u32) -> String {
+    let mut digits = [0u8; 10];
+    let mut start = digits.len();
+    let mut n = v;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut s = String::with_capacity(digits.len() - start + 1);
+    s.extend(digits[start..].iter().map(|&d| char::from(d)));
+    s.push('u');
+    s
 }
 
 /// The storage of elements in memory space `space`.

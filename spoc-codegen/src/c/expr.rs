@@ -3,11 +3,12 @@
 //! before a later operand's side effects), statements computing a temporary are emitted first,
 //! at the current position, and the temporary is used.
 
-use super::body::{prec, Body, Code, R};
+use super::body::{cat, prec, Body, Code, R};
 use super::ctx::field_ident;
 use super::dialect::{Dialect, Storage};
 use super::prelude;
 use spoc_ir::{BinOp, Const, Expr, ExprKind, MemSpace, ScalarType, Type, UnOp};
+use std::borrow::Borrow;
 
 impl Body<'_, '_> {
     /// Emits `e`.
@@ -15,16 +16,24 @@ impl Body<'_, '_> {
         match &e.kind {
             ExprKind::Const(c) => Ok(self.constant(*c)),
             ExprKind::Var(v) => Ok(Code::primary(self.ident(*v))),
+            // The common element read of a named array, written at once (as the general case
+            // below writes it: a variable operand is never hoisted).
+            ExprKind::Index { array, index } if !self.checked() => {
+                if let ExprKind::Var(v) = array.kind {
+                    let i = self.expr(index)?;
+                    return Ok(Code::primary(cat(&[self.ident(v), "[", &i.text, "]"])));
+                }
+                let ops = self.operands(&[array, index])?;
+                Ok(Code::primary(cat(&[
+                    &ops[0].at(prec::PRIMARY),
+                    "[",
+                    &ops[1].text,
+                    "]",
+                ])))
+            }
             ExprKind::Index { array, index } => {
                 let ops = self.operands(&[array, index])?;
-                if self.checked() {
-                    return self.checked_read(e, array, &ops);
-                }
-                Ok(Code::primary(format!(
-                    "{}[{}]",
-                    ops[0].at(prec::PRIMARY),
-                    ops[1].text
-                )))
+                self.checked_read(e, array, &ops)
             }
             ExprKind::Field { base, field } => {
                 let b = self.expr(base)?;
@@ -97,31 +106,34 @@ impl Body<'_, '_> {
 
     /// [`Body::operands`] of a slice of expressions (call arguments, literal fields).
     pub(crate) fn operands_of(&mut self, es: &[Expr]) -> R<Vec<Code>> {
-        let refs: Vec<&Expr> = es.iter().collect();
-        self.operands(&refs)
+        self.operands_as(es, |_| false)
     }
 
     /// Emits operands that C evaluates in no fixed order but the IR evaluates left to right: an
     /// operand that reads memory is stored in a temporary first when a later operand has side
     /// effects.
     pub(crate) fn operands(&mut self, es: &[&Expr]) -> R<Vec<Code>> {
-        let modes: Vec<(&Expr, bool)> = es.iter().map(|e| (*e, false)).collect();
-        self.operands_as(&modes)
+        self.operands_as(es, |_| false)
     }
 
-    /// [`Body::operands`], where an operand paired with `true` is emitted in the unsigned type
-    /// of its width ([`Body::in_unsigned`]).
-    fn operands_as(&mut self, es: &[(&Expr, bool)]) -> R<Vec<Code>> {
+    /// [`Body::operands`], where an operand `i` with `unsigned(i)` is emitted in the unsigned
+    /// type of its width ([`Body::in_unsigned`]).
+    fn operands_as<E: Borrow<Expr>>(
+        &mut self,
+        es: &[E],
+        unsigned: impl Fn(usize) -> bool,
+    ) -> R<Vec<Code>> {
         // Only an operand evaluated before another one's effect may need hoisting: a single
         // operand never does (and most are single: skip the scan of its tree).
         let last_effect = if es.len() > 1 {
-            es.iter().rposition(|(e, _)| self.effectful(e))
+            es.iter().rposition(|e| self.effectful(e.borrow()))
         } else {
             None
         };
         let mut out = Vec::with_capacity(es.len());
-        for (i, (e, unsigned)) in es.iter().enumerate() {
-            let c = if *unsigned {
+        for (i, e) in es.iter().enumerate() {
+            let (e, unsigned) = (e.borrow(), unsigned(i));
+            let c = if unsigned {
                 self.in_unsigned(e)?
             } else {
                 self.expr(e)?
@@ -136,7 +148,7 @@ impl Body<'_, '_> {
             );
             if before_effect && !pointer && self.memory_dependent(e) {
                 let ty = match e.ty.as_scalar() {
-                    Some(t) if *unsigned => Type::Scalar(Dialect::unsigned_of(t)),
+                    Some(t) if unsigned => Type::Scalar(Dialect::unsigned_of(t)),
                     _ => e.ty.clone(),
                 };
                 out.push(self.hoist(&ty, c)?);
@@ -162,7 +174,7 @@ impl Body<'_, '_> {
         }
         match &e.kind {
             ExprKind::Binary { op, lhs, rhs } if *op == BinOp::Shl => {
-                let ops = self.operands_as(&[(lhs, true), (rhs, false)])?;
+                let ops = self.operands_as(&[&**lhs, &**rhs], |i| i == 0)?;
                 let bits = if t.size_bytes() == 8 { 64 } else { 32 };
                 let amount = self.shift_amount(rhs, &ops[1], bits);
                 Ok(Code::new(
@@ -171,7 +183,7 @@ impl Body<'_, '_> {
                 ))
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let ops = self.operands_as(&[(lhs, true), (rhs, true)])?;
+                let ops = self.operands_as(&[&**lhs, &**rhs], |_| true)?;
                 let p = if *op == BinOp::Mul {
                     prec::MUL
                 } else {
@@ -261,7 +273,7 @@ impl Body<'_, '_> {
         let (l, r) = (&ops[0], &ops[1]);
         let t = lhs.ty.as_scalar().unwrap_or(ScalarType::Bool);
         let d = self.ctx.d;
-        let arith = |sym: &str, p: u8| Code::new(format!("{} {sym} {}", l.at(p), r.at(p + 1)), p);
+        let arith = |sym: &str, p: u8| Code::new(cat(&[&l.at(p), " ", sym, " ", &r.at(p + 1)]), p);
         Ok(match op {
             BinOp::Add => arith("+", prec::ADD),
             BinOp::Sub => arith("-", prec::ADD),
@@ -595,8 +607,27 @@ fn plain_divisor(rhs: &Expr) -> bool {
 
 /// `f(a, b, …)`.
 pub(crate) fn call_code(f: &str, args: &[Code]) -> Code {
-    let a: Vec<&str> = args.iter().map(|c| c.text.as_str()).collect();
-    Code::primary(format!("{f}({})", a.join(", ")))
+    call_named(&[f], args)
+}
+
+/// `f(a, b, …)`, the function's name the concatenation of `name`.
+pub(crate) fn call_named(name: &[&str], args: &[Code]) -> Code {
+    let len = name.iter().map(|n| n.len()).sum::<usize>()
+        + 2
+        + args.iter().map(|c| c.text.len() + 2).sum::<usize>();
+    let mut s = String::with_capacity(len);
+    for n in name {
+        s.push_str(n);
+    }
+    s.push('(');
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&a.text);
+    }
+    s.push(')');
+    Code::primary(s)
 }
 
 /// A bitwise operation: operands other than the same operator are parenthesised unless they are

@@ -2,7 +2,7 @@
 
 use super::body::{prec, Body, Code, R};
 use super::dialect::{Dialect, IndexKind};
-use super::expr::call_code;
+use super::expr::{call_code, call_named};
 use super::prelude;
 use spoc_ir::{
     AtomicOp, Expr, HalfKind, Intrinsic, MathFn, MemSpace, ScalarType, ShuffleKind, Type,
@@ -167,12 +167,12 @@ impl Body<'_, '_> {
         };
         // OpenCL overloads one name for float and double; CUDA and HIP name the float
         // versions with an `f` suffix.
-        let name = if f32 && !self.ctx.d.is_opencl() {
-            format!("{name}f")
+        let suffix = if f32 && !self.ctx.d.is_opencl() {
+            "f"
         } else {
-            name.to_string()
+            ""
         };
-        Ok(call_code(&name, &ops))
+        Ok(call_named(&[name, suffix], &ops))
     }
 
     fn atomic(&mut self, e: &Expr, op: AtomicOp, args: &[Expr]) -> R<Code> {

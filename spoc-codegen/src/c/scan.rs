@@ -1,6 +1,7 @@
 //! Read-only analyses of IR bodies the emitter needs: sub-expressions, effects, assigned
 //! variables, `break`s that would be captured by a C `switch`.
 
+use spoc_ir::idmap::IdSet;
 pub(crate) use spoc_ir::visit::{any_expr, for_each_expr};
 use spoc_ir::visit::{for_each_stmt, place_root, walk_stmt, Visit};
 use spoc_ir::{Block, Expr, ExprKind, Intrinsic, Kernel, MemSpace, Stmt, StmtKind, Type, VarId};
@@ -9,14 +10,20 @@ use std::collections::HashSet;
 /// True if evaluating `e` may write memory or order memory accesses: atomics, and calls of the
 /// helpers in `impure` (see [`impure_functions`]).
 pub(crate) fn effectful(e: &Expr, impure: &HashSet<String>) -> bool {
-    any_expr(e, &mut |x| match &x.kind {
+    any_expr(e, &mut |x| effectful_node(x, impure))
+}
+
+/// True if `e` itself (not looking into its operands) is an atomic or a call of a helper in
+/// `impure`.
+pub(crate) fn effectful_node(e: &Expr, impure: &HashSet<String>) -> bool {
+    match &e.kind {
         ExprKind::Call { func, .. } => impure.contains(func),
         ExprKind::Intrinsic {
             intrinsic: Intrinsic::Atomic(_),
             ..
         } => true,
         _ => false,
-    })
+    }
 }
 
 /// True if the value of `e` may change when memory is written: it reads a buffer or shared
@@ -82,8 +89,8 @@ pub(crate) fn impure_functions(kernel: &Kernel) -> HashSet<String> {
 }
 
 /// The variables some assignment of `block` writes (the root variable of each place).
-pub(crate) fn assigned_vars(block: &Block) -> HashSet<VarId> {
-    let mut out = HashSet::new();
+pub(crate) fn assigned_vars(block: &Block) -> IdSet<VarId> {
+    let mut out = IdSet::default();
     for_each_stmt(block, &mut |s| {
         if let StmtKind::Assign { target, .. } = &s.kind {
             out.insert(place_root(target));

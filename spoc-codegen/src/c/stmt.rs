@@ -1,7 +1,7 @@
 //! Statements: declarations, assignments, control flow, `for` loops without overflow, `match`
 //! as `switch` or `if` chains, barriers and fences.
 
-use super::body::{prec, Body, Code, R};
+use super::body::{cat, prec, Body, Code, R};
 use super::ctx::field_ident;
 use super::dialect::{Dialect, Storage};
 use super::scan;
@@ -57,7 +57,7 @@ impl Body<'_, '_> {
             }
             StmtKind::If { cond, then, els } => {
                 let c = self.expr(cond)?;
-                self.line(format!("if ({}) {{", c.text));
+                self.line_of(&["if (", &c.text, ") {"]);
                 self.if_rest(then, els.as_ref())
             }
             StmtKind::While { cond, body } => {
@@ -206,7 +206,7 @@ impl Body<'_, '_> {
             }
             Some(e) => {
                 let c = self.expr(e)?;
-                self.line(format!("{decl} = {};", c.text));
+                self.line_of(&[&decl, " = ", &c.text, ";"]);
             }
         }
         Ok(())
@@ -301,13 +301,23 @@ impl Body<'_, '_> {
         Ok(match l {
             LValue::Var(v) => self.ident(*v).to_string(),
             LValue::Index { base, index } => {
-                let b = self.place(base, hoist_indices)?;
+                // A named array's element, written at once (a variable's text has no effects
+                // to order).
+                let named = match **base {
+                    LValue::Var(v) => Some(v),
+                    _ => None,
+                };
+                let b = match named {
+                    Some(_) => String::new(),
+                    None => self.place(base, hoist_indices)?,
+                };
                 let mut i = self.expr(index)?;
                 let constant = matches!(index.kind, ExprKind::Const(_));
                 if hoist_indices && !constant {
                     i = self.hoist(&index.ty, i)?;
                 }
-                format!("{b}[{}]", i.text)
+                let b = named.map_or(b.as_str(), |v| self.ident(v));
+                cat(&[b, "[", &i.text, "]"])
             }
             LValue::Field { base, field } => {
                 format!(
@@ -354,7 +364,7 @@ impl Body<'_, '_> {
             v = self.hoist(&value.ty, v)?;
         }
         let p = self.place(target, false)?;
-        self.line(format!("{p} = {};", v.text));
+        self.line_of(&[&p, " = ", &v.text, ";"]);
         Ok(())
     }
 
@@ -440,13 +450,13 @@ impl Body<'_, '_> {
             match k {
                 Some(Const::I32(v)) => this.constant(Const::U32(v as u32)).text,
                 Some(Const::I64(v)) => this.constant(Const::U64(v as u64)).text,
-                _ if t == ut => c.at(prec::UNARY),
+                _ if t == ut => c.at(prec::UNARY).into_owned(),
                 _ => format!("({u}){}", c.at(prec::UNARY)),
             }
         };
         let (su, eu) = (to_u(self, &s, s_const), to_u(self, &e, e_const));
         let step_u = if ut == ScalarType::U32 {
-            st.at(prec::UNARY)
+            st.at(prec::UNARY).into_owned()
         } else {
             format!("({u}){}", st.at(prec::UNARY))
         };

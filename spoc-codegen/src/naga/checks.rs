@@ -306,7 +306,7 @@ impl Fb<'_, '_> {
                     array,
                 });
                 match bt {
-                    Type::Array { elem, .. } => *elem,
+                    Type::Array { elem, .. } => std::sync::Arc::unwrap_or_clone(elem),
                     t => return Err(self.g.bug(format!("indexing a `{t}` place"))),
                 }
             }

@@ -291,7 +291,10 @@ impl Fb<'_, '_> {
                     return Err(self.g.bug(format!("indexing a `{bt}` place")));
                 };
                 let index = self.index_value(index)?;
-                Ok((self.emit(Expression::Access { base: b, index }), *elem))
+                Ok((
+                    self.emit(Expression::Access { base: b, index }),
+                    std::sync::Arc::unwrap_or_clone(elem),
+                ))
             }
             LValue::Field { base, field } => {
                 let (b, bt) = self.lvalue_ptr(base)?;

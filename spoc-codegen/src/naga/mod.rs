@@ -490,22 +490,39 @@ const HEADER: usize = 5;
 
 /// The instructions of the SPIR-V module `words` after its header, each as its word offset, its
 /// opcode and its words; `None` where an instruction's word count is 0 or runs past the end.
-fn instructions(words: &[u32]) -> Option<Vec<(usize, u32, &[u32])>> {
-    let mut out = Vec::new();
+/// The stream is checked whole first, then walked without collecting it.
+fn instructions(words: &[u32]) -> Option<Instructions<'_>> {
     let mut at = HEADER;
     while at < words.len() {
         let count = (words[at] >> 16) as usize;
         if count == 0 || at + count > words.len() {
             return None;
         }
-        out.push((at, words[at] & 0xffff, &words[at..at + count]));
         at += count;
     }
-    Some(out)
+    Some(Instructions { words, at: HEADER })
+}
+
+/// The iterator [`instructions`] returns, over a stream it has checked.
+struct Instructions<'w> {
+    words: &'w [u32],
+    at: usize,
+}
+
+impl<'w> Iterator for Instructions<'w> {
+    type Item = (usize, u32, &'w [u32]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let at = self.at;
+        let first = *self.words.get(at)?;
+        let count = (first >> 16) as usize;
+        self.at += count;
+        Some((at, first & 0xffff, &self.words[at..at + count]))
+    }
 }
 
 /// [`instructions`] of `words` if they start with a SPIR-V header and parse; `None` otherwise.
-fn module_instructions(words: &[u32]) -> Option<Vec<(usize, u32, &[u32])>> {
+fn module_instructions(words: &[u32]) -> Option<Instructions<'_>> {
     if words.len() < HEADER || words[0] != 0x0723_0203 {
         return None;
     }
@@ -668,7 +685,7 @@ pub fn retain_float_controls(words: &[u32], keep: impl Fn(FloatMode, u32) -> boo
     let mut out = Vec::with_capacity(kept.len());
     out.extend_from_slice(&kept[..HEADER]);
     // `kept` holds whole instructions of a module that parsed.
-    for (_, op, inst) in instructions(&kept).unwrap_or_default() {
+    for (_, op, inst) in instructions(&kept).into_iter().flatten() {
         let unused_cap = op == spv_op::CAPABILITY
             && inst.len() == 2
             && [

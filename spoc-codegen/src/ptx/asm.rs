@@ -246,10 +246,13 @@ impl Asm {
     /// Emits a comment line.
     pub(crate) fn comment(&mut self, text: impl AsRef<str>) {
         for l in text.as_ref().lines() {
-            let mut s = "\t".repeat(self.depth + 1);
+            let mut s = String::with_capacity(self.depth + 4 + l.len());
+            s.extend(std::iter::repeat_n('\t', self.depth + 1));
             s.push_str("// ");
             s.push_str(l);
-            self.lines.push(s.trim_end().to_string());
+            let trimmed = s.trim_end().len();
+            s.truncate(trimmed);
+            self.lines.push(s);
         }
     }
 
@@ -346,11 +349,17 @@ impl Asm {
     /// The instruction lines, one per line.
     pub(crate) fn body(&self) -> String {
         let mut s = String::new();
-        for l in &self.lines {
-            s.push_str(l);
-            s.push('\n');
-        }
+        self.write_body(&mut s);
         s
+    }
+
+    /// Appends [`Asm::body`] to `out`, reserving its length first.
+    pub(crate) fn write_body(&self, out: &mut String) {
+        out.reserve(self.lines.iter().map(|l| l.len() + 1).sum());
+        for l in &self.lines {
+            out.push_str(l);
+            out.push('\n');
+        }
     }
 }
 

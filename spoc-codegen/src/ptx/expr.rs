@@ -237,7 +237,7 @@ impl<'k> Gen<'k, '_> {
                 let arr = match bp {
                     Place::Reg(Val::Array(a)) => a,
                     Place::Mem(addr, Type::Array { elem, len, .. }) => ArrRef {
-                        elem: *elem,
+                        elem: std::sync::Arc::unwrap_or_clone(elem),
                         len: len.map(Len::Const).unwrap_or(Len::Const(0)),
                         id: addr.array,
                         store: Store::Mem(addr),

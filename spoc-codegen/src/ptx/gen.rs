@@ -12,6 +12,7 @@ use spoc_ir::{
     ScalarType, Stmt, StmtKind, Type, VarDecl, VarId,
 };
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 /// The payload values of each case of a variant value (`None` for a case without any).
 type CasePayloads = [Option<Vec<Val>>];
@@ -459,13 +460,25 @@ impl<'k, 'c> Gen<'k, 'c> {
             StmtKind::Block(_) => return None,
             StmtKind::Pragma { hints, .. } => format!("pragma {}", hints.join(", ")),
             _ => {
-                let t = show.stmt(s);
-                t.lines().next().unwrap_or("").trim().to_string()
+                // The first line, trimmed, in the printed string's own allocation.
+                let mut t = show.stmt(s);
+                t.truncate(t.find('\n').unwrap_or(t.len()));
+                t.truncate(t.trim_end().len());
+                let lead = t.len() - t.trim_start().len();
+                t.drain(..lead);
+                t
             }
         };
-        let mut text: String = text.chars().take(100).collect();
+        let mut text = text;
+        // At most 100 characters.
+        if let Some((cut, _)) = text.char_indices().nth(100) {
+            text.truncate(cut);
+        }
         if let Some(l) = s.loc {
-            text = format!("line {}: {text}", l.line);
+            let mut located = String::with_capacity(text.len() + 16);
+            let _ = write!(located, "line {}: ", l.line);
+            located.push_str(&text);
+            text = located;
         }
         Some(text)
     }
@@ -838,7 +851,8 @@ impl<'k, 'c> Gen<'k, 'c> {
         self.inlined += 1;
         let n = self.inlined;
         let prefix = format!("{}{}", func.name, n);
-        let idents: Vec<String> = crate::names::var_idents(&func.vars)
+        let names = spoc_ir::print::var_names(&func.vars);
+        let idents: Vec<String> = crate::names::idents_of_names(names.clone())
             .into_iter()
             .map(|i| format!("{prefix}_{i}"))
             .collect();
@@ -853,7 +867,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             vals: vec![None; func.vars.len()],
             loops: Vec::new(),
             ret: Some((ret_label.clone(), result.clone())),
-            show: spoc_ir::print::Show::new(self.cx.kernel, Some(func)),
+            show: spoc_ir::print::Show::with_names(self.cx.kernel, Some(func), names),
             early_return: has_early_return(&func.body),
         });
         let r = (|| -> R<()> {

@@ -243,23 +243,28 @@ fn check_soa(cx: &Ctx<'_>) -> Result<(), CodegenError> {
 fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     let k = cx.kernel;
     let mut g = Gen::new(cx);
-    let idents = crate::names::var_idents(&k.vars);
+    let names = spoc_ir::print::var_names(&k.vars);
+    let idents = crate::names::idents_of_names(names.clone());
+    let param_idents: Vec<String> = k
+        .params
+        .iter()
+        .map(|p| idents[p.var.0 as usize].clone())
+        .collect();
     g.frames.push(Frame {
         func: None,
         vars: &k.vars,
-        idents: idents.clone(),
+        idents,
         vals: vec![None; k.vars.len()],
         loops: Vec::new(),
         ret: None,
-        show: spoc_ir::print::Show::new(k, None),
+        show: spoc_ir::print::Show::with_names(k, None, names),
         early_return: false,
     });
 
     // Parameters.
     let mut params: Vec<String> = Vec::new();
     let mut param_names: Vec<String> = Vec::new();
-    for p in &k.params {
-        let id = &idents[p.var.0 as usize];
+    for (p, id) in k.params.iter().zip(&param_idents) {
         let val = match &p.ty {
             Type::Scalar(t) => {
                 let r = g.a.named(Class::of(*t), id);
@@ -411,7 +416,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     // Shared arrays.
     let mut shared_decls = String::new();
     for s in &k.shared {
-        let id = &idents[s.var.0 as usize];
+        let id = g.frames[0].idents[s.var.0 as usize].clone();
         let l = cx.layout(&s.elem)?;
         let (sym, len) = match s.len {
             Some(n) => {
@@ -514,7 +519,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         );
     }
     let _ = writeln!(out);
-    out.push_str(&g.a.body());
+    g.a.write_body(&mut out);
     let _ = writeln!(out, "}}");
     Ok(out)
 }

@@ -10,7 +10,7 @@ use spoc_ir::{
 
 fn shared(elem: Type, len: Option<u32>) -> Type {
     Type::Array {
-        elem: Box::new(elem),
+        elem: std::sync::Arc::new(elem),
         space: MemSpace::Shared,
         len,
     }
@@ -18,7 +18,7 @@ fn shared(elem: Type, len: Option<u32>) -> Type {
 
 fn local(elem: Type, len: u32) -> Type {
     Type::Array {
-        elem: Box::new(elem),
+        elem: std::sync::Arc::new(elem),
         space: MemSpace::Local,
         len: Some(len),
     }

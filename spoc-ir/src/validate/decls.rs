@@ -426,7 +426,7 @@ fn check_shared(kernel: &Kernel) -> Result<(), String> {
             ));
         }
         let expected = Type::Array {
-            elem: Box::new(s.elem.clone()),
+            elem: std::sync::Arc::new(s.elem.clone()),
             space: MemSpace::Shared,
             len: s.len,
         };

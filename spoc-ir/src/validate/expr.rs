@@ -277,7 +277,7 @@ impl<'k> Body<'k> {
                     )));
                 }
                 Ok(Type::Array {
-                    elem: Box::new(value.ty.clone()),
+                    elem: std::sync::Arc::new(value.ty.clone()),
                     space: MemSpace::Local,
                     len: Some(*len),
                 })

@@ -417,7 +417,7 @@ impl<'k> Body<'k> {
                 };
                 let what = format!("the index of `{}`", self.show_place(l));
                 self.expect(index, &Type::U32, &what)?;
-                Ok(*elem)
+                Ok(std::sync::Arc::unwrap_or_clone(elem))
             }
             LValue::Field { base, field } => {
                 let bt = self.place(base)?;

@@ -105,7 +105,7 @@ mod tests {
                     Field {
                         name: "x".into(),
                         ty: Type::Array {
-                            elem: Box::new(Type::F32),
+                            elem: std::sync::Arc::new(Type::F32),
                             space: MemSpace::Local,
                             len: Some(3),
                         },
