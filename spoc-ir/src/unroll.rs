@@ -9,7 +9,7 @@
 //! and the Native backend's generated Rust stays small.
 
 use crate::idmap::IdMap;
-use crate::visit::{walk_expr_mut, VisitMut};
+use crate::visit::{walk_expr_mut, walk_stmt_mut, VisitMut};
 use crate::{
     BinOp, Block, Const, Expr, ExprKind, ForDir, ForLoop, Kernel, Pattern, ScalarType, Stmt,
     StmtKind, Type, UnOp, VarDecl, VarId,
