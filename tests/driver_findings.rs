@@ -406,7 +406,8 @@ fn f20_kernel(x_i32: &[i32], x_u32: &[u32], x_i64: &[i64], o_u32: &mut [u32]) {
     o_u32[gid * 4usize + 1usize] = 0u32;
 }
 
-/// F20: the shrunk kernel runs on every device, with and without its early `return`: threads
+/// F20: the shrunk kernel (and its nested-condition form, which must store the same) runs on
+/// every device, with and without its early `return`: threads
 /// store 0 at `4 gid + 1` unless `x_i32[0] == 0` (and the `match` takes its default arm).
 #[test]
 fn f20_kernel_runs_on_every_device() {
@@ -419,7 +420,19 @@ fn f20_kernel_runs_on_every_device() {
             let xl = dev.upload(&[3i64; 64])?;
             let mut o = dev.upload(&[9u32; 256])?;
             f20_kernel.launch(dev, dims1d(2), dims1d(32), (&xi, &xu, &xl, &mut o))?;
+            let mut nested = dev.upload(&[9u32; 256])?;
+            f20_nested_condition.launch(
+                dev,
+                dims1d(2),
+                dims1d(32),
+                (&xi, &xu, &xl, &mut nested),
+            )?;
             let o = o.to_vec()?;
+            if nested.to_vec()? != o {
+                check.wrong(format!(
+                    "x_i32[0] = {first}: the nested-condition form stored other values"
+                ));
+            }
             for t in 0..64 {
                 for (slot, v) in o[4 * t..4 * t + 4].iter().enumerate() {
                     let w = if slot == 1 { want } else { 9 };
@@ -435,10 +448,38 @@ fn f20_kernel_runs_on_every_device() {
     });
 }
 
-/// The workaround of F20 itself, on any machine: the SPIR-V of F20's kernel branches on no
+/// F20's kernel with its constant condition written as a constant `if` expression: folded
+/// inside out, it is the same constant (a review found the outer `if` left standing).
+#[kernel]
+#[allow(unused_parens, unused_variables, unused_mut)]
+fn f20_nested_condition(x_i32: &[i32], x_u32: &[u32], x_i64: &[i64], o_u32: &mut [u32]) {
+    let gid = global_id_x();
+    if (if true { true } else { false }) {
+        match x_u32[0usize % x_u32.len()] {
+            1094259310u32..=1094259311u32 => {}
+            _ => {
+                if (x_i32[0usize % 61usize] == 0i32) {
+                    return;
+                }
+            }
+        }
+        for i18 in (0i64..x_i64[0usize % 61usize]) {}
+    }
+    o_u32[gid * 4usize + 1usize] = 0u32;
+}
+
+/// The workaround of F20 itself, on any machine: the SPIR-V of F20's kernels branches on no
 /// constant (`OpBranchConditional` whose condition is an `OpConstantTrue`/`OpConstantFalse`).
 #[test]
 fn f20_spirv_branches_on_no_constant() {
+    f20_spirv_check("f20_kernel", f20_kernel.ir().expect("F20's kernel lowers"));
+    f20_spirv_check(
+        "f20_nested_condition",
+        f20_nested_condition.ir().expect("the nested form lowers"),
+    );
+}
+
+fn f20_spirv_check(name: &str, ir: &spoc::ir::Kernel) {
     use spoc_codegen::{generate_source_with, Capabilities, Code, Options, Target};
     let opts = Options {
         block: Some([32, 1, 1]),
@@ -446,7 +487,6 @@ fn f20_spirv_branches_on_no_constant() {
         caps: Capabilities::for_target(Target::Vulkan),
         checked: false,
     };
-    let ir = f20_kernel.ir().expect("F20's kernel lowers");
     let src = generate_source_with(Target::Vulkan, ir, &opts)
         .expect("F20's kernel generates")
         .expect("SPIR-V is generated");
@@ -471,6 +511,6 @@ fn f20_spirv_branches_on_no_constant() {
     }
     assert_eq!(
         constant_branches, 0,
-        "F20's SPIR-V still branches on a constant condition"
+        "{name}: the SPIR-V still branches on a constant condition"
     );
 }

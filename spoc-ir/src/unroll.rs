@@ -968,7 +968,7 @@ pub fn fold_constants(kernel: &mut Kernel) -> bool {
 }
 
 /// Replaces every `if` statement and `if` expression ([`ExprKind::Select`]) whose condition is
-/// a `bool` constant by the branch it takes (a statement's branch stays a block: its variables
+/// a `bool` constant, after the `if`s inside it are folded, by the branch it takes (a statement's branch stays a block: its variables
 /// keep their scope; an `if false` without `else` becomes an empty block); whether anything
 /// changed. The meaning is unchanged: the other branch could never run.
 ///
@@ -979,7 +979,10 @@ pub fn fold_constants(kernel: &mut Kernel) -> bool {
 pub fn fold_constant_branches(kernel: &mut Kernel) -> bool {
     struct Branches(bool);
     impl VisitMut for Branches {
+        // Children first: a condition that is itself a constant `if` (`if (if true { true }
+        // else { false })`) is a constant once folded.
         fn visit_stmt_mut(&mut self, s: &mut Stmt) {
+            walk_stmt_mut(self, s);
             if let StmtKind::If { cond, then, els } = &mut s.kind {
                 if let ExprKind::Const(Const::Bool(taken)) = cond.kind {
                     let branch = if taken {
@@ -991,18 +994,16 @@ pub fn fold_constant_branches(kernel: &mut Kernel) -> bool {
                     self.0 = true;
                 }
             }
-            walk_stmt_mut(self, s);
         }
         fn visit_expr_mut(&mut self, e: &mut Expr) {
-            while let ExprKind::Select { cond, then, els } = &mut e.kind {
-                let ExprKind::Const(Const::Bool(taken)) = cond.kind else {
-                    break;
-                };
-                let branch = if taken { then } else { els };
-                *e = std::mem::replace(&mut **branch, Expr::constant(Const::Bool(false)));
-                self.0 = true;
-            }
             walk_expr_mut(self, e);
+            if let ExprKind::Select { cond, then, els } = &mut e.kind {
+                if let ExprKind::Const(Const::Bool(taken)) = cond.kind {
+                    let branch = if taken { then } else { els };
+                    *e = std::mem::replace(&mut **branch, Expr::constant(Const::Bool(false)));
+                    self.0 = true;
+                }
+            }
         }
     }
     let mut b = Branches(false);
