@@ -974,9 +974,13 @@ pub fn fold_constants(kernel: &mut Kernel) -> bool {
 }
 
 /// Replaces every `if` statement and `if` expression ([`ExprKind::Select`]) whose condition is
-/// a `bool` constant, after the `if`s inside it are folded, by the branch it takes (a statement's branch stays a block: its variables
-/// keep their scope; an `if false` without `else` becomes an empty block); whether anything
-/// changed. The meaning is unchanged: the other branch could never run.
+/// a `bool` constant, after the `if`s inside it are folded, by the branch it takes (a
+/// statement's branch stays a block: its variables keep their scope; an `if false` without
+/// `else` becomes an empty block); whether anything changed. Each expression is also folded as
+/// [`fold_constants`] folds it, after its operands, so an operation that a taken `if`
+/// expression leaves on constants (`(if true { 1u32 } else { 2u32 }) == 1u32`) becomes a
+/// constant and the `if` it decides goes too; on a kernel [`fold_constants`] has folded,
+/// nothing else changes. The meaning is unchanged: the other branch could never run.
 ///
 /// The SPIR-V generator's input gets this: NVIDIA's Vulkan driver (580, H100 and H200) kills
 /// the process while creating the pipeline of a kernel whose `if true { … }` holds a `match`
@@ -1010,6 +1014,9 @@ pub fn fold_constant_branches(kernel: &mut Kernel) -> bool {
                     self.0 = true;
                 }
             }
+            // An `if` expression taken may leave an operation of constants (`(if true { 1 }
+            // else { 2 }) == 1`): folded here, an enclosing condition is a constant too.
+            self.0 |= fold_node(e);
         }
     }
     let mut b = Branches(false);

@@ -339,6 +339,17 @@ fn ifs_on_conditions_computed_from_constants_become_their_branch() {
 }
 
 #[test]
+fn a_comparison_of_a_constant_if_folds_once_the_if_is_its_branch() {
+    // `if (if true { 1u32 } else { 2u32 }) == 1u32`: `fold_constants` leaves the `if`
+    // expression; `fold_constant_branches` takes its branch, then the comparison is of two
+    // constants and the outer `if` goes too.
+    let cond = |_: &Builder| bin(BinOp::Eq, select(boolc(true), u32c(1), u32c(2)), u32c(1));
+    assert_eq!(stored(&branches_folded(cond, true)), Some(1));
+    let cond = |_: &Builder| un(UnOp::Not, select(boolc(false), boolc(false), boolc(true)));
+    assert_eq!(stored(&branches_folded(cond, true)), Some(2));
+}
+
+#[test]
 fn an_if_on_a_run_time_condition_stays() {
     let body = branches_folded(|b| bin(BinOp::LogicalAnd, effect(b), boolc(false)), true);
     assert!(
