@@ -307,10 +307,13 @@ fn stored(body: &Block) -> Option<u32> {
     }
 }
 
+/// A condition built in a kernel's [`Builder`].
+type Cond = Box<dyn Fn(&Builder) -> Expr>;
+
 #[test]
 fn ifs_on_conditions_computed_from_constants_become_their_branch() {
     let nan = || f32c(f32::NAN);
-    let cases: Vec<(Box<dyn Fn(&Builder) -> Expr>, bool)> = vec![
+    let cases: Vec<(Cond, bool)> = vec![
         (Box::new(|_| un(UnOp::Not, boolc(false))), true),
         (Box::new(|_| un(UnOp::Not, boolc(true))), false),
         (Box::new(|_| bin(BinOp::Eq, u32c(1), u32c(1))), true),
