@@ -62,6 +62,7 @@ fn kernels() -> Vec<&'static KernelDef> {
         collatz.def(),
         apply_smoothstep.def(),
         classify.def(),
+        const_conditions.def(),
         casts.def(),
         overflow.def(),
         for_loops.def(),

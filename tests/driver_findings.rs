@@ -468,18 +468,166 @@ fn f20_nested_condition(x_i32: &[i32], x_u32: &[u32], x_i64: &[i64], o_u32: &mut
     o_u32[gid * 4usize + 1usize] = 0u32;
 }
 
+/// F20's kernel with its constant condition computed from constants, `!false`: `fold_constants`
+/// makes it `true`, then the `if` is its branch.
+#[kernel]
+#[allow(unused_parens, unused_variables, unused_mut, clippy::nonminimal_bool)]
+fn f20_not_false(x_i32: &[i32], x_u32: &[u32], x_i64: &[i64], o_u32: &mut [u32]) {
+    let gid = global_id_x();
+    if !false {
+        match x_u32[0usize % x_u32.len()] {
+            1094259310u32..=1094259311u32 => {}
+            _ => {
+                if (x_i32[0usize % 61usize] == 0i32) {
+                    return;
+                }
+            }
+        }
+        for i18 in (0i64..x_i64[0usize % 61usize]) {}
+    } else {
+        let mut v20: u32 = 0u32;
+    }
+    o_u32[gid * 4usize + 1usize] = 0u32;
+}
+
+/// F20's kernel with the condition `1u32 == 1u32`.
+#[kernel]
+#[allow(unused_parens, unused_variables, unused_mut, clippy::eq_op)]
+fn f20_u32_equal(x_i32: &[i32], x_u32: &[u32], x_i64: &[i64], o_u32: &mut [u32]) {
+    let gid = global_id_x();
+    if 1u32 == 1u32 {
+        match x_u32[0usize % x_u32.len()] {
+            1094259310u32..=1094259311u32 => {}
+            _ => {
+                if (x_i32[0usize % 61usize] == 0i32) {
+                    return;
+                }
+            }
+        }
+        for i18 in (0i64..x_i64[0usize % 61usize]) {}
+    } else {
+        let mut v20: u32 = 0u32;
+    }
+    o_u32[gid * 4usize + 1usize] = 0u32;
+}
+
+/// F20's kernel with the condition `B == 1` on a const parameter: each instance's condition is
+/// `1u32 == 1u32` (taken, F20's shape) or `2u32 == 1u32` (not taken: no early `return`).
+#[kernel(instances(1, 2))]
+#[allow(unused_parens, unused_variables, unused_mut)]
+fn f20_const_generic<const B: u32>(x_i32: &[i32], x_u32: &[u32], x_i64: &[i64], o_u32: &mut [u32]) {
+    let gid = global_id_x();
+    if B == 1 {
+        match x_u32[0usize % x_u32.len()] {
+            1094259310u32..=1094259311u32 => {}
+            _ => {
+                if (x_i32[0usize % 61usize] == 0i32) {
+                    return;
+                }
+            }
+        }
+        for i18 in (0i64..x_i64[0usize % 61usize]) {}
+    } else {
+        let mut v20: u32 = 0u32;
+    }
+    o_u32[gid * 4usize + 1usize] = 0u32;
+}
+
+/// F20 with its condition computed from constants: each form stores what F20's kernel stores
+/// (0 at `4 gid + 1` unless `x_i32[0] == 0`), and `f20_const_generic::<2>`, whose condition is
+/// false, stores 0 there for every thread.
+#[test]
+fn f20_computed_conditions_run_on_every_device() {
+    check_each_device(common::devices(), 2, |dev, check| {
+        for first in [1i32, 0] {
+            let mut xi = vec![first; 64];
+            xi[1] = 3;
+            let xi = dev.upload(&xi)?;
+            let xu = dev.upload(&[5u32; 64])?;
+            let xl = dev.upload(&[3i64; 64])?;
+            let taken = if first == 0 { 9 } else { 0 };
+            for (name, want) in [
+                ("f20_not_false", taken),
+                ("f20_u32_equal", taken),
+                ("f20_const_generic::<1>", taken),
+                ("f20_const_generic::<2>", 0u32),
+            ] {
+                let mut o = dev.upload(&[9u32; 256])?;
+                let args = (&xi, &xu, &xl, &mut o);
+                let (g, b) = (dims1d(2), dims1d(32));
+                match name {
+                    "f20_not_false" => f20_not_false.launch(dev, g, b, args)?,
+                    "f20_u32_equal" => f20_u32_equal.launch(dev, g, b, args)?,
+                    "f20_const_generic::<1>" => f20_const_generic::<1>.launch(dev, g, b, args)?,
+                    _ => f20_const_generic::<2>.launch(dev, g, b, args)?,
+                }
+                let o = o.to_vec()?;
+                let want: Vec<u32> = (0..256)
+                    .map(|k| if k % 4 == 1 { want } else { 9 })
+                    .collect();
+                check.eq(&format!("{name}, x_i32[0] = {first}"), &o, &want);
+            }
+        }
+        println!(
+            "{}: F20's computed conditions checked",
+            spoc_testkit::devices::label(dev)
+        );
+        Ok(())
+    });
+}
+
 /// The workaround of F20 itself, on any machine: the SPIR-V of F20's kernels branches on no
-/// constant (`OpBranchConditional` whose condition is an `OpConstantTrue`/`OpConstantFalse`).
+/// constant (`OpBranchConditional` whose condition is an `OpConstantTrue`/`OpConstantFalse`, or
+/// a logical operation or comparison of constants only, see [`f20_spirv_check`]).
 #[test]
 fn f20_spirv_branches_on_no_constant() {
-    f20_spirv_check("f20_kernel", f20_kernel.ir().expect("F20's kernel lowers"));
-    f20_spirv_check(
-        "f20_nested_condition",
-        f20_nested_condition.ir().expect("the nested form lowers"),
+    f20_spirv_check(&[
+        ("f20_kernel", f20_kernel.ir().expect("F20's kernel lowers")),
+        (
+            "f20_nested_condition",
+            f20_nested_condition.ir().expect("the nested form lowers"),
+        ),
+    ]);
+}
+
+/// The same for F20's kernel with its condition computed from constants (`!false`,
+/// `1u32 == 1u32`, a const parameter's `B == 1` in both instances): `fold_constants` makes each
+/// a constant, and the `if` goes.
+#[test]
+fn f20_spirv_branches_on_no_computed_constant() {
+    f20_spirv_check(&[
+        ("f20_not_false", f20_not_false.ir().expect("lowers")),
+        ("f20_u32_equal", f20_u32_equal.ir().expect("lowers")),
+        (
+            "f20_const_generic::<1>",
+            f20_const_generic::<1>.ir().expect("lowers"),
+        ),
+        (
+            "f20_const_generic::<2>",
+            f20_const_generic::<2>.ir().expect("lowers"),
+        ),
+    ]);
+}
+
+/// Fails naming every kernel of `kernels` whose SPIR-V branches on a constant
+/// ([`f20_constant_branches`]).
+#[track_caller]
+fn f20_spirv_check(kernels: &[(&str, &spoc::ir::Kernel)]) {
+    let bad: Vec<String> = kernels
+        .iter()
+        .map(|(name, ir)| (name, f20_constant_branches(ir)))
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name} ({n})"))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "the SPIR-V still branches on a constant condition: {}",
+        bad.join(", ")
     );
 }
 
-fn f20_spirv_check(name: &str, ir: &spoc::ir::Kernel) {
+/// How many `OpBranchConditional`s of `ir`'s SPIR-V branch on a constant.
+fn f20_constant_branches(ir: &spoc::ir::Kernel) -> usize {
     use spoc_codegen::{generate_source_with, Capabilities, Code, Options, Target};
     let opts = Options {
         block: Some([32, 1, 1]),
@@ -493,24 +641,29 @@ fn f20_spirv_check(name: &str, ir: &spoc::ir::Kernel) {
     let Code::SpirV(words) = src.code else {
         panic!("SPIR-V expected")
     };
-    // SPIR-V spec, "Instructions": OpConstantTrue 41 / OpConstantFalse 42 (result type, result
-    // id), OpBranchConditional 250 (condition, true label, false label, weights).
+    // SPIR-V spec, "Instructions": OpConstantTrue 41 / OpConstantFalse 42 / OpConstant 43
+    // (result type, result id, value), OpBranchConditional 250 (condition, true label, false
+    // label, weights), and the logical operations and comparisons whose operands follow their
+    // result type and id: OpLogicalEqual 164 to OpFUnordGreaterThanEqual 191 (OpLogicalNot 168
+    // and OpSelect 169 among them). A result computed by those from constants only is a
+    // constant the driver can fold, so a branch on it counts too.
     let mut constants = std::collections::HashSet::new();
     let mut constant_branches = 0;
     let mut at = 5;
     while at < words.len() {
         let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        let operands = &words[at + 1..(at + count.max(1)).min(words.len())];
         match opcode {
-            41 | 42 => {
-                constants.insert(words[at + 2]);
+            41..=43 => {
+                constants.insert(operands[1]);
             }
-            250 if constants.contains(&words[at + 1]) => constant_branches += 1,
+            164..=191 if operands[2..].iter().all(|id| constants.contains(id)) => {
+                constants.insert(operands[1]);
+            }
+            250 if constants.contains(&operands[0]) => constant_branches += 1,
             _ => {}
         }
         at += count.max(1);
     }
-    assert_eq!(
-        constant_branches, 0,
-        "{name}: the SPIR-V still branches on a constant condition"
-    );
+    constant_branches
 }

@@ -480,6 +480,132 @@ fn for_loops_ref() -> Vec<Out> {
     vec![v.into()]
 }
 
+fn const_conditions_inputs() -> Vec<u32> {
+    pseudo_random(11, 300)
+        .iter()
+        .map(|&v| (v % 8) as u32)
+        .collect()
+}
+fn const_conditions_run(dev: &Device) -> Result<Vec<Out>> {
+    let x = const_conditions_inputs();
+    let xb = dev.upload(&x)?;
+    let mut out = dev.upload(&vec![0u32; x.len()])?;
+    let mut hits = dev.upload(&[0u32; 4])?;
+    let mut marks = dev.upload(&vec![0u32; 2 * x.len()])?;
+    const_conditions.launch(
+        dev,
+        dims1d(blocks_for(x.len(), 64)),
+        dims1d(64),
+        (&xb, &mut out, &mut hits, &mut marks),
+    )?;
+    Ok(vec![
+        out.to_vec()?.into(),
+        hits.to_vec()?.into(),
+        marks.to_vec()?.into(),
+    ])
+}
+/// [`const_conditions`] in Rust, statement for statement (the atomic adds one at a time: only
+/// their count matters).
+#[allow(
+    clippy::nonminimal_bool,
+    clippy::eq_op,
+    clippy::overly_complex_bool_expr,
+    clippy::bool_comparison,
+    clippy::absurd_extreme_comparisons,
+    invalid_nan_comparisons,
+    unused_comparisons
+)]
+fn const_conditions_ref() -> Vec<Out> {
+    fn atomic_add(h: &mut u32, v: u32) -> u32 {
+        let old = *h;
+        *h += v;
+        old
+    }
+    let x = const_conditions_inputs();
+    let mut out = vec![0u32; x.len()];
+    let mut hits = [0u32; 4];
+    let mut marks = vec![0u32; 2 * x.len()];
+    for i in 0..x.len() {
+        let mut bits = 0u32;
+        if !false {
+            bits |= 0x1;
+        }
+        if !true {
+            bits |= 0x2;
+        }
+        if 1u32 == 1u32 {
+            bits |= 0x4;
+        }
+        if 4294967295u32 < 1u32 {
+            bits |= 0x8;
+        }
+        if -1i32 < 1i32 {
+            bits |= 0x10;
+        }
+        if i64::MIN >= -1i64 {
+            bits |= 0x20;
+        }
+        if 18446744073709551615u64 > 1u64 {
+            bits |= 0x40;
+        }
+        if 2.0f32 < 3.0f32 {
+            bits |= 0x80;
+        }
+        if f32::NAN == f32::NAN {
+            bits |= 0x100;
+        }
+        if f32::NAN != f32::NAN {
+            bits |= 0x200;
+        }
+        if -0.0f64 == 0.0f64 {
+            bits |= 0x400;
+        }
+        if f64::NAN >= 1.0f64 {
+            bits |= 0x800;
+        }
+        if true == false {
+            bits |= 0x1000;
+        }
+        if !(1u32 == 2u32) && (false || 2.5f64 > -1.0f64) {
+            bits |= 0x2000;
+        }
+        if 0.1f64 + 0.2f64 == 0.3f64 {
+            bits |= 0x4000;
+        }
+        let flag = if 7i64 != 7i64 { 0u32 } else { 0x8000u32 };
+        bits |= flag;
+        if false && atomic_add(&mut hits[0], 1u32) < 1000000u32 {
+            bits |= 0x1_0000;
+        }
+        if true && atomic_add(&mut hits[1], 1u32) < 1000000u32 {
+            bits |= 0x2_0000;
+        }
+        if true || atomic_add(&mut hits[2], 1u32) < 1000000u32 {
+            bits |= 0x4_0000;
+        }
+        if false || atomic_add(&mut hits[3], 1u32) > 1000000u32 {
+            bits |= 0x8_0000;
+        }
+        if false && {
+            marks[2 * i] = 1u32;
+            x[i] > 3u32
+        } {
+            bits |= 0x10_0000;
+        }
+        if true && {
+            marks[2 * i + 1] = 1u32 + x[i];
+            x[i] > 3u32
+        } {
+            bits |= 0x20_0000;
+        }
+        out[i] = bits;
+    }
+    // What the bits must be, written out: the reference above is Rust's own evaluation.
+    assert_eq!(out[0] & 0xfffff, 0x6_a6d5, "Rust's constant conditions");
+    assert_eq!(hits, [0, 300, 0, 300]);
+    vec![out.into(), hits.to_vec().into(), marks.into()]
+}
+
 fn math_inputs() -> Vec<f32> {
     (0..500).map(|i| i as f32 * 0.037 - 9.0).collect()
 }
@@ -604,6 +730,12 @@ fn main() {
             name: "for_step_by_rev",
             run: for_loops_run,
             reference: for_loops_ref,
+            tolerance: exact,
+        },
+        Case {
+            name: "const_conditions",
+            run: const_conditions_run,
+            reference: const_conditions_ref,
             tolerance: exact,
         },
         Case {

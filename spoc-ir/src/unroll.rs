@@ -947,10 +947,16 @@ pub fn prepare_for_ptx(k: &mut Kernel) -> bool {
 /// where it neither wraps nor changes under a cast (as the trip counts fold; `%` with a
 /// non-zero divisor), and every exactly defined `f32`/`f64` operation of constants (`+ - * /`,
 /// negation, `sqrt`, `recip`, `abs`, rounding, `mul_add`, casts to a float; not a NaN result)
-/// by Rust's value; whether anything was folded. The meaning is unchanged: these are the values
-/// the operations have in Rust. The copies of an unrolled body are full of them (`4 * 2 + 1`),
-/// and a constant index is what lets [`crate::registers::promoted`] and the generators'
-/// immediate offsets see it.
+/// by Rust's value, and every `bool` operation that constants decide (`!` of a `bool`
+/// constant; a comparison of two integer, `bool`, `f32` or `f64` constants of one type, IEEE
+/// on floats: NaN operands included, `-0.0 == 0.0`; `&&`/`||` with a constant left operand:
+/// `true && x` becomes `x`, `false && x` becomes `false`) by its value or the operand that
+/// gives it; whether anything was folded. Children fold first, so nested forms fold
+/// completely (`!(1u32 == 2u32) && 2.0 < 3.0` is `true`). The meaning is unchanged: these are
+/// the values the operations have in Rust, and an operand dropped is one Rust never evaluates.
+/// The copies of an unrolled body are full of them (`4 * 2 + 1`), a constant index is what
+/// lets [`crate::registers::promoted`] and the generators' immediate offsets see it, and a
+/// constant condition is what [`fold_constant_branches`] removes.
 pub fn fold_constants(kernel: &mut Kernel) -> bool {
     struct Fold(bool);
     impl VisitMut for Fold {
@@ -968,9 +974,13 @@ pub fn fold_constants(kernel: &mut Kernel) -> bool {
 }
 
 /// Replaces every `if` statement and `if` expression ([`ExprKind::Select`]) whose condition is
-/// a `bool` constant, after the `if`s inside it are folded, by the branch it takes (a statement's branch stays a block: its variables
-/// keep their scope; an `if false` without `else` becomes an empty block); whether anything
-/// changed. The meaning is unchanged: the other branch could never run.
+/// a `bool` constant, after the `if`s inside it are folded, by the branch it takes (a
+/// statement's branch stays a block: its variables keep their scope; an `if false` without
+/// `else` becomes an empty block); whether anything changed. Each expression is also folded as
+/// [`fold_constants`] folds it, after its operands, so an operation that a taken `if`
+/// expression leaves on constants (`(if true { 1u32 } else { 2u32 }) == 1u32`) becomes a
+/// constant and the `if` it decides goes too; on a kernel [`fold_constants`] has folded,
+/// nothing else changes. The meaning is unchanged: the other branch could never run.
 ///
 /// The SPIR-V generator's input gets this: NVIDIA's Vulkan driver (580, H100 and H200) kills
 /// the process while creating the pipeline of a kernel whose `if true { … }` holds a `match`
@@ -1004,6 +1014,9 @@ pub fn fold_constant_branches(kernel: &mut Kernel) -> bool {
                     self.0 = true;
                 }
             }
+            // An `if` expression taken may leave an operation of constants (`(if true { 1 }
+            // else { 2 }) == 1`): folded here, an enclosing condition is a constant too.
+            self.0 |= fold_node(e);
         }
     }
     let mut b = Branches(false);
@@ -1014,11 +1027,17 @@ pub fn fold_constant_branches(kernel: &mut Kernel) -> bool {
     b.0
 }
 
-/// Replaces `e` by its value when it is a float operation of constants [`fold_float`] folds, or
+/// Replaces `e` by its value when it is a float operation of constants [`fold_float`] folds,
 /// an integer `+ - * / % << >>` of two constants or a cast of a constant whose value neither
-/// wraps nor changes under the cast ([`fold`]; `%` with a non-zero divisor); whether it did. Its operands are not looked into: callers fold bottom-up.
+/// wraps nor changes under the cast ([`fold`]; `%` with a non-zero divisor), or a `bool`
+/// operation [`fold_bool`] folds (`!`, comparisons, `&&`/`||` with a constant left operand);
+/// whether it did. Its operands are not looked into: callers fold bottom-up, so a nested form
+/// (`!(1u32 == 2u32) && !false`) folds completely.
 fn fold_node(e: &mut Expr) -> bool {
     let Type::Scalar(ty) = e.ty else { return false };
+    if fold_bool(e) {
+        return true;
+    }
     if let Some(c) = fold_float(e) {
         *e = Expr::constant(c);
         return true;
@@ -1045,6 +1064,83 @@ fn fold_node(e: &mut Expr) -> bool {
             true
         }
         None => false,
+    }
+}
+
+/// Replaces `e` by what it is when it is a `bool` operation decided by constants, with Rust's
+/// meaning; whether it did:
+/// - `!c` of a `bool` constant;
+/// - `l == != < <= > >= r` of two constants of one type: integers compared as that type,
+///   `bool`s as Rust orders them (`false < true`), `f32`/`f64` with IEEE semantics on their
+///   values (NaN is unordered and unequal to everything, `-0.0 == 0.0`);
+/// - `c && x` and `c || x` with a constant `c`: `false && x` is `false` and `true || x` is
+///   `true` (Rust never evaluates `x` there), `true && x` and `false || x` are `x` (evaluated
+///   once, as before). `x && c` and `x || c` stay: `x` runs first and may have effects.
+///
+/// `f16`/`bf16` comparisons stay operations.
+fn fold_bool(e: &mut Expr) -> bool {
+    if e.ty != Type::BOOL {
+        return false;
+    }
+    let folded = match &mut e.kind {
+        ExprKind::Unary {
+            op: UnOp::Not,
+            operand,
+        } => match operand.kind {
+            ExprKind::Const(Const::Bool(b)) => Expr::constant(Const::Bool(!b)),
+            _ => return false,
+        },
+        ExprKind::Binary {
+            op: op @ (BinOp::LogicalAnd | BinOp::LogicalOr),
+            lhs,
+            rhs,
+        } => {
+            let ExprKind::Const(Const::Bool(l)) = lhs.kind else {
+                return false;
+            };
+            // `false && x` and `true || x` are decided by `l`; otherwise the value is `x`'s.
+            if l == (*op == BinOp::LogicalOr) {
+                Expr::constant(Const::Bool(l))
+            } else {
+                std::mem::replace(&mut **rhs, Expr::constant(Const::Bool(false)))
+            }
+        }
+        ExprKind::Binary { op, lhs, rhs } if op.is_comparison() => {
+            let (ExprKind::Const(l), ExprKind::Const(r)) = (&lhs.kind, &rhs.kind) else {
+                return false;
+            };
+            match compare(*op, *l, *r) {
+                Some(v) => Expr::constant(Const::Bool(v)),
+                None => return false,
+            }
+        }
+        _ => return false,
+    };
+    *e = folded;
+    true
+}
+
+/// `l op r` for a comparison `op` of two constants of one type, as Rust computes it (see
+/// [`fold_bool`]); `None` for another operator, operands of different types, or `f16`/`bf16`.
+fn compare(op: BinOp, l: Const, r: Const) -> Option<bool> {
+    fn cmp<T: PartialOrd>(op: BinOp, l: T, r: T) -> Option<bool> {
+        Some(match op {
+            BinOp::Eq => l == r,
+            BinOp::Ne => l != r,
+            BinOp::Lt => l < r,
+            BinOp::Le => l <= r,
+            BinOp::Gt => l > r,
+            BinOp::Ge => l >= r,
+            _ => return None,
+        })
+    }
+    match (l, r) {
+        (Const::Bool(a), Const::Bool(b)) => cmp(op, a, b),
+        (Const::F32(a), Const::F32(b)) => cmp(op, f32::from_bits(a), f32::from_bits(b)),
+        (Const::F64(a), Const::F64(b)) => cmp(op, f64::from_bits(a), f64::from_bits(b)),
+        // Every value of each integer type is exact in `i128`, in the same order.
+        _ if l.ty() == r.ty() => cmp(op, l.int_value()?, r.int_value()?),
+        _ => None,
     }
 }
 

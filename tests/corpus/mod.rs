@@ -276,3 +276,97 @@ pub fn math_f32(x: &[f32], out: &mut [f32]) {
             + v.mul_add(0.5, -1.0);
     }
 }
+
+// ---------------------------------------------------------------- conditions computed from constants
+
+/// `if`s on conditions computed from constants, taken and not taken, each setting one bit of
+/// `out[i]` (the GPU targets get them folded: `!`, comparisons, `&&`/`||` with a constant left
+/// operand); and `&&`/`||` whose right operand has an effect, an atomic add on `hits` or a store
+/// into `marks` inside a block, which must run exactly when Rust runs it.
+#[kernel]
+#[allow(
+    clippy::nonminimal_bool,
+    clippy::eq_op,
+    clippy::overly_complex_bool_expr,
+    clippy::bool_comparison,
+    clippy::absurd_extreme_comparisons,
+    invalid_nan_comparisons
+)]
+pub fn const_conditions(x: &[u32], out: &mut [u32], hits: &mut [u32], marks: &mut [u32]) {
+    let i = global_id_x();
+    if i < x.len() {
+        let mut bits = 0u32;
+        if !false {
+            bits |= 0x1;
+        }
+        if !true {
+            bits |= 0x2;
+        }
+        if 1u32 == 1u32 {
+            bits |= 0x4;
+        }
+        if 4294967295u32 < 1u32 {
+            bits |= 0x8;
+        }
+        if -1i32 < 1i32 {
+            bits |= 0x10;
+        }
+        if i64::MIN >= -1i64 {
+            bits |= 0x20;
+        }
+        if 18446744073709551615u64 > 1u64 {
+            bits |= 0x40;
+        }
+        if 2.0f32 < 3.0f32 {
+            bits |= 0x80;
+        }
+        if f32::NAN == f32::NAN {
+            bits |= 0x100;
+        }
+        if f32::NAN != f32::NAN {
+            bits |= 0x200;
+        }
+        if -0.0f64 == 0.0f64 {
+            bits |= 0x400;
+        }
+        if f64::NAN >= 1.0f64 {
+            bits |= 0x800;
+        }
+        if true == false {
+            bits |= 0x1000;
+        }
+        if !(1u32 == 2u32) && (false || 2.5f64 > -1.0f64) {
+            bits |= 0x2000;
+        }
+        if 0.1f64 + 0.2f64 == 0.3f64 {
+            bits |= 0x4000;
+        }
+        let flag = if 7i64 != 7i64 { 0u32 } else { 0x8000u32 };
+        bits |= flag;
+        if false && atomic_add(&mut hits[0], 1u32) < 1000000u32 {
+            bits |= 0x1_0000;
+        }
+        if true && atomic_add(&mut hits[1], 1u32) < 1000000u32 {
+            bits |= 0x2_0000;
+        }
+        if true || atomic_add(&mut hits[2], 1u32) < 1000000u32 {
+            bits |= 0x4_0000;
+        }
+        if false || atomic_add(&mut hits[3], 1u32) > 1000000u32 {
+            bits |= 0x8_0000;
+        }
+        if false && {
+            marks[2 * i] = 1u32;
+            x[i] > 3u32
+        } {
+            bits |= 0x10_0000;
+        }
+        if true && {
+            marks[2 * i + 1] = 1u32 + x[i];
+            x[i] > 3u32
+        } {
+            bits |= 0x20_0000;
+        }
+        out[i] = bits;
+    }
+}
