@@ -242,6 +242,223 @@ fn f17_kernel_and_its_parts_run_on_every_device() {
     });
 }
 
+/// F17 taken apart further: each kernel pairs one generated f64 routine (`/`, `sqrt`, `%`, all
+/// on run-time operands) with one f64 rounding function, to find the pair NVIDIA's Vulkan
+/// driver refuses (the shrunk kernel holds the division routine and `round`). `a = [7.0, 2.0,
+/// -2.5]`; `o[0]` gets the routine's result, `o[1]` the rounding's.
+#[kernel]
+fn f17_div_round(a: &[f64], o: &mut [f64]) {
+    if global_id_x() == 0 {
+        let x = a[0];
+        let y = a[1];
+        let z = a[2];
+        o[0] = x / y;
+        o[1] = z.round();
+    }
+}
+
+#[kernel]
+fn f17_div_trunc(a: &[f64], o: &mut [f64]) {
+    if global_id_x() == 0 {
+        let x = a[0];
+        let y = a[1];
+        let z = a[2];
+        o[0] = x / y;
+        o[1] = z.trunc();
+    }
+}
+
+#[kernel]
+fn f17_div_floor(a: &[f64], o: &mut [f64]) {
+    if global_id_x() == 0 {
+        let x = a[0];
+        let y = a[1];
+        let z = a[2];
+        o[0] = x / y;
+        o[1] = z.floor();
+    }
+}
+
+#[kernel]
+fn f17_div_signum(a: &[f64], o: &mut [f64]) {
+    if global_id_x() == 0 {
+        let x = a[0];
+        let y = a[1];
+        let z = a[2];
+        o[0] = x / y;
+        o[1] = z.signum();
+    }
+}
+
+#[kernel]
+fn f17_div_abs(a: &[f64], o: &mut [f64]) {
+    if global_id_x() == 0 {
+        let x = a[0];
+        let y = a[1];
+        let z = a[2];
+        o[0] = x / y;
+        o[1] = z.abs();
+    }
+}
+
+#[kernel]
+fn f17_sqrt_round(a: &[f64], o: &mut [f64]) {
+    if global_id_x() == 0 {
+        let x = a[0];
+        let y = a[1];
+        let z = a[2];
+        o[0] = x.sqrt() + y;
+        o[1] = z.round();
+    }
+}
+
+#[kernel]
+fn f17_rem_round(a: &[f64], o: &mut [f64]) {
+    if global_id_x() == 0 {
+        let x = a[0];
+        let y = a[1];
+        let z = a[2];
+        o[0] = x % y;
+        o[1] = z.round();
+    }
+}
+
+#[kernel]
+fn f17_div_only(a: &[f64], o: &mut [f64]) {
+    if global_id_x() == 0 {
+        let x = a[0];
+        let y = a[1];
+        let z = a[2];
+        o[0] = x / y;
+        o[1] = z;
+    }
+}
+
+/// What each F17 pair must store: Rust's values of the same expressions.
+fn f17_pair_want(name: &str, a: [f64; 3]) -> [f64; 2] {
+    let (x, y, z) = (a[0], a[1], a[2]);
+    match name {
+        "div_round" => [x / y, z.round()],
+        "div_trunc" => [x / y, z.trunc()],
+        "div_floor" => [x / y, z.floor()],
+        "div_signum" => [x / y, z.signum()],
+        "div_abs" => [x / y, z.abs()],
+        "sqrt_round" => [x.sqrt() + y, z.round()],
+        "rem_round" => [x % y, z.round()],
+        "div_only" => [x / y, z],
+        _ => unreachable!("no F17 pair {name}"),
+    }
+}
+
+/// F17's pairs on every device: each builds and stores Rust's values; where NVIDIA's Vulkan
+/// refuses one, the pairs it refuses are printed (the open finding), not failed.
+#[test]
+fn f17_pairs_of_routine_and_rounding() {
+    let a = [7.0f64, 2.0, -2.5];
+    check_each_device(common::devices(), 2, |dev, check| {
+        let da = dev.upload(&a)?;
+        let mut problems = Vec::new();
+        {
+            let mut o = dev.upload(&[0.5f64; 2])?;
+            match f17_div_round.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                Err(e) => problems.push(format!("div_round: {e}")),
+                Ok(()) => {
+                    let (got, want) = (o.to_vec()?, f17_pair_want("div_round", a));
+                    if got != want {
+                        problems.push(format!("div_round: got {got:?}, want {want:?}"));
+                    }
+                }
+            }
+        }
+        {
+            let mut o = dev.upload(&[0.5f64; 2])?;
+            match f17_div_trunc.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                Err(e) => problems.push(format!("div_trunc: {e}")),
+                Ok(()) => {
+                    let (got, want) = (o.to_vec()?, f17_pair_want("div_trunc", a));
+                    if got != want {
+                        problems.push(format!("div_trunc: got {got:?}, want {want:?}"));
+                    }
+                }
+            }
+        }
+        {
+            let mut o = dev.upload(&[0.5f64; 2])?;
+            match f17_div_floor.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                Err(e) => problems.push(format!("div_floor: {e}")),
+                Ok(()) => {
+                    let (got, want) = (o.to_vec()?, f17_pair_want("div_floor", a));
+                    if got != want {
+                        problems.push(format!("div_floor: got {got:?}, want {want:?}"));
+                    }
+                }
+            }
+        }
+        {
+            let mut o = dev.upload(&[0.5f64; 2])?;
+            match f17_div_signum.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                Err(e) => problems.push(format!("div_signum: {e}")),
+                Ok(()) => {
+                    let (got, want) = (o.to_vec()?, f17_pair_want("div_signum", a));
+                    if got != want {
+                        problems.push(format!("div_signum: got {got:?}, want {want:?}"));
+                    }
+                }
+            }
+        }
+        {
+            let mut o = dev.upload(&[0.5f64; 2])?;
+            match f17_div_abs.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                Err(e) => problems.push(format!("div_abs: {e}")),
+                Ok(()) => {
+                    let (got, want) = (o.to_vec()?, f17_pair_want("div_abs", a));
+                    if got != want {
+                        problems.push(format!("div_abs: got {got:?}, want {want:?}"));
+                    }
+                }
+            }
+        }
+        {
+            let mut o = dev.upload(&[0.5f64; 2])?;
+            match f17_sqrt_round.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                Err(e) => problems.push(format!("sqrt_round: {e}")),
+                Ok(()) => {
+                    let (got, want) = (o.to_vec()?, f17_pair_want("sqrt_round", a));
+                    if got != want {
+                        problems.push(format!("sqrt_round: got {got:?}, want {want:?}"));
+                    }
+                }
+            }
+        }
+        {
+            let mut o = dev.upload(&[0.5f64; 2])?;
+            match f17_rem_round.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                Err(e) => problems.push(format!("rem_round: {e}")),
+                Ok(()) => {
+                    let (got, want) = (o.to_vec()?, f17_pair_want("rem_round", a));
+                    if got != want {
+                        problems.push(format!("rem_round: got {got:?}, want {want:?}"));
+                    }
+                }
+            }
+        }
+        {
+            let mut o = dev.upload(&[0.5f64; 2])?;
+            match f17_div_only.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                Err(e) => problems.push(format!("div_only: {e}")),
+                Ok(()) => {
+                    let (got, want) = (o.to_vec()?, f17_pair_want("div_only", a));
+                    if got != want {
+                        problems.push(format!("div_only: got {got:?}, want {want:?}"));
+                    }
+                }
+            }
+        }
+        check.wrong_unless_known_driver_bug(dev, "F17", &problems, "every F17 pair right");
+        Ok(())
+    });
+}
+
 /// F12's conversion chain with nothing but its narrowed result used (FINDINGS.md F12: on
 /// NVIDIA's Vulkan the generator's kernel picked a wrong element where `int_edge_values`, which
 /// stores the 64-bit value too, saw every step right): `(p as u64) as u32` and
