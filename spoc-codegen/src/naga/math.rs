@@ -232,7 +232,8 @@ impl Fb<'_, '_> {
         let ad = self.m(Mf::Abs, &[d]);
         let half = self.flit(st, 0.5);
         let up = self.bin(Bo::GreaterEqual, ad, half);
-        let s = self.m(Mf::Sign, &[x]);
+        let one = self.flit(st, 1.0);
+        let s = self.copysign_unchecked(st, one, x);
         let away = self.bin(Bo::Add, t, s);
         self.sel(up, away, t)
     }
