@@ -358,102 +358,29 @@ fn f17_pairs_of_routine_and_rounding() {
     check_each_device(common::devices(), 2, |dev, check| {
         let da = dev.upload(&a)?;
         let mut problems = Vec::new();
-        {
-            let mut o = dev.upload(&[0.5f64; 2])?;
-            match f17_div_round.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
-                Err(e) => problems.push(format!("div_round: {e}")),
-                Ok(()) => {
-                    let (got, want) = (o.to_vec()?, f17_pair_want("div_round", a));
-                    if got != want {
-                        problems.push(format!("div_round: got {got:?}, want {want:?}"));
+        // Launches pair `$k` and records a refusal or a value unlike Rust's under `$name`.
+        macro_rules! pair {
+            ($k:ident, $name:literal) => {
+                let mut o = dev.upload(&[0.5f64; 2])?;
+                match $k.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
+                    Err(e) => problems.push(format!("{}: {e}", $name)),
+                    Ok(()) => {
+                        let (got, want) = (o.to_vec()?, f17_pair_want($name, a));
+                        if got != want {
+                            problems.push(format!("{}: got {got:?}, want {want:?}", $name));
+                        }
                     }
                 }
-            }
+            };
         }
-        {
-            let mut o = dev.upload(&[0.5f64; 2])?;
-            match f17_div_trunc.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
-                Err(e) => problems.push(format!("div_trunc: {e}")),
-                Ok(()) => {
-                    let (got, want) = (o.to_vec()?, f17_pair_want("div_trunc", a));
-                    if got != want {
-                        problems.push(format!("div_trunc: got {got:?}, want {want:?}"));
-                    }
-                }
-            }
-        }
-        {
-            let mut o = dev.upload(&[0.5f64; 2])?;
-            match f17_div_floor.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
-                Err(e) => problems.push(format!("div_floor: {e}")),
-                Ok(()) => {
-                    let (got, want) = (o.to_vec()?, f17_pair_want("div_floor", a));
-                    if got != want {
-                        problems.push(format!("div_floor: got {got:?}, want {want:?}"));
-                    }
-                }
-            }
-        }
-        {
-            let mut o = dev.upload(&[0.5f64; 2])?;
-            match f17_div_signum.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
-                Err(e) => problems.push(format!("div_signum: {e}")),
-                Ok(()) => {
-                    let (got, want) = (o.to_vec()?, f17_pair_want("div_signum", a));
-                    if got != want {
-                        problems.push(format!("div_signum: got {got:?}, want {want:?}"));
-                    }
-                }
-            }
-        }
-        {
-            let mut o = dev.upload(&[0.5f64; 2])?;
-            match f17_div_abs.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
-                Err(e) => problems.push(format!("div_abs: {e}")),
-                Ok(()) => {
-                    let (got, want) = (o.to_vec()?, f17_pair_want("div_abs", a));
-                    if got != want {
-                        problems.push(format!("div_abs: got {got:?}, want {want:?}"));
-                    }
-                }
-            }
-        }
-        {
-            let mut o = dev.upload(&[0.5f64; 2])?;
-            match f17_sqrt_round.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
-                Err(e) => problems.push(format!("sqrt_round: {e}")),
-                Ok(()) => {
-                    let (got, want) = (o.to_vec()?, f17_pair_want("sqrt_round", a));
-                    if got != want {
-                        problems.push(format!("sqrt_round: got {got:?}, want {want:?}"));
-                    }
-                }
-            }
-        }
-        {
-            let mut o = dev.upload(&[0.5f64; 2])?;
-            match f17_rem_round.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
-                Err(e) => problems.push(format!("rem_round: {e}")),
-                Ok(()) => {
-                    let (got, want) = (o.to_vec()?, f17_pair_want("rem_round", a));
-                    if got != want {
-                        problems.push(format!("rem_round: got {got:?}, want {want:?}"));
-                    }
-                }
-            }
-        }
-        {
-            let mut o = dev.upload(&[0.5f64; 2])?;
-            match f17_div_only.launch(dev, dims1d(1), dims1d(32), (&da, &mut o)) {
-                Err(e) => problems.push(format!("div_only: {e}")),
-                Ok(()) => {
-                    let (got, want) = (o.to_vec()?, f17_pair_want("div_only", a));
-                    if got != want {
-                        problems.push(format!("div_only: got {got:?}, want {want:?}"));
-                    }
-                }
-            }
-        }
+        pair!(f17_div_round, "div_round");
+        pair!(f17_div_trunc, "div_trunc");
+        pair!(f17_div_floor, "div_floor");
+        pair!(f17_div_signum, "div_signum");
+        pair!(f17_div_abs, "div_abs");
+        pair!(f17_sqrt_round, "sqrt_round");
+        pair!(f17_rem_round, "rem_round");
+        pair!(f17_div_only, "div_only");
         check.wrong_unless_known_driver_bug(dev, "F17", &problems, "every F17 pair right");
         Ok(())
     });
