@@ -8,6 +8,7 @@
 use spoc_ir::ScalarType;
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 /// A register class: one PTX register type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,14 +81,14 @@ impl Class {
 /// An operand: a register or an immediate, with the class of value it holds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Opd {
-    pub text: String,
+    pub text: Text,
     pub class: Class,
     pub imm: bool,
 }
 
 impl Opd {
     /// An immediate operand.
-    pub(crate) fn imm(text: impl Into<String>, class: Class) -> Opd {
+    pub(crate) fn imm(text: impl Into<Text>, class: Class) -> Opd {
         Opd {
             text: text.into(),
             class,
@@ -102,27 +103,143 @@ impl std::fmt::Display for Opd {
     }
 }
 
+/// The text of an operand: kept inline up to [`Text::INLINE`] bytes (every temporary, every
+/// immediate, most variables' registers), in a shared allocation beyond. Operands are cloned
+/// at every use of a variable, so a clone copies 24 bytes and allocates nothing.
+#[derive(Clone)]
+pub(crate) struct Text(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// `buf[..len]`, always UTF-8 (only whole `&str`s are ever copied in).
+    Inline { len: u8, buf: [u8; Text::INLINE] },
+    Shared(Rc<str>),
+}
+
+impl Text {
+    /// The longest text kept inline.
+    const INLINE: usize = 22;
+
+    /// The text.
+    pub(crate) fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Inline { len, buf } => {
+                let bytes = &buf[..usize::from(*len)];
+                // SAFETY: `buf[..len]` is only ever written from whole `&str`s (`write_str`),
+                // so it is valid UTF-8.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            }
+            Repr::Shared(s) => s,
+        }
+    }
+}
+
+impl Default for Text {
+    fn default() -> Text {
+        Text(Repr::Inline {
+            len: 0,
+            buf: [0; Text::INLINE],
+        })
+    }
+}
+
+impl std::fmt::Write for Text {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        match &mut self.0 {
+            Repr::Inline { len, buf } if usize::from(*len) + s.len() <= Text::INLINE => {
+                let at = usize::from(*len);
+                buf[at..at + s.len()].copy_from_slice(s.as_bytes());
+                *len += s.len() as u8;
+            }
+            _ => {
+                let mut long = String::with_capacity(self.as_str().len() + s.len());
+                long.push_str(self.as_str());
+                long.push_str(s);
+                self.0 = Repr::Shared(long.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        let mut t = Text::default();
+        let _ = t.write_str(s);
+        t
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text::from(s.as_str())
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h)
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The PTX immediate for an `f32` of bits `b`.
 pub(crate) fn f32_imm(b: u32) -> Opd {
-    Opd::imm(format!("0f{b:08X}"), Class::F32)
+    let mut t = Text::default();
+    let _ = write!(t, "0f{b:08X}");
+    Opd::imm(t, Class::F32)
 }
 
 /// The PTX immediate for an `f64` of bits `b`.
 pub(crate) fn f64_imm(b: u64) -> Opd {
-    Opd::imm(format!("0d{b:016X}"), Class::F64)
+    let mut t = Text::default();
+    let _ = write!(t, "0d{b:016X}");
+    Opd::imm(t, Class::F64)
 }
 
 /// A 32-bit integer immediate.
 pub(crate) fn b32_imm(v: i64) -> Opd {
-    Opd::imm(v.to_string(), Class::B32)
+    let mut t = Text::default();
+    let _ = write!(t, "{v}");
+    Opd::imm(t, Class::B32)
 }
 
 /// A 64-bit integer immediate.
 pub(crate) fn b64_imm(v: i128) -> Opd {
     if v > i64::MAX as i128 {
-        Opd::imm(format!("0x{:016X}", v as u64), Class::B64)
+        let mut t = Text::default();
+        let _ = write!(t, "0x{:016X}", v as u64);
+        Opd::imm(t, Class::B64)
     } else {
-        Opd::imm(v.to_string(), Class::B64)
+        let mut t = Text::default();
+        let _ = write!(t, "{v}");
+        Opd::imm(t, Class::B64)
     }
 }
 
@@ -137,7 +254,9 @@ pub(crate) fn float_imm(c: Class, v: f64) -> Opd {
 /// Instruction lines and the registers and labels they use, for one PTX function.
 #[derive(Default)]
 pub(crate) struct Asm {
-    lines: Vec<String>,
+    /// The instruction lines, each ended by `\n`, written in place (one buffer, not a
+    /// `String` per line: the unrolled SGEMM has some ten thousand).
+    lines: String,
     temps: [u32; 6],
     named: Vec<(Class, String)>,
     taken: HashSet<String>,
@@ -155,8 +274,10 @@ impl Asm {
     pub(crate) fn tmp(&mut self, c: Class) -> Opd {
         let n = &mut self.temps[c.index()];
         *n += 1;
+        let mut text = Text::default();
+        let _ = write!(text, "{}{}", c.prefix(), n);
         Opd {
-            text: format!("{}{}", c.prefix(), n),
+            text,
             class: c,
             imm: false,
         }
@@ -183,9 +304,10 @@ impl Asm {
             k += 1;
         }
         self.taken.insert(name.clone());
-        self.named.push((c, name.clone()));
+        let text = Text::from(name.as_str());
+        self.named.push((c, name));
         Opd {
-            text: name,
+            text,
             class: c,
             imm: false,
         }
@@ -203,13 +325,17 @@ impl Asm {
         name
     }
 
+    /// Starts a line at the current indentation.
+    fn indent(&mut self) {
+        self.lines
+            .extend(std::iter::repeat_n('\t', self.depth + 1));
+    }
+
     /// Emits one instruction (without the trailing `;`): a `&str`, a `String` or, cheapest,
-    /// `format_args!(…)` (written straight into the line).
+    /// `format_args!(…)` (written straight into the body).
     pub(crate) fn ins(&mut self, text: impl std::fmt::Display) {
-        let mut s = String::with_capacity(self.depth + 48);
-        s.extend(std::iter::repeat_n('\t', self.depth + 1));
-        let _ = write!(s, "{text};");
-        self.lines.push(s);
+        self.indent();
+        let _ = writeln!(self.lines, "{text};");
     }
 
     /// The position of the next line, for [`Asm::ins_at`].
@@ -221,14 +347,15 @@ impl Asm {
     /// [`Asm::mark`]) at the function's top indentation: for a value the generator finds it
     /// needs only after the place where it must be computed has been emitted.
     pub(crate) fn ins_at(&mut self, at: usize, text: impl AsRef<str>) {
-        self.lines.insert(at, format!("\t{};", text.as_ref()));
+        self.lines
+            .insert_str(at, &format!("\t{};\n", text.as_ref()));
     }
 
     /// Emits a raw line at the current indentation (declarations inside call scopes).
     pub(crate) fn raw(&mut self, text: impl AsRef<str>) {
-        let mut s = "\t".repeat(self.depth + 1);
-        s.push_str(text.as_ref());
-        self.lines.push(s);
+        self.indent();
+        self.lines.push_str(text.as_ref());
+        self.lines.push('\n');
     }
 
     /// Opens a `{` scope.
@@ -246,19 +373,20 @@ impl Asm {
     /// Emits a comment line.
     pub(crate) fn comment(&mut self, text: impl AsRef<str>) {
         for l in text.as_ref().lines() {
-            let mut s = String::with_capacity(self.depth + 4 + l.len());
-            s.extend(std::iter::repeat_n('\t', self.depth + 1));
-            s.push_str("// ");
-            s.push_str(l);
-            let trimmed = s.trim_end().len();
-            s.truncate(trimmed);
-            self.lines.push(s);
+            let start = self.lines.len();
+            self.indent();
+            self.lines.push_str("// ");
+            self.lines.push_str(l);
+            let trimmed = start + self.lines[start..].trim_end().len();
+            self.lines.truncate(trimmed);
+            self.lines.push('\n');
         }
     }
 
     /// Places label `l` here.
     pub(crate) fn put(&mut self, l: &str) {
-        self.lines.push(format!("{l}:"));
+        self.lines.push_str(l);
+        self.lines.push_str(":\n");
     }
 
     /// `bra l` (unconditional).
@@ -348,18 +476,12 @@ impl Asm {
 
     /// The instruction lines, one per line.
     pub(crate) fn body(&self) -> String {
-        let mut s = String::new();
-        self.write_body(&mut s);
-        s
+        self.lines.clone()
     }
 
-    /// Appends [`Asm::body`] to `out`, reserving its length first.
+    /// Appends [`Asm::body`] to `out`.
     pub(crate) fn write_body(&self, out: &mut String) {
-        out.reserve(self.lines.iter().map(|l| l.len() + 1).sum());
-        for l in &self.lines {
-            out.push_str(l);
-            out.push('\n');
-        }
+        out.push_str(&self.lines);
     }
 }
 

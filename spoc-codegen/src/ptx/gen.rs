@@ -908,7 +908,7 @@ fn const_text(c: Const) -> String {
         Const::I32(v) => v.to_string(),
         Const::U32(v) => v.to_string(),
         Const::I64(v) => v.to_string(),
-        Const::U64(v) => b64_imm(v as i128).text,
+        Const::U64(v) => b64_imm(v as i128).text.to_string(),
         _ => "0".into(),
     }
 }

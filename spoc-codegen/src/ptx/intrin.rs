@@ -119,7 +119,7 @@ impl<'k> Gen<'k, '_> {
         let d: Vec<Opd> = (0..4).map(|_| self.a.tmp(Class::F32)).collect();
         let list = |os: &[Opd]| {
             os.iter()
-                .map(|o| o.text.clone())
+                .map(|o| o.text.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -307,7 +307,7 @@ impl<'k> Gen<'k, '_> {
             vals[0] = self.a.un(&format!("neg.s{bits}"), c, &vals[0]);
         }
         let d = self.a.tmp(c);
-        let operands: Vec<String> = vals.iter().map(|v| v.text.clone()).collect();
+        let operands: Vec<&str> = vals.iter().map(|v| v.text.as_str()).collect();
         // Checked mode: the atomic runs only for an index inside the array; else 0.
         let at = match &addr.guard {
             Some(g) => {

@@ -375,7 +375,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
             }) => format!(
                 "{} (len {l})",
                 ls.iter()
-                    .map(|l| l.base.text.clone())
+                    .map(|l| l.base.text.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
