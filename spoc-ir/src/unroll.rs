@@ -1035,6 +1035,17 @@ pub fn fold_constant_branches(kernel: &mut Kernel) -> bool {
 /// (`!(1u32 == 2u32) && !false`) folds completely.
 fn fold_node(e: &mut Expr) -> bool {
     let Type::Scalar(ty) = e.ty else { return false };
+    // Only operations fold (most nodes of an unrolled body are variables, constants and
+    // indexing): the rest is not looked at.
+    if !matches!(
+        e.kind,
+        ExprKind::Unary { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Intrinsic { .. }
+    ) {
+        return false;
+    }
     if fold_bool(e) {
         return true;
     }
