@@ -99,6 +99,16 @@ impl<'a> Show<'a> {
     pub fn stmt(&self, s: &Stmt) -> String {
         self.0.render(|p, out| p.stmt(out, 0, s))
     }
+
+    /// [`Show::expr`] appended to `out`.
+    pub fn expr_into(&self, out: &mut String, e: &Expr) {
+        self.0.expr(out, e)
+    }
+
+    /// [`Show::stmt`] appended to `out`.
+    pub fn stmt_into(&self, out: &mut String, s: &Stmt) {
+        self.0.stmt(out, 0, s)
+    }
 }
 
 /// Prints expression `e` of the kernel body (`function` = `None`) or of helper `function`, with

@@ -6,9 +6,13 @@
 //! register always has `_` right after its class prefix.
 
 use spoc_ir::ScalarType;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::rc::Rc;
+
+/// The hasher of the generator's sets of names (std's SipHash costs more than the rest of a
+/// lookup).
+type FastHash = foldhash::fast::FixedState;
 
 /// A register class: one PTX register type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -258,9 +262,11 @@ pub(crate) struct Asm {
     /// `String` per line: the unrolled SGEMM has some ten thousand).
     lines: String,
     temps: [u32; 6],
-    named: Vec<(Class, String)>,
-    taken: HashSet<String>,
-    labels: HashSet<String>,
+    named: Vec<(Class, Text)>,
+    taken: HashSet<String, FastHash>,
+    labels: HashSet<String, FastHash>,
+    /// Per label stem, the suffix [`Asm::label`] tries next.
+    label_next: HashMap<String, u32, FastHash>,
     /// Indentation depth of emitted lines (for `{ … }` call scopes).
     depth: usize,
 }
@@ -286,26 +292,28 @@ impl Asm {
     /// A fresh named register of class `c` (`%f_<stem>`, made unique with `_2`, `_3`, …).
     /// `stem` is sanitised to PTX identifier characters.
     pub(crate) fn named(&mut self, c: Class, stem: &str) -> Opd {
-        let clean: String = stem
-            .chars()
-            .map(|ch| {
-                if ch.is_ascii_alphanumeric() || ch == '_' || ch == '$' {
-                    ch
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let base = format!("{}_{}", c.prefix(), clean);
-        let mut name = base.clone();
-        let mut k = 2;
-        while self.taken.contains(&name) {
+        let mut name = String::with_capacity(c.prefix().len() + 1 + stem.len());
+        name.push_str(c.prefix());
+        name.push('_');
+        name.extend(stem.chars().map(|ch| {
+            if ch.is_ascii_alphanumeric() || ch == '_' || ch == '$' {
+                ch
+            } else {
+                '_'
+            }
+        }));
+        if self.taken.contains(&name) {
+            let base = name;
+            let mut k = 2;
             name = format!("{base}_{k}");
-            k += 1;
+            while self.taken.contains(&name) {
+                k += 1;
+                name = format!("{base}_{k}");
+            }
         }
-        self.taken.insert(name.clone());
         let text = Text::from(name.as_str());
-        self.named.push((c, name));
+        self.named.push((c, text.clone()));
+        self.taken.insert(name);
         Opd {
             text,
             class: c,
@@ -316,10 +324,18 @@ impl Asm {
     /// A fresh label `$L_<stem>_<n>` (or `$L_<stem>` the first time `stem` is used).
     pub(crate) fn label(&mut self, stem: &str) -> String {
         let mut name = format!("$L_{stem}");
-        let mut k = 1;
-        while self.labels.contains(&name) {
-            name = format!("$L_{stem}_{k}");
-            k += 1;
+        if self.labels.contains(&name) {
+            // The first free suffix: those below the last one given for `stem` are taken (the
+            // set only grows), so the search starts there.
+            let k = self.label_next.entry(stem.to_string()).or_insert(1);
+            loop {
+                name.truncate(3 + stem.len());
+                let _ = write!(name, "_{k}");
+                *k += 1;
+                if !self.labels.contains(&name) {
+                    break;
+                }
+            }
         }
         self.labels.insert(name.clone());
         name
@@ -401,21 +417,28 @@ impl Asm {
     }
 
     /// `d = op a` into a fresh temporary of class `c`.
-    pub(crate) fn un(&mut self, op: &str, c: Class, a: &Opd) -> Opd {
+    pub(crate) fn un(&mut self, op: impl std::fmt::Display, c: Class, a: &Opd) -> Opd {
         let d = self.tmp(c);
         self.ins(format_args!("{op} {d}, {a}"));
         d
     }
 
     /// `d = op a, b` into a fresh temporary of class `c`.
-    pub(crate) fn bin(&mut self, op: &str, c: Class, a: &Opd, b: &Opd) -> Opd {
+    pub(crate) fn bin(&mut self, op: impl std::fmt::Display, c: Class, a: &Opd, b: &Opd) -> Opd {
         let d = self.tmp(c);
         self.ins(format_args!("{op} {d}, {a}, {b}"));
         d
     }
 
     /// `d = op a, b, c` into a fresh temporary of class `cl`.
-    pub(crate) fn tri(&mut self, op: &str, cl: Class, a: &Opd, b: &Opd, c: &Opd) -> Opd {
+    pub(crate) fn tri(
+        &mut self,
+        op: impl std::fmt::Display,
+        cl: Class,
+        a: &Opd,
+        b: &Opd,
+        c: &Opd,
+    ) -> Opd {
         let d = self.tmp(cl);
         self.ins(format_args!("{op} {d}, {a}, {b}, {c}"));
         d

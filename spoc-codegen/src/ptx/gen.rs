@@ -85,6 +85,9 @@ pub(crate) struct Gen<'k, 'c> {
     pub body_start: usize,
     /// The register holding `activemask` as computed at the body's start, once needed.
     pub entry_mask: Option<Opd>,
+    /// The buffer [`Gen::describe`] writes each statement's comment into (kept between
+    /// statements: one allocation, not one per statement).
+    described: String,
 }
 
 impl<'k, 'c> Gen<'k, 'c> {
@@ -103,6 +106,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             divergent: 0,
             body_start: 0,
             entry_mask: None,
+            described: String::new(),
         }
     }
 
@@ -443,44 +447,62 @@ impl<'k, 'c> Gen<'k, 'c> {
         Ok(())
     }
 
-    /// A one-line description of `s` for the comment above its code.
-    fn describe(&self, s: &Stmt) -> Option<String> {
+    /// A one-line description of `s` for the comment above its code, written into `text`
+    /// (emptied first); false when `s` gets none.
+    fn describe(&self, s: &Stmt, text: &mut String) -> bool {
+        text.clear();
         let show = &self.frame().show;
-        let e = |x: &Expr| show.expr(x);
-        let text = match &s.kind {
-            StmtKind::If { cond, .. } => format!("if {}", e(cond)),
-            StmtKind::While { cond, .. } => format!("while {}", e(cond)),
+        match &s.kind {
+            StmtKind::If { cond, .. } => {
+                text.push_str("if ");
+                show.expr_into(text, cond);
+            }
+            StmtKind::While { cond, .. } => {
+                text.push_str("while ");
+                show.expr_into(text, cond);
+            }
             StmtKind::For(l) => {
                 let name = &self.frame().idents[l.var.0 as usize];
-                let range = format!("({}..{})", e(&l.start), e(&l.end));
-                let rev = if l.dir == ForDir::Down { ".rev()" } else { "" };
-                format!("for {name} in {range}{rev}.step_by({})", e(&l.step))
+                let _ = write!(text, "for {name} in (");
+                show.expr_into(text, &l.start);
+                text.push_str("..");
+                show.expr_into(text, &l.end);
+                text.push(')');
+                if l.dir == ForDir::Down {
+                    text.push_str(".rev()");
+                }
+                text.push_str(".step_by(");
+                show.expr_into(text, &l.step);
+                text.push(')');
             }
-            StmtKind::Match { scrutinee, .. } => format!("match {}", e(scrutinee)),
-            StmtKind::Block(_) => return None,
-            StmtKind::Pragma { hints, .. } => format!("pragma {}", hints.join(", ")),
+            StmtKind::Match { scrutinee, .. } => {
+                text.push_str("match ");
+                show.expr_into(text, scrutinee);
+            }
+            StmtKind::Block(_) => return false,
+            StmtKind::Pragma { hints, .. } => {
+                text.push_str("pragma ");
+                text.push_str(&hints.join(", "));
+            }
             _ => {
-                // The first line, trimmed, in the printed string's own allocation.
-                let mut t = show.stmt(s);
-                t.truncate(t.find('\n').unwrap_or(t.len()));
-                t.truncate(t.trim_end().len());
-                let lead = t.len() - t.trim_start().len();
-                t.drain(..lead);
-                t
+                // The first line, trimmed.
+                show.stmt_into(text, s);
+                text.truncate(text.find('\n').unwrap_or(text.len()));
+                text.truncate(text.trim_end().len());
+                let lead = text.len() - text.trim_start().len();
+                text.drain(..lead);
             }
-        };
-        let mut text = text;
+        }
         // At most 100 characters.
         if let Some((cut, _)) = text.char_indices().nth(100) {
             text.truncate(cut);
         }
         if let Some(l) = s.loc {
-            let mut located = String::with_capacity(text.len() + 16);
-            let _ = write!(located, "line {}: ", l.line);
-            located.push_str(&text);
-            text = located;
+            let mut prefix = String::with_capacity(16);
+            let _ = write!(prefix, "line {}: ", l.line);
+            text.insert_str(0, &prefix);
         }
-        Some(text)
+        true
     }
 
     pub(crate) fn stmt(&mut self, s: &'k Stmt) -> R<()> {
@@ -495,9 +517,11 @@ impl<'k, 'c> Gen<'k, 'c> {
 
     /// [`Gen::stmt`] with `self.loc` set to the statement's location.
     fn stmt_at(&mut self, s: &'k Stmt) -> R<()> {
-        if let Some(d) = self.describe(s) {
-            self.a.comment(d);
+        let mut text = std::mem::take(&mut self.described);
+        if self.describe(s, &mut text) {
+            self.a.comment(&text);
         }
+        self.described = text;
         match &s.kind {
             StmtKind::Let { var, init } => match init {
                 Some(Expr {
