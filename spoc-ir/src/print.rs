@@ -34,11 +34,14 @@ const INDENT: &str = "    ";
 /// duplicates. Empty names print as `_v<index>`. Deterministic: the same table gives the same
 /// names. Code generators may use these as identifiers for readable output.
 pub fn var_names(vars: &[VarDecl]) -> Vec<String> {
-    let reserved: HashSet<&str> = vars.iter().map(|v| v.name.as_str()).collect();
-    let mut used: HashSet<String> = HashSet::new();
+    // foldhash, not SipHash: an unrolled kernel has thousands of variables.
+    type Fast = foldhash::fast::FixedState;
+    let mut reserved: HashSet<&str, Fast> = HashSet::with_capacity_and_hasher(vars.len(), Fast::default());
+    reserved.extend(vars.iter().map(|v| v.name.as_str()));
+    let mut used: HashSet<String, Fast> = HashSet::with_capacity_and_hasher(vars.len(), Fast::default());
     // The next suffix to try per base name: an unrolled loop declares hundreds of variables of
     // one name, and trying `_1, _2, …` from 1 each time would be quadratic.
-    let mut next: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut next: std::collections::HashMap<&str, u32, Fast> = Default::default();
     let mut out = Vec::with_capacity(vars.len());
     for (i, v) in vars.iter().enumerate() {
         let base = if v.name.is_empty() {
@@ -49,7 +52,13 @@ pub fn var_names(vars: &[VarDecl]) -> Vec<String> {
         let name = if !used.contains(&base) {
             base
         } else {
-            let k = next.entry(base.clone()).or_insert(1);
+            // Keyed by the source name; an unnamed variable's base `_v<i>` is its own.
+            let mut first = 1;
+            let k = if v.name.is_empty() {
+                &mut first
+            } else {
+                next.entry(v.name.as_str()).or_insert(1)
+            };
             loop {
                 let cand = format!("{base}_{k}");
                 *k += 1;
