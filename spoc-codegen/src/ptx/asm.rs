@@ -419,14 +419,14 @@ impl Asm {
     /// `d = op a` into a fresh temporary of class `c`.
     pub(crate) fn un(&mut self, op: impl std::fmt::Display, c: Class, a: &Opd) -> Opd {
         let d = self.tmp(c);
-        self.ins(format_args!("{op} {d}, {a}"));
+        self.op(op, &[&d, a]);
         d
     }
 
     /// `d = op a, b` into a fresh temporary of class `c`.
     pub(crate) fn bin(&mut self, op: impl std::fmt::Display, c: Class, a: &Opd, b: &Opd) -> Opd {
         let d = self.tmp(c);
-        self.ins(format_args!("{op} {d}, {a}, {b}"));
+        self.op(op, &[&d, a, b]);
         d
     }
 
@@ -440,14 +440,35 @@ impl Asm {
         c: &Opd,
     ) -> Opd {
         let d = self.tmp(cl);
-        self.ins(format_args!("{op} {d}, {a}, {b}, {c}"));
+        self.op(op, &[&d, a, b, c]);
         d
+    }
+
+    /// Emits `op o0, o1, …;`, the operands copied in as they are (no formatting machinery
+    /// per operand: these are most of a kernel's lines).
+    fn op(&mut self, op: impl std::fmt::Display, operands: &[&Opd]) {
+        self.indent();
+        let _ = write!(self.lines, "{op}");
+        let mut sep = " ";
+        for o in operands {
+            self.lines.push_str(sep);
+            self.lines.push_str(&o.text);
+            sep = ", ";
+        }
+        self.lines.push_str(";\n");
     }
 
     /// `mov` of `src` into the existing register `dst` (nothing if they are the same).
     pub(crate) fn mov_to(&mut self, dst: &Opd, src: &Opd) {
         if dst.text != src.text {
-            self.ins(format_args!("mov{} {dst}, {src}", mov_type(dst.class)));
+            self.indent();
+            self.lines.push_str("mov");
+            self.lines.push_str(mov_type(dst.class));
+            self.lines.push(' ');
+            self.lines.push_str(&dst.text);
+            self.lines.push_str(", ");
+            self.lines.push_str(&src.text);
+            self.lines.push_str(";\n");
         }
     }
 

@@ -267,6 +267,11 @@ impl<'k, 'c> Gen<'k, 'c> {
     /// Copies `src` into the registers (or storage) of `dst`. Registers are copied through
     /// temporaries when the two overlap, so that `p = (p.y, p.x)` swaps.
     pub(crate) fn assign_val(&mut self, dst: &Val, src: &Val) -> R<()> {
+        // Scalars (most assignments): a `mov` unless they are the same register, as below.
+        if let (Val::Scalar(d, _), Val::Scalar(s, _)) = (dst, src) {
+            self.a.mov_to(d, s);
+            return Ok(());
+        }
         if let (Val::Array(d), Val::Array(s)) = (dst, src) {
             if d != s {
                 self.copy_array(d, s)?;
