@@ -36,9 +36,10 @@ const INDENT: &str = "    ";
 pub fn var_names(vars: &[VarDecl]) -> Vec<String> {
     // foldhash, not SipHash: an unrolled kernel has thousands of variables.
     type Fast = foldhash::fast::FixedState;
-    let mut reserved: HashSet<&str, Fast> = HashSet::with_capacity_and_hasher(vars.len(), Fast::default());
-    reserved.extend(vars.iter().map(|v| v.name.as_str()));
-    let mut used: HashSet<String, Fast> = HashSet::with_capacity_and_hasher(vars.len(), Fast::default());
+    // Few distinct source names (an unrolled body repeats them): no capacity reserved.
+    let reserved: HashSet<&str, Fast> = vars.iter().map(|v| v.name.as_str()).collect();
+    let mut used: HashSet<String, Fast> =
+        HashSet::with_capacity_and_hasher(vars.len(), Fast::default());
     // The next suffix to try per base name: an unrolled loop declares hundreds of variables of
     // one name, and trying `_1, _2, …` from 1 each time would be quadratic.
     let mut next: std::collections::HashMap<&str, u32, Fast> = Default::default();
