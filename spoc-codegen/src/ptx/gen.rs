@@ -65,8 +65,8 @@ pub(crate) struct Gen<'k, 'c> {
     pub locals: Vec<(String, Layout)>,
     /// Math routines the body calls (emitted as `.func`s before the entry).
     pub routines: BTreeSet<Routine>,
-    /// `variable -> registers` lines for the header comment.
-    pub var_map: Vec<String>,
+    /// `variable -> registers` lines for the header comment, each `\t//   …\n`.
+    pub var_map: String,
     /// Inlined helper calls so far (to name their registers).
     pub inlined: usize,
     /// The `%laneid`-style mask register used by warp operations (`activemask`), when needed.
@@ -98,7 +98,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             frames: Vec::new(),
             locals: Vec::new(),
             routines: BTreeSet::new(),
-            var_map: Vec::new(),
+            var_map: String::new(),
             inlined: 0,
             local_names: BTreeSet::new(),
             fault: None,
@@ -145,29 +145,37 @@ impl<'k, 'c> Gen<'k, 'c> {
 
     /// Allocates registers (or `.local` storage) for local variable `v` and binds them.
     pub(crate) fn declare_var(&mut self, v: VarId) -> R<Val> {
-        let (ty, stem, name) = {
-            let f = self.frame();
-            let d = &f.vars[v.0 as usize];
-            (d.ty.clone(), f.idents[v.0 as usize].clone(), d.name.clone())
-        };
-        let mut val = self.fresh_val(&ty, Some(&stem))?;
+        let vars = self.frame().vars;
+        let d = &vars[v.0 as usize];
+        let stem = self.frame().idents[v.0 as usize].clone();
+        let mut val = self.fresh_val(&d.ty, Some(&stem))?;
         if let Val::Array(a) = &mut val {
             a.id = crate::checked::array_id(self.func_index(), v);
         }
-        let mut regs = Vec::new();
-        val.regs(&mut regs);
-        let shown = match &val {
+        // The header comment's line: `name (in `helper`): type -> registers`.
+        let m = &mut self.var_map;
+        let _ = write!(m, "\t//   {}", d.name);
+        if let Some(f) = self.frames.last().and_then(|f| f.func) {
+            let _ = write!(m, " (in `{}`)", f.name);
+        }
+        let _ = write!(m, ": {} -> ", d.ty);
+        match &val {
             Val::Array(ArrRef {
                 store: Store::Mem(a),
                 ..
-            }) => a.operand(),
-            _ => regs.join(", "),
-        };
-        let owner = match self.frame().func {
-            Some(f) => format!(" (in `{}`)", f.name),
-            None => String::new(),
-        };
-        self.var_map.push(format!("{name}{owner}: {ty} -> {shown}"));
+            }) => m.push_str(&a.operand()),
+            _ => {
+                let mut regs = Vec::new();
+                val.regs(&mut regs);
+                for (i, r) in regs.iter().enumerate() {
+                    if i > 0 {
+                        m.push_str(", ");
+                    }
+                    m.push_str(r);
+                }
+            }
+        }
+        m.push('\n');
         self.bind(v, val.clone());
         Ok(val)
     }

@@ -386,7 +386,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
             }) => format!("{} (len {l})", a.operand()),
             _ => regs.join(", "),
         };
-        g.var_map.push(format!("{}: {} -> {shown}", p.name, p.ty));
+        let _ = writeln!(g.var_map, "\t//   {}: {} -> {shown}", p.name, p.ty);
         g.bind(p.var, val);
     }
     if cx.opts.checked {
@@ -438,14 +438,15 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
             }
             None => ("spoc_dyn_smem".to_string(), Len::DynShared),
         };
-        g.var_map.push(format!(
-            "{}: shared [{}; {}] -> {sym}",
+        let _ = writeln!(
+            g.var_map,
+            "\t//   {}: shared [{}; {}] -> {sym}",
             k.vars[s.var.0 as usize].name,
             s.elem,
             s.len
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "launch size".into())
-        ));
+        );
         g.bind(
             s.var,
             Val::Array(ArrRef {
@@ -504,9 +505,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     let _ = writeln!(out, "{{");
     if !g.var_map.is_empty() {
         let _ = writeln!(out, "\t// variables:");
-        for m in &g.var_map {
-            let _ = writeln!(out, "\t//   {m}");
-        }
+        out.push_str(&g.var_map);
     }
     out.push_str(&g.a.decls("\t"));
     out.push_str(&shared_decls);
