@@ -463,7 +463,15 @@ impl<'k, 'c> Gen<'k, 'c> {
     /// A one-line description of `s` for the comment above its code, written into `text`
     /// (emptied first); false when `s` gets none.
     fn describe(&self, s: &Stmt, text: &mut String) -> bool {
+        if matches!(s.kind, StmtKind::Block(_)) {
+            return false;
+        }
         text.clear();
+        if let Some(l) = s.loc {
+            let _ = write!(text, "line {}: ", l.line);
+        }
+        // The description proper, after the location.
+        let start = text.len();
         let show = &self.frame().show;
         match &s.kind {
             StmtKind::If { cond, .. } => {
@@ -492,7 +500,6 @@ impl<'k, 'c> Gen<'k, 'c> {
                 text.push_str("match ");
                 show.expr_into(text, scrutinee);
             }
-            StmtKind::Block(_) => return false,
             StmtKind::Pragma { hints, .. } => {
                 text.push_str("pragma ");
                 text.push_str(&hints.join(", "));
@@ -500,20 +507,20 @@ impl<'k, 'c> Gen<'k, 'c> {
             _ => {
                 // The first line, trimmed.
                 show.stmt_into(text, s);
-                text.truncate(text.find('\n').unwrap_or(text.len()));
-                text.truncate(text.trim_end().len());
-                let lead = text.len() - text.trim_start().len();
-                text.drain(..lead);
+                if let Some(nl) = text[start..].find('\n') {
+                    text.truncate(start + nl);
+                }
+                let trimmed = text[start..].trim_end().len();
+                text.truncate(start + trimmed);
+                let lead = trimmed - text[start..].trim_start().len();
+                text.drain(start..start + lead);
             }
         }
-        // At most 100 characters.
-        if let Some((cut, _)) = text.char_indices().nth(100) {
-            text.truncate(cut);
-        }
-        if let Some(l) = s.loc {
-            let mut prefix = String::with_capacity(16);
-            let _ = write!(prefix, "line {}: ", l.line);
-            text.insert_str(0, &prefix);
+        // At most 100 characters (fewer bytes than that are fewer characters).
+        if text.len() - start > 100 {
+            if let Some((cut, _)) = text[start..].char_indices().nth(100) {
+                text.truncate(start + cut);
+            }
         }
         true
     }
