@@ -110,6 +110,11 @@ impl<'a> Show<'a> {
         self.0.render(|p, out| p.stmt(out, 0, s))
     }
 
+    /// The printed name of each variable of the function ([`var_names`]), indexed like its table.
+    pub fn names(&self) -> &[String] {
+        &self.0.names
+    }
+
     /// [`Show::expr`] appended to `out`.
     pub fn expr_into(&self, out: &mut String, e: &Expr) {
         self.0.expr(out, e)

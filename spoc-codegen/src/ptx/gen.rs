@@ -23,8 +23,9 @@ pub(crate) type R<T> = Result<T, CodegenError>;
 pub(crate) struct Frame<'k> {
     pub func: Option<&'k Function>,
     pub vars: &'k [VarDecl],
-    /// Identifier stems for the variables (register names).
-    pub idents: Vec<String>,
+    /// Identifier stems for the variables (register names); `None` where they are the names
+    /// [`Frame::show`] prints (see [`Frame::ident`]).
+    pub idents: Option<Vec<String>>,
     /// The value bound to each variable, once declared.
     pub vals: Vec<Option<Val>>,
     /// `(continue target, break target)` of the enclosing loops, innermost last.
@@ -36,6 +37,16 @@ pub(crate) struct Frame<'k> {
     /// For a helper: it has a `return` before its end, so what follows that `return` in its
     /// body runs on only some of the lanes that called it (see [`Gen::divergent`]).
     pub early_return: bool,
+}
+
+impl Frame<'_> {
+    /// The identifier stem of variable `v` (its register names are made from it).
+    pub(crate) fn ident(&self, v: VarId) -> &str {
+        match &self.idents {
+            Some(idents) => &idents[v.0 as usize],
+            None => &self.show.names()[v.0 as usize],
+        }
+    }
 }
 
 /// True if `body` (a helper's) has a `return` anywhere but as its last statement.
@@ -147,7 +158,7 @@ impl<'k, 'c> Gen<'k, 'c> {
     pub(crate) fn declare_var(&mut self, v: VarId) -> R<Val> {
         let vars = self.frame().vars;
         let d = &vars[v.0 as usize];
-        let stem = self.frame().idents[v.0 as usize].clone();
+        let stem = self.frame().ident(v).to_string();
         let mut val = self.fresh_val(&d.ty, Some(&stem))?;
         if let Val::Array(a) = &mut val {
             a.id = crate::checked::array_id(self.func_index(), v);
@@ -483,7 +494,7 @@ impl<'k, 'c> Gen<'k, 'c> {
                 show.expr_into(text, cond);
             }
             StmtKind::For(l) => {
-                let name = &self.frame().idents[l.var.0 as usize];
+                let name = self.frame().ident(l.var);
                 let _ = write!(text, "for {name} in (");
                 show.expr_into(text, &l.start);
                 text.push_str("..");
@@ -896,8 +907,10 @@ impl<'k, 'c> Gen<'k, 'c> {
         let n = self.inlined;
         let prefix = format!("{}{}", func.name, n);
         let names = spoc_ir::print::var_names(&func.vars);
-        let idents: Vec<String> = crate::names::idents_of_names(names.clone())
-            .into_iter()
+        let idents: Vec<String> = crate::names::renamed_idents(&names)
+            .as_deref()
+            .unwrap_or(&names)
+            .iter()
             .map(|i| format!("{prefix}_{i}"))
             .collect();
         let ret_label = self.a.label(&format!("{}_{n}_ret", func.name));
@@ -907,7 +920,7 @@ impl<'k, 'c> Gen<'k, 'c> {
         self.frames.push(Frame {
             func: Some(func),
             vars: &func.vars,
-            idents,
+            idents: Some(idents),
             vals: vec![None; func.vars.len()],
             loops: Vec::new(),
             ret: Some((ret_label.clone(), result.clone())),

@@ -244,11 +244,12 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     let k = cx.kernel;
     let mut g = Gen::new(cx);
     let names = spoc_ir::print::var_names(&k.vars);
-    let idents = crate::names::idents_of_names(names.clone());
+    // The names are the identifiers unless one is reserved somewhere (then both are kept).
+    let idents = crate::names::renamed_idents(&names);
     let param_idents: Vec<String> = k
         .params
         .iter()
-        .map(|p| idents[p.var.0 as usize].clone())
+        .map(|p| idents.as_ref().unwrap_or(&names)[p.var.0 as usize].clone())
         .collect();
     g.frames.push(Frame {
         func: None,
@@ -416,7 +417,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     // Shared arrays.
     let mut shared_decls = String::new();
     for s in &k.shared {
-        let id = g.frames[0].idents[s.var.0 as usize].clone();
+        let id = g.frames[0].ident(s.var).to_string();
         let l = cx.layout(&s.elem)?;
         let (sym, len) = match s.len {
             Some(n) => {
