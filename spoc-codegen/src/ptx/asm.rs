@@ -429,14 +429,14 @@ impl Asm {
     }
 
     /// `d = op a` into a fresh temporary of class `c`.
-    pub(crate) fn un(&mut self, op: impl std::fmt::Display, c: Class, a: &Opd) -> Opd {
+    pub(crate) fn un(&mut self, op: impl OpName, c: Class, a: &Opd) -> Opd {
         let d = self.tmp(c);
         self.op(op, &[&d, a]);
         d
     }
 
     /// `d = op a, b` into a fresh temporary of class `c`.
-    pub(crate) fn bin(&mut self, op: impl std::fmt::Display, c: Class, a: &Opd, b: &Opd) -> Opd {
+    pub(crate) fn bin(&mut self, op: impl OpName, c: Class, a: &Opd, b: &Opd) -> Opd {
         let d = self.tmp(c);
         self.op(op, &[&d, a, b]);
         d
@@ -445,7 +445,7 @@ impl Asm {
     /// `d = op a, b, c` into a fresh temporary of class `cl`.
     pub(crate) fn tri(
         &mut self,
-        op: impl std::fmt::Display,
+        op: impl OpName,
         cl: Class,
         a: &Opd,
         b: &Opd,
@@ -458,9 +458,9 @@ impl Asm {
 
     /// Emits `op o0, o1, …;`, the operands copied in as they are (no formatting machinery
     /// per operand: these are most of a kernel's lines).
-    fn op(&mut self, op: impl std::fmt::Display, operands: &[&Opd]) {
+    fn op(&mut self, op: impl OpName, operands: &[&Opd]) {
         self.indent();
-        let _ = write!(self.lines, "{op}");
+        op.write_to(&mut self.lines);
         let mut sep = " ";
         for o in operands {
             self.lines.push_str(sep);
@@ -538,6 +538,43 @@ impl Asm {
     /// Appends [`Asm::body`] to `out`.
     pub(crate) fn write_body(&self, out: &mut String) {
         out.push_str(&self.lines);
+    }
+}
+
+/// An instruction's name for [`Asm::un`], [`Asm::bin`] and [`Asm::tri`]: a `&str`, a pair of
+/// them written one after the other (`("fma.rn", ".f32")`), or `format_args!(…)`.
+pub(crate) trait OpName {
+    /// Appends the name to `out`.
+    fn write_to(&self, out: &mut String);
+}
+
+impl OpName for &str {
+    fn write_to(&self, out: &mut String) {
+        out.push_str(self);
+    }
+}
+
+impl OpName for &String {
+    fn write_to(&self, out: &mut String) {
+        out.push_str(self);
+    }
+}
+
+impl OpName for (&str, &str) {
+    fn write_to(&self, out: &mut String) {
+        out.push_str(self.0);
+        out.push_str(self.1);
+    }
+}
+
+impl OpName for std::fmt::Arguments<'_> {
+    fn write_to(&self, out: &mut String) {
+        match self.as_str() {
+            Some(s) => out.push_str(s),
+            None => {
+                let _ = out.write_fmt(*self);
+            }
+        }
     }
 }
 

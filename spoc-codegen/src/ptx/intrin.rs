@@ -395,7 +395,7 @@ impl<'k> Gen<'k, '_> {
             }
             MathFn::MulAdd => {
                 let b = self.a.reg(&x[1]);
-                self.a.tri(format_args!("fma.rn{ty}"), c, &a0, &b, &x[2])
+                self.a.tri(("fma.rn", ty), c, &a0, &b, &x[2])
             }
             MathFn::Powi => {
                 let r = if f64t {
