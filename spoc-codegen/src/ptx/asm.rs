@@ -535,9 +535,9 @@ impl Asm {
         self.lines.clone()
     }
 
-    /// Appends [`Asm::body`] to `out`.
-    pub(crate) fn write_body(&self, out: &mut String) {
-        out.push_str(&self.lines);
+    /// The instruction lines, taken out of the assembler (which is left empty).
+    pub(crate) fn take_body(&mut self) -> String {
+        std::mem::take(&mut self.lines)
     }
 }
 
