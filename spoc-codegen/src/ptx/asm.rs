@@ -535,6 +535,11 @@ impl Asm {
         self.lines.clone()
     }
 
+    /// Reserves room for `bytes` more bytes of instruction lines.
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        self.lines.reserve(bytes);
+    }
+
     /// The instruction lines, taken out of the assembler (which is left empty).
     pub(crate) fn take_body(&mut self) -> String {
         std::mem::take(&mut self.lines)

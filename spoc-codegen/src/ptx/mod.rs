@@ -466,6 +466,11 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     }
     let dynamic = k.shared.iter().any(|s| s.len.is_none());
 
+    // Room for the body up front (about a line of comment and two of instructions per
+    // statement), so that the buffer of a large kernel is not copied as it grows.
+    let mut statements = 0;
+    spoc_ir::visit::for_each_stmt(&k.body, &mut |_| statements += 1);
+    g.a.reserve(statements * 128);
     g.body_start = g.a.mark();
     g.block(&k.body)?;
     g.a.ins("ret");
