@@ -401,12 +401,11 @@ impl Asm {
     /// Emits a comment line.
     pub(crate) fn comment(&mut self, text: impl AsRef<str>) {
         for l in text.as_ref().lines() {
-            let start = self.lines.len();
+            // `// ` and the line with its trailing blanks trimmed; `//` alone for a blank line.
+            let l = l.trim_end();
             self.indent();
-            self.lines.push_str("// ");
+            self.lines.push_str(if l.is_empty() { "//" } else { "// " });
             self.lines.push_str(l);
-            let trimmed = start + self.lines[start..].trim_end().len();
-            self.lines.truncate(trimmed);
             self.lines.push('\n');
         }
     }

@@ -39,11 +39,31 @@ impl<'k> Gen<'k, '_> {
             }
             Intrinsic::Math(m) => {
                 let t = scalar_ty(&args[0].ty);
-                let mut ops = Vec::new();
-                for a in args {
-                    ops.push(self.scalar(a)?);
-                }
-                let r = self.math(m, t, &ops)?;
+                // The operands in order; up to three (`mul_add`) on the stack.
+                let r = match args {
+                    [a] => {
+                        let a = self.scalar(a)?;
+                        self.math(m, t, &[a])?
+                    }
+                    [a, b] => {
+                        let a = self.scalar(a)?;
+                        let b = self.scalar(b)?;
+                        self.math(m, t, &[a, b])?
+                    }
+                    [a, b, c] => {
+                        let a = self.scalar(a)?;
+                        let b = self.scalar(b)?;
+                        let c = self.scalar(c)?;
+                        self.math(m, t, &[a, b, c])?
+                    }
+                    _ => {
+                        let mut ops = Vec::new();
+                        for a in args {
+                            ops.push(self.scalar(a)?);
+                        }
+                        self.math(m, t, &ops)?
+                    }
+                };
                 Ok(Val::Scalar(r, t))
             }
             Intrinsic::Atomic(op) => self.atomic(e, op, args),
