@@ -116,7 +116,10 @@ pub(crate) struct Text(Repr);
 #[derive(Clone)]
 enum Repr {
     /// `buf[..len]`, always UTF-8 (only whole `&str`s are ever copied in).
-    Inline { len: u8, buf: [u8; Text::INLINE] },
+    Inline {
+        len: u8,
+        buf: [u8; Text::INLINE],
+    },
     Shared(Rc<str>),
 }
 
@@ -355,8 +358,7 @@ impl Asm {
 
     /// Starts a line at the current indentation.
     fn indent(&mut self) {
-        self.lines
-            .extend(std::iter::repeat_n('\t', self.depth + 1));
+        self.lines.extend(std::iter::repeat_n('\t', self.depth + 1));
     }
 
     /// Emits one instruction (without the trailing `;`): a `&str`, a `String` or, cheapest,
@@ -442,14 +444,7 @@ impl Asm {
     }
 
     /// `d = op a, b, c` into a fresh temporary of class `cl`.
-    pub(crate) fn tri(
-        &mut self,
-        op: impl OpName,
-        cl: Class,
-        a: &Opd,
-        b: &Opd,
-        c: &Opd,
-    ) -> Opd {
+    pub(crate) fn tri(&mut self, op: impl OpName, cl: Class, a: &Opd, b: &Opd, c: &Opd) -> Opd {
         let d = self.tmp(cl);
         self.op(op, &[&d, a, b, c]);
         d

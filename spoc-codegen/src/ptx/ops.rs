@@ -91,7 +91,9 @@ impl Gen<'_, '_> {
         let c = Class::of(t);
         Ok(match (op, t) {
             (UnOp::Not, ScalarType::Bool) => self.a.un("not.pred", c, &a),
-            (UnOp::Not, _) => self.a.un(format_args!("not{}", super::asm::bit_type(t)), c, &a),
+            (UnOp::Not, _) => self
+                .a
+                .un(format_args!("not{}", super::asm::bit_type(t)), c, &a),
             (UnOp::Neg, _) if t.is_integer() => {
                 let bits = t.size_bytes() * 8;
                 self.a.un(format_args!("neg.s{bits}"), c, &a)
@@ -203,12 +205,21 @@ impl Gen<'_, '_> {
             let nonzero = self.a.un("not.pred", Class::Pred, &zero);
             self.fault_unless_plain(&nonzero, crate::checked::FAULT_DIVISION_BY_ZERO);
         }
-        let one = self
-            .a
-            .tri(format_args!("selp.b{bits}"), c, &Opd::imm("1", c), &b, &zero);
+        let one = self.a.tri(
+            format_args!("selp.b{bits}"),
+            c,
+            &Opd::imm("1", c),
+            &b,
+            &zero,
+        );
         let q = self.int_div_nonzero(op, t, a, &one);
-        self.a
-            .tri(format_args!("selp.b{bits}"), c, &Opd::imm("0", c), &q, &zero)
+        self.a.tri(
+            format_args!("selp.b{bits}"),
+            c,
+            &Opd::imm("0", c),
+            &q,
+            &zero,
+        )
     }
 
     /// [`Self::int_div`] for a divisor that is not 0.
@@ -372,10 +383,11 @@ impl Gen<'_, '_> {
                     self.a.un("cvt.u32.u64", tc, &v)
                 }
             }
-            (_, _) if from.is_integer() && to.is_float() => {
-                self.a
-                    .un(format_args!("cvt.rn{}{}", ptx_type(to), ptx_type(from)), tc, &v)
-            }
+            (_, _) if from.is_integer() && to.is_float() => self.a.un(
+                format_args!("cvt.rn{}{}", ptx_type(to), ptx_type(from)),
+                tc,
+                &v,
+            ),
             (F16, _) if to.is_integer() => {
                 let f = self.a.un("cvt.f32.f16", Class::F32, &v);
                 return self.cast(&f, F32, to);
