@@ -203,6 +203,22 @@ pub fn renamed_idents(names: &[String]) -> Option<Vec<String>> {
     )
 }
 
+/// The decimal digits of `v`, written into `buf` without the formatting machinery: the
+/// generators write thousands of numbered registers and literals.
+pub(crate) fn decimal(v: u32, buf: &mut [u8; 10]) -> &str {
+    let mut start = buf.len();
+    let mut n = v;
+    loop {
+        start -= 1;
+        buf[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[start..]).unwrap_or_default()
+}
+
 /// A helper function's identifier in generated code (`spoc_fn_<name>`), so it can never collide
 /// with a variable, a builtin or the kernel.
 pub fn function_ident(name: &str) -> String {

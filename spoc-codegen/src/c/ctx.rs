@@ -442,19 +442,10 @@ impl<'k> Ctx<'k> {
 /// The literal of `u32` constant `v` (`42u`), written without the formatting machinery: the
 /// unrolled kernels hold thousands.
 fn u32_literal(v: u32) -> String {
-    let mut digits = [0u8; 10];
-    let mut start = digits.len();
-    let mut n = v;
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let mut s = String::with_capacity(digits.len() - start + 1);
-    s.extend(digits[start..].iter().map(|&d| char::from(d)));
+    let mut buf = [0u8; 10];
+    let digits = crate::names::decimal(v, &mut buf);
+    let mut s = String::with_capacity(digits.len() + 1);
+    s.push_str(digits);
     s.push('u');
     s
 }

@@ -284,19 +284,8 @@ impl Asm {
         let n = &mut self.temps[c.index()];
         *n += 1;
         let mut text = Text::from(c.prefix());
-        // The number's digits, without the formatting machinery (a temporary per operation).
         let mut digits = [0u8; 10];
-        let mut i = digits.len();
-        let mut v = *n;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        let _ = text.write_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+        let _ = text.write_str(crate::names::decimal(*n, &mut digits));
         Opd {
             text,
             class: c,
