@@ -203,20 +203,24 @@ pub fn renamed_idents(names: &[String]) -> Option<Vec<String>> {
     )
 }
 
-/// The decimal digits of `v`, written into `buf` without the formatting machinery: the
+/// Appends the decimal digits of `v` to `out` without the formatting machinery: the
 /// generators write thousands of numbered registers and literals.
-pub(crate) fn decimal(v: u32, buf: &mut [u8; 10]) -> &str {
-    let mut start = buf.len();
+#[inline]
+pub(crate) fn write_decimal(out: &mut impl std::fmt::Write, v: u32) {
+    let mut digits = [0u8; 10];
+    let mut start = digits.len();
     let mut n = v;
     loop {
         start -= 1;
-        buf[start] = b'0' + (n % 10) as u8;
+        digits[start] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    std::str::from_utf8(&buf[start..]).unwrap_or_default()
+    for &d in &digits[start..] {
+        let _ = out.write_char(char::from(d));
+    }
 }
 
 /// A helper function's identifier in generated code (`spoc_fn_<name>`), so it can never collide

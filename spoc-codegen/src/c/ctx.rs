@@ -442,10 +442,8 @@ impl<'k> Ctx<'k> {
 /// The literal of `u32` constant `v` (`42u`), written without the formatting machinery: the
 /// unrolled kernels hold thousands.
 fn u32_literal(v: u32) -> String {
-    let mut buf = [0u8; 10];
-    let digits = crate::names::decimal(v, &mut buf);
-    let mut s = String::with_capacity(digits.len() + 1);
-    s.push_str(digits);
+    let mut s = String::with_capacity(11);
+    crate::names::write_decimal(&mut s, v);
     s.push('u');
     s
 }

@@ -167,6 +167,17 @@ impl std::fmt::Write for Text {
         }
         Ok(())
     }
+
+    fn write_char(&mut self, c: char) -> std::fmt::Result {
+        match &mut self.0 {
+            Repr::Inline { len, buf } if c.is_ascii() && usize::from(*len) < Text::INLINE => {
+                buf[usize::from(*len)] = c as u8;
+                *len += 1;
+                Ok(())
+            }
+            _ => self.write_str(c.encode_utf8(&mut [0; 4])),
+        }
+    }
 }
 
 impl From<&str> for Text {
@@ -284,8 +295,7 @@ impl Asm {
         let n = &mut self.temps[c.index()];
         *n += 1;
         let mut text = Text::from(c.prefix());
-        let mut digits = [0u8; 10];
-        let _ = text.write_str(crate::names::decimal(*n, &mut digits));
+        crate::names::write_decimal(&mut text, *n);
         Opd {
             text,
             class: c,
