@@ -176,23 +176,51 @@ pub fn var_idents(vars: &[VarDecl]) -> Vec<String> {
 
 /// [`var_idents`] from the table's [`spoc_ir::print::var_names`], computed already.
 pub fn idents_of_names(names: Vec<String>) -> Vec<String> {
+    renamed_idents(&names).unwrap_or(names)
+}
+
+/// [`idents_of_names`] without taking the names: `None` where every name is its own identifier
+/// (none is reserved), so that a caller keeping the names needs no copy of them.
+pub fn renamed_idents(names: &[String]) -> Option<Vec<String>> {
     if !names.iter().any(|n| is_reserved(n)) {
-        return names;
+        return None;
     }
-    let taken: std::collections::HashSet<String> = names.iter().cloned().collect();
-    names
-        .into_iter()
-        .map(|n| {
-            if !is_reserved(&n) {
-                return n;
-            }
-            let mut cand = format!("v_{n}");
-            while taken.contains(&cand) {
-                cand.insert(0, 'v');
-            }
-            cand
-        })
-        .collect()
+    let taken: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+    Some(
+        names
+            .iter()
+            .map(|n| {
+                if !is_reserved(n) {
+                    return n.clone();
+                }
+                let mut cand = format!("v_{n}");
+                while taken.contains(cand.as_str()) {
+                    cand.insert(0, 'v');
+                }
+                cand
+            })
+            .collect(),
+    )
+}
+
+/// Appends the decimal digits of `v` to `out` without the formatting machinery: the
+/// generators write thousands of numbered registers and literals.
+#[inline]
+pub(crate) fn write_decimal(out: &mut impl std::fmt::Write, v: u32) {
+    let mut digits = [0u8; 10];
+    let mut start = digits.len();
+    let mut n = v;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[start..] {
+        let _ = out.write_char(char::from(d));
+    }
 }
 
 /// A helper function's identifier in generated code (`spoc_fn_<name>`), so it can never collide

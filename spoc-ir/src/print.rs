@@ -34,11 +34,15 @@ const INDENT: &str = "    ";
 /// duplicates. Empty names print as `_v<index>`. Deterministic: the same table gives the same
 /// names. Code generators may use these as identifiers for readable output.
 pub fn var_names(vars: &[VarDecl]) -> Vec<String> {
-    let reserved: HashSet<&str> = vars.iter().map(|v| v.name.as_str()).collect();
-    let mut used: HashSet<String> = HashSet::new();
+    // foldhash, not SipHash: an unrolled kernel has thousands of variables.
+    type Fast = foldhash::fast::FixedState;
+    // Few distinct source names (an unrolled body repeats them): no capacity reserved.
+    let reserved: HashSet<&str, Fast> = vars.iter().map(|v| v.name.as_str()).collect();
+    let mut used: HashSet<String, Fast> =
+        HashSet::with_capacity_and_hasher(vars.len(), Fast::default());
     // The next suffix to try per base name: an unrolled loop declares hundreds of variables of
     // one name, and trying `_1, _2, …` from 1 each time would be quadratic.
-    let mut next: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let mut next: std::collections::HashMap<&str, u32, Fast> = Default::default();
     let mut out = Vec::with_capacity(vars.len());
     for (i, v) in vars.iter().enumerate() {
         let base = if v.name.is_empty() {
@@ -49,7 +53,13 @@ pub fn var_names(vars: &[VarDecl]) -> Vec<String> {
         let name = if !used.contains(&base) {
             base
         } else {
-            let k = next.entry(base.clone()).or_insert(1);
+            // Keyed by the source name; an unnamed variable's base `_v<i>` is its own.
+            let mut first = 1;
+            let k = if v.name.is_empty() {
+                &mut first
+            } else {
+                next.entry(v.name.as_str()).or_insert(1)
+            };
             loop {
                 let cand = format!("{base}_{k}");
                 *k += 1;
@@ -98,6 +108,21 @@ impl<'a> Show<'a> {
     /// `s` as [`stmt_to_string`] prints it.
     pub fn stmt(&self, s: &Stmt) -> String {
         self.0.render(|p, out| p.stmt(out, 0, s))
+    }
+
+    /// The printed name of each variable of the function ([`var_names`]), indexed like its table.
+    pub fn names(&self) -> &[String] {
+        &self.0.names
+    }
+
+    /// [`Show::expr`] appended to `out`.
+    pub fn expr_into(&self, out: &mut String, e: &Expr) {
+        self.0.expr(out, e)
+    }
+
+    /// [`Show::stmt`] appended to `out`.
+    pub fn stmt_into(&self, out: &mut String, s: &Stmt) {
+        self.0.stmt(out, 0, s)
     }
 }
 

@@ -497,6 +497,36 @@ pub fn cost(b: &Block) -> usize {
     n
 }
 
+/// [`cost`], counted only as far as `cap`: the cost when it is at most `cap`, some larger
+/// value otherwise (what lies past `cap` is not visited: the loops around an unrolled body are
+/// far over every limit, and counting all of it would walk the body once per enclosing loop).
+fn cost_capped(b: &Block, cap: usize) -> usize {
+    struct Count {
+        n: usize,
+        cap: usize,
+    }
+    impl<'ir> crate::visit::Visit<'ir> for Count {
+        fn visit_stmt(&mut self, s: &'ir Stmt) {
+            if self.n <= self.cap {
+                self.n += 1;
+                crate::visit::walk_stmt(self, s);
+            }
+        }
+        fn visit_expr(&mut self, e: &'ir Expr) {
+            if self.n <= self.cap {
+                self.n += match e.kind {
+                    ExprKind::Call { .. } => 24,
+                    _ => 1,
+                };
+                crate::visit::walk_expr(self, e);
+            }
+        }
+    }
+    let mut c = Count { n: 0, cap };
+    crate::visit::Visit::visit_block(&mut c, b);
+    c.n
+}
+
 /// `kernel` with the loops `unroll(…)` does not mark unrolled as `opts` allows (inner loops
 /// first), or `None` if no loop qualifies. A *counted* `while` (`let mut v =
 /// c; while v < n { …; v = v * 2 }` with constants) is a `for` of known trip count to these
@@ -550,6 +580,8 @@ fn auto_block(
     readonly: &[VarId],
 ) -> bool {
     let mut changed = false;
+    // Past this, a body is over every limit below whatever its exact cost.
+    let cap = opts.full_max_cost.max(opts.partial_max_cost);
     // In place, one statement at a time: a replacement is one statement too, and rebuilding
     // every block would move the whole (large, once unrolled) tree in memory.
     for i in 0..b.len() {
@@ -562,11 +594,12 @@ fn auto_block(
             StmtKind::While { cond, body } => counted_while(before.last(), cond, body, vars)
                 .filter(|w| {
                     (w.values.len() as u64) <= opts.full_max_trip
-                        && w.values.len().saturating_mul(cost(body)) <= opts.full_max_cost
+                        && w.values.len().saturating_mul(cost_capped(body, cap))
+                            <= opts.full_max_cost
                 })
                 .and_then(|w| counted_copies(&w, body, vars)),
             StmtKind::For(f) => {
-                let body_cost = cost(&f.body);
+                let body_cost = cost_capped(&f.body, cap);
                 let full = trip_count(f).ok().filter(|&t| {
                     t <= opts.full_max_trip
                         && (t as usize).saturating_mul(body_cost) <= opts.full_max_cost
@@ -1035,6 +1068,17 @@ pub fn fold_constant_branches(kernel: &mut Kernel) -> bool {
 /// (`!(1u32 == 2u32) && !false`) folds completely.
 fn fold_node(e: &mut Expr) -> bool {
     let Type::Scalar(ty) = e.ty else { return false };
+    // Only operations fold (most nodes of an unrolled body are variables, constants and
+    // indexing): the rest is not looked at.
+    if !matches!(
+        e.kind,
+        ExprKind::Unary { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Intrinsic { .. }
+    ) {
+        return false;
+    }
     if fold_bool(e) {
         return true;
     }

@@ -442,19 +442,8 @@ impl<'k> Ctx<'k> {
 /// The literal of `u32` constant `v` (`42u`), written without the formatting machinery: the
 /// unrolled kernels hold thousands.
 fn u32_literal(v: u32) -> String {
-    let mut digits = [0u8; 10];
-    let mut start = digits.len();
-    let mut n = v;
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let mut s = String::with_capacity(digits.len() - start + 1);
-    s.extend(digits[start..].iter().map(|&d| char::from(d)));
+    let mut s = String::with_capacity(11);
+    crate::names::write_decimal(&mut s, v);
     s.push('u');
     s
 }

@@ -6,8 +6,13 @@
 //! register always has `_` right after its class prefix.
 
 use spoc_ir::ScalarType;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::rc::Rc;
+
+/// The hasher of the generator's sets of names (std's SipHash costs more than the rest of a
+/// lookup).
+type FastHash = foldhash::fast::FixedState;
 
 /// A register class: one PTX register type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,14 +85,14 @@ impl Class {
 /// An operand: a register or an immediate, with the class of value it holds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Opd {
-    pub text: String,
+    pub text: Text,
     pub class: Class,
     pub imm: bool,
 }
 
 impl Opd {
     /// An immediate operand.
-    pub(crate) fn imm(text: impl Into<String>, class: Class) -> Opd {
+    pub(crate) fn imm(text: impl Into<Text>, class: Class) -> Opd {
         Opd {
             text: text.into(),
             class,
@@ -102,27 +107,157 @@ impl std::fmt::Display for Opd {
     }
 }
 
+/// The text of an operand: kept inline up to [`Text::INLINE`] bytes (every temporary, every
+/// immediate, most variables' registers), in a shared allocation beyond. Operands are cloned
+/// at every use of a variable, so a clone copies 24 bytes and allocates nothing.
+#[derive(Clone)]
+pub(crate) struct Text(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// `buf[..len]`, always UTF-8 (only whole `&str`s are ever copied in).
+    Inline {
+        len: u8,
+        buf: [u8; Text::INLINE],
+    },
+    Shared(Rc<str>),
+}
+
+impl Text {
+    /// The longest text kept inline.
+    const INLINE: usize = 22;
+
+    /// The text.
+    pub(crate) fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Inline { len, buf } => {
+                let bytes = &buf[..usize::from(*len)];
+                // SAFETY: `buf[..len]` is only ever written from whole `&str`s (`write_str`),
+                // so it is valid UTF-8.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            }
+            Repr::Shared(s) => s,
+        }
+    }
+}
+
+impl Default for Text {
+    fn default() -> Text {
+        Text(Repr::Inline {
+            len: 0,
+            buf: [0; Text::INLINE],
+        })
+    }
+}
+
+impl std::fmt::Write for Text {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        match &mut self.0 {
+            Repr::Inline { len, buf } if usize::from(*len) + s.len() <= Text::INLINE => {
+                let at = usize::from(*len);
+                buf[at..at + s.len()].copy_from_slice(s.as_bytes());
+                *len += s.len() as u8;
+            }
+            _ => {
+                let mut long = String::with_capacity(self.as_str().len() + s.len());
+                long.push_str(self.as_str());
+                long.push_str(s);
+                self.0 = Repr::Shared(long.into());
+            }
+        }
+        Ok(())
+    }
+
+    fn write_char(&mut self, c: char) -> std::fmt::Result {
+        match &mut self.0 {
+            Repr::Inline { len, buf } if c.is_ascii() && usize::from(*len) < Text::INLINE => {
+                buf[usize::from(*len)] = c as u8;
+                *len += 1;
+                Ok(())
+            }
+            _ => self.write_str(c.encode_utf8(&mut [0; 4])),
+        }
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        let mut t = Text::default();
+        let _ = t.write_str(s);
+        t
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text::from(s.as_str())
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl std::hash::Hash for Text {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h)
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The PTX immediate for an `f32` of bits `b`.
 pub(crate) fn f32_imm(b: u32) -> Opd {
-    Opd::imm(format!("0f{b:08X}"), Class::F32)
+    let mut t = Text::default();
+    let _ = write!(t, "0f{b:08X}");
+    Opd::imm(t, Class::F32)
 }
 
 /// The PTX immediate for an `f64` of bits `b`.
 pub(crate) fn f64_imm(b: u64) -> Opd {
-    Opd::imm(format!("0d{b:016X}"), Class::F64)
+    let mut t = Text::default();
+    let _ = write!(t, "0d{b:016X}");
+    Opd::imm(t, Class::F64)
 }
 
 /// A 32-bit integer immediate.
 pub(crate) fn b32_imm(v: i64) -> Opd {
-    Opd::imm(v.to_string(), Class::B32)
+    let mut t = Text::default();
+    let _ = write!(t, "{v}");
+    Opd::imm(t, Class::B32)
 }
 
 /// A 64-bit integer immediate.
 pub(crate) fn b64_imm(v: i128) -> Opd {
     if v > i64::MAX as i128 {
-        Opd::imm(format!("0x{:016X}", v as u64), Class::B64)
+        let mut t = Text::default();
+        let _ = write!(t, "0x{:016X}", v as u64);
+        Opd::imm(t, Class::B64)
     } else {
-        Opd::imm(v.to_string(), Class::B64)
+        let mut t = Text::default();
+        let _ = write!(t, "{v}");
+        Opd::imm(t, Class::B64)
     }
 }
 
@@ -137,11 +272,15 @@ pub(crate) fn float_imm(c: Class, v: f64) -> Opd {
 /// Instruction lines and the registers and labels they use, for one PTX function.
 #[derive(Default)]
 pub(crate) struct Asm {
-    lines: Vec<String>,
+    /// The instruction lines, each ended by `\n`, written in place (one buffer, not a
+    /// `String` per line: the unrolled SGEMM has some ten thousand).
+    lines: String,
     temps: [u32; 6],
-    named: Vec<(Class, String)>,
-    taken: HashSet<String>,
-    labels: HashSet<String>,
+    named: Vec<(Class, Text)>,
+    taken: HashSet<String, FastHash>,
+    labels: HashSet<String, FastHash>,
+    /// Per label stem, the suffix [`Asm::label`] tries next.
+    label_next: HashMap<String, u32, FastHash>,
     /// Indentation depth of emitted lines (for `{ … }` call scopes).
     depth: usize,
 }
@@ -155,8 +294,10 @@ impl Asm {
     pub(crate) fn tmp(&mut self, c: Class) -> Opd {
         let n = &mut self.temps[c.index()];
         *n += 1;
+        let mut text = Text::from(c.prefix());
+        crate::names::write_decimal(&mut text, *n);
         Opd {
-            text: format!("{}{}", c.prefix(), n),
+            text,
             class: c,
             imm: false,
         }
@@ -165,27 +306,30 @@ impl Asm {
     /// A fresh named register of class `c` (`%f_<stem>`, made unique with `_2`, `_3`, …).
     /// `stem` is sanitised to PTX identifier characters.
     pub(crate) fn named(&mut self, c: Class, stem: &str) -> Opd {
-        let clean: String = stem
-            .chars()
-            .map(|ch| {
-                if ch.is_ascii_alphanumeric() || ch == '_' || ch == '$' {
-                    ch
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let base = format!("{}_{}", c.prefix(), clean);
-        let mut name = base.clone();
-        let mut k = 2;
-        while self.taken.contains(&name) {
+        let mut name = String::with_capacity(c.prefix().len() + 1 + stem.len());
+        name.push_str(c.prefix());
+        name.push('_');
+        name.extend(stem.chars().map(|ch| {
+            if ch.is_ascii_alphanumeric() || ch == '_' || ch == '$' {
+                ch
+            } else {
+                '_'
+            }
+        }));
+        if self.taken.contains(&name) {
+            let base = name;
+            let mut k = 2;
             name = format!("{base}_{k}");
-            k += 1;
+            while self.taken.contains(&name) {
+                k += 1;
+                name = format!("{base}_{k}");
+            }
         }
-        self.taken.insert(name.clone());
-        self.named.push((c, name.clone()));
+        let text = Text::from(name.as_str());
+        self.named.push((c, text.clone()));
+        self.taken.insert(name);
         Opd {
-            text: name,
+            text,
             class: c,
             imm: false,
         }
@@ -194,22 +338,33 @@ impl Asm {
     /// A fresh label `$L_<stem>_<n>` (or `$L_<stem>` the first time `stem` is used).
     pub(crate) fn label(&mut self, stem: &str) -> String {
         let mut name = format!("$L_{stem}");
-        let mut k = 1;
-        while self.labels.contains(&name) {
-            name = format!("$L_{stem}_{k}");
-            k += 1;
+        if self.labels.contains(&name) {
+            // The first free suffix: those below the last one given for `stem` are taken (the
+            // set only grows), so the search starts there.
+            let k = self.label_next.entry(stem.to_string()).or_insert(1);
+            loop {
+                name.truncate(3 + stem.len());
+                let _ = write!(name, "_{k}");
+                *k += 1;
+                if !self.labels.contains(&name) {
+                    break;
+                }
+            }
         }
         self.labels.insert(name.clone());
         name
     }
 
+    /// Starts a line at the current indentation.
+    fn indent(&mut self) {
+        self.lines.extend(std::iter::repeat_n('\t', self.depth + 1));
+    }
+
     /// Emits one instruction (without the trailing `;`): a `&str`, a `String` or, cheapest,
-    /// `format_args!(…)` (written straight into the line).
+    /// `format_args!(…)` (written straight into the body).
     pub(crate) fn ins(&mut self, text: impl std::fmt::Display) {
-        let mut s = String::with_capacity(self.depth + 48);
-        s.extend(std::iter::repeat_n('\t', self.depth + 1));
-        let _ = write!(s, "{text};");
-        self.lines.push(s);
+        self.indent();
+        let _ = writeln!(self.lines, "{text};");
     }
 
     /// The position of the next line, for [`Asm::ins_at`].
@@ -221,14 +376,15 @@ impl Asm {
     /// [`Asm::mark`]) at the function's top indentation: for a value the generator finds it
     /// needs only after the place where it must be computed has been emitted.
     pub(crate) fn ins_at(&mut self, at: usize, text: impl AsRef<str>) {
-        self.lines.insert(at, format!("\t{};", text.as_ref()));
+        self.lines
+            .insert_str(at, &format!("\t{};\n", text.as_ref()));
     }
 
     /// Emits a raw line at the current indentation (declarations inside call scopes).
     pub(crate) fn raw(&mut self, text: impl AsRef<str>) {
-        let mut s = "\t".repeat(self.depth + 1);
-        s.push_str(text.as_ref());
-        self.lines.push(s);
+        self.indent();
+        self.lines.push_str(text.as_ref());
+        self.lines.push('\n');
     }
 
     /// Opens a `{` scope.
@@ -246,19 +402,19 @@ impl Asm {
     /// Emits a comment line.
     pub(crate) fn comment(&mut self, text: impl AsRef<str>) {
         for l in text.as_ref().lines() {
-            let mut s = String::with_capacity(self.depth + 4 + l.len());
-            s.extend(std::iter::repeat_n('\t', self.depth + 1));
-            s.push_str("// ");
-            s.push_str(l);
-            let trimmed = s.trim_end().len();
-            s.truncate(trimmed);
-            self.lines.push(s);
+            // `// ` and the line with its trailing blanks trimmed; `//` alone for a blank line.
+            let l = l.trim_end();
+            self.indent();
+            self.lines.push_str(if l.is_empty() { "//" } else { "// " });
+            self.lines.push_str(l);
+            self.lines.push('\n');
         }
     }
 
     /// Places label `l` here.
     pub(crate) fn put(&mut self, l: &str) {
-        self.lines.push(format!("{l}:"));
+        self.lines.push_str(l);
+        self.lines.push_str(":\n");
     }
 
     /// `bra l` (unconditional).
@@ -273,30 +429,51 @@ impl Asm {
     }
 
     /// `d = op a` into a fresh temporary of class `c`.
-    pub(crate) fn un(&mut self, op: &str, c: Class, a: &Opd) -> Opd {
+    pub(crate) fn un(&mut self, op: impl OpName, c: Class, a: &Opd) -> Opd {
         let d = self.tmp(c);
-        self.ins(format_args!("{op} {d}, {a}"));
+        self.op(op, &[&d, a]);
         d
     }
 
     /// `d = op a, b` into a fresh temporary of class `c`.
-    pub(crate) fn bin(&mut self, op: &str, c: Class, a: &Opd, b: &Opd) -> Opd {
+    pub(crate) fn bin(&mut self, op: impl OpName, c: Class, a: &Opd, b: &Opd) -> Opd {
         let d = self.tmp(c);
-        self.ins(format_args!("{op} {d}, {a}, {b}"));
+        self.op(op, &[&d, a, b]);
         d
     }
 
     /// `d = op a, b, c` into a fresh temporary of class `cl`.
-    pub(crate) fn tri(&mut self, op: &str, cl: Class, a: &Opd, b: &Opd, c: &Opd) -> Opd {
+    pub(crate) fn tri(&mut self, op: impl OpName, cl: Class, a: &Opd, b: &Opd, c: &Opd) -> Opd {
         let d = self.tmp(cl);
-        self.ins(format_args!("{op} {d}, {a}, {b}, {c}"));
+        self.op(op, &[&d, a, b, c]);
         d
+    }
+
+    /// Emits `op o0, o1, …;`, the operands copied in as they are (no formatting machinery
+    /// per operand: these are most of a kernel's lines).
+    fn op(&mut self, op: impl OpName, operands: &[&Opd]) {
+        self.indent();
+        op.write_to(&mut self.lines);
+        let mut sep = " ";
+        for o in operands {
+            self.lines.push_str(sep);
+            self.lines.push_str(&o.text);
+            sep = ", ";
+        }
+        self.lines.push_str(";\n");
     }
 
     /// `mov` of `src` into the existing register `dst` (nothing if they are the same).
     pub(crate) fn mov_to(&mut self, dst: &Opd, src: &Opd) {
         if dst.text != src.text {
-            self.ins(format_args!("mov{} {dst}, {src}", mov_type(dst.class)));
+            self.indent();
+            self.lines.push_str("mov");
+            self.lines.push_str(mov_type(dst.class));
+            self.lines.push(' ');
+            self.lines.push_str(&dst.text);
+            self.lines.push_str(", ");
+            self.lines.push_str(&src.text);
+            self.lines.push_str(";\n");
         }
     }
 
@@ -348,17 +525,53 @@ impl Asm {
 
     /// The instruction lines, one per line.
     pub(crate) fn body(&self) -> String {
-        let mut s = String::new();
-        self.write_body(&mut s);
-        s
+        self.lines.clone()
     }
 
-    /// Appends [`Asm::body`] to `out`, reserving its length first.
-    pub(crate) fn write_body(&self, out: &mut String) {
-        out.reserve(self.lines.iter().map(|l| l.len() + 1).sum());
-        for l in &self.lines {
-            out.push_str(l);
-            out.push('\n');
+    /// Reserves room for `bytes` more bytes of instruction lines.
+    pub(crate) fn reserve(&mut self, bytes: usize) {
+        self.lines.reserve(bytes);
+    }
+
+    /// The instruction lines, taken out of the assembler (which is left empty).
+    pub(crate) fn take_body(&mut self) -> String {
+        std::mem::take(&mut self.lines)
+    }
+}
+
+/// An instruction's name for [`Asm::un`], [`Asm::bin`] and [`Asm::tri`]: a `&str`, a pair of
+/// them written one after the other (`("fma.rn", ".f32")`), or `format_args!(…)`.
+pub(crate) trait OpName {
+    /// Appends the name to `out`.
+    fn write_to(&self, out: &mut String);
+}
+
+impl OpName for &str {
+    fn write_to(&self, out: &mut String) {
+        out.push_str(self);
+    }
+}
+
+impl OpName for &String {
+    fn write_to(&self, out: &mut String) {
+        out.push_str(self);
+    }
+}
+
+impl OpName for (&str, &str) {
+    fn write_to(&self, out: &mut String) {
+        out.push_str(self.0);
+        out.push_str(self.1);
+    }
+}
+
+impl OpName for std::fmt::Arguments<'_> {
+    fn write_to(&self, out: &mut String) {
+        match self.as_str() {
+            Some(s) => out.push_str(s),
+            None => {
+                let _ = out.write_fmt(*self);
+            }
         }
     }
 }

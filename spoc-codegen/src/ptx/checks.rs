@@ -83,11 +83,11 @@ impl Gen<'_, '_> {
         let index = self.a.reg(index);
         let len = self.a.reg(len);
         let values = [
-            rec.text.clone(),
+            rec.text.to_string(),
             code.to_string(),
             array.to_string(),
-            index.text.clone(),
-            len.text.clone(),
+            index.text.to_string(),
+            len.text.to_string(),
             line.to_string(),
             col.to_string(),
             func.to_string(),

@@ -10,6 +10,12 @@ use spoc_ir::{
 impl<'k> Gen<'k, '_> {
     /// Evaluates `e` to a scalar operand.
     pub(crate) fn scalar(&mut self, e: &'k Expr) -> R<Opd> {
+        // A scalar variable (most operands): its register, without copying the whole value.
+        if let ExprKind::Var(v) = e.kind {
+            if let Some(Some(Val::Scalar(o, _))) = self.frame().vals.get(v.0 as usize) {
+                return Ok(o.clone());
+            }
+        }
         match self.expr(e)? {
             Val::Scalar(o, _) => Ok(o),
             _ => Err(self.cx.unsupported(
@@ -26,6 +32,9 @@ impl<'k> Gen<'k, '_> {
 
     /// Evaluates `e`.
     pub(crate) fn expr(&mut self, e: &'k Expr) -> R<Val> {
+        if let ExprKind::Var(v) = e.kind {
+            return self.var_val(v);
+        }
         if let Some(p) = self.expr_place(e)? {
             return self.load(&p);
         }

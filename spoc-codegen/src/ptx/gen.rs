@@ -23,8 +23,9 @@ pub(crate) type R<T> = Result<T, CodegenError>;
 pub(crate) struct Frame<'k> {
     pub func: Option<&'k Function>,
     pub vars: &'k [VarDecl],
-    /// Identifier stems for the variables (register names).
-    pub idents: Vec<String>,
+    /// Identifier stems for the variables (register names); `None` where they are the names
+    /// [`Frame::show`] prints (see [`Frame::ident`]).
+    pub idents: Option<Vec<String>>,
     /// The value bound to each variable, once declared.
     pub vals: Vec<Option<Val>>,
     /// `(continue target, break target)` of the enclosing loops, innermost last.
@@ -36,6 +37,16 @@ pub(crate) struct Frame<'k> {
     /// For a helper: it has a `return` before its end, so what follows that `return` in its
     /// body runs on only some of the lanes that called it (see [`Gen::divergent`]).
     pub early_return: bool,
+}
+
+impl Frame<'_> {
+    /// The identifier stem of variable `v` (its register names are made from it).
+    pub(crate) fn ident(&self, v: VarId) -> &str {
+        match &self.idents {
+            Some(idents) => &idents[v.0 as usize],
+            None => &self.show.names()[v.0 as usize],
+        }
+    }
 }
 
 /// True if `body` (a helper's) has a `return` anywhere but as its last statement.
@@ -65,8 +76,8 @@ pub(crate) struct Gen<'k, 'c> {
     pub locals: Vec<(String, Layout)>,
     /// Math routines the body calls (emitted as `.func`s before the entry).
     pub routines: BTreeSet<Routine>,
-    /// `variable -> registers` lines for the header comment.
-    pub var_map: Vec<String>,
+    /// `variable -> registers` lines for the header comment, each `\t//   …\n`.
+    pub var_map: String,
     /// Inlined helper calls so far (to name their registers).
     pub inlined: usize,
     /// The `%laneid`-style mask register used by warp operations (`activemask`), when needed.
@@ -85,6 +96,9 @@ pub(crate) struct Gen<'k, 'c> {
     pub body_start: usize,
     /// The register holding `activemask` as computed at the body's start, once needed.
     pub entry_mask: Option<Opd>,
+    /// The buffer [`Gen::describe`] writes each statement's comment into (kept between
+    /// statements: one allocation, not one per statement).
+    described: String,
 }
 
 impl<'k, 'c> Gen<'k, 'c> {
@@ -95,7 +109,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             frames: Vec::new(),
             locals: Vec::new(),
             routines: BTreeSet::new(),
-            var_map: Vec::new(),
+            var_map: String::new(),
             inlined: 0,
             local_names: BTreeSet::new(),
             fault: None,
@@ -103,6 +117,7 @@ impl<'k, 'c> Gen<'k, 'c> {
             divergent: 0,
             body_start: 0,
             entry_mask: None,
+            described: String::new(),
         }
     }
 
@@ -141,29 +156,37 @@ impl<'k, 'c> Gen<'k, 'c> {
 
     /// Allocates registers (or `.local` storage) for local variable `v` and binds them.
     pub(crate) fn declare_var(&mut self, v: VarId) -> R<Val> {
-        let (ty, stem, name) = {
-            let f = self.frame();
-            let d = &f.vars[v.0 as usize];
-            (d.ty.clone(), f.idents[v.0 as usize].clone(), d.name.clone())
-        };
-        let mut val = self.fresh_val(&ty, Some(&stem))?;
+        let vars = self.frame().vars;
+        let d = &vars[v.0 as usize];
+        let stem = self.frame().ident(v).to_string();
+        let mut val = self.fresh_val(&d.ty, Some(&stem))?;
         if let Val::Array(a) = &mut val {
             a.id = crate::checked::array_id(self.func_index(), v);
         }
-        let mut regs = Vec::new();
-        val.regs(&mut regs);
-        let shown = match &val {
+        // The header comment's line: `name (in `helper`): type -> registers`.
+        let m = &mut self.var_map;
+        let _ = write!(m, "\t//   {}", d.name);
+        if let Some(f) = self.frames.last().and_then(|f| f.func) {
+            let _ = write!(m, " (in `{}`)", f.name);
+        }
+        let _ = write!(m, ": {} -> ", d.ty);
+        match &val {
             Val::Array(ArrRef {
                 store: Store::Mem(a),
                 ..
-            }) => a.operand(),
-            _ => regs.join(", "),
-        };
-        let owner = match self.frame().func {
-            Some(f) => format!(" (in `{}`)", f.name),
-            None => String::new(),
-        };
-        self.var_map.push(format!("{name}{owner}: {ty} -> {shown}"));
+            }) => m.push_str(&a.operand()),
+            _ => {
+                let mut regs = Vec::new();
+                val.regs(&mut regs);
+                for (i, r) in regs.iter().enumerate() {
+                    if i > 0 {
+                        m.push_str(", ");
+                    }
+                    m.push_str(r);
+                }
+            }
+        }
+        m.push('\n');
         self.bind(v, val.clone());
         Ok(val)
     }
@@ -263,6 +286,11 @@ impl<'k, 'c> Gen<'k, 'c> {
     /// Copies `src` into the registers (or storage) of `dst`. Registers are copied through
     /// temporaries when the two overlap, so that `p = (p.y, p.x)` swaps.
     pub(crate) fn assign_val(&mut self, dst: &Val, src: &Val) -> R<()> {
+        // Scalars (most assignments): a `mov` unless they are the same register, as below.
+        if let (Val::Scalar(d, _), Val::Scalar(s, _)) = (dst, src) {
+            self.a.mov_to(d, s);
+            return Ok(());
+        }
         if let (Val::Array(d), Val::Array(s)) = (dst, src) {
             if d != s {
                 self.copy_array(d, s)?;
@@ -443,44 +471,69 @@ impl<'k, 'c> Gen<'k, 'c> {
         Ok(())
     }
 
-    /// A one-line description of `s` for the comment above its code.
-    fn describe(&self, s: &Stmt) -> Option<String> {
-        let show = &self.frame().show;
-        let e = |x: &Expr| show.expr(x);
-        let text = match &s.kind {
-            StmtKind::If { cond, .. } => format!("if {}", e(cond)),
-            StmtKind::While { cond, .. } => format!("while {}", e(cond)),
-            StmtKind::For(l) => {
-                let name = &self.frame().idents[l.var.0 as usize];
-                let range = format!("({}..{})", e(&l.start), e(&l.end));
-                let rev = if l.dir == ForDir::Down { ".rev()" } else { "" };
-                format!("for {name} in {range}{rev}.step_by({})", e(&l.step))
-            }
-            StmtKind::Match { scrutinee, .. } => format!("match {}", e(scrutinee)),
-            StmtKind::Block(_) => return None,
-            StmtKind::Pragma { hints, .. } => format!("pragma {}", hints.join(", ")),
-            _ => {
-                // The first line, trimmed, in the printed string's own allocation.
-                let mut t = show.stmt(s);
-                t.truncate(t.find('\n').unwrap_or(t.len()));
-                t.truncate(t.trim_end().len());
-                let lead = t.len() - t.trim_start().len();
-                t.drain(..lead);
-                t
-            }
-        };
-        let mut text = text;
-        // At most 100 characters.
-        if let Some((cut, _)) = text.char_indices().nth(100) {
-            text.truncate(cut);
+    /// A one-line description of `s` for the comment above its code, written into `text`
+    /// (emptied first); false when `s` gets none.
+    fn describe(&self, s: &Stmt, text: &mut String) -> bool {
+        if matches!(s.kind, StmtKind::Block(_)) {
+            return false;
         }
+        text.clear();
         if let Some(l) = s.loc {
-            let mut located = String::with_capacity(text.len() + 16);
-            let _ = write!(located, "line {}: ", l.line);
-            located.push_str(&text);
-            text = located;
+            let _ = write!(text, "line {}: ", l.line);
         }
-        Some(text)
+        // The description proper, after the location.
+        let start = text.len();
+        let show = &self.frame().show;
+        match &s.kind {
+            StmtKind::If { cond, .. } => {
+                text.push_str("if ");
+                show.expr_into(text, cond);
+            }
+            StmtKind::While { cond, .. } => {
+                text.push_str("while ");
+                show.expr_into(text, cond);
+            }
+            StmtKind::For(l) => {
+                let name = self.frame().ident(l.var);
+                let _ = write!(text, "for {name} in (");
+                show.expr_into(text, &l.start);
+                text.push_str("..");
+                show.expr_into(text, &l.end);
+                text.push(')');
+                if l.dir == ForDir::Down {
+                    text.push_str(".rev()");
+                }
+                text.push_str(".step_by(");
+                show.expr_into(text, &l.step);
+                text.push(')');
+            }
+            StmtKind::Match { scrutinee, .. } => {
+                text.push_str("match ");
+                show.expr_into(text, scrutinee);
+            }
+            StmtKind::Pragma { hints, .. } => {
+                text.push_str("pragma ");
+                text.push_str(&hints.join(", "));
+            }
+            _ => {
+                // The first line, trimmed.
+                show.stmt_into(text, s);
+                if let Some(nl) = text[start..].find('\n') {
+                    text.truncate(start + nl);
+                }
+                let trimmed = text[start..].trim_end().len();
+                text.truncate(start + trimmed);
+                let lead = trimmed - text[start..].trim_start().len();
+                text.drain(start..start + lead);
+            }
+        }
+        // At most 100 characters (fewer bytes than that are fewer characters).
+        if text.len() - start > 100 {
+            if let Some((cut, _)) = text[start..].char_indices().nth(100) {
+                text.truncate(start + cut);
+            }
+        }
+        true
     }
 
     pub(crate) fn stmt(&mut self, s: &'k Stmt) -> R<()> {
@@ -495,9 +548,11 @@ impl<'k, 'c> Gen<'k, 'c> {
 
     /// [`Gen::stmt`] with `self.loc` set to the statement's location.
     fn stmt_at(&mut self, s: &'k Stmt) -> R<()> {
-        if let Some(d) = self.describe(s) {
-            self.a.comment(d);
+        let mut text = std::mem::take(&mut self.described);
+        if self.describe(s, &mut text) {
+            self.a.comment(&text);
         }
+        self.described = text;
         match &s.kind {
             StmtKind::Let { var, init } => match init {
                 Some(Expr {
@@ -852,8 +907,10 @@ impl<'k, 'c> Gen<'k, 'c> {
         let n = self.inlined;
         let prefix = format!("{}{}", func.name, n);
         let names = spoc_ir::print::var_names(&func.vars);
-        let idents: Vec<String> = crate::names::idents_of_names(names.clone())
-            .into_iter()
+        let idents: Vec<String> = crate::names::renamed_idents(&names)
+            .as_deref()
+            .unwrap_or(&names)
+            .iter()
             .map(|i| format!("{prefix}_{i}"))
             .collect();
         let ret_label = self.a.label(&format!("{}_{n}_ret", func.name));
@@ -863,7 +920,7 @@ impl<'k, 'c> Gen<'k, 'c> {
         self.frames.push(Frame {
             func: Some(func),
             vars: &func.vars,
-            idents,
+            idents: Some(idents),
             vals: vec![None; func.vars.len()],
             loops: Vec::new(),
             ret: Some((ret_label.clone(), result.clone())),
@@ -908,7 +965,7 @@ fn const_text(c: Const) -> String {
         Const::I32(v) => v.to_string(),
         Const::U32(v) => v.to_string(),
         Const::I64(v) => v.to_string(),
-        Const::U64(v) => b64_imm(v as i128).text,
+        Const::U64(v) => b64_imm(v as i128).text.to_string(),
         _ => "0".into(),
     }
 }

@@ -39,11 +39,31 @@ impl<'k> Gen<'k, '_> {
             }
             Intrinsic::Math(m) => {
                 let t = scalar_ty(&args[0].ty);
-                let mut ops = Vec::new();
-                for a in args {
-                    ops.push(self.scalar(a)?);
-                }
-                let r = self.math(m, t, &ops)?;
+                // The operands in order; up to three (`mul_add`) on the stack.
+                let r = match args {
+                    [a] => {
+                        let a = self.scalar(a)?;
+                        self.math(m, t, &[a])?
+                    }
+                    [a, b] => {
+                        let a = self.scalar(a)?;
+                        let b = self.scalar(b)?;
+                        self.math(m, t, &[a, b])?
+                    }
+                    [a, b, c] => {
+                        let a = self.scalar(a)?;
+                        let b = self.scalar(b)?;
+                        let c = self.scalar(c)?;
+                        self.math(m, t, &[a, b, c])?
+                    }
+                    _ => {
+                        let mut ops = Vec::new();
+                        for a in args {
+                            ops.push(self.scalar(a)?);
+                        }
+                        self.math(m, t, &ops)?
+                    }
+                };
                 Ok(Val::Scalar(r, t))
             }
             Intrinsic::Atomic(op) => self.atomic(e, op, args),
@@ -119,7 +139,7 @@ impl<'k> Gen<'k, '_> {
         let d: Vec<Opd> = (0..4).map(|_| self.a.tmp(Class::F32)).collect();
         let list = |os: &[Opd]| {
             os.iter()
-                .map(|o| o.text.clone())
+                .map(|o| o.text.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -209,7 +229,7 @@ impl<'k> Gen<'k, '_> {
         let c = Class::of(t);
         let ty = if t.size_bytes() == 4 { ".b32" } else { ".b64" };
         let v = self.a.reg(v);
-        self.a.tri(&format!("selp{ty}"), c, &d, &v, &p)
+        self.a.tri(format_args!("selp{ty}"), c, &d, &v, &p)
     }
 
     /// `shfl.sync` itself (see [`Self::shuffle`]).
@@ -304,10 +324,10 @@ impl<'k> Gen<'k, '_> {
             AtomicOp::Xor => ("xor", format!(".b{bits}")),
         };
         if op == AtomicOp::Sub {
-            vals[0] = self.a.un(&format!("neg.s{bits}"), c, &vals[0]);
+            vals[0] = self.a.un(format_args!("neg.s{bits}"), c, &vals[0]);
         }
         let d = self.a.tmp(c);
-        let operands: Vec<String> = vals.iter().map(|v| v.text.clone()).collect();
+        let operands: Vec<&str> = vals.iter().map(|v| v.text.as_str()).collect();
         // Checked mode: the atomic runs only for an index inside the array; else 0.
         let at = match &addr.guard {
             Some(g) => {
@@ -353,7 +373,7 @@ impl<'k> Gen<'k, '_> {
             return Ok(match m {
                 MathFn::Abs if t.is_signed() => {
                     // Wrapping: |MIN| is MIN, as `wrapping_abs`.
-                    let n = self.a.un(&format!("neg.s{bits}"), c, &a0);
+                    let n = self.a.un(format_args!("neg.s{bits}"), c, &a0);
                     self.int_min_max(true, t, &a0, &n)
                 }
                 MathFn::Abs => a0,
@@ -368,34 +388,34 @@ impl<'k> Gen<'k, '_> {
         }
         let f64t = t == ScalarType::F64;
         Ok(match m {
-            MathFn::Sqrt => self.a.un(&format!("sqrt.rn{ty}"), c, &a0),
-            MathFn::Recip => self.a.un(&format!("rcp.rn{ty}"), c, &a0),
+            MathFn::Sqrt => self.a.un(format_args!("sqrt.rn{ty}"), c, &a0),
+            MathFn::Recip => self.a.un(format_args!("rcp.rn{ty}"), c, &a0),
             MathFn::Rsqrt => {
-                let s = self.a.un(&format!("sqrt.rn{ty}"), c, &a0);
-                self.a.un(&format!("rcp.rn{ty}"), c, &s)
+                let s = self.a.un(format_args!("sqrt.rn{ty}"), c, &a0);
+                self.a.un(format_args!("rcp.rn{ty}"), c, &s)
             }
-            MathFn::Abs => self.a.un(&format!("abs{ty}"), c, &a0),
-            MathFn::Floor => self.a.un(&format!("cvt.rmi{ty}{ty}"), c, &a0),
-            MathFn::Ceil => self.a.un(&format!("cvt.rpi{ty}{ty}"), c, &a0),
-            MathFn::Trunc => self.a.un(&format!("cvt.rzi{ty}{ty}"), c, &a0),
+            MathFn::Abs => self.a.un(format_args!("abs{ty}"), c, &a0),
+            MathFn::Floor => self.a.un(format_args!("cvt.rmi{ty}{ty}"), c, &a0),
+            MathFn::Ceil => self.a.un(format_args!("cvt.rpi{ty}{ty}"), c, &a0),
+            MathFn::Trunc => self.a.un(format_args!("cvt.rzi{ty}{ty}"), c, &a0),
             MathFn::Round => self.round_half_away(t, &a0),
-            MathFn::Min => self.a.bin(&format!("min{ty}"), c, &a0, &x[1]),
-            MathFn::Max => self.a.bin(&format!("max{ty}"), c, &a0, &x[1]),
+            MathFn::Min => self.a.bin(format_args!("min{ty}"), c, &a0, &x[1]),
+            MathFn::Max => self.a.bin(format_args!("max{ty}"), c, &a0, &x[1]),
             // PTX `copysign d, a, b` gives b's magnitude with a's sign.
             MathFn::Copysign => {
                 let b = self.a.reg(&x[1]);
-                self.a.bin(&format!("copysign{ty}"), c, &b, &a0)
+                self.a.bin(format_args!("copysign{ty}"), c, &b, &a0)
             }
             MathFn::Signum => {
                 let one = float_imm(c, 1.0);
-                let s = self.a.bin(&format!("copysign{ty}"), c, &a0, &one);
+                let s = self.a.bin(format_args!("copysign{ty}"), c, &a0, &one);
                 let p = self.a.tmp(Class::Pred);
                 self.a.ins(format_args!("setp.nan{ty} {p}, {a0}, {a0}"));
-                self.a.tri(&format!("selp{ty}"), c, &a0, &s, &p)
+                self.a.tri(format_args!("selp{ty}"), c, &a0, &s, &p)
             }
             MathFn::MulAdd => {
                 let b = self.a.reg(&x[1]);
-                self.a.tri(&format!("fma.rn{ty}"), c, &a0, &b, &x[2])
+                self.a.tri(("fma.rn", ty), c, &a0, &b, &x[2])
             }
             MathFn::Powi => {
                 let r = if f64t {
@@ -457,15 +477,15 @@ impl<'k> Gen<'k, '_> {
     fn round_half_away(&mut self, t: ScalarType, x: &Opd) -> Opd {
         let c = Class::of(t);
         let ty = ptx_type(t);
-        let tr = self.a.un(&format!("cvt.rzi{ty}{ty}"), c, x);
-        let d = self.a.bin(&format!("sub.rn{ty}"), c, x, &tr);
-        let ad = self.a.un(&format!("abs{ty}"), c, &d);
+        let tr = self.a.un(format_args!("cvt.rzi{ty}{ty}"), c, x);
+        let d = self.a.bin(format_args!("sub.rn{ty}"), c, x, &tr);
+        let ad = self.a.un(format_args!("abs{ty}"), c, &d);
         let p = self.a.tmp(Class::Pred);
         let half = float_imm(c, 0.5);
         self.a.ins(format_args!("setp.ge{ty} {p}, {ad}, {half}"));
         let one = float_imm(c, 1.0);
-        let s = self.a.bin(&format!("copysign{ty}"), c, x, &one);
-        let up = self.a.bin(&format!("add.rn{ty}"), c, &tr, &s);
-        self.a.tri(&format!("selp{ty}"), c, &up, &tr, &p)
+        let s = self.a.bin(format_args!("copysign{ty}"), c, x, &one);
+        let up = self.a.bin(format_args!("add.rn{ty}"), c, &tr, &s);
+        self.a.tri(format_args!("selp{ty}"), c, &up, &tr, &p)
     }
 }

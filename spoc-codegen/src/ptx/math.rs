@@ -949,7 +949,7 @@ fn powi(a: &mut Asm, x: &Opd, n: &Opd, cl: Class) -> Opd {
     let one = float_imm(cl, 1.0);
     let inv = a.tmp(cl);
     a.ins(format_args!("div.rn{ty} {inv}, {one}, {r}"));
-    a.tri(&format!("selp{ty}"), cl, &inv, &r, &recip)
+    a.tri(format_args!("selp{ty}"), cl, &inv, &r, &recip)
 }
 
 /// Rust's `%` on floats (C's `fmod`): exact, by long division of the integer significands.
@@ -987,9 +987,9 @@ fn fmod(a: &mut Asm, x: &Opd, y: &Opd, wide: bool) -> Opd {
         0x7FC0_0000
     });
 
-    let ux = a.un(&format!("mov{bt}"), ic, x);
-    let uy = a.un(&format!("mov{bt}"), ic, y);
-    let sx = a.bin(&format!("and{bt}"), ic, &ux, &imm(sign));
+    let ux = a.un(format_args!("mov{bt}"), ic, x);
+    let uy = a.un(format_args!("mov{bt}"), ic, y);
+    let sx = a.bin(format_args!("and{bt}"), ic, &ux, &imm(sign));
     let ax = a.bin(
         &format!("and{bt}"),
         ic,
@@ -1024,21 +1024,21 @@ fn fmod(a: &mut Asm, x: &Opd, y: &Opd, wide: bool) -> Opd {
     a.bra_if(&p, true, &done);
     // Unpack significands and exponents (normalising subnormals).
     let unpack = |a: &mut Asm, v: &Opd| -> (Opd, Opd) {
-        let eb = a.bin(&format!("shr{ut}"), ic, v, &b32_imm(mbits));
+        let eb = a.bin(format_args!("shr{ut}"), ic, v, &b32_imm(mbits));
         let e = if wide {
             a.un("cvt.u32.u64", Class::B32, &eb)
         } else {
             eb
         };
         let e = a.copy(&e);
-        let m = a.bin(&format!("and{bt}"), ic, v, &mant_mask);
+        let m = a.bin(format_args!("and{bt}"), ic, v, &mant_mask);
         let m = a.copy(&m);
         let sub = a.tmp(Class::Pred);
         a.ins(format_args!("setp.eq.u32 {sub}, {e}, 0"));
         // normal: add the implicit bit
         a.ins(format_args!("@!{sub} or{bt} {m}, {m}, {implicit}"));
         // subnormal: shift left so that the top set bit lands on the implicit position
-        let lz = a.un(&format!("clz{bt}"), Class::B32, v);
+        let lz = a.un(format_args!("clz{bt}"), Class::B32, v);
         let sh = a.bin("sub.s32", Class::B32, &lz, &b32_imm(w - 1 - mbits));
         a.ins(format_args!("@{sub} shl{bt} {m}, {m}, {sh}"));
         a.ins(format_args!("@{sub} sub.s32 {e}, 1, {sh}"));
@@ -1068,7 +1068,7 @@ fn fmod(a: &mut Asm, x: &Opd, y: &Opd, wide: bool) -> Opd {
     a.ins(format_args!("setp.eq{ut} {q}, {mx}, 0"));
     a.bra_if(&q, true, &zero);
     // Normalise: the top bit to the implicit position.
-    let lz = a.un(&format!("clz{bt}"), Class::B32, &mx);
+    let lz = a.un(format_args!("clz{bt}"), Class::B32, &mx);
     let sh = a.bin("sub.s32", Class::B32, &lz, &b32_imm(w - 1 - mbits));
     a.ins(format_args!("shl{bt} {mx}, {mx}, {sh}"));
     a.ins(format_args!("sub.s32 {ex}, {ex}, {sh}"));
@@ -1087,13 +1087,13 @@ fn fmod(a: &mut Asm, x: &Opd, y: &Opd, wide: bool) -> Opd {
     } else {
         ex.clone()
     };
-    let ef = a.bin(&format!("shl{bt}"), ic, &e64, &b32_imm(mbits));
-    let mm = a.bin(&format!("and{bt}"), ic, &mx, &mant_mask);
+    let ef = a.bin(format_args!("shl{bt}"), ic, &e64, &b32_imm(mbits));
+    let mm = a.bin(format_args!("and{bt}"), ic, &mx, &mant_mask);
     a.ins(format_args!("or{bt} {res}, {ef}, {mm}"));
     a.ins(format_args!("or{bt} {res}, {res}, {sx}"));
     a.bra(&done);
     a.put(&zero);
     a.mov_to(&res, &sx);
     a.put(&done);
-    a.un(&format!("mov{bt}"), fc, &res)
+    a.un(format_args!("mov{bt}"), fc, &res)
 }

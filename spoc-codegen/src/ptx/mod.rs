@@ -244,11 +244,12 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     let k = cx.kernel;
     let mut g = Gen::new(cx);
     let names = spoc_ir::print::var_names(&k.vars);
-    let idents = crate::names::idents_of_names(names.clone());
+    // The names are the identifiers unless one is reserved somewhere (then both are kept).
+    let idents = crate::names::renamed_idents(&names);
     let param_idents: Vec<String> = k
         .params
         .iter()
-        .map(|p| idents[p.var.0 as usize].clone())
+        .map(|p| idents.as_ref().unwrap_or(&names)[p.var.0 as usize].clone())
         .collect();
     g.frames.push(Frame {
         func: None,
@@ -375,7 +376,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
             }) => format!(
                 "{} (len {l})",
                 ls.iter()
-                    .map(|l| l.base.text.clone())
+                    .map(|l| l.base.text.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -386,7 +387,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
             }) => format!("{} (len {l})", a.operand()),
             _ => regs.join(", "),
         };
-        g.var_map.push(format!("{}: {} -> {shown}", p.name, p.ty));
+        let _ = writeln!(g.var_map, "\t//   {}: {} -> {shown}", p.name, p.ty);
         g.bind(p.var, val);
     }
     if cx.opts.checked {
@@ -416,7 +417,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     // Shared arrays.
     let mut shared_decls = String::new();
     for s in &k.shared {
-        let id = g.frames[0].idents[s.var.0 as usize].clone();
+        let id = g.frames[0].ident(s.var).to_string();
         let l = cx.layout(&s.elem)?;
         let (sym, len) = match s.len {
             Some(n) => {
@@ -438,14 +439,15 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
             }
             None => ("spoc_dyn_smem".to_string(), Len::DynShared),
         };
-        g.var_map.push(format!(
-            "{}: shared [{}; {}] -> {sym}",
+        let _ = writeln!(
+            g.var_map,
+            "\t//   {}: shared [{}; {}] -> {sym}",
             k.vars[s.var.0 as usize].name,
             s.elem,
             s.len
                 .map(|n| n.to_string())
                 .unwrap_or_else(|| "launch size".into())
-        ));
+        );
         g.bind(
             s.var,
             Val::Array(ArrRef {
@@ -464,6 +466,11 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     }
     let dynamic = k.shared.iter().any(|s| s.len.is_none());
 
+    // Room for the body up front (about a line of comment and two of instructions per
+    // statement), so that the buffer of a large kernel is not copied as it grows.
+    let mut statements = 0;
+    spoc_ir::visit::for_each_stmt(&k.body, &mut |_| statements += 1);
+    g.a.reserve(statements * 128);
     g.body_start = g.a.mark();
     g.block(&k.body)?;
     g.a.ins("ret");
@@ -504,9 +511,7 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
     let _ = writeln!(out, "{{");
     if !g.var_map.is_empty() {
         let _ = writeln!(out, "\t// variables:");
-        for m in &g.var_map {
-            let _ = writeln!(out, "\t//   {m}");
-        }
+        out.push_str(&g.var_map);
     }
     out.push_str(&g.a.decls("\t"));
     out.push_str(&shared_decls);
@@ -519,9 +524,12 @@ fn module(cx: &Ctx<'_>) -> Result<String, CodegenError> {
         );
     }
     let _ = writeln!(out);
-    g.a.write_body(&mut out);
-    let _ = writeln!(out, "}}");
-    Ok(out)
+    // The header goes in front of the body, in the body's own buffer: the body is most of the
+    // module (the unrolled SGEMM's is some 400 KB), and copying it into a fresh one costs more.
+    let mut text = g.a.take_body();
+    text.insert_str(0, &out);
+    let _ = writeln!(text, "}}");
+    Ok(text)
 }
 
 /// Loads a record/vector parameter passed by value (`.param .b8 name[S]`) leaf by leaf.

@@ -91,12 +91,14 @@ impl Gen<'_, '_> {
         let c = Class::of(t);
         Ok(match (op, t) {
             (UnOp::Not, ScalarType::Bool) => self.a.un("not.pred", c, &a),
-            (UnOp::Not, _) => self.a.un(&format!("not{}", super::asm::bit_type(t)), c, &a),
+            (UnOp::Not, _) => self
+                .a
+                .un(format_args!("not{}", super::asm::bit_type(t)), c, &a),
             (UnOp::Neg, _) if t.is_integer() => {
                 let bits = t.size_bytes() * 8;
-                self.a.un(&format!("neg.s{bits}"), c, &a)
+                self.a.un(format_args!("neg.s{bits}"), c, &a)
             }
-            (UnOp::Neg, _) => self.a.un(&format!("neg{}", ptx_type(t)), c, &a),
+            (UnOp::Neg, _) => self.a.un(format_args!("neg{}", ptx_type(t)), c, &a),
         })
     }
 
@@ -117,7 +119,7 @@ impl Gen<'_, '_> {
             // round-to-nearest, subnormals supported), so it gives the bits `div.rn 1.0, x`
             // gives, in fewer instructions (what NVRTC emits for the same source).
             let b = self.a.reg(b);
-            return Ok(self.a.un(&format!("rcp.rn{ty}"), c, &b));
+            return Ok(self.a.un(format_args!("rcp.rn{ty}"), c, &b));
         }
         let a = self.a.reg(a);
         let bits = lt.size_bytes() * 8;
@@ -125,10 +127,10 @@ impl Gen<'_, '_> {
             return Ok(self.compare(op, lt, &a, b));
         }
         Ok(match op {
-            BinOp::Add if float => self.a.bin(&format!("add.rn{ty}"), c, &a, b),
-            BinOp::Sub if float => self.a.bin(&format!("sub.rn{ty}"), c, &a, b),
-            BinOp::Mul if float => self.a.bin(&format!("mul.rn{ty}"), c, &a, b),
-            BinOp::Div if float => self.a.bin(&format!("div.rn{ty}"), c, &a, b),
+            BinOp::Add if float => self.a.bin(format_args!("add.rn{ty}"), c, &a, b),
+            BinOp::Sub if float => self.a.bin(format_args!("sub.rn{ty}"), c, &a, b),
+            BinOp::Mul if float => self.a.bin(format_args!("mul.rn{ty}"), c, &a, b),
+            BinOp::Div if float => self.a.bin(format_args!("div.rn{ty}"), c, &a, b),
             BinOp::Rem if float => {
                 let r = if lt == ScalarType::F32 {
                     Routine::FmodF32
@@ -138,9 +140,9 @@ impl Gen<'_, '_> {
                 let b = self.a.reg(b);
                 self.call_routine(r, &[a, b])
             }
-            BinOp::Add => self.a.bin(&format!("add.s{bits}"), c, &a, b),
-            BinOp::Sub => self.a.bin(&format!("sub.s{bits}"), c, &a, b),
-            BinOp::Mul => self.a.bin(&format!("mul.lo.s{bits}"), c, &a, b),
+            BinOp::Add => self.a.bin(format_args!("add.s{bits}"), c, &a, b),
+            BinOp::Sub => self.a.bin(format_args!("sub.s{bits}"), c, &a, b),
+            BinOp::Mul => self.a.bin(format_args!("mul.lo.s{bits}"), c, &a, b),
             BinOp::Div | BinOp::Rem => self.int_div(op, lt, &a, b),
             BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
                 let word = match op {
@@ -150,9 +152,9 @@ impl Gen<'_, '_> {
                 };
                 if lt == ScalarType::Bool {
                     let b = self.a.reg(b);
-                    self.a.bin(&format!("{word}.pred"), c, &a, &b)
+                    self.a.bin(format_args!("{word}.pred"), c, &a, &b)
                 } else {
-                    self.a.bin(&format!("{word}.b{bits}"), c, &a, b)
+                    self.a.bin(format_args!("{word}.b{bits}"), c, &a, b)
                 }
             }
             BinOp::Shl | BinOp::Shr => {
@@ -203,12 +205,21 @@ impl Gen<'_, '_> {
             let nonzero = self.a.un("not.pred", Class::Pred, &zero);
             self.fault_unless_plain(&nonzero, crate::checked::FAULT_DIVISION_BY_ZERO);
         }
-        let one = self
-            .a
-            .tri(&format!("selp.b{bits}"), c, &Opd::imm("1", c), &b, &zero);
+        let one = self.a.tri(
+            format_args!("selp.b{bits}"),
+            c,
+            &Opd::imm("1", c),
+            &b,
+            &zero,
+        );
         let q = self.int_div_nonzero(op, t, a, &one);
-        self.a
-            .tri(&format!("selp.b{bits}"), c, &Opd::imm("0", c), &q, &zero)
+        self.a.tri(
+            format_args!("selp.b{bits}"),
+            c,
+            &Opd::imm("0", c),
+            &q,
+            &zero,
+        )
     }
 
     /// [`Self::int_div`] for a divisor that is not 0.
@@ -228,31 +239,31 @@ impl Gen<'_, '_> {
                 return if op == BinOp::Div {
                     let k = v.trailing_zeros();
                     self.a
-                        .bin(&format!("shr.b{bits}"), c, a, &b32_imm(i64::from(k)))
+                        .bin(format_args!("shr.b{bits}"), c, a, &b32_imm(i64::from(k)))
                 } else {
                     let mask = Opd::imm((v - 1).to_string(), c);
-                    self.a.bin(&format!("and.b{bits}"), c, a, &mask)
+                    self.a.bin(format_args!("and.b{bits}"), c, a, &mask)
                 };
             }
-            return self.a.bin(&format!("{word}.u{bits}"), c, a, b);
+            return self.a.bin(format_args!("{word}.u{bits}"), c, a, b);
         }
         if b.imm {
             match b.text.parse::<i128>() {
-                Ok(-1) if op == BinOp::Div => return self.a.un(&format!("neg.s{bits}"), c, a),
+                Ok(-1) if op == BinOp::Div => return self.a.un(format_args!("neg.s{bits}"), c, a),
                 Ok(-1) => return Opd::imm("0", c),
-                Ok(_) => return self.a.bin(&format!("{word}.s{bits}"), c, a, b),
+                Ok(_) => return self.a.bin(format_args!("{word}.s{bits}"), c, a, b),
                 Err(_) => {}
             }
         }
-        let q = self.a.bin(&format!("{word}.s{bits}"), c, a, b);
+        let q = self.a.bin(format_args!("{word}.s{bits}"), c, a, b);
         let p = self.a.tmp(Class::Pred);
         self.a.ins(format_args!("setp.eq.s{bits} {p}, {b}, -1"));
         let alt = if op == BinOp::Div {
-            self.a.un(&format!("neg.s{bits}"), c, a)
+            self.a.un(format_args!("neg.s{bits}"), c, a)
         } else {
             Opd::imm("0", c)
         };
-        self.a.tri(&format!("selp.b{bits}"), c, &alt, &q, &p)
+        self.a.tri(format_args!("selp.b{bits}"), c, &alt, &q, &p)
     }
 
     /// `a op b` for a comparison operator, as a predicate.
@@ -367,15 +378,16 @@ impl Gen<'_, '_> {
                     } else {
                         (".u64", ".u32")
                     };
-                    self.a.un(&format!("cvt{d}{s}"), tc, &v)
+                    self.a.un(format_args!("cvt{d}{s}"), tc, &v)
                 } else {
                     self.a.un("cvt.u32.u64", tc, &v)
                 }
             }
-            (_, _) if from.is_integer() && to.is_float() => {
-                self.a
-                    .un(&format!("cvt.rn{}{}", ptx_type(to), ptx_type(from)), tc, &v)
-            }
+            (_, _) if from.is_integer() && to.is_float() => self.a.un(
+                format_args!("cvt.rn{}{}", ptx_type(to), ptx_type(from)),
+                tc,
+                &v,
+            ),
             (F16, _) if to.is_integer() => {
                 let f = self.a.un("cvt.f32.f16", Class::F32, &v);
                 return self.cast(&f, F32, to);
@@ -391,7 +403,7 @@ impl Gen<'_, '_> {
                     .ins(format_args!("setp.nan{} {p}, {v}, {v}", ptx_type(from)));
                 let bits = to.size_bytes() * 8;
                 self.a
-                    .tri(&format!("selp.b{bits}"), tc, &Opd::imm("0", tc), &r, &p)
+                    .tri(format_args!("selp.b{bits}"), tc, &Opd::imm("0", tc), &r, &p)
             }
             (_, _) if from.is_float() && to.is_float() => {
                 let widen = to.size_bytes() > from.size_bytes();

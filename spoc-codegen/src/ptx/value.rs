@@ -88,8 +88,8 @@ impl Addr {
     /// The PTX operand `[base+offset]`.
     pub(crate) fn operand(&self) -> String {
         let b = match &self.base {
-            Base::Reg(r) => r.text.clone(),
-            Base::Sym(s) => s.clone(),
+            Base::Reg(r) => r.text.as_str(),
+            Base::Sym(s) => s.as_str(),
         };
         if self.offset == 0 {
             format!("[{b}]")
@@ -165,22 +165,22 @@ impl Val {
     }
 
     /// Every register operand this value is made of.
-    pub(crate) fn regs(&self, out: &mut Vec<String>) {
+    pub(crate) fn regs<'v>(&'v self, out: &mut Vec<&'v str>) {
         match self {
             Val::Unit | Val::Array(_) => {}
             Val::Scalar(o, _) => {
                 if !o.imm {
-                    out.push(o.text.clone())
+                    out.push(o.text.as_str())
                 }
             }
             Val::Record(_, fs) => fs.iter().for_each(|f| f.regs(out)),
             Val::Vector(_, ls) => ls
                 .iter()
                 .filter(|o| !o.imm)
-                .for_each(|o| out.push(o.text.clone())),
+                .for_each(|o| out.push(o.text.as_str())),
             Val::Variant { tag, cases, .. } => {
                 if !tag.imm {
-                    out.push(tag.text.clone());
+                    out.push(tag.text.as_str());
                 }
                 for c in cases.iter().flatten() {
                     c.iter().for_each(|v| v.regs(out));
