@@ -51,12 +51,31 @@
 //! driver returns the error, which the programs test and `bench` list as *skipped* with its
 //! reason.
 //!
+//! ## Eight values a load: the `v8` kernels
+//!
+//! Where `k` and `n` are multiples of 8 ([`vectors_fit`]) the program runs [`gemm_bf16_v8`] /
+//! [`gemm_f16_v8`] instead: the same tiles, fragments and `mma`, but `A` and `B` are uploaded as
+//! `U32x4`s (eight 16-bit values in memory order, the pairs of a row packed as `pack_*x2`
+//! packs them) and each thread loads 16 bytes at a time: a 4-vector of `A` is four pairs of one
+//! row as they go to shared memory; two 4-vectors of `B` (rows `q` and `q + 1`, the same eight
+//! columns) are re-paired by column with shifts and masks. A row outside `m`, a vector outside
+//! `k` or `n` loads zeros (the multiples of 8 make every vector all in or all out).
+//!
+//! A thread now writes four (`A`) or eight (`B`) consecutive words of a tile row, so with the
+//! unswizzled layouts the lanes of a warp would write 4 (`A`) and 8 (`B`) words to one bank at
+//! a time. Both tiles are stored swizzled, each word moving only inside its group of four
+//! (`A`) or eight (`B`), by an XOR with a value the row gives: pair `p` of tile row `r` of `A`
+//! at `(p & !3) | ((p & 3) ^ (r % 4))`; column `c = 8 cv + i` of pair-row `kp` of `B` at
+//! `8 cv + (i ^ (cv / 4 + (BN / 32) * (kp % (256 / BN))))`. With rows `BK / 2 + 4` and
+//! `BN + 8` words apart, the stores of a warp and the fragment reads (rows `g`, pairs `t`;
+//! columns `g`, pairs `t`) then hit 32 different banks each (the derivation is the comment in
+//! the kernel; the CPU backends check the layout bit for bit in `examples/tests/gemm.rs`).
+//!
 //! ## What a faster version needs (not here)
 //!
-//! The fragments are read from shared memory one 32-bit load per register and the global loads
-//! are 16-bit loads through registers; the CUDA peers (cuBLAS) reach their speed with `ldmatrix`
-//! (a fragment in one instruction), `cp.async` (global to shared without registers, several
-//! stages in flight), 128-bit global loads, swizzled shared layouts, and on Hopper `wgmma`
+//! The fragments are read from shared memory one 32-bit load per register; the CUDA peers
+//! (cuBLAS) reach their speed with `ldmatrix` (a fragment in one instruction), `cp.async`
+//! (global to shared without registers, several stages in flight), and on Hopper `wgmma`
 //! (warpgroup-wide, operands straight from shared memory through matrix descriptors) with TMA
 //! bulk copies. None of these is in spoc's language yet (issue 14).
 //!
@@ -245,6 +264,190 @@ gemm_kernel!(
     mma_sync_m16n8k16_f16
 );
 
+macro_rules! gemm_v8_kernel {
+    ($(#[$doc:meta])* $name:ident, $mma:ident) => {
+        $(#[$doc])*
+        #[kernel(instances((128, 128, 32, 64, 32), (64, 64, 32, 32, 32)))]
+        pub fn $name<
+            const BM: usize,
+            const BN: usize,
+            const BK: usize,
+            const WM: usize,
+            const WN: usize,
+        >(
+            m: usize,
+            n: usize,
+            k: usize,
+            a: &[U32x4],
+            b: &[U32x4],
+            c: &mut [f32],
+        ) {
+            let a_tile = shared_array::<u32, { 2 * BM * (BK / 2 + 4) }>();
+            let b_tile = shared_array::<u32, { 2 * (BK / 2) * (BN + 8) }>();
+            let tid = thread_idx_x();
+            let lane = tid % 32;
+            let warp = tid / 32;
+            let g = lane / 4;
+            let t = lane % 4;
+            let wr = (warp / (BN / WN)) * WM;
+            let wc = (warp % (BN / WN)) * WN;
+            let row0 = block_idx_y() * BM;
+            let col0 = block_idx_x() * BN;
+            let k8 = k / 8;
+            let n8 = n / 8;
+            // The swizzles (module docs). `A`: tile row `r` keeps pair `p` of a group of four at
+            // `p ^ (r % 4)`; a lane reads rows with `r % 4 == g % 4`, so at `ta`. A store of
+            // word `w` by the 32 lanes (rows `r0 + lane / 4`, vectors `lane % 4`) hits bank
+            // `(20 r + 4 v + (w ^ r % 4)) % 32` (`BK = 32`): `20 r + 4 v` takes each multiple of
+            // 4 for four lanes, whose rows are `{x, x + 1, x + 2, x + 3} mod 4` apart: four
+            // different XORs, 32 banks. `B`: pair-row `kp` keeps column `8 cv + i` at
+            // `8 cv + (i ^ f)`, `f = cv / 4 + (BN / 32) * (kp % R)`, `R = 256 / BN` pair-rows a
+            // warp stores at once (`BN / 8` vectors each); rows are `BN + 8 = 8 (mod 32)` words
+            // apart, so word `w` of the lanes goes to bank `8 (kp + cv) + (w ^ f) (mod 32)`: the
+            // eight lanes of one `(kp + cv) % 4` have eight different `f`. A fragment read
+            // (column `g` of vector `cv`, pair-row `8 ks + t`, so `kp % R == t % R`) hits
+            // `8 (t + cv) + (g ^ f)`: for each `t` a permutation of eight banks.
+            let ta = t ^ (g % 4);
+            let fb_t = (BN / 32) * (t % (256 / BN));
+            let mut acc = [0.0f32; 4 * (WM / 16) * (WN / 8)];
+            let mut fa = [0u32; 4 * (WM / 16)];
+            let mut fb = [0u32; 2 * (WN / 8)];
+            let mut ga = [0u32; 4 * (BM * BK / 8 / (32 * (BM / WM) * (BN / WN)))];
+            let mut gb = [0u32; 8 * (BK * BN / 16 / (32 * (BM / WM) * (BN / WN)))];
+            let slices = (k + BK - 1) / BK;
+            for s in 0..slices + 1 {
+                if s < slices {
+                    // `A`: one 4-vector (eight values of a row, four pairs) a load.
+                    for l in unroll(0..BM * BK / 8 / (32 * (BM / WM) * (BN / WN))) {
+                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
+                        let r = row0 + e / (BK / 8);
+                        let kv = s * (BK / 8) + e % (BK / 8);
+                        let v = if r < m && kv < k8 {
+                            a[r * k8 + kv]
+                        } else {
+                            U32x4::splat(0u32)
+                        };
+                        ga[4 * l] = v.x;
+                        ga[4 * l + 1] = v.y;
+                        ga[4 * l + 2] = v.z;
+                        ga[4 * l + 3] = v.w;
+                    }
+                    // `B`: eight columns of rows `q` and `q + 1`, re-paired by column.
+                    for l in unroll(0..BK * BN / 16 / (32 * (BM / WM) * (BN / WN))) {
+                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
+                        let q = s * BK + 2 * (e / (BN / 8));
+                        let cv = col0 / 8 + e % (BN / 8);
+                        let inside = q < k && cv < n8;
+                        let x = if inside { b[q * n8 + cv] } else { U32x4::splat(0u32) };
+                        let y = if inside {
+                            b[(q + 1) * n8 + cv]
+                        } else {
+                            U32x4::splat(0u32)
+                        };
+                        gb[8 * l] = (x.x & 0xffff) | (y.x << 16);
+                        gb[8 * l + 1] = (x.x >> 16) | (y.x & 0xffff_0000);
+                        gb[8 * l + 2] = (x.y & 0xffff) | (y.y << 16);
+                        gb[8 * l + 3] = (x.y >> 16) | (y.y & 0xffff_0000);
+                        gb[8 * l + 4] = (x.z & 0xffff) | (y.z << 16);
+                        gb[8 * l + 5] = (x.z >> 16) | (y.z & 0xffff_0000);
+                        gb[8 * l + 6] = (x.w & 0xffff) | (y.w << 16);
+                        gb[8 * l + 7] = (x.w >> 16) | (y.w & 0xffff_0000);
+                    }
+                }
+                if s > 0 {
+                    let at = ((s - 1) % 2) * (BM * (BK / 2 + 4));
+                    let bt = ((s - 1) % 2) * ((BK / 2) * (BN + 8));
+                    for ks in unroll(0..BK / 16) {
+                        for i in unroll(0..WM / 16) {
+                            let top = at + (wr + 16 * i + g) * (BK / 2 + 4) + ks * 8 + ta;
+                            let bottom = top + 8 * (BK / 2 + 4);
+                            fa[4 * i] = a_tile[top];
+                            fa[4 * i + 1] = a_tile[bottom];
+                            fa[4 * i + 2] = a_tile[top + 4];
+                            fa[4 * i + 3] = a_tile[bottom + 4];
+                        }
+                        for j in unroll(0..WN / 8) {
+                            let cv = wc / 8 + j;
+                            let at_b = bt + (ks * 8 + t) * (BN + 8) + 8 * cv + (g ^ (cv / 4 + fb_t));
+                            fb[2 * j] = b_tile[at_b];
+                            fb[2 * j + 1] = b_tile[at_b + 4 * (BN + 8)];
+                        }
+                        for i in unroll(0..WM / 16) {
+                            for j in unroll(0..WN / 8) {
+                                let x = 4 * (i * (WN / 8) + j);
+                                let d = $mma(
+                                    U32x4::new(fa[4 * i], fa[4 * i + 1], fa[4 * i + 2], fa[4 * i + 3]),
+                                    U32x2::new(fb[2 * j], fb[2 * j + 1]),
+                                    F32x4::new(acc[x], acc[x + 1], acc[x + 2], acc[x + 3]),
+                                );
+                                acc[x] = d.x;
+                                acc[x + 1] = d.y;
+                                acc[x + 2] = d.z;
+                                acc[x + 3] = d.w;
+                            }
+                        }
+                    }
+                }
+                if s < slices {
+                    let at = (s % 2) * (BM * (BK / 2 + 4));
+                    let bt = (s % 2) * ((BK / 2) * (BN + 8));
+                    for l in unroll(0..BM * BK / 8 / (32 * (BM / WM) * (BN / WN))) {
+                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
+                        let re = e / (BK / 8);
+                        let base = at + re * (BK / 2 + 4) + 4 * (e % (BK / 8));
+                        for w in unroll(0..4) {
+                            a_tile[base + (w ^ (re % 4))] = ga[4 * l + w];
+                        }
+                    }
+                    for l in unroll(0..BK * BN / 16 / (32 * (BM / WM) * (BN / WN))) {
+                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
+                        let kp = e / (BN / 8);
+                        let cv = e % (BN / 8);
+                        let f = cv / 4 + (BN / 32) * (kp % (256 / BN));
+                        let base = bt + kp * (BN + 8) + 8 * cv;
+                        for w in unroll(0..8) {
+                            b_tile[base + (w ^ f)] = gb[8 * l + w];
+                        }
+                    }
+                }
+                sync_threads();
+            }
+            for i in unroll(0..WM / 16) {
+                for j in unroll(0..WN / 8) {
+                    let x = 4 * (i * (WN / 8) + j);
+                    let r = row0 + wr + 16 * i + g;
+                    let col = col0 + wc + 8 * j + 2 * t;
+                    if r < m && col < n {
+                        c[r * n + col] = acc[x];
+                    }
+                    if r < m && col + 1 < n {
+                        c[r * n + col + 1] = acc[x + 1];
+                    }
+                    if r + 8 < m && col < n {
+                        c[(r + 8) * n + col] = acc[x + 2];
+                    }
+                    if r + 8 < m && col + 1 < n {
+                        c[(r + 8) * n + col + 1] = acc[x + 3];
+                    }
+                }
+            }
+        }
+    };
+}
+
+gemm_v8_kernel!(
+    /// [`gemm_bf16`] for `k` and `n` multiples of 8, reading `a` and `b` as 4-vectors of
+    /// packed `bf16` pairs (eight values a load; `a` is `m x k / 8`, `b` is `k x n / 8`).
+    gemm_bf16_v8,
+    mma_sync_m16n8k16_bf16
+);
+
+gemm_v8_kernel!(
+    /// [`gemm_bf16_v8`] on `f16` inputs.
+    gemm_f16_v8,
+    mma_sync_m16n8k16_f16
+);
+
 /// The input type of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Half {
@@ -358,7 +561,14 @@ pub fn host_gemm_rows(
     (want, scale)
 }
 
-/// Runs the `half` kernel with tiles `tiles` on `m x k` and `k x n` inputs, checks `c` (module
+/// Whether [`run_shape`] takes the `v8` kernels ([`gemm_bf16_v8`], [`gemm_f16_v8`]): `k` and `n`
+/// multiples of 8, so that every row of `A` and `B` is whole 4-vectors of pairs.
+pub fn vectors_fit(n: usize, k: usize) -> bool {
+    n.is_multiple_of(8) && k.is_multiple_of(8)
+}
+
+/// Runs the `half` kernel with tiles `tiles` on `m x k` and `k x n` inputs (the `v8` kernel where
+/// [`vectors_fit`]), checks `c` (module
 /// docs) and times it. The outcome is named `gemm_bf16` or `gemm_f16`.
 ///
 /// # Errors
@@ -382,35 +592,50 @@ pub fn run_shape(
     let grid = dims2d(blocks_for(n, bn as u32), blocks_for(m, bm as u32));
     let block = dims1d(tiles.threads() as u32);
     let big = tiles == Tiles::Big;
+    let vectors = vectors_fit(n, k);
+    // Eight 16-bit values a 4-vector, in memory order: the `v8` kernels' element type.
+    let packed = |bits: Vec<u16>| {
+        let words: Vec<u32> = bits
+            .chunks_exact(2)
+            .map(|p| u32::from(p[0]) | (u32::from(p[1]) << 16))
+            .collect();
+        U32x4::from_slice(&words)
+    };
+    macro_rules! time_kernels {
+        ($half:ident, $scalar:ident, $v8:ident) => {{
+            let halves = |v: &[f32]| v.iter().map(|&x| $half::from_f32(x)).collect::<Vec<_>>();
+            if vectors {
+                let bits = |v: &[f32]| halves(v).iter().map(|h| h.to_bits()).collect::<Vec<_>>();
+                let ab = dev.upload(&packed(bits(&a)))?;
+                let bb = dev.upload(&packed(bits(&b)))?;
+                let mut launch = || {
+                    let args = (m, n, k, &ab, &bb, &mut cb);
+                    if big {
+                        $v8::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
+                    } else {
+                        $v8::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
+                    }
+                };
+                launch()?; // compiles the kernel
+                time_it(dev, launch)?
+            } else {
+                let (ab, bb) = (dev.upload(&halves(&a))?, dev.upload(&halves(&b))?);
+                let mut launch = || {
+                    let args = (m, n, k, &ab, &bb, &mut cb);
+                    if big {
+                        $scalar::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
+                    } else {
+                        $scalar::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
+                    }
+                };
+                launch()?;
+                time_it(dev, launch)?
+            }
+        }};
+    }
     let seconds = match half {
-        Half::Bf16 => {
-            let to = |v: &[f32]| v.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>();
-            let (ab, bb) = (dev.upload(&to(&a))?, dev.upload(&to(&b))?);
-            let mut launch = || {
-                let args = (m, n, k, &ab, &bb, &mut cb);
-                if big {
-                    gemm_bf16::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
-                } else {
-                    gemm_bf16::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
-                }
-            };
-            launch()?; // compiles the kernel
-            time_it(dev, launch)?
-        }
-        Half::F16 => {
-            let to = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>();
-            let (ab, bb) = (dev.upload(&to(&a))?, dev.upload(&to(&b))?);
-            let mut launch = || {
-                let args = (m, n, k, &ab, &bb, &mut cb);
-                if big {
-                    gemm_f16::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
-                } else {
-                    gemm_f16::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
-                }
-            };
-            launch()?;
-            time_it(dev, launch)?
-        }
+        Half::Bf16 => time_kernels!(bf16, gemm_bf16, gemm_bf16_v8),
+        Half::F16 => time_kernels!(f16, gemm_f16, gemm_f16_v8),
     };
     let got = cb.to_vec()?;
     let name = match half {
@@ -425,9 +650,14 @@ pub fn run_shape(
         Work::Flops(2.0 * m as f64 * n as f64 * k as f64),
     )
     .note(format!(
-        "{name}: {} in, f32 out; {bm} x {bn} tiles {bk} deep, {} warps of {wm} x {wn}",
+        "{name}: {} in, f32 out; {bm} x {bn} tiles {bk} deep, {} warps of {wm} x {wn}; {}",
         half.name(),
-        tiles.threads() / 32
+        tiles.threads() / 32,
+        if vectors {
+            "8 values a global load (the v8 kernel)"
+        } else {
+            "one value a global load"
+        }
     ));
     let full = (m as f64) * (n as f64) * (k as f64) <= (FULL_CHECK_MAX as f64).powi(3);
     let rows: Vec<usize> = if full || m <= SAMPLED_ROWS {

@@ -68,13 +68,25 @@ fn big_tiles_odd_and_multi_block() {
     case(Half::F16, Tiles::Big, (33, 136, 100));
 }
 
+#[test]
+fn v8_kernels_at_multiples_of_8() {
+    // `k` and `n` multiples of 8 take the 4-vector loads: rows of `A` past `m`, a last slice
+    // of `k` half full (40 = 32 + 8), a last block column of `B` partly outside `n`.
+    assert!(programs::gemm::vectors_fit(136, 40));
+    case(Half::Bf16, Tiles::Small, (33, 136, 40));
+    case(Half::F16, Tiles::Small, (1, 8, 8));
+    // Three slices (the double buffer's reuse), two block rows and columns of the big tiles.
+    case(Half::Bf16, Tiles::Big, (130, 200, 72));
+    case(Half::F16, Tiles::Big, (64, 256, 96));
+}
+
 /// The PTX of every instance assembles (`ptxas -v`, sm_80 and sm_90) with its accumulators,
 /// fragments and prefetched pairs in registers: no stack frame, no spills, no local memory.
 /// Below sm_80 code generation refuses them (`Unsupported`, which a CUDA device reports as
 /// `FeatureNotSupported`: a skip in the program).
 #[test]
 fn ptx_of_every_instance_assembles_without_stack() {
-    use programs::gemm::{gemm_bf16, gemm_f16};
+    use programs::gemm::{gemm_bf16, gemm_bf16_v8, gemm_f16, gemm_f16_v8};
     use spoc::codegen::{generate_source_with, Capabilities, Options, Target};
     use spoc_testkit::toolchains::{assert_no_stack, ptxas_and_scratch_dir, ptxas_report};
     let kernels = [
@@ -91,6 +103,14 @@ fn ptx_of_every_instance_assembles_without_stack() {
             gemm_f16::<128, 128, 32, 64, 32>.ir().unwrap(),
         ),
         ("gemm_f16_64", gemm_f16::<64, 64, 32, 32, 32>.ir().unwrap()),
+        (
+            "gemm_bf16_v8_128",
+            gemm_bf16_v8::<128, 128, 32, 64, 32>.ir().unwrap(),
+        ),
+        (
+            "gemm_f16_v8_64",
+            gemm_f16_v8::<64, 64, 32, 32, 32>.ir().unwrap(),
+        ),
     ];
     let ptx = |k, cc| {
         let mut caps = Capabilities::for_target(Target::CudaPtx);
