@@ -295,20 +295,35 @@ macro_rules! gemm_v8_kernel {
             let col0 = block_idx_x() * BN;
             let k8 = k / 8;
             let n8 = n / 8;
+            // Every address below is a per-thread part, computed here once, plus a constant of
+            // the unrolled copy (`ptxas` folds it into the load's or store's offset).
+            //
             // The swizzles (module docs). `A`: tile row `r` keeps pair `p` of a group of four at
-            // `p ^ (r % 4)`; a lane reads rows with `r % 4 == g % 4`, so at `ta`. A store of
-            // word `w` by the 32 lanes (rows `r0 + lane / 4`, vectors `lane % 4`) hits bank
-            // `(20 r + 4 v + (w ^ r % 4)) % 32` (`BK = 32`): `20 r + 4 v` takes each multiple of
-            // 4 for four lanes, whose rows are `{x, x + 1, x + 2, x + 3} mod 4` apart: four
-            // different XORs, 32 banks. `B`: pair-row `kp` keeps column `8 cv + i` at
-            // `8 cv + (i ^ f)`, `f = cv / 4 + (BN / 32) * (kp % R)`, `R = 256 / BN` pair-rows a
-            // warp stores at once (`BN / 8` vectors each); rows are `BN + 8 = 8 (mod 32)` words
-            // apart, so word `w` of the lanes goes to bank `8 (kp + cv) + (w ^ f) (mod 32)`: the
-            // eight lanes of one `(kp + cv) % 4` have eight different `f`. A fragment read
-            // (column `g` of vector `cv`, pair-row `8 ks + t`, so `kp % R == t % R`) hits
-            // `8 (t + cv) + (g ^ f)`: for each `t` a permutation of eight banks.
-            let ta = t ^ (g % 4);
-            let fb_t = (BN / 32) * (t % (256 / BN));
+            // `p ^ (r % 4)`. A store of word `w` by the 32 lanes (rows `r0 + lane / 4`, vectors
+            // `lane % 4`) hits bank `(20 r + 4 v + (w ^ r % 4)) % 32` (`BK = 32`): `20 r + 4 v`
+            // takes each multiple of 4 for four lanes, whose rows are `{x, x + 1, x + 2, x + 3}`
+            // mod 4: four different XORs, 32 banks. A lane reads rows with `r % 4 == g % 4`.
+            // `B`: pair-row `kp` keeps column `8 cv + i` at `8 cv + (i ^ f)`, `f = cv / 4 +
+            // (BN / 32) * (kp % R)`, `R = 256 / BN` pair-rows a warp stores at once (`BN / 8`
+            // vectors each); rows are `BN + 8 = 8 (mod 32)` words apart, so word `w` of the lanes
+            // goes to bank `8 (kp + cv) + (w ^ f) (mod 32)`: the eight lanes of one
+            // `(kp + cv) % 4` have eight different `f`. A fragment read (column `g` of vector
+            // `cv`, pair-row `8 ks + t`, so `kp % R == t % R`) hits `8 (t + cv) + (g ^ f)`: for
+            // each `t` a permutation of eight banks. A warp's columns `wc + 8 j` (`wc` a multiple
+            // of 32) have `cv / 4 == wc / 32 + j / 4`.
+            let a_frag = (wr + g) * (BK / 2 + 4) + (t ^ (g % 4));
+            let b_row = t * (BN + 8) + wc;
+            let b_f = wc / 32 + (BN / 32) * (t % (256 / BN));
+            // Global loads and tile stores: thread `tid` takes 4-vector `tid` of each group of
+            // `THREADS` (`A`: `BK / 8` a row; `B`: `BN / 8` a pair-row).
+            let a_r = tid / (BK / 8);
+            let a_v = tid % (BK / 8);
+            let a_store = a_r * (BK / 2 + 4) + 4 * a_v;
+            let a_sw = a_r % 4;
+            let b_kp = tid / (BN / 8);
+            let b_v = tid % (BN / 8);
+            let b_store = b_kp * (BN + 8) + 8 * b_v;
+            let b_sw = b_v / 4 + (BN / 32) * (b_kp % (256 / BN));
             let mut acc = [0.0f32; 4 * (WM / 16) * (WN / 8)];
             let mut fa = [0u32; 4 * (WM / 16)];
             let mut fb = [0u32; 2 * (WN / 8)];
@@ -319,9 +334,8 @@ macro_rules! gemm_v8_kernel {
                 if s < slices {
                     // `A`: one 4-vector (eight values of a row, four pairs) a load.
                     for l in unroll(0..BM * BK / 8 / (32 * (BM / WM) * (BN / WN))) {
-                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
-                        let r = row0 + e / (BK / 8);
-                        let kv = s * (BK / 8) + e % (BK / 8);
+                        let r = row0 + a_r + l * ((32 * (BM / WM) * (BN / WN)) / (BK / 8));
+                        let kv = s * (BK / 8) + a_v;
                         let v = if r < m && kv < k8 {
                             a[r * k8 + kv]
                         } else {
@@ -334,9 +348,8 @@ macro_rules! gemm_v8_kernel {
                     }
                     // `B`: eight columns of rows `q` and `q + 1`, re-paired by column.
                     for l in unroll(0..BK * BN / 16 / (32 * (BM / WM) * (BN / WN))) {
-                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
-                        let q = s * BK + 2 * (e / (BN / 8));
-                        let cv = col0 / 8 + e % (BN / 8);
+                        let q = s * BK + 2 * (b_kp + l * ((32 * (BM / WM) * (BN / WN)) / (BN / 8)));
+                        let cv = col0 / 8 + b_v;
                         let inside = q < k && cv < n8;
                         let x = if inside { b[q * n8 + cv] } else { U32x4::splat(0u32) };
                         let y = if inside {
@@ -355,20 +368,19 @@ macro_rules! gemm_v8_kernel {
                     }
                 }
                 if s > 0 {
-                    let at = ((s - 1) % 2) * (BM * (BK / 2 + 4));
-                    let bt = ((s - 1) % 2) * ((BK / 2) * (BN + 8));
+                    let at = ((s - 1) % 2) * (BM * (BK / 2 + 4)) + a_frag;
+                    let bt = ((s - 1) % 2) * ((BK / 2) * (BN + 8)) + b_row;
                     for ks in unroll(0..BK / 16) {
                         for i in unroll(0..WM / 16) {
-                            let top = at + (wr + 16 * i + g) * (BK / 2 + 4) + ks * 8 + ta;
-                            let bottom = top + 8 * (BK / 2 + 4);
+                            let top = at + (16 * i * (BK / 2 + 4) + ks * 8);
+                            let bottom = at + ((16 * i + 8) * (BK / 2 + 4) + ks * 8);
                             fa[4 * i] = a_tile[top];
                             fa[4 * i + 1] = a_tile[bottom];
                             fa[4 * i + 2] = a_tile[top + 4];
                             fa[4 * i + 3] = a_tile[bottom + 4];
                         }
                         for j in unroll(0..WN / 8) {
-                            let cv = wc / 8 + j;
-                            let at_b = bt + (ks * 8 + t) * (BN + 8) + 8 * cv + (g ^ (cv / 4 + fb_t));
+                            let at_b = bt + (g ^ (b_f + j / 4)) + (ks * 8 * (BN + 8) + 8 * j);
                             fb[2 * j] = b_tile[at_b];
                             fb[2 * j + 1] = b_tile[at_b + 4 * (BN + 8)];
                         }
@@ -389,24 +401,18 @@ macro_rules! gemm_v8_kernel {
                     }
                 }
                 if s < slices {
-                    let at = (s % 2) * (BM * (BK / 2 + 4));
-                    let bt = (s % 2) * ((BK / 2) * (BN + 8));
+                    let at = (s % 2) * (BM * (BK / 2 + 4)) + a_store;
+                    let bt = (s % 2) * ((BK / 2) * (BN + 8)) + b_store;
                     for l in unroll(0..BM * BK / 8 / (32 * (BM / WM) * (BN / WN))) {
-                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
-                        let re = e / (BK / 8);
-                        let base = at + re * (BK / 2 + 4) + 4 * (e % (BK / 8));
+                        let rows = l * ((32 * (BM / WM) * (BN / WN)) / (BK / 8)) * (BK / 2 + 4);
                         for w in unroll(0..4) {
-                            a_tile[base + (w ^ (re % 4))] = ga[4 * l + w];
+                            a_tile[at + (w ^ a_sw) + rows] = ga[4 * l + w];
                         }
                     }
                     for l in unroll(0..BK * BN / 16 / (32 * (BM / WM) * (BN / WN))) {
-                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
-                        let kp = e / (BN / 8);
-                        let cv = e % (BN / 8);
-                        let f = cv / 4 + (BN / 32) * (kp % (256 / BN));
-                        let base = bt + kp * (BN + 8) + 8 * cv;
+                        let rows = l * ((32 * (BM / WM) * (BN / WN)) / (BN / 8)) * (BN + 8);
                         for w in unroll(0..8) {
-                            b_tile[base + (w ^ f)] = gb[8 * l + w];
+                            b_tile[bt + (w ^ b_sw) + rows] = gb[8 * l + w];
                         }
                     }
                 }
