@@ -100,7 +100,7 @@ macro_rules! gemm_kernel {
         /// warp's tile `WM x WN` (multiples of 16 and 8); `BM * BK / 2` and `BK * BN / 2` must
         /// be multiples of the block's thread count, `32 * (BM / WM) * (BN / WN)`. Launch: blocks
         /// of that many threads along x, a grid of `ceil(n / BN) x ceil(m / BM)` blocks.
-        #[kernel(instances((128, 128, 32, 64, 32), (64, 64, 32, 32, 32)))]
+        #[kernel(instances((128, 128, 32, 64, 32), (64, 64, 32, 32, 32), (128, 128, 32, 64, 64)))]
         pub fn $name<
             const BM: usize,
             const BN: usize,
@@ -267,7 +267,7 @@ gemm_kernel!(
 macro_rules! gemm_v8_kernel {
     ($(#[$doc:meta])* $name:ident, $mma:ident) => {
         $(#[$doc])*
-        #[kernel(instances((128, 128, 32, 64, 32), (64, 64, 32, 32, 32)))]
+        #[kernel(instances((128, 128, 32, 64, 32), (64, 64, 32, 32, 32), (128, 128, 32, 64, 64)))]
         pub fn $name<
             const BM: usize,
             const BN: usize,
@@ -481,7 +481,7 @@ impl Half {
     }
 }
 
-/// The two tile configurations the kernels are instantiated for.
+/// The tile configurations the kernels are instantiated for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tiles {
     /// `128 x 128` tiles 32 deep, 8 warps of `64 x 32` (16 accumulators a warp): 37 888 bytes
@@ -489,6 +489,10 @@ pub enum Tiles {
     Big,
     /// `64 x 64` tiles 32 deep, 4 warps of `32 x 32` (8 accumulators a warp): 19 456 bytes.
     Small,
+    /// `128 x 128` tiles 32 deep, 4 warps of `64 x 64` (32 accumulators a warp, 128 `f32`
+    /// registers a lane): the shared memory of [`Tiles::Big`], two thirds of its fragment reads
+    /// per `mma`, half its warps.
+    Wide,
 }
 
 impl Tiles {
@@ -497,6 +501,7 @@ impl Tiles {
         match self {
             Tiles::Big => (128, 128, 32, 64, 32),
             Tiles::Small => (64, 64, 32, 32, 32),
+            Tiles::Wide => (128, 128, 32, 64, 64),
         }
     }
 
@@ -538,6 +543,19 @@ pub fn run_bf16(dev: &Device, size: usize) -> spoc::Result<Outcome> {
 /// As [`run_bf16`].
 pub fn run_f16(dev: &Device, size: usize) -> spoc::Result<Outcome> {
     run_shape(dev, Half::F16, Tiles::for_device(dev), (size, size, size))
+}
+
+/// Runs `gemm_bf16` with [`Tiles::Wide`] where its shared memory fits a block (else as
+/// [`run_bf16`]): the bench's side-by-side of the two tile shapes.
+///
+/// # Errors
+/// As [`run_bf16`].
+pub fn run_bf16_wide(dev: &Device, size: usize) -> spoc::Result<Outcome> {
+    let tiles = match Tiles::for_device(dev) {
+        Tiles::Big => Tiles::Wide,
+        other => other,
+    };
+    run_shape(dev, Half::Bf16, tiles, (size, size, size))
 }
 
 /// The host reference of rows `rows` of `a * b` (`a` `m x k`, `b` `k x n`, row-major, the
@@ -597,7 +615,6 @@ pub fn run_shape(
     let (bm, bn, bk, wm, wn) = tiles.dims();
     let grid = dims2d(blocks_for(n, bn as u32), blocks_for(m, bm as u32));
     let block = dims1d(tiles.threads() as u32);
-    let big = tiles == Tiles::Big;
     let vectors = vectors_fit(n, k);
     // Eight 16-bit values a 4-vector, in memory order: the `v8` kernels' element type.
     let packed = |bits: Vec<u16>| {
@@ -616,10 +633,10 @@ pub fn run_shape(
                 let bb = dev.upload(&packed(bits(&b)))?;
                 let mut launch = || {
                     let args = (m, n, k, &ab, &bb, &mut cb);
-                    if big {
-                        $v8::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
-                    } else {
-                        $v8::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
+                    match tiles {
+                        Tiles::Big => $v8::<128, 128, 32, 64, 32>.launch(dev, grid, block, args),
+                        Tiles::Small => $v8::<64, 64, 32, 32, 32>.launch(dev, grid, block, args),
+                        Tiles::Wide => $v8::<128, 128, 32, 64, 64>.launch(dev, grid, block, args),
                     }
                 };
                 launch()?; // compiles the kernel
@@ -628,10 +645,16 @@ pub fn run_shape(
                 let (ab, bb) = (dev.upload(&halves(&a))?, dev.upload(&halves(&b))?);
                 let mut launch = || {
                     let args = (m, n, k, &ab, &bb, &mut cb);
-                    if big {
-                        $scalar::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
-                    } else {
-                        $scalar::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
+                    match tiles {
+                        Tiles::Big => {
+                            $scalar::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
+                        }
+                        Tiles::Small => {
+                            $scalar::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
+                        }
+                        Tiles::Wide => {
+                            $scalar::<128, 128, 32, 64, 64>.launch(dev, grid, block, args)
+                        }
                     }
                 };
                 launch()?;

@@ -361,6 +361,15 @@ pub const PROGRAMS: &[Program] = &[
         run: gemm::run_f16,
     },
     Program {
+        name: "gemm_bf16_wide",
+        about: "gemm_bf16 with 4 warps of 64 x 64 (same block tiles)",
+        size_means: "n for n x n x n (m = n = k)",
+        default_size: 2048,
+        quick_size: 512,
+        test_size: 40,
+        run: gemm::run_bf16_wide,
+    },
+    Program {
         name: "transpose",
         about: "B = A^T, naive: one thread per element (f32)",
         size_means: "n: the matrix is n x 3n/4",

@@ -66,6 +66,7 @@ fn big_tiles_odd_and_multi_block() {
     case(Half::Bf16, Tiles::Big, (130, 47, 40));
     // Four slices: each shared buffer is written twice (the double buffer's reuse).
     case(Half::F16, Tiles::Big, (33, 136, 100));
+    case(Half::Bf16, Tiles::Wide, (130, 47, 40));
 }
 
 #[test]
@@ -78,6 +79,9 @@ fn v8_kernels_at_multiples_of_8() {
     // Three slices (the double buffer's reuse), two block rows and columns of the big tiles.
     case(Half::Bf16, Tiles::Big, (130, 200, 72));
     case(Half::F16, Tiles::Big, (64, 256, 96));
+    // Four warps of 64 x 64: the B swizzle's second group of four columns (`j / 4 == 1`).
+    case(Half::Bf16, Tiles::Wide, (130, 200, 72));
+    case(Half::F16, Tiles::Wide, (70, 136, 40));
 }
 
 /// The PTX of every instance assembles (`ptxas -v`, sm_80 and sm_90) with its accumulators,
@@ -110,6 +114,10 @@ fn ptx_of_every_instance_assembles_without_stack() {
         (
             "gemm_f16_v8_64",
             gemm_f16_v8::<64, 64, 32, 32, 32>.ir().unwrap(),
+        ),
+        (
+            "gemm_bf16_v8_wide",
+            gemm_bf16_v8::<128, 128, 32, 64, 64>.ir().unwrap(),
         ),
     ];
     let ptx = |k, cc| {
