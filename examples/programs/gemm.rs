@@ -10,28 +10,46 @@
 //! A block of `(BM / WM) x (BN / WN)` warps computes a `BM x BN` tile of `C`; each warp a
 //! `WM x WN` sub-tile as `(WM / 16) x (WN / 8)` accumulators of the `m16n8k16` shape (four
 //! `f32` a lane each, in registers: a local array indexed only by `unroll`ed loop variables).
+//!
+//! The kernels read `A` and `B` as `U32x4`s: eight 16-bit values of a row in memory order, the
+//! rows padded with zeros to a multiple of eight values ([`pack_rows`]), so a thread loads 16
+//! bytes at a time and any `m, n, k >= 1` works (a row outside `m`, a vector outside the padded
+//! row, a row of `B` outside `k` load zeros; the stores of `C` are guarded; the zero products
+//! change no sum, see below).
+//!
 //! Along `k` the block walks `BK`-deep slices of `A` and `B`, staged through shared memory as
 //! *pairs*: each `u32` of shared memory holds two consecutive-`k` values packed as the fragment
-//! registers want them (`pack_bf16x2(lo, hi)`), so a lane reads each fragment register with one
-//! 32-bit shared load:
+//! registers want them (as `pack_bf16x2(lo, hi)` packs them), so a lane reads each fragment
+//! register with one 32-bit shared load:
 //!
 //! - `A` slice: `a_tile[r][kp]`, row `r` of the tile, pair `kp` (columns `2 kp`, `2 kp + 1`),
-//!   rows `BK / 2 + 4` words apart: the 32 lanes reading a fragment register (rows `g`, pairs
-//!   `t`, with `g = lane / 4`, `t = lane % 4`) hit 32 different banks;
+//!   rows `BK / 2 + 4` words apart (the 32 lanes reading a fragment register, rows `g` and pairs
+//!   `t` with `g = lane / 4`, `t = lane % 4`, hit 32 different banks). A 4-vector of `A` is four
+//!   pairs of one row, stored as they are;
 //! - `B` slice: `b_tile[kp][c]`, pair `kp` (rows `2 kp`, `2 kp + 1` of `B`) of column `c`,
-//!   `BN + 8` words a pair-row: a fragment register (column `g`, pair `t`) is again 32 banks,
-//!   and the stores of consecutive columns are consecutive words.
+//!   `BN + 8` words a pair-row. Two 4-vectors of `B` (rows `q` and `q + 1`, the same eight
+//!   columns) are re-paired by column with shifts and masks.
+//!
+//! A thread writes four (`A`) or eight (`B`) consecutive words of a tile row, so with these
+//! layouts as they are the lanes of a warp would write 4 (`A`) and 8 (`B`) words to one bank
+//! at a time. Both tiles are stored swizzled, each word moving only inside its group of four
+//! (`A`) or eight (`B`), by an XOR with a value the row gives: pair `p` of tile row `r` of `A`
+//! at `(p & !3) | ((p & 3) ^ (r % 4))`; column `c = 8 cv + i` of pair-row `kp` of `B` at
+//! `8 cv + (i ^ (cv / 4 + (BN / 32) * (kp % (256 / BN))))`. The stores of a warp and the
+//! fragment reads then hit 32 different banks each (the derivation is the comment in the
+//! kernel; the CPU backends check the layout bit for bit in `examples/tests/gemm.rs`). Every
+//! tile address is a per-thread part computed once plus a constant of the unrolled copy, which
+//! `ptxas` folds into the shared load's offset.
 //!
 //! The slices are double-buffered as in `sgemm`: the next slice is loaded from global memory
 //! into registers before the current one is multiplied, stored to the other buffer after it,
-//! one barrier per slice. Sizes that are not multiples of the tiles are handled by zero-filled
-//! loads outside the matrices (a pair half outside `k` is `0`) and guarded stores, so any
-//! `m, n, k >= 1` works; the zero products change no sum (see below).
+//! one barrier per slice.
 //!
 //! Instances: [`Tiles::Big`] (`128 x 128` tiles, 32 deep, 8 warps of `64 x 32`: 16 accumulators,
 //! 37 KB of shared memory) where the device's shared memory per block holds it, else
-//! [`Tiles::Small`] (`64 x 64`, 32 deep, 4 warps of `32 x 32`, 19.5 KB). Both are tested on the CPU
-//! backends (`examples/tests/gemm.rs`).
+//! [`Tiles::Small`] (`64 x 64`, 32 deep, 4 warps of `32 x 32`, 19.5 KB); [`Tiles::Wide`]
+//! (`128 x 128`, 4 warps of `64 x 64`) for the bench's `gemm_bf16_wide`. All are tested on the
+//! CPU backends (`examples/tests/gemm.rs`).
 //!
 //! ## Checking
 //!
@@ -51,26 +69,6 @@
 //! driver returns the error, which the programs test and `bench` list as *skipped* with its
 //! reason.
 //!
-//! ## Eight values a load: the `v8` kernels
-//!
-//! Where `k` and `n` are multiples of 8 ([`vectors_fit`]) the program runs [`gemm_bf16_v8`] /
-//! [`gemm_f16_v8`] instead: the same tiles, fragments and `mma`, but `A` and `B` are uploaded as
-//! `U32x4`s (eight 16-bit values in memory order, the pairs of a row packed as `pack_*x2`
-//! packs them) and each thread loads 16 bytes at a time: a 4-vector of `A` is four pairs of one
-//! row as they go to shared memory; two 4-vectors of `B` (rows `q` and `q + 1`, the same eight
-//! columns) are re-paired by column with shifts and masks. A row outside `m`, a vector outside
-//! `k` or `n` loads zeros (the multiples of 8 make every vector all in or all out).
-//!
-//! A thread now writes four (`A`) or eight (`B`) consecutive words of a tile row, so with the
-//! unswizzled layouts the lanes of a warp would write 4 (`A`) and 8 (`B`) words to one bank at
-//! a time. Both tiles are stored swizzled, each word moving only inside its group of four
-//! (`A`) or eight (`B`), by an XOR with a value the row gives: pair `p` of tile row `r` of `A`
-//! at `(p & !3) | ((p & 3) ^ (r % 4))`; column `c = 8 cv + i` of pair-row `kp` of `B` at
-//! `8 cv + (i ^ (cv / 4 + (BN / 32) * (kp % (256 / BN))))`. With rows `BK / 2 + 4` and
-//! `BN + 8` words apart, the stores of a warp and the fragment reads (rows `g`, pairs `t`;
-//! columns `g`, pairs `t`) then hit 32 different banks each (the derivation is the comment in
-//! the kernel; the CPU backends check the layout bit for bit in `examples/tests/gemm.rs`).
-//!
 //! ## What a faster version needs (not here)
 //!
 //! The fragments are read from shared memory one 32-bit load per register; the CUDA peers
@@ -79,10 +77,8 @@
 //! (warpgroup-wide, operands straight from shared memory through matrix descriptors) with TMA
 //! bulk copies. None of these is in spoc's language yet (issue 14).
 //!
-//! When this program was written no GPU was at hand: it ran on Native and the Interpreter (bit
-//! for bit), its PTX was assembled by `ptxas` for sm_80 and sm_90 (the 128 x 128 instance: 128
-//! registers, no stack, no spills) and its CUDA C checked by clang's CUDA front end
-//! (`examples/tests/gemm.rs`); its first GPU run and timings are still to come.
+//! `docs/BENCHMARKS.md` has its timings beside cuBLAS and Triton (0.28x cuBLAS at 8192³ on an
+//! H100, 2026-12-06; 0.16x with one 16-bit global load a value, before the 4-vectors).
 
 use super::matrix_mul::{FULL_CHECK_MAX, SAMPLED_ROWS};
 use super::{blocks_for, check_close, check_exact, need, time_it, Outcome, SplitMix64, Work};
@@ -93,178 +89,6 @@ use spoc::prelude::*;
 /// by `$mma`: [`gemm_bf16`] and [`gemm_f16`] are this one body, the same bit for bit but for
 /// the type.
 macro_rules! gemm_kernel {
-    ($(#[$doc:meta])* $name:ident, $half:ident, $pack:ident, $mma:ident) => {
-        $(#[$doc])*
-        ///
-        /// Const parameters: the block tile `BM x BN`, its depth `BK` (a multiple of 16) and a
-        /// warp's tile `WM x WN` (multiples of 16 and 8); `BM * BK / 2` and `BK * BN / 2` must
-        /// be multiples of the block's thread count, `32 * (BM / WM) * (BN / WN)`. Launch: blocks
-        /// of that many threads along x, a grid of `ceil(n / BN) x ceil(m / BM)` blocks.
-        #[kernel(instances((128, 128, 32, 64, 32), (64, 64, 32, 32, 32), (128, 128, 32, 64, 64)))]
-        pub fn $name<
-            const BM: usize,
-            const BN: usize,
-            const BK: usize,
-            const WM: usize,
-            const WN: usize,
-        >(
-            m: usize,
-            n: usize,
-            k: usize,
-            a: &[$half],
-            b: &[$half],
-            c: &mut [f32],
-        ) {
-            // Two slices each (double buffer), as packed pairs along k.
-            let a_tile = shared_array::<u32, { 2 * BM * (BK / 2 + 4) }>();
-            let b_tile = shared_array::<u32, { 2 * (BK / 2) * (BN + 8) }>();
-            let tid = thread_idx_x();
-            let lane = tid % 32;
-            let warp = tid / 32;
-            let g = lane / 4;
-            let t = lane % 4;
-            // This warp's sub-tile: rows `wr`, columns `wc` of the tile.
-            let wr = (warp / (BN / WN)) * WM;
-            let wc = (warp % (BN / WN)) * WN;
-            let row0 = block_idx_y() * BM;
-            let col0 = block_idx_x() * BN;
-            // Accumulator (i, j) (rows wr + 16 i, columns wc + 8 j) is acc[4 (i (WN / 8) + j)..].
-            let mut acc = [0.0f32; 4 * (WM / 16) * (WN / 8)];
-            let mut fa = [0u32; 4 * (WM / 16)];
-            let mut fb = [0u32; 2 * (WN / 8)];
-            // The next slice's pairs, loaded before the current slice is multiplied.
-            let mut ga = [0u32; BM * BK / 2 / (32 * (BM / WM) * (BN / WN))];
-            let mut gb = [0u32; BK * BN / 2 / (32 * (BM / WM) * (BN / WN))];
-            let slices = (k + BK - 1) / BK;
-            for s in 0..slices + 1 {
-                // Slice `s` is loaded, slice `s - 1` multiplied (buffer `(s - 1) % 2`), then
-                // slice `s` stored into buffer `s % 2`; one barrier.
-                if s < slices {
-                    let k0 = s * BK;
-                    // A: pair `e` is row `e / (BK / 2)`, pair `e % (BK / 2)` (16 consecutive
-                    // threads read 64 consecutive bytes of a row).
-                    for l in unroll(0..BM * BK / 2 / (32 * (BM / WM) * (BN / WN))) {
-                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
-                        let r = row0 + e / (BK / 2);
-                        let q = k0 + 2 * (e % (BK / 2));
-                        let lo = if r < m && q < k { a[r * k + q] } else { $half::ZERO };
-                        let hi = if r < m && q + 1 < k { a[r * k + q + 1] } else { $half::ZERO };
-                        ga[l] = $pack(lo, hi);
-                    }
-                    // B: pair `e` is pair-row `e / BN`, column `e % BN` (consecutive threads,
-                    // consecutive columns of two rows).
-                    for l in unroll(0..BK * BN / 2 / (32 * (BM / WM) * (BN / WN))) {
-                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
-                        let q = k0 + 2 * (e / BN);
-                        let col = col0 + e % BN;
-                        let lo = if q < k && col < n { b[q * n + col] } else { $half::ZERO };
-                        let hi = if q + 1 < k && col < n {
-                            b[(q + 1) * n + col]
-                        } else {
-                            $half::ZERO
-                        };
-                        gb[l] = $pack(lo, hi);
-                    }
-                }
-                if s > 0 {
-                    let at = ((s - 1) % 2) * (BM * (BK / 2 + 4));
-                    let bt = ((s - 1) % 2) * ((BK / 2) * (BN + 8));
-                    for ks in unroll(0..BK / 16) {
-                        let kp = ks * 8 + t;
-                        // A fragment i: rows g and g + 8 of the 16, pairs t and t + 4.
-                        for i in unroll(0..WM / 16) {
-                            let top = at + (wr + 16 * i + g) * (BK / 2 + 4) + kp;
-                            let bottom = top + 8 * (BK / 2 + 4);
-                            fa[4 * i] = a_tile[top];
-                            fa[4 * i + 1] = a_tile[bottom];
-                            fa[4 * i + 2] = a_tile[top + 4];
-                            fa[4 * i + 3] = a_tile[bottom + 4];
-                        }
-                        // B fragment j: column g of the 8, pairs t and t + 4.
-                        for j in unroll(0..WN / 8) {
-                            let at_b = bt + kp * (BN + 8) + wc + 8 * j + g;
-                            fb[2 * j] = b_tile[at_b];
-                            fb[2 * j + 1] = b_tile[at_b + 4 * (BN + 8)];
-                        }
-                        for i in unroll(0..WM / 16) {
-                            for j in unroll(0..WN / 8) {
-                                let x = 4 * (i * (WN / 8) + j);
-                                let frag_a = U32x4::new(
-                                    fa[4 * i],
-                                    fa[4 * i + 1],
-                                    fa[4 * i + 2],
-                                    fa[4 * i + 3],
-                                );
-                                let d = $mma(
-                                    frag_a,
-                                    U32x2::new(fb[2 * j], fb[2 * j + 1]),
-                                    F32x4::new(acc[x], acc[x + 1], acc[x + 2], acc[x + 3]),
-                                );
-                                acc[x] = d.x;
-                                acc[x + 1] = d.y;
-                                acc[x + 2] = d.z;
-                                acc[x + 3] = d.w;
-                            }
-                        }
-                    }
-                }
-                if s < slices {
-                    let at = (s % 2) * (BM * (BK / 2 + 4));
-                    let bt = (s % 2) * ((BK / 2) * (BN + 8));
-                    for l in unroll(0..BM * BK / 2 / (32 * (BM / WM) * (BN / WN))) {
-                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
-                        a_tile[at + (e / (BK / 2)) * (BK / 2 + 4) + e % (BK / 2)] = ga[l];
-                    }
-                    for l in unroll(0..BK * BN / 2 / (32 * (BM / WM) * (BN / WN))) {
-                        let e = l * (32 * (BM / WM) * (BN / WN)) + tid;
-                        b_tile[bt + (e / BN) * (BN + 8) + e % BN] = gb[l];
-                    }
-                }
-                sync_threads();
-            }
-            // Accumulator (i, j): this lane's elements are rows g, g + 8 and columns 2t, 2t + 1
-            // of its 16 x 8 tile.
-            for i in unroll(0..WM / 16) {
-                for j in unroll(0..WN / 8) {
-                    let x = 4 * (i * (WN / 8) + j);
-                    let r = row0 + wr + 16 * i + g;
-                    let col = col0 + wc + 8 * j + 2 * t;
-                    if r < m && col < n {
-                        c[r * n + col] = acc[x];
-                    }
-                    if r < m && col + 1 < n {
-                        c[r * n + col + 1] = acc[x + 1];
-                    }
-                    if r + 8 < m && col < n {
-                        c[(r + 8) * n + col] = acc[x + 2];
-                    }
-                    if r + 8 < m && col + 1 < n {
-                        c[(r + 8) * n + col + 1] = acc[x + 3];
-                    }
-                }
-            }
-        }
-    };
-}
-
-gemm_kernel!(
-    /// `c = a * b` for row-major `bf16` matrices `a` (`m x k`) and `b` (`k x n`) into the
-    /// row-major `f32` `c` (`m x n`), through `mma_sync_m16n8k16_bf16` (module docs).
-    gemm_bf16,
-    bf16,
-    pack_bf16x2,
-    mma_sync_m16n8k16_bf16
-);
-
-gemm_kernel!(
-    /// [`gemm_bf16`] on `f16` inputs, through `mma_sync_m16n8k16_f16`.
-    gemm_f16,
-    f16,
-    pack_f16x2,
-    mma_sync_m16n8k16_f16
-);
-
-macro_rules! gemm_v8_kernel {
     ($(#[$doc:meta])* $name:ident, $mma:ident) => {
         $(#[$doc])*
         #[kernel(instances((128, 128, 32, 64, 32), (64, 64, 32, 32, 32), (128, 128, 32, 64, 64)))]
@@ -293,8 +117,8 @@ macro_rules! gemm_v8_kernel {
             let wc = (warp % (BN / WN)) * WN;
             let row0 = block_idx_y() * BM;
             let col0 = block_idx_x() * BN;
-            let k8 = k / 8;
-            let n8 = n / 8;
+            let k8 = (k + 7) / 8;
+            let n8 = (n + 7) / 8;
             // Every address below is a per-thread part, computed here once, plus a constant of
             // the unrolled copy (`ptxas` folds it into the load's or store's offset).
             //
@@ -350,9 +174,12 @@ macro_rules! gemm_v8_kernel {
                     for l in unroll(0..BK * BN / 16 / (32 * (BM / WM) * (BN / WN))) {
                         let q = s * BK + 2 * (b_kp + l * ((32 * (BM / WM) * (BN / WN)) / (BN / 8)));
                         let cv = col0 / 8 + b_v;
-                        let inside = q < k && cv < n8;
-                        let x = if inside { b[q * n8 + cv] } else { U32x4::splat(0u32) };
-                        let y = if inside {
+                        let x = if q < k && cv < n8 {
+                            b[q * n8 + cv]
+                        } else {
+                            U32x4::splat(0u32)
+                        };
+                        let y = if q + 1 < k && cv < n8 {
                             b[(q + 1) * n8 + cv]
                         } else {
                             U32x4::splat(0u32)
@@ -441,16 +268,18 @@ macro_rules! gemm_v8_kernel {
     };
 }
 
-gemm_v8_kernel!(
-    /// [`gemm_bf16`] for `k` and `n` multiples of 8, reading `a` and `b` as 4-vectors of
-    /// packed `bf16` pairs (eight values a load; `a` is `m x k / 8`, `b` is `k x n / 8`).
-    gemm_bf16_v8,
+gemm_kernel!(
+    /// `c = a * b` for row-major `bf16` matrices `a` (`m x k`) and `b` (`k x n`) into the
+    /// row-major `f32` `c` (`m x n`), through `mma_sync_m16n8k16_bf16` (module docs). `a` and
+    /// `b` hold their rows as 4-vectors of packed pairs, each row padded with zeros to a multiple
+    /// of eight values ([`pack_rows`]): `a` is `m x ceil(k / 8)`, `b` is `k x ceil(n / 8)`.
+    gemm_bf16,
     mma_sync_m16n8k16_bf16
 );
 
-gemm_v8_kernel!(
-    /// [`gemm_bf16_v8`] on `f16` inputs.
-    gemm_f16_v8,
+gemm_kernel!(
+    /// [`gemm_bf16`] on `f16` inputs, through `mma_sync_m16n8k16_f16`.
+    gemm_f16,
     mma_sync_m16n8k16_f16
 );
 
@@ -585,14 +414,21 @@ pub fn host_gemm_rows(
     (want, scale)
 }
 
-/// Whether [`run_shape`] takes the `v8` kernels ([`gemm_bf16_v8`], [`gemm_f16_v8`]): `k` and `n`
-/// multiples of 8, so that every row of `A` and `B` is whole 4-vectors of pairs.
-pub fn vectors_fit(n: usize, k: usize) -> bool {
-    n.is_multiple_of(8) && k.is_multiple_of(8)
+/// The rows of the `rows x cols` row-major matrix of 16-bit values `bits` as the kernels read
+/// them: each row padded with zeros to `8 * ceil(cols / 8)` values, eight values a `U32x4` in
+/// memory order (value `2 i` in the low half of word `i`, as `pack_bf16x2` packs a pair).
+pub fn pack_rows(bits: &[u16], rows: usize, cols: usize) -> Vec<U32x4> {
+    let c8 = cols.div_ceil(8);
+    let mut words = vec![0u32; rows * c8 * 4];
+    for r in 0..rows {
+        for c in 0..cols {
+            words[r * c8 * 4 + c / 2] |= u32::from(bits[r * cols + c]) << (16 * (c % 2));
+        }
+    }
+    U32x4::from_slice(&words)
 }
 
-/// Runs the `half` kernel with tiles `tiles` on `m x k` and `k x n` inputs (the `v8` kernel where
-/// [`vectors_fit`]), checks `c` (module
+/// Runs the `half` kernel with tiles `tiles` on `m x k` and `k x n` inputs, checks `c` (module
 /// docs) and times it. The outcome is named `gemm_bf16` or `gemm_f16`.
 ///
 /// # Errors
@@ -603,7 +439,10 @@ pub fn run_shape(
     tiles: Tiles,
     (m, n, k): (usize, usize, usize),
 ) -> spoc::Result<Outcome> {
-    need(dev, &[(m * k, 2), (k * n, 2), (m * n, 4)])?;
+    need(
+        dev,
+        &[(m * k.div_ceil(8), 16), (k * n.div_ceil(8), 16), (m * n, 4)],
+    )?;
     let mut rng = SplitMix64::new(0x6e33_0014);
     let a: Vec<f32> = (0..m * k)
         .map(|_| half.round(rng.f32_in(-1.0, 1.0)))
@@ -615,56 +454,30 @@ pub fn run_shape(
     let (bm, bn, bk, wm, wn) = tiles.dims();
     let grid = dims2d(blocks_for(n, bn as u32), blocks_for(m, bm as u32));
     let block = dims1d(tiles.threads() as u32);
-    let vectors = vectors_fit(n, k);
-    // Eight 16-bit values a 4-vector, in memory order: the `v8` kernels' element type.
-    let packed = |bits: Vec<u16>| {
-        let words: Vec<u32> = bits
-            .chunks_exact(2)
-            .map(|p| u32::from(p[0]) | (u32::from(p[1]) << 16))
-            .collect();
-        U32x4::from_slice(&words)
-    };
-    macro_rules! time_kernels {
-        ($half:ident, $scalar:ident, $v8:ident) => {{
-            let halves = |v: &[f32]| v.iter().map(|&x| $half::from_f32(x)).collect::<Vec<_>>();
-            if vectors {
-                let bits = |v: &[f32]| halves(v).iter().map(|h| h.to_bits()).collect::<Vec<_>>();
-                let ab = dev.upload(&packed(bits(&a)))?;
-                let bb = dev.upload(&packed(bits(&b)))?;
-                let mut launch = || {
-                    let args = (m, n, k, &ab, &bb, &mut cb);
-                    match tiles {
-                        Tiles::Big => $v8::<128, 128, 32, 64, 32>.launch(dev, grid, block, args),
-                        Tiles::Small => $v8::<64, 64, 32, 32, 32>.launch(dev, grid, block, args),
-                        Tiles::Wide => $v8::<128, 128, 32, 64, 64>.launch(dev, grid, block, args),
-                    }
-                };
-                launch()?; // compiles the kernel
-                time_it(dev, launch)?
-            } else {
-                let (ab, bb) = (dev.upload(&halves(&a))?, dev.upload(&halves(&b))?);
-                let mut launch = || {
-                    let args = (m, n, k, &ab, &bb, &mut cb);
-                    match tiles {
-                        Tiles::Big => {
-                            $scalar::<128, 128, 32, 64, 32>.launch(dev, grid, block, args)
-                        }
-                        Tiles::Small => {
-                            $scalar::<64, 64, 32, 32, 32>.launch(dev, grid, block, args)
-                        }
-                        Tiles::Wide => {
-                            $scalar::<128, 128, 32, 64, 64>.launch(dev, grid, block, args)
-                        }
-                    }
-                };
-                launch()?;
-                time_it(dev, launch)?
-            }
+    macro_rules! time_kernel {
+        ($half:ident, $kernel:ident) => {{
+            let bits = |v: &[f32]| {
+                v.iter()
+                    .map(|&x| $half::from_f32(x).to_bits())
+                    .collect::<Vec<_>>()
+            };
+            let ab = dev.upload(&pack_rows(&bits(&a), m, k))?;
+            let bb = dev.upload(&pack_rows(&bits(&b), k, n))?;
+            let mut launch = || {
+                let args = (m, n, k, &ab, &bb, &mut cb);
+                match tiles {
+                    Tiles::Big => $kernel::<128, 128, 32, 64, 32>.launch(dev, grid, block, args),
+                    Tiles::Small => $kernel::<64, 64, 32, 32, 32>.launch(dev, grid, block, args),
+                    Tiles::Wide => $kernel::<128, 128, 32, 64, 64>.launch(dev, grid, block, args),
+                }
+            };
+            launch()?; // compiles the kernel
+            time_it(dev, launch)?
         }};
     }
     let seconds = match half {
-        Half::Bf16 => time_kernels!(bf16, gemm_bf16, gemm_bf16_v8),
-        Half::F16 => time_kernels!(f16, gemm_f16, gemm_f16_v8),
+        Half::Bf16 => time_kernel!(bf16, gemm_bf16),
+        Half::F16 => time_kernel!(f16, gemm_f16),
     };
     let got = cb.to_vec()?;
     let name = match half {
@@ -679,14 +492,9 @@ pub fn run_shape(
         Work::Flops(2.0 * m as f64 * n as f64 * k as f64),
     )
     .note(format!(
-        "{name}: {} in, f32 out; {bm} x {bn} tiles {bk} deep, {} warps of {wm} x {wn}; {}",
+        "{name}: {} in, f32 out; {bm} x {bn} tiles {bk} deep, {} warps of {wm} x {wn}",
         half.name(),
-        tiles.threads() / 32,
-        if vectors {
-            "8 values a global load (the v8 kernel)"
-        } else {
-            "one value a global load"
-        }
+        tiles.threads() / 32
     ));
     let full = (m as f64) * (n as f64) * (k as f64) <= (FULL_CHECK_MAX as f64).powi(3);
     let rows: Vec<usize> = if full || m <= SAMPLED_ROWS {

@@ -344,7 +344,7 @@ pub const PROGRAMS: &[Program] = &[
     },
     Program {
         name: "gemm_bf16",
-        about: "C = A * B, bf16 in, f32 out, on the warp-level mma (m16n8k16): 128 x 128 block tiles, 8 warps of 64 x 32, pairs staged in shared memory, double-buffered (sm_80+ and the CPU backends; other devices skip)",
+        about: "C = A * B, bf16 in, f32 out, on the warp-level mma (m16n8k16): 128 x 128 block tiles, 8 warps of 64 x 32, 16-byte loads, pairs staged in swizzled shared memory, double-buffered (sm_80+ and the CPU backends; other devices skip)",
         size_means: "n for n x n x n (m = n = k)",
         default_size: 2048,
         quick_size: 512,
