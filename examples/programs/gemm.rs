@@ -346,6 +346,24 @@ impl Tiles {
         4 * 2 * (bm * (bk / 2 + 4) + (bk / 2) * (bn + 8))
     }
 
+    /// Whether the kernel's swizzles read back what they stored with these tiles (the kernel's
+    /// comment): the warps' columns start at multiples of 32 (`wc / 32 + j / 4` is the stored
+    /// `cv / 4`) and their rows at multiples of 4 (`g % 4` is the row's `r % 4`); the pair-rows a
+    /// warp stores at once, `R = 256 / BN`, divide 4 (a lane's pair-rows `8 ks + t` and
+    /// `8 ks + t + 4` have the `kp % R` of `t`); and one round of the block's threads covers
+    /// whole multiples of 4 rows of `A` and of `R` pair-rows of `B` (the store's per-thread
+    /// XOR holds for every round).
+    const fn swizzles_hold(self) -> bool {
+        let (_, bn, bk, wm, wn) = self.dims();
+        let threads = self.threads();
+        wn.is_multiple_of(32)
+            && wm.is_multiple_of(4)
+            && 256usize.is_multiple_of(bn)
+            && 4usize.is_multiple_of(256 / bn)
+            && (threads / (bk / 8)).is_multiple_of(4)
+            && (threads / (bn / 8)).is_multiple_of(256 / bn)
+    }
+
     /// The tiles [`run_bf16`] and [`run_f16`] use on `dev`: [`Tiles::Big`] where its shared
     /// memory fits a block, else [`Tiles::Small`].
     pub fn for_device(dev: &Device) -> Tiles {
@@ -356,6 +374,12 @@ impl Tiles {
         }
     }
 }
+
+// Every configuration the program launches keeps the swizzles consistent (checked when the
+// program compiles; a new configuration that breaks them does not build).
+const _: () = assert!(
+    Tiles::Big.swizzles_hold() && Tiles::Small.swizzles_hold() && Tiles::Wide.swizzles_hold()
+);
 
 /// Runs `gemm_bf16` on `size x size` matrices (`m = n = k = size`).
 ///
